@@ -1,0 +1,109 @@
+// Package engine defines what an arithmetic engine is: the modular
+// exponentiation (and, optionally, elliptic-curve scalar multiplication)
+// behind every RSA and ECDSA private operation of the token.
+//
+// An engine only does arithmetic. Padding, CRT recombination, blinding and
+// the check of every result before release live once, above the engines, in
+// [github.com/modexp-token/modexp-token/engine/rsa] (and engine/ecdsa), so
+// every engine gets them. Engines may be wrong (a simulated chip driven past
+// its limits, a faulty device); callers must never trust a result unchecked.
+//
+// # Core and optional abilities
+//
+// The core interface is small: [Engine]. Optional abilities are discovered by
+// type assertion, as in filippo.io/age: [CRTEngine] for engines that do the
+// whole CRT exponentiation natively, [ECEngine] for engines that multiply
+// curve points.
+//
+// # Operand conventions
+//
+// Operands are big-endian byte strings. Results are padded to the byte length
+// of the modulus (or field). Secret exponents and scalars must not leak
+// through timing on the software engine; simulators say in their Info that
+// they are not constant-time.
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors. Engines wrap them with context using %w.
+var (
+	// ErrUnsupported: the engine cannot do this operation or size at all.
+	ErrUnsupported = errors.New("engine: operation not supported")
+	// ErrOperandTooLarge: an operand exceeds the engine's limits (Info).
+	ErrOperandTooLarge = errors.New("engine: operand too large")
+	// ErrInvalidModulus: the modulus is even, zero or one.
+	ErrInvalidModulus = errors.New("engine: invalid modulus")
+	// ErrDevice: the engine (device, chip) failed or returned garbage.
+	ErrDevice = errors.New("engine: device failure")
+	// ErrUnknownEngine: no engine is registered under the requested name.
+	ErrUnknownEngine = errors.New("engine: unknown engine")
+)
+
+// Cost is what one operation cost on the engine's (possibly simulated)
+// hardware. The software engine reports zero.
+type Cost struct {
+	Cycles uint64        // engine clock cycles
+	Device time.Duration // device time (simulated for chips)
+	Energy float64       // joules, where the model knows it (0 otherwise)
+}
+
+// Add returns the sum of two costs.
+func (c Cost) Add(d Cost) Cost {
+	return Cost{Cycles: c.Cycles + d.Cycles, Device: c.Device + d.Device, Energy: c.Energy + d.Energy}
+}
+
+// Info describes an engine's identity and limits.
+type Info struct {
+	Name           string   // registry spec, e.g. "soft", "chip:pukcc", "device:unix:/run/x.sock"
+	Model          string   // shown as the token model (at most 16 chars are used)
+	MaxModulusBits int      // largest modulus Exp accepts; 0 = no limit
+	ConstantTime   bool     // secret exponents/scalars do not leak through timing
+	Simulated      bool     // results carry simulated hardware cost
+	NativeCRT      bool     // implements CRTEngine
+	Curves         []string // curves ScalarMult accepts ("P-256", "secp256k1", ...); nil = none
+	Cores          int      // operations that may usefully run at once (>= 1)
+}
+
+// Modulus is an engine's prepared form of an odd modulus (Montgomery
+// constants and the like), made once per key and reused. Implementations
+// are immutable and safe for concurrent use.
+type Modulus interface {
+	// BitLen is the modulus length in bits.
+	BitLen() int
+	// Bytes is the modulus, big-endian, without leading zeros.
+	Bytes() []byte
+}
+
+// Engine is the core arithmetic engine. Implementations are safe for
+// concurrent use by many goroutines.
+type Engine interface {
+	// Info describes the engine.
+	Info() Info
+	// NewModulus prepares the odd modulus n (big-endian, > 1).
+	NewModulus(n []byte) (Modulus, error)
+	// Exp returns base^exp mod m, big-endian, padded to m's byte length.
+	// base must be < m. Unless public is true, exp is secret and must not
+	// leak (the exponent's length in bits may be padded up to m's length).
+	Exp(ctx context.Context, m Modulus, base, exp []byte, public bool) ([]byte, Cost, error)
+	// SelfTest runs known-answer tests on the engine.
+	SelfTest(ctx context.Context) error
+	// Close releases the engine's resources (connections, goroutines).
+	Close() error
+}
+
+// CRTKey is an RSA private key in CRT form, as big-endian byte strings.
+type CRTKey struct {
+	P, Q, DP, DQ, QInv []byte
+}
+
+// CRTEngine is implemented by engines that do the whole CRT private
+// exponentiation natively (PUKCC's CRT service, Cryptech modexpa7).
+type CRTEngine interface {
+	Engine
+	// ExpCRT returns base^d mod p·q using the CRT components; base < p·q.
+	ExpCRT(ctx context.Context, k *CRTKey, base []byte) ([]byte, Cost, error)
+}

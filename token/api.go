@@ -1,0 +1,102 @@
+package token
+
+// This file is the contract between the C layer (cgo/) and the token: the
+// Go-typed form of every PKCS#11 call. cgo/ marshals C structs into these
+// types and back and applies nothing of PKCS#11 semantics; everything else
+// (state rules, policy, lengths) is decided here.
+//
+// Conventions:
+//   - Every method is safe for concurrent use.
+//   - Errors carry their CK_RV as a ck.Error somewhere in the chain (use
+//     ck.Errorf); ck.RV maps them. A nil error is CKR_OK.
+//   - Attribute values are the raw bytes the C caller passes: CK_ULONG as 8
+//     bytes in native (little-endian on amd64) order, CK_BBOOL as 1 byte.
+//   - Output buffers follow the two-call convention through Out: the method
+//     returns need (the length the full output takes). If out.Query (NULL
+//     output pointer) it returns need and a nil error with data nil; if
+//     out.Cap < need it returns need and CKR_BUFFER_TOO_SMALL. In both cases
+//     the operation stays active (the token may compute the result once and
+//     keep it for the repeated call). Otherwise data (len == need) is the
+//     output and the operation ends as the standard says.
+
+// Out describes the caller's output buffer.
+type Out struct {
+	Query bool // output pointer was NULL: report the length only
+	Cap   int  // bytes available in the caller's buffer
+}
+
+// Attribute is one CK_ATTRIBUTE of a template.
+type Attribute struct {
+	Type  uint64
+	Value []byte
+}
+
+// AttributeResult is one answer of GetAttributeValue.
+type AttributeResult struct {
+	Value []byte // the value, when Err == 0
+	// Err is 0, CKR_ATTRIBUTE_SENSITIVE or CKR_ATTRIBUTE_TYPE_INVALID; the C
+	// layer then writes CK_UNAVAILABLE_INFORMATION into that length.
+	Err uint64
+}
+
+// Mechanism is a CK_MECHANISM with its parameter decoded by the C layer.
+type Mechanism struct {
+	Type  uint64
+	Param []byte      // raw parameter bytes for mechanisms without pointer parameters
+	PSS   *PSSParams  // CKM_*RSA_PKCS_PSS: decoded CK_RSA_PKCS_PSS_PARAMS
+	OAEP  *OAEPParams // CKM_RSA_PKCS_OAEP: decoded CK_RSA_PKCS_OAEP_PARAMS
+}
+
+// PSSParams is CK_RSA_PKCS_PSS_PARAMS.
+type PSSParams struct {
+	Hash, MGF, SaltLen uint64
+}
+
+// OAEPParams is CK_RSA_PKCS_OAEP_PARAMS with the source data copied.
+type OAEPParams struct {
+	Hash, MGF, Source uint64
+	SourceData        []byte
+}
+
+// Version is a CK_VERSION.
+type Version struct{ Major, Minor byte }
+
+// ModuleInfo is CK_INFO (strings unpadded; the C layer pads with spaces).
+type ModuleInfo struct {
+	CryptokiVersion    Version
+	ManufacturerID     string
+	LibraryDescription string
+	LibraryVersion     Version
+}
+
+// SlotInfo is CK_SLOT_INFO.
+type SlotInfo struct {
+	Description, ManufacturerID string
+	Flags                       uint64
+	HardwareVersion             Version
+	FirmwareVersion             Version
+}
+
+// TokenInfo is CK_TOKEN_INFO. Counts use ck.CK_UNAVAILABLE_INFORMATION or
+// CK_EFFECTIVELY_INFINITE (0) where the standard allows.
+type TokenInfo struct {
+	Label, ManufacturerID, Model, SerialNumber string
+	Flags                                      uint64
+	MaxSessionCount, SessionCount              uint64
+	MaxRwSessionCount, RwSessionCount          uint64
+	MaxPinLen, MinPinLen                       uint64
+	TotalPublicMemory, FreePublicMemory        uint64
+	TotalPrivateMemory, FreePrivateMemory      uint64
+	HardwareVersion, FirmwareVersion           Version
+	UTCTime                                    string // 16 chars, or "" if no clock
+}
+
+// SessionInfo is CK_SESSION_INFO.
+type SessionInfo struct {
+	SlotID, State, Flags, DeviceError uint64
+}
+
+// MechanismInfo is CK_MECHANISM_INFO.
+type MechanismInfo struct {
+	MinKeySize, MaxKeySize, Flags uint64
+}
