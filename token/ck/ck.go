@@ -25,10 +25,7 @@ type Error uint64
 
 // Error returns the CKR_ name of the code.
 func (e Error) Error() string {
-	if n, ok := rvNames[uint64(e)]; ok {
-		return n
-	}
-	return fmt.Sprintf("CKR_0x%X", uint64(e))
+	return Name("CKR_", uint64(e))
 }
 
 // RV maps any error to the CK_RV the C layer returns: nil is CKR_OK, an
@@ -48,4 +45,44 @@ func RV(err error) uint64 {
 // while the log keeps the context.
 func Errorf(code Error, format string, args ...any) error {
 	return fmt.Errorf("%w: %s", code, fmt.Sprintf(format, args...))
+}
+
+// ULong encodes v as a CK_ULONG attribute value (8 bytes, little-endian, as
+// on the 64-bit platforms the module is built for).
+func ULong(v uint64) []byte {
+	b := make([]byte, 8)
+	for i := range b {
+		b[i] = byte(v >> (8 * i))
+	}
+	return b
+}
+
+// Bool encodes v as a CK_BBOOL attribute value.
+func Bool(v bool) []byte {
+	if v {
+		return []byte{1}
+	}
+	return []byte{0}
+}
+
+// ParseULong decodes a CK_ULONG attribute value; ok is false unless b has
+// exactly 8 bytes.
+func ParseULong(b []byte) (v uint64, ok bool) {
+	if len(b) != 8 {
+		return 0, false
+	}
+	for i := range b {
+		v |= uint64(b[i]) << (8 * i)
+	}
+	return v, true
+}
+
+// Name returns the constant's name for v within a family named by its
+// prefix ("CKR_", "CKM_", "CKA_", "CKK_", "CKO_", "CKC_", "CKU_", "CKS_"),
+// or prefix followed by the value in hex when v has no name.
+func Name(prefix string, v uint64) string {
+	if n, ok := names[prefix][v]; ok {
+		return n
+	}
+	return fmt.Sprintf("%s0x%X", prefix, v)
 }

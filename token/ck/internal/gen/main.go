@@ -12,6 +12,10 @@ import (
 	"strings"
 )
 
+// named lists the prefixes whose names are kept for printing (the first
+// name, usually the newer one, wins where several share a value).
+var named = []string{"CKR_", "CKM_", "CKA_", "CKK_", "CKO_", "CKC_", "CKU_", "CKS_"}
+
 var define = regexp.MustCompile(`^#define\s+(CK[A-Z]?_[A-Za-z0-9_]+)\s+(.+)$`)
 
 func main() {
@@ -50,6 +54,9 @@ func main() {
 			continue
 		}
 		seen[name] = true
+		order = append(order, name)
+		values[name] = v
+		aliases[name] = alias.MatchString(val) || strings.Contains(v, "VENDOR_DEFINED") && !strings.HasSuffix(name, "VENDOR_DEFINED")
 		if strings.HasPrefix(name, "CKR_") {
 			// Return values are typed, so that a CKR_ constant is an error.
 			fmt.Printf("\t%s Error = %s\n", name, v)
@@ -58,7 +65,29 @@ func main() {
 		fmt.Printf("\t%s = %s\n", name, v)
 	}
 	fmt.Println(")")
+	fmt.Println()
+	fmt.Println("var names = map[string]map[uint64]string{")
+	for _, p := range named {
+		fmt.Printf("\t%q: {\n", p)
+		done := map[string]bool{}
+		for i := len(order) - 1; i >= 0; i-- {
+			n := order[i]
+			if !strings.HasPrefix(n, p) || done[values[n]] || aliases[n] {
+				continue
+			}
+			done[values[n]] = true
+			fmt.Printf("\t\tuint64(%s): %q,\n", n, n)
+		}
+		fmt.Println("\t},")
+	}
+	fmt.Println("}")
 }
+
+var (
+	order   []string
+	values  = map[string]string{}
+	aliases = map[string]bool{}
+)
 
 var (
 	plain   = regexp.MustCompile(`^\(?\s*(0x[0-9a-fA-F]+|[0-9]+)UL?\s*\)?$`)

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/term"
+
+	"github.com/modexp-token/modexp-token/token"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// pinSource says where one PIN comes from: a file named by a flag, an
+// environment variable, or a prompt.
+type pinSource struct {
+	what string // "user PIN", "SO PIN", "new PIN"
+	file string // --...-pin-file value, or ""
+	env  string // environment variable name
+}
+
+// read returns the PIN. A PIN file holds the PIN on its first line. The
+// prompt reads from the terminal without echo, and asks twice when confirm
+// is set.
+func (p pinSource) read(confirm bool) ([]byte, error) {
+	if p.file != "" {
+		b, err := os.ReadFile(p.file)
+		if err != nil {
+			return nil, fmt.Errorf("read %s file: %w", p.what, err)
+		}
+		line, _, _ := bytes.Cut(b, []byte("\n"))
+		return bytes.TrimRight(line, "\r"), nil
+	}
+	if v, ok := os.LookupEnv(p.env); ok {
+		return []byte(v), nil
+	}
+	return prompt(p.what, confirm)
+}
+
+func prompt(what string, confirm bool) ([]byte, error) {
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("no %s given (flag, environment or terminal): %w", what, err)
+	}
+	defer tty.Close()
+	ask := func(label string) ([]byte, error) {
+		fmt.Fprintf(tty, "%s: ", label)
+		defer fmt.Fprintln(tty)
+		if term.IsTerminal(int(tty.Fd())) {
+			return term.ReadPassword(int(tty.Fd()))
+		}
+		line, err := bufio.NewReader(tty).ReadBytes('\n')
+		return bytes.TrimRight(line, "\r\n"), err
+	}
+	pin, err := ask("Enter " + what)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	if confirm {
+		again, err := ask("Repeat " + what)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", what, err)
+		}
+		if !bytes.Equal(pin, again) {
+			return nil, errors.New("the two PINs differ")
+		}
+	}
+	return pin, nil
+}
+
+// session is an open R/W session on one slot of a loaded module.
+type session struct {
+	mod  *token.Module
+	slot uint64
+	h    uint64
+}
+
+// openModule loads the module from the environment's configuration.
+func openModule() (*token.Module, error) {
+	m, err := token.LoadFromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("load token configuration: %w", err)
+	}
+	return m, nil
+}
+
+// pickSlot returns the slot with the given ID, or the only/first slot when
+// id is negative.
+func pickSlot(m *token.Module, id int64) (uint64, error) {
+	slots := m.SlotList(true)
+	if len(slots) == 0 {
+		return 0, errors.New("no slots configured")
+	}
+	if id < 0 {
+		return slots[0], nil
+	}
+	for _, s := range slots {
+		if s == uint64(id) {
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("no slot %d (slots: %v)", id, slots)
+}
+
+// openSession opens a R/W session on slot and, if login is set, logs the
+// user in with the PIN from src.
+func openSession(m *token.Module, slot uint64, login *pinSource) (*session, error) {
+	h, err := m.OpenSession(slot, ck.CKF_SERIAL_SESSION|ck.CKF_RW_SESSION)
+	if err != nil {
+		return nil, fmt.Errorf("open session on slot %d: %w", slot, err)
+	}
+	s := &session{mod: m, slot: slot, h: h}
+	if login != nil {
+		pin, err := login.read(false)
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		defer wipe(pin)
+		if err := m.Login(h, ck.CKU_USER, pin); err != nil {
+			s.close()
+			return nil, fmt.Errorf("log in: %w", err)
+		}
+	}
+	return s, nil
+}
+
+func (s *session) close() {
+	_ = s.mod.CloseSession(s.h)
+}
+
+func wipe(b []byte) {
+	for i := range b {
+		b[i] = 0
+	}
+}

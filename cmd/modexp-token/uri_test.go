@@ -1,0 +1,49 @@
+package main
+
+import "testing"
+
+func TestURIRoundTrip(t *testing.T) {
+	tests := []struct {
+		name string
+		u    pkcs11URI
+		want string
+	}{
+		{"plain", pkcs11URI{Token: "demo", Object: "web", Type: "private"}, "pkcs11:token=demo;object=web;type=private"},
+		{"binary id and spaces", pkcs11URI{Manufacturer: "ModExp Token", Token: "my token", ID: "\x01\xab", Type: "public"},
+			"pkcs11:manufacturer=ModExp%20Token;token=my%20token;id=%01%AB;type=public"},
+		{"reserved characters", pkcs11URI{Token: "a;b/c?d", Object: "x%y"}, "pkcs11:token=a%3Bb%2Fc%3Fd;object=x%25y"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.u.String()
+			if got != tc.want {
+				t.Fatalf("String() = %q, want %q", got, tc.want)
+			}
+			back, err := parseURI(got)
+			if err != nil {
+				t.Fatalf("parseURI(%q): %v", got, err)
+			}
+			if back != tc.u {
+				t.Fatalf("round trip = %+v, want %+v", back, tc.u)
+			}
+		})
+	}
+}
+
+func TestParseURIRejects(t *testing.T) {
+	for _, s := range []string{"file:x", "pkcs11:token", "pkcs11:bogus=1", "pkcs11:id=%zz"} {
+		if _, err := parseURI(s); err == nil {
+			t.Errorf("parseURI(%q) succeeded, want an error", s)
+		}
+	}
+}
+
+func TestParseURIIgnoresQuery(t *testing.T) {
+	u, err := parseURI("pkcs11:object=k;type=private?pin-value=1234")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Object != "k" || u.Type != "private" {
+		t.Fatalf("got %+v", u)
+	}
+}
