@@ -1,0 +1,49 @@
+// Package keystore stores one PKCS#11 token in one bbolt file: the token
+// record (label, serial, PIN records), and the objects with their
+// attributes, private ones sealed.
+//
+// # Keys and PINs
+//
+// A random 32-byte token key is made at InitToken. Each PIN record (SO and
+// user) holds it wrapped with AES-256-GCM under a key derived from the PIN
+// with Argon2id; the salt and Argon2id parameters are stored with the
+// record, so the parameters can be raised later (new records use
+// Options.KDF). The PIN itself is never stored. Consecutive wrong PINs are
+// counted in the file per user type; after Options.MaxPINTries the PIN is
+// locked (ErrPINLocked even with the right PIN) until the SO re-initialises
+// the user PIN (InitUserPIN) or the token (SO). Every attempt pays the
+// Argon2id derivation, and the file lock is never held during it.
+//
+// # Sealed attributes
+//
+// Attributes listed in Object.Sealed are stored as AES-256-GCM ciphertext
+// under a sub-key of the token key, with the object ID and attribute type
+// as additional data: a sealed value altered, or moved to another object or
+// attribute, fails with ErrUnsealFailed. Other attributes are stored in the
+// clear, so public objects can be listed without a PIN.
+//
+// # Several processes
+//
+// bbolt holds an exclusive file lock while a file is open for writing. A
+// Store therefore never keeps the file open: each call opens it for one
+// transaction (read-only, with a shared lock, for reads), waits at most
+// Options.LockTimeout for the lock (ErrLocked after that), and closes it.
+// Every change bumps a generation counter in the file; Generation is a
+// cheap way for a caller that caches objects to notice other processes'
+// changes. The Store itself does not cache.
+//
+// # Damaged files
+//
+// A missing (or empty) file is an uninitialised token: nothing is created
+// before InitToken. A file that is not a token file, is truncated, or holds
+// records that do not decode gives ErrCorrupt, never a panic (bbolt's
+// panics and faults on a damaged memory map are recovered) and never a
+// silent re-creation: InitToken refuses it too.
+//
+// # What this package must never do
+//
+// Print (it is loaded into other programs; stdout may be an RPC pipe),
+// keep the token file open between calls, hold the file lock across an
+// Argon2id derivation, write a PIN or an unsealed private value to the
+// file, or return slices that alias bbolt's memory map.
+package keystore

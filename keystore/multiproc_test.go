@@ -1,0 +1,151 @@
+package keystore
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Environment of the child process of TestTwoProcesses.
+const (
+	envTwoProcPath = "KEYSTORE_TWOPROC_PATH"
+	envTwoProcName = "KEYSTORE_TWOPROC_NAME"
+)
+
+const twoProcObjects = 30
+
+// TestTwoProcesses runs the same workload in this process and in a child
+// (this test binary re-executed): both Put, Delete and list objects on one
+// token file at once; every call must succeed and each must end up seeing
+// exactly the other's surviving objects.
+func TestTwoProcesses(t *testing.T) {
+	if path := os.Getenv(envTwoProcPath); path != "" {
+		twoProcWorker(t, path, os.Getenv(envTwoProcName), "parent")
+		return
+	}
+	s, _ := initStore(t, testOptions())
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTwoProcesses$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), envTwoProcPath+"="+s.path, envTwoProcName+"=child")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	twoProcWorker(t, s.path, "parent", "child")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child process: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "--- PASS: TestTwoProcesses") {
+		t.Fatalf("child did not run the worker:\n%s", out.String())
+	}
+}
+
+func twoProcWorker(t *testing.T, path, me, other string) {
+	s := openStore(t, path, testOptions())
+	key, err := s.Login(User, userPIN)
+	if err != nil {
+		t.Fatalf("%s: Login: %v", me, err)
+	}
+	defer key.Wipe()
+
+	labels := func() map[string]Object {
+		t.Helper()
+		objs, _, err := s.Objects(key)
+		if err != nil {
+			t.Fatalf("%s: Objects: %v", me, err)
+		}
+		m := make(map[string]Object, len(objs))
+		for _, o := range objs {
+			m[string(o.Attrs[3])] = o
+		}
+		return m
+	}
+	put := func(label string) uint64 {
+		t.Helper()
+		id, err := s.Put(key, Object{
+			Attrs:  map[uint64][]byte{3: []byte(label), 0x11: []byte("secret " + label), AttrID: []byte(label)},
+			Sealed: map[uint64]bool{0x11: true},
+		})
+		if err != nil {
+			t.Fatalf("%s: Put %s: %v", me, label, err)
+		}
+		return id
+	}
+	waitFor := func(label string) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			if _, ok := labels()[label]; ok {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %s never appeared", me, label)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	put("ready " + me)
+	waitFor("ready " + other)
+
+	// Object i is put, and deleted at step i+1 when i is even: the odd
+	// ones survive. The two processes go in lockstep: step i ends when the
+	// other process has reached step i too (one of its objects with index
+	// ≥ i is visible), so their calls really interleave.
+	otherProgress := func(seen map[string]Object) int {
+		best := -1
+		for l := range seen {
+			var i int
+			if _, err := fmt.Sscanf(l, other+" %d", &i); err == nil && i > best {
+				best = i
+			}
+		}
+		return best
+	}
+	var prev uint64
+	deadline := time.Now().Add(60 * time.Second)
+	for i := range twoProcObjects {
+		id := put(fmt.Sprintf("%s %d", me, i))
+		if i%2 == 1 {
+			if err := s.Delete(prev); err != nil {
+				t.Fatalf("%s: Delete: %v", me, err)
+			}
+		}
+		prev = id
+		for {
+			seen := labels()
+			if _, ok := seen[fmt.Sprintf("%s %d", me, i)]; !ok {
+				t.Fatalf("%s: own object %d missing", me, i)
+			}
+			if otherProgress(seen) >= i {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the other process never reached step %d", me, i)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	put("done " + me)
+	waitFor("done " + other)
+
+	final := labels()
+	for i := range twoProcObjects {
+		for _, who := range []string{me, other} {
+			label := fmt.Sprintf("%s %d", who, i)
+			o, ok := final[label]
+			if want := i%2 == 1; ok != want {
+				t.Errorf("%s: object %q present=%v, want %v", me, label, ok, want)
+			}
+			if ok && string(o.Attrs[0x11]) != "secret "+label {
+				t.Errorf("%s: object %q sealed value %q", me, label, o.Attrs[0x11])
+			}
+		}
+	}
+	if found, _, err := s.FindByCKAID(nil, []byte(other+" 1")); err != nil || len(found) != 1 {
+		t.Errorf("%s: FindByCKAID of the other's object: %d, %v", me, len(found), err)
+	}
+}

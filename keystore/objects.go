@@ -1,0 +1,290 @@
+package keystore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// AttrID is CKA_ID, the attribute the index serves (FindByCKAID).
+const AttrID = 0x102
+
+// Object is a stored object: its attributes by type. Sealed lists the types
+// whose values are encrypted at rest (private objects' attributes, sensitive
+// values); other attributes are stored in the clear so public objects are
+// readable without a PIN. Entries of Sealed for types absent from Attrs are
+// not stored.
+type Object struct {
+	ID     uint64 // stable, assigned by Put when 0
+	Attrs  map[uint64][]byte
+	Sealed map[uint64]bool
+}
+
+func idKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
+
+// openSealer returns the sealer for key on the token of tx (nil for a nil
+// key).
+func openSealer(tx *bolt.Tx, key *Key) (*sealer, error) {
+	rec, err := loadToken(tx)
+	if err != nil {
+		return nil, err
+	}
+	if key == nil {
+		return nil, nil
+	}
+	return key.sealer(rec.Serial)
+}
+
+// toObject decodes a stored record into an Object, opening sealed values
+// when sl is not nil.
+func toObject(id uint64, v []byte, sl *sealer) (Object, error) {
+	rec, err := decodeObjectRecord(v)
+	if err != nil {
+		return Object{}, fmt.Errorf("keystore: object %d: %w: %w", id, ErrCorrupt, err)
+	}
+	obj := Object{ID: id, Attrs: make(map[uint64][]byte, len(rec.Attrs)), Sealed: map[uint64]bool{}}
+	for _, a := range rec.Attrs {
+		if !a.Sealed {
+			obj.Attrs[a.Type] = a.Value
+			continue
+		}
+		obj.Sealed[a.Type] = true
+		if sl == nil {
+			continue
+		}
+		pt, err := sl.open(id, a.Type, a.Value)
+		if err != nil {
+			return Object{}, err
+		}
+		obj.Attrs[a.Type] = pt
+	}
+	return obj, nil
+}
+
+// Objects returns every object with the generation it reflects. With key
+// nil, sealed attributes are absent from Attrs (Sealed still lists them).
+// One read transaction; cost is linear in the number of objects.
+func (s *Store) Objects(key *Key) ([]Object, uint64, error) {
+	var objs []Object
+	var gen uint64
+	err := s.view(func(tx *bolt.Tx) error {
+		sl, err := openSealer(tx, key)
+		if err != nil {
+			return err
+		}
+		defer sl.wipe()
+		if gen, err = generation(tx); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketObjects).ForEach(func(k, v []byte) error {
+			if len(k) != 8 || v == nil {
+				return fmt.Errorf("keystore: %s: bad object key %x: %w", s.path, k, ErrCorrupt)
+			}
+			obj, err := toObject(binary.BigEndian.Uint64(k), v, sl)
+			if err != nil {
+				return err
+			}
+			objs = append(objs, obj)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return objs, gen, nil
+}
+
+// Get returns the object with id (ErrNotFound if none). With key nil,
+// sealed attributes are absent from Attrs.
+func (s *Store) Get(key *Key, id uint64) (Object, error) {
+	var obj Object
+	err := s.view(func(tx *bolt.Tx) error {
+		sl, err := openSealer(tx, key)
+		if err != nil {
+			return err
+		}
+		defer sl.wipe()
+		v := tx.Bucket(bucketObjects).Get(idKey(id))
+		if v == nil {
+			return fmt.Errorf("keystore: object %d: %w", id, ErrNotFound)
+		}
+		obj, err = toObject(id, v, sl)
+		return err
+	})
+	return obj, err
+}
+
+// FindByCKAID returns the objects whose CKA_ID equals value, through the
+// index (no scan), with the generation it reflects. Objects whose CKA_ID is
+// sealed are found only with a key (their index entry is an HMAC under a
+// sub-key of the token key, never the plaintext).
+func (s *Store) FindByCKAID(key *Key, value []byte) ([]Object, uint64, error) {
+	var objs []Object
+	var gen uint64
+	err := s.view(func(tx *bolt.Tx) error {
+		sl, err := openSealer(tx, key)
+		if err != nil {
+			return err
+		}
+		defer sl.wipe()
+		if gen, err = generation(tx); err != nil {
+			return err
+		}
+		prefixes := [][]byte{indexPrefix('c', value)}
+		if sl != nil {
+			prefixes = append(prefixes, indexPrefix('h', sl.indexMAC(value)))
+		}
+		var ids []uint64
+		c := tx.Bucket(bucketIndex).Cursor()
+		for _, p := range prefixes {
+			for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
+				if len(k) == len(p)+8 {
+					ids = append(ids, binary.BigEndian.Uint64(k[len(p):]))
+				}
+			}
+		}
+		slices.Sort(ids)
+		objects := tx.Bucket(bucketObjects)
+		for _, id := range slices.Compact(ids) {
+			v := objects.Get(idKey(id))
+			if v == nil {
+				return fmt.Errorf("keystore: %s: index names missing object %d: %w", s.path, id, ErrCorrupt)
+			}
+			obj, err := toObject(id, v, sl)
+			if err != nil {
+				return err
+			}
+			objs = append(objs, obj)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return objs, gen, nil
+}
+
+// indexPrefix is the index key of value without the object ID.
+func indexPrefix(kind byte, value []byte) []byte {
+	p := []byte{kind}
+	p = binary.AppendUvarint(p, uint64(len(value)))
+	return append(p, value...)
+}
+
+// Put stores obj (new if ID is 0), sealing Sealed attributes under key, and
+// returns its ID. key may be nil only if nothing is sealed. Putting a
+// non-zero ID that is not stored fails with ErrNotFound (an object deleted
+// by another process is not resurrected). The object replaces the stored
+// one whole. One write transaction.
+func (s *Store) Put(key *Key, obj Object) (uint64, error) {
+	types := make([]uint64, 0, len(obj.Attrs))
+	needKey := false
+	for t := range obj.Attrs {
+		types = append(types, t)
+		needKey = needKey || obj.Sealed[t]
+	}
+	slices.Sort(types)
+	if needKey && key == nil {
+		return 0, fmt.Errorf("keystore: put: sealed attributes need a key: %w", ErrKeyMismatch)
+	}
+	id := obj.ID
+	err := s.update(func(tx *bolt.Tx) error {
+		sl, err := openSealer(tx, key)
+		if err != nil {
+			return err
+		}
+		defer sl.wipe()
+		objects := tx.Bucket(bucketObjects)
+		if id == 0 {
+			if id, err = objects.NextSequence(); err != nil {
+				return fmt.Errorf("keystore: allocate object ID: %w", err)
+			}
+		} else if objects.Get(idKey(id)) == nil {
+			return fmt.Errorf("keystore: put object %d: %w", id, ErrNotFound)
+		}
+		rec := &objectRecord{Attrs: make([]storedAttr, 0, len(types))}
+		var index []byte
+		for _, t := range types {
+			a := storedAttr{Type: t, Sealed: obj.Sealed[t], Value: obj.Attrs[t]}
+			if a.Sealed {
+				if a.Value, err = sl.seal(id, t, obj.Attrs[t]); err != nil {
+					return err
+				}
+			}
+			if a.Value == nil {
+				a.Value = []byte{}
+			}
+			rec.Attrs = append(rec.Attrs, a)
+			if t == AttrID {
+				if a.Sealed {
+					index = indexPrefix('h', sl.indexMAC(obj.Attrs[t]))
+				} else {
+					index = indexPrefix('c', obj.Attrs[t])
+				}
+			}
+		}
+		if err := objects.Put(idKey(id), encodeObjectRecord(rec)); err != nil {
+			return fmt.Errorf("keystore: write object %d: %w", id, err)
+		}
+		if err := setIndex(tx, id, index); err != nil {
+			return err
+		}
+		_, err = bumpGeneration(tx)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+// setIndex replaces id's index entry by prefix (none if prefix is nil).
+func setIndex(tx *bolt.Tx, id uint64, prefix []byte) error {
+	idx, rev := tx.Bucket(bucketIndex), tx.Bucket(bucketIndexRev)
+	k := idKey(id)
+	if old := rev.Get(k); old != nil {
+		if err := idx.Delete(bytes.Clone(old)); err != nil {
+			return fmt.Errorf("keystore: delete index of object %d: %w", id, err)
+		}
+		if err := rev.Delete(k); err != nil {
+			return fmt.Errorf("keystore: delete index of object %d: %w", id, err)
+		}
+	}
+	if prefix == nil {
+		return nil
+	}
+	entry := append(prefix, k...)
+	if err := idx.Put(entry, []byte{}); err != nil {
+		return fmt.Errorf("keystore: index object %d: %w", id, err)
+	}
+	if err := rev.Put(k, entry); err != nil {
+		return fmt.Errorf("keystore: index object %d: %w", id, err)
+	}
+	return nil
+}
+
+// Delete removes the object with id (ErrNotFound if none). One write
+// transaction.
+func (s *Store) Delete(id uint64) error {
+	return s.update(func(tx *bolt.Tx) error {
+		if err := checkSchema(tx); err != nil {
+			return err
+		}
+		objects := tx.Bucket(bucketObjects)
+		k := idKey(id)
+		if objects.Get(k) == nil {
+			return fmt.Errorf("keystore: delete object %d: %w", id, ErrNotFound)
+		}
+		if err := objects.Delete(k); err != nil {
+			return fmt.Errorf("keystore: delete object %d: %w", id, err)
+		}
+		if err := setIndex(tx, id, nil); err != nil {
+			return err
+		}
+		_, err := bumpGeneration(tx)
+		return err
+	})
+}

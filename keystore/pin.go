@@ -1,0 +1,229 @@
+package keystore
+
+import (
+	"bytes"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// UserType selects a PIN record.
+type UserType int
+
+// PIN owners.
+const (
+	SO   UserType = 0 // CKU_SO
+	User UserType = 1 // CKU_USER
+)
+
+func (u UserType) String() string {
+	switch u {
+	case SO:
+		return "SO"
+	case User:
+		return "user"
+	}
+	return fmt.Sprintf("UserType(%d)", int(u))
+}
+
+func (u UserType) valid() error {
+	if u != SO && u != User {
+		return fmt.Errorf("keystore: unknown user type %d", int(u))
+	}
+	return nil
+}
+
+// PIN checking
+//
+// A PIN attempt reads the PIN record (salt, parameters, wrapped key, tries)
+// in a read transaction, derives the key with Argon2id outside any lock,
+// then decides in a second transaction against the record as it is then:
+// locked (tries ≥ MaxPINTries) → ErrPINLocked whatever the PIN; wrong →
+// tries+1 persisted, ErrPINIncorrect; right → tries reset. A right PIN with
+// no failures to reset needs no write. If the record changed in between
+// (another process set the PIN), the attempt starts again.
+
+const pinRetries = 3
+
+// checkPIN verifies pin for who and returns the unlocked key. If then is
+// not nil it runs in the write transaction that accepted the PIN and may
+// change rec (which is saved afterwards).
+func (s *Store) checkPIN(who UserType, pin []byte, then func(tx *bolt.Tx, rec *tokenRecord, key *Key) error) (*Key, error) {
+	if err := who.valid(); err != nil {
+		return nil, err
+	}
+	for range pinRetries {
+		var snap pinRecord
+		var serial string
+		err := s.view(func(tx *bolt.Tx) error {
+			rec, err := loadToken(tx)
+			if err != nil {
+				return err
+			}
+			pr := rec.pin(who)
+			if pr == nil {
+				return fmt.Errorf("keystore: %s: %w", s.path, ErrPINNotSet)
+			}
+			snap, serial = *pr, rec.Serial
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+
+		kek := deriveKEK(pin, snap.Salt, snap.KDF)
+		key := &Key{serial: serial, who: who}
+		ok := unwrapTokenKey(&key.key, kek, snap.Wrapped, who, serial)
+		clear(kek)
+
+		same := func(rec *tokenRecord) (*pinRecord, bool) {
+			pr := rec.pin(who)
+			return pr, pr != nil && rec.Serial == serial && pr.KDF == snap.KDF &&
+				bytes.Equal(pr.Salt, snap.Salt) && bytes.Equal(pr.Wrapped, snap.Wrapped)
+		}
+
+		var outcome error
+		changed := false
+		if ok && snap.Tries == 0 && then == nil {
+			// Fast path: confirm nothing changed meanwhile, no write.
+			err = s.view(func(tx *bolt.Tx) error {
+				rec, err := loadToken(tx)
+				if err != nil {
+					return err
+				}
+				pr, same := same(rec)
+				changed = !same || pr.Tries != 0
+				return nil
+			})
+			if err == nil && !changed {
+				return key, nil
+			}
+			if err != nil {
+				key.Wipe()
+				return nil, err
+			}
+			// Changed: decide in a write transaction below.
+		}
+		err = s.update(func(tx *bolt.Tx) error {
+			rec, err := loadToken(tx)
+			if err != nil {
+				return err
+			}
+			pr, same := same(rec)
+			if !same {
+				changed = true
+				return errNoWrite
+			}
+			changed = false
+			switch {
+			case int(pr.Tries) >= s.opts.MaxPINTries:
+				outcome = fmt.Errorf("keystore: %s PIN: %w", who, ErrPINLocked)
+				return errNoWrite
+			case !ok:
+				pr.Tries++
+				outcome = fmt.Errorf("keystore: %s PIN (%d tries left): %w", who, max(0, s.opts.MaxPINTries-int(pr.Tries)), ErrPINIncorrect)
+			default:
+				if pr.Tries == 0 && then == nil {
+					return errNoWrite
+				}
+				pr.Tries = 0
+				if then != nil {
+					if err := then(tx, rec, key); err != nil {
+						return err
+					}
+				}
+			}
+			if err := saveToken(tx, rec); err != nil {
+				return err
+			}
+			_, err = bumpGeneration(tx)
+			return err
+		})
+		if err == nil && changed {
+			key.Wipe()
+			continue
+		}
+		if err == nil {
+			err = outcome
+		}
+		if err != nil {
+			key.Wipe()
+			return nil, err
+		}
+		return key, nil
+	}
+	return nil, fmt.Errorf("keystore: %s: %s PIN record kept changing during login: %w", s.path, who, ErrLocked)
+}
+
+// Login checks the PIN of who (counting failures, persisted) and returns
+// the unlocked token key. Every attempt pays the Argon2id derivation, even
+// when the PIN is locked. Errors: ErrPINIncorrect, ErrPINLocked,
+// ErrPINNotSet (user PIN never set), ErrNotInitialized.
+func (s *Store) Login(who UserType, pin []byte) (*Key, error) {
+	return s.checkPIN(who, pin, nil)
+}
+
+// SetPIN changes who's PIN from oldPIN to newPIN (a wrong oldPIN counts as
+// a failed attempt). The new PIN record gets a fresh salt and the Store's
+// current KDF parameters.
+func (s *Store) SetPIN(who UserType, oldPIN, newPIN []byte) error {
+	if err := who.valid(); err != nil {
+		return err
+	}
+	pending, err := newPendingPIN(newPIN, s.opts.KDF)
+	if err != nil {
+		return err
+	}
+	defer pending.wipe()
+	key, err := s.checkPIN(who, oldPIN, func(tx *bolt.Tx, rec *tokenRecord, key *Key) error {
+		pr, err := pending.record(key.key[:], who, rec.Serial)
+		if err != nil {
+			return err
+		}
+		if who == SO {
+			rec.SO = *pr
+		} else {
+			rec.User = pr
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	key.Wipe()
+	return nil
+}
+
+// InitUserPIN sets (or resets, clearing the lockout) the user PIN; soKey,
+// returned by Login(SO, ...), proves the SO is logged in (ErrKeyMismatch
+// for a user's key or a key of an earlier initialisation).
+func (s *Store) InitUserPIN(soKey *Key, pin []byte) error {
+	if soKey == nil || soKey.who != SO {
+		return fmt.Errorf("keystore: InitUserPIN needs the SO's key: %w", ErrKeyMismatch)
+	}
+	pending, err := newPendingPIN(pin, s.opts.KDF)
+	if err != nil {
+		return err
+	}
+	defer pending.wipe()
+	return s.update(func(tx *bolt.Tx) error {
+		rec, err := loadToken(tx)
+		if err != nil {
+			return err
+		}
+		soKey.mu.RLock()
+		defer soKey.mu.RUnlock()
+		if soKey.wiped || soKey.serial != rec.Serial {
+			return fmt.Errorf("keystore: InitUserPIN: stale or wiped SO key: %w", ErrKeyMismatch)
+		}
+		rec.User, err = pending.record(soKey.key[:], User, rec.Serial)
+		if err != nil {
+			return err
+		}
+		if err := saveToken(tx, rec); err != nil {
+			return err
+		}
+		_, err = bumpGeneration(tx)
+		return err
+	})
+}

@@ -1,0 +1,173 @@
+package keystore
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// File layout (schema version 1)
+//
+//	meta     "kind"       "modexp-token keystore"
+//	         "schema"     uint32 big-endian: schema version
+//	         "generation" uint64 big-endian: bumped by every change
+//	token    "record"     token record (records.go)
+//	objects  id (uint64 big-endian) → object record; the bucket sequence
+//	         allocates IDs and is never reset, so IDs are not reused
+//	index    kind ‖ uvarint(len v) ‖ v ‖ id → empty: CKA_ID lookup; kind 'c'
+//	         with v the clear value, or 'h' with v = HMAC(index key, value)
+//	         when CKA_ID is sealed (the plaintext never reaches the index)
+//	indexrev id → the object's index key, so Delete needs no key
+//
+// Migrations: a file with a lower schema version is upgraded in the first
+// write transaction by the functions in migrations; a higher version is
+// refused with ErrSchemaVersion (a newer keystore wrote it).
+
+// SchemaVersion is the schema version this code reads and writes.
+const SchemaVersion = 1
+
+const fileKind = "modexp-token keystore"
+
+var (
+	bucketMeta     = []byte("meta")
+	bucketToken    = []byte("token")
+	bucketObjects  = []byte("objects")
+	bucketIndex    = []byte("index")
+	bucketIndexRev = []byte("indexrev")
+
+	keyKind       = []byte("kind")
+	keySchema     = []byte("schema")
+	keyGeneration = []byte("generation")
+	keyRecord     = []byte("record")
+)
+
+// migrations[v] upgrades a file from schema version v to v+1 inside a
+// write transaction. Version 1 is the first: none yet.
+var migrations = map[uint32]func(*bolt.Tx) error{}
+
+// checkSchema verifies that tx holds a token file of a known schema
+// version. A file with no buckets at all is an uninitialised bbolt file
+// (ErrNotInitialized); anything else unexpected is ErrCorrupt.
+func checkSchema(tx *bolt.Tx) error {
+	path := tx.DB().Path()
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		empty := true
+		_ = tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
+		if empty {
+			return fmt.Errorf("keystore: %s: no token: %w", path, ErrNotInitialized)
+		}
+		return fmt.Errorf("keystore: %s: not a token file (no meta bucket): %w", path, ErrCorrupt)
+	}
+	if string(meta.Get(keyKind)) != fileKind {
+		return fmt.Errorf("keystore: %s: not a token file (kind %q): %w", path, meta.Get(keyKind), ErrCorrupt)
+	}
+	v := meta.Get(keySchema)
+	if len(v) != 4 {
+		return fmt.Errorf("keystore: %s: bad schema version field: %w", path, ErrCorrupt)
+	}
+	switch version := binary.BigEndian.Uint32(v); {
+	case version > SchemaVersion:
+		return fmt.Errorf("keystore: %s: schema version %d is newer than this keystore's %d (upgrade the module): %w: %w",
+			path, version, SchemaVersion, ErrCorrupt, ErrSchemaVersion)
+	case version < 1:
+		return fmt.Errorf("keystore: %s: schema version %d: %w: %w", path, version, ErrCorrupt, ErrSchemaVersion)
+	case version < SchemaVersion:
+		if !tx.Writable() {
+			return nil // readable as is until the next write migrates it
+		}
+		if err := migrate(tx, version); err != nil {
+			return err
+		}
+	}
+	for _, b := range [][]byte{bucketToken, bucketObjects, bucketIndex, bucketIndexRev} {
+		if tx.Bucket(b) == nil {
+			return fmt.Errorf("keystore: %s: bucket %q missing: %w", path, b, ErrCorrupt)
+		}
+	}
+	return nil
+}
+
+func migrate(tx *bolt.Tx, from uint32) error {
+	for v := from; v < SchemaVersion; v++ {
+		m, ok := migrations[v]
+		if !ok {
+			return fmt.Errorf("keystore: no migration from schema version %d: %w", v, ErrSchemaVersion)
+		}
+		if err := m(tx); err != nil {
+			return fmt.Errorf("keystore: migrate schema %d→%d: %w", v, v+1, err)
+		}
+	}
+	return tx.Bucket(bucketMeta).Put(keySchema, binary.BigEndian.AppendUint32(nil, SchemaVersion))
+}
+
+// createSchema makes the buckets of a new token file.
+func createSchema(tx *bolt.Tx) error {
+	meta, err := tx.CreateBucket(bucketMeta)
+	if err != nil {
+		return fmt.Errorf("keystore: create meta bucket: %w", err)
+	}
+	for k, v := range map[string][]byte{
+		string(keyKind):       []byte(fileKind),
+		string(keySchema):     binary.BigEndian.AppendUint32(nil, SchemaVersion),
+		string(keyGeneration): binary.BigEndian.AppendUint64(nil, 0),
+	} {
+		if err := meta.Put([]byte(k), v); err != nil {
+			return fmt.Errorf("keystore: write meta: %w", err)
+		}
+	}
+	for _, b := range [][]byte{bucketToken, bucketObjects, bucketIndex, bucketIndexRev} {
+		if _, err := tx.CreateBucket(b); err != nil {
+			return fmt.Errorf("keystore: create bucket %q: %w", b, err)
+		}
+	}
+	return nil
+}
+
+// generation reads the change counter.
+func generation(tx *bolt.Tx) (uint64, error) {
+	v := tx.Bucket(bucketMeta).Get(keyGeneration)
+	if len(v) != 8 {
+		return 0, fmt.Errorf("keystore: %s: bad generation field: %w", tx.DB().Path(), ErrCorrupt)
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// bumpGeneration increments the change counter; every write transaction
+// calls it once.
+func bumpGeneration(tx *bolt.Tx) (uint64, error) {
+	g, err := generation(tx)
+	if err != nil {
+		return 0, err
+	}
+	g++
+	if err := tx.Bucket(bucketMeta).Put(keyGeneration, binary.BigEndian.AppendUint64(nil, g)); err != nil {
+		return 0, fmt.Errorf("keystore: write generation: %w", err)
+	}
+	return g, nil
+}
+
+// loadToken checks the schema and decodes the token record.
+func loadToken(tx *bolt.Tx) (*tokenRecord, error) {
+	if err := checkSchema(tx); err != nil {
+		return nil, err
+	}
+	v := tx.Bucket(bucketToken).Get(keyRecord)
+	if v == nil {
+		return nil, fmt.Errorf("keystore: %s: token record missing: %w", tx.DB().Path(), ErrCorrupt)
+	}
+	rec, err := decodeTokenRecord(v)
+	if err != nil {
+		return nil, fmt.Errorf("keystore: %s: %w: %w", tx.DB().Path(), ErrCorrupt, err)
+	}
+	return rec, nil
+}
+
+// saveToken writes the token record.
+func saveToken(tx *bolt.Tx, rec *tokenRecord) error {
+	if err := tx.Bucket(bucketToken).Put(keyRecord, encodeTokenRecord(rec)); err != nil {
+		return fmt.Errorf("keystore: write token record: %w", err)
+	}
+	return nil
+}

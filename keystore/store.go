@@ -1,0 +1,224 @@
+package keystore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// Store is one token file (bbolt). Safe for concurrent use and for use by
+// several processes at once: it holds the file lock only per transaction
+// (a shared lock for reads, an exclusive one for writes), opening and
+// closing the bbolt file around each.
+type Store struct {
+	path string
+	opts Options
+	// mu orders this process's own transactions (writers exclusive), so
+	// goroutines of one process queue here instead of polling the flock.
+	mu     sync.RWMutex
+	closed atomic.Bool
+}
+
+// Open opens (without creating) the token file at path. A missing file is
+// not an error: the Store reports ErrNotInitialized until InitToken. An
+// existing file is checked (bbolt structure, schema version, token record):
+// a file that is not a token file, is truncated or damaged gives ErrCorrupt.
+func Open(path string, opts Options) (*Store, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{path: path, opts: o}
+	err = s.view(func(tx *bolt.Tx) error {
+		_, err := loadToken(tx)
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrNotInitialized) {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases the store. The file is not held open between calls, so
+// Close only makes later calls fail with ErrClosed.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	return nil
+}
+
+// Path returns the token file's path.
+func (s *Store) Path() string { return s.path }
+
+// Backup writes a consistent copy of the token file to w (one read
+// transaction) and returns the number of bytes written. Sealed attributes
+// and wrapped keys stay sealed in the copy.
+func (s *Store) Backup(w io.Writer) (int64, error) {
+	var n int64
+	err := s.view(func(tx *bolt.Tx) error {
+		if _, err := loadToken(tx); err != nil {
+			return err
+		}
+		var err error
+		n, err = tx.WriteTo(w)
+		if err != nil {
+			return fmt.Errorf("keystore: backup %s: %w", s.path, err)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// txMode says how a transaction opens the file.
+type txMode int
+
+const (
+	modeRead   txMode = iota // read-only open, shared lock
+	modeWrite                // read-write open of an existing file
+	modeCreate               // read-write open, creating the file (InitToken only)
+)
+
+// errNoWrite, returned by an update function, rolls the transaction back
+// without reporting an error (the function recorded its outcome itself).
+var errNoWrite = errors.New("keystore: nothing to write")
+
+func (s *Store) view(fn func(*bolt.Tx) error) error { return s.run(modeRead, fn) }
+
+func (s *Store) update(fn func(*bolt.Tx) error) error { return s.run(modeWrite, fn) }
+
+// run opens the file, runs fn in one transaction and closes the file.
+//
+// bbolt maps the file into memory and trusts what it finds there: a damaged
+// file can make it panic, and pages past the end of a truncated file fault
+// (SIGBUS). Both are turned into ErrCorrupt: faults become panics
+// (debug.SetPanicOnFault) and panics are recovered here; the file descriptor
+// (and with it the lock) is released through the OpenFile hook.
+func (s *Store) run(mode txMode, fn func(*bolt.Tx) error) (err error) {
+	if s.closed.Load() {
+		return fmt.Errorf("keystore: %s: %w", s.path, ErrClosed)
+	}
+	if mode == modeRead {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+	} else {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	}
+	if mode != modeCreate {
+		fi, err := os.Stat(s.path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("keystore: %s: %w", s.path, ErrNotInitialized)
+		case err != nil:
+			return fmt.Errorf("keystore: %w", err)
+		case fi.Size() == 0:
+			// Nothing was ever written: no data to lose, not corrupt.
+			return fmt.Errorf("keystore: %s: empty file: %w", s.path, ErrNotInitialized)
+		}
+	}
+	if mode == modeWrite {
+		// A read-only open first: it checks the file's length against its
+		// meta page before a read-write open would load the freelist from
+		// beyond the end of a truncated file.
+		if err := s.runOnce(modeRead, func(*bolt.Tx) error { return nil }); err != nil {
+			return err
+		}
+	}
+	return s.runOnce(mode, fn)
+}
+
+// runOnce is run without the in-process lock and the checks on the path.
+func (s *Store) runOnce(mode txMode, fn func(*bolt.Tx) error) (err error) {
+	var file *os.File
+	bopts := &bolt.Options{
+		Timeout:  s.opts.LockTimeout,
+		ReadOnly: mode == modeRead,
+		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			if mode != modeCreate {
+				flag &^= os.O_CREATE
+			}
+			f, err := os.OpenFile(name, flag, perm)
+			file = f
+			return f, err
+		},
+	}
+
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if file != nil {
+				// bbolt's memory map of the file is lost with its state
+				// and keeps the open file alive, so closing alone would
+				// not release the lock: unlock explicitly.
+				_ = syscall.Flock(int(file.Fd()), syscall.LOCK_UN)
+				_ = file.Close()
+			}
+			err = fmt.Errorf("keystore: %s: bbolt failed on the file (%v): %w", s.path, r, ErrCorrupt)
+		}
+	}()
+
+	db, err := bolt.Open(s.path, 0o600, bopts)
+	if err != nil {
+		return s.openError(err)
+	}
+	txfn := func(tx *bolt.Tx) error {
+		if err := s.checkSize(file, tx); err != nil {
+			return err
+		}
+		return fn(tx)
+	}
+	if mode == modeRead {
+		err = db.View(txfn)
+	} else {
+		err = db.Update(txfn)
+	}
+	if errors.Is(err, errNoWrite) {
+		err = nil
+	}
+	if cerr := db.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("keystore: close %s: %w", s.path, cerr)
+	}
+	return err
+}
+
+// checkSize refuses a file shorter than its own meta page says (a
+// truncated file): reading on would fault.
+func (s *Store) checkSize(f *os.File, tx *bolt.Tx) error {
+	if f == nil {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("keystore: %w", err)
+	}
+	if want := tx.Size(); fi.Size() < want {
+		return fmt.Errorf("keystore: %s: truncated (%d bytes, database needs %d): %w", s.path, fi.Size(), want, ErrCorrupt)
+	}
+	return nil
+}
+
+// openError classifies a bbolt.Open failure.
+func (s *Store) openError(err error) error {
+	var pathErr *fs.PathError
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return fmt.Errorf("keystore: %s: lock not obtained in %v: %w", s.path, s.opts.LockTimeout, ErrLocked)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("keystore: %s: %w", s.path, ErrNotInitialized)
+	case errors.As(err, &pathErr):
+		// Permission denied, I/O error...: not the file's content.
+		return fmt.Errorf("keystore: open: %w", err)
+	default:
+		// Invalid meta pages, version or checksum mismatch, a page size
+		// that cannot be mapped: the content is not a sound bbolt file.
+		return fmt.Errorf("keystore: %s: not a readable bbolt file (%v): %w", s.path, err, ErrCorrupt)
+	}
+}

@@ -1,0 +1,178 @@
+package keystore
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// TokenRecord is the token's public record.
+type TokenRecord struct {
+	Label         string
+	Serial        string // 16 hex chars, random at init
+	UserPINSet    bool
+	SOTriesLeft   int // consecutive wrong SO PINs still allowed
+	UserTriesLeft int // likewise for the user PIN (MaxPINTries while unset)
+	MaxPINTries   int
+	Generation    uint64 // bumped by every change of any kind
+}
+
+// Token returns the token record (ErrNotInitialized if none).
+func (s *Store) Token() (TokenRecord, error) {
+	var tr TokenRecord
+	err := s.view(func(tx *bolt.Tx) error {
+		rec, err := loadToken(tx)
+		if err != nil {
+			return err
+		}
+		gen, err := generation(tx)
+		if err != nil {
+			return err
+		}
+		tr = TokenRecord{
+			Label:         rec.Label,
+			Serial:        rec.Serial,
+			UserPINSet:    rec.User != nil,
+			SOTriesLeft:   max(0, s.opts.MaxPINTries-int(rec.SO.Tries)),
+			UserTriesLeft: s.opts.MaxPINTries,
+			MaxPINTries:   s.opts.MaxPINTries,
+			Generation:    gen,
+		}
+		if rec.User != nil {
+			tr.UserTriesLeft = max(0, s.opts.MaxPINTries-int(rec.User.Tries))
+		}
+		return nil
+	})
+	return tr, err
+}
+
+// Generation is the current change counter (cheap: one read transaction);
+// callers use it to notice other processes' changes. It only grows, also
+// across InitToken.
+func (s *Store) Generation() (uint64, error) {
+	var g uint64
+	err := s.view(func(tx *bolt.Tx) error {
+		if _, err := loadToken(tx); err != nil {
+			return err
+		}
+		var err error
+		g, err = generation(tx)
+		return err
+	})
+	return g, err
+}
+
+// errExists: a token appeared while InitToken was creating the file.
+var errExists = errors.New("keystore: token exists")
+
+// InitToken (re)initialises the token: new serial and token key, SO PIN
+// record, no user PIN, every object destroyed. If the token exists, soPIN
+// must match its SO PIN (ErrPINIncorrect otherwise, counted like a login;
+// ErrPINLocked when locked). A missing file is created (directory 0700,
+// file 0600); a corrupt file is refused with ErrCorrupt and left alone.
+// One transaction.
+func (s *Store) InitToken(soPIN []byte, label string) error {
+	if len(label) > maxLabelLen {
+		return fmt.Errorf("keystore: label of %d bytes exceeds %d", len(label), maxLabelLen)
+	}
+	tokenKey := make([]byte, tokenKeySize)
+	defer clear(tokenKey)
+	serialBytes := make([]byte, serialLen/2)
+	if _, err := rand.Read(tokenKey); err != nil {
+		return fmt.Errorf("keystore: token key: %w", err)
+	}
+	if _, err := rand.Read(serialBytes); err != nil {
+		return fmt.Errorf("keystore: serial: %w", err)
+	}
+	serial := hex.EncodeToString(serialBytes)
+	pending, err := newPendingPIN(soPIN, s.opts.KDF)
+	if err != nil {
+		return err
+	}
+	defer pending.wipe()
+	newRecord := func() (*tokenRecord, error) {
+		so, err := pending.record(tokenKey, SO, serial)
+		if err != nil {
+			return nil, err
+		}
+		return &tokenRecord{Label: label, Serial: serial, SO: *so}, nil
+	}
+
+	// An existing token: the old SO PIN decides.
+	_, err = s.Token()
+	if err == nil {
+		key, err := s.checkPIN(SO, soPIN, func(tx *bolt.Tx, rec *tokenRecord, _ *Key) error {
+			if err := wipeObjects(tx); err != nil {
+				return err
+			}
+			fresh, err := newRecord()
+			if err != nil {
+				return err
+			}
+			*rec = *fresh // checkPIN saves rec
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		key.Wipe()
+		return nil
+	}
+	if !errors.Is(err, ErrNotInitialized) {
+		return err // corrupt, busy...: never overwrite
+	}
+
+	// No token yet: create the file and the schema.
+	if dir := filepath.Dir(s.path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("keystore: create directory: %w", err)
+		}
+	}
+	err = s.run(modeCreate, func(tx *bolt.Tx) error {
+		switch err := checkSchema(tx); {
+		case err == nil:
+			return errExists // another process initialised it meanwhile
+		case !errors.Is(err, ErrNotInitialized):
+			return err
+		}
+		if err := createSchema(tx); err != nil {
+			return err
+		}
+		rec, err := newRecord()
+		if err != nil {
+			return err
+		}
+		if err := saveToken(tx, rec); err != nil {
+			return err
+		}
+		_, err = bumpGeneration(tx)
+		return err
+	})
+	if errors.Is(err, errExists) {
+		return s.InitToken(soPIN, label)
+	}
+	return err
+}
+
+// wipeObjects destroys every object and index entry, keeping the ID
+// sequence so IDs are never reused.
+func wipeObjects(tx *bolt.Tx) error {
+	seq := tx.Bucket(bucketObjects).Sequence()
+	for _, name := range [][]byte{bucketObjects, bucketIndex, bucketIndexRev} {
+		if err := tx.DeleteBucket(name); err != nil {
+			return fmt.Errorf("keystore: delete bucket %q: %w", name, err)
+		}
+		if _, err := tx.CreateBucket(name); err != nil {
+			return fmt.Errorf("keystore: create bucket %q: %w", name, err)
+		}
+	}
+	if err := tx.Bucket(bucketObjects).SetSequence(seq); err != nil {
+		return fmt.Errorf("keystore: keep object sequence: %w", err)
+	}
+	return nil
+}
