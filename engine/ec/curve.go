@@ -1,0 +1,567 @@
+package ec
+
+import (
+	"fmt"
+	"math/big"
+	"math/bits"
+	"sync"
+)
+
+// curve is a short Weierstrass curve y² = x³ + a·x + b over GF(p) with a
+// prime order n, a ∈ {−3, 0}, for one limb array type.
+type curve[E limbs] struct {
+	fp, fn  modulus[E]
+	aMinus3 bool // a = −3 (NIST); otherwise a = 0 (secp256k1)
+	b, b3   E    // b and 3·b, Montgomery form
+	g       affine[E]
+	pMinusN E // p − n (plain), for comparing x(R) mod n with r
+
+	tablesOnce sync.Once
+	comb       [][15]affine[E] // comb[i][j-1] = j·16^i·G, for ScalarBaseMult
+	gOdd       [32]affine[E]   // (2j+1)·G, for the variable-time wNAF
+}
+
+// wnafWidthG and wnafWidthP are the wNAF widths of DoubleScalarMultVarTime
+// for the generator (a precomputed affine table) and for the other point
+// (a projective table made per call).
+const (
+	wnafWidthG = 7
+	wnafWidthP = 5
+)
+
+// newCurve builds a curve from its parameters (public precomputation).
+func newCurve[E limbs](p, n, b, gx, gy *big.Int, aMinus3 bool) *curve[E] {
+	c := &curve[E]{fp: *newModulus[E](p), fn: *newModulus[E](n), aMinus3: aMinus3}
+	if p.Cmp(n) <= 0 || p.Cmp(new(big.Int).Lsh(n, 1)) >= 0 {
+		// x mod n for x < p needs at most one subtraction (reduceOnce).
+		panic("ec: curve needs n < p < 2n")
+	}
+	bigToLimbs(&c.pMinusN, new(big.Int).Sub(p, n))
+	var t E
+	bigToLimbs(&t, b)
+	c.fp.toMont(&c.b, &t)
+	c.fp.add(&c.b3, &c.b, &c.b)
+	c.fp.add(&c.b3, &c.b3, &c.b)
+	bigToLimbs(&t, gx)
+	c.fp.toMont(&c.g.x, &t)
+	bigToLimbs(&t, gy)
+	c.fp.toMont(&c.g.y, &t)
+	if !c.isOnCurve(&c.g) {
+		panic("ec: generator not on curve")
+	}
+	return c
+}
+
+// precompute builds the generator tables once, on first use. They hold
+// public points only.
+func (c *curve[E]) precompute() {
+	c.tablesOnce.Do(func() {
+		c.comb = c.buildComb(&c.g)
+		var g, g2 point[E]
+		c.fromAffine(&g, &c.g)
+		c.double(&g2, &g)
+		odd := make([]point[E], len(c.gOdd))
+		odd[0] = g
+		for j := 1; j < len(odd); j++ {
+			c.add(&odd[j], &odd[j-1], &g2)
+		}
+		c.batchToAffine(c.gOdd[:], odd)
+	})
+}
+
+// buildComb returns the comb table of the point b: row i holds
+// j·16^i·b for j = 1..15, affine, one row per 4-bit window of a scalar
+// below n. Public points only (variable time).
+func (c *curve[E]) buildComb(b *affine[E]) [][15]affine[E] {
+	windows := (c.fn.bits + 3) / 4
+	table := make([][15]affine[E], windows)
+	pts := make([]point[E], 15*windows)
+	var base point[E]
+	c.fromAffine(&base, b)
+	for w := range windows {
+		row := pts[15*w : 15*w+15]
+		row[0] = base
+		for j := 1; j < 15; j++ {
+			c.add(&row[j], &row[j-1], &base)
+		}
+		c.double(&base, &row[7]) // 2·(8·base) = 16·base
+	}
+	flat := make([]affine[E], len(pts))
+	c.batchToAffine(flat, pts)
+	for w := range table {
+		copy(table[w][:], flat[15*w:15*w+15])
+	}
+	return table
+}
+
+// batchToAffine converts points that are not the identity with one
+// inversion (Montgomery's trick). Public data only.
+func (c *curve[E]) batchToAffine(out []affine[E], in []point[E]) {
+	f := &c.fp
+	prod := make([]E, len(in))
+	prod[0] = in[0].z
+	for i := 1; i < len(in); i++ {
+		f.mul(&prod[i], &prod[i-1], &in[i].z)
+	}
+	var acc, zinv E
+	f.inv(&acc, &prod[len(in)-1])
+	for i := len(in) - 1; i >= 0; i-- {
+		if i > 0 {
+			f.mul(&zinv, &acc, &prod[i-1])
+			f.mul(&acc, &acc, &in[i].z)
+		} else {
+			zinv = acc
+		}
+		f.mul(&out[i].x, &in[i].x, &zinv)
+		f.mul(&out[i].y, &in[i].y, &zinv)
+	}
+}
+
+// nibble returns bits 4i..4i+3 of the plain integer k. The address read
+// depends on i only.
+func nibble[E limbs](k *E, i int) uint64 {
+	return ((*k)[i/16] >> (4 * uint(i%16))) & 15
+}
+
+// baseMult sets r = k·G for a plain scalar k < n, in constant time: one
+// mixed addition per 4-bit window of k from the comb table, each lookup
+// reading all 15 entries of the window's row.
+func (c *curve[E]) baseMult(r *point[E], k *E) {
+	c.precompute()
+	c.setIdentity(r)
+	var t affine[E]
+	var s point[E]
+	for w := range c.comb {
+		d := nibble(k, w)
+		row := &c.comb[w]
+		t = affine[E]{}
+		for j := range row {
+			selectAffine(&t, &row[j], ctEq(uint64(j+1), d))
+		}
+		c.addAffine(&s, r, &t)
+		// A zero digit adds nothing (t is then not a point; s is dropped).
+		selectPoint(r, &s, r, 1^ctEq(d, 0))
+	}
+}
+
+// scalarMult sets r = k·p for a plain scalar k < n, in constant time: a
+// fixed window of 4 bits, every window 4 doublings and one complete
+// addition of an entry read from a 16-entry table by touching every entry.
+func (c *curve[E]) scalarMult(r *point[E], p *affine[E], k *E) {
+	var table [16]point[E]
+	c.setIdentity(&table[0])
+	c.fromAffine(&table[1], p)
+	for i := 2; i < 16; i++ {
+		if i%2 == 0 {
+			c.double(&table[i], &table[i/2])
+		} else {
+			c.add(&table[i], &table[i-1], &table[1])
+		}
+	}
+	windows := (c.fn.bits + 3) / 4
+	c.setIdentity(r)
+	var t point[E]
+	for w := windows - 1; w >= 0; w-- {
+		if w != windows-1 {
+			c.double(r, r)
+			c.double(r, r)
+			c.double(r, r)
+			c.double(r, r)
+		}
+		d := nibble(k, w)
+		for j := range table {
+			selectPoint(&t, &table[j], &t, ctEq(uint64(j), d))
+		}
+		c.add(r, r, &t)
+	}
+}
+
+// wnaf writes the width-w non-adjacent form of the plain integer k into
+// out (least significant digit first; odd digits in (−2^(w−1), 2^(w−1)))
+// and returns the number of digits. Variable time.
+func wnaf[E limbs](out *[64*9 + 2]int8, k *E, w uint) int {
+	var t [9 + 1]uint64
+	n := len(*k)
+	for i := range n {
+		t[i] = (*k)[i]
+	}
+	nonzero := func() bool {
+		for i := range n + 1 {
+			if t[i] != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	mask := uint64(1)<<w - 1
+	i := 0
+	for nonzero() {
+		var d int64
+		if t[0]&1 == 1 {
+			d = int64(t[0] & mask)
+			if d >= 1<<(w-1) {
+				d -= 1 << w
+			}
+			if d > 0 { // t -= d
+				var b uint64
+				t[0], b = bits.Sub64(t[0], uint64(d), 0)
+				for j := 1; j <= n; j++ {
+					t[j], b = bits.Sub64(t[j], 0, b)
+				}
+			} else { // t += −d
+				var cy uint64
+				t[0], cy = bits.Add64(t[0], uint64(-d), 0)
+				for j := 1; j <= n; j++ {
+					t[j], cy = bits.Add64(t[j], 0, cy)
+				}
+			}
+		}
+		out[i] = int8(d)
+		i++
+		for j := range n {
+			t[j] = t[j]>>1 | t[j+1]<<63
+		}
+		t[n] >>= 1
+	}
+	return i
+}
+
+// doubleMultVarTime sets r = u1·G + u2·p with interleaved wNAFs (Shamir's
+// trick). Variable time: for public scalars only (verification).
+func (c *curve[E]) doubleMultVarTime(r *point[E], u1, u2 *E, p *affine[E]) {
+	c.precompute()
+	var table [1 << (wnafWidthP - 2)]point[E] // p, 3p, 5p, ...
+	var p2 point[E]
+	c.fromAffine(&table[0], p)
+	c.double(&p2, &table[0])
+	for j := 1; j < len(table); j++ {
+		c.add(&table[j], &table[j-1], &p2)
+	}
+	var naf1, naf2 [64*9 + 2]int8
+	n1 := wnaf(&naf1, u1, wnafWidthG)
+	n2 := wnaf(&naf2, u2, wnafWidthP)
+	c.setIdentity(r)
+	var ta affine[E]
+	var tp point[E]
+	for i := max(n1, n2) - 1; i >= 0; i-- {
+		c.double(r, r)
+		if d := naf1[i]; d > 0 {
+			c.addAffine(r, r, &c.gOdd[d/2])
+		} else if d < 0 {
+			ta.x = c.gOdd[-d/2].x
+			c.fp.neg(&ta.y, &c.gOdd[-d/2].y)
+			c.addAffine(r, r, &ta)
+		}
+		if d := naf2[i]; d > 0 {
+			c.add(r, r, &table[d/2])
+		} else if d < 0 {
+			c.negate(&tp, &table[-d/2])
+			c.add(r, r, &tp)
+		}
+	}
+}
+
+// decodePoint parses affine coordinates (big-endian, exactly the field's
+// byte length each, < p) and checks that the point is on the curve.
+func (c *curve[E]) decodePoint(a *affine[E], x, y []byte) error {
+	var t E
+	if !c.fp.setCanonical(&t, x) {
+		return fmt.Errorf("%w: x coordinate not a %d-byte field element", ErrInvalidPoint, c.fp.size)
+	}
+	c.fp.toMont(&a.x, &t)
+	if !c.fp.setCanonical(&t, y) {
+		return fmt.Errorf("%w: y coordinate not a %d-byte field element", ErrInvalidPoint, c.fp.size)
+	}
+	c.fp.toMont(&a.y, &t)
+	if !c.isOnCurve(a) {
+		return fmt.Errorf("%w: not on the curve", ErrInvalidPoint)
+	}
+	return nil
+}
+
+// encodePoint returns p's affine coordinates, or ErrInvalidScalar when p is
+// the identity (the scalar was a multiple of n).
+func (c *curve[E]) encodePoint(p *point[E]) (x, y []byte, err error) {
+	var a affine[E]
+	ok := c.toAffine(&a, p)
+	if ok == 0 {
+		return nil, nil, fmt.Errorf("%w: result is the point at infinity", ErrInvalidScalar)
+	}
+	var t E
+	buf := make([]byte, 2*c.fp.size)
+	x, y = buf[:c.fp.size:c.fp.size], buf[c.fp.size:]
+	c.fp.fromMont(&t, &a.x)
+	putBytes(x, &t)
+	c.fp.fromMont(&t, &a.y)
+	putBytes(y, &t)
+	return x, y, nil
+}
+
+// scalar reduces the big-endian k modulo n (constant time in k's value).
+func (c *curve[E]) scalar(s *E, k []byte) error {
+	if len(k) == 0 || !c.fn.reduceBytes(s, k) {
+		return fmt.Errorf("%w: %d bytes (want 1 to %d)", ErrInvalidScalar, len(k), 16*len(*s))
+	}
+	return nil
+}
+
+func (c *curve[E]) scalarBaseMult(k []byte) (x, y []byte, err error) {
+	var s E
+	if err := c.scalar(&s, k); err != nil {
+		return nil, nil, err
+	}
+	var r point[E]
+	c.baseMult(&r, &s)
+	return c.encodePoint(&r)
+}
+
+func (c *curve[E]) scalarMultBytes(k, px, py []byte) (x, y []byte, err error) {
+	var s E
+	if err := c.scalar(&s, k); err != nil {
+		return nil, nil, err
+	}
+	var p affine[E]
+	if err := c.decodePoint(&p, px, py); err != nil {
+		return nil, nil, err
+	}
+	var r point[E]
+	c.scalarMult(&r, &p, &s)
+	return c.encodePoint(&r)
+}
+
+func (c *curve[E]) doubleScalarMultVarTime(u1, u2, px, py []byte) (x, y []byte, err error) {
+	var s1, s2 E
+	if err := c.scalar(&s1, u1); err != nil {
+		return nil, nil, err
+	}
+	if err := c.scalar(&s2, u2); err != nil {
+		return nil, nil, err
+	}
+	var p affine[E]
+	if err := c.decodePoint(&p, px, py); err != nil {
+		return nil, nil, err
+	}
+	var r point[E]
+	c.doubleMultVarTime(&r, &s1, &s2, &p)
+	return c.encodePoint(&r)
+}
+
+func (c *curve[E]) isOnCurveBytes(x, y []byte) bool {
+	var a affine[E]
+	return c.decodePoint(&a, x, y) == nil
+}
+
+// validScalar reports (in constant time in k's value) whether k is
+// exactly the order's byte length and 0 < k < n.
+func (c *curve[E]) validScalar(k []byte) bool {
+	if len(k) != c.fn.size {
+		return false
+	}
+	var s E
+	setBytes(&s, k)
+	return less(&s, &c.fn.m)&(1^isZero(&s)) == 1
+}
+
+// decompress returns the y coordinate (big-endian) of the point with the
+// given x whose y has the given parity. p ≡ 3 (mod 4) on every curve here,
+// so y = (x³ + a·x + b)^((p+1)/4).
+func (c *curve[E]) decompress(xb []byte, odd bool) ([]byte, error) {
+	f := &c.fp
+	var x, xm, r, y, y2 E
+	if !f.setCanonical(&x, xb) {
+		return nil, fmt.Errorf("%w: x coordinate not a %d-byte field element", ErrInvalidPoint, f.size)
+	}
+	f.toMont(&xm, &x)
+	c.rhs(&r, &xm)
+	var e E
+	bigToLimbs(&e, new(big.Int).Rsh(new(big.Int).Add(limbsToBig(&f.m), big.NewInt(1)), 2))
+	f.exp(&y, &r, &e)
+	f.sqr(&y2, &y)
+	if equal(&y2, &r) == 0 {
+		return nil, fmt.Errorf("%w: x has no point on the curve", ErrInvalidPoint)
+	}
+	var yp E
+	f.fromMont(&yp, &y)
+	if (yp[0]&1 == 1) != odd {
+		f.neg(&yp, &yp)
+	}
+	out := make([]byte, f.size)
+	putBytes(out, &yp)
+	return out, nil
+}
+
+// reduceOnce sets z = z mod n for z < 2n.
+func (c *curve[E]) reduceOnce(z *E) {
+	var d E
+	var b uint64
+	for i := range len(d) {
+		d[i], b = bits.Sub64((*z)[i], c.fn.m[i], b)
+	}
+	sel(z, z, &d, b)
+}
+
+// hashToInt sets e to the hash as an integer mod n: its leftmost bits, as
+// many as n has (SEC 1 §4.1.3 step 5, FIPS 186-5 §6.4.1), reduced mod n.
+func (c *curve[E]) hashToInt(e *E, hash []byte) {
+	if len(hash) > c.fn.size {
+		hash = hash[:c.fn.size]
+	}
+	setBytes(e, hash)
+	if excess := 8*len(hash) - c.fn.bits; excess > 0 {
+		shiftRight(e, e, uint(excess))
+	}
+	c.reduceOnce(e)
+}
+
+// ecdsaSignature computes r = rx mod n and s = k⁻¹·(e + r·d) mod n and
+// writes r‖s into dst (2 × the order's byte length). Constant time in k
+// and d; rx, the hash and the output are public.
+func (c *curve[E]) ecdsaSignature(dst, k, d, hash, rx []byte) error {
+	fn := &c.fn
+	if len(dst) != 2*fn.size {
+		return fmt.Errorf("ec: signature buffer of %d bytes, want %d", len(dst), 2*fn.size)
+	}
+	if !c.validScalar(k) {
+		return fmt.Errorf("%w: nonce not in [1, n-1]", ErrInvalidScalar)
+	}
+	if !c.validScalar(d) {
+		return fmt.Errorf("%w: private key not in [1, n-1]", ErrInvalidScalar)
+	}
+	var kk, dd, r, e E
+	setBytes(&kk, k)
+	setBytes(&dd, d)
+	if !c.fp.setCanonical(&r, rx) {
+		return fmt.Errorf("%w: x coordinate of k·G not a field element", ErrInvalidPoint)
+	}
+	c.reduceOnce(&r)
+	if isZero(&r) == 1 {
+		return fmt.Errorf("%w: r = 0", ErrInvalidScalar)
+	}
+	c.hashToInt(&e, hash)
+	var km, kinv, dm, rm, em, s E
+	fn.toMont(&km, &kk)
+	fn.inv(&kinv, &km)
+	fn.toMont(&dm, &dd)
+	fn.toMont(&rm, &r)
+	fn.toMont(&em, &e)
+	fn.mul(&s, &rm, &dm)
+	fn.add(&s, &s, &em)
+	fn.mul(&s, &s, &kinv)
+	fn.fromMont(&s, &s)
+	if isZero(&s) == 1 {
+		return fmt.Errorf("%w: s = 0", ErrInvalidScalar)
+	}
+	putBytes(dst[:fn.size], &r)
+	putBytes(dst[fn.size:], &s)
+	return nil
+}
+
+// combAddVarTime adds k·b to r, b given by its comb table. Variable time.
+func (c *curve[E]) combAddVarTime(r *point[E], table [][15]affine[E], k *E) {
+	for w := range table {
+		if d := nibble(k, w); d != 0 {
+			c.addAffine(r, r, &table[w][d-1])
+		}
+	}
+}
+
+// ecdsaVerify checks r‖s on the hash under the public point (px, py).
+// Variable time (public inputs only).
+func (c *curve[E]) ecdsaVerify(px, py, hash, rs []byte) error {
+	var q affine[E]
+	if err := c.decodePoint(&q, px, py); err != nil {
+		return fmt.Errorf("ec: public key: %w", err)
+	}
+	return c.verifyPoint(&q, nil, hash, rs)
+}
+
+// verifyPoint checks r‖s on the hash under the public point q, using q's
+// comb table when it has one (then both products are table sums and no
+// doubling is needed) and interleaved wNAFs otherwise.
+func (c *curve[E]) verifyPoint(q *affine[E], qComb [][15]affine[E], hash, rs []byte) error {
+	fn := &c.fn
+	if len(rs) != 2*fn.size {
+		return fmt.Errorf("%w: %d bytes, want %d", ErrInvalidSignature, len(rs), 2*fn.size)
+	}
+	var r, s E
+	if !fn.setCanonical(&r, rs[:fn.size]) || isZero(&r) == 1 {
+		return fmt.Errorf("%w: r not in [1, n-1]", ErrInvalidSignature)
+	}
+	if !fn.setCanonical(&s, rs[fn.size:]) || isZero(&s) == 1 {
+		return fmt.Errorf("%w: s not in [1, n-1]", ErrInvalidSignature)
+	}
+	var e, sm, w, u1, u2 E
+	c.hashToInt(&e, hash)
+	fn.toMont(&sm, &s)
+	fn.inv(&w, &sm)     // s⁻¹·R
+	fn.mul(&u1, &e, &w) // e·s⁻¹, plain
+	fn.mul(&u2, &r, &w) // r·s⁻¹, plain
+	var p point[E]
+	if qComb != nil {
+		c.precompute()
+		c.setIdentity(&p)
+		c.combAddVarTime(&p, c.comb, &u1)
+		c.combAddVarTime(&p, qComb, &u2)
+	} else {
+		c.doubleMultVarTime(&p, &u1, &u2, q)
+	}
+	if isZero(&p.z) == 1 {
+		return fmt.Errorf("%w: u1·G + u2·Q is the point at infinity", ErrInvalidSignature)
+	}
+	// x(p) mod n = r, with x(p) = X/Z < p < 2n: X = r·Z or X = (r+n)·Z.
+	// Comparing projectively saves an inversion.
+	f := &c.fp
+	var rm, t E
+	f.toMont(&rm, &r)
+	f.mul(&t, &rm, &p.z)
+	if equal(&t, &p.x) == 1 {
+		return nil
+	}
+	if less(&r, &c.pMinusN) == 1 {
+		var rn E
+		addPlain(&rn, &r, &fn.m)
+		f.toMont(&rm, &rn)
+		f.mul(&t, &rm, &p.z)
+		if equal(&t, &p.x) == 1 {
+			return nil
+		}
+	}
+	return ErrInvalidSignature
+}
+
+// addPlain sets z = x + y, for sums that fit.
+func addPlain[E limbs](z, x, y *E) {
+	var c uint64
+	for i := range len(*z) {
+		(*z)[i], c = bits.Add64((*x)[i], (*y)[i], c)
+	}
+}
+
+// pubKey is a validated public point with its comb table (public data),
+// for verifying many signatures by one key.
+type pubKey[E limbs] struct {
+	c    *curve[E]
+	q    affine[E]
+	once sync.Once
+	comb [][15]affine[E]
+}
+
+func (c *curve[E]) newPublicKey(px, py []byte) (verifier, error) {
+	k := &pubKey[E]{c: c}
+	if err := c.decodePoint(&k.q, px, py); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+func (k *pubKey[E]) precompute() {
+	k.once.Do(func() { k.comb = k.c.buildComb(&k.q) })
+}
+
+func (k *pubKey[E]) verify(hash, rs []byte, fast bool) error {
+	if fast {
+		k.precompute()
+		return k.c.verifyPoint(&k.q, k.comb, hash, rs)
+	}
+	return k.c.verifyPoint(&k.q, nil, hash, rs)
+}

@@ -1,0 +1,334 @@
+package ec
+
+//go:generate go run gen_mul.go
+
+import (
+	"math/big"
+	"math/bits"
+)
+
+// limbs is the set of limb arrays the arithmetic is instantiated for:
+// little-endian 64-bit words, four for the 256-bit curves, six for P-384
+// and nine for P-521. Each array length compiles to its own code (Go
+// stencils generics per shape), so loop bounds are constants.
+type limbs interface {
+	[4]uint64 | [6]uint64 | [9]uint64
+}
+
+// modulus is Montgomery arithmetic modulo an odd m < 2^(64·L), with
+// R = 2^(64·L). Elements handled by its methods are fully reduced (< m).
+// Every method runs in time independent of the values of its operands;
+// only the exponent of exp (always a public constant) and the lengths of
+// byte strings may influence timing.
+type modulus[E limbs] struct {
+	m     E
+	m0inv uint64 // −m⁻¹ mod 2⁶⁴
+	rr    E      // R² mod m
+	one   E      // R mod m: 1 in Montgomery form
+	plain E      // 1, as a plain integer (for leaving Montgomery form)
+	mm2   E      // m − 2: the exponent of Fermat inversion
+	bits  int    // bit length of m
+	size  int    // byte length of m
+}
+
+// newModulus derives the Montgomery constants of m (public precomputation,
+// math/big is fine here).
+func newModulus[E limbs](m *big.Int) *modulus[E] {
+	f := &modulus[E]{bits: m.BitLen(), size: (m.BitLen() + 7) / 8}
+	bigToLimbs(&f.m, m)
+	L := len(f.m)
+	r := new(big.Int).Lsh(big.NewInt(1), uint(64*L))
+	bigToLimbs(&f.one, new(big.Int).Mod(r, m))
+	bigToLimbs(&f.rr, new(big.Int).Mod(new(big.Int).Mul(r, r), m))
+	bigToLimbs(&f.mm2, new(big.Int).Sub(m, big.NewInt(2)))
+	f.plain[0] = 1
+	// Newton iteration for m⁻¹ mod 2⁶⁴.
+	inv := uint64(1)
+	for range 6 {
+		inv *= 2 - f.m[0]*inv
+	}
+	f.m0inv = -inv
+	return f
+}
+
+// bigToLimbs sets z to x (which must fit).
+func bigToLimbs[E limbs](z *E, x *big.Int) {
+	*z = *new(E)
+	for i, w := range x.Bits() {
+		(*z)[i] = uint64(w)
+	}
+}
+
+// limbsToBig returns x as a big.Int (tests and precomputation only).
+func limbsToBig[E limbs](x *E) *big.Int {
+	b := make([]byte, 8*len(*x))
+	putBytes(b, x)
+	return new(big.Int).SetBytes(b)
+}
+
+// ctEq returns 1 if a == b and 0 otherwise, without branching.
+func ctEq(a, b uint64) uint64 {
+	x := a ^ b
+	return 1 ^ ((x | -x) >> 63)
+}
+
+// add sets z = x + y mod m.
+func (f *modulus[E]) add(z, x, y *E) {
+	switch zz := any(z).(type) {
+	case *[4]uint64:
+		modAdd4(zz, any(x).(*[4]uint64), any(y).(*[4]uint64), any(&f.m).(*[4]uint64))
+		return
+	case *[6]uint64:
+		modAdd6(zz, any(x).(*[6]uint64), any(y).(*[6]uint64), any(&f.m).(*[6]uint64))
+		return
+	}
+	var s, d E
+	var c, b uint64
+	for i := range len(s) {
+		s[i], c = bits.Add64((*x)[i], (*y)[i], c)
+	}
+	for i := range len(s) {
+		d[i], b = bits.Sub64(s[i], f.m[i], b)
+	}
+	// The reduced sum is d when the addition carried or the subtraction
+	// did not borrow.
+	mask := -(c | (b ^ 1))
+	for i := range len(s) {
+		(*z)[i] = d[i]&mask | s[i]&^mask
+	}
+}
+
+// sub sets z = x − y mod m.
+func (f *modulus[E]) sub(z, x, y *E) {
+	switch zz := any(z).(type) {
+	case *[4]uint64:
+		modSub4(zz, any(x).(*[4]uint64), any(y).(*[4]uint64), any(&f.m).(*[4]uint64))
+		return
+	case *[6]uint64:
+		modSub6(zz, any(x).(*[6]uint64), any(y).(*[6]uint64), any(&f.m).(*[6]uint64))
+		return
+	}
+	var d E
+	var b, c uint64
+	for i := range len(d) {
+		d[i], b = bits.Sub64((*x)[i], (*y)[i], b)
+	}
+	mask := -b
+	for i := range len(d) {
+		(*z)[i], c = bits.Add64(d[i], f.m[i]&mask, c)
+	}
+}
+
+// neg sets z = −x mod m.
+func (f *modulus[E]) neg(z, x *E) {
+	var zero E
+	f.sub(z, &zero, x)
+}
+
+// mul sets z = x·y·R⁻¹ mod m (Montgomery product, CIOS). It needs
+// x·y < m·R, which holds when one operand is < m and the other < R.
+// The products are unrolled per limb count (mul_generated.go).
+func (f *modulus[E]) mul(z, x, y *E) {
+	switch zz := any(z).(type) {
+	case *[4]uint64:
+		montMul4(zz, any(x).(*[4]uint64), any(y).(*[4]uint64), any(&f.m).(*[4]uint64), f.m0inv)
+	case *[6]uint64:
+		montMul6(zz, any(x).(*[6]uint64), any(y).(*[6]uint64), any(&f.m).(*[6]uint64), f.m0inv)
+	default:
+		f.mulLoop(z, x, y) // nine limbs: unrolling spills and is slower
+	}
+}
+
+// mulLoop is mul as loops, for any limb count.
+func (f *modulus[E]) mulLoop(z, x, y *E) {
+	var e0 E
+	n := len(e0)
+	var t [9 + 2]uint64
+	for i := range n {
+		yi := (*y)[i]
+		var c uint64
+		for j := range n {
+			hi, lo := bits.Mul64((*x)[j], yi)
+			var cc uint64
+			lo, cc = bits.Add64(lo, t[j], 0)
+			hi += cc
+			lo, cc = bits.Add64(lo, c, 0)
+			hi += cc
+			t[j], c = lo, hi
+		}
+		var cc uint64
+		t[n], cc = bits.Add64(t[n], c, 0)
+		t[n+1] = cc
+
+		q := t[0] * f.m0inv
+		hi, lo := bits.Mul64(q, f.m[0])
+		_, cc = bits.Add64(lo, t[0], 0)
+		c = hi + cc
+		for j := 1; j < n; j++ {
+			hi, lo = bits.Mul64(q, f.m[j])
+			lo, cc = bits.Add64(lo, t[j], 0)
+			hi += cc
+			lo, cc = bits.Add64(lo, c, 0)
+			hi += cc
+			t[j-1], c = lo, hi
+		}
+		t[n-1], cc = bits.Add64(t[n], c, 0)
+		t[n] = t[n+1] + cc
+	}
+	// t < 2m: subtract m once if t ≥ m.
+	var d E
+	var b uint64
+	for i := range n {
+		d[i], b = bits.Sub64(t[i], f.m[i], b)
+	}
+	_, b = bits.Sub64(t[n], 0, b)
+	mask := -b // all ones: t < m, keep t
+	for i := range n {
+		(*z)[i] = t[i]&mask | d[i]&^mask
+	}
+}
+
+// sqr sets z = x²·R⁻¹ mod m.
+func (f *modulus[E]) sqr(z, x *E) { f.mul(z, x, x) }
+
+// toMont sets z = x·R mod m, for any x < R.
+func (f *modulus[E]) toMont(z, x *E) { f.mul(z, x, &f.rr) }
+
+// fromMont sets z = x·R⁻¹ mod m.
+func (f *modulus[E]) fromMont(z, x *E) { f.mul(z, x, &f.plain) }
+
+// exp sets z = x^e (Montgomery form in and out). The exponent e is public:
+// the schedule (a fixed 4-bit window) depends on it, never on x.
+func (f *modulus[E]) exp(z, x, e *E) {
+	var table [16]E
+	table[0] = f.one
+	table[1] = *x
+	for i := 2; i < 16; i++ {
+		f.mul(&table[i], &table[i-1], x)
+	}
+	acc := f.one
+	started := false
+	for i := len(*e) - 1; i >= 0; i-- {
+		w := (*e)[i]
+		for s := 60; s >= 0; s -= 4 {
+			nib := (w >> uint(s)) & 15
+			if started {
+				f.sqr(&acc, &acc)
+				f.sqr(&acc, &acc)
+				f.sqr(&acc, &acc)
+				f.sqr(&acc, &acc)
+			}
+			if nib != 0 { // branch on the public exponent only
+				f.mul(&acc, &acc, &table[nib])
+				started = true
+			}
+		}
+	}
+	*z = acc
+}
+
+// inv sets z = x⁻¹ (Montgomery form in and out) by Fermat's little theorem,
+// m being prime; the inverse of 0 is 0.
+func (f *modulus[E]) inv(z, x *E) { f.exp(z, x, &f.mm2) }
+
+// isZero returns 1 if x == 0 and 0 otherwise.
+func isZero[E limbs](x *E) uint64 {
+	var acc uint64
+	for i := range len(*x) {
+		acc |= (*x)[i]
+	}
+	return ctEq(acc, 0)
+}
+
+// equal returns 1 if x == y and 0 otherwise.
+func equal[E limbs](x, y *E) uint64 {
+	var acc uint64
+	for i := range len(*x) {
+		acc |= (*x)[i] ^ (*y)[i]
+	}
+	return ctEq(acc, 0)
+}
+
+// sel sets z = x if cond == 1 and z = y if cond == 0.
+func sel[E limbs](z, x, y *E, cond uint64) {
+	mask := -cond
+	for i := range len(*z) {
+		(*z)[i] = (*x)[i]&mask | (*y)[i]&^mask
+	}
+}
+
+// less returns 1 if x < y and 0 otherwise.
+func less[E limbs](x, y *E) uint64 {
+	var b uint64
+	for i := range len(*x) {
+		_, b = bits.Sub64((*x)[i], (*y)[i], b)
+	}
+	return b
+}
+
+// setBytes sets z to the big-endian b, which must hold at most 8·L bytes.
+func setBytes[E limbs](z *E, b []byte) {
+	*z = *new(E)
+	for i := range len(b) {
+		j := len(b) - 1 - i // byte i from the little end
+		(*z)[i/8] |= uint64(b[j]) << (8 * uint(i%8))
+	}
+}
+
+// putBytes writes x big-endian into all of out, truncating high bytes that
+// do not fit (callers size out to hold the value).
+func putBytes[E limbs](out []byte, x *E) {
+	for i := range len(out) {
+		j := len(out) - 1 - i
+		if i/8 < len(*x) {
+			out[j] = byte((*x)[i/8] >> (8 * uint(i%8)))
+		} else {
+			out[j] = 0
+		}
+	}
+}
+
+// setCanonical sets z (plain, not Montgomery) to the big-endian b of
+// exactly f.size bytes and reports whether the value is < m.
+func (f *modulus[E]) setCanonical(z *E, b []byte) bool {
+	if len(b) != f.size {
+		return false
+	}
+	setBytes(z, b)
+	return less(z, &f.m) == 1
+}
+
+// reduceBytes sets z (plain) to the big-endian b mod m, for len(b) up to
+// 16·L bytes, in time independent of the value of b.
+func (f *modulus[E]) reduceBytes(z *E, b []byte) bool {
+	L := 8 * len(*z)
+	if len(b) > 2*L {
+		return false
+	}
+	var hi, lo E
+	if len(b) > L {
+		setBytes(&hi, b[:len(b)-L])
+		setBytes(&lo, b[len(b)-L:])
+	} else {
+		setBytes(&lo, b)
+	}
+	var t E
+	f.toMont(&t, &lo)   // lo·R mod m, valid for lo < R
+	f.fromMont(&lo, &t) // lo mod m
+	f.toMont(&hi, &hi)  // hi·R mod m, as a plain value
+	f.add(z, &lo, &hi)
+	return true
+}
+
+// shiftRight sets z = x >> s for 0 ≤ s < 64.
+func shiftRight[E limbs](z, x *E, s uint) {
+	if s == 0 {
+		*z = *x
+		return
+	}
+	n := len(*x)
+	for i := range n - 1 {
+		(*z)[i] = (*x)[i]>>s | (*x)[i+1]<<(64-s)
+	}
+	(*z)[n-1] = (*x)[n-1] >> s
+}

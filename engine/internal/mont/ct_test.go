@@ -1,0 +1,104 @@
+package mont
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+)
+
+// traceExp runs Exp with kernelTrace recording and returns the sequence of
+// kernel calls ('M' multiply, 'S' square, 'T' table lookup).
+func traceExp(m *Modulus, x []uint64, e []byte) string {
+	var ops []byte
+	kernelTrace = func(op byte) { ops = append(ops, op) }
+	defer func() { kernelTrace = nil }()
+	z := make([]uint64, m.Limbs())
+	m.Exp(z, x, e)
+	return string(ops)
+}
+
+// TestExpTraceIndependentOfSecrets checks that the sequence of kernel calls
+// and table lookups made by Exp is the same for any exponent and base of a
+// given length (all-zero, all-one, sparse and random exponents; zero, one
+// and random bases). Together with the kernels and tableSelect having no
+// data-dependent branches or indices, this is the structural half of the
+// constant-time argument.
+func TestExpTraceIndependentOfSecrets(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, bits := range []int{256, 1024, 2048} {
+		n := randOdd(r, bits)
+		m := mustModulus(t, n)
+		elen := bits / 8
+		exps := [][]byte{make([]byte, elen), make([]byte, elen), make([]byte, elen), make([]byte, elen)}
+		for i := range exps[1] {
+			exps[1][i] = 0xff
+		}
+		exps[2][elen-1] = 1
+		for i := range exps[3] {
+			exps[3][i] = byte(r.Uint32())
+		}
+		bases := []*big.Int{big.NewInt(0), big.NewInt(1), new(big.Int).Mod(randBig(r, bits), n)}
+		ref := traceExp(m, natOf(m, bases[0]), exps[0])
+		if len(ref) == 0 {
+			t.Fatal("trace hook recorded nothing")
+		}
+		for _, e := range exps {
+			for _, b := range bases {
+				if got := traceExp(m, natOf(m, b), e); got != ref {
+					t.Fatalf("%d bits: kernel trace differs for exponent %x…", bits, e[:4])
+				}
+			}
+		}
+		// A different modulus of the same length must give the same trace too.
+		m2 := mustModulus(t, randOdd(r, bits))
+		if got := traceExp(m2, natOf(m2, big.NewInt(5)), exps[3]); got != ref {
+			t.Fatalf("%d bits: kernel trace differs between moduli", bits)
+		}
+	}
+}
+
+// TestExpTimingDudect is a dudect-style statistical test (Reparaz, Balasch,
+// Verbauwhede 2017): it times Exp for two classes of secret exponents (all
+// zero bits vs random) interleaved at random and applies Welch's t-test.
+// |t| > 10 would indicate a leak. It is opt-in (MODEXP_DUDECT=1) because a
+// shared machine makes timing noisy.
+func TestExpTimingDudect(t *testing.T) {
+	if os.Getenv("MODEXP_DUDECT") != "1" {
+		t.Skip("set MODEXP_DUDECT=1 to run the statistical timing test")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	n := randOdd(r, 1024)
+	m := mustModulus(t, n)
+	x := natOf(m, new(big.Int).Mod(randBig(r, 1024), n))
+	z := make([]uint64, m.Limbs())
+	zero := make([]byte, 128)
+	var sum, sumSq [2]float64
+	var cnt [2]float64
+	for i := 0; i < 4000; i++ {
+		class := r.IntN(2)
+		e := zero
+		if class == 1 {
+			e = make([]byte, 128)
+			for j := range e {
+				e[j] = byte(r.Uint32())
+			}
+		}
+		start := time.Now()
+		m.Exp(z, x, e)
+		d := float64(time.Since(start).Nanoseconds())
+		sum[class] += d
+		sumSq[class] += d * d
+		cnt[class]++
+	}
+	mean := [2]float64{sum[0] / cnt[0], sum[1] / cnt[1]}
+	v0 := sumSq[0]/cnt[0] - mean[0]*mean[0]
+	v1 := sumSq[1]/cnt[1] - mean[1]*mean[1]
+	tv := (mean[0] - mean[1]) / math.Sqrt(v0/cnt[0]+v1/cnt[1])
+	t.Logf("mean zero-exp %.0f ns, random-exp %.0f ns, Welch t = %.2f", mean[0], mean[1], tv)
+	if math.Abs(tv) > 10 {
+		t.Errorf("timing differs between exponent classes: t = %.2f", tv)
+	}
+}

@@ -1,0 +1,39 @@
+package mont
+
+// This file is the one place where the limb kernel is chosen. An assembly
+// kernel (MULX/ADX, AVX-512 IFMA) will be selected here from CPU features,
+// unless the package is built with the tag purego (see purego.go).
+
+// kernelTrace, when non-nil, receives one event per kernel call and table
+// lookup. It is set only by the constant-time trace test, before any
+// concurrent use, and costs one predictable branch per call otherwise.
+var kernelTrace func(op byte)
+
+// montMul sets z = x·y·R⁻¹ mod n, where R = 2^(64·len(n)). x and y must be
+// below n (x may be any value below R if y < n); t is scratch of at least
+// 2·len(n)+2 limbs. z may alias x or y but not t.
+func montMul(z, x, y, n []uint64, n0inv uint64, t []uint64) {
+	if kernelTrace != nil {
+		kernelTrace('M')
+	}
+	montMulGeneric(z, x, y, n, n0inv, t)
+}
+
+// montSqr sets z = x²·R⁻¹ mod n for x < n; t as for montMul. z may alias x.
+func montSqr(z, x, n []uint64, n0inv uint64, t []uint64) {
+	if kernelTrace != nil {
+		kernelTrace('S')
+	}
+	if useSqr && len(n) >= sqrMinLimbs {
+		montSqrGeneric(z, x, n, n0inv, t)
+		return
+	}
+	montMulGeneric(z, x, x, n, n0inv, t)
+}
+
+// useSqr selects the dedicated squaring; sqrMinLimbs is the size from
+// which it beats multiplication (measured by BenchmarkMontSqr).
+const (
+	useSqr      = true
+	sqrMinLimbs = 8
+)

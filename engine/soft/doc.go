@@ -1,0 +1,51 @@
+// Package soft is the software engine: constant-time modular
+// exponentiation in pure Go, the engine every other engine falls back to.
+// It registers itself as "soft" in the engine registry.
+//
+// The arithmetic lives in engine/internal/mont, shared with engine/rsa
+// (which needs the same constant-time operations for CRT recombination and
+// blinding). This package adapts it to [engine.Engine].
+//
+// # Constant time: how it is achieved
+//
+// Numbers are little-endian slices of 64-bit limbs whose length is fixed
+// by the modulus (public); values never decide a branch or an address:
+//
+//   - Montgomery multiplication is CIOS with both inner products fused in
+//     one pass (math/bits Mul64/Add64 only), and a dedicated squaring;
+//     both end with a conditional subtraction that is always computed and
+//     selected with a mask.
+//   - Secret exponentiation ([Engine.Exp] with public == false) uses fixed
+//     windows of 5 bits (4 for exponents under 384 bits): the same number
+//     of squarings and multiplications whatever the exponent, and each
+//     table lookup reads all 32 (or 16) entries and keeps one with a mask.
+//     The exponent is processed over its full byte length, so leading zero
+//     bytes given by the caller hide its real length.
+//   - The base is checked to be below the modulus with a borrow-based
+//     comparison; the Montgomery constant R² mod n is computed by
+//     constant-time doubling, not with math/big (RSA primes are moduli).
+//   - Exp with public == true uses left-to-right binary exponentiation that
+//     branches on the exponent bits: it is only for public exponents (e).
+//
+// What is allowed to leak: the byte lengths of the modulus, base and
+// exponent, and whether an error is returned.
+//
+// # Constant time: how it was checked
+//
+// Review of every function on the secret path against the rules above; a
+// trace test in engine/internal/mont that records the exact sequence of
+// kernel calls and table lookups and requires it to be identical for
+// different secret exponents, bases and moduli of one length; and an
+// opt-in dudect-style timing test (MODEXP_DUDECT=1 go test -run Dudect
+// ./engine/internal/mont/) comparing zero and random exponents with
+// Welch's t-test. None of this covers what the compiler or CPU might add
+// (the kernel relies on MUL/ADC/SBB being constant-time, as on amd64 and
+// arm64).
+//
+// # Speed
+//
+// No allocation per multiplication: each Exp allocates one slab (window
+// table, accumulators, scratch) and the result. The limb kernel is in one
+// file of engine/internal/mont so that assembly (MULX/ADX, AVX-512 IFMA)
+// can replace it; the build tag purego keeps the pure-Go kernel.
+package soft

@@ -1,0 +1,346 @@
+// Package config reads the configuration of the ModExp Token PKCS#11 module:
+// which slots exist, where each token file lives, which arithmetic engine
+// serves each slot, and where the module logs.
+//
+// The package only parses and validates; it opens no engine and no token
+// file, and it never prints. The token package turns a [Config] into slots.
+//
+// # Where the configuration comes from
+//
+// [FromEnv] reads the TOML file named by MODEXP_TOKEN_CONF. Without that
+// variable the configuration is the built-in default: one slot labelled
+// "ModExp Token", the software engine ("soft"), the token file
+// $XDG_DATA_HOME/modexp-token/token.db (falling back to
+// ~/.local/share/modexp-token/token.db when XDG_DATA_HOME is unset or not
+// absolute). A named file that cannot be read or parsed is an error, never a
+// silent default.
+//
+// Environment variables override the file:
+//
+//	MODEXP_TOKEN_CONF       path of the TOML file
+//	MODEXP_TOKEN_ENGINE     engine spec for every slot (e.g. "soft", "chip:pukcc")
+//	MODEXP_TOKEN_LOG        module log file (log/slog text lines, appended)
+//	MODEXP_TOKEN_LOG_LEVEL  debug | info | warn | error (default info)
+//
+// # File format
+//
+//	# Module-wide log file and level (MODEXP_TOKEN_LOG / _LEVEL win).
+//	log = "/var/log/modexp-token.log"
+//	log_level = "info"
+//
+//	[[slot]]
+//	id = 1                         # optional: fixed slot ID; default derived from token_file
+//	label = "ModExp Token"         # label of the slot (and of the token until C_InitToken names it)
+//	token_file = "/srv/token.db"   # relative paths are relative to this file; "~/" is expanded
+//	engine = "soft"                # soft | chip:<profile> | device:unix:/path | device:tcp:host:port
+//	fallback = "none"              # none | soft: redo on the software engine when a result fails its check
+//	exponent_blinding = true       # randomise the private exponent per operation (default true)
+//	log = "/var/log/slot1.log"     # optional: this slot's own log file
+//	max_pin_tries = 10             # wrong PINs before lockout (default: keystore's, 10)
+//	lock_timeout = "5s"            # wait for the token file lock (default: keystore's, 5s)
+//	kdf_time = 3                   # Argon2id passes for new PIN records (default: keystore's)
+//	kdf_memory_kib = 65536         # Argon2id memory (default: keystore's); all three or none
+//	kdf_threads = 4                # Argon2id lanes (default: keystore's)
+//
+// Unknown keys are an error (a misspelt key must not be ignored). Two slots
+// may not share a token file or a slot ID.
+//
+// # Slot IDs
+//
+// A slot's ID is stable across runs and independent of the order of the
+// slots: the configured id if given, otherwise derived from a hash of the
+// token file's absolute path (31 bits, never 0).
+package config
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Environment variables read by [FromEnv].
+const (
+	EnvConf     = "MODEXP_TOKEN_CONF"
+	EnvEngine   = "MODEXP_TOKEN_ENGINE"
+	EnvLog      = "MODEXP_TOKEN_LOG"
+	EnvLogLevel = "MODEXP_TOKEN_LOG_LEVEL"
+)
+
+// Defaults.
+const (
+	DefaultLabel  = "ModExp Token"
+	DefaultEngine = "soft"
+	defaultFile   = "token.db"
+	appDir        = "modexp-token"
+)
+
+// Fallback policies.
+const (
+	FallbackNone = "none" // report a failing engine result as CKR_DEVICE_ERROR
+	FallbackSoft = "soft" // redo the operation on the software engine
+)
+
+// ErrInvalid is wrapped by every validation error of a configuration.
+var ErrInvalid = errors.New("config: invalid configuration")
+
+// Config is the whole module configuration.
+type Config struct {
+	// Log is the module log file ("" = no log). MODEXP_TOKEN_LOG wins.
+	Log string `toml:"log"`
+	// LogLevel is the slog level name. MODEXP_TOKEN_LOG_LEVEL wins.
+	LogLevel string `toml:"log_level"`
+	// Slots, in the order of the file (the order of C_GetSlotList).
+	Slots []Slot `toml:"slot"`
+
+	// Source is the file the configuration was read from ("" = default).
+	Source string `toml:"-"`
+}
+
+// Slot is one slot and its token.
+type Slot struct {
+	ID               uint64   `toml:"id"` // 0 = derive from TokenFile
+	Label            string   `toml:"label"`
+	TokenFile        string   `toml:"token_file"`
+	Engine           string   `toml:"engine"`
+	Fallback         string   `toml:"fallback"`
+	ExponentBlinding *bool    `toml:"exponent_blinding"`
+	Log              string   `toml:"log"`
+	MaxPINTries      int      `toml:"max_pin_tries"`
+	LockTimeout      Duration `toml:"lock_timeout"`
+	// KDF: Argon2id parameters for PINs set through this slot (0 = the
+	// keystore's defaults). Lowering them weakens PIN protection; tests use
+	// kdf_time = 1, kdf_memory_kib = 64, kdf_threads = 1.
+	KDFTime      uint32 `toml:"kdf_time"`
+	KDFMemoryKiB uint32 `toml:"kdf_memory_kib"`
+	KDFThreads   uint8  `toml:"kdf_threads"`
+}
+
+// Blinding reports whether exponent blinding is on (default true).
+func (s Slot) Blinding() bool { return s.ExponentBlinding == nil || *s.ExponentBlinding }
+
+// Duration is a time.Duration written as a Go duration string ("5s").
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("config: duration %q: %w", b, err)
+	}
+	if v < 0 {
+		return fmt.Errorf("%w: negative duration %q", ErrInvalid, b)
+	}
+	d.Duration = v
+	return nil
+}
+
+// Level returns the slog level named by LogLevel (info when empty).
+func (c *Config) Level() (slog.Level, error) {
+	var l slog.Level
+	if c.LogLevel == "" {
+		return slog.LevelInfo, nil
+	}
+	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return 0, fmt.Errorf("%w: log_level %q: %v", ErrInvalid, c.LogLevel, err)
+	}
+	return l, nil
+}
+
+// FromEnv builds the configuration from the environment (see the package
+// doc): the file named by MODEXP_TOKEN_CONF or the default, then the
+// environment overrides, then validation.
+func FromEnv() (*Config, error) {
+	var c *Config
+	if path := os.Getenv(EnvConf); path != "" {
+		var err error
+		if c, err = Load(path); err != nil {
+			return nil, err
+		}
+	} else {
+		file, err := DefaultTokenFile()
+		if err != nil {
+			return nil, err
+		}
+		c = &Config{Slots: []Slot{{TokenFile: file}}}
+	}
+	if v := os.Getenv(EnvEngine); v != "" {
+		for i := range c.Slots {
+			c.Slots[i].Engine = v
+		}
+	}
+	if v := os.Getenv(EnvLog); v != "" {
+		c.Log = v
+	}
+	if v := os.Getenv(EnvLogLevel); v != "" {
+		c.LogLevel = v
+	}
+	if err := c.normalize(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Load reads and parses the TOML file at path, resolves relative token
+// files against its directory and validates it. Environment overrides are
+// not applied (see [FromEnv]).
+func Load(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: read %s: %w", path, err)
+	}
+	c, err := Parse(b, filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("config: %s: %w", path, err)
+	}
+	c.Source = path
+	return c, nil
+}
+
+// Parse parses a TOML configuration. Relative token and log paths are
+// resolved against dir. The result is not yet normalised; FromEnv and Load
+// callers get a validated Config.
+func Parse(b []byte, dir string) (*Config, error) {
+	var c Config
+	md, err := toml.Decode(string(b), &c)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return nil, fmt.Errorf("%w: unknown keys: %s", ErrInvalid, strings.Join(keys, ", "))
+	}
+	if len(c.Slots) == 0 {
+		return nil, fmt.Errorf("%w: no [[slot]]", ErrInvalid)
+	}
+	for i := range c.Slots {
+		s := &c.Slots[i]
+		if s.TokenFile == "" {
+			return nil, fmt.Errorf("%w: slot %d: token_file missing", ErrInvalid, i+1)
+		}
+		if s.TokenFile, err = resolve(s.TokenFile, dir); err != nil {
+			return nil, err
+		}
+		if s.Log != "" {
+			if s.Log, err = resolve(s.Log, dir); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if c.Log != "" {
+		if c.Log, err = resolve(c.Log, dir); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.normalize(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// normalize fills defaults and validates. It is idempotent.
+func (c *Config) normalize() error {
+	if _, err := c.Level(); err != nil {
+		return err
+	}
+	ids := map[uint64]int{}
+	files := map[string]int{}
+	for i := range c.Slots {
+		s := &c.Slots[i]
+		if s.Label == "" {
+			s.Label = DefaultLabel
+		}
+		if len(s.Label) > 32 {
+			return fmt.Errorf("%w: slot %d: label longer than 32 bytes", ErrInvalid, i+1)
+		}
+		if s.Engine == "" {
+			s.Engine = DefaultEngine
+		}
+		switch s.Fallback {
+		case "":
+			s.Fallback = FallbackNone
+		case FallbackNone, FallbackSoft:
+		default:
+			return fmt.Errorf("%w: slot %d: fallback %q (want none or soft)", ErrInvalid, i+1, s.Fallback)
+		}
+		if s.MaxPINTries < 0 {
+			return fmt.Errorf("%w: slot %d: max_pin_tries %d", ErrInvalid, i+1, s.MaxPINTries)
+		}
+		if k := s.KDFTime != 0; k != (s.KDFMemoryKiB != 0) || k != (s.KDFThreads != 0) {
+			return fmt.Errorf("%w: slot %d: kdf_time, kdf_memory_kib and kdf_threads go together", ErrInvalid, i+1)
+		}
+		if !filepath.IsAbs(s.TokenFile) {
+			return fmt.Errorf("%w: slot %d: token_file %q is not absolute", ErrInvalid, i+1, s.TokenFile)
+		}
+		s.TokenFile = filepath.Clean(s.TokenFile)
+		if j, dup := files[s.TokenFile]; dup {
+			return fmt.Errorf("%w: slots %d and %d share token file %s", ErrInvalid, j, i+1, s.TokenFile)
+		}
+		files[s.TokenFile] = i + 1
+		if s.ID == 0 {
+			s.ID = DeriveSlotID(s.TokenFile)
+		}
+		if j, dup := ids[s.ID]; dup {
+			return fmt.Errorf("%w: slots %d and %d share slot id %d", ErrInvalid, j, i+1, s.ID)
+		}
+		ids[s.ID] = i + 1
+	}
+	return nil
+}
+
+// DeriveSlotID returns the stable slot ID of a token file: 31 bits of the
+// FNV-1a hash of its cleaned absolute path, never 0.
+func DeriveSlotID(tokenFile string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(filepath.Clean(tokenFile)))
+	id := h.Sum64() & 0x7fffffff
+	if id == 0 {
+		id = 1
+	}
+	return id
+}
+
+// DefaultTokenFile is $XDG_DATA_HOME/modexp-token/token.db, or
+// ~/.local/share/modexp-token/token.db when XDG_DATA_HOME is unset or
+// relative (as the XDG base directory specification requires).
+func DefaultTokenFile() (string, error) {
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, appDir, defaultFile), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("config: default token file: %w", err)
+	}
+	return filepath.Join(home, ".local", "share", appDir, defaultFile), nil
+}
+
+// resolve expands "~/" and makes p absolute relative to dir.
+func resolve(p, dir string) (string, error) {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("config: expand %q: %w", p, err)
+		}
+		p = filepath.Join(home, strings.TrimPrefix(p, "~"))
+	}
+	if !filepath.IsAbs(p) {
+		if dir == "" {
+			dir = "."
+		}
+		abs, err := filepath.Abs(filepath.Join(dir, p))
+		if err != nil {
+			return "", fmt.Errorf("config: resolve %q: %w", p, err)
+		}
+		p = abs
+	}
+	return filepath.Clean(p), nil
+}

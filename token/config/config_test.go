@@ -1,0 +1,157 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name    string
+		src     string
+		wantErr bool
+		check   func(t *testing.T, c *Config)
+	}{
+		{"minimal", "[[slot]]\ntoken_file = \"a.db\"\n", false, func(t *testing.T, c *Config) {
+			s := c.Slots[0]
+			if s.Label != DefaultLabel || s.Engine != "soft" || s.Fallback != FallbackNone || !s.Blinding() {
+				t.Fatalf("defaults: %+v", s)
+			}
+			if s.TokenFile != filepath.Join(dir, "a.db") || s.ID != DeriveSlotID(s.TokenFile) || s.ID == 0 {
+				t.Fatalf("path/id: %+v", s)
+			}
+		}},
+		{"full", `log = "m.log"
+log_level = "debug"
+[[slot]]
+id = 7
+label = "Chip"
+token_file = "/abs/t.db"
+engine = "chip:pukcc"
+fallback = "soft"
+exponent_blinding = false
+log = "s.log"
+max_pin_tries = 5
+lock_timeout = "250ms"
+kdf_time = 1
+kdf_memory_kib = 64
+kdf_threads = 1
+`, false, func(t *testing.T, c *Config) {
+			s := c.Slots[0]
+			if s.ID != 7 || s.Engine != "chip:pukcc" || s.Fallback != FallbackSoft || s.Blinding() ||
+				s.LockTimeout.Milliseconds() != 250 || s.Log != filepath.Join(dir, "s.log") || c.Log != filepath.Join(dir, "m.log") {
+				t.Fatalf("%+v", s)
+			}
+		}},
+		{"no slots", `log_level = "info"`, true, nil},
+		{"unknown key", "[[slot]]\ntoken_file = \"a.db\"\nengnie = \"soft\"\n", true, nil},
+		{"missing token file", "[[slot]]\nlabel = \"x\"\n", true, nil},
+		{"bad fallback", "[[slot]]\ntoken_file = \"a.db\"\nfallback = \"maybe\"\n", true, nil},
+		{"bad level", "log_level = \"loud\"\n[[slot]]\ntoken_file = \"a.db\"\n", true, nil},
+		{"shared file", "[[slot]]\ntoken_file = \"a.db\"\n[[slot]]\ntoken_file = \"./a.db\"\n", true, nil},
+		{"shared id", "[[slot]]\nid = 3\ntoken_file = \"a.db\"\n[[slot]]\nid = 3\ntoken_file = \"b.db\"\n", true, nil},
+		{"partial kdf", "[[slot]]\ntoken_file = \"a.db\"\nkdf_time = 1\n", true, nil},
+		{"long label", "[[slot]]\ntoken_file = \"a.db\"\nlabel = \"123456789012345678901234567890123\"\n", true, nil},
+		{"bad duration", "[[slot]]\ntoken_file = \"a.db\"\nlock_timeout = \"soon\"\n", true, nil},
+		{"not toml", "[[slot", true, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(c.src), dir)
+			if c.wantErr {
+				if err == nil {
+					t.Fatalf("accepted: %+v", cfg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, cfg)
+		})
+	}
+}
+
+func TestFromEnv(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(EnvConf, "")
+	t.Setenv(EnvEngine, "")
+	t.Setenv(EnvLog, "")
+	t.Setenv(EnvLogLevel, "")
+	t.Setenv("XDG_DATA_HOME", dir)
+	c, err := FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Slots) != 1 || c.Slots[0].TokenFile != filepath.Join(dir, "modexp-token", "token.db") {
+		t.Fatalf("default: %+v", c.Slots)
+	}
+	// Relative XDG_DATA_HOME is ignored (XDG spec): home fallback.
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_DATA_HOME", "relative")
+	c, err = FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Slots[0].TokenFile != filepath.Join(home, ".local", "share", "modexp-token", "token.db") {
+		t.Fatalf("fallback: %s", c.Slots[0].TokenFile)
+	}
+	conf := filepath.Join(dir, "c.toml")
+	if err := os.WriteFile(conf, []byte("[[slot]]\ntoken_file = \"a.db\"\n[[slot]]\ntoken_file = \"b.db\"\nengine = \"chip:x\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(EnvConf, conf)
+	t.Setenv(EnvEngine, "device:unix:/run/x.sock")
+	t.Setenv(EnvLogLevel, "warn")
+	c, err = FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range c.Slots {
+		if s.Engine != "device:unix:/run/x.sock" {
+			t.Fatalf("engine override: %s", s.Engine)
+		}
+	}
+	if c.Slots[0].ID == c.Slots[1].ID {
+		t.Fatal("slot ids collide")
+	}
+	t.Setenv(EnvConf, filepath.Join(dir, "missing.toml"))
+	if _, err := FromEnv(); err == nil {
+		t.Fatal("missing configuration file accepted")
+	}
+	t.Setenv(EnvConf, conf)
+	t.Setenv(EnvLogLevel, "chatty")
+	if _, err := FromEnv(); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("bad level: %v", err)
+	}
+}
+
+func TestSlotIDStable(t *testing.T) {
+	a := DeriveSlotID("/x/token.db")
+	if a != DeriveSlotID("/x/./token.db") || a == DeriveSlotID("/y/token.db") || a >= 1<<31 {
+		t.Fatal("slot id derivation")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("[[slot]]\ntoken_file = \"a.db\"\n"))
+	f.Add([]byte("log = \"x\"\n[[slot]]\nid = 1\ntoken_file = \"/a\"\nlock_timeout = \"1s\"\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Parse(b, "/base")
+		if err != nil {
+			return
+		}
+		if len(c.Slots) == 0 {
+			t.Fatal("accepted without slots")
+		}
+		for _, s := range c.Slots {
+			if s.ID == 0 || !filepath.IsAbs(s.TokenFile) || s.Engine == "" {
+				t.Fatalf("unnormalised slot %+v", s)
+			}
+		}
+	})
+}

@@ -1,0 +1,156 @@
+package token
+
+// Encryption and decryption: C_Encrypt*, C_Decrypt* and the RSA mechanisms
+// (PKCS#1 v1.5 block type 2, raw X.509, OAEP). RSA encryption is
+// single-part (PKCS#11 3.0 §2.1.6–2.1.8): the Update and Final calls answer
+// CKR_FUNCTION_NOT_SUPPORTED and end the operation.
+
+import (
+	"crypto/rand"
+
+	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/rsapad"
+)
+
+// EncryptInit is C_EncryptInit.
+func (m *Module) EncryptInit(sh uint64, mech *Mechanism, key uint64) error {
+	return m.initOp(sh, opEncrypt, mech, key)
+}
+
+// Encrypt is C_Encrypt.
+func (m *Module) Encrypt(sh uint64, in []byte, out Out) ([]byte, int, error) {
+	return m.crypt(sh, opEncrypt, in, out)
+}
+
+// EncryptUpdate is C_EncryptUpdate (not supported by the RSA mechanisms).
+func (m *Module) EncryptUpdate(sh uint64, in []byte, out Out) ([]byte, int, error) {
+	return m.cryptPart(sh, opEncrypt)
+}
+
+// EncryptFinal is C_EncryptFinal (not supported by the RSA mechanisms).
+func (m *Module) EncryptFinal(sh uint64, out Out) ([]byte, int, error) {
+	return m.cryptPart(sh, opEncrypt)
+}
+
+// DecryptInit is C_DecryptInit.
+func (m *Module) DecryptInit(sh uint64, mech *Mechanism, key uint64) error {
+	return m.initOp(sh, opDecrypt, mech, key)
+}
+
+// Decrypt is C_Decrypt.
+func (m *Module) Decrypt(sh uint64, in []byte, out Out) ([]byte, int, error) {
+	return m.crypt(sh, opDecrypt, in, out)
+}
+
+// DecryptUpdate is C_DecryptUpdate (not supported by the RSA mechanisms).
+func (m *Module) DecryptUpdate(sh uint64, in []byte, out Out) ([]byte, int, error) {
+	return m.cryptPart(sh, opDecrypt)
+}
+
+// DecryptFinal is C_DecryptFinal (not supported by the RSA mechanisms).
+func (m *Module) DecryptFinal(sh uint64, out Out) ([]byte, int, error) {
+	return m.cryptPart(sh, opDecrypt)
+}
+
+func (m *Module) crypt(sh uint64, kind opKind, in []byte, out Out) ([]byte, int, error) {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer ss.mu.Unlock()
+	return ss.output(kind, out, func(op *operation) ([]byte, error) {
+		if err := op.checkUse(); err != nil {
+			return nil, err
+		}
+		if kind == opEncrypt {
+			return op.mech.encrypt(op, in)
+		}
+		return op.mech.decrypt(op, in)
+	})
+}
+
+func (m *Module) cryptPart(sh uint64, kind opKind) ([]byte, int, error) {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer ss.mu.Unlock()
+	op, err := ss.active(kind)
+	if err != nil {
+		return nil, 0, err
+	}
+	return nil, 0, ss.fail(kind, ck.Errorf(ck.CKR_FUNCTION_NOT_SUPPORTED, "%s is single-part", ck.Name("CKM_", op.mech.typ)))
+}
+
+// checkCipherLen: an RSA ciphertext is exactly the modulus length.
+func checkCipherLen(op *operation, in []byte) error {
+	if len(in) != op.keyBytes() {
+		return ck.Errorf(ck.CKR_ENCRYPTED_DATA_LEN_RANGE, "ciphertext of %d bytes, want %d", len(in), op.keyBytes())
+	}
+	return nil
+}
+
+// decryptRaw runs the private operation on a ciphertext.
+func decryptRaw(op *operation, in []byte) ([]byte, error) {
+	if err := checkCipherLen(op, in); err != nil {
+		return nil, err
+	}
+	em, err := op.rsaPrivate(in)
+	return em, withCode(err, ck.CKR_DATA_INVALID, ck.CKR_ENCRYPTED_DATA_INVALID)
+}
+
+func rsaPKCSEncrypt(op *operation, in []byte) ([]byte, error) {
+	k := op.keyBytes()
+	if err := dataLen("CKM_RSA_PKCS encrypt", len(in), k-11); err != nil {
+		return nil, err
+	}
+	em, err := rsapad.EncodePKCS1v15Encrypt(in, k, rand.Reader)
+	if err != nil {
+		return nil, padErr("encrypt", err, ck.CKR_DATA_LEN_RANGE)
+	}
+	return op.rsaPublic(em)
+}
+
+func rsaPKCSDecrypt(op *operation, in []byte) ([]byte, error) {
+	em, err := decryptRaw(op, in)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := rsapad.DecodePKCS1v15Encrypt(em, op.keyBytes())
+	if err != nil {
+		return nil, padErr("decrypt", err, ck.CKR_ENCRYPTED_DATA_INVALID)
+	}
+	return msg, nil
+}
+
+func rsaRawEncrypt(op *operation, in []byte) ([]byte, error) {
+	k := op.keyBytes()
+	if err := dataLen("CKM_RSA_X_509 encrypt", len(in), k); err != nil {
+		return nil, err
+	}
+	return op.rsaPublic(leftPad(in, k))
+}
+
+func rsaRawDecrypt(op *operation, in []byte) ([]byte, error) { return decryptRaw(op, in) }
+
+func rsaOAEPEncrypt(op *operation, in []byte) ([]byte, error) {
+	p := op.params.(*oaepParams)
+	em, err := rsapad.EncodeOAEP(in, p.label, op.keyBytes(), p.hash, p.mgf, rand.Reader)
+	if err != nil {
+		return nil, padErr("encrypt", err, ck.CKR_DATA_LEN_RANGE)
+	}
+	return op.rsaPublic(em)
+}
+
+func rsaOAEPDecrypt(op *operation, in []byte) ([]byte, error) {
+	p := op.params.(*oaepParams)
+	em, err := decryptRaw(op, in)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := rsapad.DecodeOAEP(em, p.label, op.keyBytes(), p.hash, p.mgf)
+	if err != nil {
+		return nil, padErr("decrypt", err, ck.CKR_ENCRYPTED_DATA_INVALID)
+	}
+	return msg, nil
+}

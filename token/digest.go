@@ -1,0 +1,112 @@
+package token
+
+// Digests (C_Digest*) and randomness (C_GenerateRandom, C_SeedRandom).
+
+import (
+	"crypto/rand"
+	"fmt"
+
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// DigestInit is C_DigestInit.
+func (m *Module) DigestInit(sh uint64, mech *Mechanism) error {
+	return m.initOp(sh, opDigest, mech, 0)
+}
+
+// Digest is C_Digest (single-part).
+func (m *Module) Digest(sh uint64, in []byte, out Out) ([]byte, int, error) {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer ss.mu.Unlock()
+	if op := ss.ops[opDigest]; op != nil && op.multi {
+		return nil, 0, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_Digest after C_DigestUpdate")
+	}
+	return ss.output(opDigest, out, func(op *operation) ([]byte, error) {
+		op.digest.Write(in)
+		return op.digest.Sum(nil), nil
+	})
+}
+
+// DigestUpdate is C_DigestUpdate.
+func (m *Module) DigestUpdate(sh uint64, in []byte) error {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return err
+	}
+	defer ss.mu.Unlock()
+	op, err := ss.active(opDigest)
+	if err != nil {
+		return err
+	}
+	if op.done {
+		return ck.Errorf(ck.CKR_OPERATION_ACTIVE, "digest finished; collect its result")
+	}
+	op.multi = true
+	op.digest.Write(in)
+	return nil
+}
+
+// DigestKey is C_DigestKey. The token holds no secret keys, and the values
+// of public and private keys are not digested: an existing key answers
+// CKR_KEY_INDIGESTIBLE, which ends the operation.
+func (m *Module) DigestKey(sh, key uint64) error {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return err
+	}
+	defer ss.mu.Unlock()
+	if _, err := ss.active(opDigest); err != nil {
+		return err
+	}
+	o, err := ss.slot.object(key)
+	if err != nil {
+		return ss.fail(opDigest, ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "key %d", key))
+	}
+	if c := o.class(); c != ck.CKO_PUBLIC_KEY && c != ck.CKO_PRIVATE_KEY && c != ck.CKO_SECRET_KEY {
+		return ss.fail(opDigest, ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "object %d is not a key", key))
+	}
+	return ss.fail(opDigest, ck.Errorf(ck.CKR_KEY_INDIGESTIBLE, "key %d has no digestible value", key))
+}
+
+// DigestFinal is C_DigestFinal.
+func (m *Module) DigestFinal(sh uint64, out Out) ([]byte, int, error) {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer ss.mu.Unlock()
+	return ss.output(opDigest, out, func(op *operation) ([]byte, error) {
+		return op.digest.Sum(nil), nil
+	})
+}
+
+// maxRandom bounds one C_GenerateRandom call.
+const maxRandom = 1 << 20
+
+// GenerateRandom is C_GenerateRandom: n bytes from crypto/rand.
+func (m *Module) GenerateRandom(sh uint64, n int) ([]byte, error) {
+	if _, err := m.session(sh); err != nil {
+		return nil, err
+	}
+	if n < 0 || n > maxRandom {
+		return nil, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "%d random bytes", n)
+	}
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return nil, fmt.Errorf("token: random: %w: %w", ck.CKR_FUNCTION_FAILED, err)
+	}
+	return b, nil
+}
+
+// SeedRandom is C_SeedRandom: the token's randomness is the operating
+// system's (crypto/rand), which takes no seed, so the call answers
+// CKR_RANDOM_SEED_NOT_SUPPORTED rather than pretend to mix the seed in.
+func (m *Module) SeedRandom(sh uint64, seed []byte) error {
+	if _, err := m.session(sh); err != nil {
+		return err
+	}
+	return ck.Errorf(ck.CKR_RANDOM_SEED_NOT_SUPPORTED, "crypto/rand takes no seed")
+}

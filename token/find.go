@@ -1,0 +1,92 @@
+package token
+
+// C_FindObjectsInit, C_FindObjects, C_FindObjectsFinal: exact byte match
+// on any attribute, over the objects visible in the current login state.
+
+import (
+	"slices"
+
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// findState is an active search: the matching handles not yet returned.
+type findState struct {
+	handles []uint64
+}
+
+// FindObjectsInit is C_FindObjectsInit. It notices other processes'
+// changes (the keystore's generation) before searching.
+func (m *Module) FindObjectsInit(sh uint64, tmpl []Attribute) error {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return err
+	}
+	defer ss.mu.Unlock()
+	if ss.find != nil {
+		return ck.Errorf(ck.CKR_OPERATION_ACTIVE, "search active")
+	}
+	s := ss.slot
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refreshLocked(); err != nil {
+		return err
+	}
+	var found []uint64
+	for h, o := range s.objects {
+		if s.visibleLocked(o) && matches(o, tmpl) {
+			found = append(found, h)
+		}
+	}
+	slices.Sort(found)
+	ss.find = &findState{handles: found}
+	return nil
+}
+
+// matches reports whether every template attribute is present in o with
+// the same bytes; values the caller may not read never match.
+func matches(o *object, tmpl []Attribute) bool {
+	if len(tmpl) == 0 {
+		return true
+	}
+	sch, _ := objectSchema(o.attrs)
+	for _, a := range tmpl {
+		v, ok := o.attrs[a.Type]
+		if !ok || string(v) != string(a.Value) || !readable(sch[a.Type], o.attrs) {
+			return false
+		}
+	}
+	return true
+}
+
+// FindObjects is C_FindObjects: up to max more handles.
+func (m *Module) FindObjects(sh uint64, max int) ([]uint64, error) {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.mu.Unlock()
+	if ss.find == nil {
+		return nil, ck.Errorf(ck.CKR_OPERATION_NOT_INITIALIZED, "no search")
+	}
+	if max < 0 {
+		max = 0
+	}
+	n := min(max, len(ss.find.handles))
+	out := slices.Clone(ss.find.handles[:n])
+	ss.find.handles = ss.find.handles[n:]
+	return out, nil
+}
+
+// FindObjectsFinal is C_FindObjectsFinal.
+func (m *Module) FindObjectsFinal(sh uint64) error {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return err
+	}
+	defer ss.mu.Unlock()
+	if ss.find == nil {
+		return ck.Errorf(ck.CKR_OPERATION_NOT_INITIALIZED, "no search")
+	}
+	ss.find = nil
+	return nil
+}

@@ -1,0 +1,171 @@
+package token
+
+// C_GenerateKeyPair. The key is generated without any token lock held
+// (RSA generation takes up to seconds); both templates are checked before
+// and the objects stored after, all or nothing.
+
+import (
+	"crypto/rand"
+	"math/big"
+
+	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// defaultRSAExponent is F4.
+const defaultRSAExponent = 65537
+
+// GenerateKeyPair is C_GenerateKeyPair; it returns the public and the
+// private key's handles.
+func (m *Module) GenerateKeyPair(sh uint64, cm *Mechanism, pub, priv []Attribute) (uint64, uint64, error) {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer ss.mu.Unlock()
+	if cm == nil {
+		return 0, 0, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
+	}
+	mech, ok := mechanisms[cm.Type]
+	if !ok || mech.generateKeyPair == nil {
+		return 0, 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s does not generate key pairs", ck.Name("CKM_", cm.Type))
+	}
+	if _, err := mech.decode(cm); err != nil {
+		return 0, 0, err
+	}
+	s := ss.slot
+	pt, err := parseTemplate(pub)
+	if err != nil {
+		return 0, 0, err
+	}
+	qt, err := parseTemplate(priv)
+	if err != nil {
+		return 0, 0, err
+	}
+	kt := mech.keyTypes[0]
+	for _, c := range []struct {
+		t     attrMap
+		class uint64
+	}{{pt, ck.CKO_PUBLIC_KEY}, {qt, ck.CKO_PRIVATE_KEY}} {
+		if err := defaultULong(c.t, ck.CKA_CLASS, c.class); err != nil {
+			return 0, 0, err
+		}
+		if err := defaultULong(c.t, ck.CKA_KEY_TYPE, kt); err != nil {
+			return 0, 0, err
+		}
+		if _, _, err := checkTemplate(c.t, modeGenerate); err != nil {
+			return 0, 0, err
+		}
+	}
+	_, login := s.currentEpoch()
+	probePub, probePriv := pt.clone(), qt.clone()
+	for t, spec := range privateKeySchema {
+		if _, ok := probePriv[t]; !ok && spec.def != nil {
+			probePriv[t] = spec.def
+		}
+	}
+	for _, a := range []attrMap{probePub, probePriv} {
+		if err := ss.checkWritable(a, login); err != nil {
+			return 0, 0, err
+		}
+	}
+	_, pubVals, privVals, err := mech.generateKeyPair(s, pt, qt)
+	if err != nil {
+		return 0, 0, err
+	}
+	pa, psch, err := buildObject(pt, pubVals, modeGenerate, cm.Type, login)
+	if err != nil {
+		return 0, 0, err
+	}
+	qa, qsch, err := buildObject(qt, privVals, modeGenerate, cm.Type, login)
+	if err != nil {
+		return 0, 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := ss.checkWritable(pa, s.login); err != nil {
+		return 0, 0, err
+	}
+	if err := ss.checkWritable(qa, s.login); err != nil {
+		return 0, 0, err
+	}
+	po, err := s.storeLocked(ss, 0, nil, pa, psch)
+	if err != nil {
+		return 0, 0, err
+	}
+	qo, err := s.storeLocked(ss, 0, nil, qa, qsch)
+	if err != nil {
+		// Undo the public half: all or nothing.
+		if po.storeID != 0 {
+			if st, e := s.st(); e == nil {
+				if e := st.Delete(po.storeID); e != nil {
+					s.log.Error("key generation: public key left behind", "err", e)
+				}
+			}
+			delete(s.byStore, po.storeID)
+		}
+		delete(s.objects, po.handle)
+		return 0, 0, err
+	}
+	s.log.Info("key pair generated", "mechanism", ck.Name("CKM_", cm.Type), "public", po.handle, "private", qo.handle)
+	return po.handle, qo.handle, nil
+}
+
+// defaultULong sets a CK_ULONG attribute when absent; a different value is
+// CKR_TEMPLATE_INCONSISTENT.
+func defaultULong(a attrMap, t, v uint64) error {
+	old, ok := a[t]
+	if !ok {
+		a[t] = ck.ULong(v)
+		return nil
+	}
+	if got, ok := ck.ParseULong(old); !ok || got != v {
+		return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s does not match the mechanism", describe(t))
+	}
+	return nil
+}
+
+// generateRSA is CKM_RSA_PKCS_KEY_PAIR_GEN: CKA_MODULUS_BITS is required,
+// CKA_PUBLIC_EXPONENT defaults to 65537.
+func generateRSA(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
+	bv, ok := pub[ck.CKA_MODULUS_BITS]
+	if !ok {
+		return 0, nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_MODULUS_BITS missing")
+	}
+	bits, _ := ck.ParseULong(bv)
+	info, _ := s.mechanismInfo(mechanisms[ck.CKM_RSA_PKCS_KEY_PAIR_GEN])
+	if bits < info.MinKeySize || bits > info.MaxKeySize {
+		return 0, nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d bits, want %d..%d", bits, info.MinKeySize, info.MaxKeySize)
+	}
+	e := defaultRSAExponent
+	if ev, ok := pub[ck.CKA_PUBLIC_EXPONENT]; ok {
+		var err error
+		if e, err = rsaExponent(ev); err != nil {
+			return 0, nil, nil, err
+		}
+	}
+	k, err := rsa.GenerateKey(bg, s.eng, rand.Reader, int(bits), e)
+	if err != nil {
+		return 0, nil, nil, s.engineErr("generate RSA key", err)
+	}
+	eb := big.NewInt(int64(e)).Bytes()
+	one := big.NewInt(1)
+	dp, dq, qinv := k.Dp, k.Dq, k.Qinv
+	if dp == nil {
+		dp = new(big.Int).Mod(k.D, new(big.Int).Sub(k.P, one))
+	}
+	if dq == nil {
+		dq = new(big.Int).Mod(k.D, new(big.Int).Sub(k.Q, one))
+	}
+	if qinv == nil {
+		qinv = new(big.Int).ModInverse(k.Q, k.P)
+	}
+	pubVals := attrMap{ck.CKA_MODULUS: k.N.Bytes(), ck.CKA_PUBLIC_EXPONENT: eb}
+	privVals := attrMap{
+		ck.CKA_MODULUS: k.N.Bytes(), ck.CKA_PUBLIC_EXPONENT: eb,
+		ck.CKA_PRIVATE_EXPONENT: k.D.Bytes(),
+		ck.CKA_PRIME_1:          k.P.Bytes(), ck.CKA_PRIME_2: k.Q.Bytes(),
+		ck.CKA_EXPONENT_1: dp.Bytes(), ck.CKA_EXPONENT_2: dq.Bytes(), ck.CKA_COEFFICIENT: qinv.Bytes(),
+	}
+	return ck.CKK_RSA, pubVals, privVals, nil
+}

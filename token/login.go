@@ -1,0 +1,221 @@
+package token
+
+// Token initialisation, PINs and the login state machine (PKCS#11 3.0
+// §5.6, §5.7). Login state belongs to the token: every session of the
+// application shares it.
+
+import (
+	"strings"
+
+	"github.com/modexp-token/modexp-token/keystore"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+func checkPINLen(pin []byte) error {
+	if len(pin) < minPINLen || len(pin) > maxPINLen {
+		return ck.Errorf(ck.CKR_PIN_LEN_RANGE, "PIN of %d bytes (want %d..%d)", len(pin), minPINLen, maxPINLen)
+	}
+	return nil
+}
+
+// InitToken is C_InitToken: it (re)initialises the token with the SO PIN,
+// destroying every object. No session may be open.
+func (m *Module) InitToken(id uint64, soPIN []byte, label string) error {
+	s, err := m.slot(id)
+	if err != nil {
+		return err
+	}
+	if err := checkPINLen(soPIN); err != nil {
+		return err
+	}
+	label = strings.TrimRight(label, " \x00")
+	if len(label) > 32 {
+		return ck.Errorf(ck.CKR_ARGUMENTS_BAD, "label longer than 32 bytes")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.sessions) > 0 {
+		return ck.Errorf(ck.CKR_SESSION_EXISTS, "%d sessions open", len(s.sessions))
+	}
+	if err := s.ensureTokenDir(); err != nil {
+		return err
+	}
+	st, err := s.st()
+	if err != nil {
+		return s.storeErr("init token", err)
+	}
+	if err := st.InitToken(soPIN, label); err != nil {
+		return s.storeErr("init token", err)
+	}
+	s.logoutLocked()
+	s.objects, s.byStore, s.loaded = map[uint64]*object{}, map[uint64]*object{}, false
+	s.log.Info("token initialised", "label", label)
+	return nil
+}
+
+// InitPIN is C_InitPIN: the SO sets the user PIN in a R/W SO session.
+func (m *Module) InitPIN(sh uint64, pin []byte) error {
+	ss, err := m.session(sh)
+	if err != nil {
+		return err
+	}
+	s := ss.slot
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.login != soLoggedIn {
+		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "C_InitPIN needs the SO")
+	}
+	if !ss.rw {
+		return ck.Errorf(ck.CKR_SESSION_READ_ONLY, "C_InitPIN in a read-only session")
+	}
+	if err := checkPINLen(pin); err != nil {
+		return err
+	}
+	st, err := s.st()
+	if err != nil {
+		return s.storeErr("init user PIN", err)
+	}
+	if err := st.InitUserPIN(s.key, pin); err != nil {
+		return s.storeErr("init user PIN", err)
+	}
+	s.log.Info("user PIN initialised")
+	return nil
+}
+
+// SetPIN is C_SetPIN: the SO's PIN in a R/W SO session, the user's
+// otherwise (R/W user or public session).
+func (m *Module) SetPIN(sh uint64, oldPIN, newPIN []byte) error {
+	ss, err := m.session(sh)
+	if err != nil {
+		return err
+	}
+	s := ss.slot
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !ss.rw {
+		return ck.Errorf(ck.CKR_SESSION_READ_ONLY, "C_SetPIN in a read-only session")
+	}
+	if err := checkPINLen(newPIN); err != nil {
+		return err
+	}
+	who := keystore.User
+	if s.login == soLoggedIn {
+		who = keystore.SO
+	}
+	st, err := s.st()
+	if err != nil {
+		return s.storeErr("set PIN", err)
+	}
+	if err := st.SetPIN(who, oldPIN, newPIN); err != nil {
+		return s.storeErr("set PIN", err)
+	}
+	s.log.Info("PIN changed", "so", who == keystore.SO)
+	return nil
+}
+
+// Login is C_Login for CKU_SO, CKU_USER and CKU_CONTEXT_SPECIFIC.
+func (m *Module) Login(sh, userType uint64, pin []byte) error {
+	ss, err := m.session(sh)
+	if err != nil {
+		return err
+	}
+	if userType == ck.CKU_CONTEXT_SPECIFIC {
+		return ss.contextLogin(pin)
+	}
+	var who keystore.UserType
+	var state loginState
+	switch userType {
+	case ck.CKU_SO:
+		who, state = keystore.SO, soLoggedIn
+	case ck.CKU_USER:
+		who, state = keystore.User, userLoggedIn
+	default:
+		return ck.Errorf(ck.CKR_USER_TYPE_INVALID, "user type %d", userType)
+	}
+	s := ss.slot
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.login {
+	case state:
+		return ck.Errorf(ck.CKR_USER_ALREADY_LOGGED_IN, "already logged in")
+	case userLoggedIn, soLoggedIn:
+		return ck.Errorf(ck.CKR_USER_ANOTHER_ALREADY_LOGGED_IN, "another user is logged in")
+	}
+	if state == soLoggedIn {
+		for _, o := range s.sessions {
+			if !o.rw {
+				return ck.Errorf(ck.CKR_SESSION_READ_ONLY_EXISTS, "SO login with read-only sessions open")
+			}
+		}
+	}
+	if len(pin) > maxPINLen {
+		return ck.Errorf(ck.CKR_PIN_LEN_RANGE, "PIN of %d bytes", len(pin))
+	}
+	st, err := s.st()
+	if err != nil {
+		return s.storeErr("login", err)
+	}
+	key, err := st.Login(who, pin)
+	if err != nil {
+		if ck.RV(s.storeErr("", err)) == uint64(ck.CKR_TOKEN_NOT_RECOGNIZED) {
+			// Uninitialised token: nobody has a PIN yet.
+			return ck.Errorf(ck.CKR_USER_PIN_NOT_INITIALIZED, "token not initialised")
+		}
+		s.log.Info("login failed", "so", who == keystore.SO, "err", err)
+		return s.storeErr("login", err)
+	}
+	s.login, s.key = state, key
+	s.epoch++
+	// Reload with the key: private objects and sealed values appear.
+	if err := s.reloadLocked(); err != nil {
+		s.logoutLocked()
+		return err
+	}
+	s.log.Info("logged in", "so", who == keystore.SO)
+	return nil
+}
+
+// Logout is C_Logout.
+func (m *Module) Logout(sh uint64) error {
+	ss, err := m.session(sh)
+	if err != nil {
+		return err
+	}
+	s := ss.slot
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.login == loggedOut {
+		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "not logged in")
+	}
+	s.logoutLocked()
+	s.log.Info("logged out")
+	return nil
+}
+
+// logoutLocked wipes the token key, drops sealed values and prepared keys
+// from the cache and bumps the epoch (operations started before it that
+// need the login fail).
+func (s *slot) logoutLocked() {
+	if s.key != nil {
+		s.key.Wipe()
+		s.key = nil
+	}
+	if s.login == loggedOut {
+		return
+	}
+	s.login = loggedOut
+	s.epoch++
+	for h, o := range s.objects {
+		n := o.stripped()
+		if n != o {
+			s.objects[h] = n
+			if o.storeID != 0 {
+				s.byStore[o.storeID] = n
+			}
+			continue
+		}
+		o.prepOnce.Lock()
+		o.prepared = nil
+		o.prepOnce.Unlock()
+	}
+}

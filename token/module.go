@@ -1,0 +1,362 @@
+// Package token is the PKCS#11 semantics of ModExp Token: the module and
+// its slots, each slot's token (login state, objects, attribute policy),
+// sessions with one state machine per operation kind, and the registry of
+// mechanisms. The C layer (cgo/) calls the methods of [Module] with Go
+// values (see api.go) and maps the returned errors with ck.RV.
+//
+// The package never prints; it logs through log/slog to the file named by
+// MODEXP_TOKEN_LOG (or the configuration), and otherwise discards.
+//
+// # Layers
+//
+//	Module    configuration, slots, session handles, logging     module.go
+//	slot      the token: login state, object cache, keystore     slot.go, login.go
+//	session   one state machine per operation kind               session.go
+//	objects   attribute schema and policy, create/copy/set/find  attrs.go, objects.go, find.go
+//	mechanisms registry of small values (params, key types)      mechanism.go
+//	operations sign/verify, encrypt/decrypt, digest, keygen      sign.go, crypt.go, digest.go, keygen.go
+//
+// # Concurrency
+//
+// Every method is safe for concurrent use. Locks, outermost first:
+// session.mu (held for the duration of an operation call on that session,
+// so calls on one session are serialised), slot.mu (login state and object
+// cache; never held across an engine operation or key generation), and
+// Module.mu (session table). A private-key operation runs with only its
+// session's lock held, so operations on different sessions run in
+// parallel.
+//
+// # Choices where the standard leaves room
+//
+//   - C_SeedRandom answers CKR_RANDOM_SEED_NOT_SUPPORTED: randomness comes
+//     from crypto/rand (the operating system), which cannot be seeded.
+//   - Keystore lock timeouts (another process holds the token file too
+//     long) answer CKR_FUNCTION_FAILED: retrying may succeed.
+//   - A private key with CKA_PRIVATE false still keeps its private values
+//     sealed: it can be used without login only if its values were
+//     unlocked in this process; otherwise CKR_USER_NOT_LOGGED_IN.
+//   - CKR_ACTION_PROHIBITED (3.0) for C_CopyObject of an uncopyable,
+//     C_DestroyObject of an undestroyable and C_SetAttributeValue of an
+//     unmodifiable object.
+//   - Raw mechanisms (CKM_RSA_PKCS, CKM_RSA_X_509, CKM_RSA_PKCS_PSS,
+//     CKM_RSA_PKCS_OAEP) are single-part: their Update calls answer
+//     CKR_FUNCTION_NOT_SUPPORTED and end the operation.
+package token
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/config"
+)
+
+// Library identity.
+const (
+	manufacturer       = "ModExp Token"
+	libraryDescription = "ModExp Token PKCS#11 module"
+)
+
+var (
+	libraryVersion  = Version{Major: 0, Minor: 1}
+	cryptokiVersion = Version{Major: 3, Minor: 0}
+)
+
+// Module is the loaded PKCS#11 module: configuration, slots, tokens and
+// sessions. One Module lives between C_Initialize and C_Finalize.
+type Module struct {
+	log      *slog.Logger
+	files    []io.Closer
+	slots    []*slot
+	slotByID map[uint64]*slot
+	soft     engine.Engine // fallback engine shared by slots with fallback "soft"
+
+	mu       sync.RWMutex
+	sessions map[uint64]*session
+	closed   bool
+
+	// handles numbers sessions and objects from one counter: every handle
+	// is distinct, never 0 and never reused within the Module's life.
+	handles atomic.Uint64
+}
+
+// LoadFromEnv reads the configuration (MODEXP_TOKEN_CONF, MODEXP_TOKEN_ENGINE,
+// defaults) and opens every slot's engine and token file. An unknown engine
+// or a bad configuration is an error (the C layer answers C_Initialize with
+// it), never a silent default.
+func LoadFromEnv() (*Module, error) {
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("token: %w: %w", ck.CKR_FUNCTION_FAILED, err)
+	}
+	return Load(cfg)
+}
+
+// Load opens the module described by cfg. On error nothing stays open.
+func Load(cfg *config.Config) (m *Module, err error) {
+	m = &Module{log: slog.New(slog.DiscardHandler), slotByID: map[uint64]*slot{}, sessions: map[uint64]*session{}}
+	defer func() {
+		if err != nil {
+			m.log.Error("module load failed", "err", err)
+			m.Close()
+			m, err = nil, fmt.Errorf("token: %w: %w", ck.CKR_FUNCTION_FAILED, err)
+		}
+	}()
+	level, err := cfg.Level()
+	if err != nil {
+		return m, err
+	}
+	if cfg.Log != "" {
+		if m.log, err = m.openLog(cfg.Log, level); err != nil {
+			return m, err
+		}
+	}
+	for _, sc := range cfg.Slots {
+		s, err := m.openSlot(sc, level)
+		if err != nil {
+			return m, err
+		}
+		m.slots = append(m.slots, s)
+		m.slotByID[s.id] = s
+	}
+	m.log.Info("module loaded", "config", cfg.Source, "slots", len(m.slots))
+	return m, nil
+}
+
+// openLog opens (appending) a log file and returns a logger writing to it.
+func (m *Module) openLog(path string, level slog.Level) (*slog.Logger, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("token: open log %s: %w", path, err)
+	}
+	m.files = append(m.files, f)
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level})), nil
+}
+
+// softEngine returns the shared software fallback engine.
+func (m *Module) softEngine() (engine.Engine, error) {
+	if m.soft == nil {
+		e, err := engine.Open(config.DefaultEngine)
+		if err != nil {
+			return nil, err
+		}
+		m.soft = e
+	}
+	return m.soft, nil
+}
+
+// Close wipes keys, closes every session, token file and engine and the
+// log files. A new Load after it starts clean. Close is idempotent.
+func (m *Module) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	sessions := m.sessions
+	m.sessions = map[uint64]*session{}
+	m.mu.Unlock()
+	for _, s := range sessions {
+		s.close()
+	}
+	var errs []error
+	for _, s := range m.slots {
+		errs = append(errs, s.close())
+	}
+	if m.soft != nil {
+		errs = append(errs, m.soft.Close())
+	}
+	if m.log != nil {
+		m.log.Info("module closed")
+	}
+	for _, f := range m.files {
+		errs = append(errs, f.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Info is C_GetInfo.
+func (m *Module) Info() ModuleInfo {
+	return ModuleInfo{
+		CryptokiVersion:    cryptokiVersion,
+		ManufacturerID:     manufacturer,
+		LibraryDescription: libraryDescription,
+		LibraryVersion:     libraryVersion,
+	}
+}
+
+// SlotList is C_GetSlotList: every slot has a token, so tokenPresent does
+// not change the list. The order is the configuration's.
+func (m *Module) SlotList(tokenPresent bool) []uint64 {
+	ids := make([]uint64, len(m.slots))
+	for i, s := range m.slots {
+		ids[i] = s.id
+	}
+	return ids
+}
+
+func (m *Module) slot(id uint64) (*slot, error) {
+	s, ok := m.slotByID[id]
+	if !ok {
+		return nil, ck.Errorf(ck.CKR_SLOT_ID_INVALID, "slot %d", id)
+	}
+	return s, nil
+}
+
+// session returns the open session with handle h.
+func (m *Module) session(h uint64) (*session, error) {
+	m.mu.RLock()
+	s, ok := m.sessions[h]
+	m.mu.RUnlock()
+	if !ok {
+		return nil, ck.Errorf(ck.CKR_SESSION_HANDLE_INVALID, "session %d", h)
+	}
+	return s, nil
+}
+
+// newHandle returns a fresh session or object handle.
+func (m *Module) newHandle() uint64 { return m.handles.Add(1) }
+
+// SlotInfo is C_GetSlotInfo.
+func (m *Module) SlotInfo(id uint64) (SlotInfo, error) {
+	s, err := m.slot(id)
+	if err != nil {
+		return SlotInfo{}, err
+	}
+	desc := fmt.Sprintf("%s (%s)", s.cfg.Label, s.eng.Info().Name)
+	if len(desc) > 64 {
+		desc = desc[:64]
+	}
+	return SlotInfo{
+		Description:     desc,
+		ManufacturerID:  manufacturer,
+		Flags:           ck.CKF_TOKEN_PRESENT,
+		HardwareVersion: libraryVersion,
+		FirmwareVersion: libraryVersion,
+	}, nil
+}
+
+// TokenInfo is C_GetTokenInfo.
+func (m *Module) TokenInfo(id uint64) (TokenInfo, error) {
+	s, err := m.slot(id)
+	if err != nil {
+		return TokenInfo{}, err
+	}
+	return s.tokenInfo()
+}
+
+// MechanismList is C_GetMechanismList, sorted by value.
+func (m *Module) MechanismList(id uint64) ([]uint64, error) {
+	s, err := m.slot(id)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]uint64, 0, len(mechanisms))
+	for t, mech := range mechanisms {
+		if _, ok := s.mechanismInfo(mech); ok {
+			list = append(list, t)
+		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i] < list[j] })
+	return list, nil
+}
+
+// MechanismInfo is C_GetMechanismInfo.
+func (m *Module) MechanismInfo(id, mech uint64) (MechanismInfo, error) {
+	s, err := m.slot(id)
+	if err != nil {
+		return MechanismInfo{}, err
+	}
+	if mm, ok := mechanisms[mech]; ok {
+		if info, ok := s.mechanismInfo(mm); ok {
+			return info, nil
+		}
+	}
+	return MechanismInfo{}, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s", ck.Name("CKM_", mech))
+}
+
+// OpenSession is C_OpenSession.
+func (m *Module) OpenSession(id, flags uint64) (uint64, error) {
+	sl, err := m.slot(id)
+	if err != nil {
+		return 0, err
+	}
+	if flags&ck.CKF_SERIAL_SESSION == 0 {
+		return 0, ck.Errorf(ck.CKR_SESSION_PARALLEL_NOT_SUPPORTED, "CKF_SERIAL_SESSION not set")
+	}
+	s := &session{h: m.newHandle(), slot: sl, rw: flags&ck.CKF_RW_SESSION != 0}
+	if err := sl.addSession(s); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		sl.removeSession(s)
+		return 0, ck.Errorf(ck.CKR_CRYPTOKI_NOT_INITIALIZED, "module closed")
+	}
+	m.sessions[s.h] = s
+	m.mu.Unlock()
+	sl.log.Debug("session opened", "session", s.h, "rw", s.rw)
+	return s.h, nil
+}
+
+// CloseSession is C_CloseSession. Closing the last session of a token logs
+// it out.
+func (m *Module) CloseSession(h uint64) error {
+	m.mu.Lock()
+	s, ok := m.sessions[h]
+	delete(m.sessions, h)
+	m.mu.Unlock()
+	if !ok {
+		return ck.Errorf(ck.CKR_SESSION_HANDLE_INVALID, "session %d", h)
+	}
+	s.close()
+	s.slot.log.Debug("session closed", "session", h)
+	return nil
+}
+
+// CloseAllSessions is C_CloseAllSessions.
+func (m *Module) CloseAllSessions(id uint64) error {
+	sl, err := m.slot(id)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	var victims []*session
+	for h, s := range m.sessions {
+		if s.slot == sl {
+			victims = append(victims, s)
+			delete(m.sessions, h)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range victims {
+		s.close()
+	}
+	return nil
+}
+
+// SessionInfo is C_GetSessionInfo.
+func (m *Module) SessionInfo(h uint64) (SessionInfo, error) {
+	s, err := m.session(h)
+	if err != nil {
+		return SessionInfo{}, err
+	}
+	flags := uint64(ck.CKF_SERIAL_SESSION)
+	if s.rw {
+		flags |= ck.CKF_RW_SESSION
+	}
+	return SessionInfo{SlotID: s.slot.id, State: s.state(), Flags: flags}, nil
+}
+
+// bg is the context of engine operations: PKCS#11 calls have no deadline.
+var bg = context.Background()

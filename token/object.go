@@ -1,0 +1,138 @@
+package token
+
+// The object model. An object is an immutable snapshot of attributes
+// behind a handle: a change makes a new snapshot under the same handle, so
+// readers never lock the attributes and an operation keeps the snapshot it
+// started with. Token objects mirror keystore objects (by store ID) and keep
+// their handle across reloads; session objects live in memory and belong to
+// the session that made them.
+
+import (
+	"math/big"
+	"sync"
+
+	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/keystore"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// object is one snapshot of a token or session object.
+type object struct {
+	handle  uint64
+	storeID uint64 // keystore ID of a token object, 0 for session objects
+	owner   uint64 // session handle of a session object
+	attrs   attrMap
+	sealed  map[uint64]bool // types stored sealed (token objects)
+	// complete: every attribute is present (sealed values were unlocked).
+	complete bool
+
+	// prepared is the key prepared for the slot's engine (an *rsa.Key for
+	// RSA; other key types keep their own form), made once per snapshot
+	// under prepOnce and dropped with the snapshot or at logout.
+	prepOnce sync.Mutex
+	prepared any
+}
+
+func (o *object) class() uint64 {
+	c, _ := o.attrs.ulong(ck.CKA_CLASS)
+	return c
+}
+
+func (o *object) keyType() uint64 {
+	k, ok := o.attrs.ulong(ck.CKA_KEY_TYPE)
+	if !ok {
+		return ^uint64(0)
+	}
+	return k
+}
+
+func (o *object) isToken() bool   { return o.attrs.bool(ck.CKA_TOKEN) }
+func (o *object) isPrivate() bool { return o.attrs.bool(ck.CKA_PRIVATE) }
+
+// size is C_GetObjectSize: the bytes of all attribute values.
+func (o *object) size() uint64 {
+	var n uint64
+	for _, v := range o.attrs {
+		n += uint64(len(v)) + 16
+	}
+	return n
+}
+
+// sameAttrs reports whether two snapshots hold the same attributes.
+func sameAttrs(a, b attrMap) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		if !ok || string(v) != string(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// fromStore makes a snapshot of a keystore object.
+func fromStore(handle uint64, so keystore.Object) *object {
+	o := &object{handle: handle, storeID: so.ID, attrs: make(attrMap, len(so.Attrs)), sealed: so.Sealed, complete: true}
+	for k, v := range so.Attrs {
+		o.attrs[k] = v
+	}
+	for t, s := range so.Sealed {
+		if _, ok := o.attrs[t]; s && !ok {
+			o.complete = false
+		}
+	}
+	return o
+}
+
+// toStore is the keystore form of a token object.
+func (o *object) toStore() keystore.Object {
+	return keystore.Object{ID: o.storeID, Attrs: o.attrs.clone(), Sealed: o.sealed}
+}
+
+// stripped returns the snapshot without its sealed values (after logout).
+func (o *object) stripped() *object {
+	if o.storeID == 0 || len(o.sealed) == 0 {
+		return o
+	}
+	n := &object{handle: o.handle, storeID: o.storeID, owner: o.owner, attrs: attrMap{}, sealed: o.sealed}
+	for k, v := range o.attrs {
+		if !o.sealed[k] {
+			n.attrs[k] = v
+		}
+	}
+	return n
+}
+
+// rsaPrivateKey returns the engine/rsa form of an RSA private key object.
+func (o *object) rsaPrivateKey() (*rsa.PrivateKey, error) {
+	a := o.attrs
+	d, ok := bigAttr(a, ck.CKA_PRIVATE_EXPONENT)
+	if !ok || !o.complete {
+		return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
+	}
+	e, err := rsaExponent(a[ck.CKA_PUBLIC_EXPONENT])
+	if err != nil {
+		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored RSA key without usable public exponent")
+	}
+	big := func(t uint64) *big.Int { v, _ := bigAttr(a, t); return v }
+	return &rsa.PrivateKey{
+		N: big(ck.CKA_MODULUS), E: e, D: d,
+		P: big(ck.CKA_PRIME_1), Q: big(ck.CKA_PRIME_2),
+		Dp: big(ck.CKA_EXPONENT_1), Dq: big(ck.CKA_EXPONENT_2), Qinv: big(ck.CKA_COEFFICIENT),
+	}, nil
+}
+
+// rsaPublic returns the modulus and public exponent of an RSA key object.
+func (o *object) rsaPublic() (*big.Int, int, error) {
+	n, ok := bigAttr(o.attrs, ck.CKA_MODULUS)
+	if !ok || n.Sign() == 0 {
+		return nil, 0, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "RSA key without modulus")
+	}
+	e, err := rsaExponent(o.attrs[ck.CKA_PUBLIC_EXPONENT])
+	if err != nil {
+		return nil, 0, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "RSA key without usable public exponent")
+	}
+	return n, e, nil
+}

@@ -1,0 +1,387 @@
+package token
+
+// Object management: C_CreateObject, C_CopyObject, C_DestroyObject,
+// C_GetObjectSize, C_GetAttributeValue, C_SetAttributeValue. Every check
+// runs before anything is stored: a rejected template changes nothing.
+
+import (
+	"errors"
+
+	"github.com/modexp-token/modexp-token/keystore"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// createMode says how an object comes to be.
+type createMode int
+
+const (
+	modeCreate   createMode = iota // C_CreateObject: imported
+	modeGenerate                   // C_GenerateKeyPair: made on the token
+)
+
+// buildObject checks a creation template against the object's schema and
+// returns the complete attributes: template, generated values, defaults
+// and the token-set attributes. genMech is the generating mechanism.
+func buildObject(tmpl, generated attrMap, mode createMode, genMech uint64, login loginState) (attrMap, schema, error) {
+	sch, kt, err := checkTemplate(tmpl, mode)
+	if err != nil {
+		return nil, nil, err
+	}
+	class, _ := tmpl.ulong(ck.CKA_CLASS)
+	a := tmpl.clone()
+	for t, v := range generated {
+		a[t] = v
+	}
+	for t, spec := range sch {
+		if _, ok := a[t]; ok {
+			continue
+		}
+		if spec.has(fRequired) && mode == modeCreate {
+			return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "%s missing", describe(t))
+		}
+		if spec.def != nil {
+			a[t] = spec.def
+		}
+	}
+	if a.bool(ck.CKA_TRUSTED) && login != soLoggedIn {
+		return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "only the SO may set CKA_TRUSTED")
+	}
+	if class == ck.CKO_PUBLIC_KEY || class == ck.CKO_PRIVATE_KEY {
+		local := mode == modeGenerate
+		a[ck.CKA_LOCAL] = ck.Bool(local)
+		a[ck.CKA_KEY_GEN_MECHANISM] = ck.ULong(ck.CK_UNAVAILABLE_INFORMATION)
+		if local {
+			a[ck.CKA_KEY_GEN_MECHANISM] = ck.ULong(genMech)
+		}
+	}
+	if class == ck.CKO_PRIVATE_KEY {
+		local := mode == modeGenerate
+		a[ck.CKA_ALWAYS_SENSITIVE] = ck.Bool(local && a.bool(ck.CKA_SENSITIVE))
+		a[ck.CKA_NEVER_EXTRACTABLE] = ck.Bool(local && !a.bool(ck.CKA_EXTRACTABLE))
+	}
+	if kt != nil {
+		complete := kt.completePublic
+		if class == ck.CKO_PRIVATE_KEY {
+			complete = kt.completePrivate
+		}
+		if err := complete(a); err != nil {
+			return nil, nil, err
+		}
+	}
+	return a, sch, nil
+}
+
+// checkTemplate finds a creation template's schema and checks each of its
+// attributes: known to the object (CKR_ATTRIBUTE_TYPE_INVALID), well
+// formed (CKR_ATTRIBUTE_VALUE_INVALID), settable by the application
+// (CKR_ATTRIBUTE_READ_ONLY).
+func checkTemplate(tmpl attrMap, mode createMode) (schema, *keyType, error) {
+	class, ok := tmpl.ulong(ck.CKA_CLASS)
+	if !ok {
+		if _, present := tmpl[ck.CKA_CLASS]; present {
+			return nil, nil, invalid(ck.CKA_CLASS, "malformed")
+		}
+		return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_CLASS missing")
+	}
+	var sub uint64
+	if t, ok := subTypeAttr(class); ok {
+		v, present := tmpl[t]
+		if !present {
+			return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "%s missing", describe(t))
+		}
+		if sub, ok = ck.ParseULong(v); !ok {
+			return nil, nil, invalid(t, "malformed")
+		}
+	}
+	sch, kt, err := schemaFor(class, sub)
+	if err != nil {
+		return nil, nil, err
+	}
+	for t, v := range tmpl {
+		spec, ok := sch[t]
+		if !ok {
+			return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_TYPE_INVALID, "%s not an attribute of this object", describe(t))
+		}
+		if err := checkValue(t, spec.kind, v); err != nil {
+			return nil, nil, err
+		}
+		if spec.has(fTokenSet) || (mode == modeGenerate && spec.has(fGenerated)) {
+			return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "%s is set by the token", describe(t))
+		}
+	}
+	return sch, kt, nil
+}
+
+// applyChanges returns attrs changed by tmpl under the rules of
+// C_SetAttributeValue (copy false) or of C_CopyObject's template (copy
+// true, which may also set CKA_TOKEN, CKA_PRIVATE and CKA_MODIFIABLE).
+func applyChanges(attrs attrMap, sch schema, tmpl attrMap, copy bool, login loginState) (attrMap, error) {
+	out := attrs.clone()
+	for t, v := range tmpl {
+		spec, ok := sch[t]
+		if !ok {
+			return nil, ck.Errorf(ck.CKR_ATTRIBUTE_TYPE_INVALID, "%s not an attribute of this object", describe(t))
+		}
+		if err := checkValue(t, spec.kind, v); err != nil {
+			return nil, err
+		}
+		if string(attrs[t]) == string(v) {
+			continue // setting the current value is always allowed
+		}
+		if spec.has(fFixed) && !(copy && spec.has(fCopyChange)) {
+			return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "%s cannot change", describe(t))
+		}
+		if !copy && !attrs.bool(ck.CKA_MODIFIABLE) {
+			return nil, ck.Errorf(ck.CKR_ACTION_PROHIBITED, "object is not modifiable")
+		}
+		switch t {
+		case ck.CKA_SENSITIVE: // false → true only
+			if attrs.bool(t) {
+				return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "CKA_SENSITIVE cannot be cleared")
+			}
+		case ck.CKA_EXTRACTABLE, ck.CKA_COPYABLE: // true → false only
+			if !attrs.bool(t) {
+				return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "%s cannot be set again", describe(t))
+			}
+		case ck.CKA_TRUSTED:
+			if v[0] == 1 && login != soLoggedIn {
+				return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "only the SO may set CKA_TRUSTED")
+			}
+		}
+		out[t] = v
+	}
+	return out, nil
+}
+
+// checkWritable applies the session and login rules for creating or
+// changing an object with attrs a.
+func (ss *session) checkWritable(a attrMap, login loginState) error {
+	if a.bool(ck.CKA_TOKEN) && !ss.rw {
+		return ck.Errorf(ck.CKR_SESSION_READ_ONLY, "token object in a read-only session")
+	}
+	if a.bool(ck.CKA_PRIVATE) && login != userLoggedIn {
+		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private object needs the user logged in")
+	}
+	return nil
+}
+
+// storeLocked persists (token objects) and caches a new snapshot of an
+// object: handle 0 makes a new object.
+func (s *slot) storeLocked(ss *session, handle uint64, old *object, a attrMap, sch schema) (*object, error) {
+	o := &object{handle: handle, attrs: a, complete: true}
+	if old != nil {
+		o.storeID, o.owner = old.storeID, old.owner
+	}
+	if a.bool(ck.CKA_TOKEN) {
+		sealed := sealedTypes(a, sch)
+		if len(sealed) > 0 && s.key == nil {
+			return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "sealed attributes need a login")
+		}
+		st, err := s.st()
+		if err != nil {
+			return nil, s.storeErr("store object", err)
+		}
+		id, err := st.Put(s.key, keystore.Object{ID: o.storeID, Attrs: a.clone(), Sealed: sealed})
+		if err != nil {
+			if errors.Is(err, keystore.ErrNotInitialized) {
+				return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "token not initialised")
+			}
+			return nil, s.storeErr("store object", err)
+		}
+		o.storeID, o.sealed = id, sealed
+		s.byStore[id] = o
+	} else if old == nil {
+		o.owner = ss.h
+	}
+	if o.handle == 0 {
+		o.handle = s.m.newHandle()
+	}
+	s.objects[o.handle] = o
+	return o, nil
+}
+
+// CreateObject is C_CreateObject.
+func (m *Module) CreateObject(sh uint64, tmpl []Attribute) (uint64, error) {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return 0, err
+	}
+	defer ss.mu.Unlock()
+	t, err := parseTemplate(tmpl)
+	if err != nil {
+		return 0, err
+	}
+	s := ss.slot
+	_, login := s.currentEpoch()
+	a, sch, err := buildObject(t, nil, modeCreate, 0, login)
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := ss.checkWritable(a, s.login); err != nil {
+		return 0, err
+	}
+	o, err := s.storeLocked(ss, 0, nil, a, sch)
+	if err != nil {
+		return 0, err
+	}
+	s.log.Info("object created", "handle", o.handle, "class", ck.Name("CKO_", o.class()), "token", o.isToken())
+	return o.handle, nil
+}
+
+// CopyObject is C_CopyObject.
+func (m *Module) CopyObject(sh, obj uint64, tmpl []Attribute) (uint64, error) {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return 0, err
+	}
+	defer ss.mu.Unlock()
+	t, err := parseTemplate(tmpl)
+	if err != nil {
+		return 0, err
+	}
+	s := ss.slot
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, err := s.objectLocked(obj)
+	if err != nil {
+		return 0, err
+	}
+	if !o.attrs.bool(ck.CKA_COPYABLE) {
+		return 0, ck.Errorf(ck.CKR_ACTION_PROHIBITED, "object %d is not copyable", obj)
+	}
+	if !o.complete {
+		return 0, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "object values are sealed")
+	}
+	sch, _ := objectSchema(o.attrs)
+	a, err := applyChanges(o.attrs, sch, t, true, s.login)
+	if err != nil {
+		return 0, err
+	}
+	if err := ss.checkWritable(a, s.login); err != nil {
+		return 0, err
+	}
+	n, err := s.storeLocked(ss, 0, nil, a, sch)
+	if err != nil {
+		return 0, err
+	}
+	s.log.Info("object copied", "from", obj, "handle", n.handle)
+	return n.handle, nil
+}
+
+// DestroyObject is C_DestroyObject.
+func (m *Module) DestroyObject(sh, obj uint64) error {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return err
+	}
+	defer ss.mu.Unlock()
+	s := ss.slot
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, err := s.objectLocked(obj)
+	if err != nil {
+		return err
+	}
+	if !o.attrs.bool(ck.CKA_DESTROYABLE) {
+		return ck.Errorf(ck.CKR_ACTION_PROHIBITED, "object %d is not destroyable", obj)
+	}
+	if o.storeID != 0 {
+		if !ss.rw {
+			return ck.Errorf(ck.CKR_SESSION_READ_ONLY, "token object in a read-only session")
+		}
+		st, err := s.st()
+		if err != nil {
+			return s.storeErr("destroy object", err)
+		}
+		if err := st.Delete(o.storeID); err != nil && !errors.Is(err, keystore.ErrNotFound) {
+			return s.storeErr("destroy object", err)
+		}
+		delete(s.byStore, o.storeID)
+	}
+	delete(s.objects, obj)
+	s.log.Info("object destroyed", "handle", obj)
+	return nil
+}
+
+// GetObjectSize is C_GetObjectSize.
+func (m *Module) GetObjectSize(sh, obj uint64) (uint64, error) {
+	ss, err := m.session(sh)
+	if err != nil {
+		return 0, err
+	}
+	o, err := ss.slot.object(obj)
+	if err != nil {
+		return 0, err
+	}
+	return o.size(), nil
+}
+
+// GetAttributeValue answers each requested type; the error is for the call
+// as a whole (bad session/object), per-attribute problems go in the results.
+func (m *Module) GetAttributeValue(sh, obj uint64, types []uint64) ([]AttributeResult, error) {
+	ss, err := m.session(sh)
+	if err != nil {
+		return nil, err
+	}
+	o, err := ss.slot.object(obj)
+	if err != nil {
+		return nil, err
+	}
+	sch, _ := objectSchema(o.attrs)
+	res := make([]AttributeResult, len(types))
+	for i, t := range types {
+		spec, ok := sch[t]
+		v, present := o.attrs[t]
+		switch {
+		case !ok:
+			res[i].Err = uint64(ck.CKR_ATTRIBUTE_TYPE_INVALID)
+		case !readable(spec, o.attrs) || (!present && o.sealed[t]):
+			res[i].Err = uint64(ck.CKR_ATTRIBUTE_SENSITIVE)
+		case !present:
+			res[i].Err = uint64(ck.CKR_ATTRIBUTE_TYPE_INVALID)
+		default:
+			res[i].Value = append([]byte{}, v...)
+		}
+	}
+	return res, nil
+}
+
+// SetAttributeValue is C_SetAttributeValue: all or nothing.
+func (m *Module) SetAttributeValue(sh, obj uint64, tmpl []Attribute) error {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return err
+	}
+	defer ss.mu.Unlock()
+	t, err := parseTemplate(tmpl)
+	if err != nil {
+		return err
+	}
+	s := ss.slot
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, err := s.objectLocked(obj)
+	if err != nil {
+		return err
+	}
+	if !o.attrs.bool(ck.CKA_MODIFIABLE) {
+		return ck.Errorf(ck.CKR_ACTION_PROHIBITED, "object %d is not modifiable", obj)
+	}
+	if o.storeID != 0 && !ss.rw {
+		return ck.Errorf(ck.CKR_SESSION_READ_ONLY, "token object in a read-only session")
+	}
+	if !o.complete {
+		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "object values are sealed")
+	}
+	sch, _ := objectSchema(o.attrs)
+	a, err := applyChanges(o.attrs, sch, t, false, s.login)
+	if err != nil {
+		return err
+	}
+	if _, err := s.storeLocked(ss, o.handle, o, a, sch); err != nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package token
+
+// Starting an operation (the common part of C_SignInit, C_VerifyInit,
+// C_EncryptInit, C_DecryptInit, C_DigestInit) and the RSA primitives the
+// mechanisms use.
+
+import (
+	"crypto/subtle"
+	"errors"
+	"fmt"
+
+	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// keyClassFor is the key class each kind of operation uses.
+var keyClassFor = [opKinds]uint64{
+	opSign:    ck.CKO_PRIVATE_KEY,
+	opDecrypt: ck.CKO_PRIVATE_KEY,
+	opVerify:  ck.CKO_PUBLIC_KEY,
+	opEncrypt: ck.CKO_PUBLIC_KEY,
+}
+
+// initOp checks mechanism, parameters and key and installs the operation.
+func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64) error {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return err
+	}
+	defer ss.mu.Unlock()
+	if ss.ops[kind] != nil {
+		return ck.Errorf(ck.CKR_OPERATION_ACTIVE, "%s operation active", opNames[kind])
+	}
+	if cm == nil {
+		return ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
+	}
+	mech, ok := mechanisms[cm.Type]
+	if !ok || !mech.supports(kind) {
+		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s", ck.Name("CKM_", cm.Type), opNames[kind])
+	}
+	info, ok := ss.slot.mechanismInfo(mech)
+	if !ok {
+		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not offered by this engine", ck.Name("CKM_", cm.Type))
+	}
+	params, err := mech.decode(cm)
+	if err != nil {
+		return err
+	}
+	op := &operation{kind: kind, mech: mech, params: params, slot: ss.slot}
+	if kind == opDigest {
+		op.digest = mech.hash.New()
+		return ss.begin(op)
+	}
+	key, epoch, _, err := ss.slot.keyObject(keyHandle)
+	if err != nil {
+		return err
+	}
+	op.key = key
+	switch class := key.class(); {
+	case class != ck.CKO_PUBLIC_KEY && class != ck.CKO_PRIVATE_KEY:
+		return ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "object %d is not a key", keyHandle)
+	case class != keyClassFor[kind] || !mech.acceptsKeyType(key.keyType()):
+		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "%s with %s of type %s", ck.Name("CKM_", cm.Type),
+			ck.Name("CKO_", class), ck.Name("CKK_", key.keyType()))
+	}
+	if !key.attrs.bool(usageAttr[kind]) {
+		return ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "key %d: %s is false", keyHandle, describe(usageAttr[kind]))
+	}
+	if !key.attrs.allowsMechanism(cm.Type) {
+		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not in the key's CKA_ALLOWED_MECHANISMS", ck.Name("CKM_", cm.Type))
+	}
+	if bits := uint64(op.keyBits()); bits < info.MinKeySize || bits > info.MaxKeySize {
+		return ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit key, %s takes %d..%d", bits, ck.Name("CKM_", cm.Type), info.MinKeySize, info.MaxKeySize)
+	}
+	if mech.checkKey != nil {
+		if err := mech.checkKey(op); err != nil {
+			return err
+		}
+	}
+	if keyClassFor[kind] == ck.CKO_PRIVATE_KEY {
+		if !key.complete {
+			return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private key values are sealed")
+		}
+		op.needLogin, op.epoch = true, epoch
+		op.needAuth = key.attrs.bool(ck.CKA_ALWAYS_AUTHENTICATE)
+	}
+	if mech.hash != 0 {
+		op.digest = mech.hash.New()
+	}
+	return ss.begin(op)
+}
+
+// keyBits is the size of the operation's key.
+func (op *operation) keyBits() int {
+	kt, ok := keyTypes[op.key.keyType()]
+	if !ok {
+		return 0
+	}
+	return kt.bits(op.key.attrs)
+}
+
+// keyBytes is the byte length of the RSA modulus.
+func (op *operation) keyBytes() int { return (op.keyBits() + 7) / 8 }
+
+// rsaPrivate runs the private operation on the slot's engine (through
+// engine/rsa, which checks the result before release).
+func (op *operation) rsaPrivate(c []byte) ([]byte, error) {
+	k, err := op.slot.preparedRSA(op.key)
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := k.Private(bg, c)
+	if err != nil {
+		return nil, op.slot.engineErr(opNames[op.kind], err)
+	}
+	return out, nil
+}
+
+// rsaPublic runs the public operation (software, public data only).
+func (op *operation) rsaPublic(m []byte) ([]byte, error) {
+	n, e, err := op.key.rsaPublic()
+	if err != nil {
+		return nil, err
+	}
+	out, err := rsa.Public(n, e, m)
+	if err != nil {
+		if errors.Is(err, rsa.ErrInputRange) {
+			return nil, fmt.Errorf("token: public operation: %w: %w", ck.CKR_DATA_INVALID, err)
+		}
+		return nil, fmt.Errorf("token: public operation: %w: %w", ck.CKR_FUNCTION_FAILED, err)
+	}
+	return out, nil
+}
+
+// leftPad returns b left-padded with zeros to k bytes (len(b) ≤ k).
+func leftPad(b []byte, k int) []byte {
+	if len(b) == k {
+		return b
+	}
+	out := make([]byte, k)
+	copy(out[k-len(b):], b)
+	return out
+}
+
+func dataLen(what string, n, max int) error {
+	if n > max {
+		return ck.Errorf(ck.CKR_DATA_LEN_RANGE, "%s: %d bytes, at most %d", what, n, max)
+	}
+	return nil
+}
+
+// withCode replaces the CKR code of a data-range error (the public
+// operation's CKR_DATA_INVALID becomes code).
+func withCode(err error, from, to ck.Error) error {
+	if ck.RV(err) == uint64(from) {
+		return fmt.Errorf("%w: %w", to, err)
+	}
+	return err
+}
+
+// equalCT compares in constant time.
+func equalCT(a, b []byte) bool { return subtle.ConstantTimeCompare(a, b) == 1 }

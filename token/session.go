@@ -1,0 +1,244 @@
+package token
+
+// Sessions: the session state (derived from the token's login state and
+// the session's R/W flag) and one state machine per operation kind.
+
+import (
+	"hash"
+	"sync"
+
+	"github.com/modexp-token/modexp-token/keystore"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// opKind is a kind of cryptographic operation; a session has at most one
+// active operation of each kind.
+type opKind int
+
+const (
+	opSign opKind = iota
+	opVerify
+	opEncrypt
+	opDecrypt
+	opDigest
+	opKinds
+)
+
+var opNames = [opKinds]string{"sign", "verify", "encrypt", "decrypt", "digest"}
+
+// ckfFindObjects is PKCS#11 3.0's CKF_FIND_OBJECTS flag of C_SessionCancel.
+const ckfFindObjects = 0x40
+
+// cancelFlags maps C_SessionCancel flags to operation kinds.
+var cancelFlags = [opKinds]uint64{
+	opSign:    ck.CKF_SIGN,
+	opVerify:  ck.CKF_VERIFY,
+	opEncrypt: ck.CKF_ENCRYPT,
+	opDecrypt: ck.CKF_DECRYPT,
+	opDigest:  ck.CKF_DIGEST,
+}
+
+// operation is one active operation.
+type operation struct {
+	kind   opKind
+	mech   *mechanism
+	params any // decoded mechanism parameters
+	key    *object
+	slot   *slot
+
+	// Login binding: an operation with a private key needs the login it
+	// started under (a logout in between ends it).
+	needLogin bool
+	epoch     uint64
+	// CKA_ALWAYS_AUTHENTICATE: a CKU_CONTEXT_SPECIFIC login must follow
+	// the Init before the key is used.
+	needAuth bool
+	authed   bool
+
+	multi  bool      // an Update was made
+	digest hash.Hash // running hash (digests and hash-then-sign)
+
+	result []byte // computed output kept for the two-call convention
+	done   bool
+}
+
+// session is one open session.
+type session struct {
+	h    uint64
+	slot *slot
+	rw   bool
+
+	mu     sync.Mutex
+	closed bool
+	ops    [opKinds]*operation
+	find   *findState
+}
+
+// state is the CKS_ state of the session.
+func (ss *session) state() uint64 {
+	_, login := ss.slot.currentEpoch()
+	switch {
+	case login == soLoggedIn:
+		return ck.CKS_RW_SO_FUNCTIONS
+	case login == userLoggedIn && ss.rw:
+		return ck.CKS_RW_USER_FUNCTIONS
+	case login == userLoggedIn:
+		return ck.CKS_RO_USER_FUNCTIONS
+	case ss.rw:
+		return ck.CKS_RW_PUBLIC_SESSION
+	}
+	return ck.CKS_RO_PUBLIC_SESSION
+}
+
+// close ends every operation and forgets the session in its slot
+// (destroying its session objects; the last close logs out).
+func (ss *session) close() {
+	ss.mu.Lock()
+	ss.closed = true
+	ss.ops = [opKinds]*operation{}
+	ss.find = nil
+	ss.mu.Unlock()
+	ss.slot.removeSession(ss)
+}
+
+// lock finds and locks session h; callers defer ss.mu.Unlock().
+func (m *Module) lock(h uint64) (*session, error) {
+	ss, err := m.session(h)
+	if err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	if ss.closed {
+		ss.mu.Unlock()
+		return nil, ck.Errorf(ck.CKR_SESSION_HANDLE_INVALID, "session %d closed", h)
+	}
+	return ss, nil
+}
+
+// begin installs op as the active operation of its kind.
+func (ss *session) begin(op *operation) error {
+	if ss.ops[op.kind] != nil {
+		return ck.Errorf(ck.CKR_OPERATION_ACTIVE, "%s operation active", opNames[op.kind])
+	}
+	ss.ops[op.kind] = op
+	return nil
+}
+
+// active returns the active operation of kind.
+func (ss *session) active(kind opKind) (*operation, error) {
+	op := ss.ops[kind]
+	if op == nil {
+		return nil, ck.Errorf(ck.CKR_OPERATION_NOT_INITIALIZED, "no %s operation", opNames[kind])
+	}
+	return op, nil
+}
+
+// end terminates the operation of kind.
+func (ss *session) end(kind opKind) { ss.ops[kind] = nil }
+
+// fail ends the operation of kind and returns err (an error other than a
+// length report ends the operation, PKCS#11 3.0 §5.2).
+func (ss *session) fail(kind opKind, err error) error {
+	ss.end(kind)
+	return err
+}
+
+// checkUse verifies that op's key may be used now: the login it started
+// under still holds, and an always-authenticate key got its context login.
+func (op *operation) checkUse() error {
+	if op.needLogin {
+		if epoch, _ := op.slot.currentEpoch(); epoch != op.epoch {
+			return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "logged out since the operation started")
+		}
+	}
+	if op.needAuth && !op.authed {
+		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "key needs CKU_CONTEXT_SPECIFIC login")
+	}
+	return nil
+}
+
+// output applies the two-call convention to the final step of an
+// operation: compute the result once, keep it while the caller asks for the
+// length or offers too small a buffer, release it (and end the operation)
+// when it fits.
+func (ss *session) output(kind opKind, out Out, compute func(op *operation) ([]byte, error)) ([]byte, int, error) {
+	op, err := ss.active(kind)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !op.done {
+		r, err := compute(op)
+		if err != nil {
+			return nil, 0, ss.fail(kind, err)
+		}
+		op.result, op.done = r, true
+	}
+	need := len(op.result)
+	if out.Query {
+		return nil, need, nil
+	}
+	if out.Cap < need {
+		return nil, need, ck.Errorf(ck.CKR_BUFFER_TOO_SMALL, "need %d bytes, have %d", need, out.Cap)
+	}
+	ss.end(kind)
+	return op.result, need, nil
+}
+
+// contextLogin is C_Login(CKU_CONTEXT_SPECIFIC): it authorises the next use
+// of the always-authenticate key of the session's active operation.
+func (ss *session) contextLogin(pin []byte) error {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.closed {
+		return ck.Errorf(ck.CKR_SESSION_HANDLE_INVALID, "session closed")
+	}
+	var target *operation
+	for _, op := range ss.ops {
+		if op != nil && op.needAuth {
+			target = op
+		}
+	}
+	if target == nil {
+		return ck.Errorf(ck.CKR_OPERATION_NOT_INITIALIZED, "no operation needs a context-specific login")
+	}
+	s := ss.slot
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.login != userLoggedIn {
+		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "context-specific login needs the user logged in")
+	}
+	if len(pin) > maxPINLen {
+		return ck.Errorf(ck.CKR_PIN_LEN_RANGE, "PIN of %d bytes", len(pin))
+	}
+	st, err := s.st()
+	if err != nil {
+		return s.storeErr("context login", err)
+	}
+	key, err := st.Login(keystore.User, pin)
+	if err != nil {
+		return s.storeErr("context login", err)
+	}
+	key.Wipe()
+	target.authed = true
+	return nil
+}
+
+// SessionCancel is C_SessionCancel (3.0): it ends the operations named by
+// flags (CKF_SIGN, CKF_VERIFY, CKF_ENCRYPT, CKF_DECRYPT, CKF_DIGEST,
+// CKF_FIND_OBJECTS).
+func (m *Module) SessionCancel(sh uint64, flags uint64) error {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return err
+	}
+	defer ss.mu.Unlock()
+	for k, f := range cancelFlags {
+		if flags&f != 0 {
+			ss.ops[k] = nil
+		}
+	}
+	if flags&ckfFindObjects != 0 {
+		ss.find = nil
+	}
+	return nil
+}

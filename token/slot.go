@@ -1,0 +1,454 @@
+package token
+
+// A slot and its token: the engine, the keystore, the login state shared by
+// every session of the application, and the object cache.
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"sync"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/keystore"
+	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/config"
+)
+
+// PIN length limits (bytes), reported in CK_TOKEN_INFO.
+const (
+	minPINLen = 4
+	maxPINLen = 255
+)
+
+// loginState is who is logged in to a token.
+type loginState int
+
+const (
+	loggedOut loginState = iota
+	userLoggedIn
+	soLoggedIn
+)
+
+// slot is one slot with its token.
+type slot struct {
+	m       *Module
+	id      uint64
+	cfg     config.Slot
+	eng     engine.Engine
+	rsaOpts rsa.Options
+	log     *slog.Logger
+
+	storeMu   sync.Mutex
+	store     *keystore.Store // nil until opened (a corrupt file is retried)
+	storeOpts keystore.Options
+
+	mu       sync.Mutex
+	login    loginState
+	key      *keystore.Key // token key unlocked by the login, nil when logged out
+	epoch    uint64        // bumped at every login and logout
+	sessions map[uint64]*session
+	objects  map[uint64]*object // by handle: token and session objects
+	byStore  map[uint64]*object // token objects by keystore ID
+	gen      uint64             // keystore generation the cache reflects
+	loaded   bool
+}
+
+// openSlot opens the engine and the token file of one configured slot.
+func (m *Module) openSlot(sc config.Slot, level slog.Level) (*slot, error) {
+	s := &slot{
+		m: m, id: sc.ID, cfg: sc,
+		sessions: map[uint64]*session{},
+		objects:  map[uint64]*object{},
+		byStore:  map[uint64]*object{},
+	}
+	s.log = m.log.With("slot", sc.ID)
+	if sc.Log != "" {
+		l, err := m.openLog(sc.Log, level)
+		if err != nil {
+			return nil, err
+		}
+		s.log = l.With("slot", sc.ID)
+	}
+	eng, err := engine.Open(sc.Engine)
+	if err != nil {
+		return nil, fmt.Errorf("token: slot %d: %w", sc.ID, err)
+	}
+	s.eng = eng
+	s.rsaOpts = rsa.Options{ExponentBlinding: sc.Blinding()}
+	if sc.Fallback == config.FallbackSoft && eng.Info().Name != config.DefaultEngine {
+		soft, err := m.softEngine()
+		if err != nil {
+			eng.Close()
+			return nil, fmt.Errorf("token: slot %d: fallback engine: %w", sc.ID, err)
+		}
+		s.rsaOpts.Fallback = soft
+	}
+	s.storeOpts = keystore.Options{
+		LockTimeout: sc.LockTimeout.Duration,
+		MaxPINTries: sc.MaxPINTries,
+		KDF:         keystore.KDFParams{Time: sc.KDFTime, MemoryKiB: sc.KDFMemoryKiB, Threads: sc.KDFThreads},
+	}
+	if _, err := s.st(); err != nil && !errors.Is(err, keystore.ErrCorrupt) {
+		// A corrupt file leaves the slot up (CKR_TOKEN_NOT_RECOGNIZED in
+		// its token info); anything else (bad options) fails the load.
+		eng.Close()
+		return nil, fmt.Errorf("token: slot %d: %w", sc.ID, err)
+	}
+	s.log.Info("slot opened", "token_file", sc.TokenFile, "engine", eng.Info().Name,
+		"fallback", sc.Fallback, "exponent_blinding", sc.Blinding())
+	return s, nil
+}
+
+// close wipes the login and closes the token file and the engine.
+func (s *slot) close() error {
+	s.mu.Lock()
+	s.logoutLocked()
+	s.objects, s.byStore, s.loaded = map[uint64]*object{}, map[uint64]*object{}, false
+	s.mu.Unlock()
+	s.storeMu.Lock()
+	defer s.storeMu.Unlock()
+	var err error
+	if s.store != nil {
+		err = s.store.Close()
+		s.store = nil
+	}
+	return errors.Join(err, s.eng.Close())
+}
+
+// st returns the slot's keystore, opening it on first use (and again after
+// a failed open: the file may have been repaired or moved away).
+func (s *slot) st() (*keystore.Store, error) {
+	s.storeMu.Lock()
+	defer s.storeMu.Unlock()
+	if s.store != nil {
+		return s.store, nil
+	}
+	st, err := keystore.Open(s.cfg.TokenFile, s.storeOpts)
+	if err != nil {
+		if errors.Is(err, keystore.ErrCorrupt) {
+			s.log.Error("token file corrupt", "token_file", s.cfg.TokenFile, "err", err)
+		}
+		return nil, err
+	}
+	s.store = st
+	return st, nil
+}
+
+// storeErr maps a keystore error to its CKR code, logging the unexpected.
+func (s *slot) storeErr(what string, err error) error {
+	var code ck.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &code):
+		return err
+	case errors.Is(err, keystore.ErrPINIncorrect):
+		code = ck.CKR_PIN_INCORRECT
+	case errors.Is(err, keystore.ErrPINLocked):
+		code = ck.CKR_PIN_LOCKED
+	case errors.Is(err, keystore.ErrPINNotSet):
+		code = ck.CKR_USER_PIN_NOT_INITIALIZED
+	case errors.Is(err, keystore.ErrNotFound):
+		code = ck.CKR_OBJECT_HANDLE_INVALID
+	case errors.Is(err, keystore.ErrNotInitialized):
+		code = ck.CKR_TOKEN_NOT_RECOGNIZED
+	case errors.Is(err, keystore.ErrCorrupt):
+		code = ck.CKR_DEVICE_ERROR
+		s.log.Error("token file corrupt", "op", what, "err", err)
+	case errors.Is(err, keystore.ErrKeyMismatch):
+		code = ck.CKR_USER_NOT_LOGGED_IN
+		s.log.Warn("token re-initialised elsewhere: login no longer valid", "op", what)
+	case errors.Is(err, keystore.ErrLocked):
+		code = ck.CKR_FUNCTION_FAILED
+		s.log.Warn("token file busy", "op", what, "err", err)
+	default:
+		code = ck.CKR_FUNCTION_FAILED
+		s.log.Error("keystore failure", "op", what, "err", err)
+	}
+	return fmt.Errorf("token: %s: %w: %w", what, code, err)
+}
+
+// engineErr maps an engine or engine/rsa error of a private operation.
+func (s *slot) engineErr(what string, err error) error {
+	var code ck.Error
+	switch {
+	case errors.As(err, &code):
+		return err
+	case errors.Is(err, rsa.ErrFault), errors.Is(err, engine.ErrDevice):
+		code = ck.CKR_DEVICE_ERROR
+		s.log.Error("engine failure", "op", what, "engine", s.eng.Info().Name, "err", err)
+	case errors.Is(err, engine.ErrOperandTooLarge), errors.Is(err, engine.ErrUnsupported):
+		code = ck.CKR_KEY_SIZE_RANGE
+	case errors.Is(err, rsa.ErrInputRange):
+		code = ck.CKR_DATA_INVALID
+	default:
+		code = ck.CKR_FUNCTION_FAILED
+		s.log.Error("operation failed", "op", what, "err", err)
+	}
+	return fmt.Errorf("token: %s: %w: %w", what, code, err)
+}
+
+// tokenInfo is C_GetTokenInfo.
+func (s *slot) tokenInfo() (TokenInfo, error) {
+	model := s.eng.Info().Model
+	if len(model) > 16 {
+		model = model[:16]
+	}
+	ti := TokenInfo{
+		Label:             s.cfg.Label,
+		ManufacturerID:    manufacturer,
+		Model:             model,
+		SerialNumber:      fmt.Sprintf("%016X", s.id),
+		Flags:             ck.CKF_RNG | ck.CKF_LOGIN_REQUIRED,
+		MaxSessionCount:   ck.CK_EFFECTIVELY_INFINITE,
+		MaxRwSessionCount: ck.CK_EFFECTIVELY_INFINITE,
+		MaxPinLen:         maxPINLen,
+		MinPinLen:         minPINLen,
+		TotalPublicMemory: ck.CK_UNAVAILABLE_INFORMATION, FreePublicMemory: ck.CK_UNAVAILABLE_INFORMATION,
+		TotalPrivateMemory: ck.CK_UNAVAILABLE_INFORMATION, FreePrivateMemory: ck.CK_UNAVAILABLE_INFORMATION,
+		HardwareVersion: libraryVersion,
+		FirmwareVersion: libraryVersion,
+	}
+	s.mu.Lock()
+	for _, ss := range s.sessions {
+		ti.SessionCount++
+		if ss.rw {
+			ti.RwSessionCount++
+		}
+	}
+	s.mu.Unlock()
+	st, err := s.st()
+	var rec keystore.TokenRecord
+	if err == nil {
+		rec, err = st.Token()
+	}
+	switch {
+	case errors.Is(err, keystore.ErrNotInitialized):
+		return ti, nil
+	case errors.Is(err, keystore.ErrCorrupt):
+		s.log.Error("token file corrupt", "op", "C_GetTokenInfo", "err", err)
+		return TokenInfo{}, fmt.Errorf("token: token info: %w: %w", ck.CKR_TOKEN_NOT_RECOGNIZED, err)
+	case err != nil:
+		return TokenInfo{}, s.storeErr("token info", err)
+	}
+	ti.Label = rec.Label
+	ti.SerialNumber = rec.Serial
+	ti.Flags |= ck.CKF_TOKEN_INITIALIZED
+	if rec.UserPINSet {
+		ti.Flags |= ck.CKF_USER_PIN_INITIALIZED
+	}
+	ti.Flags |= pinFlags(rec.UserTriesLeft, rec.MaxPINTries, ck.CKF_USER_PIN_COUNT_LOW, ck.CKF_USER_PIN_FINAL_TRY, ck.CKF_USER_PIN_LOCKED)
+	ti.Flags |= pinFlags(rec.SOTriesLeft, rec.MaxPINTries, ck.CKF_SO_PIN_COUNT_LOW, ck.CKF_SO_PIN_FINAL_TRY, ck.CKF_SO_PIN_LOCKED)
+	return ti, nil
+}
+
+// pinFlags derives the PIN counter flags from tries left.
+func pinFlags(left, max int, low, final, locked uint64) uint64 {
+	switch {
+	case left <= 0:
+		return locked
+	case left == 1:
+		return final | low
+	case left < max:
+		return low
+	}
+	return 0
+}
+
+// mechanismInfo is a mechanism's info on this slot's engine, and whether
+// the slot offers the mechanism at all.
+func (s *slot) mechanismInfo(mech *mechanism) (MechanismInfo, bool) {
+	if mech.available != nil && !mech.available(s.eng) {
+		return MechanismInfo{}, false
+	}
+	info := MechanismInfo{MinKeySize: mech.minBits, MaxKeySize: mech.maxBits, Flags: mech.flags}
+	if mech.engineBound {
+		if max := uint64(s.eng.Info().MaxModulusBits); max > 0 {
+			// Private operations run CRT on the engine: half-size moduli.
+			if !s.eng.Info().NativeCRT {
+				max *= 2
+			}
+			if max < info.MaxKeySize {
+				info.MaxKeySize = max
+			}
+		}
+	}
+	return info, true
+}
+
+// addSession registers a new session; with the SO logged in only R/W
+// sessions may be opened.
+func (s *slot) addSession(ss *session) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.login == soLoggedIn && !ss.rw {
+		return ck.Errorf(ck.CKR_SESSION_READ_WRITE_SO_EXISTS, "SO logged in: read-only session refused")
+	}
+	s.sessions[ss.h] = ss
+	return nil
+}
+
+// removeSession forgets a closed session and destroys its session objects;
+// the last session's close logs the token out.
+func (s *slot) removeSession(ss *session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.sessions, ss.h)
+	for h, o := range s.objects {
+		if o.storeID == 0 && o.owner == ss.h {
+			delete(s.objects, h)
+		}
+	}
+	if len(s.sessions) == 0 && s.login != loggedOut {
+		s.logoutLocked()
+		s.log.Info("logged out: last session closed")
+	}
+}
+
+// reloadLocked reads every token object from the keystore, keeping the
+// handles (and snapshots, with their prepared keys) of unchanged objects.
+func (s *slot) reloadLocked() error {
+	st, err := s.st()
+	if err != nil {
+		return s.storeErr("load objects", err)
+	}
+	objs, gen, err := st.Objects(s.key)
+	if errors.Is(err, keystore.ErrNotInitialized) {
+		objs, gen, err = nil, 0, nil
+	}
+	if err != nil {
+		return s.storeErr("load objects", err)
+	}
+	seen := make(map[uint64]*object, len(objs))
+	for _, so := range objs {
+		old := s.byStore[so.ID]
+		h := uint64(0)
+		if old != nil {
+			h = old.handle
+		} else {
+			h = s.m.newHandle()
+		}
+		o := fromStore(h, so)
+		if old != nil && old.complete == o.complete && sameAttrs(old.attrs, o.attrs) {
+			o = old
+		}
+		seen[so.ID] = o
+		s.objects[h] = o
+	}
+	for id, old := range s.byStore {
+		if _, ok := seen[id]; !ok {
+			delete(s.objects, old.handle)
+		}
+	}
+	s.byStore = seen
+	s.gen, s.loaded = gen, true
+	return nil
+}
+
+// refreshLocked reloads the object cache if another process (or this one)
+// changed the token file since the last load.
+func (s *slot) refreshLocked() error {
+	if s.loaded {
+		st, err := s.st()
+		if err != nil {
+			return s.storeErr("generation", err)
+		}
+		gen, err := st.Generation()
+		if errors.Is(err, keystore.ErrNotInitialized) {
+			gen, err = 0, nil
+		}
+		if err != nil {
+			return s.storeErr("generation", err)
+		}
+		if gen == s.gen {
+			return nil
+		}
+	}
+	return s.reloadLocked()
+}
+
+// visibleLocked reports whether o may be seen in the current login state.
+func (s *slot) visibleLocked(o *object) bool {
+	return !o.isPrivate() || s.login == userLoggedIn
+}
+
+// objectLocked finds a visible object by handle, reloading the cache once
+// if the handle is unknown.
+func (s *slot) objectLocked(h uint64) (*object, error) {
+	o, ok := s.objects[h]
+	if !ok && h != 0 {
+		if err := s.refreshLocked(); err != nil {
+			return nil, err
+		}
+		o, ok = s.objects[h]
+	}
+	if !ok || !s.visibleLocked(o) {
+		return nil, ck.Errorf(ck.CKR_OBJECT_HANDLE_INVALID, "object %d", h)
+	}
+	return o, nil
+}
+
+// object is objectLocked under the slot lock.
+func (s *slot) object(h uint64) (*object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.objectLocked(h)
+}
+
+// keyObject finds a key object for an operation (CKR_KEY_HANDLE_INVALID).
+func (s *slot) keyObject(h uint64) (*object, uint64, loginState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, err := s.objectLocked(h)
+	if err != nil {
+		if ck.RV(err) == uint64(ck.CKR_OBJECT_HANDLE_INVALID) {
+			return nil, 0, 0, ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "key %d", h)
+		}
+		return nil, 0, 0, err
+	}
+	return o, s.epoch, s.login, nil
+}
+
+// currentEpoch returns the login epoch and state.
+func (s *slot) currentEpoch() (uint64, loginState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.epoch, s.login
+}
+
+// preparedRSA returns the RSA private key of o prepared for the engine,
+// preparing it once per snapshot.
+func (s *slot) preparedRSA(o *object) (*rsa.Key, error) {
+	o.prepOnce.Lock()
+	defer o.prepOnce.Unlock()
+	if k, ok := o.prepared.(*rsa.Key); ok {
+		return k, nil
+	}
+	priv, err := o.rsaPrivateKey()
+	if err != nil {
+		return nil, err
+	}
+	k, err := rsa.NewKey(s.eng, priv, s.rsaOpts)
+	if err != nil {
+		if errors.Is(err, rsa.ErrInvalidKey) {
+			s.log.Error("stored key rejected by engine/rsa", "object", o.handle, "err", err)
+			return nil, fmt.Errorf("token: prepare key: %w: %w", ck.CKR_KEY_TYPE_INCONSISTENT, err)
+		}
+		return nil, s.engineErr("prepare key", err)
+	}
+	o.prepared = k
+	return k, nil
+}
+
+// ensureTokenDir creates the directory of the token file (0700).
+func (s *slot) ensureTokenDir() error {
+	if err := os.MkdirAll(filepath.Dir(s.cfg.TokenFile), 0o700); err != nil {
+		return fmt.Errorf("token: create token directory: %w: %w", ck.CKR_DEVICE_ERROR, err)
+	}
+	return nil
+}
