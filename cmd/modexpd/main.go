@@ -1,0 +1,272 @@
+// Command modexpd is the ModExp device daemon: it serves MXP/1 (see
+// docs/PROTOCOL.md) on behalf of an engine, so that tokens reach it through
+// the engine spec "device:unix:/path/to.sock".
+//
+// Usage:
+//
+//	modexpd [serve] --listen unix:/path/to.sock --engine soft|chip:NAME [--fault SPEC]...
+//	        [--allow-uid UID]... [--log FILE] [--log-level debug|info|warn|error]
+//	        [--drain-timeout 10s] [--max-conns N] [--max-inflight N]
+//	modexpd serve --listen tcp:127.0.0.1:PORT --cert server.crt --key server.key --clients clients.crt ...
+//	modexpd status --listen ADDR [--cert F --key F --ca F] [--json]
+//	modexpd keygen --cert F --key F [--name NAME]
+//
+// The unix socket (the default, under $XDG_RUNTIME_DIR or /tmp/modexpd-UID)
+// has mode 0600 in a 0700 directory, and peers are checked by uid. TCP is
+// served only with TLS 1.3 and pinned certificates both ways. SIGTERM or
+// SIGINT drains: new requests are refused with SHUTTING_DOWN, requests in
+// flight are answered, then the daemon exits. It logs through log/slog to
+// --log or stderr, never to stdout.
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/device/server"
+	"github.com/modexp-token/modexp-token/engine/device/wire"
+
+	_ "github.com/modexp-token/modexp-token/engine/chip"
+	_ "github.com/modexp-token/modexp-token/engine/soft"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// listFlag collects a repeated flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func defaultListen() string {
+	dir := os.Getenv("XDG_RUNTIME_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), fmt.Sprintf("modexpd-%d", os.Getuid()))
+	} else {
+		dir = filepath.Join(dir, "modexpd")
+	}
+	return "unix:" + filepath.Join(dir, "modexpd.sock")
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	var err error
+	switch cmd {
+	case "serve":
+		err = serve(args, stderr)
+	case "status":
+		err = status(args, stdout, stderr)
+	case "keygen":
+		err = keygen(args, stdout, stderr)
+	case "help":
+		fmt.Fprintln(stdout, "usage: modexpd [serve|status|keygen] [flags]; modexpd CMD -h for flags")
+		return 0
+	default:
+		err = fmt.Errorf("unknown command %q (serve, status, keygen)", cmd)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "modexpd:", err)
+		return 1
+	}
+	return 0
+}
+
+func serve(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", defaultListen(), "unix:/path/to.sock or tcp:HOST:PORT")
+	spec := fs.String("engine", "soft", "backing engine: soft or chip:NAME")
+	var faults, uids listFlag
+	fs.Var(&faults, "fault", "inject a fault (repeatable): zero-above:BITS, bitflip:PROB, hang, drop[:EVERY], slow:MS")
+	fs.Var(&uids, "allow-uid", "unix peer uid to accept (repeatable; default: the daemon's own)")
+	logFile := fs.String("log", "", "log file (default stderr)")
+	level := fs.String("log-level", "info", "debug, info, warn or error")
+	drain := fs.Duration("drain-timeout", 10*time.Second, "how long SIGTERM waits for requests in flight")
+	maxConns := fs.Int("max-conns", server.DefaultMaxConns, "concurrent connections")
+	maxInflight := fs.Int("max-inflight", server.DefaultMaxInflight, "requests in flight per connection")
+	cert := fs.String("cert", "", "TCP: the daemon's certificate (PEM)")
+	key := fs.String("key", "", "TCP: the daemon's private key (PEM)")
+	clients := fs.String("clients", "", "TCP: the client certificates accepted (PEM, pinned)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	var out io.Writer = stderr
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("--log: %w", err)
+		}
+		defer f.Close()
+		out = f
+	}
+	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: lvl}))
+
+	cfg := server.Config{Logger: log, MaxConns: *maxConns, MaxInflight: *maxInflight, Firmware: "modexpd/1"}
+	for _, f := range faults {
+		ft, err := server.ParseFault(f)
+		if err != nil {
+			return err
+		}
+		cfg.Faults = append(cfg.Faults, ft)
+	}
+	for _, u := range uids {
+		n, err := strconv.Atoi(u)
+		if err != nil || n < 0 {
+			return fmt.Errorf("--allow-uid %q", u)
+		}
+		cfg.AllowUIDs = append(cfg.AllowUIDs, n)
+	}
+	if strings.HasPrefix(*listen, "tcp:") {
+		if *cert == "" || *key == "" || *clients == "" {
+			return errors.New("tcp needs --cert, --key and --clients (TLS 1.3 with pinned certificates)")
+		}
+		tc, err := wire.ServerTLSConfig(*cert, *key, *clients)
+		if err != nil {
+			return err
+		}
+		cfg.TLS = tc
+	} else if *cert != "" || *key != "" || *clients != "" {
+		return errors.New("--cert, --key and --clients are for tcp listeners")
+	}
+
+	eng, err := engine.Open(*spec)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	cfg.Engine = eng
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	l, err := server.Listen(*listen)
+	if err != nil {
+		return err
+	}
+	log.Info("modexpd starting", "listen", *listen, "engine", eng.Info().Name, "faults", faults.String(), "pid", os.Getpid())
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	select {
+	case err := <-served:
+		srv.Close()
+		return err
+	case sig := <-sigs:
+		log.Info("signal: draining", "signal", sig.String(), "timeout", *drain)
+		ctx, cancel := context.WithTimeout(context.Background(), *drain)
+		defer cancel()
+		err := srv.Shutdown(ctx)
+		<-served
+		if err != nil {
+			log.Warn("drain incomplete", "err", err)
+			return err
+		}
+		log.Info("drained, exiting")
+		return nil
+	}
+}
+
+func status(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", defaultListen(), "the daemon's address")
+	cert := fs.String("cert", "", "TCP: client certificate")
+	key := fs.String("key", "", "TCP: client key")
+	ca := fs.String("ca", "", "TCP: the daemon's certificate (pinned)")
+	asJSON := fs.Bool("json", false, "print the raw JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var tc *tls.Config
+	if strings.HasPrefix(*listen, "tcp:") {
+		c, err := wire.ClientTLSConfig(*cert, *key, *ca)
+		if err != nil {
+			return err
+		}
+		tc = c
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	snap, err := server.FetchStatus(ctx, *listen, tc)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(snap)
+	}
+	fmt.Fprintf(stdout, "engine %s  uptime %.0fs  connections %d (total %d)  in flight %d  draining %v\n",
+		snap.Engine, snap.UptimeSeconds, snap.Connections, snap.ConnectionsTotal, snap.InFlight, snap.Draining)
+	fmt.Fprintf(stdout, "bad frames %d  peers rejected %d  faults %v (injected %d)\n",
+		snap.BadFrames, snap.PeersRejected, snap.Faults, snap.FaultsInjected)
+	names := make([]string, 0, len(snap.Ops))
+	for n := range snap.Ops {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(stdout, "%-11s %9s %7s %9s %9s %9s %9s  %s\n", "op", "requests", "errors", "mean ms", "p50 ms", "p99 ms", "max ms", "statuses")
+	for _, n := range names {
+		o := snap.Ops[n]
+		var st []string
+		for k, v := range o.Statuses {
+			st = append(st, fmt.Sprintf("%s=%d", k, v))
+		}
+		sort.Strings(st)
+		fmt.Fprintf(stdout, "%-11s %9d %7d %9.3f %9.3f %9.3f %9.3f  %s\n", n, o.Requests, o.Errors, o.MeanMS, o.P50MS, o.P99MS, o.MaxMS, strings.Join(st, " "))
+	}
+	return nil
+}
+
+func keygen(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("keygen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cert := fs.String("cert", "", "certificate file to write (PEM)")
+	key := fs.String("key", "", "private key file to write (PEM, mode 0600)")
+	name := fs.String("name", "modexpd", "name in the certificate")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *cert == "" || *key == "" {
+		return errors.New("keygen needs --cert and --key")
+	}
+	if err := wire.GenerateCredentials(*cert, *key, *name); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s and %s\n", *cert, *key)
+	return nil
+}

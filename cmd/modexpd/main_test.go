@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modexp-token/modexp-token/engine"
+	_ "github.com/modexp-token/modexp-token/engine/device"
+)
+
+// buildDaemon builds the real binary once per test.
+func buildDaemon(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "modexpd")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func waitSocket(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeSocket != 0 && fi.Mode().Perm() == 0o600 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("daemon socket never appeared")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestDaemonBinary runs the real modexpd: a token-side engine reaches it by
+// spec, `modexpd status` reports the work, and SIGTERM drains a request in
+// flight before the daemon exits 0.
+func TestDaemonBinary(t *testing.T) {
+	bin := buildDaemon(t)
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "run", "d.sock")
+	logPath := filepath.Join(dir, "modexpd.log")
+	cmd := exec.Command(bin, "--listen", "unix:"+sock, "--engine", "soft", "--fault", "slow:300", "--log", logPath, "--log-level", "debug")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitSocket(t, sock)
+
+	e, err := engine.Open("device:unix:" + sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	n := big.NewInt(0xFFFFFFFB) // odd
+	m, err := e.NewModulus(n.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, exp := big.NewInt(123456789), big.NewInt(987654321)
+	want := new(big.Int).Exp(base, exp, n)
+	r, _, err := e.Exp(context.Background(), m, base.Bytes(), exp.Bytes(), false)
+	if err != nil || new(big.Int).SetBytes(r).Cmp(want) != 0 {
+		t.Fatalf("Exp through the daemon: %x, %v", r, err)
+	}
+
+	out, err := exec.Command(bin, "status", "--listen", "unix:"+sock).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "MODEXP") || !strings.Contains(string(out), "OK=1") {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+
+	// A request in flight when SIGTERM arrives is still answered.
+	done := make(chan error, 1)
+	go func() {
+		r, _, err := e.Exp(context.Background(), m, base.Bytes(), exp.Bytes(), false)
+		if err == nil && new(big.Int).SetBytes(r).Cmp(want) != 0 {
+			err = os.ErrInvalid
+		}
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("request in flight during SIGTERM: %v", err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("daemon exit: %v\nstderr: %s", err, stderr.String())
+	}
+	if stdout.Len() != 0 || stderr.Len() != 0 {
+		t.Errorf("daemon wrote to stdout %q / stderr %q with --log set", stdout.String(), stderr.String())
+	}
+	logText, _ := os.ReadFile(logPath)
+	for _, want := range []string{"modexpd starting", "draining", "drained, exiting"} {
+		if !bytes.Contains(logText, []byte(want)) {
+			t.Errorf("log lacks %q:\n%s", want, logText)
+		}
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Errorf("socket left behind after exit")
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	var out, errb bytes.Buffer
+	cases := [][]string{
+		{"frobnicate"},
+		{"serve", "--engine", "nosuch", "--listen", "unix:" + filepath.Join(t.TempDir(), "s", "x.sock")},
+		{"serve", "--fault", "melt"},
+		{"serve", "--listen", "tcp:127.0.0.1:0"},
+		{"serve", "--listen", "unix:/x.sock", "--cert", "a"},
+		{"keygen"},
+		{"status", "--listen", "unix:" + filepath.Join(t.TempDir(), "none.sock")},
+	}
+	for _, c := range cases {
+		if code := run(c, &out, &errb); code == 0 {
+			t.Errorf("%q: exit 0", c)
+		}
+	}
+	dir := t.TempDir()
+	if code := run([]string{"keygen", "--cert", filepath.Join(dir, "a.crt"), "--key", filepath.Join(dir, "a.key")}, &out, &errb); code != 0 {
+		t.Errorf("keygen: %s", errb.String())
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "a.key")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("key file mode: %v %v", fi, err)
+	}
+}

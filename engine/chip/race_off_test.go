@@ -1,0 +1,5 @@
+//go:build !race
+
+package chip
+
+const raceEnabled = false

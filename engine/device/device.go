@@ -1,0 +1,372 @@
+// Package device is the engine that sends the arithmetic to a ModExp device
+// (the daemon cmd/modexpd, or hardware speaking the same protocol) over
+// MXP/1, the wire protocol of package
+// [github.com/modexp-token/modexp-token/engine/device/wire] (specified in
+// docs/PROTOCOL.md).
+//
+// # Specs
+//
+// The engine is registered as kind "device":
+//
+//	device:unix:/run/modexpd/modexpd.sock[,timeout=10s]
+//	device:tcp:127.0.0.1:7461,ca=server.crt,cert=client.crt,key=client.key[,timeout=10s]
+//
+// A unix socket needs nothing more: the daemon checks the peer's uid. TCP is
+// TLS 1.3 with pinned certificates both ways: ca names the file of server
+// certificates accepted (made by `modexpd keygen`), cert and key are the
+// client's own (whose certificate the daemon pins). timeout is the deadline
+// of a request whose context has none (default 10 s). Paths may not
+// contain commas.
+//
+// # Behaviour
+//
+// One multiplexed connection carries every request, many in flight at
+// once, answered in any order. Each request carries its deadline (from the
+// context, or the default); a cancelled or expired context sends CANCEL. A
+// lost connection is re-dialled on the next request, with exponential
+// back-off between failed dials, and a request lost with its connection is
+// retried once (the operations are pure functions). Consecutive device
+// failures (timeouts, lost connections, device faults, malformed or
+// out-of-range answers) open a circuit breaker: requests then fail at once
+// with an error wrapping [engine.ErrDevice] until a probe succeeds.
+//
+// Results are range-checked (length, below the modulus or field prime, no
+// all-zero point) but otherwise trusted as they come: a device that returns
+// a wrong yet well-formed number is caught by engine/rsa and engine/ecdsa,
+// which verify every result before release. SelfTest adds client-side
+// known-answer tests at several sizes, which catch a device that fails only
+// above some width (the Cryptech all-zero case).
+//
+// The engine implements engine.CRTEngine and engine.ECEngine only when the
+// device's INFO says it can (native CRT; a non-empty curve list). It never
+// writes to stdout or stderr: it logs to Config.Logger only.
+package device
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/device/wire"
+)
+
+func init() { engine.Register("device", Open) }
+
+// Defaults for Config.
+const (
+	DefaultTimeout          = 10 * time.Second
+	DefaultDialTimeout      = 2 * time.Second
+	DefaultFailureThreshold = 5
+	DefaultCooldown         = time.Second
+	MaxCooldown             = 30 * time.Second
+	minBackoff              = 50 * time.Millisecond
+	maxBackoff              = 5 * time.Second
+	cancelTimeout           = time.Second
+)
+
+// Config says how to reach a device.
+type Config struct {
+	Network string      // "unix" or "tcp"
+	Address string      // socket path, or HOST:PORT
+	TLS     *tls.Config // required for "tcp" (see wire.ClientTLSConfig)
+	// Timeout is the deadline of requests whose context has none.
+	Timeout     time.Duration
+	DialTimeout time.Duration
+	// FailureThreshold consecutive failures open the breaker for Cooldown
+	// (doubling, up to MaxCooldown, while probes fail).
+	FailureThreshold int
+	Cooldown         time.Duration
+	// Name is Info().Name; default "device:NETWORK:ADDRESS".
+	Name   string
+	Logger *slog.Logger // nil: discard
+}
+
+// ParseSpec reads the part of an engine spec after "device:".
+func ParseSpec(arg string) (Config, error) {
+	parts := strings.Split(arg, ",")
+	network, addr, ok := strings.Cut(parts[0], ":")
+	if !ok || addr == "" || (network != "unix" && network != "tcp") {
+		return Config{}, fmt.Errorf("device: spec %q: want unix:/path or tcp:HOST:PORT", arg)
+	}
+	cfg := Config{Network: network, Address: addr, Name: "device:" + parts[0]}
+	opts := map[string]string{}
+	for _, p := range parts[1:] {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || v == "" {
+			return Config{}, fmt.Errorf("device: spec %q: option %q: want key=value", arg, p)
+		}
+		if _, dup := opts[k]; dup {
+			return Config{}, fmt.Errorf("device: spec %q: option %q twice", arg, k)
+		}
+		opts[k] = v
+	}
+	for k, v := range opts {
+		switch k {
+		case "timeout":
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return Config{}, fmt.Errorf("device: spec %q: timeout %q", arg, v)
+			}
+			cfg.Timeout = d
+		case "ca", "cert", "key":
+			if network != "tcp" {
+				return Config{}, fmt.Errorf("device: spec %q: %s is for tcp", arg, k)
+			}
+		default:
+			return Config{}, fmt.Errorf("device: spec %q: unknown option %q", arg, k)
+		}
+	}
+	if network == "tcp" {
+		if opts["ca"] == "" || opts["cert"] == "" || opts["key"] == "" {
+			return Config{}, fmt.Errorf("device: spec %q: tcp needs ca=, cert= and key= (TLS with pinned certificates)", arg)
+		}
+		tc, err := wire.ClientTLSConfig(opts["cert"], opts["key"], opts["ca"])
+		if err != nil {
+			return Config{}, fmt.Errorf("device: spec %q: %w", arg, err)
+		}
+		cfg.TLS = tc
+	}
+	return cfg, nil
+}
+
+// Open is the registry's factory: it parses arg (see ParseSpec) and
+// connects with New.
+func Open(arg string) (engine.Engine, error) {
+	cfg, err := ParseSpec(arg)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return New(ctx, cfg)
+}
+
+// Engine is the device client. The engine.Engine returned by New is an
+// *Engine, or a value embedding one that adds ExpCRT and/or ScalarMult
+// according to the device's INFO.
+type Engine struct {
+	cfg    Config
+	log    *slog.Logger
+	info   engine.Info
+	limits limits
+	br     *breaker
+	nextID atomic.Uint32
+	slots  chan struct{} // the device's MAX_INFLIGHT
+
+	mu         sync.Mutex
+	cur        *session
+	closed     bool
+	connected  bool // a session was ever established
+	backoff    time.Duration
+	nextDial   time.Time
+	reconnects uint64
+}
+
+type limits struct {
+	maxModBits, maxCRTBits int
+	maxFrame               int
+}
+
+// New connects to the device, reads its INFO and returns the engine.
+func New(ctx context.Context, cfg Config) (engine.Engine, error) {
+	if cfg.Network == "tcp" && cfg.TLS == nil {
+		return nil, errors.New("device: tcp needs a TLS configuration")
+	}
+	if cfg.Network != "tcp" && cfg.Network != "unix" {
+		return nil, fmt.Errorf("device: network %q", cfg.Network)
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = DefaultDialTimeout
+	}
+	if cfg.FailureThreshold <= 0 {
+		cfg.FailureThreshold = DefaultFailureThreshold
+	}
+	if cfg.Cooldown <= 0 {
+		cfg.Cooldown = DefaultCooldown
+	}
+	if cfg.Name == "" {
+		cfg.Name = "device:" + cfg.Network + ":" + cfg.Address
+	}
+	e := &Engine{cfg: cfg, log: cfg.Logger, br: newBreaker(cfg.FailureThreshold, cfg.Cooldown, max(MaxCooldown, cfg.Cooldown))}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	e.slots = make(chan struct{}, 1) // until INFO says more
+	resp, err := e.call(ctx, wire.NewRequest(wire.OpInfo, 0))
+	if err != nil {
+		e.Close()
+		return nil, fmt.Errorf("device: %s: info: %w", cfg.Name, err)
+	}
+	if err := e.readInfo(resp); err != nil {
+		e.Close()
+		return nil, err
+	}
+	crt, ec := e.info.NativeCRT, len(e.info.Curves) > 0
+	switch {
+	case crt && ec:
+		return crtECEngine{e}, nil
+	case crt:
+		return crtEngine{e}, nil
+	case ec:
+		return ecEngine{e}, nil
+	}
+	return e, nil
+}
+
+func (e *Engine) readInfo(f *wire.Frame) error {
+	u := func(t wire.Tag) int {
+		v, _, err := f.Uint(t)
+		if err != nil || v > 1<<30 {
+			return 0
+		}
+		return int(v)
+	}
+	str := func(t wire.Tag) string { b, _ := f.Get(t); return string(b) }
+	if pmin, pmax := u(wire.TagProtoMin), u(wire.TagProtoMax); pmin > int(wire.Version) || (pmax != 0 && pmax < int(wire.Version)) {
+		return fmt.Errorf("device: %s speaks MXP %d..%d, not %d: %w", e.cfg.Name, pmin, pmax, wire.Version, engine.ErrDevice)
+	}
+	var curves []string
+	for _, c := range strings.Split(str(wire.TagCurves), ",") {
+		if wire.LookupCurve(c) != nil {
+			curves = append(curves, c)
+		}
+	}
+	maxBits := u(wire.TagMaxModBits)
+	if maxBits <= 0 || maxBits > wire.MaxOperand*8 {
+		maxBits = wire.MaxOperand * 8
+	}
+	e.limits = limits{maxModBits: maxBits, maxCRTBits: min(u(wire.TagMaxCRTBits), maxBits), maxFrame: u(wire.TagMaxFrame)}
+	e.info = engine.Info{
+		Name:           e.cfg.Name,
+		Model:          str(wire.TagModel),
+		MaxModulusBits: maxBits,
+		ConstantTime:   u(wire.TagConstantTime) == 1,
+		Simulated:      u(wire.TagSimulated) == 1,
+		NativeCRT:      u(wire.TagNativeCRT) == 1 && e.limits.maxCRTBits > 0,
+		Curves:         curves,
+		Cores:          max(u(wire.TagCores), 1),
+	}
+	if e.info.Model == "" {
+		e.info.Model = "MXP device"
+	}
+	inflight := u(wire.TagMaxInflight)
+	if inflight <= 0 {
+		inflight = 1
+	}
+	e.slots = make(chan struct{}, min(inflight, 1024))
+	e.log.Info("device info", "name", e.cfg.Name, "model", e.info.Model, "max_bits", maxBits,
+		"crt", e.info.NativeCRT, "curves", curves, "cores", e.info.Cores)
+	return nil
+}
+
+// Info describes the device, as its INFO said when the engine was made.
+func (e *Engine) Info() engine.Info {
+	in := e.info
+	in.Curves = append([]string(nil), in.Curves...)
+	return in
+}
+
+// Health is the client's view of the device's health.
+type Health struct {
+	State               State
+	ConsecutiveFailures int
+	LastError           error
+	Trips               uint64 // times the breaker opened
+	Reconnects          uint64 // connections made after the first
+}
+
+// Health reports the breaker's state and the connection counters.
+func (e *Engine) Health() Health {
+	e.br.mu.Lock()
+	h := Health{State: e.br.state, ConsecutiveFailures: e.br.fails, LastError: e.br.lastErr, Trips: e.br.trips}
+	if h.State == StateOpen && !time.Now().Before(e.br.openUntil) {
+		h.State = StateHalfOpen
+	}
+	e.br.mu.Unlock()
+	e.mu.Lock()
+	h.Reconnects = e.reconnects
+	e.mu.Unlock()
+	return h
+}
+
+// Close closes the connection; requests in flight fail.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closed = true
+	if e.cur != nil {
+		e.cur.fail(errors.New("device: engine closed"))
+		e.cur = nil
+	}
+	return nil
+}
+
+var errClosed = fmt.Errorf("device: engine closed: %w", engine.ErrDevice)
+
+// session returns the live connection, dialling one if needed.
+func (e *Engine) session(ctx context.Context) (*session, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, errClosed
+	}
+	if e.cur != nil && !e.cur.dead() {
+		return e.cur, nil
+	}
+	e.cur = nil
+	now := time.Now()
+	if now.Before(e.nextDial) {
+		return nil, fmt.Errorf("device: %s: reconnect in %v: %w", e.cfg.Name, e.nextDial.Sub(now).Round(time.Millisecond), engine.ErrDevice)
+	}
+	d := &net.Dialer{Timeout: e.cfg.DialTimeout}
+	var nc net.Conn
+	var err error
+	if e.cfg.Network == "tcp" {
+		nc, err = (&tls.Dialer{NetDialer: d, Config: e.cfg.TLS}).DialContext(ctx, "tcp", e.cfg.Address)
+	} else {
+		nc, err = d.DialContext(ctx, "unix", e.cfg.Address)
+	}
+	if err != nil {
+		e.backoff = min(max(2*e.backoff, minBackoff), maxBackoff)
+		e.nextDial = time.Now().Add(e.backoff)
+		e.log.Warn("device dial failed", "name", e.cfg.Name, "err", err, "retry_in", e.backoff)
+		return nil, fmt.Errorf("device: %s: dial: %w", e.cfg.Name, errors.Join(engine.ErrDevice, err))
+	}
+	e.backoff = 0
+	if e.connected {
+		e.reconnects++
+		e.log.Info("device reconnected", "name", e.cfg.Name)
+	}
+	e.connected = true
+	e.cur = newSession(nc)
+	return e.cur, nil
+}
+
+// dropSession forgets s so that the next request dials anew.
+func (e *Engine) dropSession(s *session, err error) {
+	s.fail(err)
+	e.mu.Lock()
+	if e.cur == s {
+		e.cur = nil
+	}
+	e.mu.Unlock()
+}
+
+func (e *Engine) newID() uint32 {
+	for {
+		if id := e.nextID.Add(1); id != 0 {
+			return id
+		}
+	}
+}

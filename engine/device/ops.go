@@ -1,0 +1,233 @@
+package device
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+	"time"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/device/wire"
+)
+
+// modulus is the client's prepared modulus: just its bytes, checked. The
+// device is stateless; the modulus travels with every request.
+type modulus struct {
+	n    []byte // without leading zeros
+	bits int
+}
+
+func (m *modulus) BitLen() int   { return m.bits }
+func (m *modulus) Bytes() []byte { return slices.Clone(m.n) }
+
+func trim(b []byte) []byte {
+	for len(b) > 0 && b[0] == 0 {
+		b = b[1:]
+	}
+	return b
+}
+
+// NewModulus checks that n is odd, > 1 and within the device's limit.
+func (e *Engine) NewModulus(n []byte) (engine.Modulus, error) {
+	n = trim(n)
+	v := new(big.Int).SetBytes(n)
+	if len(n) == 0 || n[len(n)-1]&1 == 0 || v.BitLen() < 2 {
+		return nil, fmt.Errorf("device: modulus: %w", engine.ErrInvalidModulus)
+	}
+	if v.BitLen() > e.limits.maxModBits {
+		return nil, fmt.Errorf("device: modulus of %d bits (device max %d): %w", v.BitLen(), e.limits.maxModBits, engine.ErrOperandTooLarge)
+	}
+	return &modulus{n: slices.Clone(n), bits: v.BitLen()}, nil
+}
+
+// cost reads the cost fields of an answer.
+func cost(f *wire.Frame) engine.Cost {
+	var c engine.Cost
+	if v, ok, err := f.Uint(wire.TagCycles); ok && err == nil {
+		c.Cycles = v
+	}
+	if v, ok, err := f.Uint(wire.TagDeviceNS); ok && err == nil && v <= math.MaxInt64 {
+		c.Device = time.Duration(v)
+	}
+	if v, ok, err := f.Float(wire.TagEnergy); ok && err == nil && v >= 0 && !math.IsInf(v, 0) {
+		c.Energy = v
+	}
+	return c
+}
+
+// badAnswer is a well-framed but unusable answer: the device is at fault.
+func (e *Engine) badAnswer(op wire.Op, format string, args ...any) error {
+	err := fmt.Errorf("device: %s: %v: %s: %w", e.cfg.Name, op, fmt.Sprintf(format, args...), engine.ErrDevice)
+	e.br.done(time.Now(), false, failure, err)
+	return err
+}
+
+// result checks RESULT: exactly the modulus length, below the modulus.
+func (e *Engine) result(resp *wire.Frame, n []byte) ([]byte, error) {
+	r, ok := resp.Get(wire.TagResult)
+	if !ok {
+		return nil, e.badAnswer(resp.Op, "no RESULT")
+	}
+	if len(r) != len(n) {
+		return nil, e.badAnswer(resp.Op, "RESULT of %d bytes for a %d-byte modulus", len(r), len(n))
+	}
+	if new(big.Int).SetBytes(r).Cmp(new(big.Int).SetBytes(n)) >= 0 {
+		return nil, e.badAnswer(resp.Op, "RESULT not below the modulus")
+	}
+	return slices.Clone(r), nil
+}
+
+// Exp returns base^exp mod m on the device.
+func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+	dm, ok := m.(*modulus)
+	if !ok {
+		pm, err := e.NewModulus(m.Bytes())
+		if err != nil {
+			return nil, engine.Cost{}, err
+		}
+		dm = pm.(*modulus)
+	}
+	base = trim(base)
+	if new(big.Int).SetBytes(base).Cmp(new(big.Int).SetBytes(dm.n)) >= 0 {
+		return nil, engine.Cost{}, fmt.Errorf("device: exp: base not below the modulus: %w", engine.ErrOperandTooLarge)
+	}
+	exp = trim(exp)
+	if len(exp) > wire.MaxOperand {
+		return nil, engine.Cost{}, fmt.Errorf("device: exponent of %d bytes: %w", len(exp), engine.ErrOperandTooLarge)
+	}
+	req := wire.NewRequest(wire.OpModExp, 0).Add(wire.TagMod, dm.n).Add(wire.TagBase, base).Add(wire.TagExp, exp)
+	if public {
+		req.AddU8(wire.TagMode, wire.ModePublic)
+	}
+	resp, err := e.call(ctx, req)
+	if err != nil {
+		return nil, engine.Cost{}, err
+	}
+	r, err := e.result(resp, dm.n)
+	return r, cost(resp), err
+}
+
+// expCRT returns base^d mod p·q on the device (native CRT).
+func (e *Engine) expCRT(ctx context.Context, k *engine.CRTKey, base []byte) ([]byte, engine.Cost, error) {
+	p, q := trim(k.P), trim(k.Q)
+	n := new(big.Int).Mul(new(big.Int).SetBytes(p), new(big.Int).SetBytes(q))
+	if n.BitLen() > e.limits.maxCRTBits {
+		return nil, engine.Cost{}, fmt.Errorf("device: CRT modulus of %d bits (device max %d): %w", n.BitLen(), e.limits.maxCRTBits, engine.ErrOperandTooLarge)
+	}
+	base = trim(base)
+	if new(big.Int).SetBytes(base).Cmp(n) >= 0 {
+		return nil, engine.Cost{}, fmt.Errorf("device: exp crt: base not below p·q: %w", engine.ErrOperandTooLarge)
+	}
+	req := wire.NewRequest(wire.OpModExpCRT, 0).Add(wire.TagBase, base).Add(wire.TagP, p).Add(wire.TagQ, q).
+		Add(wire.TagDP, trim(k.DP)).Add(wire.TagDQ, trim(k.DQ)).Add(wire.TagQInv, trim(k.QInv))
+	resp, err := e.call(ctx, req)
+	if err != nil {
+		return nil, engine.Cost{}, err
+	}
+	r, err := e.result(resp, n.FillBytes(make([]byte, (n.BitLen()+7)/8)))
+	return r, cost(resp), err
+}
+
+// ecMul asks for k·P (k·G when px is nil) and checks the answer: both
+// coordinates of the field's length, below p, and not the all-zero pair
+// (never an affine point of the curves served).
+func (e *Engine) ecMul(ctx context.Context, curve string, k, px, py []byte) (x, y []byte, c engine.Cost, err error) {
+	cv := wire.LookupCurve(curve)
+	if cv == nil || !slices.Contains(e.info.Curves, curve) {
+		return nil, nil, c, fmt.Errorf("device: curve %q: %w", curve, engine.ErrUnsupported)
+	}
+	k = trim(k)
+	if len(k) > cv.FieldBytes {
+		return nil, nil, c, fmt.Errorf("device: scalar of %d bytes on %s: %w", len(k), curve, engine.ErrOperandTooLarge)
+	}
+	req := wire.NewRequest(wire.OpECMul, 0).AddString(wire.TagCurve, curve).Add(wire.TagScalar, k)
+	if px != nil {
+		req.Add(wire.TagPX, px).Add(wire.TagPY, py)
+	}
+	resp, err := e.call(ctx, req)
+	if err != nil {
+		return nil, nil, c, err
+	}
+	c = cost(resp)
+	rx, okx := resp.Get(wire.TagRX)
+	ry, oky := resp.Get(wire.TagRY)
+	if !okx || !oky || len(rx) != cv.FieldBytes || len(ry) != cv.FieldBytes {
+		return nil, nil, c, e.badAnswer(resp.Op, "malformed point")
+	}
+	X, Y := new(big.Int).SetBytes(rx), new(big.Int).SetBytes(ry)
+	if X.Cmp(cv.P) >= 0 || Y.Cmp(cv.P) >= 0 {
+		return nil, nil, c, e.badAnswer(resp.Op, "coordinate not below p")
+	}
+	if X.Sign() == 0 && Y.Sign() == 0 {
+		return nil, nil, c, e.badAnswer(resp.Op, "all-zero point")
+	}
+	return slices.Clone(rx), slices.Clone(ry), c, nil
+}
+
+// SelfTest runs the device's own known-answer tests (SELFTEST), then
+// client-side ones: MODEXP at several widths up to the device's limit (and
+// native CRT, and k·G on each curve), checked against math/big and
+// crypto/ecdh. A device that is wrong only above some width fails here.
+func (e *Engine) SelfTest(ctx context.Context) error {
+	if _, err := e.call(ctx, wire.NewRequest(wire.OpSelfTest, 0)); err != nil {
+		return fmt.Errorf("device: self-test: %w", err)
+	}
+	if err := e.kat(ctx); err != nil {
+		e.br.done(time.Now(), false, failure, err)
+		return err
+	}
+	return nil
+}
+
+// Ensure the wrapper types provide what INFO promises.
+var (
+	_ engine.Engine    = (*Engine)(nil)
+	_ engine.CRTEngine = crtEngine{}
+	_ engine.ECEngine  = ecEngine{}
+	_ engine.CRTEngine = crtECEngine{}
+	_ engine.ECEngine  = crtECEngine{}
+)
+
+type crtEngine struct{ *Engine }
+
+// ExpCRT returns base^d mod p·q using the device's native CRT.
+func (e crtEngine) ExpCRT(ctx context.Context, k *engine.CRTKey, base []byte) ([]byte, engine.Cost, error) {
+	return e.expCRT(ctx, k, base)
+}
+
+type ecEngine struct{ *Engine }
+
+// ScalarBaseMult returns k·G on the device.
+func (e ecEngine) ScalarBaseMult(ctx context.Context, curve string, k []byte) (x, y []byte, c engine.Cost, err error) {
+	return e.ecMul(ctx, curve, k, nil, nil)
+}
+
+// ScalarMult returns k·(px, py) on the device.
+func (e ecEngine) ScalarMult(ctx context.Context, curve string, k, px, py []byte) (x, y []byte, c engine.Cost, err error) {
+	if px == nil || py == nil {
+		return nil, nil, c, fmt.Errorf("device: scalar mult: missing point")
+	}
+	return e.ecMul(ctx, curve, k, px, py)
+}
+
+type crtECEngine struct{ *Engine }
+
+// ExpCRT returns base^d mod p·q using the device's native CRT.
+func (e crtECEngine) ExpCRT(ctx context.Context, k *engine.CRTKey, base []byte) ([]byte, engine.Cost, error) {
+	return e.expCRT(ctx, k, base)
+}
+
+// ScalarBaseMult returns k·G on the device.
+func (e crtECEngine) ScalarBaseMult(ctx context.Context, curve string, k []byte) (x, y []byte, c engine.Cost, err error) {
+	return e.ecMul(ctx, curve, k, nil, nil)
+}
+
+// ScalarMult returns k·(px, py) on the device.
+func (e crtECEngine) ScalarMult(ctx context.Context, curve string, k, px, py []byte) (x, y []byte, c engine.Cost, err error) {
+	if px == nil || py == nil {
+		return nil, nil, c, fmt.Errorf("device: scalar mult: missing point")
+	}
+	return e.ecMul(ctx, curve, k, px, py)
+}

@@ -1,0 +1,332 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/device/wire"
+)
+
+// protocolMaxBits is the largest modulus MXP/1 carries.
+const protocolMaxBits = wire.MaxOperand * 8
+
+// maxModBits is the device's modulus limit: the engine's, within the
+// protocol's.
+func (s *Server) maxModBits() int {
+	if b := s.cfg.Engine.Info().MaxModulusBits; b > 0 && b < protocolMaxBits {
+		return b
+	}
+	return protocolMaxBits
+}
+
+// curves are the engine's curves that the protocol knows.
+func (s *Server) curves() []string {
+	if _, ok := s.cfg.Engine.(engine.ECEngine); !ok {
+		return nil
+	}
+	var out []string
+	for _, c := range s.cfg.Engine.Info().Curves {
+		if wire.LookupCurve(c) != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (s *Server) nativeCRT() bool {
+	_, ok := s.cfg.Engine.(engine.CRTEngine)
+	return ok
+}
+
+func (s *Server) buildInfo() wire.Frame {
+	in := s.cfg.Engine.Info()
+	var f wire.Frame
+	fw := s.cfg.Firmware
+	if fw == "" {
+		fw = "modexpd"
+	}
+	costModel := "none"
+	if in.Simulated {
+		costModel = in.Name
+	}
+	crtBits := 0
+	if s.nativeCRT() {
+		crtBits = s.maxModBits()
+	}
+	f.AddString(wire.TagModel, in.Model).
+		AddString(wire.TagFirmware, fw).
+		AddU8(wire.TagProtoMin, wire.MinVersion).
+		AddU8(wire.TagProtoMax, wire.MaxVersion).
+		AddU32(wire.TagMaxModBits, uint32(s.maxModBits())).
+		AddU32(wire.TagMaxCRTBits, uint32(crtBits)).
+		AddString(wire.TagCurves, strings.Join(s.curves(), ",")).
+		AddBool(wire.TagNativeCRT, s.nativeCRT()).
+		AddU32(wire.TagCores, uint32(max(in.Cores, 1))).
+		AddU32(wire.TagMaxInflight, uint32(s.cfg.MaxInflight)).
+		AddU32(wire.TagMaxFrame, wire.MaxFrame).
+		AddBool(wire.TagConstantTime, in.ConstantTime).
+		AddBool(wire.TagSimulated, in.Simulated).
+		AddString(wire.TagCostModel, costModel).
+		AddString(wire.TagEngine, in.Name)
+	return f
+}
+
+// argError is a refused argument: the status to answer and why.
+type argError struct {
+	st  wire.Status
+	msg string
+}
+
+func (e *argError) Error() string { return e.msg }
+
+func refuse(st wire.Status, format string, args ...any) error {
+	return &argError{st: st, msg: fmt.Sprintf(format, args...)}
+}
+
+// operand returns a required integer field, at most limit bytes long.
+func operand(f *wire.Frame, t wire.Tag, name string, limit int) ([]byte, error) {
+	v, ok := f.Get(t)
+	if !ok {
+		return nil, refuse(wire.StatusBadArgument, "missing %s", name)
+	}
+	if len(v) > limit {
+		return nil, refuse(wire.StatusTooLarge, "%s of %d bytes (max %d)", name, len(v), limit)
+	}
+	return v, nil
+}
+
+func bitLen(b []byte) int { return new(big.Int).SetBytes(b).BitLen() }
+
+// oddModulus checks an odd modulus > 1 within the device's limit and returns
+// it without leading zeros.
+func (s *Server) oddModulus(f *wire.Frame, t wire.Tag, name string) ([]byte, error) {
+	m, err := operand(f, t, name, wire.MaxOperand)
+	if err != nil {
+		return nil, err
+	}
+	n := new(big.Int).SetBytes(m)
+	if n.Bit(0) == 0 || n.BitLen() < 2 {
+		return nil, refuse(wire.StatusInvalidModulus, "%s is even, zero or one", name)
+	}
+	if n.BitLen() > s.maxModBits() {
+		return nil, refuse(wire.StatusTooLarge, "%s of %d bits (max %d)", name, n.BitLen(), s.maxModBits())
+	}
+	return n.Bytes(), nil
+}
+
+// below checks v < m, both big-endian.
+func below(v, m []byte) bool {
+	return new(big.Int).SetBytes(v).Cmp(new(big.Int).SetBytes(m)) < 0
+}
+
+// statusOf maps an engine error to a status.
+func statusOf(ctx context.Context, err error) (wire.Status, string) {
+	var ae *argError
+	switch {
+	case errors.As(err, &ae):
+		return ae.st, ae.msg
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), ctx.Err() != nil:
+		return wire.StatusTimeout, "deadline passed on the device"
+	case errors.Is(err, engine.ErrInvalidModulus):
+		return wire.StatusInvalidModulus, err.Error()
+	case errors.Is(err, engine.ErrOperandTooLarge):
+		return wire.StatusTooLarge, err.Error()
+	case errors.Is(err, engine.ErrUnsupported):
+		return wire.StatusUnsupported, err.Error()
+	case errors.Is(err, engine.ErrDevice):
+		return wire.StatusFaultDetected, err.Error()
+	}
+	return wire.StatusInternal, err.Error()
+}
+
+// compute validates and runs an arithmetic request. It returns the answer
+// when st is OK.
+func (s *Server) compute(ctx context.Context, f *wire.Frame) (resp *wire.Frame, st wire.Status, msg string) {
+	defer recoverInternal(s, f.Op, &st, &msg)
+	select {
+	case s.sem <- struct{}{}:
+		defer func() { <-s.sem }()
+	case <-ctx.Done():
+		return nil, wire.StatusTimeout, "deadline passed while queued"
+	}
+	resp = wire.NewResponse(f, wire.StatusOK)
+	var cost engine.Cost
+	var err error
+	switch f.Op {
+	case wire.OpSelfTest:
+		if err = s.cfg.Engine.SelfTest(ctx); err != nil && ctx.Err() == nil {
+			return nil, wire.StatusSelfTestFailed, err.Error()
+		}
+	case wire.OpModExp:
+		cost, err = s.modExp(ctx, f, resp)
+	case wire.OpModExpCRT:
+		cost, err = s.modExpCRT(ctx, f, resp)
+	case wire.OpECMul:
+		cost, err = s.ecMul(ctx, f, resp)
+	}
+	if err != nil {
+		st, msg := statusOf(ctx, err)
+		return nil, st, msg
+	}
+	if cost.Cycles != 0 {
+		resp.AddU64(wire.TagCycles, cost.Cycles)
+	}
+	if cost.Device != 0 {
+		resp.AddU64(wire.TagDeviceNS, uint64(cost.Device))
+	}
+	if cost.Energy != 0 {
+		resp.AddFloat(wire.TagEnergy, cost.Energy)
+	}
+	return resp, wire.StatusOK, ""
+}
+
+// padTo returns v left-padded with zeros to n bytes, or an error when it is
+// longer (a wrong engine answer).
+func padTo(v []byte, n int, what string) ([]byte, error) {
+	for len(v) > n && v[0] == 0 {
+		v = v[1:]
+	}
+	if len(v) > n {
+		return nil, fmt.Errorf("server: engine returned a %s of %d bytes for %d: %w", what, len(v), n, engine.ErrDevice)
+	}
+	out := make([]byte, n)
+	copy(out[n-len(v):], v)
+	return out, nil
+}
+
+func (s *Server) modExp(ctx context.Context, f *wire.Frame, resp *wire.Frame) (engine.Cost, error) {
+	m, err := s.oddModulus(f, wire.TagMod, "MOD")
+	if err != nil {
+		return engine.Cost{}, err
+	}
+	base, err := operand(f, wire.TagBase, "BASE", wire.MaxOperand)
+	if err != nil {
+		return engine.Cost{}, err
+	}
+	if !below(base, m) {
+		return engine.Cost{}, refuse(wire.StatusBadArgument, "BASE not below MOD")
+	}
+	exp, err := operand(f, wire.TagExp, "EXP", wire.MaxOperand)
+	if err != nil {
+		return engine.Cost{}, err
+	}
+	mode, _, err := f.Uint(wire.TagMode)
+	if err != nil {
+		return engine.Cost{}, refuse(wire.StatusBadArgument, "MODE: %v", err)
+	}
+	if mode&^wire.ModePublic != 0 {
+		return engine.Cost{}, refuse(wire.StatusUnsupported, "MODE %#x", mode)
+	}
+	mod, err := s.cfg.Engine.NewModulus(m)
+	if err != nil {
+		return engine.Cost{}, err
+	}
+	r, cost, err := s.cfg.Engine.Exp(ctx, mod, base, exp, mode&wire.ModePublic != 0)
+	if err != nil {
+		return cost, err
+	}
+	r, err = padTo(r, len(m), "result")
+	if err != nil {
+		return cost, err
+	}
+	resp.Add(wire.TagResult, r)
+	return cost, nil
+}
+
+func (s *Server) modExpCRT(ctx context.Context, f *wire.Frame, resp *wire.Frame) (engine.Cost, error) {
+	ce, ok := s.cfg.Engine.(engine.CRTEngine)
+	if !ok {
+		return engine.Cost{}, refuse(wire.StatusUnsupported, "no native CRT on this device")
+	}
+	p, err := s.oddModulus(f, wire.TagP, "P")
+	if err != nil {
+		return engine.Cost{}, err
+	}
+	q, err := s.oddModulus(f, wire.TagQ, "Q")
+	if err != nil {
+		return engine.Cost{}, err
+	}
+	n := new(big.Int).Mul(new(big.Int).SetBytes(p), new(big.Int).SetBytes(q))
+	if n.BitLen() > s.maxModBits() {
+		return engine.Cost{}, refuse(wire.StatusTooLarge, "P·Q of %d bits (max %d)", n.BitLen(), s.maxModBits())
+	}
+	k := &engine.CRTKey{P: p, Q: q}
+	for _, x := range []struct {
+		t    wire.Tag
+		name string
+		dst  *[]byte
+	}{{wire.TagDP, "DP", &k.DP}, {wire.TagDQ, "DQ", &k.DQ}, {wire.TagQInv, "QINV", &k.QInv}} {
+		if *x.dst, err = operand(f, x.t, x.name, wire.MaxOperand); err != nil {
+			return engine.Cost{}, err
+		}
+	}
+	base, err := operand(f, wire.TagBase, "BASE", wire.MaxOperand)
+	if err != nil {
+		return engine.Cost{}, err
+	}
+	if new(big.Int).SetBytes(base).Cmp(n) >= 0 {
+		return engine.Cost{}, refuse(wire.StatusBadArgument, "BASE not below P·Q")
+	}
+	r, cost, err := ce.ExpCRT(ctx, k, base)
+	if err != nil {
+		return cost, err
+	}
+	r, err = padTo(r, (n.BitLen()+7)/8, "result")
+	if err != nil {
+		return cost, err
+	}
+	resp.Add(wire.TagResult, r)
+	return cost, nil
+}
+
+func (s *Server) ecMul(ctx context.Context, f *wire.Frame, resp *wire.Frame) (engine.Cost, error) {
+	ee, ok := s.cfg.Engine.(engine.ECEngine)
+	if !ok {
+		return engine.Cost{}, refuse(wire.StatusUnsupported, "no curve arithmetic on this device")
+	}
+	name, _ := f.Get(wire.TagCurve)
+	if !slices.Contains(s.curves(), string(name)) {
+		return engine.Cost{}, refuse(wire.StatusUnsupportedCurve, "curve %.32q", name)
+	}
+	c := wire.LookupCurve(string(name))
+	k, err := operand(f, wire.TagScalar, "SCALAR", c.FieldBytes)
+	if err != nil {
+		return engine.Cost{}, err
+	}
+	px, hasX := f.Get(wire.TagPX)
+	py, hasY := f.Get(wire.TagPY)
+	var x, y []byte
+	var cost engine.Cost
+	switch {
+	case !hasX && !hasY:
+		x, y, cost, err = ee.ScalarBaseMult(ctx, c.Name, k)
+	case hasX && hasY:
+		if len(px) > c.FieldBytes || len(py) > c.FieldBytes {
+			return engine.Cost{}, refuse(wire.StatusTooLarge, "coordinates longer than %d bytes", c.FieldBytes)
+		}
+		if !c.IsOnCurve(new(big.Int).SetBytes(px), new(big.Int).SetBytes(py)) {
+			return engine.Cost{}, refuse(wire.StatusPointNotOnCurve, "point not on %s", c.Name)
+		}
+		px, _ = padTo(px, c.FieldBytes, "PX")
+		py, _ = padTo(py, c.FieldBytes, "PY")
+		x, y, cost, err = ee.ScalarMult(ctx, c.Name, k, px, py)
+	default:
+		return engine.Cost{}, refuse(wire.StatusBadArgument, "PX and PY go together")
+	}
+	if err != nil {
+		return cost, err
+	}
+	if x, err = padTo(x, c.FieldBytes, "x"); err != nil {
+		return cost, err
+	}
+	if y, err = padTo(y, c.FieldBytes, "y"); err != nil {
+		return cost, err
+	}
+	resp.Add(wire.TagRX, x).Add(wire.TagRY, y)
+	return cost, nil
+}
