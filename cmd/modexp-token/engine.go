@@ -1,15 +1,49 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 	"io"
+	"os"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/chip"
 )
 
-// runEngine runs the engine subcommands.
+// runEngine runs the engine subcommands: the chip reproduction table and
+// the timing chart.
 func runEngine(args []string, stdout io.Writer) error {
-	_, _, err := splitSub(args, "table")
+	sub, rest, err := splitSub(args, "table", "chart")
 	if err != nil {
 		return err
 	}
-	return errors.New("the chip reproduction table is not built yet")
+	fs := newFlags("engine " + sub)
+	profile := fs.String("profile", "", "table: one chip profile (orup561, pukcc, cryptech); default all")
+	format := fs.String("format", "text", "table: text or tsv")
+	out := fs.String("out", "", "chart: SVG file to write (default stdout)")
+	ref := fs.String("reference", "soft", "chart: engine measured beside the simulations (empty for none)")
+	if err := fs.Parse(rest); err != nil {
+		return err
+	}
+	if sub == "table" {
+		return chip.WriteTable(stdout, *profile, *format)
+	}
+	opts := chip.ChartOptions{}
+	if *ref != "" {
+		e, err := engine.Open(*ref)
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		opts.Reference = e
+	}
+	w := stdout
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			return fmt.Errorf("create %s: %w", *out, err)
+		}
+		defer f.Close()
+		w = f
+	}
+	return chip.WriteChart(w, opts)
 }

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 func TestURIRoundTrip(t *testing.T) {
 	tests := []struct {
@@ -45,5 +49,21 @@ func TestParseURIIgnoresQuery(t *testing.T) {
 	}
 	if u.Object != "k" || u.Type != "private" {
 		t.Fatalf("got %+v", u)
+	}
+}
+
+func TestEngineTableTSV(t *testing.T) {
+	var out, errOut strings.Builder
+	if code := run([]string{"engine", "table", "--profile", "orup561", "--format", "tsv"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if lines[0] != "profile\tcase\tpublished\tunit\tsimulated\tdeviation_pct\tok" {
+		t.Fatalf("header = %q", lines[0])
+	}
+	last := lines[len(lines)-1]
+	var n, m int
+	if _, err := fmt.Sscanf(last, "%d of %d published figures reproduced", &n, &m); err != nil || n != m || m == 0 {
+		t.Fatalf("last line = %q (n=%d m=%d err=%v)", last, n, m, err)
 	}
 }
