@@ -1,0 +1,273 @@
+package main
+
+// Cryptographic entry points: encryption, decryption, digests, signatures,
+// key generation and random numbers.
+
+/*
+#include "pkcs11_3.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/modexp-token/modexp-token/token"
+)
+
+// The shapes of token calls shared by several entry points. Method
+// expressions ((*token.Module).Sign) keep the hot path free of closures.
+type (
+	initOp   func(m *token.Module, sh uint64, mech *token.Mechanism, key uint64) error
+	dataOp   func(m *token.Module, sh uint64, in []byte, out token.Out) ([]byte, int, error)
+	updateOp func(m *token.Module, sh uint64, in []byte) error
+	finalOp  func(m *token.Module, sh uint64, out token.Out) ([]byte, int, error)
+)
+
+// opInit decodes the mechanism and starts an operation with key.
+func opInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE, op initOp) (rv C.CK_RV) {
+	m := enter()
+	defer leave(&rv)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	mech, rv := mechanismIn(pMech)
+	if rv != rvOK {
+		return rv
+	}
+	return rvOf(op(m, uint64(h), mech, uint64(key)))
+}
+
+// opData runs a call that consumes input and produces output under the
+// two-call convention (C_Sign, C_Encrypt, C_DecryptUpdate...).
+func opData(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG, op dataOp) (rv C.CK_RV) {
+	m := enter()
+	defer leave(&rv)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	in, ok1 := bytesView(pIn, inLen)
+	out, ok2 := outOf(pOut, pOutLen)
+	if !ok1 || !ok2 {
+		return rvArgumentsBad
+	}
+	data, need, err := op(m, uint64(h), in, out)
+	return putOut(pOut, pOutLen, data, need, err)
+}
+
+// opUpdate feeds input to a multi-part operation.
+func opUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, op updateOp) (rv C.CK_RV) {
+	m := enter()
+	defer leave(&rv)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	in, ok := bytesView(pIn, inLen)
+	if !ok {
+		return rvArgumentsBad
+	}
+	return rvOf(op(m, uint64(h), in))
+}
+
+// opFinal ends a multi-part operation with an output.
+func opFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG, op finalOp) (rv C.CK_RV) {
+	m := enter()
+	defer leave(&rv)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	out, ok := outOf(pOut, pOutLen)
+	if !ok {
+		return rvArgumentsBad
+	}
+	data, need, err := op(m, uint64(h), out)
+	return putOut(pOut, pOutLen, data, need, err)
+}
+
+//export goEncryptInit
+func goEncryptInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE) C.CK_RV {
+	return opInit(h, pMech, key, (*token.Module).EncryptInit)
+}
+
+//export goEncrypt
+func goEncrypt(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
+	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).Encrypt)
+}
+
+//export goEncryptUpdate
+func goEncryptUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
+	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).EncryptUpdate)
+}
+
+//export goEncryptFinal
+func goEncryptFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
+	return opFinal(h, pOut, pOutLen, (*token.Module).EncryptFinal)
+}
+
+//export goDecryptInit
+func goDecryptInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE) C.CK_RV {
+	return opInit(h, pMech, key, (*token.Module).DecryptInit)
+}
+
+//export goDecrypt
+func goDecrypt(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
+	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).Decrypt)
+}
+
+//export goDecryptUpdate
+func goDecryptUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
+	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).DecryptUpdate)
+}
+
+//export goDecryptFinal
+func goDecryptFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
+	return opFinal(h, pOut, pOutLen, (*token.Module).DecryptFinal)
+}
+
+//export goDigestInit
+func goDigestInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM) (rv C.CK_RV) {
+	m := enter()
+	defer leave(&rv)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	mech, rv := mechanismIn(pMech)
+	if rv != rvOK {
+		return rv
+	}
+	return rvOf(m.DigestInit(uint64(h), mech))
+}
+
+//export goDigest
+func goDigest(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
+	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).Digest)
+}
+
+//export goDigestUpdate
+func goDigestUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG) C.CK_RV {
+	return opUpdate(h, pIn, inLen, (*token.Module).DigestUpdate)
+}
+
+//export goDigestKey
+func goDigestKey(h C.CK_SESSION_HANDLE, key C.CK_OBJECT_HANDLE) (rv C.CK_RV) {
+	m := enter()
+	defer leave(&rv)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	return rvOf(m.DigestKey(uint64(h), uint64(key)))
+}
+
+//export goDigestFinal
+func goDigestFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
+	return opFinal(h, pOut, pOutLen, (*token.Module).DigestFinal)
+}
+
+//export goSignInit
+func goSignInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE) C.CK_RV {
+	return opInit(h, pMech, key, (*token.Module).SignInit)
+}
+
+//export goSign
+func goSign(h C.CK_SESSION_HANDLE, pData *C.CK_BYTE, dataLen C.CK_ULONG, pSig *C.CK_BYTE, pSigLen *C.CK_ULONG) C.CK_RV {
+	return opData(h, pData, dataLen, pSig, pSigLen, (*token.Module).Sign)
+}
+
+//export goSignUpdate
+func goSignUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG) C.CK_RV {
+	return opUpdate(h, pIn, inLen, (*token.Module).SignUpdate)
+}
+
+//export goSignFinal
+func goSignFinal(h C.CK_SESSION_HANDLE, pSig *C.CK_BYTE, pSigLen *C.CK_ULONG) C.CK_RV {
+	return opFinal(h, pSig, pSigLen, (*token.Module).SignFinal)
+}
+
+//export goVerifyInit
+func goVerifyInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE) C.CK_RV {
+	return opInit(h, pMech, key, (*token.Module).VerifyInit)
+}
+
+//export goVerify
+func goVerify(h C.CK_SESSION_HANDLE, pData *C.CK_BYTE, dataLen C.CK_ULONG, pSig *C.CK_BYTE, sigLen C.CK_ULONG) (rv C.CK_RV) {
+	m := enter()
+	defer leave(&rv)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	data, ok1 := bytesView(pData, dataLen)
+	sig, ok2 := bytesView(pSig, sigLen)
+	if !ok1 || !ok2 {
+		return rvArgumentsBad
+	}
+	return rvOf(m.Verify(uint64(h), data, sig))
+}
+
+//export goVerifyUpdate
+func goVerifyUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG) C.CK_RV {
+	return opUpdate(h, pIn, inLen, (*token.Module).VerifyUpdate)
+}
+
+//export goVerifyFinal
+func goVerifyFinal(h C.CK_SESSION_HANDLE, pSig *C.CK_BYTE, sigLen C.CK_ULONG) C.CK_RV {
+	return opUpdate(h, pSig, sigLen, (*token.Module).VerifyFinal)
+}
+
+//export goGenerateKeyPair
+func goGenerateKeyPair(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM,
+	pPub *C.CK_ATTRIBUTE, nPub C.CK_ULONG, pPriv *C.CK_ATTRIBUTE, nPriv C.CK_ULONG,
+	phPub, phPriv *C.CK_OBJECT_HANDLE) (rv C.CK_RV) {
+	m := enter()
+	defer leave(&rv)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	mech, rv := mechanismIn(pMech)
+	if rv != rvOK {
+		return rv
+	}
+	pub, rv := templateIn(pPub, nPub)
+	if rv != rvOK {
+		return rv
+	}
+	priv, rv := templateIn(pPriv, nPriv)
+	if rv != rvOK {
+		return rv
+	}
+	if phPub == nil || phPriv == nil {
+		return rvArgumentsBad
+	}
+	hPub, hPriv, err := m.GenerateKeyPair(uint64(h), mech, pub, priv)
+	if err != nil {
+		return rvOf(err)
+	}
+	*phPub, *phPriv = C.CK_OBJECT_HANDLE(hPub), C.CK_OBJECT_HANDLE(hPriv)
+	return rvOK
+}
+
+//export goSeedRandom
+func goSeedRandom(h C.CK_SESSION_HANDLE, pSeed *C.CK_BYTE, seedLen C.CK_ULONG) C.CK_RV {
+	return opUpdate(h, pSeed, seedLen, (*token.Module).SeedRandom)
+}
+
+//export goGenerateRandom
+func goGenerateRandom(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, n C.CK_ULONG) (rv C.CK_RV) {
+	m := enter()
+	defer leave(&rv)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	if (pOut == nil && n != 0) || n > maxLen {
+		return rvArgumentsBad
+	}
+	data, err := m.GenerateRandom(uint64(h), int(n))
+	if err != nil {
+		return rvOf(err)
+	}
+	if len(data) != int(n) {
+		return rvGeneralError // the token broke its contract
+	}
+	if n > 0 {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(pOut)), int(n)), data)
+	}
+	return rvOK
+}

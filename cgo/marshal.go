@@ -1,0 +1,236 @@
+package main
+
+/*
+#include "pkcs11_3.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/modexp-token/modexp-token/token"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// Sizes of the structures whose parameters we decode.
+const (
+	sizeofPSS  = C.CK_ULONG(unsafe.Sizeof(C.CK_RSA_PKCS_PSS_PARAMS{}))
+	sizeofOAEP = C.CK_ULONG(unsafe.Sizeof(C.CK_RSA_PKCS_OAEP_PARAMS{}))
+)
+
+// unavailable is CK_UNAVAILABLE_INFORMATION as a CK_ULONG.
+const unavailable = ^C.CK_ULONG(0)
+
+// bytesView returns the n bytes at p as a slice of the caller's memory,
+// without copying: valid only during the call. A NULL p with n == 0 is nil
+// (an empty input); a NULL p with n > 0, or n > maxLen, is not ok.
+func bytesView(p *C.CK_BYTE, n C.CK_ULONG) ([]byte, bool) {
+	if n == 0 {
+		if p == nil {
+			return nil, true
+		}
+		return []byte{}, true
+	}
+	if p == nil || n > maxLen {
+		return nil, false
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n)), true
+}
+
+// bytesCopy is bytesView copied into Go memory, for values the token keeps.
+func bytesCopy(p unsafe.Pointer, n C.CK_ULONG) ([]byte, bool) {
+	v, ok := bytesView((*C.CK_BYTE)(p), n)
+	if !ok || v == nil {
+		return v, ok
+	}
+	return append([]byte(nil), v...), true
+}
+
+// clampCap converts a caller's buffer length to an int capacity.
+func clampCap(n C.CK_ULONG) int {
+	if n > maxLen {
+		return maxLen
+	}
+	return int(n)
+}
+
+// outOf describes the caller's output buffer p of *pLen bytes. A NULL pLen
+// is not ok.
+func outOf(p *C.CK_BYTE, pLen *C.CK_ULONG) (token.Out, bool) {
+	if pLen == nil {
+		return token.Out{}, false
+	}
+	return token.Out{Query: p == nil, Cap: clampCap(*pLen)}, true
+}
+
+// putOut completes a two-call output: on success it copies data to p (or
+// reports need when p is NULL); on CKR_BUFFER_TOO_SMALL it reports need; any
+// other error leaves *pLen alone.
+func putOut(p *C.CK_BYTE, pLen *C.CK_ULONG, data []byte, need int, err error) C.CK_RV {
+	if err != nil {
+		rv := rvOf(err)
+		if rv == rvBufferTooSmall && need >= 0 {
+			*pLen = C.CK_ULONG(need)
+		}
+		return rv
+	}
+	if p == nil {
+		if need < 0 {
+			return rvGeneralError
+		}
+		*pLen = C.CK_ULONG(need)
+		return rvOK
+	}
+	if len(data) > clampCap(*pLen) {
+		// The token broke the Out contract; never write past the buffer.
+		return rvGeneralError
+	}
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(p)), len(data)), data)
+	*pLen = C.CK_ULONG(len(data))
+	return rvOK
+}
+
+// templateIn copies a caller's template. All values share one allocation.
+func templateIn(p *C.CK_ATTRIBUTE, n C.CK_ULONG) ([]token.Attribute, C.CK_RV) {
+	if n == 0 {
+		return nil, rvOK
+	}
+	if p == nil || n > maxLen {
+		return nil, rvArgumentsBad
+	}
+	in := unsafe.Slice(p, int(n))
+	total := 0
+	for i := range in {
+		l := in[i].ulValueLen
+		if l > maxLen || (l > 0 && in[i].pValue == nil) || total > maxLen-int(l) {
+			return nil, rvArgumentsBad
+		}
+		total += int(l)
+	}
+	backing := make([]byte, 0, total)
+	out := make([]token.Attribute, len(in))
+	for i := range in {
+		start := len(backing)
+		if l := int(in[i].ulValueLen); l > 0 {
+			backing = append(backing, unsafe.Slice((*byte)(in[i].pValue), l)...)
+		}
+		out[i] = token.Attribute{Type: uint64(in[i]._type), Value: backing[start:len(backing):len(backing)]}
+	}
+	return out, rvOK
+}
+
+// isPSS reports whether mechanism t takes CK_RSA_PKCS_PSS_PARAMS.
+func isPSS(t uint64) bool {
+	switch t {
+	case ck.CKM_RSA_PKCS_PSS, ck.CKM_SHA1_RSA_PKCS_PSS, ck.CKM_SHA224_RSA_PKCS_PSS,
+		ck.CKM_SHA256_RSA_PKCS_PSS, ck.CKM_SHA384_RSA_PKCS_PSS, ck.CKM_SHA512_RSA_PKCS_PSS,
+		ckmSHA3_256_RSA_PKCS_PSS, ckmSHA3_384_RSA_PKCS_PSS, ckmSHA3_512_RSA_PKCS_PSS,
+		ckmSHA3_224_RSA_PKCS_PSS:
+		return true
+	}
+	return false
+}
+
+// PKCS#11 3.0 PSS mechanisms absent from the 2.40 header.
+const (
+	ckmSHA3_256_RSA_PKCS_PSS = 0x63
+	ckmSHA3_384_RSA_PKCS_PSS = 0x64
+	ckmSHA3_512_RSA_PKCS_PSS = 0x65
+	ckmSHA3_224_RSA_PKCS_PSS = 0x67
+)
+
+// mechanismIn decodes a CK_MECHANISM. PSS and OAEP parameters must have
+// exactly their structure's size (else CKR_MECHANISM_PARAM_INVALID); other
+// mechanisms' parameters are copied as raw bytes. A NULL pParameter with a
+// non-zero length is CKR_ARGUMENTS_BAD.
+func mechanismIn(p *C.CK_MECHANISM) (*token.Mechanism, C.CK_RV) {
+	if p == nil {
+		return nil, rvArgumentsBad
+	}
+	m := &token.Mechanism{Type: uint64(p.mechanism)}
+	param, plen := p.pParameter, p.ulParameterLen
+	if param == nil && plen != 0 {
+		return nil, rvArgumentsBad
+	}
+	switch {
+	case isPSS(m.Type):
+		if param == nil || plen != sizeofPSS {
+			return nil, rvMechParamInvalid
+		}
+		pss := (*C.CK_RSA_PKCS_PSS_PARAMS)(param)
+		m.PSS = &token.PSSParams{Hash: uint64(pss.hashAlg), MGF: uint64(pss.mgf), SaltLen: uint64(pss.sLen)}
+	case m.Type == ck.CKM_RSA_PKCS_OAEP:
+		if param == nil || plen != sizeofOAEP {
+			return nil, rvMechParamInvalid
+		}
+		oaep := (*C.CK_RSA_PKCS_OAEP_PARAMS)(param)
+		src, ok := bytesCopy(oaep.pSourceData, oaep.ulSourceDataLen)
+		if !ok {
+			return nil, rvMechParamInvalid
+		}
+		m.OAEP = &token.OAEPParams{Hash: uint64(oaep.hashAlg), MGF: uint64(oaep.mgf),
+			Source: uint64(oaep.source), SourceData: src}
+	default:
+		raw, ok := bytesCopy(param, plen)
+		if !ok {
+			return nil, rvArgumentsBad
+		}
+		m.Param = raw
+	}
+	return m, rvOK
+}
+
+// pad writes s into dst blank-padded, truncated to len(dst) on a UTF-8
+// character boundary; never NUL-terminated.
+func pad(dst []C.uchar, s string) {
+	n := len(s)
+	if n > len(dst) {
+		n = len(dst)
+		for n > 0 && s[n]&0xC0 == 0x80 { // s[n] continues a character
+			n--
+		}
+	}
+	for i := range dst {
+		if i < n {
+			dst[i] = C.uchar(s[i])
+		} else {
+			dst[i] = ' '
+		}
+	}
+}
+
+// version converts a token.Version.
+func version(v token.Version) C.CK_VERSION {
+	return C.CK_VERSION{major: C.uchar(v.Major), minor: C.uchar(v.Minor)}
+}
+
+// labelOf decodes a 32-byte blank-padded label.
+func labelOf(p *C.CK_UTF8CHAR) string {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(p)), 32)
+	n := len(b)
+	for n > 0 && (b[n-1] == ' ' || b[n-1] == 0) {
+		n--
+	}
+	return string(b[:n])
+}
+
+// ulongsOut implements the two-call convention for CK_ULONG lists (slot and
+// mechanism lists): NULL list → count; short list → CKR_BUFFER_TOO_SMALL with
+// the count.
+func ulongsOut[T ~uint64](list *T, pCount *C.CK_ULONG, vals []uint64) C.CK_RV {
+	n := C.CK_ULONG(len(vals))
+	if list == nil {
+		*pCount = n
+		return rvOK
+	}
+	if *pCount < n {
+		*pCount = n
+		return rvBufferTooSmall
+	}
+	dst := unsafe.Slice(list, len(vals))
+	for i, v := range vals {
+		dst[i] = T(v)
+	}
+	*pCount = n
+	return rvOK
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/modexp-token/modexp-token/token"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+func TestPad(t *testing.T) {
+	cases := []struct {
+		n    int
+		in   string
+		want string
+	}{
+		{8, "", "        "},
+		{8, "abc", "abc     "},
+		{8, "abcdefgh", "abcdefgh"},
+		{8, "abcdefghij", "abcdefgh"},
+		{3, "abé", "ab "}, // é (2 bytes) would straddle the end: dropped whole
+		{4, "abé", "abé"}, // it fits exactly
+		{3, "€uro", "€"},  // a 3-byte character exactly fills the field
+		{2, "€uro", "  "}, // it does not fit at all
+		{16, "ModExp Token", "ModExp Token    "},
+	}
+	for _, c := range cases {
+		got := tsPad(c.n, c.in)
+		if string(got) != c.want {
+			t.Errorf("pad(%d, %q) = %q, want %q", c.n, c.in, got, c.want)
+		}
+	}
+}
+
+func TestOutOf(t *testing.T) {
+	if _, ok := tsOutOf(false, true, 0); ok {
+		t.Error("outOf with a NULL length pointer is ok")
+	}
+	if out, ok := tsOutOf(true, false, 77); !ok || !out.Query {
+		t.Errorf("outOf(NULL buffer) = %+v, %v; want a query", out, ok)
+	}
+	if out, ok := tsOutOf(false, false, 77); !ok || out.Query || out.Cap != 77 {
+		t.Errorf("outOf(buffer, 77) = %+v, %v", out, ok)
+	}
+	if out, _ := tsOutOf(false, false, math.MaxUint64); out.Cap != maxLen {
+		t.Errorf("outOf(huge) Cap = %d, want %d", out.Cap, maxLen)
+	}
+}
+
+func TestPutOut(t *testing.T) {
+	data := []byte("signature bytes")
+	tooSmall := ck.Errorf(ck.CKR_BUFFER_TOO_SMALL, "need %d", len(data))
+	cases := []struct {
+		name      string
+		null      bool
+		capacity  uint64
+		data      []byte
+		need      int
+		err       error
+		want      ck.Error
+		wantLen   uint64
+		wantBytes []byte
+	}{
+		{"query", true, 0, nil, len(data), nil, ck.CKR_OK, uint64(len(data)), nil},
+		{"too small", false, 3, nil, len(data), tooSmall, ck.CKR_BUFFER_TOO_SMALL, uint64(len(data)), nil},
+		{"exact", false, uint64(len(data)), data, len(data), nil, ck.CKR_OK, uint64(len(data)), data},
+		{"larger", false, 100, data, len(data), nil, ck.CKR_OK, uint64(len(data)), data},
+		{"token error leaves length", false, 100, nil, 0, ck.CKR_KEY_HANDLE_INVALID, ck.CKR_KEY_HANDLE_INVALID, 100, nil},
+		{"wrapped error", false, 100, nil, 0, fmt.Errorf("token: sign: %w", ck.CKR_DEVICE_ERROR), ck.CKR_DEVICE_ERROR, 100, nil},
+		{"plain error", false, 100, nil, 0, errToken, ck.CKR_GENERAL_ERROR, 100, nil},
+		{"token overflows buffer", false, 4, data, len(data), nil, ck.CKR_GENERAL_ERROR, 4, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rv, l, got := tsPutOut(c.null, c.capacity, c.data, c.need, c.err)
+			if rv != uint64(c.want) || l != c.wantLen || !bytes.Equal(got, c.wantBytes) {
+				t.Fatalf("putOut = %v, len %d, %q; want %v, %d, %q", ck.Error(rv), l, got, c.want, c.wantLen, c.wantBytes)
+			}
+		})
+	}
+}
+
+func TestTemplateIn(t *testing.T) {
+	class := []byte{3, 0, 0, 0, 0, 0, 0, 0}
+	t.Run("values copied", func(t *testing.T) {
+		spec := []tsAttr{
+			{Type: ck.CKA_CLASS, Value: class},
+			{Type: ck.CKA_LABEL, Value: []byte("my key")},
+			{Type: ck.CKA_ID, Value: nil}, // empty value, NULL pointer
+			{Type: ck.CKA_TOKEN, Value: []byte{1}},
+		}
+		got, rv := tsTemplate(spec, false)
+		if rv != 0 || len(got) != len(spec) {
+			t.Fatalf("templateIn = %v, %d attributes", ck.Error(rv), len(got))
+		}
+		for i, a := range got {
+			if a.Type != spec[i].Type || !bytes.Equal(a.Value, spec[i].Value) {
+				t.Errorf("attribute %d = %#x %x, want %#x %x (C memory was overwritten after the call)",
+					i, a.Type, a.Value, spec[i].Type, spec[i].Value)
+			}
+		}
+		// Values share a backing array but must not overlap on append.
+		got[0].Value = append(got[0].Value, 0xFF)
+		if !bytes.Equal(got[1].Value, []byte("my key")) {
+			t.Error("appending to one value changed the next")
+		}
+	})
+	bad := []struct {
+		name string
+		spec []tsAttr
+		null bool
+	}{
+		{"NULL template with count", []tsAttr{{Type: ck.CKA_LABEL, Value: []byte("x")}}, true},
+		{"NULL pValue with length", []tsAttr{{Type: ck.CKA_LABEL, NullPtr: true, Len: 5}}, false},
+		{"unavailable length", []tsAttr{{Type: ck.CKA_LABEL, Value: []byte("x"), Len: math.MaxUint64}}, false},
+	}
+	for _, c := range bad {
+		t.Run(c.name, func(t *testing.T) {
+			if _, rv := tsTemplate(c.spec, c.null); rv != uint64(ck.CKR_ARGUMENTS_BAD) {
+				t.Fatalf("templateIn = %v, want CKR_ARGUMENTS_BAD", ck.Error(rv))
+			}
+		})
+	}
+	if got, rv := tsTemplate(nil, true); rv != 0 || got != nil {
+		t.Errorf("empty NULL template = %v, %v", got, ck.Error(rv))
+	}
+}
+
+func TestMechanismIn(t *testing.T) {
+	pss := token.PSSParams{Hash: ck.CKM_SHA256, MGF: ck.CKG_MGF1_SHA256, SaltLen: 32}
+	oaep := token.OAEPParams{Hash: ck.CKM_SHA256, MGF: ck.CKG_MGF1_SHA256, Source: ck.CKZ_DATA_SPECIFIED, SourceData: []byte("label")}
+	cases := []struct {
+		name string
+		in   tsMech
+		want ck.Error
+		ok   func(*token.Mechanism) bool
+	}{
+		{"no parameter", tsMech{Type: ck.CKM_SHA256_RSA_PKCS}, ck.CKR_OK,
+			func(m *token.Mechanism) bool {
+				return m.Type == ck.CKM_SHA256_RSA_PKCS && m.Param == nil && m.PSS == nil
+			}},
+		{"raw parameter copied", tsMech{Type: ck.CKM_AES_CBC, Raw: []byte("0123456789abcdef")}, ck.CKR_OK,
+			func(m *token.Mechanism) bool { return string(m.Param) == "0123456789abcdef" }},
+		{"PSS", tsMech{Type: ck.CKM_SHA256_RSA_PKCS_PSS, Kind: 1, PSS: pss}, ck.CKR_OK,
+			func(m *token.Mechanism) bool { return m.PSS != nil && *m.PSS == pss && m.Param == nil }},
+		{"raw RSA PSS", tsMech{Type: ck.CKM_RSA_PKCS_PSS, Kind: 1, PSS: pss}, ck.CKR_OK,
+			func(m *token.Mechanism) bool { return m.PSS != nil && *m.PSS == pss }},
+		{"PSS short", tsMech{Type: ck.CKM_SHA256_RSA_PKCS_PSS, Kind: 1, PSS: pss, LenDelta: -1}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"PSS long", tsMech{Type: ck.CKM_SHA384_RSA_PKCS_PSS, Kind: 1, PSS: pss, LenDelta: 8}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"PSS missing", tsMech{Type: ck.CKM_RSA_PKCS_PSS}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"OAEP with label", tsMech{Type: ck.CKM_RSA_PKCS_OAEP, Kind: 2, OAEP: oaep}, ck.CKR_OK,
+			func(m *token.Mechanism) bool {
+				return m.OAEP != nil && m.OAEP.Hash == oaep.Hash && m.OAEP.MGF == oaep.MGF &&
+					m.OAEP.Source == oaep.Source && string(m.OAEP.SourceData) == "label"
+			}},
+		{"OAEP without label", tsMech{Type: ck.CKM_RSA_PKCS_OAEP, Kind: 2,
+			OAEP: token.OAEPParams{Hash: ck.CKM_SHA_1, MGF: ck.CKG_MGF1_SHA1}}, ck.CKR_OK,
+			func(m *token.Mechanism) bool {
+				return m.OAEP != nil && m.OAEP.SourceData == nil && m.OAEP.Hash == ck.CKM_SHA_1
+			}},
+		{"OAEP short", tsMech{Type: ck.CKM_RSA_PKCS_OAEP, Kind: 2, OAEP: oaep, LenDelta: -8}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"OAEP NULL source with length", tsMech{Type: ck.CKM_RSA_PKCS_OAEP, Kind: 2, OAEP: oaep, SourceNull: true}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"NULL pParameter with length", tsMech{Type: ck.CKM_SHA256_RSA_PKCS_PSS, Kind: 1, PSS: pss, NullParam: true}, ck.CKR_ARGUMENTS_BAD, nil},
+		{"NULL mechanism", tsMech{NullMech: true}, ck.CKR_ARGUMENTS_BAD, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, rv := tsMechanism(c.in)
+			if rv != uint64(c.want) {
+				t.Fatalf("mechanismIn = %v, want %v", ck.Error(rv), c.want)
+			}
+			if c.ok != nil && !c.ok(m) {
+				t.Fatalf("mechanismIn decoded %+v (PSS %+v, OAEP %+v)", m, m.PSS, m.OAEP)
+			}
+		})
+	}
+}
+
+func TestFillAttributes(t *testing.T) {
+	const na = math.MaxUint64 // CK_UNAVAILABLE_INFORMATION
+	modulus := bytes.Repeat([]byte{0xA5}, 256)
+	label := []byte("key")
+	sensitive := token.AttributeResult{Err: uint64(ck.CKR_ATTRIBUTE_SENSITIVE)}
+	invalid := token.AttributeResult{Err: uint64(ck.CKR_ATTRIBUTE_TYPE_INVALID)}
+	cases := []struct {
+		name     string
+		spec     []tsOutAttr
+		res      []token.AttributeResult
+		want     ck.Error
+		wantLens []uint64
+		wantVals [][]byte
+	}{
+		{"length query", []tsOutAttr{{Type: ck.CKA_MODULUS, NullValue: true}},
+			[]token.AttributeResult{{Value: modulus}}, ck.CKR_OK, []uint64{256}, [][]byte{nil}},
+		{"exact buffer", []tsOutAttr{{Type: ck.CKA_MODULUS, Cap: 256}},
+			[]token.AttributeResult{{Value: modulus}}, ck.CKR_OK, []uint64{256}, [][]byte{modulus}},
+		{"larger buffer", []tsOutAttr{{Type: ck.CKA_LABEL, Cap: 64}},
+			[]token.AttributeResult{{Value: label}}, ck.CKR_OK, []uint64{3}, [][]byte{label}},
+		{"empty value", []tsOutAttr{{Type: ck.CKA_ID, Cap: 8}},
+			[]token.AttributeResult{{Value: nil}}, ck.CKR_OK, []uint64{0}, [][]byte{{}}},
+		{"too small", []tsOutAttr{{Type: ck.CKA_MODULUS, Cap: 255}, {Type: ck.CKA_LABEL, Cap: 8}},
+			[]token.AttributeResult{{Value: modulus}, {Value: label}}, ck.CKR_BUFFER_TOO_SMALL,
+			[]uint64{na, 3}, [][]byte{nil, label}},
+		{"sensitive, query too", []tsOutAttr{{Type: ck.CKA_PRIVATE_EXPONENT, NullValue: true}, {Type: ck.CKA_LABEL, Cap: 8}},
+			[]token.AttributeResult{sensitive, {Value: label}}, ck.CKR_ATTRIBUTE_SENSITIVE,
+			[]uint64{na, 3}, [][]byte{nil, label}},
+		{"invalid", []tsOutAttr{{Type: 0x7FFF0000, Cap: 8}, {Type: ck.CKA_LABEL, NullValue: true}},
+			[]token.AttributeResult{invalid, {Value: label}}, ck.CKR_ATTRIBUTE_TYPE_INVALID,
+			[]uint64{na, 3}, [][]byte{nil, nil}},
+		{"precedence: sensitive over invalid over small",
+			[]tsOutAttr{{Type: ck.CKA_MODULUS, Cap: 1}, {Type: 0x7FFF0000, Cap: 8}, {Type: ck.CKA_PRIVATE_EXPONENT, Cap: 512}},
+			[]token.AttributeResult{{Value: modulus}, invalid, sensitive}, ck.CKR_ATTRIBUTE_SENSITIVE,
+			[]uint64{na, na, na}, [][]byte{nil, nil, nil}},
+		{"precedence: invalid over small",
+			[]tsOutAttr{{Type: ck.CKA_MODULUS, Cap: 1}, {Type: 0x7FFF0000, Cap: 8}},
+			[]token.AttributeResult{{Value: modulus}, invalid}, ck.CKR_ATTRIBUTE_TYPE_INVALID,
+			[]uint64{na, na}, [][]byte{nil, nil}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rv, lens, vals := tsFillAttributes(c.spec, c.res)
+			if rv != uint64(c.want) {
+				t.Errorf("rv = %v, want %v", ck.Error(rv), c.want)
+			}
+			for i := range c.spec {
+				if lens[i] != c.wantLens[i] {
+					t.Errorf("attribute %d: ulValueLen = %#x, want %#x", i, lens[i], c.wantLens[i])
+				}
+				if c.wantVals[i] != nil && !bytes.Equal(vals[i], c.wantVals[i]) {
+					t.Errorf("attribute %d: value %x, want %x", i, vals[i], c.wantVals[i])
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,75 @@
+package test
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// entryPoints are the PKCS#11 2.40 and 3.0 functions: the library exports
+// exactly these.
+var entryPoints = strings.Fields(`
+C_Initialize C_Finalize C_GetInfo C_GetFunctionList C_GetSlotList C_GetSlotInfo
+C_GetTokenInfo C_GetMechanismList C_GetMechanismInfo C_InitToken C_InitPIN C_SetPIN
+C_OpenSession C_CloseSession C_CloseAllSessions C_GetSessionInfo C_GetOperationState
+C_SetOperationState C_Login C_Logout C_CreateObject C_CopyObject C_DestroyObject
+C_GetObjectSize C_GetAttributeValue C_SetAttributeValue C_FindObjectsInit C_FindObjects
+C_FindObjectsFinal C_EncryptInit C_Encrypt C_EncryptUpdate C_EncryptFinal C_DecryptInit
+C_Decrypt C_DecryptUpdate C_DecryptFinal C_DigestInit C_Digest C_DigestUpdate C_DigestKey
+C_DigestFinal C_SignInit C_Sign C_SignUpdate C_SignFinal C_SignRecoverInit C_SignRecover
+C_VerifyInit C_Verify C_VerifyUpdate C_VerifyFinal C_VerifyRecoverInit C_VerifyRecover
+C_DigestEncryptUpdate C_DecryptDigestUpdate C_SignEncryptUpdate C_DecryptVerifyUpdate
+C_GenerateKey C_GenerateKeyPair C_WrapKey C_UnwrapKey C_DeriveKey C_SeedRandom
+C_GenerateRandom C_GetFunctionStatus C_CancelFunction C_WaitForSlotEvent
+C_GetInterfaceList C_GetInterface C_LoginUser C_SessionCancel
+C_MessageEncryptInit C_EncryptMessage C_EncryptMessageBegin C_EncryptMessageNext
+C_MessageEncryptFinal C_MessageDecryptInit C_DecryptMessage C_DecryptMessageBegin
+C_DecryptMessageNext C_MessageDecryptFinal C_MessageSignInit C_SignMessage
+C_SignMessageBegin C_SignMessageNext C_MessageSignFinal C_MessageVerifyInit
+C_VerifyMessage C_VerifyMessageBegin C_VerifyMessageNext C_MessageVerifyFinal
+`)
+
+// TestExportedSymbols checks the version script: the dynamic symbol table
+// holds the PKCS#11 entry points and nothing else (no _cgo_*, no Go
+// exports, no runtime symbols).
+func TestExportedSymbols(t *testing.T) {
+	needTool(t, "nm")
+	out, err := exec.Command("nm", "-D", "--defined-only", libPath).Output()
+	if err != nil {
+		t.Fatalf("nm -D: %v", err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		name := f[len(f)-1]
+		if !strings.HasPrefix(name, "C_") {
+			t.Errorf("exported symbol %q is not a C_* entry point", name)
+		}
+		if len(f) >= 2 && f[len(f)-2] != "T" {
+			t.Errorf("exported symbol %q has type %s, want T (code)", name, f[len(f)-2])
+		}
+		got = append(got, name)
+	}
+	want := slices.Clone(entryPoints)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		for _, n := range want {
+			if !slices.Contains(got, n) {
+				t.Errorf("entry point %s not exported", n)
+			}
+		}
+		for _, n := range got {
+			if !slices.Contains(want, n) {
+				t.Errorf("unexpected export %s", n)
+			}
+		}
+	}
+	if len(want) != 92 {
+		t.Fatalf("the list of entry points has %d names, want 92 (68 of 2.40, 24 of 3.0)", len(want))
+	}
+}
