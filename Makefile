@@ -5,6 +5,7 @@
 #                cgo package tests, the integration tests in test/
 #   make demo    a token in build/demo on the software engine, a key, a
 #                signature by pkcs11-tool verified by openssl
+#   make bench   ops/s of ours vs SoftHSMv2 (test/bench/run.sh), about 2 minutes
 #   make deps    the Debian packages the tests and the demo need
 #   make clean
 
@@ -19,10 +20,10 @@ LIB_LDFLAGS := -extldflags=-Wl,--version-script=$(CURDIR)/cgo/exports.map
 
 # Debian packages: PKCS#11 clients and tools used by the tests and the demo.
 DEB_PACKAGES := gcc make openssl opensc p11-kit gnutls-bin libengine-pkcs11-openssl \
-	softhsm2 libp11-kit-dev
+	softhsm2 libp11-kit-dev p11-kit-modules openssh-client
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: all build lib cli test fmt-check vet test-go test-cgo test-integration deps demo clean
+.PHONY: all build lib cli bench test fmt-check vet test-go test-cgo test-integration deps demo clean
 
 all: build
 
@@ -64,6 +65,12 @@ test-cgo:
 
 test-integration: build
 	$(GO) test ./test/...
+
+# Side-by-side benchmark against SoftHSMv2 on throwaway tokens: prints a table and
+# a TSV, keeps them (and the module log) in build/bench/. BENCH_SECONDS (default 1),
+# BENCH_THREADS (default 1,2), BENCH_ONLY (op ids: build/bench/p11bench --list).
+bench: deps build
+	BENCH_OUT=$(CURDIR)/$(BUILD)/bench test/bench/run.sh
 
 deps:
 	@missing=""; \

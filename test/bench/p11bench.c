@@ -1,0 +1,1656 @@
+/*
+ * p11bench — side-by-side PKCS#11 signing benchmark.
+ *
+ * Loads one or two PKCS#11 modules with dlopen (no other library: plain C
+ * against <p11-kit-1/p11-kit/pkcs11.h>), logs in to a token on each, makes
+ * or finds its keys, and measures ops/s for RSA and ECDSA sign/verify and for
+ * key-pair generation, at several thread counts (one session per thread, all
+ * sharing the application's login state). The two modules are measured
+ * alternately, cell by cell, in A-B-B-A rounds, so that drift in the load of
+ * the machine hits both alike.
+ *
+ * Only calls that returned CKR_OK are counted. After each cell, outside the
+ * timed window, a sample of the signatures is checked: C_Verify on the
+ * signing module must accept it, must reject it with one bit flipped
+ * (CKR_SIGNATURE_INVALID), and the other module must accept it too (the
+ * public key is copied there as a session object). A cell whose check fails
+ * is reported as BAD, not as a rate.
+ *
+ * Every call into a module runs under a watchdog: a phase that overruns its
+ * limit prints what was measured so far and exits with status 3.
+ *
+ * Build: cc -O2 -pthread -Wall -Wextra -o p11bench p11bench.c -ldl
+ * Usage: see usage() below or run with --help.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <p11-kit-1/p11-kit/pkcs11.h>
+
+#define MAX_THREADS 16
+#define NSAMPLES 4
+#define MAXSIG 1024
+#define MAXDATA 64
+#define ERR_STOP_CONSECUTIVE 20
+#define ERR_STOP_TOTAL 1000
+
+/* ------------------------------------------------------------------ */
+/* Small utilities                                                     */
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double thread_cpu_seconds(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("p11bench: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(2);
+}
+
+static const struct {
+	CK_RV rv;
+	const char *name;
+} RV_NAMES[] = {
+	{CKR_OK, "CKR_OK"},
+	{CKR_CANCEL, "CKR_CANCEL"},
+	{CKR_HOST_MEMORY, "CKR_HOST_MEMORY"},
+	{CKR_SLOT_ID_INVALID, "CKR_SLOT_ID_INVALID"},
+	{CKR_GENERAL_ERROR, "CKR_GENERAL_ERROR"},
+	{CKR_FUNCTION_FAILED, "CKR_FUNCTION_FAILED"},
+	{CKR_ARGUMENTS_BAD, "CKR_ARGUMENTS_BAD"},
+	{CKR_CANT_LOCK, "CKR_CANT_LOCK"},
+	{CKR_ATTRIBUTE_READ_ONLY, "CKR_ATTRIBUTE_READ_ONLY"},
+	{CKR_ATTRIBUTE_SENSITIVE, "CKR_ATTRIBUTE_SENSITIVE"},
+	{CKR_ATTRIBUTE_TYPE_INVALID, "CKR_ATTRIBUTE_TYPE_INVALID"},
+	{CKR_ATTRIBUTE_VALUE_INVALID, "CKR_ATTRIBUTE_VALUE_INVALID"},
+	{CKR_DATA_INVALID, "CKR_DATA_INVALID"},
+	{CKR_DATA_LEN_RANGE, "CKR_DATA_LEN_RANGE"},
+	{CKR_DEVICE_ERROR, "CKR_DEVICE_ERROR"},
+	{CKR_DEVICE_MEMORY, "CKR_DEVICE_MEMORY"},
+	{CKR_DEVICE_REMOVED, "CKR_DEVICE_REMOVED"},
+	{CKR_FUNCTION_CANCELED, "CKR_FUNCTION_CANCELED"},
+	{CKR_FUNCTION_NOT_SUPPORTED, "CKR_FUNCTION_NOT_SUPPORTED"},
+	{CKR_KEY_HANDLE_INVALID, "CKR_KEY_HANDLE_INVALID"},
+	{CKR_KEY_SIZE_RANGE, "CKR_KEY_SIZE_RANGE"},
+	{CKR_KEY_TYPE_INCONSISTENT, "CKR_KEY_TYPE_INCONSISTENT"},
+	{CKR_KEY_FUNCTION_NOT_PERMITTED, "CKR_KEY_FUNCTION_NOT_PERMITTED"},
+	{CKR_MECHANISM_INVALID, "CKR_MECHANISM_INVALID"},
+	{CKR_MECHANISM_PARAM_INVALID, "CKR_MECHANISM_PARAM_INVALID"},
+	{CKR_OBJECT_HANDLE_INVALID, "CKR_OBJECT_HANDLE_INVALID"},
+	{CKR_OPERATION_ACTIVE, "CKR_OPERATION_ACTIVE"},
+	{CKR_OPERATION_NOT_INITIALIZED, "CKR_OPERATION_NOT_INITIALIZED"},
+	{CKR_PIN_INCORRECT, "CKR_PIN_INCORRECT"},
+	{CKR_PIN_INVALID, "CKR_PIN_INVALID"},
+	{CKR_PIN_LEN_RANGE, "CKR_PIN_LEN_RANGE"},
+	{CKR_PIN_LOCKED, "CKR_PIN_LOCKED"},
+	{CKR_SESSION_CLOSED, "CKR_SESSION_CLOSED"},
+	{CKR_SESSION_COUNT, "CKR_SESSION_COUNT"},
+	{CKR_SESSION_HANDLE_INVALID, "CKR_SESSION_HANDLE_INVALID"},
+	{CKR_SESSION_PARALLEL_NOT_SUPPORTED, "CKR_SESSION_PARALLEL_NOT_SUPPORTED"},
+	{CKR_SESSION_READ_ONLY, "CKR_SESSION_READ_ONLY"},
+	{CKR_SESSION_EXISTS, "CKR_SESSION_EXISTS"},
+	{CKR_SESSION_READ_ONLY_EXISTS, "CKR_SESSION_READ_ONLY_EXISTS"},
+	{CKR_SESSION_READ_WRITE_SO_EXISTS, "CKR_SESSION_READ_WRITE_SO_EXISTS"},
+	{CKR_SIGNATURE_INVALID, "CKR_SIGNATURE_INVALID"},
+	{CKR_SIGNATURE_LEN_RANGE, "CKR_SIGNATURE_LEN_RANGE"},
+	{CKR_TEMPLATE_INCOMPLETE, "CKR_TEMPLATE_INCOMPLETE"},
+	{CKR_TEMPLATE_INCONSISTENT, "CKR_TEMPLATE_INCONSISTENT"},
+	{CKR_TOKEN_NOT_PRESENT, "CKR_TOKEN_NOT_PRESENT"},
+	{CKR_TOKEN_NOT_RECOGNIZED, "CKR_TOKEN_NOT_RECOGNIZED"},
+	{CKR_TOKEN_WRITE_PROTECTED, "CKR_TOKEN_WRITE_PROTECTED"},
+	{CKR_USER_ALREADY_LOGGED_IN, "CKR_USER_ALREADY_LOGGED_IN"},
+	{CKR_USER_NOT_LOGGED_IN, "CKR_USER_NOT_LOGGED_IN"},
+	{CKR_USER_PIN_NOT_INITIALIZED, "CKR_USER_PIN_NOT_INITIALIZED"},
+	{CKR_USER_TYPE_INVALID, "CKR_USER_TYPE_INVALID"},
+	{CKR_USER_ANOTHER_ALREADY_LOGGED_IN, "CKR_USER_ANOTHER_ALREADY_LOGGED_IN"},
+	{CKR_USER_TOO_MANY_TYPES, "CKR_USER_TOO_MANY_TYPES"},
+	{CKR_DOMAIN_PARAMS_INVALID, "CKR_DOMAIN_PARAMS_INVALID"},
+	{CKR_CURVE_NOT_SUPPORTED, "CKR_CURVE_NOT_SUPPORTED"},
+	{CKR_BUFFER_TOO_SMALL, "CKR_BUFFER_TOO_SMALL"},
+	{CKR_RANDOM_SEED_NOT_SUPPORTED, "CKR_RANDOM_SEED_NOT_SUPPORTED"},
+	{CKR_RANDOM_NO_RNG, "CKR_RANDOM_NO_RNG"},
+	{CKR_CRYPTOKI_NOT_INITIALIZED, "CKR_CRYPTOKI_NOT_INITIALIZED"},
+	{CKR_CRYPTOKI_ALREADY_INITIALIZED, "CKR_CRYPTOKI_ALREADY_INITIALIZED"},
+	{CKR_MUTEX_BAD, "CKR_MUTEX_BAD"},
+	{CKR_MUTEX_NOT_LOCKED, "CKR_MUTEX_NOT_LOCKED"},
+	{CKR_NEED_TO_CREATE_THREADS, "CKR_NEED_TO_CREATE_THREADS"},
+	{CKR_CANT_LOCK, "CKR_CANT_LOCK"},
+};
+
+static const char *rv_name(CK_RV rv)
+{
+	static __thread char buf[32];
+	for (size_t i = 0; i < sizeof RV_NAMES / sizeof RV_NAMES[0]; i++)
+		if (RV_NAMES[i].rv == rv)
+			return RV_NAMES[i].name;
+	snprintf(buf, sizeof buf, "CKR_0x%lx", (unsigned long)rv);
+	return buf;
+}
+
+static const char *mech_name(CK_MECHANISM_TYPE m)
+{
+	static __thread char buf[32];
+	switch (m) {
+	case CKM_RSA_PKCS_KEY_PAIR_GEN: return "CKM_RSA_PKCS_KEY_PAIR_GEN";
+	case CKM_SHA256_RSA_PKCS: return "CKM_SHA256_RSA_PKCS";
+	case CKM_RSA_PKCS_PSS: return "CKM_RSA_PKCS_PSS";
+	case CKM_EC_KEY_PAIR_GEN: return "CKM_EC_KEY_PAIR_GEN";
+	case CKM_ECDSA: return "CKM_ECDSA";
+	}
+	snprintf(buf, sizeof buf, "CKM_0x%lx", (unsigned long)m);
+	return buf;
+}
+
+/* Copy a blank-padded PKCS#11 string field into a C string. */
+static void padded(char *dst, size_t dstlen, const unsigned char *src, size_t srclen)
+{
+	size_t n = srclen;
+	while (n > 0 && (src[n - 1] == ' ' || src[n - 1] == 0))
+		n--;
+	if (n >= dstlen)
+		n = dstlen - 1;
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Watchdog: every phase has a deadline; overrunning it aborts the run. */
+
+static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
+static char wd_phase[160];
+static double wd_deadline; /* 0 = none */
+static void print_results(FILE *out, int partial);
+
+static void phase(double limit, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void phase(double limit, const char *fmt, ...)
+{
+	va_list ap;
+	pthread_mutex_lock(&wd_mu);
+	va_start(ap, fmt);
+	vsnprintf(wd_phase, sizeof wd_phase, fmt, ap);
+	va_end(ap);
+	wd_deadline = limit > 0 ? now() + limit : 0;
+	pthread_mutex_unlock(&wd_mu);
+}
+
+static void *watchdog(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct timespec ts = {0, 200 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&wd_mu);
+		int fired = wd_deadline > 0 && now() > wd_deadline;
+		char ph[sizeof wd_phase];
+		memcpy(ph, wd_phase, sizeof ph);
+		pthread_mutex_unlock(&wd_mu);
+		if (fired) {
+			fprintf(stderr, "p11bench: TIMEOUT: %s did not finish in time; aborting\n", ph);
+			print_results(stdout, 1);
+			fflush(stdout);
+			fflush(stderr);
+			_exit(3);
+		}
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Keys and operations                                                 */
+
+enum { K_RSA2048, K_RSA3072, K_RSA4096, K_P256, K_P384, K_P521, K_N };
+
+static const unsigned char OID_P256[] = {0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07};
+static const unsigned char OID_P384[] = {0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22};
+static const unsigned char OID_P521[] = {0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x23};
+
+static const struct keyspec {
+	const char *label;
+	int ec;
+	CK_ULONG bits;
+	const unsigned char *oid;
+	size_t oidlen;
+	double gen_limit; /* watchdog limit for generating it, seconds */
+} KEYS[K_N] = {
+	{"bench-rsa2048", 0, 2048, NULL, 0, 120},
+	{"bench-rsa3072", 0, 3072, NULL, 0, 300},
+	{"bench-rsa4096", 0, 4096, NULL, 0, 600},
+	{"bench-p256", 1, 256, OID_P256, sizeof OID_P256, 60},
+	{"bench-p384", 1, 384, OID_P384, sizeof OID_P384, 60},
+	{"bench-p521", 1, 521, OID_P521, sizeof OID_P521, 60},
+};
+
+typedef enum { OP_SIGN, OP_VERIFY, OP_KEYGEN } opkind_t;
+
+typedef struct {
+	const char *id;
+	const char *title;
+	opkind_t kind;
+	int key;
+	CK_MECHANISM_TYPE mech;
+	int pss;
+	CK_ULONG dlen;
+} opdef_t;
+
+static const opdef_t OPS[] = {
+	{"rsa2048-sign-pkcs1", "RSA-2048 sign SHA256-RSA-PKCS", OP_SIGN, K_RSA2048, CKM_SHA256_RSA_PKCS, 0, 32},
+	{"rsa2048-sign-pss", "RSA-2048 sign PSS (SHA-256)", OP_SIGN, K_RSA2048, CKM_RSA_PKCS_PSS, 1, 32},
+	{"rsa3072-sign-pkcs1", "RSA-3072 sign SHA256-RSA-PKCS", OP_SIGN, K_RSA3072, CKM_SHA256_RSA_PKCS, 0, 32},
+	{"rsa3072-sign-pss", "RSA-3072 sign PSS (SHA-256)", OP_SIGN, K_RSA3072, CKM_RSA_PKCS_PSS, 1, 32},
+	{"rsa4096-sign-pkcs1", "RSA-4096 sign SHA256-RSA-PKCS", OP_SIGN, K_RSA4096, CKM_SHA256_RSA_PKCS, 0, 32},
+	{"rsa4096-sign-pss", "RSA-4096 sign PSS (SHA-256)", OP_SIGN, K_RSA4096, CKM_RSA_PKCS_PSS, 1, 32},
+	{"rsa2048-verify", "RSA-2048 verify SHA256-RSA-PKCS", OP_VERIFY, K_RSA2048, CKM_SHA256_RSA_PKCS, 0, 32},
+	{"rsa3072-verify", "RSA-3072 verify SHA256-RSA-PKCS", OP_VERIFY, K_RSA3072, CKM_SHA256_RSA_PKCS, 0, 32},
+	{"rsa4096-verify", "RSA-4096 verify SHA256-RSA-PKCS", OP_VERIFY, K_RSA4096, CKM_SHA256_RSA_PKCS, 0, 32},
+	{"p256-sign", "P-256 sign ECDSA (32-byte hash)", OP_SIGN, K_P256, CKM_ECDSA, 0, 32},
+	{"p256-verify", "P-256 verify ECDSA", OP_VERIFY, K_P256, CKM_ECDSA, 0, 32},
+	{"p384-sign", "P-384 sign ECDSA (48-byte hash)", OP_SIGN, K_P384, CKM_ECDSA, 0, 48},
+	{"p384-verify", "P-384 verify ECDSA", OP_VERIFY, K_P384, CKM_ECDSA, 0, 48},
+	{"p521-sign", "P-521 sign ECDSA (64-byte hash)", OP_SIGN, K_P521, CKM_ECDSA, 0, 64},
+	{"p521-verify", "P-521 verify ECDSA", OP_VERIFY, K_P521, CKM_ECDSA, 0, 64},
+	{"rsa2048-keygen", "RSA-2048 key-pair generation", OP_KEYGEN, K_RSA2048, CKM_RSA_PKCS_KEY_PAIR_GEN, 0, 0},
+	{"p256-keygen", "P-256 key-pair generation", OP_KEYGEN, K_P256, CKM_EC_KEY_PAIR_GEN, 0, 0},
+};
+#define NOPS ((int)(sizeof OPS / sizeof OPS[0]))
+
+/* PSS parameters of the issue: SHA-256, MGF1-SHA256, 32-byte salt. Read only. */
+static CK_RSA_PKCS_PSS_PARAMS PSS = {CKM_SHA256, CKG_MGF1_SHA256, 32};
+
+static CK_MECHANISM op_mechanism(const opdef_t *op)
+{
+	CK_MECHANISM m = {op->mech, NULL, 0};
+	if (op->pss) {
+		m.pParameter = &PSS;
+		m.ulParameterLen = sizeof PSS;
+	}
+	return m;
+}
+
+/* ------------------------------------------------------------------ */
+/* Modules                                                             */
+
+typedef struct {
+	CK_OBJECT_HANDLE priv, pub;
+	int ok;
+	int failed; /* not ok because a call failed (not because something is unsupported) */
+	char why[128];
+	CK_ULONG siglen;        /* expected signature length */
+	CK_OBJECT_HANDLE xpub;  /* this public key copied into the other module */
+	int xok;
+	char xwhy[128];
+} bkey_t;
+
+typedef struct module {
+	const char *name, *path, *label, *pin, *so_pin;
+	long slotarg;
+	void *dl;
+	CK_FUNCTION_LIST_PTR f;
+	int shared;  /* same function list as the other module: initialise/finalise once */
+	int dead;
+	char why[200];
+	CK_SLOT_ID slot;
+	CK_SESSION_HANDLE sess;
+	CK_MECHANISM_TYPE *mechs;
+	CK_ULONG nmech;
+	bkey_t keys[K_N];
+	char info[256];
+	struct module *other;
+} module_t;
+
+static void kill_module(module_t *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void kill_module(module_t *m, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(m->why, sizeof m->why, fmt, ap);
+	va_end(ap);
+	m->dead = 1;
+	fprintf(stderr, "p11bench: %s: %s\n", m->name, m->why);
+}
+
+static int has_mech(const module_t *m, CK_MECHANISM_TYPE t)
+{
+	for (CK_ULONG i = 0; i < m->nmech; i++)
+		if (m->mechs[i] == t)
+			return 1;
+	return 0;
+}
+
+static int label_eq(const unsigned char *field, const char *label)
+{
+	char buf[33];
+	padded(buf, sizeof buf, field, 32);
+	return strcmp(buf, label) == 0;
+}
+
+/* Find the slot whose token carries label; returns 1 when found. */
+static int find_slot_by_label(module_t *m, const char *label, CK_SLOT_ID *out, CK_SLOT_ID *uninit, int *have_uninit)
+{
+	CK_ULONG n = 0;
+	CK_RV rv;
+	*have_uninit = 0;
+	phase(60, "%s: C_GetSlotList", m->name);
+	rv = m->f->C_GetSlotList(CK_TRUE, NULL, &n);
+	if (rv != CKR_OK) {
+		kill_module(m, "C_GetSlotList: %s", rv_name(rv));
+		return 0;
+	}
+	if (n == 0)
+		return 0;
+	CK_SLOT_ID *ids = calloc(n, sizeof *ids);
+	if (!ids)
+		die("out of memory");
+	rv = m->f->C_GetSlotList(CK_TRUE, ids, &n);
+	if (rv != CKR_OK) {
+		kill_module(m, "C_GetSlotList: %s", rv_name(rv));
+		free(ids);
+		return 0;
+	}
+	int found = 0;
+	for (CK_ULONG i = 0; i < n && !found; i++) {
+		CK_TOKEN_INFO ti;
+		rv = m->f->C_GetTokenInfo(ids[i], &ti);
+		if (rv != CKR_OK) {
+			fprintf(stderr, "p11bench: %s: C_GetTokenInfo(slot %lu): %s\n", m->name,
+				(unsigned long)ids[i], rv_name(rv));
+			continue;
+		}
+		if ((ti.flags & CKF_TOKEN_INITIALIZED) && label_eq(ti.label, label)) {
+			*out = ids[i];
+			found = 1;
+		} else if (!(ti.flags & CKF_TOKEN_INITIALIZED) && !*have_uninit) {
+			*uninit = ids[i];
+			*have_uninit = 1;
+		}
+	}
+	free(ids);
+	return found;
+}
+
+static void module_open(module_t *m, module_t *other_loaded)
+{
+	CK_RV rv;
+	m->dl = dlopen(m->path, RTLD_NOW | RTLD_LOCAL);
+	if (!m->dl) {
+		kill_module(m, "dlopen: %s", dlerror());
+		return;
+	}
+	void *sym = dlsym(m->dl, "C_GetFunctionList");
+	CK_C_GetFunctionList gfl = NULL;
+	memcpy(&gfl, &sym, sizeof gfl); /* POSIX: object pointer to function pointer */
+	if (!gfl) {
+		kill_module(m, "no C_GetFunctionList in %s", m->path);
+		return;
+	}
+	phase(60, "%s: C_GetFunctionList", m->name);
+	rv = gfl(&m->f);
+	if (rv != CKR_OK || !m->f) {
+		kill_module(m, "C_GetFunctionList: %s", rv_name(rv));
+		return;
+	}
+	if (other_loaded && other_loaded->f && other_loaded->f == m->f) {
+		m->shared = 1;
+	} else {
+		CK_C_INITIALIZE_ARGS ia;
+		memset(&ia, 0, sizeof ia);
+		ia.flags = CKF_OS_LOCKING_OK;
+		phase(120, "%s: C_Initialize", m->name);
+		rv = m->f->C_Initialize(&ia);
+		if (rv != CKR_OK) {
+			kill_module(m, "C_Initialize: %s", rv_name(rv));
+			m->f = NULL;
+			return;
+		}
+	}
+	CK_INFO info;
+	phase(60, "%s: C_GetInfo", m->name);
+	rv = m->f->C_GetInfo(&info);
+	if (rv == CKR_OK) {
+		char man[33], desc[33];
+		padded(man, sizeof man, info.manufacturerID, 32);
+		padded(desc, sizeof desc, info.libraryDescription, 32);
+		snprintf(m->info, sizeof m->info, "%s / %s %u.%u (Cryptoki %u.%u)", man, desc,
+			 info.libraryVersion.major, info.libraryVersion.minor,
+			 info.cryptokiVersion.major, info.cryptokiVersion.minor);
+	} else {
+		snprintf(m->info, sizeof m->info, "C_GetInfo: %s", rv_name(rv));
+	}
+
+	/* Slot. */
+	CK_SLOT_ID uninit = 0;
+	int have_uninit = 0;
+	if (m->slotarg >= 0) {
+		m->slot = (CK_SLOT_ID)m->slotarg;
+	} else if (!find_slot_by_label(m, m->label, &m->slot, &uninit, &have_uninit)) {
+		if (m->dead)
+			return;
+		if (!m->so_pin) {
+			kill_module(m, "no token labelled \"%s\" (give --so-pin to initialise one)", m->label);
+			return;
+		}
+		if (!have_uninit) {
+			kill_module(m, "no token labelled \"%s\" and no uninitialised token", m->label);
+			return;
+		}
+		unsigned char lab[32];
+		memset(lab, ' ', sizeof lab);
+		memcpy(lab, m->label, strlen(m->label) < 32 ? strlen(m->label) : 32);
+		phase(300, "%s: C_InitToken", m->name);
+		rv = m->f->C_InitToken(uninit, (CK_UTF8CHAR_PTR)m->so_pin, strlen(m->so_pin), lab);
+		if (rv != CKR_OK) {
+			kill_module(m, "C_InitToken(slot %lu): %s", (unsigned long)uninit, rv_name(rv));
+			return;
+		}
+		/* SoftHSM renumbers slots after C_InitToken: look again. */
+		if (!find_slot_by_label(m, m->label, &m->slot, &uninit, &have_uninit)) {
+			if (!m->dead)
+				kill_module(m, "token \"%s\" not found after C_InitToken", m->label);
+			return;
+		}
+		CK_SESSION_HANDLE so;
+		phase(60, "%s: C_OpenSession (SO)", m->name);
+		rv = m->f->C_OpenSession(m->slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &so);
+		if (rv != CKR_OK) {
+			kill_module(m, "C_OpenSession (SO): %s", rv_name(rv));
+			return;
+		}
+		phase(300, "%s: C_Login (SO)", m->name);
+		rv = m->f->C_Login(so, CKU_SO, (CK_UTF8CHAR_PTR)m->so_pin, strlen(m->so_pin));
+		if (rv != CKR_OK) {
+			kill_module(m, "C_Login(CKU_SO): %s", rv_name(rv));
+			return;
+		}
+		phase(300, "%s: C_InitPIN", m->name);
+		rv = m->f->C_InitPIN(so, (CK_UTF8CHAR_PTR)m->pin, strlen(m->pin));
+		if (rv != CKR_OK) {
+			kill_module(m, "C_InitPIN: %s", rv_name(rv));
+			return;
+		}
+		phase(60, "%s: C_Logout (SO)", m->name);
+		rv = m->f->C_Logout(so);
+		if (rv != CKR_OK) {
+			kill_module(m, "C_Logout (SO): %s", rv_name(rv));
+			return;
+		}
+		rv = m->f->C_CloseSession(so);
+		if (rv != CKR_OK) {
+			kill_module(m, "C_CloseSession (SO): %s", rv_name(rv));
+			return;
+		}
+	}
+
+	CK_TOKEN_INFO ti;
+	phase(60, "%s: C_GetTokenInfo", m->name);
+	rv = m->f->C_GetTokenInfo(m->slot, &ti);
+	if (rv != CKR_OK) {
+		kill_module(m, "C_GetTokenInfo(slot %lu): %s", (unsigned long)m->slot, rv_name(rv));
+		return;
+	}
+	{
+		char lab[33], model[17];
+		padded(lab, sizeof lab, ti.label, 32);
+		padded(model, sizeof model, ti.model, 16);
+		size_t l = strlen(m->info);
+		snprintf(m->info + l, sizeof m->info - l, "; token \"%s\" model \"%s\" slot %lu", lab, model,
+			 (unsigned long)m->slot);
+	}
+
+	/* Mechanisms. */
+	phase(60, "%s: C_GetMechanismList", m->name);
+	rv = m->f->C_GetMechanismList(m->slot, NULL, &m->nmech);
+	if (rv != CKR_OK) {
+		kill_module(m, "C_GetMechanismList: %s", rv_name(rv));
+		return;
+	}
+	m->mechs = calloc(m->nmech + 1, sizeof *m->mechs);
+	if (!m->mechs)
+		die("out of memory");
+	rv = m->f->C_GetMechanismList(m->slot, m->mechs, &m->nmech);
+	if (rv != CKR_OK) {
+		kill_module(m, "C_GetMechanismList: %s", rv_name(rv));
+		return;
+	}
+
+	/* Session and login (shared by every session of this application). */
+	phase(60, "%s: C_OpenSession", m->name);
+	rv = m->f->C_OpenSession(m->slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &m->sess);
+	if (rv != CKR_OK) {
+		kill_module(m, "C_OpenSession: %s", rv_name(rv));
+		return;
+	}
+	phase(300, "%s: C_Login", m->name);
+	rv = m->f->C_Login(m->sess, CKU_USER, (CK_UTF8CHAR_PTR)m->pin, strlen(m->pin));
+	if (rv != CKR_OK && rv != CKR_USER_ALREADY_LOGGED_IN) {
+		kill_module(m, "C_Login(CKU_USER): %s", rv_name(rv));
+		return;
+	}
+}
+
+/* Find objects of class cls with the given label; returns the count found (up to max). */
+static int find_objects(module_t *m, CK_OBJECT_CLASS cls, const char *label, CK_OBJECT_HANDLE *out, CK_ULONG max, CK_RV *rvp)
+{
+	CK_ATTRIBUTE t[] = {
+		{CKA_CLASS, &cls, sizeof cls},
+		{CKA_LABEL, (void *)label, strlen(label)},
+	};
+	CK_ULONG n = 0;
+	CK_RV rv = m->f->C_FindObjectsInit(m->sess, t, 2);
+	if (rv != CKR_OK) {
+		*rvp = rv;
+		return -1;
+	}
+	rv = m->f->C_FindObjects(m->sess, out, max, &n);
+	CK_RV rv2 = m->f->C_FindObjectsFinal(m->sess);
+	if (rv != CKR_OK || rv2 != CKR_OK) {
+		*rvp = rv != CKR_OK ? rv : rv2;
+		return -1;
+	}
+	*rvp = CKR_OK;
+	return (int)n;
+}
+
+/* Build key-pair generation templates for a key spec into caller arrays. */
+typedef struct {
+	CK_BBOOL yes, no;
+	CK_ULONG bits;
+	CK_BYTE e[3];
+	CK_ATTRIBUTE pub[8], priv[8];
+	CK_ULONG npub, npriv;
+	CK_MECHANISM mech;
+} gentmpl_t;
+
+static void gen_template(gentmpl_t *g, const struct keyspec *ks, int token, const char *label)
+{
+	memset(g, 0, sizeof *g);
+	g->yes = CK_TRUE;
+	g->no = CK_FALSE;
+	g->bits = ks->bits;
+	g->e[0] = 1;
+	g->e[1] = 0;
+	g->e[2] = 1;
+	CK_BBOOL *tok = token ? &g->yes : &g->no;
+	CK_ULONG i = 0;
+	g->pub[i++] = (CK_ATTRIBUTE){CKA_TOKEN, tok, sizeof(CK_BBOOL)};
+	g->pub[i++] = (CK_ATTRIBUTE){CKA_VERIFY, &g->yes, sizeof(CK_BBOOL)};
+	g->pub[i++] = (CK_ATTRIBUTE){CKA_LABEL, (void *)label, strlen(label)};
+	g->pub[i++] = (CK_ATTRIBUTE){CKA_ID, (void *)label, strlen(label)};
+	if (ks->ec) {
+		g->pub[i++] = (CK_ATTRIBUTE){CKA_EC_PARAMS, (void *)ks->oid, ks->oidlen};
+		g->mech.mechanism = CKM_EC_KEY_PAIR_GEN;
+	} else {
+		g->pub[i++] = (CK_ATTRIBUTE){CKA_MODULUS_BITS, &g->bits, sizeof g->bits};
+		g->pub[i++] = (CK_ATTRIBUTE){CKA_PUBLIC_EXPONENT, g->e, sizeof g->e};
+		g->mech.mechanism = CKM_RSA_PKCS_KEY_PAIR_GEN;
+	}
+	g->npub = i;
+	i = 0;
+	g->priv[i++] = (CK_ATTRIBUTE){CKA_TOKEN, tok, sizeof(CK_BBOOL)};
+	g->priv[i++] = (CK_ATTRIBUTE){CKA_PRIVATE, &g->yes, sizeof(CK_BBOOL)};
+	g->priv[i++] = (CK_ATTRIBUTE){CKA_SENSITIVE, &g->yes, sizeof(CK_BBOOL)};
+	g->priv[i++] = (CK_ATTRIBUTE){CKA_SIGN, &g->yes, sizeof(CK_BBOOL)};
+	g->priv[i++] = (CK_ATTRIBUTE){CKA_LABEL, (void *)label, strlen(label)};
+	g->priv[i++] = (CK_ATTRIBUTE){CKA_ID, (void *)label, strlen(label)};
+	g->npriv = i;
+}
+
+static CK_ULONG ec_siglen(CK_ULONG bits) { return 2 * ((bits + 7) / 8); }
+
+/* Make or find the key pair k on module m. */
+static void ensure_key(module_t *m, int k)
+{
+	const struct keyspec *ks = &KEYS[k];
+	bkey_t *key = &m->keys[k];
+	CK_RV rv;
+	key->ok = 0;
+	CK_MECHANISM_TYPE genmech = ks->ec ? CKM_EC_KEY_PAIR_GEN : CKM_RSA_PKCS_KEY_PAIR_GEN;
+
+	CK_OBJECT_HANDLE privs[4], pubs[4];
+	phase(60, "%s: find %s", m->name, ks->label);
+	int np = find_objects(m, CKO_PRIVATE_KEY, ks->label, privs, 4, &rv);
+	if (np < 0) {
+		snprintf(key->why, sizeof key->why, "C_FindObjects(private %s): %s", ks->label, rv_name(rv));
+		key->failed = 1;
+		return;
+	}
+	int nq = find_objects(m, CKO_PUBLIC_KEY, ks->label, pubs, 4, &rv);
+	if (nq < 0) {
+		snprintf(key->why, sizeof key->why, "C_FindObjects(public %s): %s", ks->label, rv_name(rv));
+		key->failed = 1;
+		return;
+	}
+	if (np >= 1 && nq >= 1) {
+		key->priv = privs[0];
+		key->pub = pubs[0];
+	} else {
+		/* Remove a half pair left by an earlier, interrupted run. */
+		for (int i = 0; i < np; i++) {
+			rv = m->f->C_DestroyObject(m->sess, privs[i]);
+			if (rv != CKR_OK)
+				fprintf(stderr, "p11bench: %s: C_DestroyObject(orphan %s): %s\n", m->name, ks->label, rv_name(rv));
+		}
+		for (int i = 0; i < nq; i++) {
+			rv = m->f->C_DestroyObject(m->sess, pubs[i]);
+			if (rv != CKR_OK)
+				fprintf(stderr, "p11bench: %s: C_DestroyObject(orphan %s): %s\n", m->name, ks->label, rv_name(rv));
+		}
+		if (!has_mech(m, genmech)) {
+			snprintf(key->why, sizeof key->why, "no %s", mech_name(genmech));
+			return;
+		}
+		gentmpl_t g;
+		gen_template(&g, ks, 1, ks->label);
+		phase(ks->gen_limit, "%s: C_GenerateKeyPair %s", m->name, ks->label);
+		double t0 = now();
+		rv = m->f->C_GenerateKeyPair(m->sess, &g.mech, g.pub, g.npub, g.priv, g.npriv, &key->pub, &key->priv);
+		if (rv != CKR_OK) {
+			/* These say "this curve or size is not supported": the row is n/a. */
+			int unsupported = rv == CKR_CURVE_NOT_SUPPORTED || rv == CKR_DOMAIN_PARAMS_INVALID ||
+					  rv == CKR_KEY_SIZE_RANGE || rv == CKR_MECHANISM_INVALID ||
+					  (ks->ec && rv == CKR_ATTRIBUTE_VALUE_INVALID);
+			key->failed = !unsupported;
+			snprintf(key->why, sizeof key->why, "C_GenerateKeyPair(%s): %s", ks->label, rv_name(rv));
+			fprintf(stderr, "p11bench: %s: %s\n", m->name, key->why);
+			return;
+		}
+		fprintf(stderr, "p11bench: %s: generated %s in %.2f s\n", m->name, ks->label, now() - t0);
+	}
+
+	/* Expected signature length, from the public key. */
+	phase(60, "%s: C_GetAttributeValue %s", m->name, ks->label);
+	if (ks->ec) {
+		CK_BYTE params[16];
+		CK_ATTRIBUTE a = {CKA_EC_PARAMS, params, sizeof params};
+		rv = m->f->C_GetAttributeValue(m->sess, key->pub, &a, 1);
+		if (rv != CKR_OK) {
+			snprintf(key->why, sizeof key->why, "C_GetAttributeValue(CKA_EC_PARAMS): %s", rv_name(rv));
+			key->failed = 1;
+			return;
+		}
+		if (a.ulValueLen != ks->oidlen || memcmp(params, ks->oid, ks->oidlen) != 0) {
+			snprintf(key->why, sizeof key->why, "existing %s has other curve", ks->label);
+			return;
+		}
+		key->siglen = ec_siglen(ks->bits);
+	} else {
+		CK_ATTRIBUTE a = {CKA_MODULUS, NULL, 0};
+		rv = m->f->C_GetAttributeValue(m->sess, key->pub, &a, 1);
+		if (rv != CKR_OK) {
+			snprintf(key->why, sizeof key->why, "C_GetAttributeValue(CKA_MODULUS): %s", rv_name(rv));
+			key->failed = 1;
+			return;
+		}
+		if (a.ulValueLen != ks->bits / 8) {
+			snprintf(key->why, sizeof key->why, "%s modulus is %lu bytes, want %lu", ks->label,
+				 (unsigned long)a.ulValueLen, (unsigned long)(ks->bits / 8));
+			return;
+		}
+		key->siglen = ks->bits / 8;
+	}
+	key->ok = 1;
+}
+
+/* Copy the public key k of m into its other module as a session object. */
+static void import_pub(module_t *m, int k)
+{
+	const struct keyspec *ks = &KEYS[k];
+	bkey_t *key = &m->keys[k];
+	module_t *o = m->other;
+	CK_RV rv;
+	key->xok = 0;
+	if (!key->ok || o->dead)
+		return;
+	CK_ATTRIBUTE a[2];
+	if (ks->ec) {
+		a[0] = (CK_ATTRIBUTE){CKA_EC_PARAMS, NULL, 0};
+		a[1] = (CK_ATTRIBUTE){CKA_EC_POINT, NULL, 0};
+	} else {
+		a[0] = (CK_ATTRIBUTE){CKA_MODULUS, NULL, 0};
+		a[1] = (CK_ATTRIBUTE){CKA_PUBLIC_EXPONENT, NULL, 0};
+	}
+	phase(60, "%s: read public %s", m->name, ks->label);
+	rv = m->f->C_GetAttributeValue(m->sess, key->pub, a, 2);
+	if (rv != CKR_OK) {
+		snprintf(key->xwhy, sizeof key->xwhy, "%s C_GetAttributeValue(public %s): %s", m->name, ks->label, rv_name(rv));
+		return;
+	}
+	a[0].pValue = malloc(a[0].ulValueLen + 1);
+	a[1].pValue = malloc(a[1].ulValueLen + 1);
+	if (!a[0].pValue || !a[1].pValue)
+		die("out of memory");
+	rv = m->f->C_GetAttributeValue(m->sess, key->pub, a, 2);
+	if (rv != CKR_OK) {
+		snprintf(key->xwhy, sizeof key->xwhy, "%s C_GetAttributeValue(public %s): %s", m->name, ks->label, rv_name(rv));
+		goto out;
+	}
+	CK_OBJECT_CLASS cls = CKO_PUBLIC_KEY;
+	CK_KEY_TYPE kt = ks->ec ? CKK_EC : CKK_RSA;
+	CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
+	CK_ATTRIBUTE t[] = {
+		{CKA_CLASS, &cls, sizeof cls},
+		{CKA_KEY_TYPE, &kt, sizeof kt},
+		{CKA_TOKEN, &no, sizeof no},
+		{CKA_VERIFY, &yes, sizeof yes},
+		a[0],
+		a[1],
+	};
+	phase(60, "%s: C_CreateObject (public %s of %s)", o->name, ks->label, m->name);
+	rv = o->f->C_CreateObject(o->sess, t, sizeof t / sizeof t[0], &key->xpub);
+	if (rv != CKR_OK) {
+		snprintf(key->xwhy, sizeof key->xwhy, "%s C_CreateObject(public %s of %s): %s", o->name, ks->label, m->name, rv_name(rv));
+		fprintf(stderr, "p11bench: %s\n", key->xwhy);
+		goto out;
+	}
+	key->xok = 1;
+out:
+	free(a[0].pValue);
+	free(a[1].pValue);
+}
+
+/* ------------------------------------------------------------------ */
+/* Verification helpers (never timed)                                  */
+
+static CK_RV do_verify(module_t *m, CK_SESSION_HANDLE s, const opdef_t *op, CK_OBJECT_HANDLE pub,
+		       const unsigned char *data, CK_ULONG dlen, const unsigned char *sig, CK_ULONG slen)
+{
+	CK_MECHANISM mech = op_mechanism(op);
+	CK_RV rv = m->f->C_VerifyInit(s, &mech, pub);
+	if (rv != CKR_OK)
+		return rv;
+	return m->f->C_Verify(s, (CK_BYTE_PTR)data, dlen, (CK_BYTE_PTR)sig, slen);
+}
+
+/*
+ * Check one signature made by m with key k over data: m must accept it, must
+ * reject it with a bit flipped, and the other module must accept it.
+ * Returns 1 when good; otherwise writes why.
+ */
+static int check_signature(module_t *m, int k, const opdef_t *sigop, const unsigned char *data, CK_ULONG dlen,
+			   const unsigned char *sig, CK_ULONG slen, char *why, size_t whylen)
+{
+	bkey_t *key = &m->keys[k];
+	unsigned char bad[MAXSIG];
+	CK_RV rv;
+	phase(60, "%s: verification pass", m->name);
+	rv = do_verify(m, m->sess, sigop, key->pub, data, dlen, sig, slen);
+	if (rv != CKR_OK) {
+		snprintf(why, whylen, "own C_Verify of its signature: %s", rv_name(rv));
+		return 0;
+	}
+	if (slen > sizeof bad || slen == 0) {
+		snprintf(why, whylen, "signature length %lu", (unsigned long)slen);
+		return 0;
+	}
+	memcpy(bad, sig, slen);
+	bad[slen / 2] ^= 0x01;
+	rv = do_verify(m, m->sess, sigop, key->pub, data, dlen, bad, slen);
+	if (rv != CKR_SIGNATURE_INVALID) {
+		snprintf(why, whylen, "C_Verify of a tampered signature: %s, want CKR_SIGNATURE_INVALID", rv_name(rv));
+		return 0;
+	}
+	if (key->xok) {
+		module_t *o = m->other;
+		phase(60, "%s: cross-verification of %s", o->name, m->name);
+		rv = do_verify(o, o->sess, sigop, key->xpub, data, dlen, sig, slen);
+		if (rv != CKR_OK) {
+			snprintf(why, whylen, "%s rejects the signature: %s", o->name, rv_name(rv));
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Workers                                                             */
+
+typedef struct {
+	unsigned char data[MAXDATA];
+	unsigned char sig[MAXSIG];
+	CK_ULONG siglen;
+} sample_t;
+
+typedef struct {
+	module_t *m;
+	const opdef_t *op;
+	int tid;
+	double seconds;
+	pthread_barrier_t *bar;
+	const unsigned char *base;     /* base data */
+	const unsigned char *vsig;     /* signature to verify (OP_VERIFY) */
+	CK_ULONG vsiglen;
+	/* results */
+	unsigned long ops, errs;
+	CK_RV first_err;
+	char err_call[64];
+	double t0, t1, c0, c1; /* wall clock and this thread's CPU time */
+	int nsamp;
+	sample_t samp[NSAMPLES];
+	int keycheck_done, keycheck_ok;
+	char keycheck_why[160];
+} worker_t;
+
+static void record_err(worker_t *w, const char *call, CK_RV rv, unsigned long *consecutive)
+{
+	if (w->errs == 0) {
+		w->first_err = rv;
+		snprintf(w->err_call, sizeof w->err_call, "%s", call);
+	}
+	w->errs++;
+	(*consecutive)++;
+}
+
+static void keep_sample(worker_t *w, const unsigned char *data, CK_ULONG dlen, const unsigned char *sig, CK_ULONG slen)
+{
+	/* The first two and then the latest two signatures. */
+	int slot;
+	if (w->nsamp < NSAMPLES) {
+		slot = w->nsamp++;
+	} else {
+		slot = 2 + (int)(w->ops % (NSAMPLES - 2));
+	}
+	memcpy(w->samp[slot].data, data, dlen);
+	memcpy(w->samp[slot].sig, sig, slen);
+	w->samp[slot].siglen = slen;
+}
+
+/* Sign with, and verify with, a freshly generated key pair (outside the clock). */
+static void check_new_pair(worker_t *w, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE pub, CK_OBJECT_HANDLE priv)
+{
+	module_t *m = w->m;
+	const struct keyspec *ks = &KEYS[w->op->key];
+	opdef_t sop = {"", "", OP_SIGN, w->op->key, ks->ec ? CKM_ECDSA : CKM_SHA256_RSA_PKCS, 0, 32};
+	CK_MECHANISM mech = op_mechanism(&sop);
+	unsigned char sig[MAXSIG];
+	CK_ULONG slen = sizeof sig;
+	if (!has_mech(m, sop.mech))
+		return; /* nothing to check it with */
+	w->keycheck_done = 1;
+	CK_RV rv = m->f->C_SignInit(s, &mech, priv);
+	if (rv == CKR_OK)
+		rv = m->f->C_Sign(s, (CK_BYTE_PTR)w->base, 32, sig, &slen);
+	if (rv != CKR_OK) {
+		snprintf(w->keycheck_why, sizeof w->keycheck_why, "sign with generated key: %s", rv_name(rv));
+		return;
+	}
+	rv = do_verify(m, s, &sop, pub, w->base, 32, sig, slen);
+	if (rv != CKR_OK) {
+		snprintf(w->keycheck_why, sizeof w->keycheck_why, "verify with generated key: %s", rv_name(rv));
+		return;
+	}
+	sig[slen / 2] ^= 1;
+	rv = do_verify(m, s, &sop, pub, w->base, 32, sig, slen);
+	if (rv != CKR_SIGNATURE_INVALID) {
+		snprintf(w->keycheck_why, sizeof w->keycheck_why,
+			 "generated key accepts a tampered signature: %s", rv_name(rv));
+		return;
+	}
+	w->keycheck_ok = 1;
+}
+
+static void *worker(void *arg)
+{
+	worker_t *w = arg;
+	module_t *m = w->m;
+	const opdef_t *op = w->op;
+	bkey_t *key = &m->keys[op->key];
+	CK_SESSION_HANDLE s = 0;
+	unsigned long consecutive = 0;
+	unsigned char data[MAXDATA];
+	unsigned char sig[MAXSIG];
+	memcpy(data, w->base, sizeof data);
+	data[0] ^= (unsigned char)(w->tid + 1);
+
+	CK_RV rv = m->f->C_OpenSession(m->slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &s);
+	int setup_ok = rv == CKR_OK;
+	if (!setup_ok)
+		record_err(w, "C_OpenSession", rv, &consecutive);
+	CK_MECHANISM mech = op_mechanism(op);
+	gentmpl_t g;
+	if (op->kind == OP_KEYGEN)
+		gen_template(&g, &KEYS[op->key], 0, "bench-tmp");
+	CK_OBJECT_HANDLE keep_pub = 0, keep_priv = 0;
+
+	pthread_barrier_wait(w->bar);
+	w->c0 = thread_cpu_seconds();
+	w->t0 = now();
+	double deadline = w->t0 + w->seconds;
+	uint64_t ctr = 0;
+	while (setup_ok && now() < deadline) {
+		if (consecutive >= ERR_STOP_CONSECUTIVE || w->errs >= ERR_STOP_TOTAL)
+			break;
+		ctr++;
+		switch (op->kind) {
+		case OP_SIGN: {
+			memcpy(data + 8, &ctr, sizeof ctr); /* every message differs */
+			rv = m->f->C_SignInit(s, &mech, key->priv);
+			if (rv != CKR_OK) {
+				record_err(w, "C_SignInit", rv, &consecutive);
+				continue;
+			}
+			CK_ULONG slen = sizeof sig;
+			rv = m->f->C_Sign(s, data, op->dlen, sig, &slen);
+			if (rv != CKR_OK) {
+				record_err(w, "C_Sign", rv, &consecutive);
+				continue;
+			}
+			if (slen != key->siglen) {
+				record_err(w, "C_Sign (wrong signature length)", CKR_OK, &consecutive);
+				continue;
+			}
+			w->ops++;
+			consecutive = 0;
+			keep_sample(w, data, op->dlen, sig, slen);
+			break;
+		}
+		case OP_VERIFY: {
+			rv = m->f->C_VerifyInit(s, &mech, key->pub);
+			if (rv != CKR_OK) {
+				record_err(w, "C_VerifyInit", rv, &consecutive);
+				continue;
+			}
+			rv = m->f->C_Verify(s, (CK_BYTE_PTR)w->base, op->dlen, (CK_BYTE_PTR)w->vsig, w->vsiglen);
+			if (rv != CKR_OK) {
+				record_err(w, "C_Verify", rv, &consecutive);
+				continue;
+			}
+			w->ops++;
+			consecutive = 0;
+			break;
+		}
+		case OP_KEYGEN: {
+			CK_OBJECT_HANDLE pub = 0, priv = 0;
+			rv = m->f->C_GenerateKeyPair(s, &g.mech, g.pub, g.npub, g.priv, g.npriv, &pub, &priv);
+			if (rv != CKR_OK) {
+				record_err(w, "C_GenerateKeyPair", rv, &consecutive);
+				continue;
+			}
+			w->ops++;
+			consecutive = 0;
+			if (!keep_pub) {
+				keep_pub = pub;
+				keep_priv = priv;
+				break;
+			}
+			rv = m->f->C_DestroyObject(s, pub);
+			if (rv != CKR_OK)
+				record_err(w, "C_DestroyObject", rv, &consecutive);
+			rv = m->f->C_DestroyObject(s, priv);
+			if (rv != CKR_OK)
+				record_err(w, "C_DestroyObject", rv, &consecutive);
+			break;
+		}
+		}
+	}
+	w->t1 = now();
+	w->c1 = thread_cpu_seconds();
+	if (keep_pub) {
+		check_new_pair(w, s, keep_pub, keep_priv);
+		rv = m->f->C_DestroyObject(s, keep_pub);
+		if (rv != CKR_OK)
+			record_err(w, "C_DestroyObject", rv, &consecutive);
+		rv = m->f->C_DestroyObject(s, keep_priv);
+		if (rv != CKR_OK)
+			record_err(w, "C_DestroyObject", rv, &consecutive);
+	}
+	if (setup_ok) {
+		rv = m->f->C_CloseSession(s);
+		if (rv != CKR_OK)
+			record_err(w, "C_CloseSession", rv, &consecutive);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Cells                                                               */
+
+enum { CELL_NOTRUN = 0, CELL_NA, CELL_RAN };
+
+typedef struct {
+	int state;
+	char why[200];
+	unsigned long ops, errs;
+	double eff_time; /* sum over rounds of the mean per-thread measuring time */
+	double wall, cpu, tcpu; /* tcpu: CPU time of the calling threads inside the timed loops */
+	CK_RV first_err;
+	char err_call[64];
+	int checked, bad;
+	char bad_why[200];
+	int setup_failed; /* with CELL_NA: the key could not be made or read */
+} cell_t;
+
+static module_t MODS[2];
+static int NMODS;
+static int THREADS[MAX_THREADS];
+static int NTHREADS;
+static cell_t CELLS[sizeof OPS / sizeof OPS[0]][MAX_THREADS][2];
+static int SELECTED[sizeof OPS / sizeof OPS[0]];
+static double SECONDS = 2.0, KEYGEN_SECONDS = 0;
+static int ROUNDS = 2;
+static double GRACE = 120; /* a cell may overrun its time by this much before the watchdog fires */
+static unsigned char BASE[MAXDATA];
+static char HEADER[1024];
+
+/* Why op cannot run on m ("" when it can). */
+static const char *op_unavailable(const module_t *m, const opdef_t *op)
+{
+	static char buf[200];
+	if (m->dead) {
+		snprintf(buf, sizeof buf, "module: %s", m->why);
+		return buf;
+	}
+	if (!has_mech(m, op->mech)) {
+		snprintf(buf, sizeof buf, "no %s", mech_name(op->mech));
+		return buf;
+	}
+	const bkey_t *k = &m->keys[op->key];
+	if (!k->ok) {
+		snprintf(buf, sizeof buf, "%s", k->why[0] ? k->why : "key not available");
+		return buf;
+	}
+	return "";
+}
+
+static void run_once(module_t *m, const opdef_t *op, int nthr, double seconds, cell_t *c)
+{
+	pthread_t th[MAX_THREADS];
+	worker_t *ws = calloc((size_t)nthr, sizeof *ws);
+	pthread_barrier_t bar;
+	unsigned char vsig[MAXSIG];
+	CK_ULONG vsiglen = 0;
+	bkey_t *key = &m->keys[op->key];
+	CK_RV rv;
+	if (!ws)
+		die("out of memory");
+
+	if (op->kind == OP_VERIFY) {
+		/* Make the signature to verify, and check it, before the clock. */
+		opdef_t sop = *op;
+		CK_MECHANISM mech = op_mechanism(&sop);
+		phase(60, "%s: signature for %s", m->name, op->id);
+		vsiglen = sizeof vsig;
+		rv = m->f->C_SignInit(m->sess, &mech, key->priv);
+		if (rv == CKR_OK)
+			rv = m->f->C_Sign(m->sess, BASE, op->dlen, vsig, &vsiglen);
+		if (rv != CKR_OK) {
+			c->bad = 1;
+			snprintf(c->bad_why, sizeof c->bad_why, "C_Sign for the verify cell: %s", rv_name(rv));
+			free(ws);
+			return;
+		}
+		char why[200];
+		c->checked++;
+		if (!check_signature(m, op->key, op, BASE, op->dlen, vsig, vsiglen, why, sizeof why)) {
+			c->bad = 1;
+			snprintf(c->bad_why, sizeof c->bad_why, "%s", why);
+			free(ws);
+			return;
+		}
+	}
+
+	if (pthread_barrier_init(&bar, NULL, (unsigned)nthr) != 0)
+		die("pthread_barrier_init failed");
+	/* A cell may overrun by one operation (key generation): allow for it. */
+	phase(seconds + (op->kind == OP_KEYGEN ? 2.5 * GRACE : GRACE), "%s: %s at %d thread(s)", m->name, op->id, nthr);
+	double cpu0 = cpu_seconds(), w0 = now();
+	for (int i = 0; i < nthr; i++) {
+		ws[i].m = m;
+		ws[i].op = op;
+		ws[i].tid = i;
+		ws[i].seconds = seconds;
+		ws[i].bar = &bar;
+		ws[i].base = BASE;
+		ws[i].vsig = vsig;
+		ws[i].vsiglen = vsiglen;
+		if (pthread_create(&th[i], NULL, worker, &ws[i]) != 0)
+			die("pthread_create failed");
+	}
+	for (int i = 0; i < nthr; i++)
+		pthread_join(th[i], NULL);
+	double w1 = now(), cpu1 = cpu_seconds();
+	pthread_barrier_destroy(&bar);
+
+	double tsum = 0;
+	for (int i = 0; i < nthr; i++) {
+		worker_t *w = &ws[i];
+		c->ops += w->ops;
+		tsum += w->t1 - w->t0;
+		c->tcpu += w->c1 - w->c0;
+		if (w->errs) {
+			if (c->errs == 0) {
+				c->first_err = w->first_err;
+				snprintf(c->err_call, sizeof c->err_call, "%s", w->err_call);
+			}
+			c->errs += w->errs;
+		}
+	}
+	c->eff_time += tsum / nthr;
+	c->wall += w1 - w0;
+	c->cpu += cpu1 - cpu0;
+
+	/* Verification pass over the samples, outside the clock. */
+	for (int i = 0; i < nthr && !c->bad; i++) {
+		worker_t *w = &ws[i];
+		if (op->kind == OP_SIGN) {
+			for (int j = 0; j < w->nsamp && !c->bad; j++) {
+				char why[200];
+				c->checked++;
+				if (!check_signature(m, op->key, op, w->samp[j].data, op->dlen, w->samp[j].sig,
+						     w->samp[j].siglen, why, sizeof why)) {
+					c->bad = 1;
+					snprintf(c->bad_why, sizeof c->bad_why, "%s", why);
+				}
+			}
+		} else if (op->kind == OP_KEYGEN && w->keycheck_done) {
+			c->checked++;
+			if (!w->keycheck_ok) {
+				c->bad = 1;
+				snprintf(c->bad_why, sizeof c->bad_why, "%s", w->keycheck_why);
+			}
+		}
+	}
+	if (op->kind == OP_VERIFY && !c->bad && c->ops > 0) {
+		/* A module that accepts anything would look fast: make sure it refuses. */
+		char why[200];
+		c->checked++;
+		if (!check_signature(m, op->key, op, BASE, op->dlen, vsig, vsiglen, why, sizeof why)) {
+			c->bad = 1;
+			snprintf(c->bad_why, sizeof c->bad_why, "%s", why);
+		}
+	}
+	free(ws);
+}
+
+static void run_cell(int oi, int ti)
+{
+	const opdef_t *op = &OPS[oi];
+	int nthr = THREADS[ti];
+	double secs = op->kind == OP_KEYGEN ? KEYGEN_SECONDS : SECONDS;
+	for (int mi = 0; mi < NMODS; mi++) {
+		const char *why = op_unavailable(&MODS[mi], op);
+		if (why[0]) {
+			CELLS[oi][ti][mi].state = CELL_NA;
+			CELLS[oi][ti][mi].setup_failed = !MODS[mi].dead && MODS[mi].keys[op->key].failed &&
+							 has_mech(&MODS[mi], op->mech);
+			snprintf(CELLS[oi][ti][mi].why, sizeof CELLS[oi][ti][mi].why, "%s", why);
+		}
+	}
+	/* A B B A ... so that drift in machine load hits both modules alike. */
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int j = 0; j < NMODS; j++) {
+			int mi = (r % 2 == 0) ? j : NMODS - 1 - j;
+			cell_t *c = &CELLS[oi][ti][mi];
+			if (c->state == CELL_NA || c->bad)
+				continue;
+			run_once(&MODS[mi], op, nthr, secs / ROUNDS, c);
+			c->state = CELL_RAN;
+		}
+	}
+	phase(0, "idle");
+}
+
+/* ------------------------------------------------------------------ */
+/* Output                                                              */
+
+static double cell_rate(const cell_t *c)
+{
+	return c->eff_time > 0 ? (double)c->ops / c->eff_time : 0;
+}
+
+/* Operations per second of process CPU time: robust when the machine is shared. */
+static double cell_cpu_rate(const cell_t *c)
+{
+	return c->cpu > 0 ? (double)c->ops / c->cpu : 0;
+}
+
+/* 1 when the cell has a trustworthy rate. */
+static int cell_good(const cell_t *c)
+{
+	return c->state == CELL_RAN && !c->bad && c->ops > 0;
+}
+
+static void fmt_cell(char *buf, size_t n, const cell_t *c)
+{
+	if (c->state == CELL_NOTRUN)
+		snprintf(buf, n, "-");
+	else if (c->state == CELL_NA)
+		snprintf(buf, n, c->setup_failed ? "ERR" : "n/a");
+	else if (c->bad)
+		snprintf(buf, n, "BAD");
+	else if (c->ops == 0)
+		snprintf(buf, n, "ERR");
+	else {
+		double r = cell_rate(c);
+		snprintf(buf, n, r >= 100 ? "%.0f%s" : "%.2f%s", r, c->errs ? "*" : "");
+	}
+}
+
+static void print_results(FILE *out, int partial)
+{
+	char a[32], b[32], ratio[32];
+	fputs(HEADER, out);
+	if (partial)
+		fprintf(out, "(PARTIAL: the run was aborted)\n");
+	fprintf(out, "\n%-34s %3s %14s", "operation", "thr", MODS[0].name);
+	if (NMODS > 1)
+		fprintf(out, " %14s %8s %9s", MODS[1].name, "ratio", "ratio/CPU");
+	fprintf(out, "\n");
+	for (int oi = 0; oi < NOPS; oi++) {
+		if (!SELECTED[oi])
+			continue;
+		for (int ti = 0; ti < NTHREADS; ti++) {
+			cell_t *ca = &CELLS[oi][ti][0], *cb = &CELLS[oi][ti][1];
+			fmt_cell(a, sizeof a, ca);
+			fprintf(out, "%-34s %3d %14s", OPS[oi].title, THREADS[ti], a);
+			if (NMODS > 1) {
+				fmt_cell(b, sizeof b, cb);
+				char cratio[32];
+				if (cell_good(ca) && cell_good(cb)) {
+					snprintf(ratio, sizeof ratio, "%.2f", cell_rate(ca) / cell_rate(cb));
+					snprintf(cratio, sizeof cratio, "%.2f", cell_cpu_rate(ca) / cell_cpu_rate(cb));
+				} else {
+					snprintf(ratio, sizeof ratio, "-");
+					snprintf(cratio, sizeof cratio, "-");
+				}
+				fprintf(out, " %14s %8s %9s", b, ratio, cratio);
+			}
+			fprintf(out, "\n");
+		}
+	}
+	/* Notes: why cells are n/a, errors, failed checks. */
+	int first = 1;
+	for (int oi = 0; oi < NOPS; oi++) {
+		if (!SELECTED[oi])
+			continue;
+		for (int ti = 0; ti < NTHREADS; ti++)
+			for (int mi = 0; mi < NMODS; mi++) {
+				cell_t *c = &CELLS[oi][ti][mi];
+				char line[512];
+				line[0] = 0;
+				if (c->state == CELL_NA && ti == 0)
+					snprintf(line, sizeof line, "%s: %s", c->setup_failed ? "ERR (setup failed)" : "n/a",
+						 c->why);
+				else if (c->bad)
+					snprintf(line, sizeof line, "BAD (check failed): %s", c->bad_why);
+				else if (c->errs)
+					snprintf(line, sizeof line, "%lu failed call(s), first %s -> %s%s", c->errs,
+						 c->err_call, rv_name(c->first_err),
+						 c->ops ? " (* = rate of the calls that returned CKR_OK)" : "");
+				if (!line[0])
+					continue;
+				if (first) {
+					fprintf(out, "\nnotes:\n");
+					first = 0;
+				}
+				fprintf(out, "  %s, %s, %d thr: %s\n", MODS[mi].name, OPS[oi].id, THREADS[ti], line);
+			}
+	}
+	for (int mi = 0; mi < NMODS; mi++)
+		for (int k = 0; k < K_N; k++) {
+			const bkey_t *key = &MODS[mi].keys[k];
+			if (MODS[mi].dead || !key->ok || key->xok)
+				continue;
+			if (first) {
+				fprintf(out, "\nnotes:\n");
+				first = 0;
+			}
+			fprintf(out, "  %s: signatures of %s not cross-verified by %s: %s\n", MODS[mi].name, KEYS[k].label,
+				MODS[mi].other->name, key->xwhy[0] ? key->xwhy : "other module unavailable");
+		}
+	fflush(out);
+}
+
+static void status_str(char *buf, size_t n, const cell_t *c)
+{
+	if (c->state == CELL_NOTRUN)
+		snprintf(buf, n, "not-run");
+	else if (c->state == CELL_NA)
+		snprintf(buf, n, "%s: %s", c->setup_failed ? "error" : "n/a", c->why);
+	else if (c->bad)
+		snprintf(buf, n, "bad: %s", c->bad_why);
+	else if (c->errs)
+		snprintf(buf, n, "errors: %s %s", c->err_call, rv_name(c->first_err));
+	else
+		snprintf(buf, n, "ok");
+}
+
+static void print_tsv(FILE *out)
+{
+	fprintf(out, "op\toperation\tthreads");
+	for (int mi = 0; mi < NMODS; mi++)
+		fprintf(out, "\t%s_ops_per_s", MODS[mi].name);
+	if (NMODS > 1)
+		fprintf(out, "\tratio\tratio_cpu");
+	for (int mi = 0; mi < NMODS; mi++)
+		fprintf(out, "\t%s_ops_per_cpu_s\t%s_ops_per_thread_cpu_s\t%s_ops\t%s_errors\t%s_checked\t%s_cpu_util\t%s_status",
+			MODS[mi].name, MODS[mi].name, MODS[mi].name, MODS[mi].name, MODS[mi].name, MODS[mi].name,
+			MODS[mi].name);
+	fprintf(out, "\n");
+	for (int oi = 0; oi < NOPS; oi++) {
+		if (!SELECTED[oi])
+			continue;
+		for (int ti = 0; ti < NTHREADS; ti++) {
+			fprintf(out, "%s\t%s\t%d", OPS[oi].id, OPS[oi].title, THREADS[ti]);
+			for (int mi = 0; mi < NMODS; mi++) {
+				cell_t *c = &CELLS[oi][ti][mi];
+				if (cell_good(c))
+					fprintf(out, "\t%.2f", cell_rate(c));
+				else
+					fprintf(out, "\t");
+			}
+			if (NMODS > 1) {
+				cell_t *ca = &CELLS[oi][ti][0], *cb = &CELLS[oi][ti][1];
+				if (cell_good(ca) && cell_good(cb))
+					fprintf(out, "\t%.3f\t%.3f", cell_rate(ca) / cell_rate(cb),
+						cell_cpu_rate(ca) / cell_cpu_rate(cb));
+				else
+					fprintf(out, "\t\t");
+			}
+			for (int mi = 0; mi < NMODS; mi++) {
+				cell_t *c = &CELLS[oi][ti][mi];
+				char st[300];
+				status_str(st, sizeof st, c);
+				double util = c->wall > 0 ? c->cpu / (c->wall * THREADS[ti]) : 0;
+				if (cell_good(c) && c->tcpu > 0)
+					fprintf(out, "\t%.2f\t%.2f", cell_cpu_rate(c), (double)c->ops / c->tcpu);
+				else
+					fprintf(out, "\t\t");
+				fprintf(out, "\t%lu\t%lu\t%d\t%.2f\t%s", c->ops, c->errs, c->checked, util, st);
+			}
+			fprintf(out, "\n");
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Main                                                                */
+
+static void machine_header(void)
+{
+	char cpu[128] = "unknown";
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (f) {
+		char line[256];
+		while (fgets(line, sizeof line, f)) {
+			if (strncmp(line, "model name", 10) == 0) {
+				char *p = strchr(line, ':');
+				if (p) {
+					p++;
+					while (*p == ' ' || *p == '\t')
+						p++;
+					p[strcspn(p, "\n")] = 0;
+					snprintf(cpu, sizeof cpu, "%s", p);
+				}
+				break;
+			}
+		}
+		fclose(f);
+	}
+	char load[64] = "?";
+	f = fopen("/proc/loadavg", "r");
+	if (f) {
+		if (fgets(load, sizeof load, f))
+			load[strcspn(load, "\n")] = 0;
+		fclose(f);
+	}
+	char date[64];
+	time_t t = time(NULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", &tm);
+	size_t n = 0;
+	n += (size_t)snprintf(HEADER + n, sizeof HEADER - n,
+			      "p11bench %s | CPU: %s | cores: %ld | loadavg at start: %s\n", date, cpu,
+			      sysconf(_SC_NPROCESSORS_ONLN), load);
+	n += (size_t)snprintf(HEADER + n, sizeof HEADER - n,
+			      "%.1f s per cell (key generation %.1f s), %d alternating rounds; ops/s = calls that returned CKR_OK;\n"
+			      "ratio = ours/theirs in ops/s (wall clock); ratio/CPU = the same in ops per process CPU-second\n",
+			      SECONDS, KEYGEN_SECONDS, ROUNDS);
+	for (int i = 0; i < NMODS && n < sizeof HEADER; i++)
+		n += (size_t)snprintf(HEADER + n, sizeof HEADER - n, "%s: %s [%s]\n", MODS[i].name, MODS[i].path,
+				      MODS[i].dead ? MODS[i].why : MODS[i].info);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: p11bench --module PATH (--label L | --slot N) --pin PIN [--so-pin SO] [--name NAME]\n"
+		"                [--module2 PATH (--label2 L | --slot2 N) --pin2 PIN [--so-pin2 SO] [--name2 NAME]]\n"
+		"                [--seconds S] [--keygen-seconds S] [--rounds R] [--threads 1,2] [--only ID,ID]\n"
+		"                [--grace S] [--tsv FILE] [--list]\n"
+		"With --so-pin, a missing token labelled L is created on the first uninitialised\n"
+		"token (C_InitToken, C_InitPIN). Keys bench-rsa2048 ... bench-p521 are reused when\n"
+		"present and generated on the token otherwise. --only takes substrings of the op ids\n"
+		"(--list prints them). A cell that runs --grace seconds (default 120) past its\n"
+		"time aborts the run. Exit status: 0 ok, 1 a check failed, 2 usage or setup, 3 timeout.\n");
+}
+
+static int selected_by(const char *id, const char *only)
+{
+	if (!only)
+		return 1;
+	char *dup = strdup(only);
+	if (!dup)
+		die("out of memory");
+	int hit = 0;
+	for (char *save = NULL, *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (*tok && strstr(id, tok))
+			hit = 1;
+	free(dup);
+	return hit;
+}
+
+int main(int argc, char **argv)
+{
+	const char *only = NULL, *tsv = NULL, *threads = "1,2";
+	memset(MODS, 0, sizeof MODS);
+	for (int i = 0; i < 2; i++) {
+		MODS[i].slotarg = -1;
+		MODS[i].name = i == 0 ? "A" : "B";
+	}
+	static const struct option lo[] = {
+		{"module", required_argument, 0, 'm'}, {"label", required_argument, 0, 'l'},
+		{"slot", required_argument, 0, 's'},   {"pin", required_argument, 0, 'p'},
+		{"so-pin", required_argument, 0, 'o'}, {"name", required_argument, 0, 'n'},
+		{"module2", required_argument, 0, 'M'}, {"label2", required_argument, 0, 'L'},
+		{"slot2", required_argument, 0, 'S'},  {"pin2", required_argument, 0, 'P'},
+		{"so-pin2", required_argument, 0, 'O'}, {"name2", required_argument, 0, 'N'},
+		{"seconds", required_argument, 0, 't'}, {"keygen-seconds", required_argument, 0, 'k'},
+		{"rounds", required_argument, 0, 'r'}, {"threads", required_argument, 0, 'T'},
+		{"only", required_argument, 0, 'x'},   {"tsv", required_argument, 0, 'v'},
+		{"grace", required_argument, 0, 'g'},
+		{"list", no_argument, 0, 'Z'},         {"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
+	};
+	int c;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'm': MODS[0].path = optarg; break;
+		case 'l': MODS[0].label = optarg; break;
+		case 's': MODS[0].slotarg = strtol(optarg, NULL, 0); break;
+		case 'p': MODS[0].pin = optarg; break;
+		case 'o': MODS[0].so_pin = optarg; break;
+		case 'n': MODS[0].name = optarg; break;
+		case 'M': MODS[1].path = optarg; break;
+		case 'L': MODS[1].label = optarg; break;
+		case 'S': MODS[1].slotarg = strtol(optarg, NULL, 0); break;
+		case 'P': MODS[1].pin = optarg; break;
+		case 'O': MODS[1].so_pin = optarg; break;
+		case 'N': MODS[1].name = optarg; break;
+		case 't': SECONDS = atof(optarg); break;
+		case 'k': KEYGEN_SECONDS = atof(optarg); break;
+		case 'r': ROUNDS = atoi(optarg); break;
+		case 'g': GRACE = atof(optarg); break;
+		case 'T': threads = optarg; break;
+		case 'x': only = optarg; break;
+		case 'v': tsv = optarg; break;
+		case 'Z':
+			for (int i = 0; i < NOPS; i++)
+				printf("%-20s %s\n", OPS[i].id, OPS[i].title);
+			return 0;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc || !MODS[0].path || !MODS[0].pin || (!MODS[0].label && MODS[0].slotarg < 0)) {
+		usage(stderr);
+		return 2;
+	}
+	NMODS = MODS[1].path ? 2 : 1;
+	if (NMODS == 2 && (!MODS[1].pin || (!MODS[1].label && MODS[1].slotarg < 0))) {
+		usage(stderr);
+		return 2;
+	}
+	for (int i = 0; i < NMODS; i++)
+		if (!MODS[i].label)
+			MODS[i].label = "";
+	if (!(SECONDS > 0 && SECONDS <= 3600) || ROUNDS < 1 || ROUNDS > 100 || !(GRACE > 0))
+		die("--seconds must be in (0, 3600], --rounds in [1, 100], --grace > 0");
+	if (KEYGEN_SECONDS <= 0) /* RSA key generation is slow and its time varies a lot */
+		KEYGEN_SECONDS = 3 * SECONDS < 3 ? 3 : 3 * SECONDS;
+	{
+		char *dup = strdup(threads);
+		if (!dup)
+			die("out of memory");
+		for (char *save = NULL, *tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			int t = atoi(tok);
+			if (t < 1 || t > MAX_THREADS || NTHREADS >= MAX_THREADS)
+				die("bad --threads %s (1..%d)", threads, MAX_THREADS);
+			THREADS[NTHREADS++] = t;
+		}
+		free(dup);
+		if (NTHREADS == 0)
+			die("bad --threads %s", threads);
+	}
+	int nsel = 0;
+	for (int i = 0; i < NOPS; i++)
+		nsel += SELECTED[i] = selected_by(OPS[i].id, only);
+	if (nsel == 0)
+		die("--only %s selects no operation (see --list)", only);
+	if (getrandom(BASE, sizeof BASE, 0) != (ssize_t)sizeof BASE)
+		die("getrandom: %s", strerror(errno));
+
+	pthread_t wd;
+	if (pthread_create(&wd, NULL, watchdog, NULL) != 0)
+		die("pthread_create (watchdog) failed");
+	pthread_detach(wd);
+
+	/* Modules, tokens, keys. */
+	for (int i = 0; i < NMODS; i++) {
+		MODS[i].other = &MODS[NMODS - 1 - i];
+		module_open(&MODS[i], i == 1 ? &MODS[0] : NULL);
+	}
+	machine_header();
+	int need[K_N] = {0};
+	for (int oi = 0; oi < NOPS; oi++)
+		if (SELECTED[oi])
+			need[OPS[oi].key] = 1;
+	for (int i = 0; i < NMODS; i++) {
+		if (MODS[i].dead)
+			continue;
+		for (int k = 0; k < K_N; k++) {
+			if (need[k])
+				ensure_key(&MODS[i], k);
+			else
+				snprintf(MODS[i].keys[k].why, sizeof MODS[i].keys[k].why, "not selected");
+		}
+	}
+	for (int i = 0; i < NMODS; i++)
+		if (!MODS[i].dead)
+			for (int k = 0; k < K_N; k++)
+				import_pub(&MODS[i], k);
+	phase(0, "idle");
+
+	/* Cells. */
+	for (int oi = 0; oi < NOPS; oi++) {
+		if (!SELECTED[oi])
+			continue;
+		for (int ti = 0; ti < NTHREADS; ti++) {
+			fprintf(stderr, "p11bench: %s, %d thread(s)...\n", OPS[oi].id, THREADS[ti]);
+			run_cell(oi, ti);
+		}
+	}
+
+	print_results(stdout, 0);
+	int status = 0;
+	for (int oi = 0; oi < NOPS; oi++)
+		for (int ti = 0; ti < NTHREADS; ti++)
+			for (int mi = 0; mi < NMODS; mi++)
+				if (SELECTED[oi] && (CELLS[oi][ti][mi].bad || CELLS[oi][ti][mi].setup_failed ||
+						     (CELLS[oi][ti][mi].state == CELL_RAN && CELLS[oi][ti][mi].errs)))
+					status = 1;
+	for (int mi = 0; mi < NMODS; mi++)
+		if (MODS[mi].dead)
+			status = 2;
+	if (tsv) {
+		FILE *f = strcmp(tsv, "-") == 0 ? stdout : fopen(tsv, "w");
+		if (!f)
+			die("%s: %s", tsv, strerror(errno));
+		print_tsv(f);
+		if (f != stdout && fclose(f) != 0)
+			die("%s: %s", tsv, strerror(errno));
+	}
+
+	/* Tear down. */
+	for (int i = 0; i < NMODS; i++) {
+		module_t *m = &MODS[i];
+		if (m->dead || !m->f)
+			continue;
+		phase(60, "%s: C_Logout/C_CloseSession", m->name);
+		CK_RV rv = m->f->C_Logout(m->sess);
+		if (rv != CKR_OK && rv != CKR_USER_NOT_LOGGED_IN)
+			fprintf(stderr, "p11bench: %s: C_Logout: %s\n", m->name, rv_name(rv));
+		rv = m->f->C_CloseSession(m->sess);
+		if (rv != CKR_OK)
+			fprintf(stderr, "p11bench: %s: C_CloseSession: %s\n", m->name, rv_name(rv));
+	}
+	for (int i = 0; i < NMODS; i++) {
+		module_t *m = &MODS[i];
+		if (!m->f || m->shared)
+			continue;
+		phase(60, "%s: C_Finalize", m->name);
+		CK_RV rv = m->f->C_Finalize(NULL);
+		if (rv != CKR_OK)
+			fprintf(stderr, "p11bench: %s: C_Finalize: %s\n", m->name, rv_name(rv));
+	}
+	phase(0, "done");
+	for (int i = 0; i < NMODS; i++)
+		free(MODS[i].mechs);
+	return status;
+}

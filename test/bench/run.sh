@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark: ModExp Token against SoftHSMv2 (issue 3).
+#
+# Sets up two throwaway tokens in a temporary directory (ours through
+# XDG_DATA_HOME, i.e. the module's default configuration; SoftHSM through its
+# own softhsm2.conf), builds the C client, runs it and prints one table and a
+# TSV. Results are also saved under build/bench/.
+#
+# Environment (all optional):
+#   OURS=path            our module (default build/libmodexp-pkcs11.so)
+#   SOFTHSM=path         SoftHSMv2 module (default: found under /usr/lib)
+#   BENCH_SECONDS=s      seconds per cell and module (default 1; key generation gets 3x, at least 3 s)
+#   BENCH_THREADS=list   thread counts (default 1,2)
+#   BENCH_ONLY=ids       comma-separated substrings of op ids (p11bench --list)
+#   BENCH_ROUNDS=n       alternating rounds per cell (default 4: A B B A A B B A)
+#   BENCH_ENGINE=spec    engine of our slot (MODEXP_TOKEN_ENGINE), default the module's
+#   BENCH_OUT=dir        where the client, table, TSV and module log go (default build/bench)
+#   BENCH_KEEP=1         keep the temporary tokens (path printed)
+# Extra arguments are passed to p11bench.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+OURS=${OURS:-$root/build/libmodexp-pkcs11.so}
+if [[ -z "${SOFTHSM:-}" ]]; then
+	for c in /usr/lib/softhsm/libsofthsm2.so /usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so \
+		/usr/lib/aarch64-linux-gnu/softhsm/libsofthsm2.so /usr/local/lib/softhsm/libsofthsm2.so; do
+		if [[ -f $c ]]; then SOFTHSM=$c; break; fi
+	done
+fi
+OUT=${BENCH_OUT:-$root/build/bench}
+CC=${CC:-cc}
+
+[[ -f $OURS ]] || { echo "run.sh: $OURS not found (run make build)" >&2; exit 2; }
+[[ -n "${SOFTHSM:-}" && -f $SOFTHSM ]] || { echo "run.sh: libsofthsm2.so not found (apt-get install softhsm2, or set SOFTHSM)" >&2; exit 2; }
+[[ -f /usr/include/p11-kit-1/p11-kit/pkcs11.h ]] || { echo "run.sh: p11-kit header missing (apt-get install libp11-kit-dev)" >&2; exit 2; }
+OURS=$(readlink -f "$OURS")
+SOFTHSM=$(readlink -f "$SOFTHSM")
+
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+$CC -O2 -pthread -Wall -Wextra -Werror -o "$OUT/p11bench" "$here/p11bench.c" -ldl
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/modexp-bench.XXXXXX")
+if [[ "${BENCH_KEEP:-0}" == 1 ]]; then
+	echo "run.sh: tokens kept in $tmp" >&2
+else
+	trap 'rm -rf "$tmp"' EXIT
+fi
+
+# Load a copy of our module: a rebuild during the run must not change the
+# file under the process.
+mkdir -p "$tmp/lib"
+cp "$OURS" "$tmp/lib/libmodexp-pkcs11.so"
+echo "run.sh: our module: $OURS ($(stat -c '%y' "$OURS" | cut -d. -f1)), loaded from a copy" >&2
+
+# SoftHSMv2: its own configuration and token directory. The client
+# initialises the token (C_InitToken on the free slot, then C_InitPIN).
+mkdir -p "$tmp/softhsm/tokens"
+cat >"$tmp/softhsm/softhsm2.conf" <<EOF
+directories.tokendir = $tmp/softhsm/tokens
+objectstore.backend = file
+log.level = ERROR
+slots.removable = false
+EOF
+
+# Ours: the default configuration (one slot, token file under
+# $XDG_DATA_HOME/modexp-token/), pointed at the temporary directory; nothing
+# of the user's own configuration is read.
+mkdir -p "$tmp/ours/data" "$tmp/ours/home"
+unset MODEXP_TOKEN_CONF MODEXP_TOKEN_LOG_LEVEL
+if [[ -n "${BENCH_ENGINE:-}" ]]; then export MODEXP_TOKEN_ENGINE=$BENCH_ENGINE; else unset MODEXP_TOKEN_ENGINE; fi
+export XDG_DATA_HOME=$tmp/ours/data
+export MODEXP_TOKEN_LOG=$tmp/ours/module.log
+export SOFTHSM2_CONF=$tmp/softhsm/softhsm2.conf
+export HOME=$tmp/ours/home
+
+status=0
+"$OUT/p11bench" \
+	--name ModExp --module "$tmp/lib/libmodexp-pkcs11.so" --label bench-ours --pin 123456 --so-pin 87654321 \
+	--name2 SoftHSMv2 --module2 "$SOFTHSM" --label2 bench-softhsm --pin2 123456 --so-pin2 87654321 \
+	--seconds "${BENCH_SECONDS:-1}" --threads "${BENCH_THREADS:-1,2}" --rounds "${BENCH_ROUNDS:-4}" \
+	${BENCH_ONLY:+--only "$BENCH_ONLY"} --tsv "$OUT/bench.tsv" "$@" >"$OUT/bench.txt" || status=$?
+
+cat "$OUT/bench.txt"
+if [[ -s "$OUT/bench.tsv" ]]; then
+	echo
+	echo "# TSV ($OUT/bench.tsv)"
+	cat "$OUT/bench.tsv"
+fi
+if [[ -f "$tmp/ours/module.log" ]]; then cp "$tmp/ours/module.log" "$OUT/module.log"; fi
+case $status in
+	0) ;;
+	1) echo "run.sh: some calls failed or a signature check failed (see notes above)" >&2 ;;
+	3) echo "run.sh: a call did not return in time (see stderr above)" >&2 ;;
+	*) echo "run.sh: p11bench exited with status $status" >&2 ;;
+esac
+exit "$status"
