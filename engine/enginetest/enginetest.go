@@ -40,13 +40,14 @@ import (
 
 // Options limit what the suite does, for slow engines.
 type Options struct {
-	// MaxBits is the largest modulus tested (0: 4096, capped by
-	// Info().MaxModulusBits).
+	// MaxBits is the largest modulus tested (0: 4096, or 2048 under the
+	// race detector; capped by Info().MaxModulusBits).
 	MaxBits int
 	// MinBits is the smallest modulus tested (0: 512).
 	MinBits int
-	// Short skips the slow parts: fewer operands per size, the largest
-	// sizes above 2048 bits only in secret mode once, RSA at 1024 bits only.
+	// Short skips the slow parts: fewer operand combinations per size (in
+	// secret mode at every size), no zero-padded exponent, RSA at 1024
+	// bits only. It is forced under the race detector.
 	Short bool
 	// SkipConcurrency skips the concurrent-use test.
 	SkipConcurrency bool
@@ -68,6 +69,12 @@ func Run(t *testing.T, e engine.Engine, opts Options) {
 	maxBits := opts.MaxBits
 	if maxBits == 0 {
 		maxBits = 4096
+		if raceEnabled {
+			maxBits = 2048
+		}
+	}
+	if raceEnabled {
+		opts.Short = true
 	}
 	if info.MaxModulusBits > 0 && info.MaxModulusBits < maxBits {
 		maxBits = info.MaxModulusBits
@@ -81,6 +88,12 @@ func Run(t *testing.T, e engine.Engine, opts Options) {
 		if s >= minBits && s <= maxBits {
 			sizes = append(sizes, s)
 		}
+	}
+	if len(sizes) == 0 && maxBits >= minBits {
+		sizes = []int{maxBits} // an engine limited to a size between the standard ones
+	}
+	if len(sizes) == 0 {
+		t.Fatalf("enginetest: no modulus size in [%d, %d] to test", minBits, maxBits)
 	}
 	seed := opts.Seed
 	if seed == 0 {
@@ -240,34 +253,49 @@ func (s *suite) testExp(t *testing.T, bits int) {
 			t.Fatalf("NewModulus with leading zeros: %v", err)
 		}
 		nm1 := new(big.Int).Sub(n, big.NewInt(1))
-		bases := []*big.Int{big.NewInt(0), big.NewInt(1), big.NewInt(2), nm1, new(big.Int).Mod(randBits(r, bits), n)}
-		full := randBits(r, bits).FillBytes(make([]byte, (bits+7)/8))
-		padded := append(make([]byte, 3), randBits(r, bits/2).Bytes()...)
-		exps := map[string][]byte{
-			"0": {0}, "1": {1}, "2": {2}, "65537": {1, 0, 1}, "full": full, "padded": padded, "empty": {},
+		rnd := new(big.Int).Mod(randBits(r, bits), n)
+		edgeBases := []*big.Int{big.NewInt(0), big.NewInt(1), big.NewInt(2), nm1, rnd}
+		edgeExps := [][]byte{{}, {0}, {1}, {2}, {1, 0, 1}}
+		longExps := [][]byte{
+			randBits(r, bits).FillBytes(make([]byte, (bits+7)/8)), // full length
+			randBits(r, bits+64).Bytes(),                          // longer than the modulus (blinded CRT exponents)
 		}
+		if !s.opts.Short {
+			longExps = append(longExps, append(make([]byte, 3), randBits(r, bits/2).Bytes()...)) // zero-padded
+		}
+		// Small sizes: every base with every exponent, both modes. Larger
+		// sizes: edge operands together in public mode (cheap), and in
+		// secret mode (where engines may pad the exponent to full length,
+		// making every call a full exponentiation) fewer combinations.
+		large := bits > 1024 || s.opts.Short
 		for _, public := range []bool{false, true} {
-			if public && s.opts.Short && bits > 2048 {
-				continue
-			}
-			for name, exp := range exps {
-				if s.opts.Short && (name == "padded") {
-					continue
-				}
-				bs := bases
-				if len(exp) > 8 && (bits > 2048 || s.opts.Short) {
-					bs = bases[3:] // long exponents: n−1 and a random base
-				}
-				if len(exp) > 8 && public && bits > 2048 {
-					bs = bases[4:] // the variable-time path is size-independent code
+			for _, exp := range edgeExps {
+				bs := edgeBases
+				if large && !public {
+					bs = []*big.Int{big.NewInt(0), nm1}
+					if len(exp) == 1 && exp[0] == 1 {
+						bs = edgeBases
+					}
 				}
 				for _, base := range bs {
 					s.checkExp(t, m, n, base, exp, public)
 				}
 			}
-			// Exponent longer than the modulus (blinded CRT exponents are).
-			long := randBits(r, bits+64).Bytes()
-			s.checkExp(t, m, n, bases[4], long, public)
+			for i, exp := range longExps {
+				bs := []*big.Int{rnd, nm1, big.NewInt(1)}
+				if large {
+					bs = bs[:1]
+					if i == 0 && bits <= 2048 {
+						bs = []*big.Int{rnd, nm1}
+					}
+				}
+				if public && bits > 2048 && i > 0 {
+					continue // the variable-time path is the same code at every size
+				}
+				for _, base := range bs {
+					s.checkExp(t, m, n, base, exp, public)
+				}
+			}
 		}
 	}
 }

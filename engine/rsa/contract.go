@@ -7,7 +7,7 @@
 //  1. Range check of the input (below n).
 //  2. Base blinding: c·rᵉ mod n with a per-key pair (rᵉ, r⁻¹) that is
 //     refreshed by squaring on each use and renewed from fresh randomness
-//     every [blindingRenewal] uses (OpenSSL's scheme). The pair is kept in
+//     every 32 uses (OpenSSL's scheme). The pair is kept in
 //     Montgomery form and used with the constant-time arithmetic of
 //     engine/internal/mont, never on the engine.
 //  3. CRT: the blinded input is reduced mod p and mod q in software, and
@@ -37,6 +37,7 @@
 package rsa
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -84,6 +85,11 @@ type PrivateKey struct {
 type Options struct {
 	Fallback         engine.Engine // if non-nil, retried on when the engine's result fails the check
 	ExponentBlinding bool          // d_p + k·(p−1) with a fresh 64-bit k per operation
+	// OnFault, if non-nil, is called synchronously with the error each time
+	// the primary engine's result fails the check or the engine reports
+	// engine.ErrDevice, whether or not the fallback then recovers: the
+	// token counts faults and reports the failing engine with it.
+	OnFault func(error)
 }
 
 // Key is a private key prepared for one engine (moduli set up, blinding
@@ -255,7 +261,13 @@ func (k *Key) Private(ctx context.Context, c []byte) ([]byte, engine.Cost, error
 	if err == nil {
 		return out, cost, nil
 	}
-	if k.fallback == nil || !(errors.Is(err, ErrFault) || errors.Is(err, engine.ErrDevice)) {
+	if !(errors.Is(err, ErrFault) || errors.Is(err, engine.ErrDevice)) {
+		return nil, cost, err
+	}
+	if k.opts.OnFault != nil {
+		k.opts.OnFault(err)
+	}
+	if k.fallback == nil {
 		return nil, cost, err
 	}
 	fcost, ferr := k.privateOn(ctx, k.fallback, x, out)
@@ -286,6 +298,7 @@ func (k *Key) privateOn(ctx context.Context, pr *prepared, x []uint64, out []byt
 	v := make([]uint64, kn)
 	k.n.ExpVarTime(v, s, k.eBytes)
 	if mont.Equal(v, x) != 1 {
+		clear(s) // never keep a faulty result around
 		return cost, fmt.Errorf("rsa: private on engine %s: %w (%w)", pr.name, ErrFault, engine.ErrDevice)
 	}
 	mont.FillBytes(out, s)
@@ -302,8 +315,7 @@ func (k *Key) crtExp(ctx context.Context, pr *prepared, y []uint64) ([]uint64, e
 		return nil, engine.Cost{}, err
 	}
 	if pr.nativeCRT != nil {
-		ck := k.crt
-		ck.DP, ck.DQ = dpE, dqE
+		ck := engine.CRTKey{P: bytes.Clone(k.crt.P), Q: bytes.Clone(k.crt.Q), DP: dpE, DQ: dqE, QInv: bytes.Clone(k.crt.QInv)}
 		r, cost, err := pr.nativeCRT.ExpCRT(ctx, &ck, yb)
 		if err != nil {
 			return nil, cost, fmt.Errorf("rsa: private: engine %s: ExpCRT: %w", name, err)
@@ -381,7 +393,8 @@ func (k *Key) garner(m1 []uint64, m2b []byte, m2 []uint64) []uint64 {
 // d_p + k·(p−1) and d_q + k'·(q−1) for fresh random 64-bit k, k'.
 func (k *Key) exponents() (dp, dq []byte, err error) {
 	if !k.opts.ExponentBlinding {
-		return k.crt.DP, k.crt.DQ, nil
+		// Copies: an engine must not be able to corrupt the key.
+		return bytes.Clone(k.crt.DP), bytes.Clone(k.crt.DQ), nil
 	}
 	var rnd [16]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
@@ -408,14 +421,22 @@ type blinder struct {
 // take returns a copy of the current pair and advances the state: the
 // pair is squared (rᵉ² and r⁻², still a valid pair) or, every
 // blindingRenewal uses, drawn afresh. Each call gets a different pair.
-func (b *blinder) take(k *Key) (rE, rInv []uint64, err error) {
+func (b *blinder) take(k *Key) (rE, rInv []uint64, _ error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.rE == nil || b.uses >= blindingRenewal {
-		if b.rE, b.rInv, err = k.newBlindingPair(); err != nil {
+		// Draw the new pair without holding the lock (it costs two
+		// half-size exponentiations); if another goroutine renewed
+		// meanwhile, keep theirs.
+		b.mu.Unlock()
+		nE, nInv, err := k.newBlindingPair()
+		b.mu.Lock()
+		if err != nil {
 			return nil, nil, err
 		}
-		b.uses = 0
+		if b.rE == nil || b.uses >= blindingRenewal {
+			b.rE, b.rInv, b.uses = nE, nInv, 0
+		}
 	}
 	rE = append([]uint64(nil), b.rE...)
 	rInv = append([]uint64(nil), b.rInv...)

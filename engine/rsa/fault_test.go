@@ -149,7 +149,9 @@ func TestFaultyEngineNeverReleases(t *testing.T) {
 					t.Fatalf("error %v does not wrap ErrFault", err)
 				}
 
-				k, err = NewKey(tc.eng(), priv, Options{ExponentBlinding: blind, Fallback: soft.New()})
+				var faults []error
+				onFault := func(err error) { faults = append(faults, err) }
+				k, err = NewKey(tc.eng(), priv, Options{ExponentBlinding: blind, Fallback: soft.New(), OnFault: onFault})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -161,6 +163,9 @@ func TestFaultyEngineNeverReleases(t *testing.T) {
 					if !bytes.Equal(out, want) {
 						t.Fatal("with fallback: wrong result")
 					}
+				}
+				if len(faults) != 3 || !errors.Is(faults[0], engine.ErrDevice) {
+					t.Fatalf("OnFault called %d times (%v), want 3 with ErrDevice", len(faults), faults)
 				}
 			}
 		})
@@ -261,7 +266,7 @@ func TestBlindingSeenByEngine(t *testing.T) {
 // consistent (every result right).
 func TestBlindingRenewal(t *testing.T) {
 	priv := privOf(testKey(t, 1024))
-	k, err := NewKey(soft.New(), priv, Options{})
+	k, err := NewKey(soft.New(), priv, Options{OnFault: func(err error) { t.Errorf("OnFault called on a correct engine: %v", err) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -257,7 +257,7 @@ func TestGenerateKey(t *testing.T) {
 	ctx := context.Background()
 	eng := soft.New()
 	for _, tc := range []struct{ bits, e int }{{1024, 65537}, {1024, 3}, {1030, 65537}, {2048, 65537}} {
-		if testing.Short() && tc.bits > 1024 {
+		if (testing.Short() || raceEnabled) && tc.bits > 1024 {
 			continue
 		}
 		priv, err := GenerateKey(ctx, eng, rand.Reader, tc.bits, tc.e)

@@ -17,7 +17,7 @@ import (
 
 var benchSizes = []int{1024, 1536, 2048, 3072, 4096}
 
-func benchModulus(b *testing.B, bits int) (*big.Int, *mont.Modulus, *mrand.Rand) {
+func benchModulus(b testing.TB, bits int) (*big.Int, *mont.Modulus, *mrand.Rand) {
 	r := mrand.New(mrand.NewPCG(uint64(bits), 1))
 	nb := make([]byte, bits/8)
 	for i := range nb {

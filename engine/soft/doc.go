@@ -19,8 +19,8 @@
 //     windows of 5 bits (4 for exponents under 384 bits): the same number
 //     of squarings and multiplications whatever the exponent, and each
 //     table lookup reads all 32 (or 16) entries and keeps one with a mask.
-//     The exponent is processed over its full byte length, so leading zero
-//     bytes given by the caller hide its real length.
+//     The exponent is processed over its full byte length, and padded to at
+//     least the modulus length, so its real length does not show.
 //   - The base is checked to be below the modulus with a borrow-based
 //     comparison; the Montgomery constant R² mod n is computed by
 //     constant-time doubling, not with math/big (RSA primes are moduli).

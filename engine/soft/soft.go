@@ -33,8 +33,8 @@ func init() {
 	})
 }
 
-// Engine is the software engine. The zero value is not usable; call New.
-// It is safe for concurrent use.
+// Engine is the software engine. It is safe for concurrent use. The zero
+// value works (and reports one core); New reports runtime.NumCPU().
 type Engine struct {
 	cores int
 }
@@ -50,7 +50,7 @@ func (e *Engine) Info() engine.Info {
 		MaxModulusBits: MaxModulusBits,
 		ConstantTime:   true,
 		Curves:         append([]string(nil), supportedCurves...),
-		Cores:          e.cores,
+		Cores:          max(1, e.cores),
 	}
 }
 
@@ -78,9 +78,10 @@ func (e *Engine) NewModulus(n []byte) (engine.Modulus, error) {
 }
 
 // Exp returns base^exp mod m, padded to m's byte length. With public false
-// the exponent is secret and the computation is constant-time (see the
-// package doc); with public true a faster variable-time method is used.
-// base must be below m (ErrOperandTooLarge otherwise).
+// the exponent is secret: it is padded to at least m's byte length and the
+// computation is constant-time (see the package doc); with public true a
+// faster variable-time method is used. base must be below m
+// (ErrOperandTooLarge otherwise); the exponent may be at most 4096 bytes.
 func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, engine.Cost{}, fmt.Errorf("soft: exp: %w", err)
@@ -100,6 +101,11 @@ func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, pu
 	if public {
 		mm.m.ExpVarTime(x, x, exp)
 	} else {
+		if len(exp) < mm.m.Size() {
+			// Pad a short secret exponent to the modulus length so that
+			// its length does not show either.
+			exp = append(make([]byte, mm.m.Size()-len(exp)), exp...)
+		}
 		mm.m.Exp(x, x, exp)
 	}
 	out := make([]byte, mm.m.Size())

@@ -24,17 +24,9 @@ func montMulGeneric(z, x, y, n []uint64, n0inv uint64, t []uint64) {
 		_, c = bits.Add64(lo2, lo, 0)
 		c2 := hi2 + c
 		for j := 1; j < k; j++ {
-			h1, l1 := bits.Mul64(xi, y[j])
-			h2, l2 := bits.Mul64(m, n[j])
-			l1, c = bits.Add64(l1, c1, 0)
-			h1 += c
-			l1, c = bits.Add64(l1, t[j], 0)
-			c1 = h1 + c
-			l2, c = bits.Add64(l2, c2, 0)
-			h2 += c
-			l2, c = bits.Add64(l2, l1, 0)
-			c2 = h2 + c
-			t[j-1] = l2
+			var l1 uint64
+			c1, l1 = madd2(xi, y[j], t[j], c1)
+			c2, t[j-1] = madd2(m, n[j], l1, c2)
 		}
 		s, ca := bits.Add64(t[k], c1, 0)
 		s, cb := bits.Add64(s, c2, 0)
@@ -89,4 +81,15 @@ func montSqrGeneric(z, x, n []uint64, n0inv uint64, t []uint64) {
 		T[i+k], topc = bits.Add64(T[i+k], cw, topc)
 	}
 	finalSub(z[:k], T[k:2*k], topc, n)
+}
+
+// madd2 returns a·b + c + d as (hi, lo); it cannot overflow 128 bits.
+func madd2(a, b, c, d uint64) (hi, lo uint64) {
+	hi, lo = bits.Mul64(a, b)
+	var carry uint64
+	lo, carry = bits.Add64(lo, c, 0)
+	hi += carry
+	lo, carry = bits.Add64(lo, d, 0)
+	hi += carry
+	return hi, lo
 }

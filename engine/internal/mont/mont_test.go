@@ -147,6 +147,9 @@ func TestMontMul(t *testing.T) {
 func TestExp(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, bits := range testSizes {
+		if raceEnabled && bits > 1024 {
+			continue
+		}
 		// Sizes above 1024 bits are covered again through the engine by
 		// the conformance suite; here they get one modulus and fewer
 		// operands so the package tests stay fast under -race.

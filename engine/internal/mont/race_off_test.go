@@ -1,0 +1,5 @@
+//go:build !race
+
+package mont
+
+const raceEnabled = false
