@@ -35,15 +35,11 @@ lib:
 	$(GO) build -buildmode=c-shared -ldflags='$(LIB_LDFLAGS)' -o $(LIB) ./cgo
 	@rm -f $(BUILD)/libmodexp-pkcs11.h
 
-# The CLI is built when its package exists.
+# The CLI and the device daemon.
 cli:
 	@mkdir -p $(BUILD)
-	@if [ -d cmd/modexp-token ]; then \
-		echo "$(GO) build -o $(CLI) ./cmd/modexp-token"; \
-		$(GO) build -o $(CLI) ./cmd/modexp-token; \
-	else \
-		echo "cmd/modexp-token not present: CLI not built"; \
-	fi
+	$(GO) build -o $(CLI) ./cmd/modexp-token
+	$(GO) build -o $(BUILD)/modexpd ./cmd/modexpd
 
 test: deps fmt-check vet test-go test-cgo test-integration
 

@@ -32,9 +32,18 @@ func (m *Module) FindObjectsInit(sh uint64, tmpl []Attribute) error {
 		return err
 	}
 	var found []uint64
-	for h, o := range s.objects {
-		if s.visibleLocked(o) && matches(o, tmpl) {
-			found = append(found, h)
+	if id, ok := templateID(tmpl); ok {
+		// Through the CKA_ID index: no scan of every object.
+		for _, h := range s.idIndexLocked()[string(id)] {
+			if o, ok := s.objects[h]; ok && s.visibleLocked(o) && matches(o, tmpl) {
+				found = append(found, h)
+			}
+		}
+	} else {
+		for h, o := range s.objects {
+			if s.visibleLocked(o) && matches(o, tmpl) {
+				found = append(found, h)
+			}
 		}
 	}
 	slices.Sort(found)
@@ -42,16 +51,45 @@ func (m *Module) FindObjectsInit(sh uint64, tmpl []Attribute) error {
 	return nil
 }
 
+// templateID returns the CKA_ID value of a search template, if any.
+func templateID(tmpl []Attribute) ([]byte, bool) {
+	for _, a := range tmpl {
+		if a.Type == ck.CKA_ID {
+			return a.Value, true
+		}
+	}
+	return nil, false
+}
+
+// idIndexLocked returns the CKA_ID index, building it if it was dropped.
+func (s *slot) idIndexLocked() map[string][]uint64 {
+	if s.idIndex == nil {
+		s.idIndex = make(map[string][]uint64)
+		for h, o := range s.objects {
+			if v, ok := o.attrs[ck.CKA_ID]; ok {
+				s.idIndex[string(v)] = append(s.idIndex[string(v)], h)
+			}
+		}
+	}
+	return s.idIndex
+}
+
 // matches reports whether every template attribute is present in o with
-// the same bytes; values the caller may not read never match.
+// the same bytes; values the caller may not read never match. The values
+// are compared first: the schema is looked up only for a candidate.
 func matches(o *object, tmpl []Attribute) bool {
 	if len(tmpl) == 0 {
 		return true
 	}
-	sch, _ := objectSchema(o.attrs)
 	for _, a := range tmpl {
 		v, ok := o.attrs[a.Type]
-		if !ok || string(v) != string(a.Value) || !readable(sch[a.Type], o.attrs) {
+		if !ok || string(v) != string(a.Value) {
+			return false
+		}
+	}
+	sch, _ := objectSchema(o.attrs)
+	for _, a := range tmpl {
+		if !readable(sch[a.Type], o.attrs) {
 			return false
 		}
 	}

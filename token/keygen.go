@@ -6,9 +6,11 @@ package token
 
 import (
 	"crypto/rand"
+	"errors"
 	"math/big"
 
 	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/keystore"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -89,26 +91,57 @@ func (m *Module) GenerateKeyPair(sh uint64, cm *Mechanism, pub, priv []Attribute
 	if err := ss.checkWritable(qa, s.login); err != nil {
 		return 0, 0, err
 	}
-	po, err := s.storeLocked(ss, 0, nil, pa, psch)
+	po, qo, err := s.storePairLocked(ss, pa, psch, qa, qsch)
 	if err != nil {
-		return 0, 0, err
-	}
-	qo, err := s.storeLocked(ss, 0, nil, qa, qsch)
-	if err != nil {
-		// Undo the public half: all or nothing.
-		if po.storeID != 0 {
-			if st, e := s.st(); e == nil {
-				if e := st.Delete(po.storeID); e != nil {
-					s.log.Error("key generation: public key left behind", "err", e)
-				}
-			}
-			delete(s.byStore, po.storeID)
-		}
-		delete(s.objects, po.handle)
 		return 0, 0, err
 	}
 	s.log.Info("key pair generated", "mechanism", ck.Name("CKM_", cm.Type), "public", po.handle, "private", qo.handle)
 	return po.handle, qo.handle, nil
+}
+
+// storePairLocked stores a generated key pair all or nothing: the token
+// objects among the two in one keystore transaction (PutObjects), so a
+// crash or a failure never leaves one half of the pair on the token.
+func (s *slot) storePairLocked(ss *session, pa attrMap, psch schema, qa attrMap, qsch schema) (*object, *object, error) {
+	objs := []*object{{attrs: pa, complete: true}, {attrs: qa, complete: true}}
+	schs := []schema{psch, qsch}
+	var puts []keystore.Object
+	var idx []int
+	for i, o := range objs {
+		if !o.attrs.bool(ck.CKA_TOKEN) {
+			o.owner = ss.h
+			continue
+		}
+		o.sealed = sealedTypes(o.attrs, schs[i])
+		if len(o.sealed) > 0 && s.key == nil {
+			return nil, nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "sealed attributes need a login")
+		}
+		puts = append(puts, keystore.Object{Attrs: o.attrs.clone(), Sealed: o.sealed})
+		idx = append(idx, i)
+	}
+	if len(puts) > 0 {
+		st, err := s.st()
+		if err != nil {
+			return nil, nil, s.storeErr("store key pair", err)
+		}
+		ids, err := st.PutObjects(s.key, puts)
+		if err != nil {
+			if errors.Is(err, keystore.ErrNotInitialized) {
+				return nil, nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "token not initialised")
+			}
+			return nil, nil, s.storeErr("store key pair", err)
+		}
+		for j, i := range idx {
+			objs[i].storeID = ids[j]
+			s.byStore[ids[j]] = objs[i]
+		}
+	}
+	for _, o := range objs {
+		o.handle = s.m.newHandle()
+		s.objects[o.handle] = o
+	}
+	s.idIndex = nil
+	return objs[0], objs[1], nil
 }
 
 // defaultULong sets a CK_ULONG attribute when absent; a different value is

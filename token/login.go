@@ -49,6 +49,7 @@ func (m *Module) InitToken(id uint64, soPIN []byte, label string) error {
 	}
 	s.logoutLocked()
 	s.objects, s.byStore, s.loaded = map[uint64]*object{}, map[uint64]*object{}, false
+	s.idIndex = nil
 	s.log.Info("token initialised", "label", label)
 	return nil
 }

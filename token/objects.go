@@ -197,6 +197,7 @@ func (s *slot) storeLocked(ss *session, handle uint64, old *object, a attrMap, s
 		o.handle = s.m.newHandle()
 	}
 	s.objects[o.handle] = o
+	s.idIndex = nil
 	return o, nil
 }
 

@@ -8,7 +8,9 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/rsa"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
@@ -104,12 +106,15 @@ func (op *operation) keyBytes() int { return (op.keyBits() + 7) / 8 }
 
 // rsaPrivate runs the private operation on the slot's engine (through
 // engine/rsa, which checks the result before release).
-func (op *operation) rsaPrivate(c []byte) ([]byte, error) {
+func (op *operation) rsaPrivate(c []byte) (out []byte, err error) {
+	start := time.Now()
+	var cost engine.Cost
+	defer func() { op.slot.privateDone(opNames[op.kind], op.keyBits(), cost, time.Since(start), err) }()
 	k, err := op.slot.preparedRSA(op.key)
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := k.Private(bg, c)
+	out, cost, err = k.Private(bg, c)
 	if err != nil {
 		return nil, op.slot.engineErr(opNames[op.kind], err)
 	}

@@ -42,6 +42,7 @@ type slot struct {
 	eng     engine.Engine
 	rsaOpts rsa.Options
 	log     *slog.Logger
+	es      engineState // engine health: self-test, KATs, faults (engine_select.go)
 
 	storeMu   sync.Mutex
 	store     *keystore.Store // nil until opened (a corrupt file is retried)
@@ -56,6 +57,12 @@ type slot struct {
 	byStore  map[uint64]*object // token objects by keystore ID
 	gen      uint64             // keystore generation the cache reflects
 	loaded   bool
+	// idIndex maps CKA_ID values to the handles of the objects that had
+	// them when it was built (find.go). Built on the first search by
+	// CKA_ID, dropped (nil) whenever an object is added or replaced by
+	// something other than logoutLocked's stripping; removed objects are
+	// skipped by the search itself.
+	idIndex map[string][]uint64
 }
 
 // openSlot opens the engine and the token file of one configured slot.
@@ -74,20 +81,10 @@ func (m *Module) openSlot(sc config.Slot, level slog.Level) (*slot, error) {
 		}
 		s.log = l.With("slot", sc.ID)
 	}
-	eng, err := engine.Open(sc.Engine)
-	if err != nil {
-		return nil, fmt.Errorf("token: slot %d: %w", sc.ID, err)
+	if err := s.openEngine(); err != nil { // engine_select.go
+		return nil, err
 	}
-	s.eng = eng
-	s.rsaOpts = rsa.Options{ExponentBlinding: sc.Blinding()}
-	if sc.Fallback == config.FallbackSoft && eng.Info().Name != config.DefaultEngine {
-		soft, err := m.softEngine()
-		if err != nil {
-			eng.Close()
-			return nil, fmt.Errorf("token: slot %d: fallback engine: %w", sc.ID, err)
-		}
-		s.rsaOpts.Fallback = soft
-	}
+	eng := s.eng
 	s.storeOpts = keystore.Options{
 		LockTimeout: sc.LockTimeout.Duration,
 		MaxPINTries: sc.MaxPINTries,
@@ -101,6 +98,7 @@ func (m *Module) openSlot(sc config.Slot, level slog.Level) (*slot, error) {
 	}
 	s.log.Info("slot opened", "token_file", sc.TokenFile, "engine", eng.Info().Name,
 		"fallback", sc.Fallback, "exponent_blinding", sc.Blinding())
+	s.selfTest()
 	return s, nil
 }
 
@@ -109,6 +107,7 @@ func (s *slot) close() error {
 	s.mu.Lock()
 	s.logoutLocked()
 	s.objects, s.byStore, s.loaded = map[uint64]*object{}, map[uint64]*object{}, false
+	s.idIndex = nil
 	s.mu.Unlock()
 	s.storeMu.Lock()
 	defer s.storeMu.Unlock()
@@ -347,6 +346,7 @@ func (s *slot) reloadLocked() error {
 	}
 	s.byStore = seen
 	s.gen, s.loaded = gen, true
+	s.idIndex = nil
 	return nil
 }
 
@@ -433,7 +433,11 @@ func (s *slot) preparedRSA(o *object) (*rsa.Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := rsa.NewKey(s.eng, priv, s.rsaOpts)
+	opts, err := s.keyOptions(priv) // known-answer test at the key's size
+	if err != nil {
+		return nil, err
+	}
+	k, err := rsa.NewKey(s.eng, priv, opts)
 	if err != nil {
 		if errors.Is(err, rsa.ErrInvalidKey) {
 			s.log.Error("stored key rejected by engine/rsa", "object", o.handle, "err", err)

@@ -28,11 +28,14 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"info":   {"info                      slots, tokens, engines and mechanisms", runInfo},
-	"init":   {"init --label L [--slot N]  initialise a token (wipes it) and set both PINs", runInit},
-	"pin":    {"pin change [--so] | pin reset   change a PIN, or let the SO set the user PIN", runPIN},
-	"keys":   {"keys list|generate|import|delete   manage keys", runKeys},
-	"engine": {"engine table [--profile P] [--format text|tsv]   reproduce published chip figures", runEngine},
+	"info":    {"info                      slots, tokens, engines and mechanisms", runInfo},
+	"init":    {"init --label L [--slot N]  initialise a token (wipes it) and set both PINs", runInit},
+	"pin":     {"pin change [--so] | pin reset   change a PIN, or let the SO set the user PIN", runPIN},
+	"keys":    {"keys list|generate|import|delete   manage keys", runKeys},
+	"engine":  {"engine table [--profile P] [--format text|tsv]   reproduce published chip figures", runEngine},
+	"backup":  {"backup --out FILE [--slot N]   copy the token file (online, consistent)", runBackup},
+	"restore": {"restore --in FILE [--slot N]   check a backup, then replace the token file with it", runRestore},
+	"bench":   {"bench --engine SPEC [--bits N] [-n N] [--workers N] [--fallback fail|soft]   ops, simulated device time, wall time", runBench},
 }
 
 func main() {

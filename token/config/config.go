@@ -32,8 +32,9 @@
 //	id = 1                         # optional: fixed slot ID; default derived from token_file
 //	label = "ModExp Token"         # label of the slot (and of the token until C_InitToken names it)
 //	token_file = "/srv/token.db"   # relative paths are relative to this file; "~/" is expanded
-//	engine = "soft"                # soft | chip:<profile> | device:unix:/path | device:tcp:host:port
-//	fallback = "none"              # none | soft: redo on the software engine when a result fails its check
+//	engine = "soft"                # soft | chip:<profile> | device:unix:/path | device:tcp:host:port | pool:A|B
+//	engines = ["device:unix:/a", "device:unix:/b"]  # instead of engine: spread the load over several
+//	fallback = "fail"              # fail | soft: what happens when an engine result fails its check
 //	exponent_blinding = true       # randomise the private exponent per operation (default true)
 //	log = "/var/log/slot1.log"     # optional: this slot's own log file
 //	max_pin_tries = 10             # wrong PINs before lockout (default: keystore's, 10)
@@ -44,6 +45,27 @@
 //
 // Unknown keys are an error (a misspelt key must not be ignored). Two slots
 // may not share a token file or a slot ID.
+//
+// # Engines, pools and fallback
+//
+// `engine` names one engine. `engines` (a list, instead of `engine`) names
+// several: the slot then runs on a pool (package engine/pool) that sends
+// each operation to the healthy member with the fewest operations in
+// flight, so the two CRT halves of one RSA operation and concurrent
+// sessions spread over the devices; a member that fails with a device
+// error is skipped for a cool-down and the operation is retried on
+// another; a member down at start joins when it comes up. A one-element
+// list is the same as `engine`. Normalisation turns a longer list into the
+// equivalent spec "pool:A|B|..." in Engine (which may also be written
+// directly, or given in MODEXP_TOKEN_ENGINE, which replaces both keys).
+//
+// `fallback` is the policy when an engine's result fails the token's check
+// before release (or the engine reports a device failure, or its
+// known-answer test fails): "fail" answers CKR_DEVICE_ERROR; "soft" redoes
+// the operation on the software engine and returns its checked result.
+// Either way the fault is counted and logged, and a wrong result is never
+// released. "none" is the old name of "fail" and is still accepted (it
+// normalises to "fail").
 //
 // # Slot IDs
 //
@@ -83,9 +105,14 @@ const (
 
 // Fallback policies.
 const (
-	FallbackNone = "none" // report a failing engine result as CKR_DEVICE_ERROR
+	FallbackFail = "fail" // report a failing engine result as CKR_DEVICE_ERROR
 	FallbackSoft = "soft" // redo the operation on the software engine
+	// FallbackNone is the former name of FallbackFail, still accepted.
+	FallbackNone = "none"
 )
+
+// PoolSeparator separates the members of a pool spec ("pool:A|B").
+const PoolSeparator = "|"
 
 // ErrInvalid is wrapped by every validation error of a configuration.
 var ErrInvalid = errors.New("config: invalid configuration")
@@ -109,6 +136,7 @@ type Slot struct {
 	Label            string   `toml:"label"`
 	TokenFile        string   `toml:"token_file"`
 	Engine           string   `toml:"engine"`
+	Engines          []string `toml:"engines"` // several engines: a pool (normalised into Engine)
 	Fallback         string   `toml:"fallback"`
 	ExponentBlinding *bool    `toml:"exponent_blinding"`
 	Log              string   `toml:"log"`
@@ -172,7 +200,7 @@ func FromEnv() (*Config, error) {
 	}
 	if v := os.Getenv(EnvEngine); v != "" {
 		for i := range c.Slots {
-			c.Slots[i].Engine = v
+			c.Slots[i].Engine, c.Slots[i].Engines = v, nil
 		}
 	}
 	if v := os.Getenv(EnvLog); v != "" {
@@ -262,15 +290,31 @@ func (c *Config) normalize() error {
 		if len(s.Label) > 32 {
 			return fmt.Errorf("%w: slot %d: label longer than 32 bytes", ErrInvalid, i+1)
 		}
+		if len(s.Engines) > 0 {
+			if s.Engine != "" {
+				return fmt.Errorf("%w: slot %d: engine and engines are exclusive", ErrInvalid, i+1)
+			}
+			for _, e := range s.Engines {
+				if e == "" || strings.Contains(e, PoolSeparator) || strings.HasPrefix(e, "pool:") {
+					return fmt.Errorf("%w: slot %d: engines: %q is not a single engine spec", ErrInvalid, i+1, e)
+				}
+			}
+			if len(s.Engines) == 1 {
+				s.Engine = s.Engines[0]
+			} else {
+				s.Engine = "pool:" + strings.Join(s.Engines, PoolSeparator)
+			}
+			s.Engines = nil
+		}
 		if s.Engine == "" {
 			s.Engine = DefaultEngine
 		}
 		switch s.Fallback {
-		case "":
-			s.Fallback = FallbackNone
-		case FallbackNone, FallbackSoft:
+		case "", FallbackNone:
+			s.Fallback = FallbackFail
+		case FallbackFail, FallbackSoft:
 		default:
-			return fmt.Errorf("%w: slot %d: fallback %q (want none or soft)", ErrInvalid, i+1, s.Fallback)
+			return fmt.Errorf("%w: slot %d: fallback %q (want fail or soft)", ErrInvalid, i+1, s.Fallback)
 		}
 		if s.MaxPINTries < 0 {
 			return fmt.Errorf("%w: slot %d: max_pin_tries %d", ErrInvalid, i+1, s.MaxPINTries)

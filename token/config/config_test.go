@@ -17,7 +17,7 @@ func TestParse(t *testing.T) {
 	}{
 		{"minimal", "[[slot]]\ntoken_file = \"a.db\"\n", false, func(t *testing.T, c *Config) {
 			s := c.Slots[0]
-			if s.Label != DefaultLabel || s.Engine != "soft" || s.Fallback != FallbackNone || !s.Blinding() {
+			if s.Label != DefaultLabel || s.Engine != "soft" || s.Fallback != FallbackFail || !s.Blinding() {
 				t.Fatalf("defaults: %+v", s)
 			}
 			if s.TokenFile != filepath.Join(dir, "a.db") || s.ID != DeriveSlotID(s.TokenFile) || s.ID == 0 {
@@ -46,6 +46,30 @@ kdf_threads = 1
 				t.Fatalf("%+v", s)
 			}
 		}},
+		{"fallback fail", "[[slot]]\ntoken_file = \"a.db\"\nfallback = \"fail\"\n", false, func(t *testing.T, c *Config) {
+			if c.Slots[0].Fallback != FallbackFail {
+				t.Fatalf("fallback %q", c.Slots[0].Fallback)
+			}
+		}},
+		{"fallback none is fail", "[[slot]]\ntoken_file = \"a.db\"\nfallback = \"none\"\n", false, func(t *testing.T, c *Config) {
+			if c.Slots[0].Fallback != FallbackFail {
+				t.Fatalf("fallback %q", c.Slots[0].Fallback)
+			}
+		}},
+		{"engines pool", "[[slot]]\ntoken_file = \"a.db\"\nengines = [\"device:unix:/a\", \"device:unix:/b,timeout=2s\"]\n", false, func(t *testing.T, c *Config) {
+			if s := c.Slots[0]; s.Engine != "pool:device:unix:/a|device:unix:/b,timeout=2s" || s.Engines != nil {
+				t.Fatalf("engine %q engines %q", s.Engine, s.Engines)
+			}
+		}},
+		{"engines one", "[[slot]]\ntoken_file = \"a.db\"\nengines = [\"chip:pukcc\"]\n", false, func(t *testing.T, c *Config) {
+			if s := c.Slots[0]; s.Engine != "chip:pukcc" {
+				t.Fatalf("engine %q", s.Engine)
+			}
+		}},
+		{"engine and engines", "[[slot]]\ntoken_file = \"a.db\"\nengine = \"soft\"\nengines = [\"chip:pukcc\"]\n", true, nil},
+		{"engines nested pool", "[[slot]]\ntoken_file = \"a.db\"\nengines = [\"pool:soft|chip:pukcc\", \"soft\"]\n", true, nil},
+		{"engines separator", "[[slot]]\ntoken_file = \"a.db\"\nengines = [\"soft|chip:pukcc\"]\n", true, nil},
+		{"engines empty member", "[[slot]]\ntoken_file = \"a.db\"\nengines = [\"\", \"soft\"]\n", true, nil},
 		{"no slots", `log_level = "info"`, true, nil},
 		{"unknown key", "[[slot]]\ntoken_file = \"a.db\"\nengnie = \"soft\"\n", true, nil},
 		{"missing token file", "[[slot]]\nlabel = \"x\"\n", true, nil},

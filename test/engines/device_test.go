@@ -1,0 +1,329 @@
+package engines
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// deviceLine is the engine line of a slot on the daemon at sock.
+func deviceLine(sock, opts string) string {
+	return fmt.Sprintf("engine = %q", "device:unix:"+sock+opts)
+}
+
+// TestDeviceBitflip: 10,000 RSA-1024 signatures through the token on a
+// modexpd that flips a bit of 1% of its results (each CRT half is one
+// request, so about 2% of signatures meet a fault). With fallback "soft"
+// every signature is released and valid; the faults are counted. With
+// fallback "fail" the faulty ones are refused with CKR_DEVICE_ERROR.
+// MODEXP_TEST_SIGNATURES overrides the count.
+func TestDeviceBitflip(t *testing.T) {
+	total := 10000
+	if v, err := strconv.Atoi(os.Getenv("MODEXP_TEST_SIGNATURES")); err == nil && v > 0 {
+		total = v
+	}
+	if testing.Short() {
+		total = 1000
+	}
+	for _, fallback := range []string{"soft", "fail"} {
+		t.Run(fallback, func(t *testing.T) {
+			n := total
+			if fallback == "fail" {
+				n = total / 5
+			}
+			sock := filepath.Join(sockDir(t), "d.sock")
+			d := startDaemon(t, sock, "--engine", "soft", "--fault", "bitflip:0.01")
+			md := openModule(t, deviceLine(sock, ""), fallback)
+			key := testKey(t, 1024)
+			sh := md.session()
+			h := md.importKey(sh, key, 1)
+			before := d.status()
+
+			const workers = 4
+			var (
+				next, released, invalid, refused, other atomic.Int64
+				wg                                      sync.WaitGroup
+				firstErr                                atomic.Value
+			)
+			start := time.Now()
+			for range workers {
+				wg.Go(func() {
+					sh := md.session()
+					for {
+						i := next.Add(1)
+						if i > int64(n) {
+							return
+						}
+						msg := []byte(fmt.Sprintf("message %d", i))
+						sig, err := md.sign(sh, h, msg)
+						switch {
+						case err == nil:
+							released.Add(1)
+							if verifySig(&key.PublicKey, msg, sig) != nil {
+								invalid.Add(1)
+							}
+						case isRV(err, ck.CKR_DEVICE_ERROR):
+							refused.Add(1)
+						default:
+							other.Add(1)
+							firstErr.CompareAndSwap(nil, err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			el := time.Since(start)
+			after := d.status()
+			st := md.status()
+			injected := after.FaultsInjected - before.FaultsInjected
+			t.Logf("fallback %s: %d signatures in %v (%.0f/s): released %d, invalid %d, refused %d; faults detected by the token %d, injected by modexpd %d (requests %d)",
+				fallback, n, el.Round(time.Millisecond), float64(n)/el.Seconds(), released.Load(), invalid.Load(), refused.Load(),
+				st.Faults, injected, after.modexps()-before.modexps())
+			if e := firstErr.Load(); e != nil {
+				t.Fatalf("%d unexpected errors, first: %v", other.Load(), e)
+			}
+			if invalid.Load() != 0 {
+				t.Fatalf("%d invalid signatures released", invalid.Load())
+			}
+			if injected == 0 || st.Faults == 0 {
+				t.Fatalf("no fault injected (%d) or detected (%d): the test proves nothing", injected, st.Faults)
+			}
+			// Every injected flip spoils its signature: the token sees each
+			// one, except when both halves of one signature were hit (one
+			// fault for two flips).
+			if st.Faults > injected || st.Faults < injected*9/10 {
+				t.Fatalf("faults detected %d, injected %d", st.Faults, injected)
+			}
+			switch fallback {
+			case "soft":
+				if released.Load() != int64(n) {
+					t.Fatalf("released %d of %d with the software fallback", released.Load(), n)
+				}
+			case "fail":
+				if uint64(refused.Load()) != st.Faults || released.Load()+refused.Load() != int64(n) {
+					t.Fatalf("refused %d, faults %d, released %d", refused.Load(), st.Faults, released.Load())
+				}
+			}
+		})
+	}
+}
+
+// TestDeviceZeroAbove: modexpd returns all-zero results for moduli above
+// 512 bits. engine/rsa sends the CRT halves (512 bits for RSA-1024, 1024
+// for RSA-2048), so zero-above:512 spoils RSA-2048 and spares RSA-1024
+// (zero-above:1024 would only hit 4096-bit keys). The device's self-test
+// at slot open fails (its 1024- and 2048-bit KATs), RSA-1024 works, and
+// RSA-2048 is refused (fail) or done in software (soft).
+func TestDeviceZeroAbove(t *testing.T) {
+	for _, fallback := range []string{"fail", "soft"} {
+		t.Run(fallback, func(t *testing.T) {
+			sock := filepath.Join(sockDir(t), "d.sock")
+			startDaemon(t, sock, "--engine", "soft", "--fault", "zero-above:512")
+			md := openModule(t, deviceLine(sock, ""), fallback)
+			if st := md.status(); st.SelfTest == "passed" {
+				t.Fatalf("self-test passed on a device that zeroes above 512 bits")
+			}
+			sh := md.session()
+			k1, k2 := testKey(t, 1024), testKey(t, 2048)
+			h1, h2 := md.importKey(sh, k1, 1), md.importKey(sh, k2, 2)
+			for i := range 3 {
+				msg := []byte(fmt.Sprintf("zero-above %d", i))
+				sig, err := md.sign(sh, h1, msg)
+				if err != nil {
+					t.Fatalf("RSA-1024: %v", err)
+				}
+				if err := verifySig(&k1.PublicKey, msg, sig); err != nil {
+					t.Fatalf("RSA-1024 signature invalid: %v", err)
+				}
+				sig, err = md.sign(sh, h2, msg)
+				if fallback == "fail" {
+					if !isRV(err, ck.CKR_DEVICE_ERROR) || sig != nil {
+						t.Fatalf("RSA-2048 on the faulty device: %v (sig %d bytes)", err, len(sig))
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("RSA-2048 with soft fallback: %v", err)
+				}
+				if err := verifySig(&k2.PublicKey, msg, sig); err != nil {
+					t.Fatalf("RSA-2048 signature invalid: %v", err)
+				}
+			}
+			st := md.status()
+			t.Logf("fallback %s: %+v", fallback, st)
+			if st.KATFailures == 0 || len(st.KATSizes) != 1 || st.KATSizes[0] != 1024 {
+				t.Fatalf("KAT failures %d, passed sizes %v: want failures at 2048 and a pass at 1024", st.KATFailures, st.KATSizes)
+			}
+		})
+	}
+}
+
+// TestDeviceKillRestart: signers on a device with a 2 s deadline; the
+// daemon is killed (SIGKILL) mid-load, then restarted on the same socket.
+// While it is down every call ends within its deadline (failing with
+// CKR_DEVICE_ERROR under "fail", falling back under "soft"); after the
+// restart the same Module signs on the device again.
+func TestDeviceKillRestart(t *testing.T) {
+	for _, fallback := range []string{"fail", "soft"} {
+		t.Run(fallback, func(t *testing.T) {
+			sock := filepath.Join(sockDir(t), "d.sock")
+			d := startDaemon(t, sock, "--engine", "soft")
+			md := openModule(t, deviceLine(sock, ",timeout=2s"), fallback)
+			key := testKey(t, 2048)
+			h := md.importKey(md.session(), key, 1)
+
+			var (
+				stop                        atomic.Bool
+				ok, failed, invalid, others atomic.Int64
+				slowest                     atomic.Int64
+				wg                          sync.WaitGroup
+				lastOK                      atomic.Int64 // unix nanos of the last success
+			)
+			for w := range 3 {
+				wg.Go(func() {
+					sh := md.session()
+					for i := 0; !stop.Load(); i++ {
+						msg := []byte(fmt.Sprintf("w%d-%d", w, i))
+						t0 := time.Now()
+						sig, err := md.sign(sh, h, msg)
+						if d := int64(time.Since(t0)); d > slowest.Load() {
+							slowest.Store(d)
+						}
+						switch {
+						case err == nil:
+							ok.Add(1)
+							lastOK.Store(time.Now().UnixNano())
+							if verifySig(&key.PublicKey, msg, sig) != nil {
+								invalid.Add(1)
+							}
+						case isRV(err, ck.CKR_DEVICE_ERROR):
+							failed.Add(1)
+							time.Sleep(10 * time.Millisecond)
+						default:
+							others.Add(1)
+							t.Errorf("unexpected error: %v", err)
+							return
+						}
+					}
+				})
+			}
+			time.Sleep(time.Second)
+			okBefore := ok.Load()
+			d.kill()
+			killedAt := time.Now()
+			time.Sleep(3 * time.Second)
+			okDown, failedDown := ok.Load()-okBefore, failed.Load()
+			d.start()
+			restarted := time.Now()
+			reqBefore := d.status().modexps()
+			// Recovery: the device takes requests again.
+			var recovered time.Duration
+			for time.Since(restarted) < 40*time.Second {
+				if d.status().modexps() > reqBefore+10 {
+					recovered = time.Since(restarted)
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			time.Sleep(500 * time.Millisecond)
+			stop.Store(true)
+			wg.Wait()
+			st := md.status()
+			t.Logf("fallback %s: before kill %d ok; while down (3 s) %d ok, %d refused; device back %v after restart; slowest call %v; total ok %d refused %d; %+v",
+				fallback, okBefore, okDown, failedDown, recovered.Round(time.Millisecond),
+				time.Duration(slowest.Load()).Round(time.Millisecond), ok.Load(), failed.Load(), st)
+			_ = killedAt
+			if okBefore == 0 {
+				t.Fatal("no signature before the kill")
+			}
+			if invalid.Load() != 0 {
+				t.Fatalf("%d invalid signatures", invalid.Load())
+			}
+			if max := 5 * time.Second; time.Duration(slowest.Load()) > max {
+				t.Fatalf("a call took %v (deadline 2 s)", time.Duration(slowest.Load()))
+			}
+			switch fallback {
+			case "fail":
+				if failedDown == 0 {
+					t.Fatal("no call failed while the device was down")
+				}
+			case "soft":
+				if okDown == 0 || failed.Load() != 0 {
+					t.Fatalf("soft fallback while down: %d ok, %d refused", okDown, failed.Load())
+				}
+			}
+			if recovered == 0 {
+				t.Fatal("the token did not return to the restarted device")
+			}
+			if time.Since(time.Unix(0, lastOK.Load())) > 2*time.Second {
+				t.Fatal("no signature after the restart")
+			}
+		})
+	}
+}
+
+// TestDevicePool: a slot with engines = [a, b] spreads its load over two
+// daemons; with one killed the other carries every request, without a
+// single refused signature (fallback "fail"); restarted, it takes requests
+// again.
+func TestDevicePool(t *testing.T) {
+	dir := sockDir(t)
+	sa, sb := filepath.Join(dir, "a.sock"), filepath.Join(dir, "b.sock")
+	a := startDaemon(t, sa, "--engine", "soft")
+	b := startDaemon(t, sb, "--engine", "soft")
+	md := openModule(t, fmt.Sprintf("engines = [%q, %q]", "device:unix:"+sa+",timeout=2s", "device:unix:"+sb+",timeout=2s"), "fail")
+	key := testKey(t, 2048)
+	h := md.importKey(md.session(), key, 1)
+	signN := func(n int) {
+		t.Helper()
+		var wg sync.WaitGroup
+		var bad atomic.Int64
+		for w := range 2 {
+			wg.Go(func() {
+				sh := md.session()
+				for i := range n / 2 {
+					msg := []byte(fmt.Sprintf("pool %d %d", w, i))
+					sig, err := md.sign(sh, h, msg)
+					if err != nil || verifySig(&key.PublicKey, msg, sig) != nil {
+						bad.Add(1)
+						t.Errorf("signature %d/%d: %v", w, i, err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if bad.Load() > 0 {
+			t.Fatalf("%d signatures failed", bad.Load())
+		}
+	}
+	a0, b0 := a.status().modexps(), b.status().modexps()
+	signN(100)
+	a1, b1 := a.status().modexps(), b.status().modexps()
+	t.Logf("100 signatures: device a %d requests, device b %d", a1-a0, b1-b0)
+	if a1-a0 < 40 || b1-b0 < 40 {
+		t.Fatalf("load not spread: a %d, b %d requests for 200 halves", a1-a0, b1-b0)
+	}
+	a.kill()
+	signN(100)
+	b2 := b.status().modexps()
+	t.Logf("a killed, 100 signatures: device b %d requests", b2-b1)
+	if b2-b1 < 200 {
+		t.Fatalf("device b took %d requests for 200 halves", b2-b1)
+	}
+	a.start()
+	time.Sleep(1500 * time.Millisecond) // past a's cool-down
+	signN(100)
+	a3 := a.status().modexps()
+	st := md.status()
+	t.Logf("a restarted, 100 signatures: device a %d requests; %+v", a3, st)
+	if a3 == 0 {
+		t.Fatal("the restarted device took no requests")
+	}
+}
