@@ -180,62 +180,91 @@ func indexPrefix(kind byte, value []byte) []byte {
 // by another process is not resurrected). The object replaces the stored
 // one whole. One write transaction.
 func (s *Store) Put(key *Key, obj Object) (uint64, error) {
-	types := make([]uint64, 0, len(obj.Attrs))
-	needKey := false
-	for t := range obj.Attrs {
-		types = append(types, t)
-		needKey = needKey || obj.Sealed[t]
+	ids, err := s.PutObjects(key, []Object{obj})
+	if err != nil {
+		return 0, err
 	}
-	slices.Sort(types)
-	if needKey && key == nil {
-		return 0, fmt.Errorf("keystore: put: sealed attributes need a key: %w", ErrKeyMismatch)
+	return ids[0], nil
+}
+
+// PutObjects stores several objects as Put does, all in one write
+// transaction: a crash or an error stores all of them or none (a key pair
+// made by C_GenerateKeyPair is never left half stored). It returns their
+// IDs in order.
+func (s *Store) PutObjects(key *Key, objs []Object) ([]uint64, error) {
+	for _, obj := range objs {
+		for t := range obj.Attrs {
+			if obj.Sealed[t] && key == nil {
+				return nil, fmt.Errorf("keystore: put: sealed attributes need a key: %w", ErrKeyMismatch)
+			}
+		}
 	}
-	id := obj.ID
+	var ids []uint64
 	err := s.update(func(tx *bolt.Tx) error {
+		ids = ids[:0]
 		sl, err := openSealer(tx, key)
 		if err != nil {
 			return err
 		}
 		defer sl.wipe()
-		objects := tx.Bucket(bucketObjects)
-		if id == 0 {
-			if id, err = objects.NextSequence(); err != nil {
-				return fmt.Errorf("keystore: allocate object ID: %w", err)
+		for _, obj := range objs {
+			id, err := putTx(tx, sl, obj)
+			if err != nil {
+				return err
 			}
-		} else if objects.Get(idKey(id)) == nil {
-			return fmt.Errorf("keystore: put object %d: %w", id, ErrNotFound)
-		}
-		rec := &objectRecord{Attrs: make([]storedAttr, 0, len(types))}
-		var index []byte
-		for _, t := range types {
-			a := storedAttr{Type: t, Sealed: obj.Sealed[t], Value: obj.Attrs[t]}
-			if a.Sealed {
-				if a.Value, err = sl.seal(id, t, obj.Attrs[t]); err != nil {
-					return err
-				}
-			}
-			if a.Value == nil {
-				a.Value = []byte{}
-			}
-			rec.Attrs = append(rec.Attrs, a)
-			if t == AttrID {
-				if a.Sealed {
-					index = indexPrefix('h', sl.indexMAC(obj.Attrs[t]))
-				} else {
-					index = indexPrefix('c', obj.Attrs[t])
-				}
-			}
-		}
-		if err := objects.Put(idKey(id), encodeObjectRecord(rec)); err != nil {
-			return fmt.Errorf("keystore: write object %d: %w", id, err)
-		}
-		if err := setIndex(tx, id, index); err != nil {
-			return err
+			ids = append(ids, id)
 		}
 		_, err = bumpGeneration(tx)
 		return err
 	})
 	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// putTx writes one object (and its index entry) in tx.
+func putTx(tx *bolt.Tx, sl *sealer, obj Object) (uint64, error) {
+	types := make([]uint64, 0, len(obj.Attrs))
+	for t := range obj.Attrs {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	id := obj.ID
+	objects := tx.Bucket(bucketObjects)
+	var err error
+	if id == 0 {
+		if id, err = objects.NextSequence(); err != nil {
+			return 0, fmt.Errorf("keystore: allocate object ID: %w", err)
+		}
+	} else if objects.Get(idKey(id)) == nil {
+		return 0, fmt.Errorf("keystore: put object %d: %w", id, ErrNotFound)
+	}
+	rec := &objectRecord{Attrs: make([]storedAttr, 0, len(types))}
+	var index []byte
+	for _, t := range types {
+		a := storedAttr{Type: t, Sealed: obj.Sealed[t], Value: obj.Attrs[t]}
+		if a.Sealed {
+			if a.Value, err = sl.seal(id, t, obj.Attrs[t]); err != nil {
+				return 0, err
+			}
+		}
+		if a.Value == nil {
+			a.Value = []byte{}
+		}
+		rec.Attrs = append(rec.Attrs, a)
+		if t == AttrID {
+			if a.Sealed {
+				index = indexPrefix('h', sl.indexMAC(obj.Attrs[t]))
+			} else {
+				index = indexPrefix('c', obj.Attrs[t])
+			}
+		}
+	}
+	if err := objects.Put(idKey(id), encodeObjectRecord(rec)); err != nil {
+		return 0, fmt.Errorf("keystore: write object %d: %w", id, err)
+	}
+	if err := setIndex(tx, id, index); err != nil {
 		return 0, err
 	}
 	return id, nil

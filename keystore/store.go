@@ -128,11 +128,28 @@ func (s *Store) run(mode txMode, fn func(*bolt.Tx) error) (err error) {
 		// A read-only open first: it checks the file's length against its
 		// meta page before a read-write open would load the freelist from
 		// beyond the end of a truncated file.
-		if err := s.runOnce(modeRead, func(*bolt.Tx) error { return nil }); err != nil {
+		if err := s.runReplaced(modeRead, func(*bolt.Tx) error { return nil }); err != nil {
 			return err
 		}
 	}
-	return s.runOnce(mode, fn)
+	return s.runReplaced(mode, fn)
+}
+
+// errReplaced: the path was renamed over (Restore) between bbolt's open
+// and its lock; the transaction must run on the new file.
+var errReplaced = errors.New("keystore: token file replaced during open")
+
+// runReplaced is runOnce, started again (a few times) when the file was
+// replaced by Restore while this process was waiting for its lock: a
+// transaction on the old, unlinked file would be lost.
+func (s *Store) runReplaced(mode txMode, fn func(*bolt.Tx) error) error {
+	var err error
+	for range 5 {
+		if err = s.runOnce(mode, fn); !errors.Is(err, errReplaced) {
+			return err
+		}
+	}
+	return fmt.Errorf("keystore: %s: %w", s.path, ErrLocked)
 }
 
 // runOnce is run without the in-process lock and the checks on the path.
@@ -173,6 +190,9 @@ func (s *Store) runOnce(mode txMode, fn func(*bolt.Tx) error) (err error) {
 		if err := s.checkSize(file, tx); err != nil {
 			return err
 		}
+		if err := s.checkSame(file); err != nil {
+			return err
+		}
 		return fn(tx)
 	}
 	if mode == modeRead {
@@ -201,6 +221,23 @@ func (s *Store) checkSize(f *os.File, tx *bolt.Tx) error {
 	}
 	if want := tx.Size(); fi.Size() < want {
 		return fmt.Errorf("keystore: %s: truncated (%d bytes, database needs %d): %w", s.path, fi.Size(), want, ErrCorrupt)
+	}
+	return nil
+}
+
+// checkSame reports errReplaced when the path no longer names the file
+// this transaction holds the lock of (Restore renamed a new file over it).
+func (s *Store) checkSame(f *os.File) error {
+	if f == nil {
+		return nil
+	}
+	held, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("keystore: %w", err)
+	}
+	now, err := os.Stat(s.path)
+	if err != nil || !os.SameFile(held, now) {
+		return errReplaced
 	}
 	return nil
 }

@@ -1,0 +1,247 @@
+package keystore
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// backupBytes is a backup of s.
+func backupBytes(t *testing.T, s *Store) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := s.Backup(&buf); err != nil {
+		t.Fatalf("Backup: %v", err)
+	}
+	return buf.Bytes()
+}
+
+func TestRestoreRoundTrip(t *testing.T) {
+	s, key := initStore(t, testOptions())
+	keep, err := s.Put(key, Object{Attrs: map[uint64][]byte{1: []byte("kept"), 2: []byte("sealed value")}, Sealed: map[uint64]bool{2: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backup := backupBytes(t, s)
+	// Changes after the backup: one more object, the kept one deleted.
+	later, err := s.Put(key, Object{Attrs: map[uint64][]byte{1: []byte("later")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(keep); err != nil {
+		t.Fatal(err)
+	}
+	genBefore, err := s.Generation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Restore(s.Path(), bytes.NewReader(backup), testOptions())
+	if err != nil || n != int64(len(backup)) {
+		t.Fatalf("Restore: %d, %v (backup %d bytes)", n, err, len(backup))
+	}
+	genAfter, err := s.Generation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if genAfter <= genBefore {
+		t.Fatalf("generation %d after restore, was %d: caches of other processes would not reload", genAfter, genBefore)
+	}
+	// The key unlocked before the restore still opens sealed values: same
+	// initialisation.
+	obj, err := s.Get(key, keep)
+	if err != nil || string(obj.Attrs[2]) != "sealed value" {
+		t.Fatalf("restored object: %+v, %v", obj, err)
+	}
+	if _, err := s.Get(key, later); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("object made after the backup: %v, want ErrNotFound", err)
+	}
+	k, err := s.Login(User, userPIN)
+	if err != nil {
+		t.Fatalf("login after restore: %v", err)
+	}
+	k.Wipe()
+	if fi, err := os.Stat(s.Path()); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("restored file mode: %v, %v", fi, err)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(s.Path()), ".*"))
+	if len(leftovers) != 0 {
+		t.Fatalf("temporary files left: %v", leftovers)
+	}
+}
+
+func TestRestoreRejectsBadBackups(t *testing.T) {
+	s, key := initStore(t, testOptions())
+	if _, err := s.Put(key, Object{Attrs: map[uint64][]byte{1: bytes.Repeat([]byte("x"), 5000)}}); err != nil {
+		t.Fatal(err)
+	}
+	good := backupBytes(t, s)
+	scribbled := bytes.Clone(good)
+	for i := 4096 * 2; i < len(scribbled); i += 7 {
+		scribbled[i] ^= 0x5a
+	}
+	// A bbolt file that is not a token file.
+	otherPath := filepath.Join(t.TempDir(), "other.db")
+	rawUpdate(t, otherPath, func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("something"))
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("k"), []byte("v"))
+	})
+	// An empty bbolt file (no token yet).
+	emptyPath := filepath.Join(t.TempDir(), "empty.db")
+	rawUpdate(t, emptyPath, func(tx *bolt.Tx) error { return nil })
+	// A token file whose only object record does not decode.
+	badRecPath := filepath.Join(t.TempDir(), "badrec.db")
+	if err := os.WriteFile(badRecPath, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rawUpdate(t, badRecPath, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketObjects).Put(idKey(1), []byte{9, 9, 9})
+	})
+	tests := []struct {
+		name   string
+		backup []byte
+	}{
+		{"empty", nil},
+		{"truncated", good[:len(good)/2]},
+		{"garbage", bytes.Repeat([]byte("garbage!"), 4096)},
+		{"scribbled pages", scribbled},
+		{"not a token file", readFile(t, otherPath)},
+		{"bbolt file without token", readFile(t, emptyPath)},
+		{"undecodable object", readFile(t, badRecPath)},
+	}
+	before := readFile(t, s.Path())
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Restore(s.Path(), bytes.NewReader(tc.backup), testOptions())
+			wantErr(t, "Restore", err, ErrCorrupt)
+			if !bytes.Equal(readFile(t, s.Path()), before) {
+				t.Fatal("a rejected backup changed the token file")
+			}
+		})
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(s.Path()), ".*"))
+	if len(leftovers) != 0 {
+		t.Fatalf("temporary files left: %v", leftovers)
+	}
+}
+
+// The recovery path: the token file is damaged, the backup replaces it.
+func TestRestoreOverDamagedAndMissingFile(t *testing.T) {
+	s, key := initStore(t, testOptions())
+	id, err := s.Put(key, Object{Attrs: map[uint64][]byte{1: []byte("v")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backup := backupBytes(t, s)
+	for _, damage := range []string{"scribble", "missing"} {
+		t.Run(damage, func(t *testing.T) {
+			if damage == "missing" {
+				if err := os.Remove(s.Path()); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				if err := os.WriteFile(s.Path(), bytes.Repeat([]byte{0xff}, len(backup)), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.Token(); !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("damaged file: %v, want ErrCorrupt", err)
+				}
+			}
+			if _, err := Restore(s.Path(), bytes.NewReader(backup), testOptions()); err != nil {
+				t.Fatalf("Restore: %v", err)
+			}
+			if obj, err := s.Get(key, id); err != nil || string(obj.Attrs[1]) != "v" {
+				t.Fatalf("after restore: %+v, %v", obj, err)
+			}
+		})
+	}
+}
+
+// A writer that opened the old file and was waiting for its lock when the
+// file was replaced must write to the new file, not to the unlinked one.
+func TestWriteDuringRestoreLandsInNewFile(t *testing.T) {
+	s, key := initStore(t, testOptions())
+	backup := backupBytes(t, s)
+	f, err := os.OpenFile(s.Path(), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		id  uint64
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// The write transaction itself (Put's read-only check first would
+		// hide the window): what Put runs after that check.
+		var id uint64
+		err := s.runReplaced(modeWrite, func(tx *bolt.Tx) error {
+			sl, err := openSealer(tx, key)
+			if err != nil {
+				return err
+			}
+			defer sl.wipe()
+			id, err = putTx(tx, sl, Object{Attrs: map[uint64][]byte{1: []byte("during restore")}})
+			return err
+		})
+		done <- result{id, err}
+	}()
+	time.Sleep(200 * time.Millisecond) // the writer is now blocked on the lock of the old file
+	// Replace the file as Restore does, while holding the old file's lock.
+	newPath := s.Path() + ".new"
+	if err := os.WriteFile(newPath, backup, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(newPath, s.Path()); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close() // releases the old file's lock
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("Put during restore: %v", r.err)
+	}
+	if obj, err := s.Get(key, r.id); err != nil || string(obj.Attrs[1]) != "during restore" {
+		t.Fatalf("the write went to the replaced file: %+v, %v", obj, err)
+	}
+}
+
+func TestPutObjectsAllOrNothing(t *testing.T) {
+	s, key := initStore(t, testOptions())
+	ids, err := s.PutObjects(key, []Object{
+		{Attrs: map[uint64][]byte{AttrID: []byte("pair"), 1: []byte("pub")}},
+		{Attrs: map[uint64][]byte{AttrID: []byte("pair"), 2: []byte("priv")}, Sealed: map[uint64]bool{2: true}},
+	})
+	if err != nil || len(ids) != 2 || ids[0] == ids[1] {
+		t.Fatalf("PutObjects: %v, %v", ids, err)
+	}
+	found, _, err := s.FindByCKAID(key, []byte("pair"))
+	if err != nil || len(found) != 2 {
+		t.Fatalf("FindByCKAID: %d objects, %v", len(found), err)
+	}
+	gen, _ := s.Generation()
+	// The second object names an ID that does not exist: nothing is stored.
+	_, err = s.PutObjects(key, []Object{
+		{Attrs: map[uint64][]byte{AttrID: []byte("half"), 1: []byte("pub")}},
+		{ID: 999, Attrs: map[uint64][]byte{2: []byte("x")}},
+	})
+	wantErr(t, "PutObjects with a missing ID", err, ErrNotFound)
+	if found, _, _ := s.FindByCKAID(key, []byte("half")); len(found) != 0 {
+		t.Fatalf("half of a failed PutObjects was stored: %+v", found)
+	}
+	if g, _ := s.Generation(); g != gen {
+		t.Fatalf("generation moved from %d to %d on a failed PutObjects", gen, g)
+	}
+	_, err = s.PutObjects(nil, []Object{{Attrs: map[uint64][]byte{2: []byte("x")}, Sealed: map[uint64]bool{2: true}}})
+	wantErr(t, "PutObjects sealed without key", err, ErrKeyMismatch)
+}
