@@ -1,6 +1,6 @@
 # ModExp Token build.
 #
-#   make build   build/libmodexp-pkcs11.so (PKCS#11 module) and build/modexp-token (CLI)
+#   make build   build/libmodexp-pkcs11.so (PKCS#11 module), build/modexp-token (CLI), build/modexpd (device daemon)
 #   make test    gofmt check, go vet, race tests of the pure-Go packages, the
 #                cgo package tests, the integration tests in test/
 #   make demo    a token in build/demo on the software engine, a key, a
@@ -20,7 +20,7 @@ LIB_LDFLAGS := -extldflags=-Wl,--version-script=$(CURDIR)/cgo/exports.map
 
 # Debian packages: PKCS#11 clients and tools used by the tests and the demo.
 DEB_PACKAGES := gcc make openssl opensc p11-kit gnutls-bin libengine-pkcs11-openssl \
-	softhsm2 libp11-kit-dev p11-kit-modules openssh-client
+	softhsm2 libp11-kit-dev p11-kit-modules openssh-client nginx
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: all build lib cli bench test fmt-check vet test-go test-cgo test-integration deps demo clean

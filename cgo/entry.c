@@ -3,11 +3,11 @@
  *
  * The static function lists (CK_FUNCTION_LIST 2.40 and CK_FUNCTION_LIST_3_0),
  * C_GetFunctionList, C_GetInterfaceList, C_GetInterface, and one wrapper per
- * entry point. A wrapper checks for a forked child (FORK_GUARD) and otherwise
- * calls one Go export from _cgo_export.h. Nothing here knows PKCS#11
- * semantics beyond the interface lists.
+ * entry point. A wrapper checks for a forked child (FORK_GUARD: served by
+ * fork.c without Go) and otherwise calls one Go export from _cgo_export.h.
+ * Nothing here knows PKCS#11 semantics beyond the interface lists.
  */
-#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 
 #include "pkcs11_3.h"
@@ -15,57 +15,43 @@
 
 /* ------------------------------------------------------------------------
  * Fork. Go code must never run in a child forked without exec: it hangs as
- * soon as it needs the scheduler or the GC. The atfork child handler marks
- * the child; every wrapper then answers through forked_child_target (one
- * place to change when the child gets served by an exec'd helper) or, while
- * there is none, with forked_child_fallback.
+ * soon as it needs the scheduler or the GC. fork.c's atfork child handler
+ * marks the child; every wrapper then answers without Go, through the
+ * function list of p11-kit's RPC client, whose server is a freshly exec'd
+ * process that loads this library anew (see fork.c). C_Initialize and
+ * C_Finalize have their own rules there; the 3.0-only functions are not
+ * served in a child (p11-kit-client offers the 2.40 list).
  * ---------------------------------------------------------------------- */
 
-static int modexp_forked_child;  /* set in a forked child */
-static int modexp_initialized;   /* mirrors the Go state, see main.go */
+extern int modexp_forked_child;
+const CK_FUNCTION_LIST *modexp_fork_target(CK_RV *rv);
+CK_RV modexp_fork_initialize(CK_VOID_PTR init_args);
+CK_RV modexp_fork_finalize(CK_VOID_PTR reserved);
+void modexp_fork_sigpipe_block(sigset_t *old);
+void modexp_fork_sigpipe_restore(const sigset_t *old);
 
-static void modexp_on_fork_child(void)
-{
-	__atomic_store_n(&modexp_forked_child, 1, __ATOMIC_SEQ_CST);
-}
+#define FORKED_CHILD() __builtin_expect(__atomic_load_n(&modexp_forked_child, __ATOMIC_RELAXED), 0)
 
-__attribute__((constructor)) static void modexp_register_atfork(void)
-{
-	pthread_atfork(NULL, NULL, modexp_on_fork_child);
-}
+#define FORK_GUARD(name, args)                                              \
+	do {                                                                \
+		if (FORKED_CHILD()) {                                       \
+			CK_RV rv_ = CKR_GENERAL_ERROR;                      \
+			const CK_FUNCTION_LIST *t_ = modexp_fork_target(&rv_); \
+			if (t_ == NULL)                                     \
+				return rv_;                                 \
+			sigset_t old_;                                      \
+			modexp_fork_sigpipe_block(&old_);                   \
+			rv_ = t_->name args;                                \
+			modexp_fork_sigpipe_restore(&old_);                 \
+			return rv_;                                         \
+		}                                                           \
+	} while (0)
 
-/* Called from Go (C_Initialize, C_Finalize) so that a forked child knows
- * whether its parent had initialised the module. */
-void modexp_note_initialized(int initialized)
-{
-	__atomic_store_n(&modexp_initialized, initialized, __ATOMIC_SEQ_CST);
-}
-
-/* The function list that serves a forked child's calls without Go: none
- * yet. */
-static const CK_FUNCTION_LIST_3_0 *forked_child_target(void)
-{
-	return NULL;
-}
-
-/* What a forked child gets when nothing serves it: C_Initialize reports the
- * parent's state (already initialised, as the child inherited it), every
- * other call CKR_GENERAL_ERROR — an unrecoverable state for this process. */
-static CK_RV forked_child_fallback(const char *entry)
-{
-	if (strcmp(entry, "C_Initialize") == 0 &&
-	    __atomic_load_n(&modexp_initialized, __ATOMIC_SEQ_CST))
-		return CKR_CRYPTOKI_ALREADY_INITIALIZED;
-	return CKR_GENERAL_ERROR;
-}
-
-#define FORK_GUARD(name, args)                                                   \
-	do {                                                                     \
-		if (__builtin_expect(__atomic_load_n(&modexp_forked_child,       \
-						     __ATOMIC_RELAXED), 0)) {    \
-			const CK_FUNCTION_LIST_3_0 *t_ = forked_child_target();  \
-			return t_ ? t_->name args : forked_child_fallback(#name); \
-		}                                                                \
+/* FORK_GUARD_3_0: a 3.0-only function in a forked child. */
+#define FORK_GUARD_3_0(name, args)                                          \
+	do {                                                                \
+		if (FORKED_CHILD())                                         \
+			return CKR_FUNCTION_NOT_SUPPORTED;                  \
 	} while (0)
 
 /* ------------------------------------------------------------------------
@@ -74,13 +60,15 @@ static CK_RV forked_child_fallback(const char *entry)
 
 CK_RV C_Initialize(CK_VOID_PTR pInitArgs)
 {
-	FORK_GUARD(C_Initialize, (pInitArgs));
+	if (FORKED_CHILD())
+		return modexp_fork_initialize(pInitArgs);
 	return goInitialize(pInitArgs);
 }
 
 CK_RV C_Finalize(CK_VOID_PTR pReserved)
 {
-	FORK_GUARD(C_Finalize, (pReserved));
+	if (FORKED_CHILD())
+		return modexp_fork_finalize(pReserved);
 	return goFinalize(pReserved);
 }
 
@@ -217,13 +205,13 @@ CK_RV C_Logout(CK_SESSION_HANDLE hSession)
 CK_RV C_LoginUser(CK_SESSION_HANDLE hSession, CK_USER_TYPE userType, CK_UTF8CHAR_PTR pPin,
 		  CK_ULONG ulPinLen, CK_UTF8CHAR_PTR pUsername, CK_ULONG ulUsernameLen)
 {
-	FORK_GUARD(C_LoginUser, (hSession, userType, pPin, ulPinLen, pUsername, ulUsernameLen));
+	FORK_GUARD_3_0(C_LoginUser, (hSession, userType, pPin, ulPinLen, pUsername, ulUsernameLen));
 	return goLoginUser(hSession, userType, pPin, ulPinLen, pUsername, ulUsernameLen);
 }
 
 CK_RV C_SessionCancel(CK_SESSION_HANDLE hSession, CK_FLAGS flags)
 {
-	FORK_GUARD(C_SessionCancel, (hSession, flags));
+	FORK_GUARD_3_0(C_SessionCancel, (hSession, flags));
 	return goSessionCancel(hSession, flags);
 }
 
@@ -572,7 +560,7 @@ CK_RV C_CancelFunction(CK_SESSION_HANDLE hSession)
 #define MODEXP_UNSUPPORTED_3_0(name, params, args) \
 	CK_RV name params                           \
 	{                                           \
-		FORK_GUARD(name, args);             \
+		FORK_GUARD_3_0(name, args);         \
 		return goUnsupported();             \
 	}
 

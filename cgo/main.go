@@ -43,13 +43,17 @@
 // # Fork
 //
 // Go code cannot run in a child forked (without exec) from a process that
-// loaded this module: it hangs on the first scheduler or GC interaction. A
-// pthread_atfork child handler in entry.c marks the child, and every entry
-// point then answers in C without entering Go: C_Initialize says
-// CKR_CRYPTOKI_ALREADY_INITIALIZED when the parent had initialised the
-// module (CKR_GENERAL_ERROR otherwise), every other call CKR_GENERAL_ERROR.
-// The decision is made in one place (forked_child_target in entry.c), where a
-// later change can route the child's calls to an exec'd helper instead.
+// loaded this module: it hangs on the first scheduler or GC interaction.
+// fork.c's pthread_atfork child handler marks the child, and every entry
+// point then answers in C without entering Go, by forwarding to p11-kit's
+// RPC client module (p11-kit-client.so) whose server is a freshly exec'd
+// `p11-kit-remote /abs/path/of/this/library.so`: a whole Go runtime serving
+// the same token, with the environment this library saw when it was loaded.
+// C_Initialize in the child starts that helper (CKR_OK, then
+// CKR_CRYPTOKI_ALREADY_INITIALIZED); a child that inherited an initialised
+// module starts it on its first call. When p11-kit is missing the child gets
+// a clean error at once. The rules, limits and costs are in docs/FORK.md;
+// noteInitialized below tells fork.c whether the parent was initialised.
 //
 // # Must never
 //

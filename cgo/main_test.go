@@ -319,31 +319,66 @@ func TestGenerateRandom(t *testing.T) {
 	}
 }
 
-// TestForkedChildNeverEntersGo forks (from C) and checks that the child's
-// calls answer at once without Go, before and after C_Initialize.
-func TestForkedChildNeverEntersGo(t *testing.T) {
-	check := func(t *testing.T, wantInit ck.Error) {
-		status, rvs := tsForkProbe(10000)
-		if status != 0 {
-			t.Fatalf("fork probe status %d (-1: child hung)", status)
-		}
-		want := []ck.Error{wantInit, ck.CKR_GENERAL_ERROR, ck.CKR_GENERAL_ERROR, ck.CKR_GENERAL_ERROR, ck.CKR_GENERAL_ERROR}
-		what := []string{"C_Initialize", "C_GetInfo", "C_GetSlotList", "C_Sign", "C_Finalize"}
-		for i := range want {
-			if rvs[i] != uint64(want[i]) {
-				t.Errorf("child %s = %v, want %v", what[i], ck.Error(rvs[i]), want[i])
-			}
-		}
+// TestForkedChild forks (from C) and checks the forked child's state
+// machine (fork.c) without ever entering Go in the child: with a fake p11-kit
+// client standing for the exec'd helper, and with a helper that cannot serve
+// (a clean error, never a hang). test/fork runs the real thing.
+func TestForkedChild(t *testing.T) {
+	const (
+		ok       = ck.CKR_OK
+		already  = ck.CKR_CRYPTOKI_ALREADY_INITIALIZED
+		notInit  = ck.CKR_CRYPTOKI_NOT_INITIALIZED
+		general  = ck.CKR_GENERAL_ERROR
+		fakeSign = ck.CKR_DATA_INVALID // what the fake client's C_Sign answers
+	)
+	cases := []struct {
+		name       string
+		parentInit bool
+		fake       bool
+		script     int
+		want       []ck.Error
+		what       []string
+	}{
+		{"no helper, parent not initialised", false, false, 0,
+			[]ck.Error{general, notInit, notInit, notInit, notInit},
+			[]string{"C_Initialize", "C_GetInfo", "C_GetSlotList", "C_Sign", "C_Finalize"}},
+		{"no helper, parent initialised", true, false, 0,
+			[]ck.Error{general, general, general, general, ok},
+			[]string{"C_Initialize", "C_GetInfo", "C_GetSlotList", "C_Sign", "C_Finalize (drops the inherited state)"}},
+		{"inherited: first call starts the client", true, true, 1,
+			[]ck.Error{ok, already, fakeSign, ck.CKR_FUNCTION_NOT_SUPPORTED, ok, notInit, notInit, ok, already, 2},
+			[]string{"C_GetInfo (fake)", "C_Initialize", "C_Sign", "C_LoginUser", "C_Finalize", "C_GetInfo",
+				"C_Finalize", "C_Initialize", "C_Initialize", "fake C_Initialize calls"}},
+		{"not inherited", false, true, 2,
+			[]ck.Error{notInit, notInit, ok, ok},
+			[]string{"C_Finalize", "C_GetInfo", "C_Initialize", "C_GetInfo (fake)"}},
+		{"grandchild starts its own client", false, true, 3,
+			[]ck.Error{ok, ok, 2, already},
+			[]string{"child C_Initialize", "grandchild C_GetInfo (fake)", "grandchild fake C_Initialize calls",
+				"grandchild C_Initialize"}},
 	}
-	t.Run("parent not initialised", func(t *testing.T) { check(t, ck.CKR_GENERAL_ERROR) })
-	t.Run("parent initialised", func(t *testing.T) {
-		initModule(t)
-		check(t, ck.CKR_CRYPTOKI_ALREADY_INITIALIZED)
-		// The parent is unaffected.
-		if rv, _ := tsGetInfo(3); rv != 0 {
-			t.Fatalf("parent C_GetInfo after fork = %v", ck.Error(rv))
-		}
-	})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.parentInit {
+				initModule(t)
+			}
+			status, rvs := tsForkScript(c.script, c.fake, 10000)
+			if status != len(c.want) {
+				t.Fatalf("fork script status %d, want %d values (-1: child hung)", status, len(c.want))
+			}
+			for i := range c.want {
+				if rvs[i] != uint64(c.want[i]) {
+					t.Errorf("child %s = %v, want %v", c.what[i], ck.Error(rvs[i]), c.want[i])
+				}
+			}
+			if c.parentInit {
+				// The parent is unaffected.
+				if rv, _ := tsGetInfo(3); rv != 0 {
+					t.Fatalf("parent C_GetInfo after fork = %v", ck.Error(rv))
+				}
+			}
+		})
+	}
 }
 
 var errToken = errors.New("token failure")

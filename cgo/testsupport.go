@@ -399,11 +399,66 @@ static int ts_bad_args(CK_RV *rv, const char **names)
 	return i;
 }
 
-// ts_fork_probe forks; the child calls entry points and reports their
-// return values through a pipe, without ever entering Go. The parent waits
-// at most timeout_ms. Returns 0 on success, -1 when the child hung (it is
-// killed), -2 on a short report, -3 on a failing fork or pipe.
-static int ts_fork_probe(CK_RV *out, int timeout_ms)
+// The fork layer's client, faked: fork.c is pointed at ts_fake_getlist
+// (modexp_fork_test_set_getlist) instead of p11-kit-client.so, so these
+// tests check its state machine without p11-kit. The fake counts its
+// C_Initialize calls in this process and answers C_GetInfo with a
+// manufacturer of "fake client" and C_Sign with CKR_DATA_INVALID (a value no
+// other path returns).
+void modexp_fork_test_set_getlist(CK_C_GetFunctionList fn);
+void modexp_fork_test_set_module(const char *path);
+
+static int ts_fake_inits;
+static CK_RV ts_fake_Initialize(CK_VOID_PTR a) { (void)a; ts_fake_inits++; return CKR_OK; }
+static CK_RV ts_fake_Finalize(CK_VOID_PTR r) { (void)r; return CKR_OK; }
+static CK_RV ts_fake_GetInfo(CK_INFO_PTR p)
+{
+	memset(p, ' ', sizeof *p);
+	memcpy(p->manufacturerID, "fake client", 11);
+	return CKR_OK;
+}
+static CK_RV ts_fake_Sign(CK_SESSION_HANDLE h, CK_BYTE_PTR d, CK_ULONG dl, CK_BYTE_PTR s, CK_ULONG_PTR sl)
+{
+	(void)h; (void)d; (void)dl; (void)s; (void)sl;
+	return CKR_DATA_INVALID;
+}
+static CK_FUNCTION_LIST ts_fake_list;
+static CK_RV ts_fake_getlist(CK_FUNCTION_LIST_PTR_PTR pp)
+{
+	ts_fake_list.version.major = 2;
+	ts_fake_list.version.minor = 40;
+	ts_fake_list.C_Initialize = ts_fake_Initialize;
+	ts_fake_list.C_Finalize = ts_fake_Finalize;
+	ts_fake_list.C_GetInfo = ts_fake_GetInfo;
+	ts_fake_list.C_Sign = ts_fake_Sign;
+	*pp = &ts_fake_list;
+	return CKR_OK;
+}
+
+// ts_fake_client selects the fake client (1), the real path with a module
+// that cannot be served (0: p11-kit-remote is given a missing file), or the
+// defaults (-1).
+static void ts_fake_client(int on)
+{
+	modexp_fork_test_set_getlist(on == 1 ? ts_fake_getlist : NULL);
+	modexp_fork_test_set_module(on == 0 ? "/nonexistent/libmodexp-pkcs11.so" : NULL);
+}
+
+#define TS_FORK_MAX 16
+
+// ts_fork_script runs one script in a forked child (script 3: in a
+// grandchild too) and reports the return values through a pipe; for
+// C_GetInfo it reports 0 only when the fake client answered. Scripts:
+//   0: C_Initialize, C_GetInfo, C_GetSlotList, C_Sign, C_Finalize
+//   1: C_GetInfo, C_Initialize, C_Sign, C_LoginUser, C_Finalize, C_GetInfo,
+//      C_Finalize, C_Initialize, C_Initialize, fake C_Initialize count
+//   2: C_Finalize, C_GetInfo, C_Initialize, C_GetInfo
+//   3: C_Initialize, then in a grandchild: C_GetInfo, fake C_Initialize
+//      count, C_Initialize
+// The parent waits at most timeout_ms. Returns the number of values, -1
+// when the child hung (it is killed), -2 on a short report or a bad exit,
+// -3 on a failing fork or pipe.
+static int ts_fork_script(int script, CK_RV *out, int timeout_ms)
 {
 	int p[2];
 	if (pipe(p) != 0)
@@ -412,25 +467,73 @@ static int ts_fork_probe(CK_RV *out, int timeout_ms)
 	if (pid < 0)
 		return -3;
 	if (pid == 0) {
-		CK_RV r[5];
+		CK_RV r[TS_FORK_MAX];
+		int n = 0;
 		CK_INFO info;
 		CK_ULONG count = 0;
 		CK_BYTE data[32] = {0}, sig[512];
 		CK_ULONG siglen = sizeof sig;
 		close(p[0]);
-		r[0] = C_Initialize(NULL);
-		r[1] = C_GetInfo(&info);
-		r[2] = C_GetSlotList(CK_FALSE, NULL, &count);
-		r[3] = C_Sign(1, data, sizeof data, sig, &siglen);
-		r[4] = C_Finalize(NULL);
-		if (write(p[1], r, sizeof r) != (ssize_t)sizeof r)
+#define TS_INFO() (C_GetInfo(&info) == CKR_OK ? (memcmp(info.manufacturerID, "fake client", 11) == 0 ? CKR_OK : CKR_FUNCTION_FAILED) : C_GetInfo(&info))
+		switch (script) {
+		case 0:
+			r[n++] = C_Initialize(NULL);
+			r[n++] = C_GetInfo(&info);
+			r[n++] = C_GetSlotList(CK_FALSE, NULL, &count);
+			r[n++] = C_Sign(1, data, sizeof data, sig, &siglen);
+			r[n++] = C_Finalize(NULL);
+			break;
+		case 1:
+			r[n++] = TS_INFO();
+			r[n++] = C_Initialize(NULL);
+			r[n++] = C_Sign(1, data, sizeof data, sig, &siglen);
+			r[n++] = C_LoginUser(1, CKU_USER, NULL, 0, NULL, 0);
+			r[n++] = C_Finalize(NULL);
+			r[n++] = C_GetInfo(&info);
+			r[n++] = C_Finalize(NULL);
+			r[n++] = C_Initialize(NULL);
+			r[n++] = C_Initialize(NULL);
+			r[n++] = (CK_RV)ts_fake_inits;
+			break;
+		case 2:
+			r[n++] = C_Finalize(NULL);
+			r[n++] = C_GetInfo(&info);
+			r[n++] = C_Initialize(NULL);
+			r[n++] = TS_INFO();
+			break;
+		case 3: {
+			r[n++] = C_Initialize(NULL);
+			int q[2];
+			if (pipe(q) != 0)
+				_exit(3);
+			pid_t g = fork();
+			if (g == 0) {
+				CK_RV gr[3];
+				gr[0] = TS_INFO();
+				gr[1] = (CK_RV)ts_fake_inits;
+				gr[2] = C_Initialize(NULL);
+				if (write(q[1], gr, sizeof gr) != (ssize_t)sizeof gr)
+					_exit(2);
+				_exit(0);
+			}
+			close(q[1]);
+			if (read(q[0], r + n, 3 * sizeof(CK_RV)) != 3 * (ssize_t)sizeof(CK_RV))
+				_exit(4);
+			n += 3;
+			waitpid(g, NULL, 0);
+			break;
+		}
+		}
+#undef TS_INFO
+		if (write(p[1], r, n * sizeof(CK_RV)) != (ssize_t)(n * sizeof(CK_RV)))
 			_exit(2);
 		_exit(0);
 	}
 	close(p[1]);
 	struct pollfd pfd = {p[0], POLLIN, 0};
-	int got = 0, want = 5 * (int)sizeof(CK_RV);
-	while (got < want) {
+	int got = 0;
+	int want = TS_FORK_MAX * (int)sizeof(CK_RV);
+	for (;;) {
 		if (poll(&pfd, 1, timeout_ms) <= 0) {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
@@ -445,9 +548,9 @@ static int ts_fork_probe(CK_RV *out, int timeout_ms)
 	close(p[0]);
 	int status = 0;
 	waitpid(pid, &status, 0);
-	if (got != want || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	if (got % (int)sizeof(CK_RV) != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return -2;
-	return 0;
+	return got / (int)sizeof(CK_RV);
 }
 */
 import "C"
@@ -553,12 +656,20 @@ func tsBadArgs() (names []string, rvs []uint64) {
 	return names, rvs
 }
 
-// tsForkProbe runs ts_fork_probe.
-func tsForkProbe(timeoutMS int) (status int, rvs [5]uint64) {
-	var out [5]C.CK_RV
-	status = int(C.ts_fork_probe(&out[0], C.int(timeoutMS)))
-	for i, r := range out {
-		rvs[i] = uint64(r)
+// tsForkScript runs ts_fork_script with the fake client (fake) or with a
+// module that cannot be served; status is the count of values or a negative
+// ts_fork_script error.
+func tsForkScript(script int, fake bool, timeoutMS int) (status int, rvs []uint64) {
+	var out [C.TS_FORK_MAX]C.CK_RV
+	on := 0
+	if fake {
+		on = 1
+	}
+	C.ts_fake_client(C.int(on))
+	defer C.ts_fake_client(-1)
+	status = int(C.ts_fork_script(C.int(script), &out[0], C.int(timeoutMS)))
+	for i := 0; i < status; i++ {
+		rvs = append(rvs, uint64(out[i]))
 	}
 	return status, rvs
 }

@@ -1,0 +1,240 @@
+package fork
+
+import (
+	"bufio"
+	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"encoding/hex"
+	"math/big"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Children and signatures per key and process of TestForkedChildrenSign.
+const (
+	forkChildren = 4
+	forkSigns    = 200
+)
+
+// TestForkedChildrenSign runs forksign.c: the parent initialises the module,
+// logs in and forks 4 children; each re-initialises, logs in and signs 200
+// times per key (child 0 from two threads at once, child 1 also through a
+// grandchild), while the parent signs too. Every signature is then verified
+// here with crypto/rsa or crypto/ecdsa against the public key the parent read
+// from the token.
+func TestForkedChildrenSign(t *testing.T) {
+	tk := newToken(t)
+	bin := buildForksign(t, tk.dir)
+	for _, c := range []struct{ name, label string }{
+		{"RSA-2048", "rsa"},
+		{"P-256", "ec"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.label == "ec" && tk.ecErr != "" {
+				t.Fatalf("P-256: %s; the test of ECDSA in forked children cannot run", tk.ecErr)
+			}
+			out := filepath.Join(tk.dir, "out-"+c.label)
+			if err := os.MkdirAll(out, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			report, err := tk.run([]string{"FORKSIGN_PIN=" + userPIN, "FORKSIGN_TIMEOUT=100"}, 120*time.Second,
+				bin, libPath, out, c.label, strconv.Itoa(forkChildren), strconv.Itoa(forkSigns))
+			if err != nil || !strings.Contains(report, "PASS") {
+				t.Fatalf("forksign: %v\n%s", err, report)
+			}
+			t.Logf("%d children x %d signatures (+ parent, thread, grandchild) in %v", forkChildren, forkSigns,
+				time.Since(start).Round(time.Millisecond))
+			pubs := readPublicKeys(t, filepath.Join(out, "pub"))
+			// Signatures per file: child 0 signs from two threads.
+			want := map[string]int{"parent": forkSigns, "child0": 2 * forkSigns, "grandchild1": forkSigns}
+			for i := 1; i < forkChildren; i++ {
+				want["child"+strconv.Itoa(i)] = forkSigns
+			}
+			for name, n := range want {
+				got := verifyFile(t, filepath.Join(out, name), pubs)
+				if got != n {
+					t.Errorf("%s: %d verified signatures, want %d", name, got, n)
+				}
+			}
+		})
+	}
+}
+
+// readPublicKeys parses forksign's "pub" file.
+func readPublicKeys(t *testing.T, path string) map[string]crypto.PublicKey {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]crypto.PublicKey{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 4 {
+			t.Fatalf("pub line %q", line)
+		}
+		a, errA := hex.DecodeString(f[2])
+		c, errC := hex.DecodeString(f[3])
+		if errA != nil || errC != nil {
+			t.Fatalf("pub line %q: bad hex", line)
+		}
+		switch f[0] {
+		case "rsa":
+			keys[f[1]] = &rsa.PublicKey{N: new(big.Int).SetBytes(a), E: int(new(big.Int).SetBytes(c).Int64())}
+		case "ec":
+			// CKA_EC_PARAMS: the P-256 OID; CKA_EC_POINT: DER OCTET STRING
+			// holding the uncompressed point.
+			if hex.EncodeToString(a) != "06082a8648ce3d030107" {
+				t.Fatalf("%s: CKA_EC_PARAMS %x is not P-256", f[1], a)
+			}
+			if len(c) != 67 || c[0] != 0x04 || c[1] != 65 || c[2] != 0x04 {
+				t.Fatalf("%s: CKA_EC_POINT %x is not a DER OCTET STRING of an uncompressed P-256 point", f[1], c)
+			}
+			keys[f[1]] = &ecdsa.PublicKey{Curve: elliptic.P256(),
+				X: new(big.Int).SetBytes(c[3:35]), Y: new(big.Int).SetBytes(c[35:])}
+		default:
+			t.Fatalf("pub line %q", line)
+		}
+	}
+	return keys
+}
+
+var sigLine = regexp.MustCompile(`^sig (\S+) (RSA_PKCS|RSA_PKCS_PSS|ECDSA) ([0-9a-f]{64}) ([0-9a-f]+)$`)
+
+// verifyFile verifies every signature line of one process's file and
+// returns how many verified (a bad one fails the test).
+func verifyFile(t *testing.T, path string, pubs map[string]crypto.PublicKey) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Errorf("%v (did the process run?)", err)
+		return 0
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 4096), 1<<20)
+	for sc.Scan() {
+		m := sigLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			t.Fatalf("%s: bad line %q", path, sc.Text())
+		}
+		hash, _ := hex.DecodeString(m[3])
+		sig, _ := hex.DecodeString(m[4])
+		var verr error
+		switch pub := pubs[m[1]].(type) {
+		case *rsa.PublicKey:
+			if m[2] == "RSA_PKCS" {
+				verr = rsa.VerifyPKCS1v15(pub, crypto.SHA256, hash, sig)
+			} else {
+				verr = rsa.VerifyPSS(pub, crypto.SHA256, hash, sig, &rsa.PSSOptions{SaltLength: 32})
+			}
+		case *ecdsa.PublicKey:
+			if len(sig) != 64 {
+				t.Fatalf("%s: ECDSA signature of %d bytes, want r||s of 64", path, len(sig))
+			}
+			if !ecdsa.Verify(pub, hash, new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+				verr = errBadSignature
+			}
+		default:
+			t.Fatalf("%s: no public key for %q", path, m[1])
+		}
+		if verr != nil {
+			t.Fatalf("%s: %s signature over %s does not verify: %v", path, m[2], m[3], verr)
+		}
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+type sigError string
+
+func (e sigError) Error() string { return string(e) }
+
+const errBadSignature = sigError("ECDSA verification failed")
+
+// TestForkCost measures, with forksign's bench mode, the cost of a signing
+// call in the parent (the Go module in process) and in a forked child
+// (through p11-kit-client and the exec'd helper); docs/FORK.md quotes a run
+// of the same command with more iterations. The numbers are logged; the
+// test checks that every measured call succeeded in both processes.
+func TestForkCost(t *testing.T) {
+	tk := newToken(t)
+	bin := buildForksign(t, tk.dir)
+	labels := "rsa"
+	if tk.ecErr == "" {
+		labels = "rsa,ec"
+	}
+	report, err := tk.run([]string{"FORKSIGN_PIN=" + userPIN}, 120*time.Second, bin, libPath, tk.dir, labels, "0", "0",
+		"bench", "50")
+	if err != nil {
+		t.Fatalf("forksign bench: %v\n%s", err, report)
+	}
+	var parent, child int
+	for _, line := range strings.Split(report, "\n") {
+		if strings.HasPrefix(line, "bench parent") {
+			parent++
+		}
+		if strings.HasPrefix(line, "bench child") {
+			child++
+		}
+	}
+	// parent: GetSessionInfo + 2 RSA (+ ECDSA); child: the same + Initialize,
+	// session, Finalize.
+	wantParent := 3
+	if tk.ecErr == "" {
+		wantParent = 4
+	}
+	if parent != wantParent || child != wantParent+3 {
+		t.Fatalf("bench lines: %d parent, %d child\n%s", parent, child, report)
+	}
+	t.Logf("\n%s", report)
+	if tk.ecErr != "" {
+		t.Errorf("P-256 not measured: %s", tk.ecErr)
+	}
+}
+
+// TestForkWithoutP11Kit makes p11-kit unreachable in three ways and checks
+// that a forked child gets a clean error at once (no hang, no SIGPIPE death)
+// and that the module log says why; the parent keeps signing.
+func TestForkWithoutP11Kit(t *testing.T) {
+	tk := newToken(t)
+	bin := buildForksign(t, tk.dir)
+	for _, c := range []struct{ name, env, log string }{
+		{"no client module", "MODEXP_TOKEN_P11KIT_CLIENT=" + filepath.Join(tk.dir, "missing", "p11-kit-client.so"),
+			"cannot load p11-kit-client.so"},
+		{"no helper program", "MODEXP_TOKEN_P11KIT_REMOTE=" + filepath.Join(tk.dir, "missing", "p11-kit-remote"),
+			"starting the helper"},
+		{"helper exits at once", "MODEXP_TOKEN_P11KIT_REMOTE=/bin/false", "starting the helper"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			logPath := tk.path("module.log")
+			before, _ := os.ReadFile(logPath)
+			start := time.Now()
+			report, err := tk.run([]string{"FORKSIGN_PIN=" + userPIN, "FORKSIGN_TIMEOUT=20", c.env}, 30*time.Second,
+				bin, libPath, tk.dir, "rsa", "1", "0", "nohelper")
+			if err != nil || !strings.Contains(report, "PASS") {
+				t.Fatalf("forksign nohelper: %v\n%s", err, report)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("the clean error took %v", d)
+			}
+			after, _ := os.ReadFile(logPath)
+			if !bytes.Contains(after[len(before):], []byte(c.log)) {
+				t.Errorf("module log lacks %q:\n%s", c.log, after[len(before):])
+			}
+		})
+	}
+}
