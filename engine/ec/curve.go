@@ -17,13 +17,26 @@ type curve[E limbs] struct {
 	pMinusN E // p − n (plain), for comparing x(R) mod n with r
 
 	tablesOnce sync.Once
-	comb       [][15]affine[E] // comb[i][j-1] = j·16^i·G, for ScalarBaseMult
+	comb       [][16]affine[E] // comb[i][j-1] = j·32^i·G, for ScalarBaseMult
 	gOdd       [32]affine[E]   // (2j+1)·G, for the variable-time wNAF
+
+	varOnce sync.Once
+	gVar    *varComb[E] // wide comb of G for verification (variable time)
 }
 
+// gVarWidth is the window of the generator's verification table: 7 bits,
+// so u1·G is about 37 additions for the 256-bit curves (a table of 300 KiB
+// for them, 1.4 MiB for P-521, built on the first verification by a
+// PublicKey).
+const gVarWidth = 7
+
+// pubVarWidth is the window of a PublicKey's table (about 60 KiB for the
+// 256-bit curves).
+const pubVarWidth = 4
+
 // wnafWidthG and wnafWidthP are the wNAF widths of DoubleScalarMultVarTime
-// for the generator (a precomputed affine table) and for the other point
-// (a projective table made per call).
+// for the generator (a precomputed table) and for the other point (a table
+// made per call).
 const (
 	wnafWidthG = 7
 	wnafWidthP = 5
@@ -56,7 +69,7 @@ func newCurve[E limbs](p, n, b, gx, gy *big.Int, aMinus3 bool) *curve[E] {
 // public points only.
 func (c *curve[E]) precompute() {
 	c.tablesOnce.Do(func() {
-		c.comb = c.buildComb(&c.g)
+		c.comb = c.buildBaseComb()
 		var g, g2 point[E]
 		c.fromAffine(&g, &c.g)
 		c.double(&g2, &g)
@@ -69,27 +82,30 @@ func (c *curve[E]) precompute() {
 	})
 }
 
-// buildComb returns the comb table of the point b: row i holds
-// j·16^i·b for j = 1..15, affine, one row per 4-bit window of a scalar
-// below n. Public points only (variable time).
-func (c *curve[E]) buildComb(b *affine[E]) [][15]affine[E] {
-	windows := (c.fn.bits + 3) / 4
-	table := make([][15]affine[E], windows)
-	pts := make([]point[E], 15*windows)
+// baseWindows is the number of 5-bit signed windows of a scalar < n: one
+// more bit than n has, for the carry of the signed recoding.
+func (c *curve[E]) baseWindows() int { return (c.fn.bits + 5) / 5 }
+
+// buildBaseComb returns the generator's comb table: row i holds
+// j·32^i·G for j = 1..16, affine. Public points only (variable time).
+func (c *curve[E]) buildBaseComb() [][16]affine[E] {
+	windows := c.baseWindows()
+	table := make([][16]affine[E], windows)
+	pts := make([]point[E], 16*windows)
 	var base point[E]
-	c.fromAffine(&base, b)
+	c.fromAffine(&base, &c.g)
 	for w := range windows {
-		row := pts[15*w : 15*w+15]
+		row := pts[16*w : 16*w+16]
 		row[0] = base
-		for j := 1; j < 15; j++ {
+		for j := 1; j < 16; j++ {
 			c.add(&row[j], &row[j-1], &base)
 		}
-		c.double(&base, &row[7]) // 2·(8·base) = 16·base
+		c.double(&base, &row[15]) // 2·(16·base) = 32·base
 	}
 	flat := make([]affine[E], len(pts))
 	c.batchToAffine(flat, pts)
 	for w := range table {
-		copy(table[w][:], flat[15*w:15*w+15])
+		copy(table[w][:], flat[16*w:16*w+16])
 	}
 	return table
 }
@@ -123,25 +139,51 @@ func nibble[E limbs](k *E, i int) uint64 {
 	return ((*k)[i/16] >> (4 * uint(i%16))) & 15
 }
 
-// baseMult sets r = k·G for a plain scalar k < n, in constant time: one
-// mixed addition per 4-bit window of k from the comb table, each lookup
-// reading all 15 entries of the window's row.
+// baseMult sets r = k·G for a plain scalar k < n, in constant time: k is
+// recoded into signed 5-bit digits in [−16, 16] (Booth), and each digit
+// adds ±row[|d|] of the comb table with one mixed addition, no doubling.
+// Each lookup reads all 16 entries of the window's row; the negation and
+// the skipping of a zero digit are masked selections.
 func (c *curve[E]) baseMult(r *point[E], k *E) {
 	c.precompute()
 	c.setIdentity(r)
 	var t affine[E]
+	var ny E
 	var s point[E]
 	for w := range c.comb {
-		d := nibble(k, w)
-		row := &c.comb[w]
-		t = affine[E]{}
-		for j := range row {
-			selectAffine(&t, &row[j], ctEq(uint64(j+1), d))
-		}
+		d, neg := boothDigit(k, w)
+		lookupAffine(&t, &c.comb[w], d)
+		c.fp.neg(&ny, &t.y)
+		sel(&t.y, &ny, &t.y, neg)
 		c.addAffine(&s, r, &t)
 		// A zero digit adds nothing (t is then not a point; s is dropped).
 		selectPoint(r, &s, r, 1^ctEq(d, 0))
 	}
+}
+
+// boothDigit returns the w-th signed 5-bit digit of k as a magnitude in
+// [0, 16] and a sign (1 for negative), without branching on k: the window
+// is bits 5w−1 .. 5w+4 of k (bit −1 and bits past the end are 0).
+func boothDigit[E limbs](k *E, w int) (d, neg uint64) {
+	var in uint64
+	if w == 0 {
+		in = ((*k)[0] << 1) & 63
+	} else {
+		pos := 5*w - 1
+		li, sh := pos/64, uint(pos%64)
+		if li < len(*k) {
+			in = (*k)[li] >> sh
+			if sh > 58 && li+1 < len(*k) {
+				in |= (*k)[li+1] << (64 - sh)
+			}
+		}
+		in &= 63
+	}
+	s := -(in >> 5) // all ones when the top bit is set: a negative digit
+	v := (64 - in - 1) & s
+	v |= in &^ s
+	d = (v >> 1) + (v & 1)
+	return d, s & 1
 }
 
 // scalarMult sets r = k·p for a plain scalar k < n, in constant time: a
@@ -168,10 +210,7 @@ func (c *curve[E]) scalarMult(r *point[E], p *affine[E], k *E) {
 			c.double(r, r)
 			c.double(r, r)
 		}
-		d := nibble(k, w)
-		for j := range table {
-			selectPoint(&t, &table[j], &t, ctEq(uint64(j), d))
-		}
+		lookupPoint(&t, &table, nibble(k, w))
 		c.add(r, r, &t)
 	}
 }
@@ -227,38 +266,37 @@ func wnaf[E limbs](out *[64*9 + 2]int8, k *E, w uint) int {
 }
 
 // doubleMultVarTime sets r = u1·G + u2·p with interleaved wNAFs (Shamir's
-// trick). Variable time: for public scalars only (verification).
+// trick) in Jacobian coordinates. Variable time: for public scalars only
+// (verification).
 func (c *curve[E]) doubleMultVarTime(r *point[E], u1, u2 *E, p *affine[E]) {
 	c.precompute()
-	var table [1 << (wnafWidthP - 2)]point[E] // p, 3p, 5p, ...
+	var proj [1 << (wnafWidthP - 2)]point[E] // p, 3p, 5p, ...
 	var p2 point[E]
-	c.fromAffine(&table[0], p)
-	c.double(&p2, &table[0])
-	for j := 1; j < len(table); j++ {
-		c.add(&table[j], &table[j-1], &p2)
+	c.fromAffine(&proj[0], p)
+	c.double(&p2, &proj[0])
+	for j := 1; j < len(proj); j++ {
+		c.add(&proj[j], &proj[j-1], &p2)
 	}
+	var table [len(proj)]affine[E]
+	c.batchToAffine(table[:], proj[:]) // odd multiples of a point of prime order are never the identity
 	var naf1, naf2 [64*9 + 2]int8
 	n1 := wnaf(&naf1, u1, wnafWidthG)
 	n2 := wnaf(&naf2, u2, wnafWidthP)
-	c.setIdentity(r)
-	var ta affine[E]
-	var tp point[E]
+	acc := jacobian[E]{inf: true}
 	for i := max(n1, n2) - 1; i >= 0; i-- {
-		c.double(r, r)
+		c.jDouble(&acc)
 		if d := naf1[i]; d > 0 {
-			c.addAffine(r, r, &c.gOdd[d/2])
+			c.jAddAffine(&acc, &c.gOdd[d/2])
 		} else if d < 0 {
-			ta.x = c.gOdd[-d/2].x
-			c.fp.neg(&ta.y, &c.gOdd[-d/2].y)
-			c.addAffine(r, r, &ta)
+			c.jSubAffine(&acc, &c.gOdd[-d/2])
 		}
 		if d := naf2[i]; d > 0 {
-			c.add(r, r, &table[d/2])
+			c.jAddAffine(&acc, &table[d/2])
 		} else if d < 0 {
-			c.negate(&tp, &table[-d/2])
-			c.add(r, r, &tp)
+			c.jSubAffine(&acc, &table[-d/2])
 		}
 	}
+	c.toProjective(r, &acc)
 }
 
 // decodePoint parses affine coordinates (big-endian, exactly the field's
@@ -456,13 +494,85 @@ func (c *curve[E]) ecdsaSignature(dst, k, d, hash, rx []byte) error {
 	return nil
 }
 
-// combAddVarTime adds k·b to r, b given by its comb table. Variable time.
-func (c *curve[E]) combAddVarTime(r *point[E], table [][15]affine[E], k *E) {
-	for w := range table {
-		if d := nibble(k, w); d != 0 {
-			c.addAffine(r, r, &table[w][d-1])
+// lookupAffine sets t = row[d−1] (t = 0 when d = 0), reading every entry
+// of the row: constant time in d.
+func lookupAffine[E limbs](t *affine[E], row *[16]affine[E], d uint64) {
+	*t = affine[E]{}
+	n := len(t.x)
+	for j := range row {
+		mask := -ctEq(uint64(j+1), d)
+		for i := range n {
+			t.x[i] |= row[j].x[i] & mask
+			t.y[i] |= row[j].y[i] & mask
 		}
 	}
+}
+
+// lookupPoint sets t = table[d], reading every entry: constant time in d.
+func lookupPoint[E limbs](t *point[E], table *[16]point[E], d uint64) {
+	*t = point[E]{}
+	n := len(t.x)
+	for j := range table {
+		mask := -ctEq(uint64(j), d)
+		for i := range n {
+			t.x[i] |= table[j].x[i] & mask
+			t.y[i] |= table[j].y[i] & mask
+			t.z[i] |= table[j].z[i] & mask
+		}
+	}
+}
+
+// varComb is a comb table for variable-time use: row i holds
+// j·2^(w·i)·b for j = 1..2^w − 1, affine, rows back to back.
+type varComb[E limbs] struct {
+	w   uint
+	pts []affine[E]
+}
+
+// buildVarComb makes the w-bit comb table of the point b (public data).
+func (c *curve[E]) buildVarComb(b *affine[E], w uint) *varComb[E] {
+	windows := (c.fn.bits + int(w) - 1) / int(w)
+	per := 1<<w - 1
+	pts := make([]point[E], per*windows)
+	var base point[E]
+	c.fromAffine(&base, b)
+	for i := range windows {
+		row := pts[per*i : per*(i+1)]
+		row[0] = base
+		for j := 1; j < per; j++ {
+			c.add(&row[j], &row[j-1], &base)
+		}
+		c.double(&base, &row[1<<(w-1)-1]) // 2·2^(w−1)·base
+	}
+	flat := make([]affine[E], len(pts))
+	c.batchToAffine(flat, pts)
+	return &varComb[E]{w: w, pts: flat}
+}
+
+// digit returns bits pos..pos+w−1 of the plain integer k.
+func digit[E limbs](k *E, pos int, w uint) uint64 {
+	li, sh := pos/64, uint(pos%64)
+	v := (*k)[li] >> sh
+	if sh+w > 64 && li+1 < len(*k) {
+		v |= (*k)[li+1] << (64 - sh)
+	}
+	return v & (1<<w - 1)
+}
+
+// add adds k·b to r. Variable time.
+func (t *varComb[E]) add(c *curve[E], r *jacobian[E], k *E) {
+	per := 1<<t.w - 1
+	for i := range len(t.pts) / per {
+		if d := digit(k, i*int(t.w), t.w); d != 0 {
+			c.jAddAffine(r, &t.pts[i*per+int(d)-1])
+		}
+	}
+}
+
+// generatorVarComb returns G's verification table, built on first use.
+func (c *curve[E]) generatorVarComb() *varComb[E] {
+	c.varOnce.Do(func() { c.gVar = c.buildVarComb(&c.g, gVarWidth) })
+	return c.gVar
 }
 
 // ecdsaVerify checks r‖s on the hash under the public point (px, py).
@@ -478,7 +588,7 @@ func (c *curve[E]) ecdsaVerify(px, py, hash, rs []byte) error {
 // verifyPoint checks r‖s on the hash under the public point q, using q's
 // comb table when it has one (then both products are table sums and no
 // doubling is needed) and interleaved wNAFs otherwise.
-func (c *curve[E]) verifyPoint(q *affine[E], qComb [][15]affine[E], hash, rs []byte) error {
+func (c *curve[E]) verifyPoint(q *affine[E], qComb *varComb[E], hash, rs []byte) error {
 	fn := &c.fn
 	if len(rs) != 2*fn.size {
 		return fmt.Errorf("%w: %d bytes, want %d", ErrInvalidSignature, len(rs), 2*fn.size)
@@ -498,10 +608,10 @@ func (c *curve[E]) verifyPoint(q *affine[E], qComb [][15]affine[E], hash, rs []b
 	fn.mul(&u2, &r, &w) // r·s⁻¹, plain
 	var p point[E]
 	if qComb != nil {
-		c.precompute()
-		c.setIdentity(&p)
-		c.combAddVarTime(&p, c.comb, &u1)
-		c.combAddVarTime(&p, qComb, &u2)
+		acc := jacobian[E]{inf: true}
+		c.generatorVarComb().add(c, &acc, &u1)
+		qComb.add(c, &acc, &u2)
+		c.toProjective(&p, &acc)
 	} else {
 		c.doubleMultVarTime(&p, &u1, &u2, q)
 	}
@@ -543,7 +653,7 @@ type pubKey[E limbs] struct {
 	c    *curve[E]
 	q    affine[E]
 	once sync.Once
-	comb [][15]affine[E]
+	comb *varComb[E]
 }
 
 func (c *curve[E]) newPublicKey(px, py []byte) (verifier, error) {
@@ -555,7 +665,10 @@ func (c *curve[E]) newPublicKey(px, py []byte) (verifier, error) {
 }
 
 func (k *pubKey[E]) precompute() {
-	k.once.Do(func() { k.comb = k.c.buildComb(&k.q) })
+	k.once.Do(func() {
+		k.comb = k.c.buildVarComb(&k.q, pubVarWidth)
+		k.c.generatorVarComb()
+	})
 }
 
 func (k *pubKey[E]) verify(hash, rs []byte, fast bool) error {

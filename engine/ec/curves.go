@@ -54,6 +54,7 @@ type Curve struct {
 	size    int // field byte length
 	nsize   int // order byte length
 	nbits   int
+	order   []byte // n, big-endian, nsize bytes
 }
 
 // Params are a curve's domain parameters (y² = x³ + a·x + b over GF(P),
@@ -135,6 +136,7 @@ func all() []*Curve {
 			p := Params{P: hexInt(d.p), N: hexInt(d.n), B: hexInt(d.b), Gx: hexInt(d.gx), Gy: hexInt(d.gy), A: d.a}
 			c := &Curve{name: d.name, aliases: d.aliases, oid: d.oid, params: p,
 				size: (p.P.BitLen() + 7) / 8, nsize: (p.N.BitLen() + 7) / 8, nbits: p.N.BitLen()}
+			c.order = p.N.FillBytes(make([]byte, c.nsize))
 			switch d.limbs {
 			case 4:
 				c.impl = newCurve[[4]uint64](p.P, p.N, p.B, p.Gx, p.Gy, d.a == -3)
@@ -208,7 +210,10 @@ func (c *Curve) OrderByteLen() int { return c.nsize }
 func (c *Curve) OrderBits() int { return c.nbits }
 
 // Order returns n, big-endian, OrderByteLen bytes.
-func (c *Curve) Order() []byte { return c.params.N.FillBytes(make([]byte, c.nsize)) }
+func (c *Curve) Order() []byte { return c.AppendOrder(nil) }
+
+// AppendOrder appends n (OrderByteLen bytes, big-endian) to dst.
+func (c *Curve) AppendOrder(dst []byte) []byte { return append(dst, c.order...) }
 
 // Params returns a copy of the curve's domain parameters.
 func (c *Curve) Params() Params {
@@ -222,9 +227,10 @@ func (c *Curve) Params() Params {
 func (c *Curve) Precompute() { c.impl.precompute() }
 
 // ScalarBaseMult returns k·G as affine coordinates (ByteLen bytes each).
-// k is secret, big-endian, 1 to 2·8·⌈limbs⌉ bytes (up to 64 for the 256-bit
-// curves), reduced mod n; the time taken depends only on its length. A k
-// that is a multiple of n is ErrInvalidScalar.
+// k is secret, big-endian, reduced mod n, of 1 to twice the limb bytes
+// (64 for the 256-bit curves, 96 for P-384, 144 for P-521); the time taken
+// depends only on its length. A k that is a multiple of n is
+// ErrInvalidScalar.
 func (c *Curve) ScalarBaseMult(k []byte) (x, y []byte, err error) {
 	return c.impl.scalarBaseMult(k)
 }
@@ -270,10 +276,11 @@ func (c *Curve) ECDSAVerifyVarTime(px, py, hash, rs []byte) error {
 }
 
 // PublicKey is a validated public point prepared for verifying many
-// signatures: after Precompute (or the first fast verification) it keeps a
-// comb table of the point (public data, about 60 KiB for the 256-bit
-// curves, 280 KiB for P-521), with which a verification needs no point
-// doubling. Safe for concurrent use.
+// signatures: after Precompute (or the first verification) it keeps a comb
+// table of the point (public data, about 60 KiB for the 256-bit curves,
+// 280 KiB for P-521) and the curve keeps a wider one of G (300 KiB for the
+// 256-bit curves, 1.4 MiB for P-521, once per process), with which a
+// verification needs no point doubling. Safe for concurrent use.
 type PublicKey struct {
 	curve *Curve
 	x, y  []byte

@@ -51,6 +51,12 @@ func TestParams(t *testing.T) {
 			if got := p.refMult(p.N, p.refG()); got.x != nil {
 				t.Error("n·G is not the identity (reference)")
 			}
+			// The two references agree.
+			k := randInt(testRand(t), p.N)
+			a, b := p.refMult(k, p.refG()), p.refMultAffine(k, p.refG())
+			if a.x.Cmp(b.x) != 0 || a.y.Cmp(b.y) != 0 || !p.refOnCurve(a) {
+				t.Error("Jacobian and affine references disagree")
+			}
 			want, err := asn1.Marshal(oids[c.Name()])
 			if err != nil {
 				t.Fatal(err)
@@ -107,6 +113,12 @@ func checkModulus[E limbs](t *testing.T, f *modulus[E], r *rand.Rand) {
 		want.Mul(want, Rinv).Mod(want, m)
 		if got := limbsToBig(&z); got.Cmp(want) != 0 {
 			t.Fatalf("mul(%x, %x) = %x, want %x", xv, yv, got, want)
+		}
+		f.sqr(&z, &x)
+		want = new(big.Int).Mul(xv, xv)
+		want.Mul(want, Rinv).Mod(want, m)
+		if got := limbsToBig(&z); got.Cmp(want) != 0 {
+			t.Fatalf("sqr(%x) = %x, want %x", xv, got, want)
 		}
 		f.add(&z, &x, &y)
 		if got, want := limbsToBig(&z), new(big.Int).Mod(new(big.Int).Add(xv, yv), m); got.Cmp(want) != 0 {
@@ -166,22 +178,26 @@ func TestFieldArithmetic(t *testing.T) {
 	}
 }
 
-// testScalars are scalars with edge values plus random ones.
+// testScalars are scalars with edge values plus random ones. Under the
+// race detector (which slows the math/big reference tenfold) only 1, n−1,
+// one random scalar and the unreduced ones are used.
 func testScalars(c *Curve, r *rand.Rand, random int) [][]byte {
 	n := c.Params().N
 	one := big.NewInt(1)
-	vals := []*big.Int{one, big.NewInt(2), big.NewInt(15), big.NewInt(16), big.NewInt(17),
-		new(big.Int).Sub(n, one), new(big.Int).Sub(n, big.NewInt(2)), new(big.Int).Rsh(n, 1)}
+	edges := []*big.Int{one, new(big.Int).Sub(n, one), big.NewInt(2), big.NewInt(15), big.NewInt(16),
+		big.NewInt(17), new(big.Int).Sub(n, big.NewInt(2)), new(big.Int).Rsh(n, 1)}
+	if raceBuild {
+		edges, random = edges[:2], min(random, 1)
+	}
 	var out [][]byte
-	for _, v := range vals {
+	for _, v := range edges {
 		out = append(out, v.FillBytes(make([]byte, c.OrderByteLen())))
 	}
 	for range random {
 		out = append(out, randInt(r, n).FillBytes(make([]byte, c.OrderByteLen())))
 	}
 	// Unreduced: n + 1, and a long all-ones scalar.
-	out = append(out, new(big.Int).Add(n, one).Bytes(), bytes.Repeat([]byte{0xff}, 2*c.OrderByteLen()))
-	return out
+	return append(out, new(big.Int).Add(n, one).Bytes(), bytes.Repeat([]byte{0xff}, 2*c.OrderByteLen()))
 }
 
 func TestScalarBaseMult(t *testing.T) {
@@ -408,5 +424,56 @@ func TestECDSASignature(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPublicKey checks that the table path of PublicKey agrees with the
+// wNAF path and the reference, for valid and altered signatures.
+func TestPublicKey(t *testing.T) {
+	for _, c := range Curves() {
+		t.Run(c.Name(), func(t *testing.T) {
+			p := c.Params()
+			r := testRand(t)
+			olen := c.OrderByteLen()
+			d := new(big.Int).Add(randInt(r, new(big.Int).Sub(p.N, big.NewInt(1))), big.NewInt(1))
+			q := p.refMult(d, p.refG())
+			pk, err := c.NewPublicKey(c.pad(q.x), c.pad(q.y))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x, y := pk.Coordinates(); !bytes.Equal(x, c.pad(q.x)) || !bytes.Equal(y, c.pad(q.y)) || pk.Curve() != c {
+				t.Fatal("Coordinates/Curve disagree")
+			}
+			pk.Precompute()
+			for i := range 4 {
+				k := new(big.Int).Add(randInt(r, new(big.Int).Sub(p.N, big.NewInt(1))), big.NewInt(1))
+				R := p.refMult(k, p.refG())
+				hash := []byte{byte(i), 1, 2, 3}
+				rs := make([]byte, 2*olen)
+				if err := c.ECDSASignature(rs, k.FillBytes(make([]byte, olen)), d.FillBytes(make([]byte, olen)), hash, c.pad(R.x)); err != nil {
+					t.Fatal(err)
+				}
+				if i%2 == 1 {
+					rs[olen+i] ^= 4
+				}
+				want := p.refVerify(q, hash, new(big.Int).SetBytes(rs[:olen]), new(big.Int).SetBytes(rs[olen:]))
+				if err := pk.ECDSAVerifyVarTime(hash, rs); (err == nil) != want {
+					t.Errorf("table path: %v, reference %v", err, want)
+				}
+				if err := pk.ecdsaVerifyNoTable(hash, rs); (err == nil) != want {
+					t.Errorf("wNAF path: %v, reference %v", err, want)
+				}
+			}
+			bad := c.pad(new(big.Int).Add(q.y, big.NewInt(1)))
+			if _, err := c.NewPublicKey(c.pad(q.x), bad); !errors.Is(err, ErrInvalidPoint) {
+				t.Errorf("off-curve key: %v", err)
+			}
+		})
+	}
+}
+
+func TestSelfTest(t *testing.T) {
+	if err := SelfTest(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -29,6 +29,7 @@ type modulus[E limbs] struct {
 	mm2   E      // m − 2: the exponent of Fermat inversion
 	bits  int    // bit length of m
 	size  int    // byte length of m
+	p256  bool   // m is the P-256 prime: use montMulP256
 }
 
 // newModulus derives the Montgomery constants of m (public precomputation,
@@ -48,6 +49,8 @@ func newModulus[E limbs](m *big.Int) *modulus[E] {
 		inv *= 2 - f.m[0]*inv
 	}
 	f.m0inv = -inv
+	p256, _ := new(big.Int).SetString("ffffffff00000001000000000000000000000000ffffffffffffffffffffffff", 16)
+	f.p256 = m.Cmp(p256) == 0
 	return f
 }
 
@@ -73,7 +76,12 @@ func ctEq(a, b uint64) uint64 {
 }
 
 // add sets z = x + y mod m.
+//
+//go:norace
 func (f *modulus[E]) add(z, x, y *E) {
+	if traceOps {
+		traceOp(1)
+	}
 	switch zz := any(z).(type) {
 	case *[4]uint64:
 		modAdd4(zz, any(x).(*[4]uint64), any(y).(*[4]uint64), any(&f.m).(*[4]uint64))
@@ -99,7 +107,12 @@ func (f *modulus[E]) add(z, x, y *E) {
 }
 
 // sub sets z = x − y mod m.
+//
+//go:norace
 func (f *modulus[E]) sub(z, x, y *E) {
+	if traceOps {
+		traceOp(2)
+	}
 	switch zz := any(z).(type) {
 	case *[4]uint64:
 		modSub4(zz, any(x).(*[4]uint64), any(y).(*[4]uint64), any(&f.m).(*[4]uint64))
@@ -128,9 +141,18 @@ func (f *modulus[E]) neg(z, x *E) {
 // mul sets z = x·y·R⁻¹ mod m (Montgomery product, CIOS). It needs
 // x·y < m·R, which holds when one operand is < m and the other < R.
 // The products are unrolled per limb count (mul_generated.go).
+//
+//go:norace
 func (f *modulus[E]) mul(z, x, y *E) {
+	if traceOps {
+		traceOp(3)
+	}
 	switch zz := any(z).(type) {
 	case *[4]uint64:
+		if f.p256 { // which modulus is public
+			montMulP256(zz, any(x).(*[4]uint64), any(y).(*[4]uint64))
+			return
+		}
 		montMul4(zz, any(x).(*[4]uint64), any(y).(*[4]uint64), any(&f.m).(*[4]uint64), f.m0inv)
 	case *[6]uint64:
 		montMul6(zz, any(x).(*[6]uint64), any(y).(*[6]uint64), any(&f.m).(*[6]uint64), f.m0inv)
@@ -140,6 +162,8 @@ func (f *modulus[E]) mul(z, x, y *E) {
 }
 
 // mulLoop is mul as loops, for any limb count.
+//
+//go:norace
 func (f *modulus[E]) mulLoop(z, x, y *E) {
 	var e0 E
 	n := len(e0)
@@ -188,8 +212,23 @@ func (f *modulus[E]) mulLoop(z, x, y *E) {
 	}
 }
 
-// sqr sets z = x²·R⁻¹ mod m.
-func (f *modulus[E]) sqr(z, x *E) { f.mul(z, x, x) }
+// sqr sets z = x²·R⁻¹ mod m, for x < m.
+//
+//go:norace
+func (f *modulus[E]) sqr(z, x *E) {
+	if zz, ok := any(z).(*[4]uint64); ok {
+		if traceOps {
+			traceOp(5)
+		}
+		if f.p256 {
+			montSqrP256(zz, any(x).(*[4]uint64))
+		} else {
+			montSqr4(zz, any(x).(*[4]uint64), any(&f.m).(*[4]uint64), f.m0inv)
+		}
+		return
+	}
+	f.mul(z, x, x)
+}
 
 // toMont sets z = x·R mod m, for any x < R.
 func (f *modulus[E]) toMont(z, x *E) { f.mul(z, x, &f.rr) }
@@ -250,7 +289,12 @@ func equal[E limbs](x, y *E) uint64 {
 }
 
 // sel sets z = x if cond == 1 and z = y if cond == 0.
+//
+//go:norace
 func sel[E limbs](z, x, y *E, cond uint64) {
+	if traceOps {
+		traceOp(4)
+	}
 	mask := -cond
 	for i := range len(*z) {
 		(*z)[i] = (*x)[i]&mask | (*y)[i]&^mask

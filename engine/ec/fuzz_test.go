@@ -22,6 +22,12 @@ func fuzzModulus[E limbs](t *testing.T, f *modulus[E], a, b []byte) {
 	if got := limbsToBig(&z); got.Cmp(want) != 0 {
 		t.Fatalf("mul(%x, %x) mod %x = %x, want %x", av, bv, m, got, want)
 	}
+	f.sqr(&z, &x)
+	want = new(big.Int).Mul(av, av)
+	want.Mul(want, new(big.Int).ModInverse(R, m)).Mod(want, m)
+	if got := limbsToBig(&z); got.Cmp(want) != 0 {
+		t.Fatalf("sqr(%x) mod %x = %x, want %x", av, m, got, want)
+	}
 	f.add(&z, &x, &y)
 	if got, want := limbsToBig(&z), new(big.Int).Mod(new(big.Int).Add(av, bv), m); got.Cmp(want) != 0 {
 		t.Fatalf("add(%x, %x) = %x, want %x", av, bv, got, want)

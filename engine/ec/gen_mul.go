@@ -1,8 +1,8 @@
 //go:build ignore
 
 // gen_mul writes mul_generated.go: fully unrolled Montgomery products
-// (CIOS), modular additions and subtractions for four and six limbs.
-// Run with go generate.
+// (CIOS), modular additions and subtractions for four and six limbs, and
+// the P-256 and four-limb squarings. Run with go generate.
 package main
 
 import (
@@ -20,6 +20,9 @@ func main() {
 		gen(&b, n)
 		genAddSub(&b, n)
 	}
+	genP256(&b)
+	genSqr4(&b, false)
+	genSqr4(&b, true)
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		log.Fatal(err)
@@ -32,7 +35,7 @@ func main() {
 func gen(b *bytes.Buffer, n int) {
 	p := func(f string, a ...any) { fmt.Fprintf(b, f, a...) }
 	p("\n// montMul%d sets z = x·y·2^-%d mod m (CIOS, unrolled), for x·y < m·2^%d.\n", n, 64*n, 64*n)
-	p("// It runs in constant time.\n")
+	p("// It runs in constant time.\n//\n//go:norace\n")
 	p("func montMul%d(z, x, y, m *[%d]uint64, m0inv uint64) {\n", n, n)
 	for j := 0; j < n; j++ {
 		p("x%d := x[%d]\n", j, j)
@@ -73,6 +76,7 @@ func gen(b *bytes.Buffer, n int) {
 func genAddSub(b *bytes.Buffer, n int) {
 	p := func(f string, a ...any) { fmt.Fprintf(b, f, a...) }
 	p("\n// modAdd%d sets z = x + y mod m for x, y < m, in constant time.\n", n)
+	p("//\n//go:norace\n")
 	p("func modAdd%d(z, x, y, m *[%d]uint64) {\nvar c, b uint64\n", n, n)
 	for j := 0; j < n; j++ {
 		p("s%d, c := bits.Add64(x[%d], y[%d], c)\n", j, j, j)
@@ -86,6 +90,7 @@ func genAddSub(b *bytes.Buffer, n int) {
 	}
 	p("}\n")
 	p("\n// modSub%d sets z = x − y mod m for x, y < m, in constant time.\n", n)
+	p("//\n//go:norace\n")
 	p("func modSub%d(z, x, y, m *[%d]uint64) {\nvar b, c uint64\n", n, n)
 	for j := 0; j < n; j++ {
 		p("d%d, b := bits.Sub64(x[%d], y[%d], b)\n", j, j, j)
@@ -95,4 +100,104 @@ func genAddSub(b *bytes.Buffer, n int) {
 		p("z[%d], c = bits.Add64(d%d, m[%d]&mask, c)\n", j, j, j)
 	}
 	p("}\n")
+}
+
+// genP256 writes montMulP256: montMul4 for p = 2^256 − 2^224 + 2^192 +
+// 2^96 − 1, where −p⁻¹ mod 2^64 = 1 (so q = t0), p's word 0 is 2^64 − 1
+// (t0 + q·p0 = q·2^64: the carry is q, no product needed) and word 2 is 0.
+func genP256(b *bytes.Buffer) {
+	p := func(f string, a ...any) { fmt.Fprintf(b, f, a...) }
+	const n = 4
+	p("\n// montMulP256 is montMul4 specialised for the P-256 field prime.\n")
+	p("//\n//go:norace\n")
+	p("func montMulP256(z, x, y *[4]uint64) {\n")
+	p("const p1, p3 = 0x00000000ffffffff, 0xffffffff00000001\n")
+	for j := 0; j < n; j++ {
+		p("x%d := x[%d]\n", j, j)
+	}
+	p("var hi, lo, c, cc, q uint64\n")
+	for j := 0; j <= n+1; j++ {
+		p("var t%d uint64\n", j)
+	}
+	for i := 0; i < n; i++ {
+		p("// word %d of y\n", i)
+		p("c = 0\n")
+		for j := 0; j < n; j++ {
+			p("hi, lo = bits.Mul64(x%d, y[%d])\n", j, i)
+			p("lo, cc = bits.Add64(lo, t%d, 0)\nhi += cc\n", j)
+			p("t%d, cc = bits.Add64(lo, c, 0)\nc = hi + cc\n", j)
+		}
+		p("t%d, cc = bits.Add64(t%d, c, 0)\nt%d = cc\n", n, n, n+1)
+		p("q = t0\nc = q // t0 + q·(2^64−1) = q·2^64\n")
+		p("hi, lo = bits.Mul64(q, p1)\nlo, cc = bits.Add64(lo, t1, 0)\nhi += cc\nt0, cc = bits.Add64(lo, c, 0)\nc = hi + cc\n")
+		p("t1, cc = bits.Add64(t2, c, 0) // p2 = 0\nc = cc\n")
+		p("hi, lo = bits.Mul64(q, p3)\nlo, cc = bits.Add64(lo, t3, 0)\nhi += cc\nt2, cc = bits.Add64(lo, c, 0)\nc = hi + cc\n")
+		p("t3, cc = bits.Add64(t4, c, 0)\nt4 = t5 + cc\n")
+	}
+	p("var b uint64\n")
+	p("d0, b := bits.Sub64(t0, 0xffffffffffffffff, b)\n")
+	p("d1, b := bits.Sub64(t1, p1, b)\n")
+	p("d2, b := bits.Sub64(t2, 0, b)\n")
+	p("d3, b := bits.Sub64(t3, p3, b)\n")
+	p("_, b = bits.Sub64(t4, 0, b)\nmask := -b\n")
+	for j := 0; j < n; j++ {
+		p("z[%d] = t%d&mask | d%d&^mask\n", j, j, j)
+	}
+	p("}\n")
+}
+
+// genSqr4 writes montSqr4 (any odd 4-limb modulus) or montSqrP256: the
+// square as a full 512-bit product (the six cross products once, doubled,
+// plus the four squares), then a word-by-word Montgomery reduction.
+func genSqr4(b *bytes.Buffer, p256 bool) {
+	p := func(f string, a ...any) { fmt.Fprintf(b, f, a...) }
+	if p256 {
+		p("\n// montSqrP256 sets z = x²·2^-256 mod p for the P-256 prime and x < p.\n")
+		p("// It runs in constant time.\n//\n//go:norace\n")
+		p("func montSqrP256(z, x *[4]uint64) {\n")
+		p("const p1, p3 = 0x00000000ffffffff, 0xffffffff00000001\n")
+	} else {
+		p("\n// montSqr4 sets z = x²·2^-256 mod m for x < m. It runs in constant time.\n//\n//go:norace\n")
+		p("func montSqr4(z, x, m *[4]uint64, m0inv uint64) {\n")
+	}
+	p("x0, x1, x2, x3 := x[0], x[1], x[2], x[3]\n")
+	p("var hi, lo, c, cc, q, top uint64\nvar t0, t1, t2, t3, t4, t5, t6, t7 uint64\n")
+	// cross products
+	p("// cross products x_i·x_j, i < j\n")
+	p("t2, t1 = bits.Mul64(x0, x1)\n")
+	p("hi, lo = bits.Mul64(x0, x2)\nt2, cc = bits.Add64(t2, lo, 0)\nt3 = hi + cc\n")
+	p("hi, lo = bits.Mul64(x0, x3)\nt3, cc = bits.Add64(t3, lo, 0)\nt4 = hi + cc\n")
+	p("hi, lo = bits.Mul64(x1, x2)\nt3, cc = bits.Add64(t3, lo, 0)\nc = hi + cc\n")
+	p("hi, lo = bits.Mul64(x1, x3)\nlo, cc = bits.Add64(lo, c, 0)\nhi += cc\nt4, cc = bits.Add64(t4, lo, 0)\nt5 = hi + cc\n")
+	p("hi, lo = bits.Mul64(x2, x3)\nt5, cc = bits.Add64(t5, lo, 0)\nt6 = hi + cc\n")
+	p("// doubled\nt7 = t6 >> 63\nt6 = t6<<1 | t5>>63\nt5 = t5<<1 | t4>>63\nt4 = t4<<1 | t3>>63\nt3 = t3<<1 | t2>>63\nt2 = t2<<1 | t1>>63\nt1 <<= 1\n")
+	p("// plus the squares\n")
+	p("hi, t0 = bits.Mul64(x0, x0)\nt1, cc = bits.Add64(t1, hi, 0)\n")
+	p("hi, lo = bits.Mul64(x1, x1)\nt2, cc = bits.Add64(t2, lo, cc)\nt3, cc = bits.Add64(t3, hi, cc)\n")
+	p("hi, lo = bits.Mul64(x2, x2)\nt4, cc = bits.Add64(t4, lo, cc)\nt5, cc = bits.Add64(t5, hi, cc)\n")
+	p("hi, lo = bits.Mul64(x3, x3)\nt6, cc = bits.Add64(t6, lo, cc)\nt7, _ = bits.Add64(t7, hi, cc)\n")
+	ts := []string{"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"}
+	for i := 0; i < 4; i++ {
+		p("// reduce word %d\n", i)
+		if p256 {
+			p("q = %s\nc = q // %s + q·(2^64−1) = q·2^64\n", ts[i], ts[i])
+			p("hi, lo = bits.Mul64(q, p1)\nlo, cc = bits.Add64(lo, %s, 0)\nhi += cc\n%s, cc = bits.Add64(lo, c, 0)\nc = hi + cc\n", ts[i+1], ts[i+1])
+			p("%s, cc = bits.Add64(%s, c, 0) // p2 = 0\nc = cc\n", ts[i+2], ts[i+2])
+			p("hi, lo = bits.Mul64(q, p3)\nlo, cc = bits.Add64(lo, %s, 0)\nhi += cc\n%s, cc = bits.Add64(lo, c, 0)\nc = hi + cc\n", ts[i+3], ts[i+3])
+		} else {
+			p("q = %s * m0inv\nc = 0\n", ts[i])
+			for j := 0; j < 4; j++ {
+				p("hi, lo = bits.Mul64(q, m[%d])\nlo, cc = bits.Add64(lo, %s, 0)\nhi += cc\n%s, cc = bits.Add64(lo, c, 0)\nc = hi + cc\n", j, ts[i+j], ts[i+j])
+			}
+		}
+		p("%s, top = bits.Add64(%s, c, top)\n", ts[i+4], ts[i+4])
+	}
+	p("// t4..t7 + top·2^256 < 2m: subtract m once when it is ≥ m.\nvar b uint64\n")
+	if p256 {
+		p("d0, b := bits.Sub64(t4, 0xffffffffffffffff, b)\nd1, b := bits.Sub64(t5, p1, b)\nd2, b := bits.Sub64(t6, 0, b)\nd3, b := bits.Sub64(t7, p3, b)\n")
+	} else {
+		p("d0, b := bits.Sub64(t4, m[0], b)\nd1, b := bits.Sub64(t5, m[1], b)\nd2, b := bits.Sub64(t6, m[2], b)\nd3, b := bits.Sub64(t7, m[3], b)\n")
+	}
+	p("_, b = bits.Sub64(top, 0, b)\nmask := -b\n")
+	p("z[0] = t4&mask | d0&^mask\nz[1] = t5&mask | d1&^mask\nz[2] = t6&mask | d2&^mask\nz[3] = t7&mask | d3&^mask\n}\n")
 }

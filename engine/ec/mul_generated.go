@@ -6,6 +6,8 @@ import "math/bits"
 
 // montMul4 sets z = x·y·2^-256 mod m (CIOS, unrolled), for x·y < m·2^256.
 // It runs in constant time.
+//
+//go:norace
 func montMul4(z, x, y, m *[4]uint64, m0inv uint64) {
 	x0 := x[0]
 	x1 := x[1]
@@ -213,6 +215,8 @@ func montMul4(z, x, y, m *[4]uint64, m0inv uint64) {
 }
 
 // modAdd4 sets z = x + y mod m for x, y < m, in constant time.
+//
+//go:norace
 func modAdd4(z, x, y, m *[4]uint64) {
 	var c, b uint64
 	s0, c := bits.Add64(x[0], y[0], c)
@@ -232,6 +236,8 @@ func modAdd4(z, x, y, m *[4]uint64) {
 }
 
 // modSub4 sets z = x − y mod m for x, y < m, in constant time.
+//
+//go:norace
 func modSub4(z, x, y, m *[4]uint64) {
 	var b, c uint64
 	d0, b := bits.Sub64(x[0], y[0], b)
@@ -247,6 +253,8 @@ func modSub4(z, x, y, m *[4]uint64) {
 
 // montMul6 sets z = x·y·2^-384 mod m (CIOS, unrolled), for x·y < m·2^384.
 // It runs in constant time.
+//
+//go:norace
 func montMul6(z, x, y, m *[6]uint64, m0inv uint64) {
 	x0 := x[0]
 	x1 := x[1]
@@ -672,6 +680,8 @@ func montMul6(z, x, y, m *[6]uint64, m0inv uint64) {
 }
 
 // modAdd6 sets z = x + y mod m for x, y < m, in constant time.
+//
+//go:norace
 func modAdd6(z, x, y, m *[6]uint64) {
 	var c, b uint64
 	s0, c := bits.Add64(x[0], y[0], c)
@@ -697,6 +707,8 @@ func modAdd6(z, x, y, m *[6]uint64) {
 }
 
 // modSub6 sets z = x − y mod m for x, y < m, in constant time.
+//
+//go:norace
 func modSub6(z, x, y, m *[6]uint64) {
 	var b, c uint64
 	d0, b := bits.Sub64(x[0], y[0], b)
@@ -712,4 +724,475 @@ func modSub6(z, x, y, m *[6]uint64) {
 	z[3], c = bits.Add64(d3, m[3]&mask, c)
 	z[4], c = bits.Add64(d4, m[4]&mask, c)
 	z[5], c = bits.Add64(d5, m[5]&mask, c)
+}
+
+// montMulP256 is montMul4 specialised for the P-256 field prime.
+//
+//go:norace
+func montMulP256(z, x, y *[4]uint64) {
+	const p1, p3 = 0x00000000ffffffff, 0xffffffff00000001
+	x0 := x[0]
+	x1 := x[1]
+	x2 := x[2]
+	x3 := x[3]
+	var hi, lo, c, cc, q uint64
+	var t0 uint64
+	var t1 uint64
+	var t2 uint64
+	var t3 uint64
+	var t4 uint64
+	var t5 uint64
+	// word 0 of y
+	c = 0
+	hi, lo = bits.Mul64(x0, y[0])
+	lo, cc = bits.Add64(lo, t0, 0)
+	hi += cc
+	t0, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(x1, y[0])
+	lo, cc = bits.Add64(lo, t1, 0)
+	hi += cc
+	t1, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(x2, y[0])
+	lo, cc = bits.Add64(lo, t2, 0)
+	hi += cc
+	t2, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(x3, y[0])
+	lo, cc = bits.Add64(lo, t3, 0)
+	hi += cc
+	t3, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t4, cc = bits.Add64(t4, c, 0)
+	t5 = cc
+	q = t0
+	c = q // t0 + q·(2^64−1) = q·2^64
+	hi, lo = bits.Mul64(q, p1)
+	lo, cc = bits.Add64(lo, t1, 0)
+	hi += cc
+	t0, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t1, cc = bits.Add64(t2, c, 0) // p2 = 0
+	c = cc
+	hi, lo = bits.Mul64(q, p3)
+	lo, cc = bits.Add64(lo, t3, 0)
+	hi += cc
+	t2, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t3, cc = bits.Add64(t4, c, 0)
+	t4 = t5 + cc
+	// word 1 of y
+	c = 0
+	hi, lo = bits.Mul64(x0, y[1])
+	lo, cc = bits.Add64(lo, t0, 0)
+	hi += cc
+	t0, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(x1, y[1])
+	lo, cc = bits.Add64(lo, t1, 0)
+	hi += cc
+	t1, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(x2, y[1])
+	lo, cc = bits.Add64(lo, t2, 0)
+	hi += cc
+	t2, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(x3, y[1])
+	lo, cc = bits.Add64(lo, t3, 0)
+	hi += cc
+	t3, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t4, cc = bits.Add64(t4, c, 0)
+	t5 = cc
+	q = t0
+	c = q // t0 + q·(2^64−1) = q·2^64
+	hi, lo = bits.Mul64(q, p1)
+	lo, cc = bits.Add64(lo, t1, 0)
+	hi += cc
+	t0, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t1, cc = bits.Add64(t2, c, 0) // p2 = 0
+	c = cc
+	hi, lo = bits.Mul64(q, p3)
+	lo, cc = bits.Add64(lo, t3, 0)
+	hi += cc
+	t2, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t3, cc = bits.Add64(t4, c, 0)
+	t4 = t5 + cc
+	// word 2 of y
+	c = 0
+	hi, lo = bits.Mul64(x0, y[2])
+	lo, cc = bits.Add64(lo, t0, 0)
+	hi += cc
+	t0, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(x1, y[2])
+	lo, cc = bits.Add64(lo, t1, 0)
+	hi += cc
+	t1, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(x2, y[2])
+	lo, cc = bits.Add64(lo, t2, 0)
+	hi += cc
+	t2, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(x3, y[2])
+	lo, cc = bits.Add64(lo, t3, 0)
+	hi += cc
+	t3, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t4, cc = bits.Add64(t4, c, 0)
+	t5 = cc
+	q = t0
+	c = q // t0 + q·(2^64−1) = q·2^64
+	hi, lo = bits.Mul64(q, p1)
+	lo, cc = bits.Add64(lo, t1, 0)
+	hi += cc
+	t0, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t1, cc = bits.Add64(t2, c, 0) // p2 = 0
+	c = cc
+	hi, lo = bits.Mul64(q, p3)
+	lo, cc = bits.Add64(lo, t3, 0)
+	hi += cc
+	t2, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t3, cc = bits.Add64(t4, c, 0)
+	t4 = t5 + cc
+	// word 3 of y
+	c = 0
+	hi, lo = bits.Mul64(x0, y[3])
+	lo, cc = bits.Add64(lo, t0, 0)
+	hi += cc
+	t0, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(x1, y[3])
+	lo, cc = bits.Add64(lo, t1, 0)
+	hi += cc
+	t1, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(x2, y[3])
+	lo, cc = bits.Add64(lo, t2, 0)
+	hi += cc
+	t2, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(x3, y[3])
+	lo, cc = bits.Add64(lo, t3, 0)
+	hi += cc
+	t3, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t4, cc = bits.Add64(t4, c, 0)
+	t5 = cc
+	q = t0
+	c = q // t0 + q·(2^64−1) = q·2^64
+	hi, lo = bits.Mul64(q, p1)
+	lo, cc = bits.Add64(lo, t1, 0)
+	hi += cc
+	t0, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t1, cc = bits.Add64(t2, c, 0) // p2 = 0
+	c = cc
+	hi, lo = bits.Mul64(q, p3)
+	lo, cc = bits.Add64(lo, t3, 0)
+	hi += cc
+	t2, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t3, cc = bits.Add64(t4, c, 0)
+	t4 = t5 + cc
+	var b uint64
+	d0, b := bits.Sub64(t0, 0xffffffffffffffff, b)
+	d1, b := bits.Sub64(t1, p1, b)
+	d2, b := bits.Sub64(t2, 0, b)
+	d3, b := bits.Sub64(t3, p3, b)
+	_, b = bits.Sub64(t4, 0, b)
+	mask := -b
+	z[0] = t0&mask | d0&^mask
+	z[1] = t1&mask | d1&^mask
+	z[2] = t2&mask | d2&^mask
+	z[3] = t3&mask | d3&^mask
+}
+
+// montSqr4 sets z = x²·2^-256 mod m for x < m. It runs in constant time.
+//
+//go:norace
+func montSqr4(z, x, m *[4]uint64, m0inv uint64) {
+	x0, x1, x2, x3 := x[0], x[1], x[2], x[3]
+	var hi, lo, c, cc, q, top uint64
+	var t0, t1, t2, t3, t4, t5, t6, t7 uint64
+	// cross products x_i·x_j, i < j
+	t2, t1 = bits.Mul64(x0, x1)
+	hi, lo = bits.Mul64(x0, x2)
+	t2, cc = bits.Add64(t2, lo, 0)
+	t3 = hi + cc
+	hi, lo = bits.Mul64(x0, x3)
+	t3, cc = bits.Add64(t3, lo, 0)
+	t4 = hi + cc
+	hi, lo = bits.Mul64(x1, x2)
+	t3, cc = bits.Add64(t3, lo, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(x1, x3)
+	lo, cc = bits.Add64(lo, c, 0)
+	hi += cc
+	t4, cc = bits.Add64(t4, lo, 0)
+	t5 = hi + cc
+	hi, lo = bits.Mul64(x2, x3)
+	t5, cc = bits.Add64(t5, lo, 0)
+	t6 = hi + cc
+	// doubled
+	t7 = t6 >> 63
+	t6 = t6<<1 | t5>>63
+	t5 = t5<<1 | t4>>63
+	t4 = t4<<1 | t3>>63
+	t3 = t3<<1 | t2>>63
+	t2 = t2<<1 | t1>>63
+	t1 <<= 1
+	// plus the squares
+	hi, t0 = bits.Mul64(x0, x0)
+	t1, cc = bits.Add64(t1, hi, 0)
+	hi, lo = bits.Mul64(x1, x1)
+	t2, cc = bits.Add64(t2, lo, cc)
+	t3, cc = bits.Add64(t3, hi, cc)
+	hi, lo = bits.Mul64(x2, x2)
+	t4, cc = bits.Add64(t4, lo, cc)
+	t5, cc = bits.Add64(t5, hi, cc)
+	hi, lo = bits.Mul64(x3, x3)
+	t6, cc = bits.Add64(t6, lo, cc)
+	t7, _ = bits.Add64(t7, hi, cc)
+	// reduce word 0
+	q = t0 * m0inv
+	c = 0
+	hi, lo = bits.Mul64(q, m[0])
+	lo, cc = bits.Add64(lo, t0, 0)
+	hi += cc
+	t0, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(q, m[1])
+	lo, cc = bits.Add64(lo, t1, 0)
+	hi += cc
+	t1, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(q, m[2])
+	lo, cc = bits.Add64(lo, t2, 0)
+	hi += cc
+	t2, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(q, m[3])
+	lo, cc = bits.Add64(lo, t3, 0)
+	hi += cc
+	t3, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t4, top = bits.Add64(t4, c, top)
+	// reduce word 1
+	q = t1 * m0inv
+	c = 0
+	hi, lo = bits.Mul64(q, m[0])
+	lo, cc = bits.Add64(lo, t1, 0)
+	hi += cc
+	t1, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(q, m[1])
+	lo, cc = bits.Add64(lo, t2, 0)
+	hi += cc
+	t2, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(q, m[2])
+	lo, cc = bits.Add64(lo, t3, 0)
+	hi += cc
+	t3, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(q, m[3])
+	lo, cc = bits.Add64(lo, t4, 0)
+	hi += cc
+	t4, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t5, top = bits.Add64(t5, c, top)
+	// reduce word 2
+	q = t2 * m0inv
+	c = 0
+	hi, lo = bits.Mul64(q, m[0])
+	lo, cc = bits.Add64(lo, t2, 0)
+	hi += cc
+	t2, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(q, m[1])
+	lo, cc = bits.Add64(lo, t3, 0)
+	hi += cc
+	t3, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(q, m[2])
+	lo, cc = bits.Add64(lo, t4, 0)
+	hi += cc
+	t4, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(q, m[3])
+	lo, cc = bits.Add64(lo, t5, 0)
+	hi += cc
+	t5, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t6, top = bits.Add64(t6, c, top)
+	// reduce word 3
+	q = t3 * m0inv
+	c = 0
+	hi, lo = bits.Mul64(q, m[0])
+	lo, cc = bits.Add64(lo, t3, 0)
+	hi += cc
+	t3, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(q, m[1])
+	lo, cc = bits.Add64(lo, t4, 0)
+	hi += cc
+	t4, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(q, m[2])
+	lo, cc = bits.Add64(lo, t5, 0)
+	hi += cc
+	t5, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(q, m[3])
+	lo, cc = bits.Add64(lo, t6, 0)
+	hi += cc
+	t6, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t7, top = bits.Add64(t7, c, top)
+	// t4..t7 + top·2^256 < 2m: subtract m once when it is ≥ m.
+	var b uint64
+	d0, b := bits.Sub64(t4, m[0], b)
+	d1, b := bits.Sub64(t5, m[1], b)
+	d2, b := bits.Sub64(t6, m[2], b)
+	d3, b := bits.Sub64(t7, m[3], b)
+	_, b = bits.Sub64(top, 0, b)
+	mask := -b
+	z[0] = t4&mask | d0&^mask
+	z[1] = t5&mask | d1&^mask
+	z[2] = t6&mask | d2&^mask
+	z[3] = t7&mask | d3&^mask
+}
+
+// montSqrP256 sets z = x²·2^-256 mod p for the P-256 prime and x < p.
+// It runs in constant time.
+//
+//go:norace
+func montSqrP256(z, x *[4]uint64) {
+	const p1, p3 = 0x00000000ffffffff, 0xffffffff00000001
+	x0, x1, x2, x3 := x[0], x[1], x[2], x[3]
+	var hi, lo, c, cc, q, top uint64
+	var t0, t1, t2, t3, t4, t5, t6, t7 uint64
+	// cross products x_i·x_j, i < j
+	t2, t1 = bits.Mul64(x0, x1)
+	hi, lo = bits.Mul64(x0, x2)
+	t2, cc = bits.Add64(t2, lo, 0)
+	t3 = hi + cc
+	hi, lo = bits.Mul64(x0, x3)
+	t3, cc = bits.Add64(t3, lo, 0)
+	t4 = hi + cc
+	hi, lo = bits.Mul64(x1, x2)
+	t3, cc = bits.Add64(t3, lo, 0)
+	c = hi + cc
+	hi, lo = bits.Mul64(x1, x3)
+	lo, cc = bits.Add64(lo, c, 0)
+	hi += cc
+	t4, cc = bits.Add64(t4, lo, 0)
+	t5 = hi + cc
+	hi, lo = bits.Mul64(x2, x3)
+	t5, cc = bits.Add64(t5, lo, 0)
+	t6 = hi + cc
+	// doubled
+	t7 = t6 >> 63
+	t6 = t6<<1 | t5>>63
+	t5 = t5<<1 | t4>>63
+	t4 = t4<<1 | t3>>63
+	t3 = t3<<1 | t2>>63
+	t2 = t2<<1 | t1>>63
+	t1 <<= 1
+	// plus the squares
+	hi, t0 = bits.Mul64(x0, x0)
+	t1, cc = bits.Add64(t1, hi, 0)
+	hi, lo = bits.Mul64(x1, x1)
+	t2, cc = bits.Add64(t2, lo, cc)
+	t3, cc = bits.Add64(t3, hi, cc)
+	hi, lo = bits.Mul64(x2, x2)
+	t4, cc = bits.Add64(t4, lo, cc)
+	t5, cc = bits.Add64(t5, hi, cc)
+	hi, lo = bits.Mul64(x3, x3)
+	t6, cc = bits.Add64(t6, lo, cc)
+	t7, _ = bits.Add64(t7, hi, cc)
+	// reduce word 0
+	q = t0
+	c = q // t0 + q·(2^64−1) = q·2^64
+	hi, lo = bits.Mul64(q, p1)
+	lo, cc = bits.Add64(lo, t1, 0)
+	hi += cc
+	t1, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t2, cc = bits.Add64(t2, c, 0) // p2 = 0
+	c = cc
+	hi, lo = bits.Mul64(q, p3)
+	lo, cc = bits.Add64(lo, t3, 0)
+	hi += cc
+	t3, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t4, top = bits.Add64(t4, c, top)
+	// reduce word 1
+	q = t1
+	c = q // t1 + q·(2^64−1) = q·2^64
+	hi, lo = bits.Mul64(q, p1)
+	lo, cc = bits.Add64(lo, t2, 0)
+	hi += cc
+	t2, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t3, cc = bits.Add64(t3, c, 0) // p2 = 0
+	c = cc
+	hi, lo = bits.Mul64(q, p3)
+	lo, cc = bits.Add64(lo, t4, 0)
+	hi += cc
+	t4, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t5, top = bits.Add64(t5, c, top)
+	// reduce word 2
+	q = t2
+	c = q // t2 + q·(2^64−1) = q·2^64
+	hi, lo = bits.Mul64(q, p1)
+	lo, cc = bits.Add64(lo, t3, 0)
+	hi += cc
+	t3, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t4, cc = bits.Add64(t4, c, 0) // p2 = 0
+	c = cc
+	hi, lo = bits.Mul64(q, p3)
+	lo, cc = bits.Add64(lo, t5, 0)
+	hi += cc
+	t5, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t6, top = bits.Add64(t6, c, top)
+	// reduce word 3
+	q = t3
+	c = q // t3 + q·(2^64−1) = q·2^64
+	hi, lo = bits.Mul64(q, p1)
+	lo, cc = bits.Add64(lo, t4, 0)
+	hi += cc
+	t4, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t5, cc = bits.Add64(t5, c, 0) // p2 = 0
+	c = cc
+	hi, lo = bits.Mul64(q, p3)
+	lo, cc = bits.Add64(lo, t6, 0)
+	hi += cc
+	t6, cc = bits.Add64(lo, c, 0)
+	c = hi + cc
+	t7, top = bits.Add64(t7, c, top)
+	// t4..t7 + top·2^256 < 2m: subtract m once when it is ≥ m.
+	var b uint64
+	d0, b := bits.Sub64(t4, 0xffffffffffffffff, b)
+	d1, b := bits.Sub64(t5, p1, b)
+	d2, b := bits.Sub64(t6, 0, b)
+	d3, b := bits.Sub64(t7, p3, b)
+	_, b = bits.Sub64(top, 0, b)
+	mask := -b
+	z[0] = t4&mask | d0&^mask
+	z[1] = t5&mask | d1&^mask
+	z[2] = t6&mask | d2&^mask
+	z[3] = t7&mask | d3&^mask
 }

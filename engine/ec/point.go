@@ -27,12 +27,6 @@ func selectPoint[E limbs](z, a, b *point[E], cond uint64) {
 	sel(&z.z, &a.z, &b.z, cond)
 }
 
-// selectAffine sets z = a if cond == 1 and leaves z as it is otherwise.
-func selectAffine[E limbs](z, a *affine[E], cond uint64) {
-	sel(&z.x, &a.x, &z.x, cond)
-	sel(&z.y, &a.y, &z.y, cond)
-}
-
 // The formulas below are the complete ones of Renes, Costello and Batina,
 // "Complete addition formulas for prime order elliptic curves" (2016):
 // algorithms 4, 5, 6 for a = −3 and 7, 8, 9 for a = 0, step by step. They

@@ -54,7 +54,72 @@ func (p Params) refFinish(l *big.Int, a refPoint, x2 *big.Int) refPoint {
 	return refPoint{x3, y3}
 }
 
+// refMult is double-and-add in Jacobian coordinates (x = X/Z², y = Y/Z³;
+// Z = 0 is the identity) with the textbook formulas, then one inversion.
 func (p Params) refMult(k *big.Int, a refPoint) refPoint {
+	if a.x == nil {
+		return refPoint{}
+	}
+	m := func(v *big.Int) *big.Int { return v.Mod(v, p.P) }
+	mul := func(x, y *big.Int) *big.Int { return m(new(big.Int).Mul(x, y)) }
+	type jp struct{ x, y, z *big.Int }
+	inf := jp{big.NewInt(1), big.NewInt(1), big.NewInt(0)}
+	dbl := func(q jp) jp {
+		if q.z.Sign() == 0 || q.y.Sign() == 0 {
+			return inf
+		}
+		yy := mul(q.y, q.y)
+		s := mul(big.NewInt(4), mul(q.x, yy))
+		zz := mul(q.z, q.z)
+		mm := m(new(big.Int).Add(mul(big.NewInt(3), mul(q.x, q.x)), mul(big.NewInt(p.A), mul(zz, zz))))
+		x3 := m(new(big.Int).Sub(mul(mm, mm), new(big.Int).Lsh(s, 1)))
+		y3 := m(new(big.Int).Sub(mul(mm, new(big.Int).Sub(s, x3)), mul(big.NewInt(8), mul(yy, yy))))
+		return jp{x3, y3, mul(big.NewInt(2), mul(q.y, q.z))}
+	}
+	add := func(a, b jp) jp {
+		if a.z.Sign() == 0 {
+			return b
+		}
+		if b.z.Sign() == 0 {
+			return a
+		}
+		z1z1, z2z2 := mul(a.z, a.z), mul(b.z, b.z)
+		u1, u2 := mul(a.x, z2z2), mul(b.x, z1z1)
+		s1, s2 := mul(a.y, mul(b.z, z2z2)), mul(b.y, mul(a.z, z1z1))
+		if u1.Cmp(u2) == 0 {
+			if s1.Cmp(s2) == 0 {
+				return dbl(a)
+			}
+			return inf
+		}
+		h := m(new(big.Int).Sub(u2, u1))
+		r := m(new(big.Int).Sub(s2, s1))
+		hh := mul(h, h)
+		hhh := mul(h, hh)
+		v := mul(u1, hh)
+		x3 := m(new(big.Int).Sub(new(big.Int).Sub(mul(r, r), hhh), new(big.Int).Lsh(v, 1)))
+		y3 := m(new(big.Int).Sub(mul(r, new(big.Int).Sub(v, x3)), mul(s1, hhh)))
+		return jp{x3, y3, mul(mul(a.z, b.z), h)}
+	}
+	base := jp{a.x, a.y, big.NewInt(1)}
+	acc := inf
+	for i := k.BitLen() - 1; i >= 0; i-- {
+		acc = dbl(acc)
+		if k.Bit(i) == 1 {
+			acc = add(acc, base)
+		}
+	}
+	if acc.z.Sign() == 0 {
+		return refPoint{}
+	}
+	zi := new(big.Int).ModInverse(acc.z, p.P)
+	zi2 := mul(zi, zi)
+	return refPoint{mul(acc.x, zi2), mul(acc.y, mul(zi2, zi))}
+}
+
+// refMultAffine is double-and-add with the affine formulas, a second
+// reference for refMult.
+func (p Params) refMultAffine(k *big.Int, a refPoint) refPoint {
 	r := refPoint{}
 	for i := k.BitLen() - 1; i >= 0; i-- {
 		r = p.refDouble(r)

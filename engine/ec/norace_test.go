@@ -1,0 +1,5 @@
+//go:build !race
+
+package ec
+
+const raceBuild = false

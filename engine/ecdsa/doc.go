@@ -1,0 +1,47 @@
+// Package ecdsa is ECDSA for the token, over any engine: the engine
+// computes k·G ([engine.ECEngine.ScalarBaseMult]); everything else is done
+// here, once, for every engine: nonces, the mod-n arithmetic, range checks,
+// and the verification of every signature before it is released.
+//
+// It must never release a signature it has not verified with the public
+// key, never reuse a nonce, and never let the engine's answer decide more
+// than k·G.
+//
+// # Signing
+//
+// [Sign] and [PrivateKey.Sign] take a message hash (the caller hashes) and
+// return the raw r‖s signature (each half padded to the order's byte
+// length: the CKM_ECDSA format). The hash is truncated to the order's bit
+// length (FIPS 186-5 §6.4.1), so inputs longer than the order are fine.
+//
+//   - Nonce: RFC 6979's HMAC-DRBG seeded with the private key and the hash,
+//     hedged with fresh random bytes (from the rand argument, crypto/rand
+//     by default) as the additional data k' of §3.6. Two signatures of one
+//     message therefore differ, and a bad random source alone does not
+//     expose the key. The DRBG's hash matches the curve (SHA-256 for the
+//     256-bit curves, SHA-384 for P-384, SHA-512 for P-521); with no
+//     additional data the nonces are the RFC's (tested against its
+//     appendix A.2.5 and A.2.7).
+//   - k·G comes from the engine; its result must be a point on the curve
+//     (engine.ErrDevice otherwise).
+//   - s = k⁻¹·(e + r·d) mod n is computed by [ec.Curve.ECDSASignature] in
+//     constant time (Montgomery arithmetic mod n, k⁻¹ by Fermat); r = 0 or
+//     s = 0 draws the next nonce.
+//   - The signature is verified with the public point, which was computed
+//     in software from d when the key was made ([NewPrivateKey]); a
+//     signature that does not verify is an error wrapping engine.ErrDevice,
+//     and is wiped.
+//
+// A [PrivateKey] keeps the public point and, after its first signature, a
+// comb table of it that makes the check about three times cheaper; callers
+// that sign repeatedly with one key (the token) keep the PrivateKey.
+//
+// # Keys and verification
+//
+// [GenerateKey] draws d uniformly in [1, n−1] by rejection sampling and
+// computes the public point with [PublicFromPrivate], which takes d·G from
+// the engine and requires it to equal the software result. [Verify] checks
+// a signature in software with variable-time arithmetic (all its inputs are
+// public). The Wycheproof vectors it must pass are loaded by package
+// ecdsatest, for reuse by the token's C_Verify tests.
+package ecdsa
