@@ -28,9 +28,15 @@
 // (CIOS products built on math/bits, fully unrolled for four and six limbs
 // by gen_mul.go, with dedicated four-limb squarings and a reduction
 // specialised to the P-256 prime: −p⁻¹ ≡ 1 mod 2⁶⁴ and two of its words
-// need no product); inversion is Fermat's x^(m−2) with a fixed window over
-// the public exponent. math/big is used only to derive constants and in
-// tests.
+// need no product). On amd64 CPUs with BMI2 and ADX the four-limb products
+// and squarings are assembly (mul_amd64.s, written by gen_asm.go: MULX
+// with the two carry chains of ADCX/ADOX, straight-line, the final
+// subtraction by CMOV), chosen at run time; the purego build tag or another
+// CPU keeps the Go code, and TestMulASM compares the two. Constant-time
+// inversion is Fermat's x^(m−2) with a fixed window over the public
+// exponent; the verification inverts s (public) with a variable-time
+// binary extended Euclid. math/big is used only to derive constants and
+// in tests.
 //
 // Points are projective (X:Y:Z) and added with the complete formulas of
 // Renes, Costello and Batina (2016): algorithms 4–6 for a = −3 (NIST
@@ -48,10 +54,11 @@
 //     (width 7 for G from a precomputed table, width 5 for the point)
 //     interleaved in one doubling chain, in Jacobian coordinates with the
 //     cheaper incomplete formulas (their exceptional cases are branches:
-//     the data is public). A [PublicKey] can instead keep a 4-bit comb
-//     table of its point and use a 7-bit comb table of G, so that
-//     verification is two table sums without doublings (about three times
-//     faster; used by engine/ecdsa to check each signature before release).
+//     the data is public). A [PublicKey] can instead keep a signed 6-bit
+//     comb table of its point (5-bit for P-521) and use a signed 8-bit comb
+//     table of G, so that verification is two table sums without doublings
+//     (about three times faster; used by engine/ecdsa to check each
+//     signature before release).
 //
 // # Constant time
 //

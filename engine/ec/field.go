@@ -30,6 +30,7 @@ type modulus[E limbs] struct {
 	bits  int    // bit length of m
 	size  int    // byte length of m
 	p256  bool   // m is the P-256 prime: use montMulP256
+	p521  bool   // m is the P-521 prime 2⁵²¹ − 1: use montMulP521
 }
 
 // newModulus derives the Montgomery constants of m (public precomputation,
@@ -51,6 +52,8 @@ func newModulus[E limbs](m *big.Int) *modulus[E] {
 	f.m0inv = -inv
 	p256, _ := new(big.Int).SetString("ffffffff00000001000000000000000000000000ffffffffffffffffffffffff", 16)
 	f.p256 = m.Cmp(p256) == 0
+	p521 := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 521), big.NewInt(1))
+	f.p521 = m.Cmp(p521) == 0
 	return f
 }
 
@@ -149,15 +152,73 @@ func (f *modulus[E]) mul(z, x, y *E) {
 	}
 	switch zz := any(z).(type) {
 	case *[4]uint64:
-		if f.p256 { // which modulus is public
-			montMulP256(zz, any(x).(*[4]uint64), any(y).(*[4]uint64))
-			return
+		xx, yy, mm := any(x).(*[4]uint64), any(y).(*[4]uint64), any(&f.m).(*[4]uint64)
+		switch { // the CPU and which modulus are public
+		case haveADX && f.p256:
+			montMulP256ADX(zz, xx, yy, mm)
+		case haveADX:
+			montMul4ADX(zz, xx, yy, mm, f.m0inv)
+		case f.p256:
+			montMulP256(zz, xx, yy)
+		default:
+			montMul4(zz, xx, yy, mm, f.m0inv)
 		}
-		montMul4(zz, any(x).(*[4]uint64), any(y).(*[4]uint64), any(&f.m).(*[4]uint64), f.m0inv)
 	case *[6]uint64:
 		montMul6(zz, any(x).(*[6]uint64), any(y).(*[6]uint64), any(&f.m).(*[6]uint64), f.m0inv)
-	default:
+	case *[9]uint64:
+		if f.p521 {
+			montMulP521(zz, any(x).(*[9]uint64), any(y).(*[9]uint64))
+			return
+		}
 		f.mulLoop(z, x, y) // nine limbs: unrolling spills and is slower
+	}
+}
+
+// montMulP521 is mulLoop for the P-521 prime p = 2⁵²¹ − 1. There
+// −p⁻¹ ≡ 1 mod 2⁶⁴, so each row's q is the low word t0, and
+// t + q·p = (t − t0) + t0·2⁵²¹: the low word becomes zero without a
+// product, and after the shift by one word t0 is added at bit 457
+// (bit 9 of word 7). Half the multiplications of mulLoop.
+//
+//go:norace
+func montMulP521(z, x, y *[9]uint64) {
+	const n = 9
+	var t [n + 2]uint64
+	for i := range n {
+		yi := y[i]
+		var c uint64
+		for j := range n {
+			hi, lo := bits.Mul64(x[j], yi)
+			var cc uint64
+			lo, cc = bits.Add64(lo, t[j], 0)
+			hi += cc
+			lo, cc = bits.Add64(lo, c, 0)
+			hi += cc
+			t[j], c = lo, hi
+		}
+		var cc uint64
+		t[n], cc = bits.Add64(t[n], c, 0)
+		t[n+1] = cc
+		q := t[0]
+		for j := 1; j <= n+1; j++ {
+			t[j-1] = t[j]
+		}
+		t[n+1] = 0
+		t[7], cc = bits.Add64(t[7], q<<9, 0)
+		t[8], cc = bits.Add64(t[8], q>>55, cc)
+		t[9], _ = bits.Add64(t[9], 0, cc)
+	}
+	// t < 2p: subtract p once if t ≥ p.
+	var d [n]uint64
+	var b uint64
+	for i := range n - 1 {
+		d[i], b = bits.Sub64(t[i], ^uint64(0), b)
+	}
+	d[n-1], b = bits.Sub64(t[n-1], 0x1ff, b)
+	_, b = bits.Sub64(t[n], 0, b)
+	mask := -b // all ones: t < p, keep t
+	for i := range n {
+		z[i] = t[i]&mask | d[i]&^mask
 	}
 }
 
@@ -220,10 +281,16 @@ func (f *modulus[E]) sqr(z, x *E) {
 		if traceOps {
 			traceOp(5)
 		}
-		if f.p256 {
+		xx, mm := any(x).(*[4]uint64), any(&f.m).(*[4]uint64)
+		switch {
+		case haveADX && f.p256:
+			montSqrP256ADX(zz, xx, mm)
+		case haveADX:
+			montSqr4ADX(zz, xx, mm, f.m0inv)
+		case f.p256:
 			montSqrP256(zz, any(x).(*[4]uint64))
-		} else {
-			montSqr4(zz, any(x).(*[4]uint64), any(&f.m).(*[4]uint64), f.m0inv)
+		default:
+			montSqr4(zz, xx, mm, f.m0inv)
 		}
 		return
 	}
@@ -375,4 +442,82 @@ func shiftRight[E limbs](z, x *E, s uint) {
 		(*z)[i] = (*x)[i]>>s | (*x)[i+1]<<(64-s)
 	}
 	(*z)[n-1] = (*x)[n-1] >> s
+}
+
+// invVarTime sets z = x⁻¹ mod m for a plain x in [1, m−1] (plain in and
+// out), by the binary extended Euclidean algorithm (0 gives 0). Variable
+// time: for public values only (the s of a signature being verified).
+func (f *modulus[E]) invVarTime(z, x *E) {
+	// Invariants: a·x ≡ u and b·x ≡ v (mod m), u, v > 0 and v odd until
+	// u reaches 0; then v = gcd(x, m) = 1 and b = x⁻¹.
+	u, v := *x, f.m
+	var a, b E
+	if isZero(&u) == 1 {
+		*z = b // 0 has no inverse; callers exclude it
+		return
+	}
+	a[0] = 1
+	n := len(u)
+	for {
+		// u ← u / 2^t and a ← a / 2^t mod m, t the trailing zeros of u.
+		for u[0] == 0 {
+			shiftRight(&u, &u, 32)
+			shiftRight(&u, &u, 32)
+			f.divPow2(&a, 32)
+			f.divPow2(&a, 32)
+		}
+		if t := uint(bits.TrailingZeros64(u[0])); t > 0 {
+			shiftRight(&u, &u, t)
+			f.divPow2(&a, t)
+		}
+		// Both odd: subtract the smaller from the larger.
+		var d E
+		var bw uint64
+		for i := range n {
+			d[i], bw = bits.Sub64(u[i], v[i], bw)
+		}
+		if bw == 0 { // u ≥ v
+			if isZero(&d) == 1 {
+				break // u = v = gcd = 1
+			}
+			u = d
+			f.sub(&a, &a, &b)
+		} else { // v > u: v ← v − u, and swap so that u is the even one
+			bw = 0
+			for i := range n {
+				d[i], bw = bits.Sub64(v[i], u[i], bw)
+			}
+			v, u = u, d
+			var nb E
+			f.sub(&nb, &b, &a)
+			b, a = a, nb
+		}
+	}
+	*z = b
+}
+
+// divPow2 sets z = z / 2^t mod m, 0 < t < 64, with one word-by-m
+// multiplication: z + q·m with q = −z·m⁻¹ mod 2^t is divisible by 2^t and
+// below 2^t·m.
+func (f *modulus[E]) divPow2(z *E, t uint) {
+	q := ((*z)[0] * f.m0inv) & (1<<t - 1)
+	var c uint64
+	for i := range len(*z) {
+		hi, lo := bits.Mul64(q, f.m[i])
+		var cc uint64
+		lo, cc = bits.Add64(lo, (*z)[i], 0)
+		hi += cc
+		(*z)[i], cc = bits.Add64(lo, c, 0)
+		c = hi + cc
+	}
+	shiftRight(z, z, t)
+	(*z)[len(*z)-1] |= c << (64 - t)
+}
+
+// subPlain sets z = x − y, for x ≥ y.
+func subPlain[E limbs](z, x, y *E) {
+	var b uint64
+	for i := range len(*z) {
+		(*z)[i], b = bits.Sub64((*x)[i], (*y)[i], b)
+	}
 }

@@ -2,7 +2,8 @@ package ec
 
 // Variable-time point arithmetic for verification: Jacobian coordinates
 // (x = X/Z², y = Y/Z³) with the cheaper incomplete formulas of the
-// Explicit-Formulas Database (madd-2007-bl: 7M + 4S; dbl-2007-bl), whose
+// Explicit-Formulas Database (madd-2007-bl: 7M + 4S; dbl-2001-b for
+// a = −3: 3M + 5S, dbl-2007-bl for a = 0), whose
 // exceptional cases (the identity, P = Q, P = −Q) are handled by branches.
 // Only public data goes through here.
 
@@ -74,6 +75,10 @@ func (c *curve[E]) jDouble(r *jacobian[E]) {
 		r.inf = true
 		return
 	}
+	if c.aMinus3 {
+		c.jDoubleMinus3(r)
+		return
+	}
 	var xx, yy, yyyy, zz, s, m, t, x3, y3, z3 E
 	f.sqr(&xx, &r.x)
 	f.sqr(&yy, &r.y)
@@ -105,6 +110,38 @@ func (c *curve[E]) jDouble(r *jacobian[E]) {
 	f.add(&yyyy, &yyyy, &yyyy)
 	f.add(&yyyy, &yyyy, &yyyy)
 	f.sub(&y3, &y3, &yyyy)
+	r.x, r.y, r.z = x3, y3, z3
+}
+
+// jDoubleMinus3 sets r = 2·r for a = −3 and r neither the identity nor of
+// order 2 (dbl-2001-b: 3M + 5S). Variable time.
+func (c *curve[E]) jDoubleMinus3(r *jacobian[E]) {
+	f := &c.fp
+	var delta, gamma, beta, alpha, t, x3, y3, z3 E
+	f.sqr(&delta, &r.z)
+	f.sqr(&gamma, &r.y)
+	f.mul(&beta, &r.x, &gamma)
+	f.sub(&t, &r.x, &delta) // alpha = 3·(X − delta)·(X + delta)
+	f.add(&alpha, &r.x, &delta)
+	f.mul(&alpha, &alpha, &t)
+	f.add(&t, &alpha, &alpha)
+	f.add(&alpha, &alpha, &t)
+	f.add(&beta, &beta, &beta) // beta = 4·X·gamma from here on
+	f.add(&beta, &beta, &beta)
+	f.sqr(&x3, &alpha) // X3 = alpha² − 8·X·gamma
+	f.sub(&x3, &x3, &beta)
+	f.sub(&x3, &x3, &beta)
+	f.add(&z3, &r.y, &r.z) // Z3 = (Y + Z)² − gamma − delta
+	f.sqr(&z3, &z3)
+	f.sub(&z3, &z3, &gamma)
+	f.sub(&z3, &z3, &delta)
+	f.sub(&t, &beta, &x3) // Y3 = alpha·(4·X·gamma − X3) − 8·gamma²
+	f.mul(&y3, &alpha, &t)
+	f.sqr(&gamma, &gamma)
+	f.add(&gamma, &gamma, &gamma)
+	f.add(&gamma, &gamma, &gamma)
+	f.add(&gamma, &gamma, &gamma)
+	f.sub(&y3, &y3, &gamma)
 	r.x, r.y, r.z = x3, y3, z3
 }
 

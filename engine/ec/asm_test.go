@@ -1,0 +1,177 @@
+package ec
+
+import (
+	"math/big"
+	"testing"
+)
+
+// edgeOperands returns field elements of m that stress carries: 0, 1, 2,
+// m−1, m−2, (m−1)/2, 2^64−1 and 2^(64j) (below m), plus random ones.
+func edgeOperands[E limbs](t *testing.T, m *big.Int, random int) []E {
+	var vals []*big.Int
+	one := big.NewInt(1)
+	vals = append(vals, big.NewInt(0), one, big.NewInt(2),
+		new(big.Int).Sub(m, one), new(big.Int).Sub(m, big.NewInt(2)),
+		new(big.Int).Rsh(m, 1), new(big.Int).SetUint64(^uint64(0)))
+	for j := 1; 64*j < m.BitLen(); j++ {
+		p := new(big.Int).Lsh(one, uint(64*j))
+		vals = append(vals, p, new(big.Int).Sub(p, one))
+	}
+	r := testRand(t)
+	for range random {
+		vals = append(vals, randInt(r, m))
+	}
+	out := make([]E, len(vals))
+	for i, v := range vals {
+		bigToLimbs(&out[i], v)
+	}
+	return out
+}
+
+// TestMulASM compares the assembly products and squarings (when this CPU runs them)
+// with the pure-Go ones and with math/big, for the P-256 field, the
+// P-256 order and both secp256k1 moduli, on edge and random operands.
+func TestMulASM(t *testing.T) {
+	if !haveADX {
+		t.Skip("no assembly products on this machine or build (pure Go only)")
+	}
+	random := 300
+	if raceBuild {
+		random = 40
+	}
+	for _, c := range Curves() {
+		ci, ok := c.impl.(*curve[[4]uint64])
+		if !ok {
+			continue
+		}
+		for _, f := range []*modulus[[4]uint64]{&ci.fp, &ci.fn} {
+			m := limbsToBig(&f.m)
+			rInv := new(big.Int).ModInverse(new(big.Int).Lsh(big.NewInt(1), 256), m)
+			ops := edgeOperands[[4]uint64](t, m, random)
+			for i := range ops {
+				for j := range ops {
+					x, y := &ops[i], &ops[j]
+					var got, ref [4]uint64
+					if f.p256 {
+						montMulP256ADX(&got, x, y, &f.m)
+						montMulP256(&ref, x, y)
+					} else {
+						montMul4ADX(&got, x, y, &f.m, f.m0inv)
+						montMul4(&ref, x, y, &f.m, f.m0inv)
+					}
+					if got != ref {
+						t.Fatalf("%s mod %x: asm(%x, %x) = %x, Go = %x", c.Name(), m, *x, *y, got, ref)
+					}
+					if i < 20 || j < 20 { // math/big too, on the edge rows
+						want := new(big.Int).Mul(limbsToBig(x), limbsToBig(y))
+						want.Mul(want, rInv).Mod(want, m)
+						if limbsToBig(&got).Cmp(want) != 0 {
+							t.Fatalf("%s mod %x: asm(%x, %x) = %x, want %x", c.Name(), m, *x, *y, got, want)
+						}
+					}
+				}
+			}
+			// Squarings.
+			for _, x := range ops {
+				var got, ref [4]uint64
+				if f.p256 {
+					montSqrP256ADX(&got, &x, &f.m)
+					montSqrP256(&ref, &x)
+				} else {
+					montSqr4ADX(&got, &x, &f.m, f.m0inv)
+					montSqr4(&ref, &x, &f.m, f.m0inv)
+				}
+				want := new(big.Int).Mul(limbsToBig(&x), limbsToBig(&x))
+				want.Mul(want, rInv).Mod(want, m)
+				if got != ref || limbsToBig(&got).Cmp(want) != 0 {
+					t.Fatalf("%s mod %x: asm square of %x = %x, Go %x, want %x", c.Name(), m, x, got, ref, want)
+				}
+				z := x
+				if f.p256 {
+					montSqrP256ADX(&z, &z, &f.m)
+				} else {
+					montSqr4ADX(&z, &z, &f.m, f.m0inv)
+				}
+				if z != got {
+					t.Fatalf("%s: in-place asm square of %x = %x, want %x", c.Name(), x, z, got)
+				}
+			}
+			// One operand ≥ m (toMont and reduceBytes multiply a value < R
+			// by R² mod m): x·y < m·R still holds.
+			for _, y := range ops {
+				x := [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
+				var got [4]uint64
+				if f.p256 {
+					montMulP256ADX(&got, &x, &y, &f.m)
+				} else {
+					montMul4ADX(&got, &x, &y, &f.m, f.m0inv)
+				}
+				want := new(big.Int).Mul(limbsToBig(&x), limbsToBig(&y))
+				want.Mul(want, rInv).Mod(want, m)
+				if limbsToBig(&got).Cmp(want) != 0 {
+					t.Fatalf("%s mod %x: asm(%x, %x) = %x, want %x", c.Name(), m, x, y, got, want)
+				}
+			}
+			// Aliased output, as the field code calls it (z = x·x in place).
+			for _, x := range ops[:20] {
+				z, want := x, [4]uint64{}
+				if f.p256 {
+					montMulP256(&want, &x, &x)
+					montMulP256ADX(&z, &z, &z, &f.m)
+				} else {
+					montMul4(&want, &x, &x, &f.m, f.m0inv)
+					montMul4ADX(&z, &z, &z, &f.m, f.m0inv)
+				}
+				if z != want {
+					t.Fatalf("%s: in-place asm square of %x = %x, want %x", c.Name(), x, z, want)
+				}
+			}
+		}
+	}
+}
+
+// TestInvVarTime compares the variable-time inversion with math/big on
+// the field and order of every curve.
+func TestInvVarTime(t *testing.T) {
+	random := 200
+	if raceBuild {
+		random = 30
+	}
+	for _, c := range Curves() {
+		check := func(m *big.Int, inv func(x *big.Int) *big.Int) {
+			r := testRand(t)
+			xs := []*big.Int{big.NewInt(1), big.NewInt(2), big.NewInt(3), new(big.Int).Sub(m, big.NewInt(1)),
+				new(big.Int).Rsh(m, 1), new(big.Int).Lsh(big.NewInt(1), 64), new(big.Int).Lsh(big.NewInt(1), 200)}
+			for range random {
+				xs = append(xs, new(big.Int).Add(randInt(r, new(big.Int).Sub(m, big.NewInt(1))), big.NewInt(1)))
+			}
+			for _, x := range xs {
+				want := new(big.Int).ModInverse(x, m)
+				if got := inv(x); got.Cmp(want) != 0 {
+					t.Fatalf("%s: %x⁻¹ mod %x = %x, want %x", c.Name(), x, m, got, want)
+				}
+			}
+		}
+		switch ci := c.impl.(type) {
+		case *curve[[4]uint64]:
+			for _, f := range []*modulus[[4]uint64]{&ci.fp, &ci.fn} {
+				check(limbsToBig(&f.m), func(x *big.Int) *big.Int { return invVarTimeBig(f, x) })
+			}
+		case *curve[[6]uint64]:
+			for _, f := range []*modulus[[6]uint64]{&ci.fp, &ci.fn} {
+				check(limbsToBig(&f.m), func(x *big.Int) *big.Int { return invVarTimeBig(f, x) })
+			}
+		case *curve[[9]uint64]:
+			for _, f := range []*modulus[[9]uint64]{&ci.fp, &ci.fn} {
+				check(limbsToBig(&f.m), func(x *big.Int) *big.Int { return invVarTimeBig(f, x) })
+			}
+		}
+	}
+}
+
+func invVarTimeBig[E limbs](f *modulus[E], x *big.Int) *big.Int {
+	var xl, z E
+	bigToLimbs(&xl, x)
+	f.invVarTime(&z, &xl)
+	return limbsToBig(&z)
+}
