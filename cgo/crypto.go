@@ -39,7 +39,7 @@ func opInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE
 
 // opData runs a call that consumes input and produces output under the
 // two-call convention (C_Sign, C_Encrypt, C_DecryptUpdate...).
-func opData(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG, op dataOp) (rv C.CK_RV) {
+func opData(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG, op dataOp, kind uint64) (rv C.CK_RV) {
 	m := enter()
 	defer leave(&rv)
 	if rv := loaded(m); rv != rvOK {
@@ -48,14 +48,14 @@ func opData(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_
 	in, ok1 := bytesView(pIn, inLen)
 	out, ok2 := outOf(pOut, pOutLen)
 	if !ok1 || !ok2 {
-		return rvArgumentsBad
+		return argumentsBad(m, h, kind)
 	}
 	data, need, err := op(m, uint64(h), in, out)
 	return putOut(pOut, pOutLen, data, need, err)
 }
 
 // opUpdate feeds input to a multi-part operation.
-func opUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, op updateOp) (rv C.CK_RV) {
+func opUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, op updateOp, kind uint64) (rv C.CK_RV) {
 	m := enter()
 	defer leave(&rv)
 	if rv := loaded(m); rv != rvOK {
@@ -63,13 +63,13 @@ func opUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, op update
 	}
 	in, ok := bytesView(pIn, inLen)
 	if !ok {
-		return rvArgumentsBad
+		return argumentsBad(m, h, kind)
 	}
 	return rvOf(op(m, uint64(h), in))
 }
 
 // opFinal ends a multi-part operation with an output.
-func opFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG, op finalOp) (rv C.CK_RV) {
+func opFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG, op finalOp, kind uint64) (rv C.CK_RV) {
 	m := enter()
 	defer leave(&rv)
 	if rv := loaded(m); rv != rvOK {
@@ -77,10 +77,20 @@ func opFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG, op fin
 	}
 	out, ok := outOf(pOut, pOutLen)
 	if !ok {
-		return rvArgumentsBad
+		return argumentsBad(m, h, kind)
 	}
 	data, need, err := op(m, uint64(h), out)
 	return putOut(pOut, pOutLen, data, need, err)
+}
+
+// argumentsBad answers CKR_ARGUMENTS_BAD for a call on an active operation
+// of the given kind (CKF_SIGN, CKF_ENCRYPT...; 0 for none) and ends that
+// operation, as the standard says every error but CKR_BUFFER_TOO_SMALL does.
+func argumentsBad(m *token.Module, h C.CK_SESSION_HANDLE, kind uint64) C.CK_RV {
+	if kind != 0 {
+		_ = m.SessionCancel(uint64(h), kind)
+	}
+	return rvArgumentsBad
 }
 
 //export goEncryptInit
@@ -90,17 +100,17 @@ func goEncryptInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT
 
 //export goEncrypt
 func goEncrypt(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
-	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).Encrypt)
+	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).Encrypt, C.CKF_ENCRYPT)
 }
 
 //export goEncryptUpdate
 func goEncryptUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
-	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).EncryptUpdate)
+	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).EncryptUpdate, C.CKF_ENCRYPT)
 }
 
 //export goEncryptFinal
 func goEncryptFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
-	return opFinal(h, pOut, pOutLen, (*token.Module).EncryptFinal)
+	return opFinal(h, pOut, pOutLen, (*token.Module).EncryptFinal, C.CKF_ENCRYPT)
 }
 
 //export goDecryptInit
@@ -110,17 +120,17 @@ func goDecryptInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT
 
 //export goDecrypt
 func goDecrypt(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
-	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).Decrypt)
+	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).Decrypt, C.CKF_DECRYPT)
 }
 
 //export goDecryptUpdate
 func goDecryptUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
-	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).DecryptUpdate)
+	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).DecryptUpdate, C.CKF_DECRYPT)
 }
 
 //export goDecryptFinal
 func goDecryptFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
-	return opFinal(h, pOut, pOutLen, (*token.Module).DecryptFinal)
+	return opFinal(h, pOut, pOutLen, (*token.Module).DecryptFinal, C.CKF_DECRYPT)
 }
 
 //export goDigestInit
@@ -139,12 +149,12 @@ func goDigestInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM) (rv C.CK_RV) {
 
 //export goDigest
 func goDigest(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
-	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).Digest)
+	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).Digest, C.CKF_DIGEST)
 }
 
 //export goDigestUpdate
 func goDigestUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG) C.CK_RV {
-	return opUpdate(h, pIn, inLen, (*token.Module).DigestUpdate)
+	return opUpdate(h, pIn, inLen, (*token.Module).DigestUpdate, C.CKF_DIGEST)
 }
 
 //export goDigestKey
@@ -159,7 +169,7 @@ func goDigestKey(h C.CK_SESSION_HANDLE, key C.CK_OBJECT_HANDLE) (rv C.CK_RV) {
 
 //export goDigestFinal
 func goDigestFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
-	return opFinal(h, pOut, pOutLen, (*token.Module).DigestFinal)
+	return opFinal(h, pOut, pOutLen, (*token.Module).DigestFinal, C.CKF_DIGEST)
 }
 
 //export goSignInit
@@ -169,17 +179,17 @@ func goSignInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HA
 
 //export goSign
 func goSign(h C.CK_SESSION_HANDLE, pData *C.CK_BYTE, dataLen C.CK_ULONG, pSig *C.CK_BYTE, pSigLen *C.CK_ULONG) C.CK_RV {
-	return opData(h, pData, dataLen, pSig, pSigLen, (*token.Module).Sign)
+	return opData(h, pData, dataLen, pSig, pSigLen, (*token.Module).Sign, C.CKF_SIGN)
 }
 
 //export goSignUpdate
 func goSignUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG) C.CK_RV {
-	return opUpdate(h, pIn, inLen, (*token.Module).SignUpdate)
+	return opUpdate(h, pIn, inLen, (*token.Module).SignUpdate, C.CKF_SIGN)
 }
 
 //export goSignFinal
 func goSignFinal(h C.CK_SESSION_HANDLE, pSig *C.CK_BYTE, pSigLen *C.CK_ULONG) C.CK_RV {
-	return opFinal(h, pSig, pSigLen, (*token.Module).SignFinal)
+	return opFinal(h, pSig, pSigLen, (*token.Module).SignFinal, C.CKF_SIGN)
 }
 
 //export goVerifyInit
@@ -197,19 +207,19 @@ func goVerify(h C.CK_SESSION_HANDLE, pData *C.CK_BYTE, dataLen C.CK_ULONG, pSig 
 	data, ok1 := bytesView(pData, dataLen)
 	sig, ok2 := bytesView(pSig, sigLen)
 	if !ok1 || !ok2 {
-		return rvArgumentsBad
+		return argumentsBad(m, h, C.CKF_VERIFY)
 	}
 	return rvOf(m.Verify(uint64(h), data, sig))
 }
 
 //export goVerifyUpdate
 func goVerifyUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG) C.CK_RV {
-	return opUpdate(h, pIn, inLen, (*token.Module).VerifyUpdate)
+	return opUpdate(h, pIn, inLen, (*token.Module).VerifyUpdate, C.CKF_VERIFY)
 }
 
 //export goVerifyFinal
 func goVerifyFinal(h C.CK_SESSION_HANDLE, pSig *C.CK_BYTE, sigLen C.CK_ULONG) C.CK_RV {
-	return opUpdate(h, pSig, sigLen, (*token.Module).VerifyFinal)
+	return opUpdate(h, pSig, sigLen, (*token.Module).VerifyFinal, C.CKF_VERIFY)
 }
 
 //export goGenerateKeyPair
@@ -246,7 +256,7 @@ func goGenerateKeyPair(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM,
 
 //export goSeedRandom
 func goSeedRandom(h C.CK_SESSION_HANDLE, pSeed *C.CK_BYTE, seedLen C.CK_ULONG) C.CK_RV {
-	return opUpdate(h, pSeed, seedLen, (*token.Module).SeedRandom)
+	return opUpdate(h, pSeed, seedLen, (*token.Module).SeedRandom, 0)
 }
 
 //export goGenerateRandom

@@ -20,7 +20,9 @@ const twoProcObjects = 30
 // TestTwoProcesses runs the same workload in this process and in a child
 // (this test binary re-executed): both Put, Delete and list objects on one
 // token file at once; every call must succeed and each must end up seeing
-// exactly the other's surviving objects.
+// exactly the other's surviving objects. Each process lists through a
+// cache kept up to date by Changes (deltas), checked against Objects at the
+// end.
 func TestTwoProcesses(t *testing.T) {
 	if path := os.Getenv(envTwoProcPath); path != "" {
 		twoProcWorker(t, path, os.Getenv(envTwoProcName), "parent")
@@ -51,14 +53,31 @@ func twoProcWorker(t *testing.T, path, me, other string) {
 	}
 	defer key.Wipe()
 
+	// The view of the token is a cache kept by Changes, as the token
+	// package keeps its object cache; at the end it must equal Objects.
+	cache := map[uint64]Object{}
+	var cacheGen uint64
+	deltas := 0
 	labels := func() map[string]Object {
 		t.Helper()
-		objs, _, err := s.Objects(key)
+		changed, deleted, gen, full, err := s.Changes(key, cacheGen)
 		if err != nil {
-			t.Fatalf("%s: Objects: %v", me, err)
+			t.Fatalf("%s: Changes: %v", me, err)
 		}
-		m := make(map[string]Object, len(objs))
-		for _, o := range objs {
+		if full {
+			clear(cache)
+		} else if gen != cacheGen {
+			deltas++
+		}
+		for _, o := range changed {
+			cache[o.ID] = o
+		}
+		for _, id := range deleted {
+			delete(cache, id)
+		}
+		cacheGen = gen
+		m := make(map[string]Object, len(cache))
+		for _, o := range cache {
 			m[string(o.Attrs[3])] = o
 		}
 		return m
@@ -144,6 +163,10 @@ func twoProcWorker(t *testing.T, path, me, other string) {
 				t.Errorf("%s: object %q sealed value %q", me, label, o.Attrs[0x11])
 			}
 		}
+	}
+	sameCache(t, s, key, cache)
+	if deltas < twoProcObjects {
+		t.Errorf("%s: only %d delta updates of the cache", me, deltas)
 	}
 	if found, _, err := s.FindByCKAID(nil, []byte(other+" 1")); err != nil || len(found) != 1 {
 		t.Errorf("%s: FindByCKAID of the other's object: %d, %v", me, len(found), err)

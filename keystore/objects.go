@@ -45,11 +45,14 @@ func toObject(id uint64, v []byte, sl *sealer) (Object, error) {
 	if err != nil {
 		return Object{}, fmt.Errorf("keystore: object %d: %w: %w", id, ErrCorrupt, err)
 	}
-	obj := Object{ID: id, Attrs: make(map[uint64][]byte, len(rec.Attrs)), Sealed: map[uint64]bool{}}
+	obj := Object{ID: id, Attrs: make(map[uint64][]byte, len(rec.Attrs))}
 	for _, a := range rec.Attrs {
 		if !a.Sealed {
 			obj.Attrs[a.Type] = a.Value
 			continue
+		}
+		if obj.Sealed == nil {
+			obj.Sealed = make(map[uint64]bool, len(rec.Attrs))
 		}
 		obj.Sealed[a.Type] = true
 		if sl == nil {
@@ -65,7 +68,8 @@ func toObject(id uint64, v []byte, sl *sealer) (Object, error) {
 }
 
 // Objects returns every object with the generation it reflects. With key
-// nil, sealed attributes are absent from Attrs (Sealed still lists them).
+// nil, sealed attributes are absent from Attrs (Sealed still lists them;
+// Sealed is nil for an object with nothing sealed).
 // One read transaction; cost is linear in the number of objects.
 func (s *Store) Objects(key *Key) ([]Object, uint64, error) {
 	var objs []Object
@@ -79,17 +83,8 @@ func (s *Store) Objects(key *Key) ([]Object, uint64, error) {
 		if gen, err = generation(tx); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketObjects).ForEach(func(k, v []byte) error {
-			if len(k) != 8 || v == nil {
-				return fmt.Errorf("keystore: %s: bad object key %x: %w", s.path, k, ErrCorrupt)
-			}
-			obj, err := toObject(binary.BigEndian.Uint64(k), v, sl)
-			if err != nil {
-				return err
-			}
-			objs = append(objs, obj)
-			return nil
-		})
+		objs, err = objectsTx(tx, sl)
+		return err
 	})
 	if err != nil {
 		return nil, 0, err
@@ -207,15 +202,21 @@ func (s *Store) PutObjects(key *Key, objs []Object) ([]uint64, error) {
 			return err
 		}
 		defer sl.wipe()
+		gen, err := bumpGeneration(tx)
+		if err != nil {
+			return err
+		}
 		for _, obj := range objs {
 			id, err := putTx(tx, sl, obj)
 			if err != nil {
 				return err
 			}
+			if err := logPut(tx, id, gen); err != nil {
+				return err
+			}
 			ids = append(ids, id)
 		}
-		_, err = bumpGeneration(tx)
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -313,7 +314,10 @@ func (s *Store) Delete(id uint64) error {
 		if err := setIndex(tx, id, nil); err != nil {
 			return err
 		}
-		_, err := bumpGeneration(tx)
-		return err
+		gen, err := bumpGeneration(tx)
+		if err != nil {
+			return err
+		}
+		return logDelete(tx, id, gen)
 	})
 }

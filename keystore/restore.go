@@ -198,7 +198,14 @@ func setGeneration(path string, gen uint64) error {
 		return fmt.Errorf("keystore: restore: reopen %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketMeta).Put(keyGeneration, binary.BigEndian.AppendUint64(nil, gen))
+		if err := tx.Bucket(bucketMeta).Put(keyGeneration, binary.BigEndian.AppendUint64(nil, gen)); err != nil {
+			return err
+		}
+		if tx.Bucket(bucketChanged) == nil {
+			return nil // schema version 1: its migration starts the log
+		}
+		// Another file: every cache reloads it whole.
+		return setChangesFrom(tx, gen)
 	})
 	if cerr := db.Close(); err == nil {
 		err = cerr

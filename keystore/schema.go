@@ -3,15 +3,19 @@ package keystore
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-// File layout (schema version 1)
+// File layout (schema version 2)
 //
 //	meta     "kind"       "modexp-token keystore"
 //	         "schema"     uint32 big-endian: schema version
 //	         "generation" uint64 big-endian: bumped by every change
+//	         "changesfrom" uint64 big-endian (version 2): the change log
+//	                      below answers "what changed since G" for every
+//	                      G ≥ changesfrom; older G get "reload everything"
 //	token    "record"     token record (records.go)
 //	objects  id (uint64 big-endian) → object record; the bucket sequence
 //	         allocates IDs and is never reset, so IDs are not reused
@@ -19,13 +23,27 @@ import (
 //	         with v the clear value, or 'h' with v = HMAC(index key, value)
 //	         when CKA_ID is sealed (the plaintext never reaches the index)
 //	indexrev id → the object's index key, so Delete needs no key
+//	stamps   (version 2) id → uint64 generation of the object's last write
+//	changed  (version 2) gen ‖ id → empty: each live object once, at the
+//	         generation of its last write (an object with no stamp was
+//	         last written before changesfrom)
+//	deleted  (version 2) gen ‖ id → empty: tombstones; at most
+//	         maxTombstones are kept, the oldest pruned (changesfrom moves
+//	         past them)
+//
+// Version 1 had no change log. Migration 1→2 (first write transaction)
+// creates the three buckets empty and sets changesfrom to the file's
+// generation: no object needs a stamp, since none changed after it. A
+// version-1 file read before any write answers every Changes call with a
+// full reload. A version-1 keystore refuses a version-2 file
+// (ErrSchemaVersion): upgrade every process sharing a token together.
 //
 // Migrations: a file with a lower schema version is upgraded in the first
 // write transaction by the functions in migrations; a higher version is
 // refused with ErrSchemaVersion (a newer keystore wrote it).
 
 // SchemaVersion is the schema version this code reads and writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 const fileKind = "modexp-token keystore"
 
@@ -35,16 +53,49 @@ var (
 	bucketObjects  = []byte("objects")
 	bucketIndex    = []byte("index")
 	bucketIndexRev = []byte("indexrev")
+	bucketStamps   = []byte("stamps")
+	bucketChanged  = []byte("changed")
+	bucketDeleted  = []byte("deleted")
 
-	keyKind       = []byte("kind")
-	keySchema     = []byte("schema")
-	keyGeneration = []byte("generation")
-	keyRecord     = []byte("record")
+	keyKind        = []byte("kind")
+	keySchema      = []byte("schema")
+	keyGeneration  = []byte("generation")
+	keyRecord      = []byte("record")
+	keyChangesFrom = []byte("changesfrom")
+)
+
+// bucketsV1 are the buckets of every schema version; bucketsV2 those
+// version 2 adds (the change log, changes.go).
+var (
+	bucketsV1 = [][]byte{bucketToken, bucketObjects, bucketIndex, bucketIndexRev}
+	bucketsV2 = [][]byte{bucketStamps, bucketChanged, bucketDeleted}
 )
 
 // migrations[v] upgrades a file from schema version v to v+1 inside a
-// write transaction. Version 1 is the first: none yet.
-var migrations = map[uint32]func(*bolt.Tx) error{}
+// write transaction.
+var migrations = map[uint32]func(*bolt.Tx) error{
+	1: migrate1to2,
+}
+
+// migrate1to2 adds the change log: empty buckets, complete from the
+// file's current generation on (nothing is known of earlier changes).
+func migrate1to2(tx *bolt.Tx) error {
+	for _, b := range bucketsV2 {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return fmt.Errorf("keystore: create bucket %q: %w", b, err)
+		}
+	}
+	g, err := generation(tx)
+	if err != nil {
+		return err
+	}
+	return setChangesFrom(tx, g)
+}
+
+// schemaVersion reads the (already checked) schema version of tx's file.
+func schemaVersion(tx *bolt.Tx) uint32 {
+	return binary.BigEndian.Uint32(tx.Bucket(bucketMeta).Get(keySchema))
+}
 
 // checkSchema verifies that tx holds a token file of a known schema
 // version. A file with no buckets at all is an uninitialised bbolt file
@@ -75,15 +126,23 @@ func checkSchema(tx *bolt.Tx) error {
 		return fmt.Errorf("keystore: %s: schema version %d: %w: %w", path, version, ErrCorrupt, ErrSchemaVersion)
 	case version < SchemaVersion:
 		if !tx.Writable() {
-			return nil // readable as is until the next write migrates it
+			// Readable as is until the next write migrates it.
+			return checkBuckets(tx, bucketsV1)
 		}
 		if err := migrate(tx, version); err != nil {
 			return err
 		}
 	}
-	for _, b := range [][]byte{bucketToken, bucketObjects, bucketIndex, bucketIndexRev} {
+	if err := checkBuckets(tx, bucketsV1); err != nil {
+		return err
+	}
+	return checkBuckets(tx, bucketsV2)
+}
+
+func checkBuckets(tx *bolt.Tx, names [][]byte) error {
+	for _, b := range names {
 		if tx.Bucket(b) == nil {
-			return fmt.Errorf("keystore: %s: bucket %q missing: %w", path, b, ErrCorrupt)
+			return fmt.Errorf("keystore: %s: bucket %q missing: %w", tx.DB().Path(), b, ErrCorrupt)
 		}
 	}
 	return nil
@@ -109,15 +168,16 @@ func createSchema(tx *bolt.Tx) error {
 		return fmt.Errorf("keystore: create meta bucket: %w", err)
 	}
 	for k, v := range map[string][]byte{
-		string(keyKind):       []byte(fileKind),
-		string(keySchema):     binary.BigEndian.AppendUint32(nil, SchemaVersion),
-		string(keyGeneration): binary.BigEndian.AppendUint64(nil, 0),
+		string(keyKind):        []byte(fileKind),
+		string(keySchema):      binary.BigEndian.AppendUint32(nil, SchemaVersion),
+		string(keyGeneration):  binary.BigEndian.AppendUint64(nil, 0),
+		string(keyChangesFrom): binary.BigEndian.AppendUint64(nil, 0),
 	} {
 		if err := meta.Put([]byte(k), v); err != nil {
 			return fmt.Errorf("keystore: write meta: %w", err)
 		}
 	}
-	for _, b := range [][]byte{bucketToken, bucketObjects, bucketIndex, bucketIndexRev} {
+	for _, b := range append(slices.Clone(bucketsV1), bucketsV2...) {
 		if _, err := tx.CreateBucket(b); err != nil {
 			return fmt.Errorf("keystore: create bucket %q: %w", b, err)
 		}

@@ -159,9 +159,18 @@ func (s *Store) InitToken(soPIN []byte, label string) error {
 	return err
 }
 
-// wipeObjects destroys every object and index entry, keeping the ID
-// sequence so IDs are never reused.
+// wipeObjects destroys every object, index entry and the change log,
+// keeping the ID sequence so IDs are never reused.
 func wipeObjects(tx *bolt.Tx) error {
+	// Every cache must reload: the log starts again at the generation
+	// this transaction ends with (InitToken bumps it once).
+	g, err := generation(tx)
+	if err != nil {
+		return err
+	}
+	if err := resetLog(tx, g+1); err != nil {
+		return err
+	}
 	seq := tx.Bucket(bucketObjects).Sequence()
 	for _, name := range [][]byte{bucketObjects, bucketIndex, bucketIndexRev} {
 		if err := tx.DeleteBucket(name); err != nil {

@@ -22,7 +22,8 @@ func (m *Module) Digest(sh uint64, in []byte, out Out) ([]byte, int, error) {
 	}
 	defer ss.mu.Unlock()
 	if op := ss.ops[opDigest]; op != nil && op.multi {
-		return nil, 0, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_Digest after C_DigestUpdate")
+		// C_Digest always ends the operation unless it reports a length.
+		return nil, 0, ss.fail(opDigest, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_Digest after C_DigestUpdate"))
 	}
 	return ss.output(opDigest, out, func(op *operation) ([]byte, error) {
 		op.digest.Write(in)

@@ -40,6 +40,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"sort"
 	"sync"
@@ -263,6 +264,9 @@ func (s *slot) privateDone(op string, bits int, cost engine.Cost, wall time.Dura
 	s.es.ops.Add(1)
 	if err != nil && ck.RV(err) == uint64(ck.CKR_DEVICE_ERROR) {
 		s.es.deviceErrors.Add(1)
+	}
+	if !s.log.Enabled(bg, slog.LevelDebug) {
+		return // spare the hot path the line's arguments
 	}
 	s.log.Debug("private operation", "op", op, "key_bits", bits, "engine", s.eng.Info().Name,
 		"device_time", cost.Device, "cycles", cost.Cycles, "energy_j", cost.Energy,

@@ -34,12 +34,15 @@ func (m *Module) FindObjectsInit(sh uint64, tmpl []Attribute) error {
 	var found []uint64
 	if id, ok := templateID(tmpl); ok {
 		// Through the CKA_ID index: no scan of every object.
-		for _, h := range s.idIndexLocked()[string(id)] {
+		cands := s.idIndexLocked()[string(id)]
+		s.stats.examined.Add(uint64(len(cands)))
+		for _, h := range cands {
 			if o, ok := s.objects[h]; ok && s.visibleLocked(o) && matches(o, tmpl) {
 				found = append(found, h)
 			}
 		}
 	} else {
+		s.stats.examined.Add(uint64(len(s.objects)))
 		for h, o := range s.objects {
 			if s.visibleLocked(o) && matches(o, tmpl) {
 				found = append(found, h)
@@ -61,15 +64,13 @@ func templateID(tmpl []Attribute) ([]byte, bool) {
 	return nil, false
 }
 
-// idIndexLocked returns the CKA_ID index, building it if it was dropped.
+// idIndexLocked returns the CKA_ID index (cache.go), building it if the
+// cache was never loaded whole.
 func (s *slot) idIndexLocked() map[string][]uint64 {
 	if s.idIndex == nil {
-		s.idIndex = make(map[string][]uint64)
-		for h, o := range s.objects {
-			if v, ok := o.attrs[ck.CKA_ID]; ok {
-				s.idIndex[string(v)] = append(s.idIndex[string(v)], h)
-			}
-		}
+		s.stats.indexRebuilds.Add(1)
+		s.stats.examined.Add(uint64(len(s.objects)))
+		s.buildIndexLocked()
 	}
 	return s.idIndex
 }

@@ -139,8 +139,8 @@ func (s *slot) storePairLocked(ss *session, pa attrMap, psch schema, qa attrMap,
 	for _, o := range objs {
 		o.handle = s.m.newHandle()
 		s.objects[o.handle] = o
+		s.indexAddLocked(o)
 	}
-	s.idIndex = nil
 	return objs[0], objs[1], nil
 }
 

@@ -193,9 +193,9 @@ func (m *Module) Logout(sh uint64) error {
 	return nil
 }
 
-// logoutLocked wipes the token key, drops sealed values and prepared keys
-// from the cache and bumps the epoch (operations started before it that
-// need the login fail).
+// logoutLocked wipes the token key, forgets private objects (their handles
+// end), drops sealed values and prepared keys from the cache and bumps the
+// epoch (operations started before it that need the login fail).
 func (s *slot) logoutLocked() {
 	if s.key != nil {
 		s.key.Wipe()
@@ -207,6 +207,20 @@ func (s *slot) logoutLocked() {
 	s.login = loggedOut
 	s.epoch++
 	for h, o := range s.objects {
+		if o.isPrivate() {
+			// PKCS#11 3.0 §5.6 C_Logout: the application's handles to
+			// private objects become invalid, even across a new login
+			// (token objects get new handles when the next login reloads
+			// them), and private session objects are destroyed.
+			delete(s.objects, h)
+			if o.storeID != 0 {
+				delete(s.byStore, o.storeID)
+			}
+			o.prepOnce.Lock()
+			o.prepared = nil
+			o.prepOnce.Unlock()
+			continue
+		}
 		n := o.stripped()
 		if n != o {
 			s.objects[h] = n

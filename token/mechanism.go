@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/rsapad"
 )
@@ -25,9 +24,10 @@ type mechanism struct {
 	// limits may lower maxBits.
 	engineBound bool
 	keyTypes    []uint64 // CKK_ values the mechanism accepts
-	// available reports whether the slot's engine can serve the mechanism
-	// (nil: always).
-	available func(engine.Engine) bool
+	// available reports whether the slot can serve the mechanism (nil:
+	// always), and may narrow its info (flags, key sizes) to what the
+	// slot's engine and fallback policy can do.
+	available func(s *slot, info *MechanismInfo) bool
 	// hash: the digest of a digest mechanism, or the hash of hash-then-sign.
 	hash crypto.Hash
 	// singlePart: sign/verify/encrypt/decrypt take no Update.

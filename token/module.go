@@ -15,6 +15,7 @@
 //	objects   attribute schema and policy, create/copy/set/find  attrs.go, objects.go, find.go
 //	mechanisms registry of small values (params, key types)      mechanism.go
 //	operations sign/verify, encrypt/decrypt, digest, keygen      sign.go, crypt.go, digest.go, keygen.go
+//	EC        CKK_EC keys, ECDSA mechanisms, EC engine routes    ec_key.go, ecdsa_mech.go
 //
 // # Concurrency
 //
@@ -41,6 +42,33 @@
 //   - Raw mechanisms (CKM_RSA_PKCS, CKM_RSA_X_509, CKM_RSA_PKCS_PSS,
 //     CKM_RSA_PKCS_OAEP) are single-part: their Update calls answer
 //     CKR_FUNCTION_NOT_SUPPORTED and end the operation.
+//   - Sessions may be opened on an uninitialised token (SoftHSM answers
+//     CKR_TOKEN_NOT_RECOGNIZED); logins there answer
+//     CKR_USER_PIN_NOT_INITIALIZED, token objects cannot be created.
+//   - CKA_PRIVATE defaults to true for private keys, false for every other
+//     object (data objects included; SoftHSM makes data objects private).
+//   - C_Logout forgets private objects: private session objects are
+//     destroyed and handles of private token objects end; the next login
+//     gives them new handles (PKCS#11 3.0 §5.6).
+//   - C_Sign, C_Verify and C_Digest after an Update answer
+//     CKR_OPERATION_ACTIVE and, like every error but a length report, end
+//     the operation.
+//   - C_GenerateRandom gives at most 1 MiB per call (CKR_ARGUMENTS_BAD
+//     beyond).
+//
+// # Key material in memory
+//
+// Go moves and copies heap memory at will and cannot pin or lock it, so
+// wiping is best effort. What is done: the token key unlocked by a login
+// is zeroed at logout (keystore.Key.Wipe), and with it the cache forgets
+// sealed values and prepared engine keys; [Module.Close] (C_Finalize)
+// zeroes every secret attribute value of the cache in place before the
+// sessions end. What is not: values dropped at logout, C_DestroyObject or
+// C_SetAttributeValue are left to the garbage collector, not zeroed,
+// because an operation of another session may still be reading that
+// snapshot; the engine's prepared key (engine/rsa's big.Int and limb
+// copies) is dropped, not zeroed; PINs arrive as views of the caller's C
+// memory and are not kept (the keystore derives from them and forgets).
 package token
 
 import (
@@ -165,6 +193,13 @@ func (m *Module) Close() error {
 	sessions := m.sessions
 	m.sessions = map[uint64]*session{}
 	m.mu.Unlock()
+	for _, sl := range m.slots {
+		// Before the sessions' close logs out (which forgets private
+		// objects and strips sealed values).
+		sl.mu.Lock()
+		sl.wipeSecretsLocked()
+		sl.mu.Unlock()
+	}
 	for _, s := range sessions {
 		s.close()
 	}

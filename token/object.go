@@ -72,12 +72,10 @@ func sameAttrs(a, b attrMap) bool {
 	return true
 }
 
-// fromStore makes a snapshot of a keystore object.
+// fromStore makes a snapshot of a keystore object; the snapshot takes
+// so's maps (the keystore returns fresh ones).
 func fromStore(handle uint64, so keystore.Object) *object {
-	o := &object{handle: handle, storeID: so.ID, attrs: make(attrMap, len(so.Attrs)), sealed: so.Sealed, complete: true}
-	for k, v := range so.Attrs {
-		o.attrs[k] = v
-	}
+	o := &object{handle: handle, storeID: so.ID, attrs: attrMap(so.Attrs), sealed: so.Sealed, complete: true}
 	for t, s := range so.Sealed {
 		if _, ok := o.attrs[t]; s && !ok {
 			o.complete = false

@@ -197,7 +197,7 @@ func (s *slot) storeLocked(ss *session, handle uint64, old *object, a attrMap, s
 		o.handle = s.m.newHandle()
 	}
 	s.objects[o.handle] = o
-	s.idIndex = nil
+	s.indexReplaceLocked(old, o)
 	return o, nil
 }
 
@@ -301,6 +301,7 @@ func (m *Module) DestroyObject(sh, obj uint64) error {
 		}
 		delete(s.byStore, o.storeID)
 	}
+	s.indexRemoveLocked(o)
 	delete(s.objects, obj)
 	s.log.Info("object destroyed", "handle", obj)
 	return nil

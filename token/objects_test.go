@@ -315,9 +315,13 @@ func TestPrivateVisibility(t *testing.T) {
 		t.Fatalf("SO sees %d objects", len(got))
 	}
 	must(t, m.Logout(sh))
-	// After login the same handles are back.
+	// After login the private objects are back under new handles: the old
+	// ones stay invalid (PKCS#11 3.0 §5.6, C_Logout).
 	must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
-	if string(attr(t, m, sh, privData, ck.CKA_VALUE)) != "secret" {
+	_, err = m.GetAttributeValue(sh, privData, []uint64{ck.CKA_VALUE})
+	wantRV(t, err, ck.CKR_OBJECT_HANDLE_INVALID)
+	again := find(t, m, sh, aULong(ck.CKA_CLASS, ck.CKO_DATA))
+	if len(again) != 1 || string(attr(t, m, sh, again[0], ck.CKA_VALUE)) != "secret" {
 		t.Fatal("private value after re-login")
 	}
 	// A second module (another process) sees the token objects and

@@ -41,8 +41,8 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s", ck.Name("CKM_", cm.Type), opNames[kind])
 	}
 	info, ok := ss.slot.mechanismInfo(mech)
-	if !ok {
-		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not offered by this engine", ck.Name("CKM_", cm.Type))
+	if !ok || info.Flags&cancelFlags[kind] == 0 {
+		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s on this slot's engine", ck.Name("CKM_", cm.Type), opNames[kind])
 	}
 	params, err := mech.decode(cm)
 	if err != nil {

@@ -23,7 +23,8 @@ func (m *Module) Sign(sh uint64, in []byte, out Out) ([]byte, int, error) {
 	}
 	defer ss.mu.Unlock()
 	if op := ss.ops[opSign]; op != nil && op.multi {
-		return nil, 0, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_Sign after C_SignUpdate")
+		// C_Sign always ends the operation unless it reports a length.
+		return nil, 0, ss.fail(opSign, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_Sign after C_SignUpdate"))
 	}
 	return ss.output(opSign, out, func(op *operation) ([]byte, error) {
 		if err := op.checkUse(); err != nil {
@@ -103,7 +104,7 @@ func (m *Module) Verify(sh uint64, in, sig []byte) error {
 		return err
 	}
 	if op.multi {
-		return ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_Verify after C_VerifyUpdate")
+		return ss.fail(opVerify, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_Verify after C_VerifyUpdate"))
 	}
 	ss.end(opVerify)
 	input := in

@@ -43,6 +43,7 @@ type slot struct {
 	rsaOpts rsa.Options
 	log     *slog.Logger
 	es      engineState // engine health: self-test, KATs, faults (engine_select.go)
+	ec      ecRoutes    // the engines of EC keys, by curve (ecdsa_mech.go)
 
 	storeMu   sync.Mutex
 	store     *keystore.Store // nil until opened (a corrupt file is retried)
@@ -57,12 +58,13 @@ type slot struct {
 	byStore  map[uint64]*object // token objects by keystore ID
 	gen      uint64             // keystore generation the cache reflects
 	loaded   bool
-	// idIndex maps CKA_ID values to the handles of the objects that had
-	// them when it was built (find.go). Built on the first search by
-	// CKA_ID, dropped (nil) whenever an object is added or replaced by
-	// something other than logoutLocked's stripping; removed objects are
-	// skipped by the search itself.
+	// idIndex maps CKA_ID values to the handles of the objects that have
+	// them (cache.go): built with every full load, updated by every change
+	// of the cache; nil means not built (find.go builds it then). Entries
+	// may be stale (an object stripped at logout, removed): searches match
+	// every candidate against the template.
 	idIndex map[string][]uint64
+	stats   cacheCounters // Module.CacheStats
 }
 
 // openSlot opens the engine and the token file of one configured slot.
@@ -262,10 +264,10 @@ func pinFlags(left, max int, low, final, locked uint64) uint64 {
 // mechanismInfo is a mechanism's info on this slot's engine, and whether
 // the slot offers the mechanism at all.
 func (s *slot) mechanismInfo(mech *mechanism) (MechanismInfo, bool) {
-	if mech.available != nil && !mech.available(s.eng) {
+	info := MechanismInfo{MinKeySize: mech.minBits, MaxKeySize: mech.maxBits, Flags: mech.flags}
+	if mech.available != nil && !mech.available(s, &info) {
 		return MechanismInfo{}, false
 	}
-	info := MechanismInfo{MinKeySize: mech.minBits, MaxKeySize: mech.maxBits, Flags: mech.flags}
 	if mech.engineBound {
 		if max := uint64(s.eng.Info().MaxModulusBits); max > 0 {
 			// Private operations run CRT on the engine: half-size moduli.
@@ -300,6 +302,7 @@ func (s *slot) removeSession(ss *session) {
 	delete(s.sessions, ss.h)
 	for h, o := range s.objects {
 		if o.storeID == 0 && o.owner == ss.h {
+			s.indexRemoveLocked(o)
 			delete(s.objects, h)
 		}
 	}
@@ -309,68 +312,8 @@ func (s *slot) removeSession(ss *session) {
 	}
 }
 
-// reloadLocked reads every token object from the keystore, keeping the
-// handles (and snapshots, with their prepared keys) of unchanged objects.
-func (s *slot) reloadLocked() error {
-	st, err := s.st()
-	if err != nil {
-		return s.storeErr("load objects", err)
-	}
-	objs, gen, err := st.Objects(s.key)
-	if errors.Is(err, keystore.ErrNotInitialized) {
-		objs, gen, err = nil, 0, nil
-	}
-	if err != nil {
-		return s.storeErr("load objects", err)
-	}
-	seen := make(map[uint64]*object, len(objs))
-	for _, so := range objs {
-		old := s.byStore[so.ID]
-		h := uint64(0)
-		if old != nil {
-			h = old.handle
-		} else {
-			h = s.m.newHandle()
-		}
-		o := fromStore(h, so)
-		if old != nil && old.complete == o.complete && sameAttrs(old.attrs, o.attrs) {
-			o = old
-		}
-		seen[so.ID] = o
-		s.objects[h] = o
-	}
-	for id, old := range s.byStore {
-		if _, ok := seen[id]; !ok {
-			delete(s.objects, old.handle)
-		}
-	}
-	s.byStore = seen
-	s.gen, s.loaded = gen, true
-	s.idIndex = nil
-	return nil
-}
-
-// refreshLocked reloads the object cache if another process (or this one)
-// changed the token file since the last load.
-func (s *slot) refreshLocked() error {
-	if s.loaded {
-		st, err := s.st()
-		if err != nil {
-			return s.storeErr("generation", err)
-		}
-		gen, err := st.Generation()
-		if errors.Is(err, keystore.ErrNotInitialized) {
-			gen, err = 0, nil
-		}
-		if err != nil {
-			return s.storeErr("generation", err)
-		}
-		if gen == s.gen {
-			return nil
-		}
-	}
-	return s.reloadLocked()
-}
+// reloadLocked and refreshLocked (the object cache following the token
+// file) are in cache.go.
 
 // visibleLocked reports whether o may be seen in the current login state.
 func (s *slot) visibleLocked(o *object) bool {
