@@ -313,8 +313,14 @@ int main(int argc, char **argv)
 	EXPECT(f->C_Sign(h, MSG, MSG_LEN, sig, &siglen), CKR_BUFFER_TOO_SMALL, "C_Sign into 10 bytes");
 	CHECK(siglen == 256, "C_Sign reports 256 with CKR_BUFFER_TOO_SMALL (%lu)", siglen);
 	EXPECT(f->C_Sign(h, MSG, MSG_LEN, NULL, NULL), CKR_ARGUMENTS_BAD, "C_Sign with NULL pulSignatureLen");
+	/* Every error but CKR_BUFFER_TOO_SMALL ends the operation (PKCS#11 C_Sign). */
 	siglen = sizeof sig;
-	if (EXPECT(f->C_Sign(h, MSG, MSG_LEN, sig, &siglen), CKR_OK, "C_Sign (operation kept alive)"))
+	EXPECT(f->C_Sign(h, MSG, MSG_LEN, sig, &siglen), CKR_OPERATION_NOT_INITIALIZED, "C_Sign after CKR_ARGUMENTS_BAD");
+	EXPECT(f->C_SignInit(h, &sha256_pkcs, priv), CKR_OK, "C_SignInit again");
+	siglen = 10;
+	EXPECT(f->C_Sign(h, MSG, MSG_LEN, sig, &siglen), CKR_BUFFER_TOO_SMALL, "C_Sign into 10 bytes again");
+	siglen = sizeof sig;
+	if (EXPECT(f->C_Sign(h, MSG, MSG_LEN, sig, &siglen), CKR_OK, "C_Sign (operation kept alive by BUFFER_TOO_SMALL)"))
 		print_hex("sig_sha256_pkcs1", sig, siglen);
 	memcpy(ref_sig, sig, siglen);
 	ref_sig_len = siglen;
