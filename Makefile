@@ -20,7 +20,7 @@ LIB_LDFLAGS := -extldflags=-Wl,--version-script=$(CURDIR)/cgo/exports.map
 
 # Debian packages: PKCS#11 clients and tools used by the tests and the demo.
 DEB_PACKAGES := gcc make openssl opensc p11-kit gnutls-bin libengine-pkcs11-openssl \
-	softhsm2 libp11-kit-dev p11-kit-modules openssh-client nginx
+	softhsm2 libp11-kit-dev p11-kit-modules openssh-client nginx binutils util-linux
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: all build lib cli bench test fmt-check vet test-go test-cgo test-integration deps demo clean
@@ -75,7 +75,7 @@ deps:
 	done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
-		$(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends $$missing; \
+		$(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
 	fi
 
 # The demo: one token in a local bbolt file, on the software engine.
