@@ -94,6 +94,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// parseCost reads --cost: "auto" (nil: the server measures the engine),
+// "none" (a zero model), or three integers FIXED_NS,MODEXP_PS,EC_PS.
+func parseCost(v string) (*wire.CostModel, error) {
+	switch v {
+	case "auto":
+		return nil, nil
+	case "none":
+		return &wire.CostModel{}, nil
+	}
+	parts := strings.Split(v, ",")
+	if len(parts) != 3 {
+		return nil, fmt.Errorf("--cost %q: want auto, none or FIXED_NS,MODEXP_PS,EC_PS", v)
+	}
+	var n [3]uint64
+	for i, p := range parts {
+		x, err := strconv.ParseUint(strings.TrimSpace(p), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("--cost %q: %w", v, err)
+		}
+		n[i] = x
+	}
+	cm := wire.CostModel{FixedNS: n[0], ModExpPS: n[1], ECPS: n[2]}
+	if _, err := wire.ParseCostModel(cm.Encode()); err != nil {
+		return nil, fmt.Errorf("--cost %q: %w", v, err)
+	}
+	return &cm, nil
+}
+
 func serve(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -110,6 +138,7 @@ func serve(args []string, stderr io.Writer) error {
 	cert := fs.String("cert", "", "TCP: the daemon's certificate (PEM)")
 	key := fs.String("key", "", "TCP: the daemon's private key (PEM)")
 	clients := fs.String("clients", "", "TCP: the client certificates accepted (PEM, pinned)")
+	costSpec := fs.String("cost", "auto", "cost model sent in INFO: auto (measure the engine at start), none, or FIXED_NS,MODEXP_PS,EC_PS")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -160,6 +189,11 @@ func serve(args []string, stderr io.Writer) error {
 		return errors.New("--cert, --key and --clients are for tcp listeners")
 	}
 
+	cost, err := parseCost(*costSpec)
+	if err != nil {
+		return err
+	}
+	cfg.Cost = cost
 	eng, err := engine.Open(*spec)
 	if err != nil {
 		return err
@@ -174,7 +208,10 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log.Info("modexpd starting", "listen", *listen, "engine", eng.Info().Name, "faults", faults.String(), "pid", os.Getpid())
+	cm := srv.Cost()
+	log.Info("modexpd starting", "listen", *listen, "engine", eng.Info().Name, "faults", faults.String(), "pid", os.Getpid(),
+		"cost_fixed_ns", cm.FixedNS, "cost_modexp_ps", cm.ModExpPS, "cost_ec_ps", cm.ECPS,
+		"predicted_rsa2048_crt", cm.ModExpCRT(2048).String())
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)

@@ -137,3 +137,40 @@ func TestCommandErrors(t *testing.T) {
 		t.Errorf("key file mode: %v %v", fi, err)
 	}
 }
+
+func TestParseCost(t *testing.T) {
+	cases := []struct {
+		in     string
+		nilOK  bool // auto: the server measures
+		fixed  uint64
+		modexp uint64
+		ec     uint64
+		ok     bool
+	}{
+		{"auto", true, 0, 0, 0, true},
+		{"none", false, 0, 0, 0, true},
+		{"20000,4000,5000", false, 20000, 4000, 5000, true},
+		{" 1, 2, 3", false, 1, 2, 3, true},
+		{"1,2", false, 0, 0, 0, false},
+		{"1,2,x", false, 0, 0, 0, false},
+		{"1,2,-3", false, 0, 0, 0, false},
+		{"1,99999999999,3", false, 0, 0, 0, false}, // beyond the protocol's limit
+	}
+	for _, tc := range cases {
+		cm, err := parseCost(tc.in)
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: %v", tc.in, err)
+			continue
+		}
+		if !tc.ok {
+			continue
+		}
+		if tc.nilOK != (cm == nil) {
+			t.Errorf("%q: model %+v", tc.in, cm)
+			continue
+		}
+		if cm != nil && (cm.FixedNS != tc.fixed || cm.ModExpPS != tc.modexp || cm.ECPS != tc.ec) {
+			t.Errorf("%q: %+v", tc.in, cm)
+		}
+	}
+}

@@ -62,19 +62,49 @@ func (e *StatusError) Is(target error) bool {
 // applies the default deadline, the breaker, one retry of a request lost
 // with its connection, waits on BUSY and SHUTTING_DOWN, and CANCEL when ctx
 // ends first.
-func (e *Engine) call(ctx context.Context, req *wire.Frame) (*wire.Frame, error) {
-	if _, ok := ctx.Deadline(); !ok {
+//
+// predicted is the device time the cost model expects (0: unknown); when
+// set, the request's deadline is also bounded by deadlineFor(predicted).
+func (e *Engine) call(ctx context.Context, req *wire.Frame, predicted time.Duration) (*wire.Frame, error) {
+	now := time.Now()
+	dl, has := ctx.Deadline()
+	if !has {
+		dl = now.Add(e.cfg.Timeout)
+	}
+	costBound := false
+	if predicted > 0 {
+		if c := now.Add(e.deadlineFor(predicted)); c.Before(dl) {
+			dl, costBound = c, true
+		}
+	}
+	parent := ctx
+	if !has || costBound {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, e.cfg.Timeout)
+		ctx, cancel = context.WithDeadline(ctx, dl)
 		defer cancel()
 	}
-	probe, err := e.br.allow(time.Now())
+	probe, err := e.br.allow(now)
 	if err != nil {
 		return nil, err
 	}
 	resp, o, err := e.callLoop(ctx, req)
 	e.br.done(time.Now(), probe, o, err)
+	if err != nil && costBound && parent.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("device: %s: %v: predicted %v, deadline %v from the cost model: %w",
+			e.cfg.Name, req.Op, predicted.Round(time.Microsecond), dl.Sub(now).Round(time.Millisecond), err)
+	}
 	return resp, err
+}
+
+// deadlineFor is a request's budget from its predicted device time:
+// CostFactor × predicted × rounds + CostSlack, at least DeadlineFloor,
+// where rounds counts the turns of the device's cores needed to serve the
+// requests this client has in flight.
+func (e *Engine) deadlineFor(predicted time.Duration) time.Duration {
+	cores := max(e.info.Cores, 1)
+	rounds := (len(e.slots) + cores) / cores // this request included
+	d := time.Duration(CostFactor*rounds)*predicted + CostSlack
+	return max(d, e.cfg.DeadlineFloor)
 }
 
 func (e *Engine) callLoop(ctx context.Context, req *wire.Frame) (*wire.Frame, outcome, error) {
@@ -111,10 +141,19 @@ func (e *Engine) callLoop(ctx context.Context, req *wire.Frame) (*wire.Frame, ou
 			continue
 		case ctx.Err() != nil:
 			return nil, e.ctxOutcome(ctx), e.ctxError(req.Op, ctx)
+		case isNeutralDial(err):
+			return nil, neutral, err
 		default:
 			return nil, failure, err
 		}
 	}
+}
+
+// isNeutralDial reports a dial error that says nothing against the device
+// (see dialError).
+func isNeutralDial(err error) bool {
+	var de *dialError
+	return errors.As(err, &de) && de.neutral
 }
 
 // ctxOutcome: an expired deadline blames the device; a cancel does not.

@@ -15,8 +15,9 @@
 // TLS 1.3 with pinned certificates both ways: ca names the file of server
 // certificates accepted (made by `modexpd keygen`), cert and key are the
 // client's own (whose certificate the daemon pins). timeout is the deadline
-// of a request whose context has none (default 10 s). Paths may not
-// contain commas.
+// of a request whose context has none (default 10 s); floor is the
+// shortest deadline the device's cost model gives a request (default 1 s).
+// Paths may not contain commas.
 //
 // # Behaviour
 //
@@ -52,6 +53,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
@@ -67,9 +69,24 @@ const (
 	DefaultFailureThreshold = 5
 	DefaultCooldown         = time.Second
 	MaxCooldown             = 30 * time.Second
-	minBackoff              = 50 * time.Millisecond
-	maxBackoff              = 5 * time.Second
-	cancelTimeout           = time.Second
+	// DefaultDeadlineFloor is the shortest deadline the cost model gives a
+	// request (Config.DeadlineFloor).
+	DefaultDeadlineFloor = time.Second
+	// CostFactor and CostSlack make a request's deadline from the device's
+	// predicted time: CostFactor × predicted × rounds + CostSlack, where
+	// rounds is how many times the device's cores must turn over to serve
+	// the requests this client has in flight (research/ENGINES.md §D.3).
+	CostFactor = 4
+	CostSlack  = 250 * time.Millisecond
+	minBackoff = 50 * time.Millisecond
+	// maxBackoff bounds the wait between dials that failed at once (no
+	// socket, connection refused): such a dial costs the device nothing, and
+	// a restarted daemon is found within this time.
+	maxBackoff = time.Second
+	// maxSlowBackoff bounds the wait between dials that failed slowly
+	// (timeout, TLS handshake refused), which do cost the other side.
+	maxSlowBackoff = 5 * time.Second
+	cancelTimeout  = time.Second
 )
 
 // Config says how to reach a device.
@@ -78,8 +95,14 @@ type Config struct {
 	Address string      // socket path, or HOST:PORT
 	TLS     *tls.Config // required for "tcp" (see wire.ClientTLSConfig)
 	// Timeout is the deadline of requests whose context has none.
-	Timeout     time.Duration
-	DialTimeout time.Duration
+	Timeout time.Duration
+	// DeadlineFloor is the shortest deadline derived from the device's
+	// cost model (default DefaultDeadlineFloor); a request's deadline is
+	// the earliest of its context's (or Timeout), and max(DeadlineFloor,
+	// CostFactor × predicted × rounds + CostSlack) when INFO carries a cost
+	// model for the operation.
+	DeadlineFloor time.Duration
+	DialTimeout   time.Duration
 	// FailureThreshold consecutive failures open the breaker for Cooldown
 	// (doubling, up to MaxCooldown, while probes fail).
 	FailureThreshold int
@@ -116,6 +139,12 @@ func ParseSpec(arg string) (Config, error) {
 				return Config{}, fmt.Errorf("device: spec %q: timeout %q", arg, v)
 			}
 			cfg.Timeout = d
+		case "floor":
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return Config{}, fmt.Errorf("device: spec %q: floor %q", arg, v)
+			}
+			cfg.DeadlineFloor = d
 		case "ca", "cert", "key":
 			if network != "tcp" {
 				return Config{}, fmt.Errorf("device: spec %q: %s is for tcp", arg, k)
@@ -157,6 +186,7 @@ type Engine struct {
 	log    *slog.Logger
 	info   engine.Info
 	limits limits
+	cost   wire.CostModel // from INFO; zero: unknown
 	br     *breaker
 	nextID atomic.Uint32
 	slots  chan struct{} // the device's MAX_INFLIGHT
@@ -168,6 +198,10 @@ type Engine struct {
 	backoff    time.Duration
 	nextDial   time.Time
 	reconnects uint64
+	// dialFailures counts failed dials since the last success; lastDialErr
+	// is the last one, returned while the back-off lasts.
+	dialFailures uint64
+	lastDialErr  error
 }
 
 type limits struct {
@@ -186,6 +220,9 @@ func New(ctx context.Context, cfg Config) (engine.Engine, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.DeadlineFloor <= 0 {
+		cfg.DeadlineFloor = DefaultDeadlineFloor
+	}
 	if cfg.DialTimeout <= 0 {
 		cfg.DialTimeout = DefaultDialTimeout
 	}
@@ -203,7 +240,7 @@ func New(ctx context.Context, cfg Config) (engine.Engine, error) {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	e.slots = make(chan struct{}, 1) // until INFO says more
-	resp, err := e.call(ctx, wire.NewRequest(wire.OpInfo, 0))
+	resp, err := e.call(ctx, wire.NewRequest(wire.OpInfo, 0), 0)
 	if err != nil {
 		e.Close()
 		return nil, fmt.Errorf("device: %s: info: %w", cfg.Name, err)
@@ -260,13 +297,22 @@ func (e *Engine) readInfo(f *wire.Frame) error {
 	if e.info.Model == "" {
 		e.info.Model = "MXP device"
 	}
+	if b, ok := f.Get(wire.TagCostNS); ok {
+		cm, err := wire.ParseCostModel(b)
+		if err != nil {
+			e.log.Warn("device cost model ignored", "name", e.cfg.Name, "err", err)
+		} else {
+			e.cost = cm
+		}
+	}
 	inflight := u(wire.TagMaxInflight)
 	if inflight <= 0 {
 		inflight = 1
 	}
 	e.slots = make(chan struct{}, min(inflight, 1024))
 	e.log.Info("device info", "name", e.cfg.Name, "model", e.info.Model, "max_bits", maxBits,
-		"crt", e.info.NativeCRT, "curves", curves, "cores", e.info.Cores)
+		"crt", e.info.NativeCRT, "curves", curves, "cores", e.info.Cores,
+		"cost_fixed_ns", e.cost.FixedNS, "cost_modexp_ps", e.cost.ModExpPS, "cost_ec_ps", e.cost.ECPS)
 	return nil
 }
 
@@ -277,6 +323,9 @@ func (e *Engine) Info() engine.Info {
 	return in
 }
 
+// CostModel is the device's cost model, as its INFO said (zero: none).
+func (e *Engine) CostModel() wire.CostModel { return e.cost }
+
 // Health is the client's view of the device's health.
 type Health struct {
 	State               State
@@ -284,6 +333,11 @@ type Health struct {
 	LastError           error
 	Trips               uint64 // times the breaker opened
 	Reconnects          uint64 // connections made after the first
+	// Connected is false while no connection is up (the device is
+	// unreachable, or no request has needed one since the last loss).
+	Connected bool
+	// DialFailures counts failed dials since the last connection.
+	DialFailures uint64
 }
 
 // Health reports the breaker's state and the connection counters.
@@ -296,6 +350,8 @@ func (e *Engine) Health() Health {
 	e.br.mu.Unlock()
 	e.mu.Lock()
 	h.Reconnects = e.reconnects
+	h.Connected = e.cur != nil && !e.cur.dead()
+	h.DialFailures = e.dialFailures
 	e.mu.Unlock()
 	return h
 }
@@ -327,7 +383,8 @@ func (e *Engine) session(ctx context.Context) (*session, error) {
 	e.cur = nil
 	now := time.Now()
 	if now.Before(e.nextDial) {
-		return nil, fmt.Errorf("device: %s: reconnect in %v: %w", e.cfg.Name, e.nextDial.Sub(now).Round(time.Millisecond), engine.ErrDevice)
+		return nil, &dialError{fmt.Errorf("device: %s: reconnect in %v (last dial: %v): %w",
+			e.cfg.Name, e.nextDial.Sub(now).Round(time.Millisecond), e.lastDialErr, engine.ErrDevice), true}
 	}
 	d := &net.Dialer{Timeout: e.cfg.DialTimeout}
 	var nc net.Conn
@@ -338,12 +395,21 @@ func (e *Engine) session(ctx context.Context) (*session, error) {
 		nc, err = d.DialContext(ctx, "unix", e.cfg.Address)
 	}
 	if err != nil {
-		e.backoff = min(max(2*e.backoff, minBackoff), maxBackoff)
+		cheap := unreachable(err)
+		limit := maxSlowBackoff
+		if cheap {
+			limit = maxBackoff
+		}
+		e.backoff = min(max(2*e.backoff, minBackoff), limit)
 		e.nextDial = time.Now().Add(e.backoff)
-		e.log.Warn("device dial failed", "name", e.cfg.Name, "err", err, "retry_in", e.backoff)
-		return nil, fmt.Errorf("device: %s: dial: %w", e.cfg.Name, errors.Join(engine.ErrDevice, err))
+		e.dialFailures++
+		e.lastDialErr = err
+		if e.dialFailures == 1 || e.backoff == limit && e.dialFailures%16 == 0 {
+			e.log.Warn("device dial failed", "name", e.cfg.Name, "err", err, "retry_in", e.backoff, "failures", e.dialFailures)
+		}
+		return nil, &dialError{fmt.Errorf("device: %s: dial: %w", e.cfg.Name, errors.Join(engine.ErrDevice, err)), cheap}
 	}
-	e.backoff = 0
+	e.backoff, e.dialFailures, e.lastDialErr = 0, 0, nil
 	if e.connected {
 		e.reconnects++
 		e.log.Info("device reconnected", "name", e.cfg.Name)
@@ -351,6 +417,27 @@ func (e *Engine) session(ctx context.Context) (*session, error) {
 	e.connected = true
 	e.cur = newSession(nc)
 	return e.cur, nil
+}
+
+// dialError is a failed (or deferred) dial. Unreachable ones (no socket,
+// connection refused, or the back-off after such a dial) say the device is
+// absent rather than misbehaving: they fail the request at once but do not
+// count against the breaker, whose cool-down would otherwise delay the
+// return of a restarted daemon. The dial back-off (50 ms doubling to 1 s)
+// is what spaces the attempts. A slow failure (timeout, TLS refused) counts
+// once, when it happens; the requests refused during its back-off do not.
+type dialError struct {
+	err     error
+	neutral bool // unreachable, or deferred by the back-off: not a breaker failure
+}
+
+func (d *dialError) Error() string { return d.err.Error() }
+func (d *dialError) Unwrap() error { return d.err }
+
+// unreachable reports dial errors that cost the device nothing: the socket
+// file is missing or nothing listens.
+func unreachable(err error) bool {
+	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // dropSession forgets s so that the next request dials anew.

@@ -259,8 +259,12 @@ func TestOutOfOrder(t *testing.T) {
 	req := func(id uint32, sleepMS byte) *wire.Frame {
 		return wire.NewRequest(wire.OpModExp, id).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).Add(wire.TagExp, []byte{sleepMS})
 	}
+	// Small gaps keep the daemon's dispatch in the order sent (two cores:
+	// 1 and 2 start at once, 3 starts when 2 is done).
 	c.send(req(1, 200))
+	time.Sleep(10 * time.Millisecond)
 	c.send(req(2, 1))
+	time.Sleep(10 * time.Millisecond)
 	c.send(req(3, 100))
 	var order []uint32
 	for range 3 {

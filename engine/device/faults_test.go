@@ -361,9 +361,13 @@ func TestDrain(t *testing.T) {
 	}
 }
 
-// TestBreakerRecovers: the daemon goes away, requests fail and open the
-// breaker; the daemon comes back and, after the cool-down, a probe closes
-// it again.
+// TestBreakerRecovers: the daemon goes away. Requests fail at once with a
+// device error, but an absent device (no socket, connection refused) is
+// not a misbehaving one: the breaker stays closed, so nothing but the dial
+// back-off (capped at 1 s) stands between a restarted daemon and the next
+// request. Then a device that answers wrongly is restarted in its place:
+// its faults open the breaker, and after the cool-down a probe on a sound
+// daemon closes it again.
 func TestBreakerRecovers(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run", "r.sock")
 	d := startDaemonAt(t, path, nil)
@@ -374,15 +378,74 @@ func TestBreakerRecovers(t *testing.T) {
 	c := newExpCase(5, 256)
 	d.srv.Close()
 	<-d.done
-	for range 2 {
+	// Down for 2 s: every request fails fast; dials are spaced by the
+	// back-off, which reaches its 1 s cap.
+	downUntil := time.Now().Add(2 * time.Second)
+	calls := 0
+	for time.Now().Before(downUntil) {
+		start := time.Now()
 		if _, err := c.run(context.Background(), e); !isDevice(err) {
 			t.Fatalf("daemon gone: %v", err)
 		}
-		time.Sleep(120 * time.Millisecond) // past the dial back-off
+		if el := time.Since(start); el > 100*time.Millisecond {
+			t.Fatalf("a request on an absent device took %v", el)
+		}
+		calls++
+		time.Sleep(5 * time.Millisecond)
 	}
-	if h := healthOf(t, e); h.State == device.StateClosed {
-		t.Fatalf("breaker still closed: %+v", h)
+	h := healthOf(t, e)
+	if h.State != device.StateClosed || h.Trips != 0 || h.Connected {
+		t.Fatalf("absent device: health %+v, want a closed breaker, no trips, not connected", h)
 	}
+	// 50+100+200+400+800 ms of back-off fit in 2 s: about 6 dials, not one
+	// per request.
+	if h.DialFailures < 3 || h.DialFailures > 10 || h.DialFailures >= uint64(calls) {
+		t.Fatalf("%d dials for %d requests in 2 s", h.DialFailures, calls)
+	}
+	startDaemonAt(t, path, nil)
+	back := time.Now()
+	var recovered time.Duration
+	for time.Since(back) < 3*time.Second {
+		got, err := c.run(context.Background(), e)
+		if err == nil {
+			if !bytes.Equal(got, c.want) {
+				t.Fatal("wrong result after recovery")
+			}
+			recovered = time.Since(back)
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Logf("absent 2 s: %d requests, %d dials; back %v after the restart", calls, h.DialFailures, recovered)
+	if recovered == 0 || recovered > 1500*time.Millisecond {
+		t.Fatalf("recovered after %v, want within the 1 s back-off cap", recovered)
+	}
+	if h := healthOf(t, e); h.State != device.StateClosed || h.Reconnects == 0 || !h.Connected {
+		t.Fatalf("after recovery: %+v", h)
+	}
+}
+
+// TestBreakerOpensOnFaults: a device that answers with faults (here it
+// drops every connection) opens the breaker; once a sound daemon replaces
+// it, the probe after the cool-down closes it.
+func TestBreakerOpensOnFaults(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run", "f.sock")
+	bad := startDaemonAt(t, path, nil, "drop")
+	cfg := bad.config()
+	cfg.FailureThreshold = 2
+	cfg.Cooldown = 100 * time.Millisecond
+	e := openClient(t, cfg)
+	c := newExpCase(6, 256)
+	for range 2 {
+		if _, err := c.run(context.Background(), e); !isDevice(err) {
+			t.Fatalf("dropping device: %v", err)
+		}
+	}
+	if h := healthOf(t, e); h.State != device.StateOpen || h.Trips != 1 {
+		t.Fatalf("after 2 faults: %+v", h)
+	}
+	bad.srv.Close()
+	<-bad.done
 	startDaemonAt(t, path, nil)
 	deadline := time.Now().Add(3 * time.Second)
 	for {
@@ -396,9 +459,9 @@ func TestBreakerRecovers(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("never recovered: %v", err)
 		}
-		time.Sleep(30 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-	if h := healthOf(t, e); h.State != device.StateClosed || h.Reconnects == 0 {
+	if h := healthOf(t, e); h.State != device.StateClosed {
 		t.Fatalf("after recovery: %+v", h)
 	}
 }

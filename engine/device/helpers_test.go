@@ -31,10 +31,19 @@ func startDaemon(t *testing.T, eng engine.Engine, faults ...string) *daemon {
 
 func startDaemonAt(t *testing.T, path string, eng engine.Engine, faults ...string) *daemon {
 	t.Helper()
-	if eng == nil {
-		eng = bigengine.New(0)
+	return startDaemonCfg(t, path, server.Config{Engine: eng}, faults...)
+}
+
+// startDaemonCfg starts an in-process server with cfg (Engine nil: the big
+// engine) and faults.
+func startDaemonCfg(t testing.TB, path string, cfg server.Config, faults ...string) *daemon {
+	t.Helper()
+	if cfg.Engine == nil {
+		cfg.Engine = bigengine.New(0)
 	}
-	cfg := server.Config{Engine: eng}
+	if _, sleepy := cfg.Engine.(sleepyEngine); sleepy && cfg.Cost == nil {
+		cfg.Cost = &wire.CostModel{} // its sleeps are not work to calibrate
+	}
 	for _, f := range faults {
 		ft, err := server.ParseFault(f)
 		if err != nil {

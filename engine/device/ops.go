@@ -1,10 +1,12 @@
 package device
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -21,6 +23,14 @@ type modulus struct {
 
 func (m *modulus) BitLen() int   { return m.bits }
 func (m *modulus) Bytes() []byte { return slices.Clone(m.n) }
+
+// bitLen is the length in bits of a big-endian integer without leading zeros.
+func bitLen(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	return (len(b)-1)*8 + bits.Len8(b[0])
+}
 
 func trim(b []byte) []byte {
 	for len(b) > 0 && b[0] == 0 {
@@ -73,10 +83,10 @@ func (e *Engine) result(resp *wire.Frame, n []byte) ([]byte, error) {
 	if len(r) != len(n) {
 		return nil, e.badAnswer(resp.Op, "RESULT of %d bytes for a %d-byte modulus", len(r), len(n))
 	}
-	if new(big.Int).SetBytes(r).Cmp(new(big.Int).SetBytes(n)) >= 0 {
+	if bytes.Compare(r, n) >= 0 { // same length: byte order is numeric order
 		return nil, e.badAnswer(resp.Op, "RESULT not below the modulus")
 	}
-	return slices.Clone(r), nil
+	return r, nil // the frame's own buffer, used by no one else
 }
 
 // Exp returns base^exp mod m on the device.
@@ -90,7 +100,7 @@ func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, pu
 		dm = pm.(*modulus)
 	}
 	base = trim(base)
-	if new(big.Int).SetBytes(base).Cmp(new(big.Int).SetBytes(dm.n)) >= 0 {
+	if len(base) > len(dm.n) || len(base) == len(dm.n) && bytes.Compare(base, dm.n) >= 0 {
 		return nil, engine.Cost{}, fmt.Errorf("device: exp: base not below the modulus: %w", engine.ErrOperandTooLarge)
 	}
 	exp = trim(exp)
@@ -101,7 +111,7 @@ func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, pu
 	if public {
 		req.AddU8(wire.TagMode, wire.ModePublic)
 	}
-	resp, err := e.call(ctx, req)
+	resp, err := e.call(ctx, req, e.cost.ModExp(dm.bits, bitLen(exp)))
 	if err != nil {
 		return nil, engine.Cost{}, err
 	}
@@ -122,7 +132,7 @@ func (e *Engine) expCRT(ctx context.Context, k *engine.CRTKey, base []byte) ([]b
 	}
 	req := wire.NewRequest(wire.OpModExpCRT, 0).Add(wire.TagBase, base).Add(wire.TagP, p).Add(wire.TagQ, q).
 		Add(wire.TagDP, trim(k.DP)).Add(wire.TagDQ, trim(k.DQ)).Add(wire.TagQInv, trim(k.QInv))
-	resp, err := e.call(ctx, req)
+	resp, err := e.call(ctx, req, e.cost.ModExpCRT(n.BitLen()))
 	if err != nil {
 		return nil, engine.Cost{}, err
 	}
@@ -146,7 +156,7 @@ func (e *Engine) ecMul(ctx context.Context, curve string, k, px, py []byte) (x, 
 	if px != nil {
 		req.Add(wire.TagPX, px).Add(wire.TagPY, py)
 	}
-	resp, err := e.call(ctx, req)
+	resp, err := e.call(ctx, req, e.cost.ECMul(cv.P.BitLen()))
 	if err != nil {
 		return nil, nil, c, err
 	}
@@ -166,12 +176,30 @@ func (e *Engine) ecMul(ctx context.Context, curve string, k, px, py []byte) (x, 
 	return slices.Clone(rx), slices.Clone(ry), c, nil
 }
 
+// Ping sends PING with payload and checks the echo: one round trip, no
+// arithmetic (a liveness check, and the measure of the protocol's own
+// overhead).
+func (e *Engine) Ping(ctx context.Context, payload []byte) error {
+	req := wire.NewRequest(wire.OpPing, 0)
+	if payload != nil {
+		req.Add(wire.TagPayload, payload)
+	}
+	resp, err := e.call(ctx, req, 0)
+	if err != nil {
+		return err
+	}
+	if got, _ := resp.Get(wire.TagPayload); !bytes.Equal(got, payload) {
+		return e.badAnswer(resp.Op, "PING echo differs")
+	}
+	return nil
+}
+
 // SelfTest runs the device's own known-answer tests (SELFTEST), then
 // client-side ones: MODEXP at several widths up to the device's limit (and
 // native CRT, and k·G on each curve), checked against math/big and
 // crypto/ecdh. A device that is wrong only above some width fails here.
 func (e *Engine) SelfTest(ctx context.Context) error {
-	if _, err := e.call(ctx, wire.NewRequest(wire.OpSelfTest, 0)); err != nil {
+	if _, err := e.call(ctx, wire.NewRequest(wire.OpSelfTest, 0), 0); err != nil {
 		return fmt.Errorf("device: self-test: %w", err)
 	}
 	if err := e.kat(ctx); err != nil {

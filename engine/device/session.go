@@ -20,7 +20,7 @@ var errConnLost = fmt.Errorf("device: connection lost: %w", engine.ErrDevice)
 // come.
 type session struct {
 	nc   net.Conn
-	wmu  sync.Mutex
+	w    *wire.Writer
 	mu   sync.Mutex
 	wait map[uint32]chan *wire.Frame
 	done chan struct{}
@@ -28,7 +28,7 @@ type session struct {
 }
 
 func newSession(nc net.Conn) *session {
-	s := &session{nc: nc, wait: map[uint32]chan *wire.Frame{}, done: make(chan struct{})}
+	s := &session{nc: nc, w: wire.NewWriter(nc), wait: map[uint32]chan *wire.Frame{}, done: make(chan struct{})}
 	go s.readLoop()
 	return s
 }
@@ -98,12 +98,11 @@ func (s *session) forget(id uint32) {
 	s.mu.Unlock()
 }
 
-// send writes a frame before deadline; a failed write ends the session.
+// send writes a frame before deadline (frames sent at the same time by
+// other callers share the write system call); a failed write ends the
+// session.
 func (s *session) send(f *wire.Frame, deadline time.Time) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	s.nc.SetWriteDeadline(deadline)
-	if err := wire.WriteFrame(s.nc, f); err != nil {
+	if err := s.w.Write(f, deadline); err != nil {
 		s.fail(err)
 		return errors.Join(errConnLost, err)
 	}

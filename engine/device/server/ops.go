@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/big"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -73,6 +75,9 @@ func (s *Server) buildInfo() wire.Frame {
 		AddBool(wire.TagSimulated, in.Simulated).
 		AddString(wire.TagCostModel, costModel).
 		AddString(wire.TagEngine, in.Name)
+	if s.cost.Known() {
+		f.Add(wire.TagCostNS, s.cost.Encode())
+	}
 	return f
 }
 
@@ -100,7 +105,14 @@ func operand(f *wire.Frame, t wire.Tag, name string, limit int) ([]byte, error) 
 	return v, nil
 }
 
-func bitLen(b []byte) int { return new(big.Int).SetBytes(b).BitLen() }
+// bitLen is the length in bits of a big-endian integer.
+func bitLen(b []byte) int {
+	b = trimZeros(b)
+	if len(b) == 0 {
+		return 0
+	}
+	return (len(b)-1)*8 + bits.Len8(b[0])
+}
 
 // oddModulus checks an odd modulus > 1 within the device's limit and returns
 // it without leading zeros.
@@ -109,19 +121,32 @@ func (s *Server) oddModulus(f *wire.Frame, t wire.Tag, name string) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	n := new(big.Int).SetBytes(m)
-	if n.Bit(0) == 0 || n.BitLen() < 2 {
+	m = trimZeros(m)
+	bl := bitLen(m)
+	if bl < 2 || m[len(m)-1]&1 == 0 {
 		return nil, refuse(wire.StatusInvalidModulus, "%s is even, zero or one", name)
 	}
-	if n.BitLen() > s.maxModBits() {
-		return nil, refuse(wire.StatusTooLarge, "%s of %d bits (max %d)", name, n.BitLen(), s.maxModBits())
+	if bl > s.maxModBits() {
+		return nil, refuse(wire.StatusTooLarge, "%s of %d bits (max %d)", name, bl, s.maxModBits())
 	}
-	return n.Bytes(), nil
+	return m, nil
 }
 
-// below checks v < m, both big-endian.
+// below checks v < m, both big-endian (leading zeros allowed), without
+// allocating.
 func below(v, m []byte) bool {
-	return new(big.Int).SetBytes(v).Cmp(new(big.Int).SetBytes(m)) < 0
+	v, m = trimZeros(v), trimZeros(m)
+	if len(v) != len(m) {
+		return len(v) < len(m)
+	}
+	return bytes.Compare(v, m) < 0
+}
+
+func trimZeros(b []byte) []byte {
+	for len(b) > 0 && b[0] == 0 {
+		b = b[1:]
+	}
+	return b
 }
 
 // statusOf maps an engine error to a status.

@@ -69,6 +69,9 @@ type Config struct {
 	TLS *tls.Config
 	// Firmware is reported by INFO.
 	Firmware string
+	// Cost is the cost model INFO reports (COST_NS). nil: New measures the
+	// engine (Calibrate); a zero model: none reported.
+	Cost *wire.CostModel
 }
 
 // Server answers MXP/1 on any number of listeners.
@@ -78,6 +81,7 @@ type Server struct {
 	stats    *stats
 	sem      chan struct{} // engine concurrency
 	info     wire.Frame    // INFO answer fields
+	cost     wire.CostModel
 	allow    map[int]bool
 	hardCtx  context.Context // cancelled by Close: ends hung requests
 	hardStop context.CancelFunc
@@ -118,9 +122,17 @@ func New(cfg Config) (*Server, error) {
 	for _, u := range cfg.AllowUIDs {
 		s.allow[u] = true
 	}
+	if cfg.Cost != nil {
+		s.cost = *cfg.Cost
+	} else {
+		s.cost = Calibrate(context.Background(), cfg.Engine)
+	}
 	s.info = s.buildInfo()
 	return s, nil
 }
+
+// Cost is the cost model INFO reports.
+func (s *Server) Cost() wire.CostModel { return s.cost }
 
 // Stats returns the server's counters.
 func (s *Server) Stats() Snapshot {
@@ -206,12 +218,10 @@ type conn struct {
 	peer     string
 	ctx      context.Context // cancelled when the connection ends
 	cancel   context.CancelFunc
-	wmu      sync.Mutex
+	w        *wire.Writer
 	mu       sync.Mutex
-	inflight map[uint32]context.CancelCauseFunc
+	inflight map[uint32]context.CancelFunc
 }
-
-var errCancelled = errors.New("cancelled by CANCEL")
 
 func (s *Server) serveConn(nc net.Conn, isUnix bool) {
 	peer := nc.RemoteAddr().String()
@@ -237,7 +247,7 @@ func (s *Server) serveConn(nc net.Conn, isUnix bool) {
 		}
 		nc = tc
 	}
-	c := &conn{s: s, nc: nc, peer: peer, inflight: map[uint32]context.CancelCauseFunc{}}
+	c := &conn{s: s, nc: nc, w: wire.NewWriter(nc), peer: peer, inflight: map[uint32]context.CancelFunc{}}
 	c.ctx, c.cancel = context.WithCancel(s.hardCtx)
 	s.mu.Lock()
 	if len(s.conns) >= s.cfg.MaxConns || s.draining.Load() {
@@ -306,10 +316,7 @@ func truncate(s string) string {
 
 // write sends one frame; a failed write ends the connection.
 func (c *conn) write(f *wire.Frame) {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	if err := wire.WriteFrame(c.nc, f); err != nil {
+	if err := c.w.Write(f, time.Now().Add(writeTimeout)); err != nil {
 		c.s.log.Debug("write", "peer", c.peer, "err", err)
 		c.nc.Close()
 	}
@@ -350,7 +357,7 @@ func (c *conn) dispatch(f *wire.Frame) {
 		if ok && err == nil {
 			c.mu.Lock()
 			if cancel := c.inflight[uint32(id)]; cancel != nil {
-				cancel(errCancelled)
+				cancel() // seen in run: Canceled while the connection lives
 			}
 			c.mu.Unlock()
 		}
@@ -414,17 +421,17 @@ func (c *conn) dispatch(f *wire.Frame) {
 		c.answer(f, wire.StatusBusy, "too many requests in flight")
 		return
 	}
-	ctx, cancelCause := context.WithCancelCause(c.ctx)
-	ctx, cancelTimer := context.WithTimeout(ctx, budget)
-	c.inflight[f.ID] = cancelCause
+	// One context per request: its deadline is DEADLINE_MS; CANCEL cancels
+	// it (Canceled while c.ctx lives); the connection's end cancels c.ctx.
+	ctx, cancel := context.WithTimeout(c.ctx, budget)
+	c.inflight[f.ID] = cancel
 	s.wg.Add(1)
 	s.inflight.Add(1)
 	c.mu.Unlock()
 
 	go func() {
 		defer func() {
-			cancelTimer()
-			cancelCause(nil)
+			cancel()
 			c.mu.Lock()
 			delete(c.inflight, f.ID)
 			c.mu.Unlock()
@@ -472,10 +479,10 @@ func (c *conn) run(ctx context.Context, f *wire.Frame, start time.Time) {
 		}
 	}
 	if st == wire.StatusOK && ctx.Err() != nil || st == wire.StatusTimeout || st == wire.StatusCancelled {
-		if errors.Is(context.Cause(ctx), errCancelled) {
+		if c.ctx.Err() != nil {
+			return // connection gone (or the server closed): no one to answer
+		} else if errors.Is(ctx.Err(), context.Canceled) {
 			st, msg = wire.StatusCancelled, "cancelled"
-		} else if c.ctx.Err() != nil {
-			return // connection gone: no one to answer
 		} else {
 			st, msg = wire.StatusTimeout, "deadline passed on the device"
 		}

@@ -192,6 +192,7 @@ const (
 	TagMaxFrame     Tag = 0x4A // u32
 	TagConstantTime Tag = 0x4B // u8 bool
 	TagSimulated    Tag = 0x4C // u8 bool
+	TagCostNS       Tag = 0x4D // CostModel: three big-endian u64 (FixedNS, ModExpPS, ECPS)
 	TagCostModel    Tag = 0x4E // string: "none", or the backing engine's cost model
 	TagEngine       Tag = 0x4F // string: the backing engine's name
 
