@@ -12,7 +12,8 @@
 //     engine/internal/mont, never on the engine.
 //  3. CRT: the blinded input is reduced mod p and mod q in software, and
 //     the engine does two exponentiations (concurrently when Info().Cores
-//     ≥ 2), or one ExpCRT call if it implements [engine.CRTEngine] with
+//     ≥ 2 and fewer private operations are in flight than the engine has
+//     cores), or one ExpCRT call if it implements [engine.CRTEngine] with
 //     NativeCRT. With Options.ExponentBlinding the engine sees
 //     d_p + k·(p−1) and d_q + k'·(q−1) with fresh 64-bit k, k'.
 //  4. Range check of the engine's outputs (length and value below the
@@ -45,6 +46,7 @@ import (
 	"fmt"
 	"math/big"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/internal/mont"
@@ -72,6 +74,45 @@ const (
 // blindingRenewal is the number of uses after which the blinding pair is
 // drawn afresh (between renewals it is squared on each use).
 const blindingRenewal = 32
+
+// crtPolicy decides when the two CRT halves run concurrently (see
+// splitCRT). Tests change it to compare the policies; it must not change
+// while private operations run.
+var crtPolicy = crtAdaptive
+
+const (
+	crtAdaptive = iota // concurrent only while cores are idle (the default)
+	crtAlways          // concurrent whenever the engine has ≥ 2 cores
+	crtNever           // always one after the other
+)
+
+// inFlight counts the private operations (all keys) that are between the
+// reduction mod p, q and the end of their exponentiations.
+var inFlight atomic.Int64
+
+// splitCRT reports whether this private operation should run its mod-q
+// exponentiation in a second goroutine. Splitting halves the latency of a
+// lone signature, but a signature costs the same CPU either way (a bit
+// more split: the goroutine hand-off), so when other private operations
+// already keep the cores busy, splitting only adds scheduling and takes a
+// core from another client. The adaptive policy therefore splits only
+// while the number of operations in flight (this one included, all keys
+// and engines) is below the engine's Info().Cores (for the software
+// engine, the CPUs). On 2 cores: one client gets both cores, two clients
+// get one each. The count is read without a lock: a stale read only picks the
+// other, equally correct, schedule.
+func (k *Key) splitCRT(pr *prepared) bool {
+	if !pr.parallel {
+		return false
+	}
+	switch crtPolicy {
+	case crtAlways:
+		return true
+	case crtNever:
+		return false
+	}
+	return inFlight.Load() < int64(pr.cores)
+}
 
 // PrivateKey holds the key's numbers. Dp, Dq, Qinv may be nil (computed).
 type PrivateKey struct {
@@ -119,7 +160,8 @@ type prepared struct {
 	eng       engine.Engine
 	name      string
 	pm, qm    engine.Modulus // nil when nativeCRT
-	parallel  bool
+	parallel  bool           // Info().Cores ≥ 2
+	cores     int            // Info().Cores
 	nativeCRT engine.CRTEngine
 }
 
@@ -174,7 +216,7 @@ func NewKey(eng engine.Engine, priv *PrivateKey, opts Options) (*Key, error) {
 
 func (k *Key) prepare(eng engine.Engine) (*prepared, error) {
 	info := eng.Info()
-	pr := &prepared{eng: eng, name: info.Name, parallel: info.Cores >= 2}
+	pr := &prepared{eng: eng, name: info.Name, parallel: info.Cores >= 2, cores: info.Cores}
 	if ce, ok := eng.(engine.CRTEngine); ok && info.NativeCRT {
 		pr.nativeCRT = ce
 		return pr, nil
@@ -336,13 +378,15 @@ func (k *Key) crtExp(ctx context.Context, pr *prepared, y []uint64) ([]uint64, e
 	mont.FillBytes(ypb, yp)
 	mont.FillBytes(yqb, yq)
 
+	inFlight.Add(1)
+	defer inFlight.Add(-1)
 	var (
 		m1, m2     []byte
 		c1, c2     engine.Cost
 		err1, err2 error
 		wg         sync.WaitGroup
 	)
-	if pr.parallel {
+	if k.splitCRT(pr) {
 		wg.Go(func() { m2, c2, err2 = pr.eng.Exp(ctx, pr.qm, yqb, dqE, false) })
 		m1, c1, err1 = pr.eng.Exp(ctx, pr.pm, ypb, dpE, false)
 		wg.Wait()
@@ -497,9 +541,9 @@ func Public(n *big.Int, e int, m []byte) ([]byte, error) {
 	if n == nil || n.Sign() <= 0 || n.BitLen() > MaxPublicBits || e < 1 {
 		return nil, fmt.Errorf("rsa: public: %w", ErrInvalidKey)
 	}
-	nm, err := mont.NewModulus(n.Bytes())
+	nm, err := publicModulus(n.Bytes())
 	if err != nil {
-		return nil, fmt.Errorf("rsa: public: modulus: %w", ErrInvalidKey)
+		return nil, err
 	}
 	x := make([]uint64, nm.Limbs())
 	if mont.SetBytes(x, m)&nm.Less(x) != 1 {
@@ -509,4 +553,38 @@ func Public(n *big.Int, e int, m []byte) ([]byte, error) {
 	out := make([]byte, nm.Size())
 	mont.FillBytes(out, x)
 	return out, nil
+}
+
+// publicModuli caches the Montgomery set-up of the moduli that Public saw
+// last (public data: n only), so that verifying many signatures of one key
+// does not recompute R² mod n each time (for RSA-2048 that set-up costs
+// about as much as the exponentiation by 65537 itself). At most
+// maxPublicModuli entries; when full, it is emptied.
+var publicModuli struct {
+	sync.Mutex
+	m map[string]*mont.Modulus
+}
+
+const maxPublicModuli = 64
+
+// publicModulus returns the prepared modulus n (big-endian, no leading
+// zeros), from the cache or made and cached.
+func publicModulus(nb []byte) (*mont.Modulus, error) {
+	publicModuli.Lock()
+	nm := publicModuli.m[string(nb)]
+	publicModuli.Unlock()
+	if nm != nil {
+		return nm, nil
+	}
+	nm, err := mont.NewModulus(nb)
+	if err != nil {
+		return nil, fmt.Errorf("rsa: public: modulus: %w", ErrInvalidKey)
+	}
+	publicModuli.Lock()
+	if publicModuli.m == nil || len(publicModuli.m) >= maxPublicModuli {
+		publicModuli.m = make(map[string]*mont.Modulus)
+	}
+	publicModuli.m[string(nb)] = nm
+	publicModuli.Unlock()
+	return nm, nil
 }

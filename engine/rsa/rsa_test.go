@@ -357,3 +357,31 @@ func TestMillerRabin(t *testing.T) {
 }
 
 var _ engine.Engine = (*faultyEngine)(nil)
+
+// TestPublicModulusCache checks Public against math/big across more moduli
+// than the cache holds (so it is emptied and refilled), each asked twice,
+// and concurrently.
+func TestPublicModulusCache(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range maxPublicModuli + 10 {
+				n := new(big.Int).SetUint64(uint64(1_000_003 + 2*i + 1000*g))
+				n.Lsh(n, 200).Add(n, big.NewInt(1)) // odd, 220 bits
+				m := new(big.Int).Sub(n, big.NewInt(int64(7+i)))
+				want := new(big.Int).Exp(m, big.NewInt(65537), n).FillBytes(make([]byte, (n.BitLen()+7)/8))
+				for range 2 {
+					got, err := Public(n, 65537, m.Bytes())
+					if err != nil || !bytes.Equal(got, want) {
+						t.Errorf("Public mod %x = %x, %v; want %x", n, got, err, want)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if l := len(publicModuli.m); l > maxPublicModuli {
+		t.Fatalf("cache holds %d moduli, more than %d", l, maxPublicModuli)
+	}
+}

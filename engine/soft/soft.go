@@ -34,13 +34,17 @@ func init() {
 }
 
 // Engine is the software engine. It is safe for concurrent use. The zero
-// value works (and reports one core); New reports runtime.NumCPU().
+// value works (and reports one core); New reports runtime.GOMAXPROCS(0)
+// at the time of the call: the number of goroutines that can compute at
+// once (Go sets it from the CPUs and the container's CPU limit), which is
+// what bounds the engine's useful parallelism, e.g. that of the two CRT
+// halves in engine/rsa.
 type Engine struct {
 	cores int
 }
 
 // New returns the software engine.
-func New() *Engine { return &Engine{cores: max(1, runtime.NumCPU())} }
+func New() *Engine { return &Engine{cores: max(1, runtime.GOMAXPROCS(0))} }
 
 // Info describes the software engine.
 func (e *Engine) Info() engine.Info {

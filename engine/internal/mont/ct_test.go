@@ -27,6 +27,14 @@ func traceExp(m *Modulus, x []uint64, e []byte) string {
 // data-dependent branches or indices, this is the structural half of the
 // constant-time argument.
 func TestExpTraceIndependentOfSecrets(t *testing.T) {
+	for _, asm := range []bool{false, true} {
+		t.Run(map[bool]string{false: "generic", true: "adx"}[asm], func(t *testing.T) {
+			withKernel(t, asm, func() { testExpTrace(t) })
+		})
+	}
+}
+
+func testExpTrace(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, bits := range []int{256, 1024, 2048} {
 		if raceEnabled && bits > 1024 {
@@ -79,7 +87,7 @@ func TestExpTimingDudect(t *testing.T) {
 	x := natOf(m, new(big.Int).Mod(randBig(r, 1024), n))
 	secret := welchT(r, func(z, x []uint64, e []byte) { m.Exp(z, x, e) }, m, x, 3000)
 	control := welchT(r, func(z, x []uint64, e []byte) { m.ExpVarTime(z, x, e) }, m, x, 3000)
-	t.Logf("Exp: Welch t = %.2f; ExpVarTime (control): Welch t = %.2f", secret, control)
+	t.Logf("kernel %s: Exp: Welch t = %.2f; ExpVarTime (control): Welch t = %.2f", Kernel(), secret, control)
 	if math.Abs(secret) > 10 {
 		t.Errorf("Exp timing differs between exponent classes: t = %.2f", secret)
 	}

@@ -31,10 +31,23 @@
 //
 // # The limb kernel
 //
-// The two hot loops (montMul and montSqr) live alone in kernel.go and
-// kernel_generic.go so that an assembly version (MULX/ADX, AVX-512 IFMA)
-// can replace them later. Building with the tag purego forces the pure-Go
-// kernel even when an assembly one exists; today only the pure-Go one does.
+// The hot loops (Montgomery multiplication and squaring, and the window
+// table lookup) are chosen in kernel.go. On amd64 CPUs with BMI2 and ADX
+// (golang.org/x/sys/cpu) the assembly kernel in kernel_amd64.s runs them:
+// multiplication row by row, each row two passes over the accumulator
+// (t += x_i·y, then t = (t + m·n)/2⁶⁴) in which MULX leaves the flags alone
+// and ADCX and ADOX carry the low and the high halves of the products on
+// two independent chains (CF and OF); squaring with each off-diagonal
+// product computed once, doubled and added to the diagonal squares in one
+// pass (doubling on CF, squares on OF), then reduced; loops unrolled by
+// eight columns and driven by LEAQ/JCXZ, which leave the flags alone; and,
+// with AVX2, a table lookup that ANDs every entry with a broadcast mask.
+// Any limb count works (a remainder loop follows the unrolled blocks). The
+// final conditional subtraction is the same masked Go code for both
+// kernels. Everywhere else, or when built with the tag purego, or when the
+// package variable useASM is cleared (the tests run both kernels on every
+// machine and compare them with math/big), the pure-Go kernel of
+// kernel_generic.go runs. [Kernel] names the kernel in use.
 //
 // # How constant time is checked
 //
@@ -44,8 +57,11 @@
 // exponents and bases of the same length and requires them to be
 // identical, and by an opt-in statistical timing test in the dudect style
 // (MODEXP_DUDECT=1) that compares run times of two classes of exponents.
-// None of this proves the absence of leaks through the Go compiler or the
-// CPU (e.g. a variable-latency multiplier); the kernel uses only
-// bits.Mul64/bits.Add64/bits.Sub64, which compile to MUL/ADC/SBB on amd64
-// and arm64.
+// The assembly kernel adds one check: run under valgrind's callgrind
+// (TestExpForInstructionCount), the instructions executed by each kernel
+// function during a 1024-bit Exp are the same, to the instruction, for
+// zero, all-ones and random exponents and zero, one and random bases. None
+// of this proves the absence of leaks through the Go compiler or the CPU
+// (e.g. a variable-latency multiplier); the kernels use only
+// MUL/MULX/ADC/ADCX/ADOX/SBB, masks and full-table reads.
 package mont

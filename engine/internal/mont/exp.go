@@ -66,6 +66,15 @@ func tableSelect(out, table []uint64, k, entries int, idx uint64) {
 	if kernelTrace != nil {
 		kernelTrace('T')
 	}
+	if useASM {
+		tableSelectASM(out, table, k, entries, idx)
+		return
+	}
+	tableSelectGeneric(out, table, k, entries, idx)
+}
+
+// tableSelectGeneric is tableSelect in pure Go.
+func tableSelectGeneric(out, table []uint64, k, entries int, idx uint64) {
 	clear(out)
 	out = out[:k]
 	for j := 0; j < entries; j++ {

@@ -1,13 +1,29 @@
 package mont
 
-// This file is the one place where the limb kernel is chosen. An assembly
-// kernel (MULX/ADX, AVX-512 IFMA) will be selected here from CPU features,
-// unless the package is built with the tag purego (see purego.go).
+// This file is the one place where the limb kernel is chosen: the
+// MULX/ADCX/ADOX assembly kernel (kernel_amd64.s) on amd64 CPUs with BMI2
+// and ADX, the pure-Go one (kernel_generic.go) everywhere else, or when the
+// package is built with the tag purego, or when useASM is cleared.
 
 // kernelTrace, when non-nil, receives one event per kernel call and table
 // lookup. It is set only by the constant-time trace test, before any
 // concurrent use, and costs one predictable branch per call otherwise.
 var kernelTrace func(op byte)
+
+// useASM selects the assembly kernel. It starts as haveASM (the CPU has
+// what the kernel needs and the build allows it); tests clear it to run
+// the pure-Go kernel on the same machine. It must not change while
+// arithmetic runs.
+var useASM = haveASM
+
+// Kernel names the limb kernel in use: "adx" (MULX/ADCX/ADOX assembly) or
+// "generic" (pure Go).
+func Kernel() string {
+	if useASM {
+		return "adx"
+	}
+	return "generic"
+}
 
 // montMul sets z = x·y·R⁻¹ mod n, where R = 2^(64·len(n)). x and y must be
 // below n (x may be any value below R if y < n); t is scratch of at least
@@ -15,6 +31,10 @@ var kernelTrace func(op byte)
 func montMul(z, x, y, n []uint64, n0inv uint64, t []uint64) {
 	if kernelTrace != nil {
 		kernelTrace('M')
+	}
+	if useASM {
+		montMulASM(z, x, y, n, n0inv, t)
+		return
 	}
 	montMulGeneric(z, x, y, n, n0inv, t)
 }
@@ -24,6 +44,10 @@ func montSqr(z, x, n []uint64, n0inv uint64, t []uint64) {
 	if kernelTrace != nil {
 		kernelTrace('S')
 	}
+	if useASM {
+		montSqrASM(z, x, n, n0inv, t)
+		return
+	}
 	if useSqr && len(n) >= sqrMinLimbs {
 		montSqrGeneric(z, x, n, n0inv, t)
 		return
@@ -31,11 +55,11 @@ func montSqr(z, x, n []uint64, n0inv uint64, t []uint64) {
 	montMulGeneric(z, x, x, n, n0inv, t)
 }
 
-// useSqr selects the dedicated squaring (k(k−1)/2 + k products and a
-// separate reduction, against 2k² for CIOS) from sqrMinLimbs limbs. On the
-// shared development machine CPU-time measurements (TestKernelCPUTime)
-// could not separate it from CIOS beyond ±30% noise; revisit the choice
-// with the assembly kernel.
+// useSqr selects, for the pure-Go kernel, the dedicated squaring
+// (k(k−1)/2 + k products and a separate reduction, against 2k² for CIOS)
+// from sqrMinLimbs limbs. On the shared development machine CPU-time
+// measurements (TestKernelCPUTime) could not separate it from CIOS beyond
+// ±30% noise.
 const (
 	useSqr      = true
 	sqrMinLimbs = 8

@@ -82,7 +82,13 @@ func (m *Modulus) computeRR() {
 	}
 	t := make([]uint64, m.ScratchLen())
 	for i := 0; i < s; i++ {
-		montMulGeneric(x, x, x, m.n, m.n0inv, t)
+		// The kernel directly (not montSqr): no trace event, since a
+		// modulus is often prepared while a trace is being recorded.
+		if useASM {
+			montSqrASM(x, x, m.n, m.n0inv, t)
+		} else {
+			montMulGeneric(x, x, x, m.n, m.n0inv, t)
+		}
 	}
 }
 

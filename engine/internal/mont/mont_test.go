@@ -114,6 +114,24 @@ func checkMontMul(t testing.TB, n, x, y *big.Int) {
 	if got := bigOf(z); got.Cmp(want2) != 0 {
 		t.Fatalf("montSqrGeneric(%x) mod %x = %x, want %x", x, n, got, want2)
 	}
+	// Every kernel directly (the dispatcher above uses only one): the
+	// assembly kernel, where there is one, must agree with math/big too.
+	for _, kc := range kernels() {
+		kc.mul(z, xs, ys, m.n, m.n0inv, tt)
+		if got := bigOf(z); got.Cmp(want) != 0 {
+			t.Fatalf("%s kernel: MontMul(%x, %x) mod %x = %x, want %x", kc.name, x, y, n, got, want)
+		}
+		kc.mul(z, xs, xs, m.n, m.n0inv, tt)
+		if got := bigOf(z); got.Cmp(want2) != 0 {
+			t.Fatalf("%s kernel: square(%x) mod %x = %x, want %x", kc.name, x, n, got, want2)
+		}
+	}
+	if haveASM {
+		montSqrASM(z, xs, m.n, m.n0inv, tt)
+		if got := bigOf(z); got.Cmp(want2) != 0 {
+			t.Fatalf("montSqrASM(%x) mod %x = %x, want %x", x, n, got, want2)
+		}
+	}
 	// Aliasing z = x.
 	copy(z, xs)
 	m.MontMul(z, z, ys, tt)

@@ -1,0 +1,61 @@
+//go:build amd64 && !purego
+
+package mont
+
+import "golang.org/x/sys/cpu"
+
+// haveASM reports whether the MULX/ADCX/ADOX kernel can run here: it needs
+// BMI2 (MULX) and ADX (ADCX, ADOX).
+var haveASM = cpu.X86.HasADX && cpu.X86.HasBMI2
+
+// haveAVX2 reports whether tableSelectAVX2 can run here.
+var haveAVX2 = cpu.X86.HasAVX2
+
+// tableSelectAVX2 is in kernel_amd64.s.
+//
+//go:noescape
+func tableSelectAVX2(out, table *uint64, k, entries int, idx uint64)
+
+// tableSelectASM is tableSelectGeneric with 256-bit masked loads when the
+// CPU has AVX2 and k is a multiple of 4.
+func tableSelectASM(out, table []uint64, k, entries int, idx uint64) {
+	if !haveAVX2 || k%4 != 0 {
+		tableSelectGeneric(out, table, k, entries, idx)
+		return
+	}
+	out = out[:k]
+	table = table[:entries*k]
+	tableSelectAVX2(&out[0], &table[0], k, entries, idx)
+}
+
+// montRowsADX and montSqrRowsADX are in kernel_amd64.s.
+//
+//go:noescape
+func montRowsADX(z, t, x, y, n *uint64, k int, n0inv uint64)
+
+//go:noescape
+func montSqrRowsADX(z, T, x, n *uint64, k int, n0inv uint64)
+
+// montMulASM is montMulGeneric on the assembly kernel: the k rows, then
+// the masked final subtraction, all in assembly.
+func montMulASM(z, x, y, n []uint64, n0inv uint64, t []uint64) {
+	k := len(n)
+	x = x[:k]
+	y = y[:k]
+	z = z[:k]
+	s := t[:k+3] // s[0] is the dummy word the kernel writes below t
+	clear(s)
+	montRowsADX(&z[0], &s[1], &x[0], &y[0], &n[0], k, n0inv)
+}
+
+// montSqrASM is montSqrGeneric on the assembly kernel: the square with
+// each off-diagonal product computed once, then a separate Montgomery
+// reduction, then the masked final subtraction, all in assembly.
+func montSqrASM(z, x, n []uint64, n0inv uint64, t []uint64) {
+	k := len(n)
+	x = x[:k]
+	z = z[:k]
+	T := t[:2*k]
+	clear(T)
+	montSqrRowsADX(&z[0], &T[0], &x[0], &n[0], k, n0inv)
+}

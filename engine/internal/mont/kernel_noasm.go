@@ -1,0 +1,25 @@
+//go:build !amd64 || purego
+
+package mont
+
+// haveASM is false: no assembly kernel for this architecture, or the
+// package was built with the tag purego.
+const haveASM = false
+
+// montMulASM is never called when haveASM is false.
+func montMulASM(z, x, y, n []uint64, n0inv uint64, t []uint64) {
+	panic("mont: no assembly kernel in this build")
+}
+
+// montSqrASM is never called when haveASM is false.
+func montSqrASM(z, x, n []uint64, n0inv uint64, t []uint64) {
+	panic("mont: no assembly kernel in this build")
+}
+
+// haveAVX2 is false without the assembly kernel.
+const haveAVX2 = false
+
+// tableSelectASM is never called when haveASM is false.
+func tableSelectASM(out, table []uint64, k, entries int, idx uint64) {
+	panic("mont: no assembly kernel in this build")
+}

@@ -1,0 +1,152 @@
+package mont
+
+import (
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
+
+// kernelCase is one limb kernel the package can run on this machine.
+type kernelCase struct {
+	name string
+	mul  func(z, x, y, n []uint64, n0inv uint64, t []uint64)
+	sqr  func(z, x, n []uint64, n0inv uint64, t []uint64)
+}
+
+// kernels lists the pure-Go kernel and, where the CPU and build allow it,
+// the assembly kernel, so that every test compares both with math/big.
+func kernels() []kernelCase {
+	ks := []kernelCase{{"generic", montMulGeneric, montSqrGeneric}}
+	if haveASM {
+		ks = append(ks, kernelCase{"adx", montMulASM, montSqrASM})
+	}
+	return ks
+}
+
+// withKernel runs f with useASM set to asm (restored afterwards). Not for
+// parallel tests.
+func withKernel(t testing.TB, asm bool, f func()) {
+	t.Helper()
+	if asm && !haveASM {
+		t.Skip("no assembly kernel on this machine or build")
+	}
+	old := useASM
+	useASM = asm
+	defer func() { useASM = old }()
+	f()
+}
+
+// TestKernelsAgree compares every kernel with math/big and with each other
+// on every limb count from 1 to 40 (the assembly unrolls by eight, so all
+// remainders are covered) and on operands that stress the carries.
+func TestKernelsAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for k := 1; k <= 40; k++ {
+		for it := 0; it < 8; it++ {
+			var n *big.Int
+			switch it {
+			case 0: // all ones
+				n = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), uint(64*k)), big.NewInt(1))
+			case 1: // 2^(64k−1) + 1: small top limb pattern
+				n = new(big.Int).Add(new(big.Int).Lsh(big.NewInt(1), uint(64*k-1)), big.NewInt(1))
+			default:
+				n = randOdd(r, 64*k-r.IntN(63))
+			}
+			m := mustModulus(t, n)
+			nm1 := new(big.Int).Sub(n, big.NewInt(1))
+			R := new(big.Int).Lsh(big.NewInt(1), uint(64*m.Limbs()))
+			Rinv := new(big.Int).ModInverse(R, n)
+			xs := []*big.Int{nm1, new(big.Int).Mod(randBig(r, 64*k), n), big.NewInt(0)}
+			ys := []*big.Int{nm1, new(big.Int).Mod(randBig(r, 64*k), n), big.NewInt(1)}
+			for _, x := range xs {
+				for _, y := range ys {
+					want := new(big.Int).Mul(x, y)
+					want.Mul(want, Rinv).Mod(want, n)
+					for _, kc := range kernels() {
+						z := make([]uint64, m.Limbs())
+						tt := make([]uint64, m.ScratchLen())
+						for i := range tt {
+							tt[i] = ^uint64(0) // dirty scratch must not matter
+						}
+						kc.mul(z, natOf(m, x), natOf(m, y), m.n, m.n0inv, tt)
+						if got := bigOf(z); got.Cmp(want) != 0 {
+							t.Fatalf("%s, %d limbs: %x·%x mod %x = %x, want %x", kc.name, k, x, y, n, got, want)
+						}
+						want2 := new(big.Int).Mul(x, x)
+						want2.Mul(want2, Rinv).Mod(want2, n)
+						kc.sqr(z, natOf(m, x), m.n, m.n0inv, tt)
+						if got := bigOf(z); got.Cmp(want2) != 0 {
+							t.Fatalf("%s, %d limbs: %x² mod %x = %x, want %x", kc.name, k, x, n, got, want2)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestExpBothKernels runs Exp through the dispatcher with each kernel.
+func TestExpBothKernels(t *testing.T) {
+	for _, asm := range []bool{false, true} {
+		name := map[bool]string{false: "generic", true: "adx"}[asm]
+		t.Run(name, func(t *testing.T) {
+			withKernel(t, asm, func() {
+				if got := Kernel(); got != name {
+					t.Fatalf("Kernel() = %q, want %q", got, name)
+				}
+				r := rand.New(rand.NewPCG(23, 24))
+				for _, bits := range []int{64, 200, 1024, 1536, 2048} {
+					if raceEnabled && bits > 1024 {
+						continue
+					}
+					n := randOdd(r, bits)
+					m := mustModulus(t, n)
+					x := new(big.Int).Mod(randBig(r, bits), n)
+					e := randBig(r, bits)
+					z := make([]uint64, m.Limbs())
+					m.Exp(z, natOf(m, x), e.Bytes())
+					if got, want := bigOf(z), new(big.Int).Exp(x, e, n); got.Cmp(want) != 0 {
+						t.Fatalf("%d bits: Exp = %x, want %x", bits, got, want)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestTableSelect compares the table lookups of both kernels for every
+// index of tables of several widths, including widths the AVX2 path
+// leaves to Go.
+func TestTableSelect(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	for _, k := range []int{1, 3, 4, 8, 16, 17, 24, 32, 64} {
+		for _, entries := range []int{16, 32} {
+			table := make([]uint64, entries*k)
+			for i := range table {
+				table[i] = r.Uint64()
+			}
+			for idx := range entries {
+				want := table[idx*k : (idx+1)*k]
+				for _, asm := range []bool{false, true} {
+					if asm && !haveASM {
+						continue
+					}
+					out := make([]uint64, k)
+					for i := range out {
+						out[i] = ^uint64(0)
+					}
+					if asm {
+						tableSelectASM(out, table, k, entries, uint64(idx))
+					} else {
+						tableSelectGeneric(out, table, k, entries, uint64(idx))
+					}
+					for i := range want {
+						if out[i] != want[i] {
+							t.Fatalf("asm=%v k=%d entries=%d idx=%d: limb %d = %x, want %x", asm, k, entries, idx, i, out[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
