@@ -23,7 +23,7 @@ DEB_PACKAGES := gcc make openssl opensc p11-kit gnutls-bin libengine-pkcs11-open
 	softhsm2 libp11-kit-dev p11-kit-modules openssh-client nginx binutils util-linux
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: all build lib cli bench test fmt-check vet test-go test-cgo test-integration deps demo clean
+.PHONY: all build lib cli bench test test-purego fmt-check vet test-go test-cgo test-integration deps demo clean
 
 all: build
 
@@ -41,7 +41,7 @@ cli:
 	$(GO) build -o $(CLI) ./cmd/modexp-token
 	$(GO) build -o $(BUILD)/modexpd ./cmd/modexpd
 
-test: deps fmt-check vet test-go test-cgo test-integration
+test: deps fmt-check vet test-go test-purego test-cgo test-integration
 
 fmt-check:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './build/*')); \
@@ -55,6 +55,10 @@ vet:
 # too (it drives the built .so and the CLI).
 test-go:
 	$(GO) test -race $$($(GO) list ./... | grep -v -e '/cgo$$' -e '/test$$' -e '/test/')
+
+# The pure-Go arithmetic kept for machines without MULX/ADX, tested everywhere.
+test-purego:
+	$(GO) test -tags purego ./engine/internal/mont ./engine/soft ./engine/ec ./engine/ecdsa ./engine/rsa
 
 test-cgo:
 	$(GO) test ./cgo
