@@ -6,7 +6,7 @@
 //
 //	modexpd [serve] --listen unix:/path/to.sock --engine soft|chip:NAME [--fault SPEC]...
 //	        [--allow-uid UID]... [--log FILE] [--log-level debug|info|warn|error]
-//	        [--drain-timeout 10s] [--max-conns N] [--max-inflight N]
+//	        [--drain-timeout 10s] [--max-conns N] [--max-inflight N] [--cpuprofile FILE]
 //	modexpd serve --listen tcp:127.0.0.1:PORT --cert server.crt --key server.key --clients clients.crt ...
 //	modexpd status --listen ADDR [--cert F --key F --ca F] [--json]
 //	modexpd keygen --cert F --key F [--name NAME]
@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,6 +140,7 @@ func serve(args []string, stderr io.Writer) error {
 	key := fs.String("key", "", "TCP: the daemon's private key (PEM)")
 	clients := fs.String("clients", "", "TCP: the client certificates accepted (PEM, pinned)")
 	costSpec := fs.String("cost", "auto", "cost model sent in INFO: auto (measure the engine at start), none, or FIXED_NS,MODEXP_PS,EC_PS")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of serving to this file, from the first accept to exit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -208,6 +210,14 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			l.Close()
+			return err
+		}
+		defer stop(log)
+	}
 	cm := srv.Cost()
 	log.Info("modexpd starting", "listen", *listen, "engine", eng.Info().Name, "faults", faults.String(), "pid", os.Getpid(),
 		"cost_fixed_ns", cm.FixedNS, "cost_modexp_ps", cm.ModExpPS, "cost_ec_ps", cm.ECPS,
@@ -235,6 +245,25 @@ func serve(args []string, stderr io.Writer) error {
 		log.Info("drained, exiting")
 		return nil
 	}
+}
+
+// startCPUProfile starts the CPU profiler writing to path (a new file, mode
+// 0600); the returned function stops it and closes the file.
+func startCPUProfile(path string) (func(*slog.Logger), error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func(log *slog.Logger) {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			log.Warn("cpu profile", "err", err)
+		}
+	}, nil
 }
 
 func status(args []string, stdout, stderr io.Writer) error {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
 	"math/big"
 	"os"
 	"os/exec"
@@ -43,13 +45,15 @@ func waitSocket(t *testing.T, path string) {
 
 // TestDaemonBinary runs the real modexpd: a token-side engine reaches it by
 // spec, `modexpd status` reports the work, and SIGTERM drains a request in
-// flight before the daemon exits 0.
+// flight before the daemon exits 0, leaving the CPU profile asked for.
 func TestDaemonBinary(t *testing.T) {
 	bin := buildDaemon(t)
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "run", "d.sock")
 	logPath := filepath.Join(dir, "modexpd.log")
-	cmd := exec.Command(bin, "--listen", "unix:"+sock, "--engine", "soft", "--fault", "slow:300", "--log", logPath, "--log-level", "debug")
+	profPath := filepath.Join(dir, "cpu.pprof")
+	cmd := exec.Command(bin, "--listen", "unix:"+sock, "--engine", "soft", "--fault", "slow:300", "--log", logPath, "--log-level", "debug",
+		"--cpuprofile", profPath)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -110,6 +114,20 @@ func TestDaemonBinary(t *testing.T) {
 	}
 	if _, err := os.Stat(sock); !os.IsNotExist(err) {
 		t.Errorf("socket left behind after exit")
+	}
+	// The profile is a gzipped protocol buffer, complete once the daemon
+	// has exited.
+	pf, err := os.Open(profPath)
+	if err != nil {
+		t.Fatalf("cpu profile: %v", err)
+	}
+	defer pf.Close()
+	zr, err := gzip.NewReader(pf)
+	if err != nil {
+		t.Fatalf("cpu profile: %v", err)
+	}
+	if b, err := io.ReadAll(zr); err != nil || len(b) == 0 {
+		t.Fatalf("cpu profile: %d bytes, %v", len(b), err)
 	}
 }
 

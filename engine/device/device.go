@@ -57,6 +57,7 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/device/internal/rawsock"
 	"github.com/modexp-token/modexp-token/engine/device/wire"
 )
 
@@ -393,6 +394,9 @@ func (e *Engine) session(ctx context.Context) (*session, error) {
 		nc, err = (&tls.Dialer{NetDialer: d, Config: e.cfg.TLS}).DialContext(ctx, "tcp", e.cfg.Address)
 	} else {
 		nc, err = d.DialContext(ctx, "unix", e.cfg.Address)
+		if err == nil {
+			nc = rawsock.Wrap(nc) // see rawsock: no scheduler wake-up per answer
+		}
 	}
 	if err != nil {
 		cheap := unreachable(err)

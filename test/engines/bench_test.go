@@ -123,7 +123,8 @@ func median(ds []time.Duration) time.Duration {
 // daemon's. CPU time is what the protocol really adds; wall time on a
 // shared machine also holds other people's load. It asserts only a loose
 // floor on the wall ratio; the figures are in the log.
-// MODEXP_OVERHEAD_ROUNDS overrides the number of rounds.
+// MODEXP_OVERHEAD_ROUNDS overrides the number of rounds;
+// MODEXP_DAEMON_CPUPROFILE=FILE has modexpd write a CPU profile there.
 func TestDeviceOverhead(t *testing.T) {
 	const perRound = 40
 	rounds := 7
@@ -131,7 +132,11 @@ func TestDeviceOverhead(t *testing.T) {
 		rounds = v
 	}
 	sock := filepath.Join(sockDir(t), "d.sock")
-	d := startDaemon(t, sock, "--engine", "soft")
+	args := []string{"--engine", "soft"}
+	if p := os.Getenv("MODEXP_DAEMON_CPUPROFILE"); p != "" {
+		args = append(args, "--cpuprofile", p)
+	}
+	d := startDaemon(t, sock, args...)
 	soft, err := engine.Open("soft")
 	if err != nil {
 		t.Fatal(err)

@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/device/internal/rawsock"
 	"github.com/modexp-token/modexp-token/engine/device/wire"
 )
 
@@ -234,6 +235,7 @@ func (s *Server) serveConn(nc net.Conn, isUnix bool) {
 			return
 		}
 		peer = fmt.Sprintf("uid:%d", uid)
+		nc = rawsock.Wrap(nc) // see rawsock: no scheduler wake-up per request
 	} else {
 		tc := tls.Server(nc, s.cfg.TLS)
 		ctx, cancel := context.WithTimeout(s.hardCtx, handshakeTimeout)

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package rawsock
+
+import "net"
+
+func wrapUnix(uc *net.UnixConn) net.Conn { return uc }
