@@ -1,8 +1,9 @@
 package mont
 
 // This file is the one place where the limb kernel is chosen: the
-// MULX/ADCX/ADOX assembly kernel (kernel_amd64.s) on amd64 CPUs with BMI2
-// and ADX, the pure-Go one (kernel_generic.go) everywhere else, or when the
+// MULX/ADCX/ADOX assembly kernel (kernel_amd64.s, with fully unrolled
+// 16-, 24- and 32-limb versions generated into kernel_fixed_amd64.s) on
+// amd64 CPUs with BMI2 and ADX, the pure-Go one (kernel_generic.go) everywhere else, or when the
 // package is built with the tag purego, or when useASM is cleared.
 
 // kernelTrace, when non-nil, receives one event per kernel call and table

@@ -2,6 +2,8 @@
 
 package mont
 
+//go:generate go run gen_fixed_amd64.go
+
 import "golang.org/x/sys/cpu"
 
 // haveASM reports whether the MULX/ADCX/ADOX kernel can run here: it needs
@@ -37,21 +39,57 @@ func montRowsADX(z, t, x, y, n *uint64, k int, n0inv uint64)
 func montSqrRowsADX(z, T, x, n *uint64, k int, n0inv uint64)
 
 // montMulASM is montMulGeneric on the assembly kernel: the k rows, then
-// the masked final subtraction, all in assembly.
+// the masked final subtraction, all in assembly; fully unrolled for the
+// limb counts of kernel_fixed_amd64.s (16, 24, 32), the looped kernel for
+// the others. The choice depends on k only (public).
 func montMulASM(z, x, y, n []uint64, n0inv uint64, t []uint64) {
 	k := len(n)
 	x = x[:k]
 	y = y[:k]
 	z = z[:k]
-	s := t[:k+3] // s[0] is the dummy word the kernel writes below t
+	s := t[:k+3] // s[0] is the dummy word the kernel may write below t
+	clear(s)
+	if !useFixed || !montMulFixed(&z[0], &s[1], &x[0], &y[0], &n[0], k, n0inv) {
+		montRowsADX(&z[0], &s[1], &x[0], &y[0], &n[0], k, n0inv)
+	}
+}
+
+// useFixed selects the unrolled kernels of kernel_fixed_amd64.s where one
+// exists for the limb count; tests clear it to measure the looped kernel
+// alone. It must not change while arithmetic runs.
+var useFixed = true
+
+// montMulRowsASM is montMulASM always on the looped kernel (for tests and
+// measurements).
+func montMulRowsASM(z, x, y, n []uint64, n0inv uint64, t []uint64) {
+	k := len(n)
+	x = x[:k]
+	y = y[:k]
+	z = z[:k]
+	s := t[:k+3]
 	clear(s)
 	montRowsADX(&z[0], &s[1], &x[0], &y[0], &n[0], k, n0inv)
 }
 
 // montSqrASM is montSqrGeneric on the assembly kernel: the square with
 // each off-diagonal product computed once, then a separate Montgomery
-// reduction, then the masked final subtraction, all in assembly.
+// reduction, then the masked final subtraction, all in assembly; fully
+// unrolled for the limb counts of kernel_fixed_amd64.s, looped otherwise.
 func montSqrASM(z, x, n []uint64, n0inv uint64, t []uint64) {
+	k := len(n)
+	x = x[:k]
+	z = z[:k]
+	T := t[:2*k]
+	if useFixed && montSqrFixed(&z[0], &T[0], &x[0], &n[0], k, n0inv) {
+		return // the unrolled kernels do not need T cleared
+	}
+	clear(T)
+	montSqrRowsADX(&z[0], &T[0], &x[0], &n[0], k, n0inv)
+}
+
+// montSqrRowsASM is montSqrASM always on the looped kernel (for tests and
+// measurements).
+func montSqrRowsASM(z, x, n []uint64, n0inv uint64, t []uint64) {
 	k := len(n)
 	x = x[:k]
 	z = z[:k]

@@ -14,11 +14,13 @@ type kernelCase struct {
 }
 
 // kernels lists the pure-Go kernel and, where the CPU and build allow it,
-// the assembly kernel, so that every test compares both with math/big.
+// the assembly kernel (unrolled for 16, 24 and 32 limbs) and its looped
+// form at every size, so that every test compares both with math/big.
 func kernels() []kernelCase {
 	ks := []kernelCase{{"generic", montMulGeneric, montSqrGeneric}}
 	if haveASM {
-		ks = append(ks, kernelCase{"adx", montMulASM, montSqrASM})
+		ks = append(ks, kernelCase{"adx", montMulASM, montSqrASM},
+			kernelCase{"adx-rows", montMulRowsASM, montSqrRowsASM})
 	}
 	return ks
 }
