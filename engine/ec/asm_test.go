@@ -175,3 +175,97 @@ func invVarTimeBig[E limbs](f *modulus[E], x *big.Int) *big.Int {
 	f.invVarTime(&z, &xl)
 	return limbsToBig(&z)
 }
+
+// TestMul9ASM checks the nine-limb products against math/big: the P-521
+// prime (montMulP521ADX, and mul9ADX + foldP521) and the P-521 order
+// (mul9ADX + redc9), on edge and random operands, with the first operand
+// also up to 2⁵⁷⁶ − 1 (toMont's case), and with z aliasing x.
+func TestMul9ASM(t *testing.T) {
+	if !haveADX {
+		t.Skip("no assembly products on this machine or build (pure Go only)")
+	}
+	random := 60
+	if raceBuild {
+		random = 10
+	}
+	c, err := CurveByName("P-521")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci := c.impl.(*curve[[9]uint64])
+	r576 := new(big.Int).Lsh(big.NewInt(1), 576)
+	for _, f := range []*modulus[[9]uint64]{&ci.fp, &ci.fn} {
+		m := limbsToBig(&f.m)
+		rInv := new(big.Int).ModInverse(r576, m)
+		ops := edgeOperands[[9]uint64](t, m, random)
+		var wide [9]uint64 // 2⁵⁷⁶ − 1 and a random value below 2⁵⁷⁶
+		for i := range wide {
+			wide[i] = ^uint64(0)
+		}
+		var rnd [9]uint64
+		bigToLimbs(&rnd, randInt(testRand(t), r576))
+		xs := append([][9]uint64{wide, rnd}, ops...)
+		for _, x := range xs {
+			for _, y := range ops {
+				want := new(big.Int).Mul(limbsToBig(&x), limbsToBig(&y))
+				want.Mul(want, rInv).Mod(want, m)
+				var prod [18]uint64
+				mul9ADX(&prod, &x, &y)
+				var got [9]uint64
+				if f.p521 {
+					montMulP521ADX(&got, &x, &y)
+					var viaGo [9]uint64
+					foldP521(&viaGo, &prod)
+					if viaGo != got {
+						t.Fatalf("P-521 p: asm %x, foldP521 %x", got, viaGo)
+					}
+					if less(&x, &f.m) == 1 {
+						var old [9]uint64
+						montMulP521(&old, &x, &y)
+						if old != got {
+							t.Fatalf("P-521 p: asm %x, montMulP521 %x", got, old)
+						}
+					}
+					if x == y {
+						var sq [9]uint64
+						montSqrP521ADX(&sq, &x)
+						if sq != got {
+							t.Fatalf("P-521 p: square %x, product %x", sq, got)
+						}
+					}
+					alias := x
+					montMulP521ADX(&alias, &alias, &y)
+					if alias != got {
+						t.Fatalf("P-521 p: aliased result %x, want %x", alias, got)
+					}
+				} else {
+					montMul9ADX(&got, &x, &y, &f.m, f.m0inv)
+					var viaGo [9]uint64
+					redc9(&viaGo, &prod, &f.m, f.m0inv)
+					if viaGo != got {
+						t.Fatalf("P-521 n: asm %x, redc9 %x", got, viaGo)
+					}
+					alias := x
+					montMul9ADX(&alias, &alias, &y, &f.m, f.m0inv)
+					if alias != got {
+						t.Fatalf("P-521 n: aliased result %x, want %x", alias, got)
+					}
+				}
+				if limbsToBig(&got).Cmp(want) != 0 {
+					t.Fatalf("mod %x: mont(%x, %x) = %x, want %x", m, x, y, got, want)
+				}
+			}
+		}
+		if f.p521 { // squarings, in place too, also of x up to 2⁵⁷⁶ − 1
+			for _, x := range xs {
+				want := new(big.Int).Mul(limbsToBig(&x), limbsToBig(&x))
+				want.Mul(want, rInv).Mod(want, m)
+				got := x
+				montSqrP521ADX(&got, &got)
+				if limbsToBig(&got).Cmp(want) != 0 {
+					t.Fatalf("P-521 p: sqr(%x) = %x, want %x", x, got, want)
+				}
+			}
+		}
+	}
+}

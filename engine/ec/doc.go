@@ -32,7 +32,12 @@
 // and squarings are assembly (mul_amd64.s, written by gen_asm.go: MULX
 // with the two carry chains of ADCX/ADOX, straight-line, the final
 // subtraction by CMOV), chosen at run time; the purego build tag or another
-// CPU keeps the Go code, and TestMulASM compares the two. Constant-time
+// CPU keeps the Go code, and TestMulASM compares the two. The nine-limb
+// products are assembly too: for the P-521 prime a full 18-word product
+// (and a squaring with the 36 cross products doubled) reduced by shifts,
+// since 2⁵⁷⁶ ≡ 2⁵⁵ mod 2⁵²¹ − 1 (montMulP521ADX, montSqrP521ADX), and for
+// the P-521 order the product followed by nine Montgomery rows
+// (montMul9ADX); TestMul9ASM checks them against math/big. Constant-time
 // inversion is Fermat's x^(m−2) with a fixed window over the public
 // exponent; the verification inverts s (public) with a variable-time
 // binary extended Euclid. math/big is used only to derive constants and

@@ -6,6 +6,8 @@
 // zero).
 // The code is straight-line: no branch and no memory access depends on
 // the operands; the final subtraction is kept or dropped with CMOV.
+// It also writes the nine-limb products of P-521 (genMul9, genMulP521,
+// genMontMul9, genSqrP521; see their comments).
 // Run with go generate.
 //
 // Registers of the products: DI = x, CX = m, SI = 0 (the carry sink), R8..R13 = the
@@ -28,6 +30,10 @@ func main() {
 	gen(&b, true)
 	genSqr(&b, false)
 	genSqr(&b, true)
+	genMul9(&b)
+	genMulP521(&b)
+	genMontMul9(&b)
+	genSqrP521(&b)
 	if err := os.WriteFile("mul_amd64.s", b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -204,5 +210,278 @@ func genSqr(b *bytes.Buffer, p256 bool) {
 	for j := 0; j < 4; j++ {
 		p("MOVQ %s, %d(DI)", t[4+j], 8*j)
 	}
+	p("RET")
+}
+
+// genMul9 writes mul9ADX, the full 18-word product of two 9-word numbers
+// (schoolbook, no reduction): one MULX row per word of y, the low half
+// into ADCX's carry chain and the high half into ADOX's. The accumulator
+// is a window of ten registers (CX, SI, R8..R15) renamed each row; the
+// finished low word of a row is stored to z, its register cleared and
+// reused for the new top word. The pointers y and z are reloaded from the
+// frame when needed, DI = x, DX = the multiplier, AX and BX = products.
+func genMul9(b *bytes.Buffer) {
+	p := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
+	regs := []string{"CX", "SI", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"}
+	acc := func(k int) string { return regs[k%10] }
+	b.WriteString("\n// func mul9ADX(z *[18]uint64, x, y *[9]uint64)\n")
+	b.WriteString("TEXT ·mul9ADX(SB), NOSPLIT, $0-24\n")
+	p("MOVQ x+8(FP), DI")
+	for k := 0; k < 9; k++ {
+		p("XORQ %s, %s", acc(k), acc(k))
+	}
+	for i := 0; i < 9; i++ {
+		p("// t += x·y[%d]·2^(64·%d)", i, i)
+		p("MOVQ y+16(FP), DX")
+		p("MOVQ %d(DX), DX", 8*i)
+		p("XORQ %s, %s", acc(i+9), acc(i+9)) // new top word; clears CF and OF
+		for j := 0; j < 9; j++ {
+			p("MULXQ %d(DI), AX, BX", 8*j)
+			p("ADCXQ AX, %s", acc(i+j))
+			p("ADOXQ BX, %s", acc(i+j+1))
+		}
+		p("MOVQ $0, AX")
+		p("ADCXQ AX, %s", acc(i+9))
+		p("MOVQ z+0(FP), AX")
+		p("MOVQ %s, %d(AX)", acc(i), 8*i)
+	}
+	for k := 9; k < 18; k++ {
+		p("MOVQ %s, %d(AX)", acc(k), 8*k)
+	}
+	p("RET")
+}
+
+// genMulP521 writes montMulP521ADX: the product of genMul9 with its low
+// nine words in the frame (z may alias x or y), then the reduction of
+// foldP521 in registers: the high words H stay in the window, the low
+// words L are turned in place into L >> 55 plus (L mod 2⁵⁵)·2⁴⁶⁶ and
+// added, the bits from 2⁵²¹ up are folded back, and p is subtracted by
+// adding the carry out of s + 1 (1 exactly when s ≥ p) and masking to 521
+// bits. Straight-line, no CMOV needed.
+func genMulP521(b *bytes.Buffer) {
+	p := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
+	regs := []string{"CX", "SI", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"}
+	acc := func(k int) string { return regs[k%10] }
+	b.WriteString("\n// func montMulP521ADX(z, x, y *[9]uint64)\n")
+	b.WriteString("TEXT ·montMulP521ADX(SB), NOSPLIT, $72-24\n")
+	p("MOVQ x+8(FP), DI")
+	for k := 0; k < 9; k++ {
+		p("XORQ %s, %s", acc(k), acc(k))
+	}
+	for i := 0; i < 9; i++ {
+		p("// t += x·y[%d]·2^(64·%d)", i, i)
+		p("MOVQ y+16(FP), DX")
+		p("MOVQ %d(DX), DX", 8*i)
+		p("XORQ %s, %s", acc(i+9), acc(i+9))
+		for j := 0; j < 9; j++ {
+			p("MULXQ %d(DI), AX, BX", 8*j)
+			p("ADCXQ AX, %s", acc(i+j))
+			p("ADOXQ BX, %s", acc(i+j+1))
+		}
+		p("MOVQ $0, AX")
+		p("ADCXQ AX, %s", acc(i+9))
+		p("MOVQ %s, %d(SP)", acc(i), 8*i)
+	}
+	genFoldP521(p, acc)
+	p("RET")
+}
+
+// genMontMul9 writes montMul9ADX, a nine-limb Montgomery product for any
+// odd m < 2⁵⁷⁶ (the P-521 order): the product of genMul9 into the frame
+// (t, 18 words at 0(SP), z may alias x or y), then nine reduction rows.
+// Row i adds q·m·2^(64·i), q = t_i·m0inv, to the window t_i..t_(i+8) held
+// in registers; t_i becomes zero and its register collects the row's top
+// word, which is added with the pending carry E (at 144(SP)) to word i+9,
+// loaded from the frame into the register freed by the previous row.
+// Result t_9..t_17 + E·2⁵⁷⁶ < 2m: m is subtracted and the difference kept
+// unless that borrows (CMOV from the stored value). Straight-line.
+func genMontMul9(b *bytes.Buffer) {
+	p := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
+	regs := []string{"CX", "SI", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"}
+	acc := func(k int) string { return regs[k%10] }
+	b.WriteString("\n// func montMul9ADX(z, x, y, m *[9]uint64, m0inv uint64)\n")
+	b.WriteString("TEXT ·montMul9ADX(SB), NOSPLIT, $152-40\n")
+	p("MOVQ x+8(FP), DI")
+	for k := 0; k < 9; k++ {
+		p("XORQ %s, %s", acc(k), acc(k))
+	}
+	for i := 0; i < 9; i++ {
+		p("// t += x·y[%d]·2^(64·%d)", i, i)
+		p("MOVQ y+16(FP), DX")
+		p("MOVQ %d(DX), DX", 8*i)
+		p("XORQ %s, %s", acc(i+9), acc(i+9))
+		for j := 0; j < 9; j++ {
+			p("MULXQ %d(DI), AX, BX", 8*j)
+			p("ADCXQ AX, %s", acc(i+j))
+			p("ADOXQ BX, %s", acc(i+j+1))
+		}
+		p("MOVQ $0, AX")
+		p("ADCXQ AX, %s", acc(i+9))
+		p("MOVQ %s, %d(SP)", acc(i), 8*i)
+	}
+	for k := 10; k < 18; k++ { // t_9 is in the register of t_9 = t_(-1)
+		p("MOVQ %s, %d(SP)", acc(k), 8*k)
+	}
+	p("MOVQ %s, 72(SP)", acc(9))
+	p("// window t_0..t_8 in registers, E = 0")
+	for k := 0; k < 9; k++ {
+		p("MOVQ %d(SP), %s", 8*k, acc(k))
+	}
+	p("MOVQ $0, 144(SP)")
+	p("MOVQ m+24(FP), DI")
+	for i := 0; i < 9; i++ {
+		r := acc(i)
+		w := acc(i + 9)
+		p("// row %d: t += q·m·2^(64·%d)", i, i)
+		p("MOVQ %s, DX", r)
+		p("IMULQ m0inv+32(FP), DX")
+		p("XORQ AX, AX")
+		for j := 0; j < 9; j++ {
+			p("MULXQ %d(DI), AX, BX", 8*j)
+			p("ADCXQ AX, %s", acc(i+j))
+			if j < 8 {
+				p("ADOXQ BX, %s", acc(i+j+1))
+			} else {
+				p("ADOXQ BX, %s", r) // r is zero since j = 0
+			}
+		}
+		p("MOVQ $0, AX")
+		p("ADCXQ AX, %s", r)
+		p("// t_%d += top + E", i+9)
+		p("MOVQ %d(SP), %s", 8*(i+9), w)
+		p("ADDQ 144(SP), %s", w)
+		p("MOVQ $0, 144(SP)")
+		p("ADCQ $0, 144(SP)")
+		p("ADDQ %s, %s", r, w)
+		p("ADCQ $0, 144(SP)")
+	}
+	p("// z = t − m unless that borrows")
+	p("MOVQ z+0(FP), BX")
+	for k := 0; k < 9; k++ {
+		p("MOVQ %s, %d(BX)", acc(9+k), 8*k)
+	}
+	p("MOVQ 144(SP), AX")
+	p("SUBQ 0(DI), %s", acc(9))
+	for k := 1; k < 9; k++ {
+		p("SBBQ %d(DI), %s", 8*k, acc(9+k))
+	}
+	p("SBBQ $0, AX")
+	for k := 0; k < 9; k++ {
+		p("CMOVQCS %d(BX), %s", 8*k, acc(9+k))
+	}
+	for k := 0; k < 9; k++ {
+		p("MOVQ %s, %d(BX)", acc(9+k), 8*k)
+	}
+	p("RET")
+}
+
+// genFoldP521 writes the reduction of montMulP521ADX: the low nine words
+// of the 18-word t at 0(SP), the high ones in the registers of t_9..t_17;
+// z = t·2⁻⁵⁷⁶ mod p is stored.
+func genFoldP521(p func(string, ...any), acc func(int) string) {
+	h := func(i int) string { return acc(9 + i) }
+	p("// L mod 2^55, times 2^466: BX in word 7, DX in word 8")
+	p("MOVQ 0(SP), BX")
+	p("SHLQ $9, BX")
+	p("SHRQ $9, BX")
+	p("MOVQ BX, DX")
+	p("SHLQ $18, BX")
+	p("SHRQ $46, DX")
+	p("// L >> 55 in place")
+	for i := 0; i < 8; i++ {
+		p("MOVQ %d(SP), AX", 8*i)
+		p("MOVQ %d(SP), DI", 8*i+8)
+		p("SHRQ $55, DI, AX")
+		p("MOVQ AX, %d(SP)", 8*i)
+	}
+	p("SHRQ $55, 64(SP)")
+	p("ADDQ BX, 56(SP)")
+	p("ADCQ DX, 64(SP)")
+	p("// s = H + that, carry in AX")
+	p("MOVQ $0, AX")
+	p("ADDQ 0(SP), %s", h(0))
+	for i := 1; i < 9; i++ {
+		p("ADCQ %d(SP), %s", 8*i, h(i))
+	}
+	p("ADCQ $0, AX")
+	p("// fold the bits from 2^521 up")
+	p("MOVQ %s, BX", h(8))
+	p("SHRQ $9, AX, BX")
+	p("ANDQ $0x1ff, %s", h(8))
+	p("ADDQ BX, %s", h(0))
+	for i := 1; i < 9; i++ {
+		p("ADCQ $0, %s", h(i))
+	}
+	p("// AX = 1 if s + 1 ≥ 2^521 (s ≥ p), else 0")
+	p("MOVQ %s, AX", h(0))
+	p("ADDQ $1, AX")
+	for i := 1; i < 9; i++ {
+		p("MOVQ %s, AX", h(i))
+		p("ADCQ $0, AX")
+	}
+	p("SHRQ $9, AX")
+	p("// s + AX mod 2^521 = s − p when s ≥ p")
+	p("ADDQ AX, %s", h(0))
+	for i := 1; i < 9; i++ {
+		p("ADCQ $0, %s", h(i))
+	}
+	p("ANDQ $0x1ff, %s", h(8))
+	p("MOVQ z+0(FP), DI")
+	for i := 0; i < 9; i++ {
+		p("MOVQ %s, %d(DI)", h(i), 8*i)
+	}
+}
+
+// genSqrP521 writes montSqrP521ADX: the 36 cross products x_i·x_j (i < j)
+// row by row in the same register window as genMul9 (row i touches words
+// 2i+1 .. i+9, so word i+1 is final after it and goes to the frame), then
+// one pass that doubles them (ADCX chain) and adds the squares x_i² (ADOX
+// chain), then the reduction of genFoldP521. Straight-line; z may alias x.
+func genSqrP521(b *bytes.Buffer) {
+	p := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
+	regs := []string{"CX", "SI", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"}
+	acc := func(k int) string { return regs[k%10] }
+	b.WriteString("\n// func montSqrP521ADX(z, x *[9]uint64)\n")
+	b.WriteString("TEXT ·montSqrP521ADX(SB), NOSPLIT, $144-16\n")
+	p("MOVQ x+8(FP), DI")
+	for k := 1; k < 9; k++ {
+		p("XORQ %s, %s", acc(k), acc(k))
+	}
+	for i := 0; i < 8; i++ {
+		p("// t += x%d·(x%d..x8)", i, i+1)
+		p("MOVQ %d(DI), DX", 8*i)
+		p("XORQ %s, %s", acc(i+9), acc(i+9))
+		for j := i + 1; j < 9; j++ {
+			p("MULXQ %d(DI), AX, BX", 8*j)
+			p("ADCXQ AX, %s", acc(i+j))
+			p("ADOXQ BX, %s", acc(i+j+1))
+		}
+		p("MOVQ $0, AX")
+		p("ADCXQ AX, %s", acc(i+9))
+		p("MOVQ %s, %d(SP)", acc(i+1), 8*(i+1))
+	}
+	for k := 9; k <= 16; k++ {
+		p("MOVQ %s, %d(SP)", acc(k), 8*k)
+	}
+	p("MOVQ $0, 0(SP)")
+	p("MOVQ $0, 136(SP)")
+	p("// t = 2t + the squares")
+	p("XORQ AX, AX")
+	for i := 0; i < 9; i++ {
+		p("MOVQ %d(DI), DX", 8*i)
+		p("MULXQ DX, AX, BX")
+		p("MOVQ %d(SP), R8", 16*i)
+		p("MOVQ %d(SP), R9", 16*i+8)
+		p("ADCXQ R8, R8")
+		p("ADCXQ R9, R9")
+		p("ADOXQ AX, R8")
+		p("ADOXQ BX, R9")
+		p("MOVQ R8, %d(SP)", 16*i)
+		p("MOVQ R9, %d(SP)", 16*i+8)
+	}
+	for k := 9; k < 18; k++ {
+		p("MOVQ %d(SP), %s", 8*k, acc(k))
+	}
+	genFoldP521(p, acc)
 	p("RET")
 }

@@ -31,3 +31,29 @@ func montSqr4ADX(z, x, m *[4]uint64, m0inv uint64)
 //
 //go:noescape
 func montSqrP256ADX(z, x, m *[4]uint64)
+
+// mul9ADX sets z to the full 18-word product x·y in assembly
+// (mul_amd64.s): straight-line, no reduction.
+//
+//go:noescape
+func mul9ADX(z *[18]uint64, x, y *[9]uint64)
+
+// montMulP521ADX is montMulP521 in assembly (mul_amd64.s): the product
+// of mul9ADX, then the shift-and-add reduction of foldP521. Constant time,
+// straight-line; z may alias x or y.
+//
+//go:noescape
+func montMulP521ADX(z, x, y *[9]uint64)
+
+// montMul9ADX sets z = x·y·2⁻⁵⁷⁶ mod m in assembly (mul_amd64.s): the
+// product of mul9ADX, then the rows of redc9. Constant time,
+// straight-line; z may alias x or y.
+//
+//go:noescape
+func montMul9ADX(z, x, y, m *[9]uint64, m0inv uint64)
+
+// montSqrP521ADX is montMulP521ADX(z, x, x) with the 36 cross products
+// computed once and doubled (45 MULX instead of 81).
+//
+//go:noescape
+func montSqrP521ADX(z, x *[9]uint64)
