@@ -202,8 +202,9 @@ func (e *Engine) once(ctx context.Context, req *wire.Frame) (*wire.Frame, error)
 		e.dropSession(s, err)
 		return nil, err
 	}
-	select {
-	case resp := <-ch:
+	resp, err := s.await(ctx, f.ID, ch)
+	switch {
+	case err == nil:
 		if resp.Op != f.Op {
 			err := fmt.Errorf("device: %s: answer to %v came as %v: %w", e.cfg.Name, f.Op, resp.Op, engine.ErrDevice)
 			e.dropSession(s, err)
@@ -213,10 +214,10 @@ func (e *Engine) once(ctx context.Context, req *wire.Frame) (*wire.Frame, error)
 			e.dropSession(s, errConnLost)
 		}
 		return resp, nil
-	case <-s.done:
+	case errors.Is(err, errConnLost):
 		e.dropSession(s, errConnLost)
 		return nil, errConnLost
-	case <-ctx.Done():
+	default: // ctx ended
 		s.forget(f.ID)
 		c := wire.NewRequest(wire.OpCancel, e.newID()).AddU32(wire.TagTargetID, f.ID)
 		s.send(c, time.Now().Add(cancelTimeout)) // best effort; a failure ends the session

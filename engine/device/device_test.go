@@ -345,3 +345,80 @@ func TestSelfTestCatchesWideFaults(t *testing.T) {
 		t.Fatalf("zero-above:1024 passed the self-test: %v", err)
 	}
 }
+
+// TestLeaderHandOff: the caller reading the connection (the first one
+// waiting) gives up — cancelled, or past its deadline — while others still
+// wait; they must get their answers (one of them takes over the reading),
+// in whatever order the device sends them, on the same connection, and a
+// later call must not trip over the interrupted read.
+func TestLeaderHandOff(t *testing.T) {
+	d := startDaemon(t, sleepyEngine{bigengine.New(0)})
+	e := openClient(t, d.config())
+	m, _ := e.NewModulus([]byte{0x0B})
+	want := func(x byte) byte { // 2^x mod 11
+		return byte(new(big.Int).Exp(big.NewInt(2), big.NewInt(int64(x)), big.NewInt(11)).Int64())
+	}
+	for _, tc := range []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+		is   error
+	}{
+		{"cancel", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(60*time.Millisecond, cancel)
+			return ctx, cancel
+		}, context.Canceled},
+		{"deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 60*time.Millisecond)
+		}, context.DeadlineExceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := healthOf(t, e).Reconnects
+			start := time.Now()
+			type result struct {
+				exp byte
+				out []byte
+				err error
+				at  time.Duration
+			}
+			res := make(chan result, 3)
+			run := func(ctx context.Context, x byte) {
+				out, _, err := e.Exp(ctx, m, []byte{2}, []byte{x}, false)
+				res <- result{x, out, err, time.Since(start)}
+			}
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			go run(ctx, 250) // alone: it becomes the reader
+			time.Sleep(20 * time.Millisecond)
+			go run(context.Background(), 120)
+			go run(context.Background(), 20)
+			got := map[byte]result{}
+			for range 3 {
+				r := <-res
+				got[r.exp] = r
+			}
+			if r := got[250]; !errors.Is(r.err, tc.is) || r.at > time.Second {
+				t.Errorf("reader: err %v after %v, want %v", r.err, r.at, tc.is)
+			}
+			for _, x := range []byte{120, 20} {
+				r := got[x]
+				if r.err != nil || len(r.out) != 1 || r.out[0] != want(x) {
+					t.Fatalf("exp %d: %x, %v", x, r.out, r.err)
+				}
+				if r.at > time.Second {
+					t.Errorf("exp %d answered after %v: no one read it", x, r.at)
+				}
+			}
+			if got[20].at > got[120].at {
+				t.Errorf("answers not delivered as they came: 20 ms at %v, 120 ms at %v", got[20].at, got[120].at)
+			}
+			// The next call reads past the interrupted reader's deadline.
+			if out, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{5}, false); err != nil || out[0] != want(5) {
+				t.Fatalf("after: %x, %v", out, err)
+			}
+			if n := healthOf(t, e).Reconnects; n != before {
+				t.Errorf("%d reconnects: the connection was dropped", n-before)
+			}
+		})
+	}
+}

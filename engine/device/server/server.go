@@ -297,6 +297,9 @@ func (c *conn) readLoop() {
 				c.write(r)
 			}
 			if fe.Fatal {
+				// The answer may be queued behind another goroutine's
+				// write: let it go out before the connection closes.
+				_ = c.w.Flush()
 				return
 			}
 			continue

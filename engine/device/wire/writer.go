@@ -21,11 +21,30 @@ type Writer struct {
 	buf     []byte // frames waiting
 	spare   []byte // the buffer being written, reused
 	writing bool
-	err     error // sticky: the connection is broken
+	idle    *sync.Cond // signalled when a writer stops writing
+	err     error      // sticky: the connection is broken
 }
 
 // NewWriter returns a Writer on nc.
-func NewWriter(nc net.Conn) *Writer { return &Writer{nc: nc} }
+func NewWriter(nc net.Conn) *Writer {
+	w := &Writer{nc: nc}
+	w.idle = sync.NewCond(&w.mu)
+	return w
+}
+
+// Flush waits until every frame queued so far has been written (or the
+// connection has failed), so a caller about to close the connection does
+// not lose a frame another goroutine was still sending.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	// A writer drains the whole buffer before it stops, so once no one is
+	// writing, everything queued before this call has been sent.
+	for w.writing {
+		w.idle.Wait()
+	}
+	return w.err
+}
 
 // Write queues f and, unless another goroutine is writing (it will send f
 // too), writes everything queued, each write bounded by deadline (zero:
@@ -70,6 +89,7 @@ func (w *Writer) Write(f *Frame, deadline time.Time) error {
 		}
 	}
 	w.writing = false
+	w.idle.Broadcast()
 	err = w.err
 	w.mu.Unlock()
 	return err
