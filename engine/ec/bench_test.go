@@ -47,3 +47,28 @@ func BenchmarkDoubleScalarMultVarTime(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkScalarInverse times the inversions mod n of the signing path:
+// the constant-time one (Fermat, the nonce) and the variable-time one
+// (binary Euclid, the s of the verification before release).
+func BenchmarkScalarInverse(b *testing.B) {
+	for _, c := range Curves() {
+		ci, ok := c.impl.(*curve[[9]uint64])
+		if !ok {
+			continue
+		}
+		var x, xm, z [9]uint64
+		bigToLimbs(&x, randInt(testRand(b), c.Params().N))
+		ci.fn.toMont(&xm, &x)
+		b.Run(c.Name()+"/Fermat", func(b *testing.B) {
+			for b.Loop() {
+				ci.fn.inv(&z, &xm)
+			}
+		})
+		b.Run(c.Name()+"/VarTime", func(b *testing.B) {
+			for b.Loop() {
+				ci.fn.invVarTime(&z, &x)
+			}
+		})
+	}
+}

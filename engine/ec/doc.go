@@ -37,9 +37,11 @@
 // (and a squaring with the 36 cross products doubled) reduced by shifts,
 // since 2⁵⁷⁶ ≡ 2⁵⁵ mod 2⁵²¹ − 1 (montMulP521ADX, montSqrP521ADX), and for
 // the P-521 order the product followed by nine Montgomery rows
-// (montMul9ADX); TestMul9ASM checks them against math/big. Constant-time
-// inversion is Fermat's x^(m−2) with a fixed window over the public
-// exponent; the verification inverts s (public) with a variable-time
+// (montMul9ADX); TestMul9ASM checks them against math/big. Nine-limb
+// addition and subtraction are unrolled (field_p521.go), with a mask-only
+// reduction for 2⁵²¹ − 1. Constant-time inversion is Fermat's x^(m−2)
+// with a sliding window over the public exponent, and for the P-521 prime
+// an addition chain (524 squarings, 13 products); the verification inverts s (public) with a variable-time
 // binary extended Euclid. math/big is used only to derive constants and
 // in tests.
 //

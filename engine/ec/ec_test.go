@@ -138,6 +138,43 @@ func checkModulus[E limbs](t *testing.T, f *modulus[E], r *rand.Rand) {
 			}
 		}
 	}
+	// add and sub on every pair of edge values (sums and differences
+	// that land on 0, m − 1 and m exactly).
+	for _, xv := range edge {
+		for _, yv := range edge {
+			var x, y, z E
+			bigToLimbs(&x, xv)
+			bigToLimbs(&y, yv)
+			f.add(&z, &x, &y)
+			if got, want := limbsToBig(&z), new(big.Int).Mod(new(big.Int).Add(xv, yv), m); got.Cmp(want) != 0 {
+				t.Fatalf("add(%x, %x) = %x, want %x", xv, yv, got, want)
+			}
+			f.sub(&z, &x, &y)
+			if got, want := limbsToBig(&z), new(big.Int).Mod(new(big.Int).Sub(xv, yv), m); got.Cmp(want) != 0 {
+				t.Fatalf("sub(%x, %x) = %x, want %x", xv, yv, got, want)
+			}
+		}
+	}
+	// exp's sliding window on exponents with long runs of ones and zeros,
+	// short ones and random ones.
+	exps := []*big.Int{big.NewInt(1), big.NewInt(2), big.NewInt(31), big.NewInt(32), big.NewInt(33),
+		new(big.Int).Sub(m, big.NewInt(1)), new(big.Int).Lsh(big.NewInt(1), uint(f.bits-1)),
+		new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), uint(f.bits-1)), big.NewInt(1))}
+	for range 4 {
+		exps = append(exps, randInt(r, m))
+	}
+	for i, ev := range exps {
+		xv := vals[5+i%(len(vals)-5)]
+		var x, xm, e, z E
+		bigToLimbs(&x, xv)
+		bigToLimbs(&e, ev)
+		f.toMont(&xm, &x)
+		f.exp(&z, &xm, &e)
+		f.fromMont(&z, &z)
+		if got, want := limbsToBig(&z), new(big.Int).Exp(xv, ev, m); got.Cmp(want) != 0 {
+			t.Fatalf("exp(%x, %x) = %x, want %x", xv, ev, got, want)
+		}
+	}
 	// reduceBytes on values up to 2·8L bytes.
 	for _, n := range []int{1, 8 * len(f.m), 8*len(f.m) + 1, 16 * len(f.m)} {
 		b := make([]byte, n)
