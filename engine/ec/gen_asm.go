@@ -2,8 +2,9 @@
 
 // gen_asm writes mul_amd64.s: four-limb Montgomery products (CIOS) and
 // squarings with MULX, ADCX and ADOX (BMI2 + ADX), each for any odd
-// modulus and specialised to the P-256 prime (−p⁻¹ ≡ 1 mod 2⁶⁴, third word
-// zero).
+// modulus and specialised to the P-256 prime: there −p⁻¹ ≡ 1 mod 2⁶⁴ and
+// p + 1 = 2⁹⁶ + m3·2¹⁹² (m3 = 2⁶⁴ − 2³² + 1), so a reduction step adds
+// q<<32 and q>>32 and one MULX by m3 instead of three MULX by the limbs.
 // The code is straight-line: no branch and no memory access depends on
 // the operands; the final subtraction is kept or dropped with CMOV.
 // It also writes the nine-limb products of P-521 (genMul9, genMulP521,
@@ -69,18 +70,28 @@ func gen(b *bytes.Buffer, p256 bool) {
 		p("ADCXQ SI, %s", t(4))
 		p("ADOXQ SI, %s", t(5))
 		p("ADCXQ SI, %s", t(5))
+		if p256 {
+			// q = t0 (−p⁻¹ ≡ 1) and p + 1 = 2⁹⁶ + m3·2¹⁹², so
+			// (t + q·p)/2⁶⁴ = t/2⁶⁴ (t0 dropped) + q·2³² + q·m3·2¹²⁸:
+			// q<<32 and q>>32 at words 1 and 2, q·m3 at words 3 and 4.
+			p("// t = (t + q·p) / 2⁶⁴ = t1.. + q·2³² + q·m3·2¹²⁸")
+			p("MOVQ %s, DX", t(0))
+			p("MULXQ 24(CX), AX, BX")
+			p("SHLQ $32, DX")
+			p("SHRQ $32, %s", t(0))
+			p("ADDQ DX, %s", t(1))
+			p("ADCQ %s, %s", t(0), t(2))
+			p("ADCQ AX, %s", t(3))
+			p("ADCQ BX, %s", t(4))
+			p("ADCQ SI, %s", t(5))
+			p("XORQ %s, %s", t(0), t(0))
+			continue
+		}
 		p("// t = (t + q·m) / 2⁶⁴")
 		p("MOVQ %s, DX", t(0))
-		if !p256 {
-			p("IMULQ m0inv+32(FP), DX")
-		}
+		p("IMULQ m0inv+32(FP), DX")
 		p("XORQ AX, AX")
 		for j := 0; j < 4; j++ {
-			if p256 && j == 2 { // the word is zero: only the carries move
-				p("ADCXQ SI, %s", t(j))
-				p("ADOXQ SI, %s", t(j+1))
-				continue
-			}
 			p("MULXQ %d(CX), AX, BX", 8*j)
 			p("ADCXQ AX, %s", t(j))
 			p("ADOXQ BX, %s", t(j+1))
@@ -168,18 +179,32 @@ func genSqr(b *bytes.Buffer, p256 bool) {
 	}
 	p("MOVQ m+16(FP), DI")
 	for i := 0; i < 4; i++ {
+		if p256 {
+			// q = t_i; t_i + q·p drops word i and adds q·2³² at word i+1
+			// and q·m3 at words i+3, i+4 (p + 1 = 2⁹⁶ + m3·2¹⁹²). The
+			// carry in from the last round rides on hi(q·m3) ≤ 2⁶⁴−2³²;
+			// the carry out of word i+4 is left in t_i.
+			p("// round %d: t += q·p·2^(64·%d), q = t%d, by shifts and q·m3", i, i, i)
+			p("MOVQ %s, DX", t[i])
+			p("MULXQ 24(DI), AX, BX")
+			if i > 0 {
+				p("ADDQ %s, BX", t[i-1])
+			}
+			p("SHLQ $32, DX")
+			p("SHRQ $32, %s", t[i])
+			p("ADDQ DX, %s", t[i+1])
+			p("ADCQ %s, %s", t[i], t[i+2])
+			p("ADCQ AX, %s", t[i+3])
+			p("ADCQ BX, %s", t[i+4])
+			p("SBBQ %s, %s", t[i], t[i])
+			p("NEGQ %s", t[i])
+			continue
+		}
 		p("// round %d: t += q·m·2^(64·%d), q = t%d·m0inv", i, i, i)
 		p("MOVQ %s, DX", t[i])
-		if !p256 {
-			p("IMULQ m0inv+24(FP), DX")
-		}
+		p("IMULQ m0inv+24(FP), DX")
 		p("XORQ AX, AX")
 		for j := 0; j < 4; j++ {
-			if p256 && j == 2 { // t_i is zero by now
-				p("ADCXQ %s, %s", t[i], t[i+j])
-				p("ADOXQ %s, %s", t[i], t[i+j+1])
-				continue
-			}
 			p("MULXQ %d(DI), AX, BX", 8*j)
 			p("ADCXQ AX, %s", t[i+j])
 			p("ADOXQ BX, %s", t[i+j+1])

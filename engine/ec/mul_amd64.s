@@ -218,23 +218,17 @@ TEXT ·montMulP256ADX(SB), NOSPLIT, $0-32
 	ADCXQ SI, R12
 	ADOXQ SI, R13
 	ADCXQ SI, R13
-	// t = (t + q·m) / 2⁶⁴
+	// t = (t + q·p) / 2⁶⁴ = t1.. + q·2³² + q·m3·2¹²⁸
 	MOVQ R8, DX
-	XORQ AX, AX
-	MULXQ 0(CX), AX, BX
-	ADCXQ AX, R8
-	ADOXQ BX, R9
-	MULXQ 8(CX), AX, BX
-	ADCXQ AX, R9
-	ADOXQ BX, R10
-	ADCXQ SI, R10
-	ADOXQ SI, R11
 	MULXQ 24(CX), AX, BX
-	ADCXQ AX, R11
-	ADOXQ BX, R12
-	ADCXQ SI, R12
-	ADOXQ SI, R13
-	ADCXQ SI, R13
+	SHLQ $32, DX
+	SHRQ $32, R8
+	ADDQ DX, R9
+	ADCQ R8, R10
+	ADCQ AX, R11
+	ADCQ BX, R12
+	ADCQ SI, R13
+	XORQ R8, R8
 	// t += x·y[1]
 	MOVQ y+16(FP), DX
 	MOVQ 8(DX), DX
@@ -254,23 +248,17 @@ TEXT ·montMulP256ADX(SB), NOSPLIT, $0-32
 	ADCXQ SI, R13
 	ADOXQ SI, R8
 	ADCXQ SI, R8
-	// t = (t + q·m) / 2⁶⁴
+	// t = (t + q·p) / 2⁶⁴ = t1.. + q·2³² + q·m3·2¹²⁸
 	MOVQ R9, DX
-	XORQ AX, AX
-	MULXQ 0(CX), AX, BX
-	ADCXQ AX, R9
-	ADOXQ BX, R10
-	MULXQ 8(CX), AX, BX
-	ADCXQ AX, R10
-	ADOXQ BX, R11
-	ADCXQ SI, R11
-	ADOXQ SI, R12
 	MULXQ 24(CX), AX, BX
-	ADCXQ AX, R12
-	ADOXQ BX, R13
-	ADCXQ SI, R13
-	ADOXQ SI, R8
-	ADCXQ SI, R8
+	SHLQ $32, DX
+	SHRQ $32, R9
+	ADDQ DX, R10
+	ADCQ R9, R11
+	ADCQ AX, R12
+	ADCQ BX, R13
+	ADCQ SI, R8
+	XORQ R9, R9
 	// t += x·y[2]
 	MOVQ y+16(FP), DX
 	MOVQ 16(DX), DX
@@ -290,23 +278,17 @@ TEXT ·montMulP256ADX(SB), NOSPLIT, $0-32
 	ADCXQ SI, R8
 	ADOXQ SI, R9
 	ADCXQ SI, R9
-	// t = (t + q·m) / 2⁶⁴
+	// t = (t + q·p) / 2⁶⁴ = t1.. + q·2³² + q·m3·2¹²⁸
 	MOVQ R10, DX
-	XORQ AX, AX
-	MULXQ 0(CX), AX, BX
-	ADCXQ AX, R10
-	ADOXQ BX, R11
-	MULXQ 8(CX), AX, BX
-	ADCXQ AX, R11
-	ADOXQ BX, R12
-	ADCXQ SI, R12
-	ADOXQ SI, R13
 	MULXQ 24(CX), AX, BX
-	ADCXQ AX, R13
-	ADOXQ BX, R8
-	ADCXQ SI, R8
-	ADOXQ SI, R9
-	ADCXQ SI, R9
+	SHLQ $32, DX
+	SHRQ $32, R10
+	ADDQ DX, R11
+	ADCQ R10, R12
+	ADCQ AX, R13
+	ADCQ BX, R8
+	ADCQ SI, R9
+	XORQ R10, R10
 	// t += x·y[3]
 	MOVQ y+16(FP), DX
 	MOVQ 24(DX), DX
@@ -326,23 +308,17 @@ TEXT ·montMulP256ADX(SB), NOSPLIT, $0-32
 	ADCXQ SI, R9
 	ADOXQ SI, R10
 	ADCXQ SI, R10
-	// t = (t + q·m) / 2⁶⁴
+	// t = (t + q·p) / 2⁶⁴ = t1.. + q·2³² + q·m3·2¹²⁸
 	MOVQ R11, DX
-	XORQ AX, AX
-	MULXQ 0(CX), AX, BX
-	ADCXQ AX, R11
-	ADOXQ BX, R12
-	MULXQ 8(CX), AX, BX
-	ADCXQ AX, R12
-	ADOXQ BX, R13
-	ADCXQ SI, R13
-	ADOXQ SI, R8
 	MULXQ 24(CX), AX, BX
-	ADCXQ AX, R8
-	ADOXQ BX, R9
-	ADCXQ SI, R9
-	ADOXQ SI, R10
-	ADCXQ SI, R10
+	SHLQ $32, DX
+	SHRQ $32, R11
+	ADDQ DX, R12
+	ADCQ R11, R13
+	ADCQ AX, R8
+	ADCQ BX, R9
+	ADCQ SI, R10
+	XORQ R11, R11
 	// z = t − m, or t when that borrows
 	MOVQ R12, AX
 	MOVQ R13, BX
@@ -559,74 +535,53 @@ TEXT ·montSqrP256ADX(SB), NOSPLIT, $0-24
 	ADCQ AX, SI
 	ADCQ BX, CX
 	MOVQ m+16(FP), DI
-	// round 0: t += q·m·2^(64·0), q = t0·m0inv
+	// round 0: t += q·p·2^(64·0), q = t0, by shifts and q·m3
 	MOVQ R8, DX
-	XORQ AX, AX
-	MULXQ 0(DI), AX, BX
-	ADCXQ AX, R8
-	ADOXQ BX, R9
-	MULXQ 8(DI), AX, BX
-	ADCXQ AX, R9
-	ADOXQ BX, R10
-	ADCXQ R8, R10
-	ADOXQ R8, R11
 	MULXQ 24(DI), AX, BX
-	ADCXQ AX, R11
-	ADOXQ BX, R12
-	ADCXQ R8, R12
-	ADOXQ R8, R8
-	ADCQ $0, R8
-	// round 1: t += q·m·2^(64·1), q = t1·m0inv
+	SHLQ $32, DX
+	SHRQ $32, R8
+	ADDQ DX, R9
+	ADCQ R8, R10
+	ADCQ AX, R11
+	ADCQ BX, R12
+	SBBQ R8, R8
+	NEGQ R8
+	// round 1: t += q·p·2^(64·1), q = t1, by shifts and q·m3
 	MOVQ R9, DX
-	XORQ AX, AX
-	MULXQ 0(DI), AX, BX
-	ADCXQ AX, R9
-	ADOXQ BX, R10
-	MULXQ 8(DI), AX, BX
-	ADCXQ AX, R10
-	ADOXQ BX, R11
-	ADCXQ R9, R11
-	ADOXQ R9, R12
 	MULXQ 24(DI), AX, BX
-	ADCXQ AX, R12
-	ADOXQ BX, R13
-	ADCXQ R8, R13
-	ADOXQ R9, R9
-	ADCQ $0, R9
-	// round 2: t += q·m·2^(64·2), q = t2·m0inv
+	ADDQ R8, BX
+	SHLQ $32, DX
+	SHRQ $32, R9
+	ADDQ DX, R10
+	ADCQ R9, R11
+	ADCQ AX, R12
+	ADCQ BX, R13
+	SBBQ R9, R9
+	NEGQ R9
+	// round 2: t += q·p·2^(64·2), q = t2, by shifts and q·m3
 	MOVQ R10, DX
-	XORQ AX, AX
-	MULXQ 0(DI), AX, BX
-	ADCXQ AX, R10
-	ADOXQ BX, R11
-	MULXQ 8(DI), AX, BX
-	ADCXQ AX, R11
-	ADOXQ BX, R12
-	ADCXQ R10, R12
-	ADOXQ R10, R13
 	MULXQ 24(DI), AX, BX
-	ADCXQ AX, R13
-	ADOXQ BX, SI
-	ADCXQ R9, SI
-	ADOXQ R10, R10
-	ADCQ $0, R10
-	// round 3: t += q·m·2^(64·3), q = t3·m0inv
+	ADDQ R9, BX
+	SHLQ $32, DX
+	SHRQ $32, R10
+	ADDQ DX, R11
+	ADCQ R10, R12
+	ADCQ AX, R13
+	ADCQ BX, SI
+	SBBQ R10, R10
+	NEGQ R10
+	// round 3: t += q·p·2^(64·3), q = t3, by shifts and q·m3
 	MOVQ R11, DX
-	XORQ AX, AX
-	MULXQ 0(DI), AX, BX
-	ADCXQ AX, R11
-	ADOXQ BX, R12
-	MULXQ 8(DI), AX, BX
-	ADCXQ AX, R12
-	ADOXQ BX, R13
-	ADCXQ R11, R13
-	ADOXQ R11, SI
 	MULXQ 24(DI), AX, BX
-	ADCXQ AX, SI
-	ADOXQ BX, CX
-	ADCXQ R10, CX
-	ADOXQ R11, R11
-	ADCQ $0, R11
+	ADDQ R10, BX
+	SHLQ $32, DX
+	SHRQ $32, R11
+	ADDQ DX, R12
+	ADCQ R11, R13
+	ADCQ AX, SI
+	ADCQ BX, CX
+	SBBQ R11, R11
+	NEGQ R11
 	// z = t − m, or t when that borrows (t = t4..t7 + the carry in t3)
 	MOVQ R12, AX
 	MOVQ R13, BX
