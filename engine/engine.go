@@ -12,8 +12,9 @@
 //
 // The core interface is small: [Engine]. Optional abilities are discovered by
 // type assertion, as in filippo.io/age: [CRTEngine] for engines that do the
-// whole CRT exponentiation natively, [ECEngine] for engines that multiply
-// curve points.
+// whole CRT exponentiation natively, [PairEngine] for engines that take two
+// exponentiations in one call more cheaply than in two, [ECEngine] for
+// engines that multiply curve points.
 //
 // # Operand conventions
 //
@@ -106,4 +107,23 @@ type CRTEngine interface {
 	Engine
 	// ExpCRT returns base^d mod p·q using the CRT components; base < p·q.
 	ExpCRT(ctx context.Context, k *CRTKey, base []byte) ([]byte, Cost, error)
+}
+
+// ExpOp is one exponentiation of an [PairEngine.ExpPair] call: Base^Exp mod
+// M, with Exp secret unless Public.
+type ExpOp struct {
+	M         Modulus
+	Base, Exp []byte
+	Public    bool
+}
+
+// PairEngine is implemented by engines for which two exponentiations asked
+// together cost less than two calls: a device reached over a link answers
+// both in one round trip, and decides itself whether to run them at once.
+// engine/rsa asks for the two CRT halves of a private operation this way.
+type PairEngine interface {
+	Engine
+	// ExpPair returns a.Base^a.Exp mod a.M and b.Base^b.Exp mod b.M, each
+	// as Exp would, and their summed cost.
+	ExpPair(ctx context.Context, a, b ExpOp) (ra, rb []byte, c Cost, err error)
 }

@@ -184,6 +184,7 @@ func (e *Engine) once(ctx context.Context, req *wire.Frame) (*wire.Frame, error)
 	if err != nil {
 		return nil, err
 	}
+	defer s.users.Add(-1)
 	f := *req
 	f.ID = e.newID()
 	deadline, _ := ctx.Deadline()

@@ -21,8 +21,12 @@
 //
 // # Behaviour
 //
-// One multiplexed connection carries every request, many in flight at
-// once, answered in any order. Each request carries its deadline (from the
+// Requests go over a few connections (Config.Conns; default the device's
+// cores, at least 2): a request takes a connection no other request is
+// using, so concurrent callers each read their own answers, and beyond
+// Conns requests are multiplexed, many in flight on one connection,
+// answered in any order. An RSA private operation's two CRT halves travel
+// as one MODEXP_PAIR request when the device offers it (one round trip). Each request carries its deadline (from the
 // context, or the default); a cancelled or expired context sends CANCEL. A
 // lost connection is re-dialled on the next request, with exponential
 // back-off between failed dials, and a request lost with its connection is
@@ -46,10 +50,13 @@ package device
 import (
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -73,6 +80,8 @@ const (
 	// DefaultDeadlineFloor is the shortest deadline the cost model gives a
 	// request (Config.DeadlineFloor).
 	DefaultDeadlineFloor = time.Second
+	// MaxConns bounds Config.Conns.
+	MaxConns = 64
 	// CostFactor and CostSlack make a request's deadline from the device's
 	// predicted time: CostFactor × predicted × rounds + CostSlack, where
 	// rounds is how many times the device's cores must turn over to serve
@@ -108,6 +117,13 @@ type Config struct {
 	// (doubling, up to MaxCooldown, while probes fail).
 	FailureThreshold int
 	Cooldown         time.Duration
+	// Conns is the most connections the engine keeps to the device
+	// (default: the device's cores, at least 2). A request goes on a
+	// connection no other request is using, while there is one or fewer
+	// than Conns are open, so each concurrent caller reads its own answer
+	// off its own socket; beyond that, requests share the least-used
+	// connection (multiplexed, answered in any order).
+	Conns int
 	// Name is Info().Name; default "device:NETWORK:ADDRESS".
 	Name   string
 	Logger *slog.Logger // nil: discard
@@ -146,6 +162,12 @@ func ParseSpec(arg string) (Config, error) {
 				return Config{}, fmt.Errorf("device: spec %q: floor %q", arg, v)
 			}
 			cfg.DeadlineFloor = d
+		case "conns":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > MaxConns {
+				return Config{}, fmt.Errorf("device: spec %q: conns %q (1..%d)", arg, v, MaxConns)
+			}
+			cfg.Conns = n
 		case "ca", "cert", "key":
 			if network != "tcp" {
 				return Config{}, fmt.Errorf("device: spec %q: %s is for tcp", arg, k)
@@ -191,9 +213,11 @@ type Engine struct {
 	br     *breaker
 	nextID atomic.Uint32
 	slots  chan struct{} // the device's MAX_INFLIGHT
+	pairOp bool          // INFO's OPS lists MODEXP_PAIR
 
 	mu         sync.Mutex
-	cur        *session
+	sessions   []*session // live connections, at most maxConns
+	maxConns   int
 	closed     bool
 	connected  bool // a session was ever established
 	backoff    time.Duration
@@ -241,6 +265,7 @@ func New(ctx context.Context, cfg Config) (engine.Engine, error) {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	e.slots = make(chan struct{}, 1) // until INFO says more
+	e.maxConns = 1
 	resp, err := e.call(ctx, wire.NewRequest(wire.OpInfo, 0), 0)
 	if err != nil {
 		e.Close()
@@ -306,11 +331,22 @@ func (e *Engine) readInfo(f *wire.Frame) error {
 			e.cost = cm
 		}
 	}
+	if ops, ok := f.Get(wire.TagOps); ok {
+		for i := 0; i+2 <= len(ops); i += 2 {
+			if wire.Op(binary.BigEndian.Uint16(ops[i:])) == wire.OpModExpPair {
+				e.pairOp = true
+			}
+		}
+	}
 	inflight := u(wire.TagMaxInflight)
 	if inflight <= 0 {
 		inflight = 1
 	}
 	e.slots = make(chan struct{}, min(inflight, 1024))
+	e.maxConns = e.cfg.Conns
+	if e.maxConns <= 0 {
+		e.maxConns = min(max(2, e.info.Cores), MaxConns)
+	}
 	e.log.Info("device info", "name", e.cfg.Name, "model", e.info.Model, "max_bits", maxBits,
 		"crt", e.info.NativeCRT, "curves", curves, "cores", e.info.Cores,
 		"cost_fixed_ns", e.cost.FixedNS, "cost_modexp_ps", e.cost.ModExpPS, "cost_ec_ps", e.cost.ECPS)
@@ -351,7 +387,7 @@ func (e *Engine) Health() Health {
 	e.br.mu.Unlock()
 	e.mu.Lock()
 	h.Reconnects = e.reconnects
-	h.Connected = e.cur != nil && !e.cur.dead()
+	h.Connected = slices.ContainsFunc(e.sessions, func(s *session) bool { return !s.dead() })
 	h.DialFailures = e.dialFailures
 	e.mu.Unlock()
 	return h
@@ -362,28 +398,52 @@ func (e *Engine) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.closed = true
-	if e.cur != nil {
-		e.cur.fail(errors.New("device: engine closed"))
-		e.cur = nil
+	for _, s := range e.sessions {
+		s.fail(errors.New("device: engine closed"))
 	}
+	e.sessions = nil
 	return nil
 }
 
 var errClosed = fmt.Errorf("device: engine closed: %w", engine.ErrDevice)
 
-// session returns the live connection, dialling one if needed.
+// session returns a connection for one request: a live one no other
+// request is using; else a new one while fewer than maxConns are open;
+// else the least used (the request is then multiplexed with others). The
+// caller releases it with users.Add(-1) when the request is done.
 func (e *Engine) session(ctx context.Context) (*session, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil, errClosed
 	}
-	if e.cur != nil && !e.cur.dead() {
-		return e.cur, nil
+	e.sessions = slices.DeleteFunc(e.sessions, (*session).dead)
+	var best *session
+	for _, s := range e.sessions {
+		if s.users.Load() == 0 {
+			s.users.Add(1)
+			return s, nil
+		}
+		if best == nil || s.users.Load() < best.users.Load() {
+			best = s
+		}
 	}
-	e.cur = nil
+	if best != nil && len(e.sessions) >= e.maxConns {
+		best.users.Add(1)
+		return best, nil
+	}
+	share := func() (*session, bool) { // fall back on a busy live connection
+		if best == nil {
+			return nil, false
+		}
+		best.users.Add(1)
+		return best, true
+	}
 	now := time.Now()
 	if now.Before(e.nextDial) {
+		if s, ok := share(); ok {
+			return s, nil
+		}
 		return nil, &dialError{fmt.Errorf("device: %s: reconnect in %v (last dial: %v): %w",
 			e.cfg.Name, e.nextDial.Sub(now).Round(time.Millisecond), e.lastDialErr, engine.ErrDevice), true}
 	}
@@ -411,16 +471,21 @@ func (e *Engine) session(ctx context.Context) (*session, error) {
 		if e.dialFailures == 1 || e.backoff == limit && e.dialFailures%16 == 0 {
 			e.log.Warn("device dial failed", "name", e.cfg.Name, "err", err, "retry_in", e.backoff, "failures", e.dialFailures)
 		}
+		if s, ok := share(); ok {
+			return s, nil
+		}
 		return nil, &dialError{fmt.Errorf("device: %s: dial: %w", e.cfg.Name, errors.Join(engine.ErrDevice, err)), cheap}
 	}
 	e.backoff, e.dialFailures, e.lastDialErr = 0, 0, nil
-	if e.connected {
+	if e.connected && len(e.sessions) == 0 {
 		e.reconnects++
 		e.log.Info("device reconnected", "name", e.cfg.Name)
 	}
 	e.connected = true
-	e.cur = newSession(nc)
-	return e.cur, nil
+	ns := newSession(nc)
+	ns.users.Add(1)
+	e.sessions = append(e.sessions, ns)
+	return ns, nil
 }
 
 // dialError is a failed (or deferred) dial. Unreachable ones (no socket,
@@ -444,13 +509,11 @@ func unreachable(err error) bool {
 	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
-// dropSession forgets s so that the next request dials anew.
+// dropSession forgets s so that a later request dials anew.
 func (e *Engine) dropSession(s *session, err error) {
 	s.fail(err)
 	e.mu.Lock()
-	if e.cur == s {
-		e.cur = nil
-	}
+	e.sessions = slices.DeleteFunc(e.sessions, func(x *session) bool { return x == s })
 	e.mu.Unlock()
 }
 

@@ -353,7 +353,9 @@ func TestSelfTestCatchesWideFaults(t *testing.T) {
 // later call must not trip over the interrupted read.
 func TestLeaderHandOff(t *testing.T) {
 	d := startDaemon(t, sleepyEngine{bigengine.New(0)})
-	e := openClient(t, d.config())
+	cfg := d.config()
+	cfg.Conns = 1 // every caller on the one connection
+	e := openClient(t, cfg)
 	m, _ := e.NewModulus([]byte{0x0B})
 	want := func(x byte) byte { // 2^x mod 11
 		return byte(new(big.Int).Exp(big.NewInt(2), big.NewInt(int64(x)), big.NewInt(11)).Int64())

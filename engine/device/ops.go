@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"math/bits"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
@@ -74,38 +75,53 @@ func (e *Engine) badAnswer(op wire.Op, format string, args ...any) error {
 	return err
 }
 
-// result checks RESULT: exactly the modulus length, below the modulus.
-func (e *Engine) result(resp *wire.Frame, n []byte) ([]byte, error) {
-	r, ok := resp.Get(wire.TagResult)
+// result checks the result field t (RESULT or RESULT2): exactly the
+// modulus length, below the modulus.
+func (e *Engine) result(resp *wire.Frame, t wire.Tag, n []byte) ([]byte, error) {
+	name := "RESULT"
+	if t == wire.TagResult2 {
+		name = "RESULT2"
+	}
+	r, ok := resp.Get(t)
 	if !ok {
-		return nil, e.badAnswer(resp.Op, "no RESULT")
+		return nil, e.badAnswer(resp.Op, "no %s", name)
 	}
 	if len(r) != len(n) {
-		return nil, e.badAnswer(resp.Op, "RESULT of %d bytes for a %d-byte modulus", len(r), len(n))
+		return nil, e.badAnswer(resp.Op, "%s of %d bytes for a %d-byte modulus", name, len(r), len(n))
 	}
 	if bytes.Compare(r, n) >= 0 { // same length: byte order is numeric order
-		return nil, e.badAnswer(resp.Op, "RESULT not below the modulus")
+		return nil, e.badAnswer(resp.Op, "%s not below the modulus", name)
 	}
 	return r, nil // the frame's own buffer, used by no one else
 }
 
-// Exp returns base^exp mod m on the device.
-func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+// expOperands checks one exponentiation's operands against the device's
+// limits and returns them without leading zeros.
+func (e *Engine) expOperands(m engine.Modulus, base, exp []byte) (*modulus, []byte, []byte, error) {
 	dm, ok := m.(*modulus)
 	if !ok {
 		pm, err := e.NewModulus(m.Bytes())
 		if err != nil {
-			return nil, engine.Cost{}, err
+			return nil, nil, nil, err
 		}
 		dm = pm.(*modulus)
 	}
 	base = trim(base)
 	if len(base) > len(dm.n) || len(base) == len(dm.n) && bytes.Compare(base, dm.n) >= 0 {
-		return nil, engine.Cost{}, fmt.Errorf("device: exp: base not below the modulus: %w", engine.ErrOperandTooLarge)
+		return nil, nil, nil, fmt.Errorf("device: exp: base not below the modulus: %w", engine.ErrOperandTooLarge)
 	}
 	exp = trim(exp)
 	if len(exp) > wire.MaxOperand {
-		return nil, engine.Cost{}, fmt.Errorf("device: exponent of %d bytes: %w", len(exp), engine.ErrOperandTooLarge)
+		return nil, nil, nil, fmt.Errorf("device: exponent of %d bytes: %w", len(exp), engine.ErrOperandTooLarge)
+	}
+	return dm, base, exp, nil
+}
+
+// Exp returns base^exp mod m on the device.
+func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+	dm, base, exp, err := e.expOperands(m, base, exp)
+	if err != nil {
+		return nil, engine.Cost{}, err
 	}
 	req := wire.NewRequest(wire.OpModExp, 0).Add(wire.TagMod, dm.n).Add(wire.TagBase, base).Add(wire.TagExp, exp)
 	if public {
@@ -115,8 +131,61 @@ func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, pu
 	if err != nil {
 		return nil, engine.Cost{}, err
 	}
-	r, err := e.result(resp, dm.n)
+	r, err := e.result(resp, wire.TagResult, dm.n)
 	return r, cost(resp), err
+}
+
+// ExpPair returns a.Base^a.Exp mod a.M and b.Base^b.Exp mod b.M. A device
+// whose INFO lists MODEXP_PAIR gets both in one request (one round trip;
+// the device decides whether to run them at once); with another device, or
+// when the two differ in MODE, they are two MODEXP requests in flight
+// together.
+func (e *Engine) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte, c engine.Cost, err error) {
+	if !e.pairOp || a.Public != b.Public {
+		var (
+			cb engine.Cost
+			eb error
+			wg sync.WaitGroup
+		)
+		wg.Go(func() { rb, cb, eb = e.Exp(ctx, b.M, b.Base, b.Exp, b.Public) })
+		ra, c, err = e.Exp(ctx, a.M, a.Base, a.Exp, a.Public)
+		wg.Wait()
+		c = c.Add(cb)
+		if err == nil {
+			err = eb
+		}
+		if err != nil {
+			return nil, nil, c, err
+		}
+		return ra, rb, c, nil
+	}
+	ma, baseA, expA, err := e.expOperands(a.M, a.Base, a.Exp)
+	if err != nil {
+		return nil, nil, engine.Cost{}, err
+	}
+	mb, baseB, expB, err := e.expOperands(b.M, b.Base, b.Exp)
+	if err != nil {
+		return nil, nil, engine.Cost{}, err
+	}
+	req := wire.NewRequest(wire.OpModExpPair, 0).
+		Add(wire.TagMod, ma.n).Add(wire.TagBase, baseA).Add(wire.TagExp, expA).
+		Add(wire.TagMod2, mb.n).Add(wire.TagBase2, baseB).Add(wire.TagExp2, expB)
+	if a.Public {
+		req.AddU8(wire.TagMode, wire.ModePublic)
+	}
+	// Predicted as one after the other: what a busy device does.
+	predicted := e.cost.ModExp(ma.bits, bitLen(expA)) + e.cost.ModExp(mb.bits, bitLen(expB))
+	resp, err := e.call(ctx, req, predicted)
+	if err != nil {
+		return nil, nil, engine.Cost{}, err
+	}
+	if ra, err = e.result(resp, wire.TagResult, ma.n); err != nil {
+		return nil, nil, cost(resp), err
+	}
+	if rb, err = e.result(resp, wire.TagResult2, mb.n); err != nil {
+		return nil, nil, cost(resp), err
+	}
+	return ra, rb, cost(resp), nil
 }
 
 // expCRT returns base^d mod p·q on the device (native CRT).
@@ -136,7 +205,7 @@ func (e *Engine) expCRT(ctx context.Context, k *engine.CRTKey, base []byte) ([]b
 	if err != nil {
 		return nil, engine.Cost{}, err
 	}
-	r, err := e.result(resp, n.FillBytes(make([]byte, (n.BitLen()+7)/8)))
+	r, err := e.result(resp, wire.TagResult, n.FillBytes(make([]byte, (n.BitLen()+7)/8)))
 	return r, cost(resp), err
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
@@ -40,6 +41,8 @@ type session struct {
 	wait map[uint32]chan *wire.Frame
 	done chan struct{}
 	err  error
+
+	users atomic.Int32 // callers using the session (picked, not yet done)
 
 	reading bool          // a caller is the reader (under mu)
 	lead    chan struct{} // capacity 1: the leadership offered to a waiting caller

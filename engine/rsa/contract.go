@@ -13,8 +13,9 @@
 //  3. CRT: the blinded input is reduced mod p and mod q in software, and
 //     the engine does two exponentiations (concurrently when Info().Cores
 //     ≥ 2 and fewer private operations are in flight than the engine has
-//     cores), or one ExpCRT call if it implements [engine.CRTEngine] with
-//     NativeCRT. With Options.ExponentBlinding the engine sees
+//     cores), or one ExpPair call if it implements [engine.PairEngine] (a
+//     device: one round trip), or one ExpCRT call if it implements
+//     [engine.CRTEngine] with NativeCRT. With Options.ExponentBlinding the engine sees
 //     d_p + k·(p−1) and d_q + k'·(q−1) with fresh 64-bit k, k'.
 //  4. Range check of the engine's outputs (length and value below the
 //     modulus), then Garner recombination in constant time: m2 mod p,
@@ -163,6 +164,7 @@ type prepared struct {
 	parallel  bool           // Info().Cores ≥ 2
 	cores     int            // Info().Cores
 	nativeCRT engine.CRTEngine
+	pair      engine.PairEngine // asks for both halves in one call
 }
 
 // NewKey validates priv and prepares it for eng.
@@ -220,6 +222,9 @@ func (k *Key) prepare(eng engine.Engine) (*prepared, error) {
 	if ce, ok := eng.(engine.CRTEngine); ok && info.NativeCRT {
 		pr.nativeCRT = ce
 		return pr, nil
+	}
+	if pe, ok := eng.(engine.PairEngine); ok {
+		pr.pair = pe
 	}
 	var err error
 	if pr.pm, err = eng.NewModulus(k.crt.P); err != nil {
@@ -386,11 +391,15 @@ func (k *Key) crtExp(ctx context.Context, pr *prepared, y []uint64) ([]uint64, e
 		err1, err2 error
 		wg         sync.WaitGroup
 	)
-	if k.splitCRT(pr) {
+	switch {
+	case pr.pair != nil:
+		m1, m2, c1, err1 = pr.pair.ExpPair(ctx,
+			engine.ExpOp{M: pr.pm, Base: ypb, Exp: dpE}, engine.ExpOp{M: pr.qm, Base: yqb, Exp: dqE})
+	case k.splitCRT(pr):
 		wg.Go(func() { m2, c2, err2 = pr.eng.Exp(ctx, pr.qm, yqb, dqE, false) })
 		m1, c1, err1 = pr.eng.Exp(ctx, pr.pm, ypb, dpE, false)
 		wg.Wait()
-	} else {
+	default:
 		m1, c1, err1 = pr.eng.Exp(ctx, pr.pm, ypb, dpE, false)
 		if err1 == nil {
 			m2, c2, err2 = pr.eng.Exp(ctx, pr.qm, yqb, dqE, false)

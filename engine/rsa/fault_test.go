@@ -103,6 +103,28 @@ func (f *crtFake) ExpCRT(ctx context.Context, k *engine.CRTKey, base []byte) ([]
 
 var _ engine.CRTEngine = (*crtFake)(nil)
 
+// pairFake is a faultyEngine that also takes both CRT halves in one
+// ExpPair call (as the device engine does), with the same fault modes
+// applied to both results.
+type pairFake struct {
+	*faultyEngine
+	pairs int
+}
+
+func (f *pairFake) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte, c engine.Cost, err error) {
+	f.mu.Lock()
+	f.pairs++
+	f.mu.Unlock()
+	ra, ca, err := f.Exp(ctx, a.M, a.Base, a.Exp, a.Public)
+	if err != nil {
+		return nil, nil, ca, err
+	}
+	rb, cb, err := f.Exp(ctx, b.M, b.Base, b.Exp, b.Public)
+	return ra, rb, ca.Add(cb), err
+}
+
+var _ engine.PairEngine = (*pairFake)(nil)
+
 // TestFaultyEngineNeverReleases checks that every kind of wrong result
 // gives an error wrapping ErrFault (or the device error) and
 // engine.ErrDevice, never an output; and that with a fallback the right
@@ -123,9 +145,16 @@ func TestFaultyEngineNeverReleases(t *testing.T) {
 			engCase{"exp/" + mode, func() engine.Engine { return newFaulty(mode) }},
 			engCase{"exp-serial/" + mode, func() engine.Engine { f := newFaulty(mode); f.cores = 1; return f }},
 			engCase{"crt/" + mode, func() engine.Engine { return &crtFake{Engine: soft.New(), mode: mode} }},
+			engCase{"pair/" + mode, func() engine.Engine { return &pairFake{faultyEngine: newFaulty(mode)} }},
 		)
 	}
-	// Bellcore: only the half mod p is wrong.
+	// Bellcore: only the half mod p is wrong (also with both halves in one
+	// ExpPair call).
+	cases = append(cases, engCase{"pair/flip-only-p", func() engine.Engine {
+		f := &pairFake{faultyEngine: newFaulty("flip")}
+		f.target = priv.P.Bytes()
+		return f
+	}})
 	cases = append(cases, engCase{"exp/flip-only-p", func() engine.Engine {
 		f := newFaulty("flip")
 		f.target = priv.P.Bytes()
@@ -182,6 +211,27 @@ func TestFallbackAlsoFaulty(t *testing.T) {
 	out, _, err := k.Private(context.Background(), []byte{42})
 	if out != nil || !errors.Is(err, ErrFault) || !errors.Is(err, engine.ErrDevice) {
 		t.Fatalf("got %x, %v; want no output and ErrFault+ErrDevice", out, err)
+	}
+}
+
+// TestPairEngineCorrect: with an engine.PairEngine both halves go in one
+// ExpPair call per private operation, and the results are right.
+func TestPairEngineCorrect(t *testing.T) {
+	priv := privOf(testKey(t, 1024))
+	f := &pairFake{faultyEngine: newFaulty("")}
+	k, err := NewKey(f, priv, Options{ExponentBlinding: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		c := big.NewInt(int64(1000 + i))
+		out, _, err := k.Private(context.Background(), c.Bytes())
+		if err != nil || !bytes.Equal(out, new(big.Int).Exp(c, priv.D, priv.N).FillBytes(make([]byte, 128))) {
+			t.Fatalf("private %d: %v", i, err)
+		}
+	}
+	if f.pairs != 5 || f.calls != 10 {
+		t.Fatalf("%d ExpPair calls, %d exponentiations; want 5 and 10", f.pairs, f.calls)
 	}
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/big"
@@ -74,7 +75,8 @@ func (s *Server) buildInfo() wire.Frame {
 		AddBool(wire.TagConstantTime, in.ConstantTime).
 		AddBool(wire.TagSimulated, in.Simulated).
 		AddString(wire.TagCostModel, costModel).
-		AddString(wire.TagEngine, in.Name)
+		AddString(wire.TagEngine, in.Name).
+		Add(wire.TagOps, binary.BigEndian.AppendUint16(nil, uint16(wire.OpModExpPair)))
 	if s.cost.Known() {
 		f.Add(wire.TagCostNS, s.cost.Encode())
 	}
@@ -173,11 +175,11 @@ func statusOf(ctx context.Context, err error) (wire.Status, string) {
 // when st is OK.
 func (s *Server) compute(ctx context.Context, f *wire.Frame) (resp *wire.Frame, st wire.Status, msg string) {
 	defer recoverInternal(s, f.Op, &st, &msg)
-	select {
-	case s.sem <- struct{}{}:
-		defer func() { <-s.sem }()
-	case <-ctx.Done():
-		return nil, wire.StatusTimeout, "deadline passed while queued"
+	if f.Op != wire.OpModExpPair { // a pair takes a core per exponentiation
+		if !s.acquire(ctx) {
+			return nil, wire.StatusTimeout, "deadline passed while queued"
+		}
+		defer s.release()
 	}
 	resp = wire.NewResponse(f, wire.StatusOK)
 	var cost engine.Cost
@@ -191,6 +193,8 @@ func (s *Server) compute(ctx context.Context, f *wire.Frame) (resp *wire.Frame, 
 		cost, err = s.modExp(ctx, f, resp)
 	case wire.OpModExpCRT:
 		cost, err = s.modExpCRT(ctx, f, resp)
+	case wire.OpModExpPair:
+		cost, err = s.modExpPair(ctx, f, resp)
 	case wire.OpECMul:
 		cost, err = s.ecMul(ctx, f, resp)
 	}
@@ -224,42 +228,137 @@ func padTo(v []byte, n int, what string) ([]byte, error) {
 	return out, nil
 }
 
-func (s *Server) modExp(ctx context.Context, f *wire.Frame, resp *wire.Frame) (engine.Cost, error) {
-	m, err := s.oddModulus(f, wire.TagMod, "MOD")
-	if err != nil {
-		return engine.Cost{}, err
+// expArgs is one exponentiation of a MODEXP or MODEXP_PAIR request.
+type expArgs struct {
+	mod, base, exp []byte
+	public         bool
+}
+
+// expTags names the fields of one exponentiation.
+type expTags struct {
+	mod, base, exp    wire.Tag
+	modN, baseN, expN string
+}
+
+var (
+	firstExp  = expTags{wire.TagMod, wire.TagBase, wire.TagExp, "MOD", "BASE", "EXP"}
+	secondExp = expTags{wire.TagMod2, wire.TagBase2, wire.TagExp2, "MOD2", "BASE2", "EXP2"}
+)
+
+// expArgsOf checks and returns the exponentiation named by t (MODE applies
+// to every exponentiation of the request).
+func (s *Server) expArgsOf(f *wire.Frame, t expTags) (expArgs, error) {
+	var a expArgs
+	var err error
+	if a.mod, err = s.oddModulus(f, t.mod, t.modN); err != nil {
+		return a, err
 	}
-	base, err := operand(f, wire.TagBase, "BASE", wire.MaxOperand)
-	if err != nil {
-		return engine.Cost{}, err
+	if a.base, err = operand(f, t.base, t.baseN, wire.MaxOperand); err != nil {
+		return a, err
 	}
-	if !below(base, m) {
-		return engine.Cost{}, refuse(wire.StatusBadArgument, "BASE not below MOD")
+	if !below(a.base, a.mod) {
+		return a, refuse(wire.StatusBadArgument, "%s not below %s", t.baseN, t.modN)
 	}
-	exp, err := operand(f, wire.TagExp, "EXP", wire.MaxOperand)
-	if err != nil {
-		return engine.Cost{}, err
+	if a.exp, err = operand(f, t.exp, t.expN, wire.MaxOperand); err != nil {
+		return a, err
 	}
 	mode, _, err := f.Uint(wire.TagMode)
 	if err != nil {
-		return engine.Cost{}, refuse(wire.StatusBadArgument, "MODE: %v", err)
+		return a, refuse(wire.StatusBadArgument, "MODE: %v", err)
 	}
 	if mode&^wire.ModePublic != 0 {
-		return engine.Cost{}, refuse(wire.StatusUnsupported, "MODE %#x", mode)
+		return a, refuse(wire.StatusUnsupported, "MODE %#x", mode)
 	}
-	mod, err := s.cfg.Engine.NewModulus(m)
+	a.public = mode&wire.ModePublic != 0
+	return a, nil
+}
+
+// exp runs one checked exponentiation and returns its result padded to the
+// modulus length.
+func (s *Server) exp(ctx context.Context, a expArgs) ([]byte, engine.Cost, error) {
+	mod, err := s.cfg.Engine.NewModulus(a.mod)
+	if err != nil {
+		return nil, engine.Cost{}, err
+	}
+	r, cost, err := s.cfg.Engine.Exp(ctx, mod, a.base, a.exp, a.public)
+	if err != nil {
+		return nil, cost, err
+	}
+	r, err = padTo(r, len(a.mod), "result")
+	return r, cost, err
+}
+
+func (s *Server) modExp(ctx context.Context, f *wire.Frame, resp *wire.Frame) (engine.Cost, error) {
+	a, err := s.expArgsOf(f, firstExp)
 	if err != nil {
 		return engine.Cost{}, err
 	}
-	r, cost, err := s.cfg.Engine.Exp(ctx, mod, base, exp, mode&wire.ModePublic != 0)
-	if err != nil {
-		return cost, err
-	}
-	r, err = padTo(r, len(m), "result")
+	r, cost, err := s.exp(ctx, a)
 	if err != nil {
 		return cost, err
 	}
 	resp.Add(wire.TagResult, r)
+	return cost, nil
+}
+
+// acquire waits for one of the device's core slots (false: ctx ended
+// first). Waiters are served in the order they came.
+func (s *Server) acquire(ctx context.Context) bool {
+	select {
+	case s.sem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s *Server) release() { <-s.sem }
+
+// modExpPair runs MODEXP_PAIR's two exponentiations, each on a core slot of
+// its own, queued in arrival order like any other request. A lone pair so
+// gets two cores; under load the device always has a half waiting for a
+// core, so while a client turns one answer into its next request, the
+// core its pair used computes another client's half instead of idling (a
+// pair run whole on one core would leave that core idle for the client's
+// round trip).
+func (s *Server) modExpPair(ctx context.Context, f *wire.Frame, resp *wire.Frame) (engine.Cost, error) {
+	a, err := s.expArgsOf(f, firstExp)
+	if err != nil {
+		return engine.Cost{}, err
+	}
+	b, err := s.expArgsOf(f, secondExp)
+	if err != nil {
+		return engine.Cost{}, err
+	}
+	var (
+		ra, rb []byte
+		ca, cb engine.Cost
+		ea, eb error
+	)
+	half := func(x expArgs, r *[]byte, c *engine.Cost, e *error) {
+		if !s.acquire(ctx) {
+			*e = ctx.Err()
+			return
+		}
+		defer s.release()
+		defer recoverPanic(s, f.Op, e)
+		*r, *c, *e = s.exp(ctx, x)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		half(b, &rb, &cb, &eb)
+	}()
+	half(a, &ra, &ca, &ea)
+	<-done
+	cost := ca.Add(cb)
+	if ea != nil {
+		return cost, ea
+	}
+	if eb != nil {
+		return cost, eb
+	}
+	resp.Add(wire.TagResult, ra).Add(wire.TagResult2, rb)
 	return cost, nil
 }
 

@@ -395,7 +395,7 @@ func (c *conn) dispatch(f *wire.Frame) {
 		s.stats.record(f.Op, wire.StatusOK, time.Since(start))
 		c.write(r)
 		return
-	case wire.OpModExp, wire.OpModExpCRT, wire.OpECMul, wire.OpSelfTest:
+	case wire.OpModExp, wire.OpModExpCRT, wire.OpModExpPair, wire.OpECMul, wire.OpSelfTest:
 	default:
 		s.stats.record(f.Op, wire.StatusUnknownOp, 0)
 		c.answer(f, wire.StatusUnknownOp, "")
@@ -512,7 +512,7 @@ func (s *Server) corrupt(req, resp *wire.Frame) {
 		case FaultZeroAbove:
 			if operandBits(req) > ft.Bits {
 				for _, fl := range resp.Fields {
-					if fl.Tag == wire.TagResult || fl.Tag == wire.TagRX || fl.Tag == wire.TagRY {
+					if fl.Tag == wire.TagResult || fl.Tag == wire.TagResult2 || fl.Tag == wire.TagRX || fl.Tag == wire.TagRY {
 						clear(fl.Value)
 					}
 				}
@@ -520,8 +520,12 @@ func (s *Server) corrupt(req, resp *wire.Frame) {
 			}
 		case FaultBitFlip:
 			if rand.Float64() < ft.Prob {
+				want := wire.TagResult // or RX; for a pair, either result
+				if req.Op == wire.OpModExpPair && rand.IntN(2) == 1 {
+					want = wire.TagResult2
+				}
 				for _, fl := range resp.Fields {
-					if (fl.Tag == wire.TagResult || fl.Tag == wire.TagRX) && len(fl.Value) > 0 {
+					if (fl.Tag == want || fl.Tag == wire.TagRX) && len(fl.Value) > 0 {
 						i := rand.IntN(len(fl.Value) * 8)
 						fl.Value[i/8] ^= 1 << (i % 8)
 						s.stats.add(&s.stats.faults)
@@ -539,6 +543,10 @@ func operandBits(f *wire.Frame) int {
 	case wire.OpModExp:
 		m, _ := f.Get(wire.TagMod)
 		return bitLen(m)
+	case wire.OpModExpPair:
+		m, _ := f.Get(wire.TagMod)
+		m2, _ := f.Get(wire.TagMod2)
+		return max(bitLen(m), bitLen(m2))
 	case wire.OpModExpCRT:
 		p, _ := f.Get(wire.TagP)
 		q, _ := f.Get(wire.TagQ)
@@ -612,6 +620,15 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.wg.Wait()
 	return nil
+}
+
+// recoverPanic turns a panic in an engine, in a goroutine of its own, into
+// an error (answered INTERNAL).
+func recoverPanic(s *Server, op wire.Op, err *error) {
+	if r := recover(); r != nil {
+		s.log.Error("panic in handler", "op", op, "panic", r, "stack", string(debug.Stack()))
+		*err = errors.New("internal error")
+	}
 }
 
 // recoverInternal turns a panic in an engine into an INTERNAL answer.

@@ -79,13 +79,17 @@ const (
 	OpStatus    Op = 0x0013 // daemon statistics (STATS, JSON)
 	OpModExp    Op = 0x0021 // BASE^EXP mod MOD
 	OpModExpCRT Op = 0x0022 // BASE^d mod P·Q from P, Q, DP, DQ, QINV
-	OpECMul     Op = 0x0030 // SCALAR·(PX, PY), or SCALAR·G without PX, PY
-	OpCancel    Op = 0x00F0 // cancel TARGET_ID; never answered
+	// OpModExpPair is two independent exponentiations in one request:
+	// BASE^EXP mod MOD and BASE2^EXP2 mod MOD2 (the two CRT halves of an
+	// RSA private operation, so they cost one round trip instead of two).
+	OpModExpPair Op = 0x0023
+	OpECMul      Op = 0x0030 // SCALAR·(PX, PY), or SCALAR·G without PX, PY
+	OpCancel     Op = 0x00F0 // cancel TARGET_ID; never answered
 )
 
 var opNames = map[Op]string{
 	OpInfo: "INFO", OpPing: "PING", OpSelfTest: "SELFTEST", OpStatus: "STATUS",
-	OpModExp: "MODEXP", OpModExpCRT: "MODEXP_CRT", OpECMul: "EC_MUL", OpCancel: "CANCEL",
+	OpModExp: "MODEXP", OpModExpCRT: "MODEXP_CRT", OpModExpPair: "MODEXP_PAIR", OpECMul: "EC_MUL", OpCancel: "CANCEL",
 }
 
 // String is the op's name, or its number in hex when unknown.
@@ -165,6 +169,12 @@ const (
 	TagRX     Tag = 0x11 // padded to the field length
 	TagRY     Tag = 0x12
 
+	// MODEXP_PAIR's second exponentiation and its result.
+	TagMod2    Tag = 0x14
+	TagBase2   Tag = 0x15
+	TagExp2    Tag = 0x16
+	TagResult2 Tag = 0x17 // padded to MOD2's length
+
 	// Cost of the operation.
 	TagCycles   Tag = 0x20 // u64
 	TagDeviceNS Tag = 0x21 // u64, nanoseconds
@@ -198,6 +208,9 @@ const (
 
 	// STATUS.
 	TagStats Tag = 0x50 // JSON document
+
+	// INFO, later additions.
+	TagOps Tag = 0x51 // the arithmetic ops served beyond MXP/1's first set: u16 each
 
 	// TagCritical is the first critical tag.
 	TagCritical Tag = 0x8000

@@ -166,7 +166,7 @@ func TestReadFrameLimits(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
-	if OpModExpCRT.String() != "MODEXP_CRT" || !OpECMul.Known() || Op(0x99).Known() || !strings.HasPrefix(Op(0x99).String(), "OP_") {
+	if OpModExpCRT.String() != "MODEXP_CRT" || OpModExpPair.String() != "MODEXP_PAIR" || !OpModExpPair.Known() || !OpECMul.Known() || Op(0x99).Known() || !strings.HasPrefix(Op(0x99).String(), "OP_") {
 		t.Error("op names")
 	}
 	if StatusShuttingDown.String() != "SHUTTING_DOWN" || Status(99).String() != "STATUS_99" {
