@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/device/wire"
@@ -276,7 +277,7 @@ func (s *Server) expArgsOf(f *wire.Frame, t expTags) (expArgs, error) {
 // exp runs one checked exponentiation and returns its result padded to the
 // modulus length.
 func (s *Server) exp(ctx context.Context, a expArgs) ([]byte, engine.Cost, error) {
-	mod, err := s.cfg.Engine.NewModulus(a.mod)
+	mod, err := s.mods.get(s.cfg.Engine, a.mod)
 	if err != nil {
 		return nil, engine.Cost{}, err
 	}
@@ -320,7 +321,7 @@ func (s *Server) release() { <-s.sem }
 // core, so while a client turns one answer into its next request, the
 // core its pair used computes another client's half instead of idling (a
 // pair run whole on one core would leave that core idle for the client's
-// round trip).
+// round trip: measured, docs/DEVICE_PERF.md §5).
 func (s *Server) modExpPair(ctx context.Context, f *wire.Frame, resp *wire.Frame) (engine.Cost, error) {
 	a, err := s.expArgsOf(f, firstExp)
 	if err != nil {
@@ -453,4 +454,35 @@ func (s *Server) ecMul(ctx context.Context, f *wire.Frame, resp *wire.Frame) (en
 	}
 	resp.Add(wire.TagRX, x).Add(wire.TagRY, y)
 	return cost, nil
+}
+
+// modCache keeps the engine's prepared moduli, as a device keeps a key's
+// Montgomery constants: RSA halves come again and again with the same p
+// and q, and preparing one (R² mod m, −m⁻¹ mod 2⁶⁴) costs ≈ 5 µs at 1024
+// bits, ≈ 1 % of an RSA-2048 signature. Bounded: when full it is emptied.
+type modCache struct {
+	mu sync.Mutex
+	m  map[string]engine.Modulus
+}
+
+const modCacheSize = 1024
+
+func (c *modCache) get(eng engine.Engine, n []byte) (engine.Modulus, error) {
+	c.mu.Lock()
+	mod, ok := c.m[string(n)]
+	c.mu.Unlock()
+	if ok {
+		return mod, nil
+	}
+	mod, err := eng.NewModulus(n)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= modCacheSize {
+		c.m = make(map[string]engine.Modulus)
+	}
+	c.m[string(n)] = mod
+	c.mu.Unlock()
+	return mod, nil
 }

@@ -90,6 +90,7 @@ type Server struct {
 	inflight atomic.Int64
 	drops    atomic.Uint64
 	wg       sync.WaitGroup // running requests
+	mods     modCache
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
