@@ -23,7 +23,7 @@ DEB_PACKAGES := gcc make openssl opensc p11-kit gnutls-bin libengine-pkcs11-open
 	softhsm2 libp11-kit-dev p11-kit-modules openssh-client nginx binutils util-linux
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: all build lib cli bench test test-purego fmt-check vet test-go test-cgo test-integration deps demo clean
+.PHONY: all build lib cli bench bench-device test test-purego fmt-check vet test-go test-cgo test-integration deps demo clean
 
 all: build
 
@@ -71,6 +71,13 @@ test-integration: build
 # BENCH_THREADS (default 1,2), BENCH_ONLY (op ids: build/bench/p11bench --list).
 bench: deps build
 	BENCH_OUT=$(CURDIR)/$(BUILD)/bench test/bench/run.sh
+
+# The device engine (modexpd backed by the software engine, over a unix
+# socket) against the software engine used directly, through PKCS#11 from C
+# threads, on two slots of one module (issue 6). Same variables as bench;
+# DEVICE_OPTS adds options to the device spec.
+bench-device: deps build
+	BENCH_OUT=$(CURDIR)/$(BUILD)/bench-device test/bench/device.sh
 
 deps:
 	@missing=""; \

@@ -171,7 +171,7 @@ func (e *Engine) ctxError(op wire.Op, ctx context.Context) error {
 	return fmt.Errorf("device: %s: %v: %w", e.cfg.Name, op, ctx.Err())
 }
 
-// once sends req on the current connection and waits for its answer.
+// once sends req on a connection and waits for its answer.
 func (e *Engine) once(ctx context.Context, req *wire.Frame) (*wire.Frame, error) {
 	slots := e.slots
 	select {
@@ -203,7 +203,7 @@ func (e *Engine) once(ctx context.Context, req *wire.Frame) (*wire.Frame, error)
 		e.dropSession(s, err)
 		return nil, err
 	}
-	resp, err := s.await(ctx, f.ID, ch)
+	resp, err := s.await(ctx, f.ID, ch, e.cfg.ReadWait)
 	switch {
 	case err == nil:
 		if resp.Op != f.Op {

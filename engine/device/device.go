@@ -8,7 +8,7 @@
 //
 // The engine is registered as kind "device":
 //
-//	device:unix:/run/modexpd/modexpd.sock[,timeout=10s]
+//	device:unix:/run/modexpd/modexpd.sock[,timeout=10s][,conns=N][,wait=2ms]
 //	device:tcp:127.0.0.1:7461,ca=server.crt,cert=client.crt,key=client.key[,timeout=10s]
 //
 // A unix socket needs nothing more: the daemon checks the peer's uid. TCP is
@@ -16,7 +16,10 @@
 // certificates accepted (made by `modexpd keygen`), cert and key are the
 // client's own (whose certificate the daemon pins). timeout is the deadline
 // of a request whose context has none (default 10 s); floor is the
-// shortest deadline the device's cost model gives a request (default 1 s).
+// shortest deadline the device's cost model gives a request (default 1 s);
+// conns is the most connections kept to the device (default its cores, at
+// least 2); wait is how long a caller waits for its answer in the kernel
+// before parking on the Go netpoller (unix sockets; default 2 ms, 0: off).
 // Paths may not contain commas.
 //
 // # Behaviour
@@ -82,6 +85,8 @@ const (
 	DefaultDeadlineFloor = time.Second
 	// MaxConns bounds Config.Conns.
 	MaxConns = 64
+	// DefaultReadWait is Config.ReadWait's default.
+	DefaultReadWait = 2 * time.Millisecond
 	// CostFactor and CostSlack make a request's deadline from the device's
 	// predicted time: CostFactor × predicted × rounds + CostSlack, where
 	// rounds is how many times the device's cores must turn over to serve
@@ -124,6 +129,13 @@ type Config struct {
 	// off its own socket; beyond that, requests share the least-used
 	// connection (multiplexed, answered in any order).
 	Conns int
+	// ReadWait (unix sockets) is how long a caller whose answer is not
+	// there yet waits for it in the kernel, on its own thread, before
+	// parking on the Go netpoller (see engine/device/internal/rawsock): 0
+	// means DefaultReadWait, a negative value not at all. The thread keeps
+	// its Go P meanwhile (other goroutines may wait up to 1 ms for one);
+	// an answer that takes longer is then awaited on the netpoller.
+	ReadWait time.Duration
 	// Name is Info().Name; default "device:NETWORK:ADDRESS".
 	Name   string
 	Logger *slog.Logger // nil: discard
@@ -162,6 +174,15 @@ func ParseSpec(arg string) (Config, error) {
 				return Config{}, fmt.Errorf("device: spec %q: floor %q", arg, v)
 			}
 			cfg.DeadlineFloor = d
+		case "wait":
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 || d > time.Second {
+				return Config{}, fmt.Errorf("device: spec %q: wait %q (0 to 1s; 0 turns it off)", arg, v)
+			}
+			cfg.ReadWait = d
+			if d == 0 {
+				cfg.ReadWait = -1
+			}
 		case "conns":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > MaxConns {
@@ -259,6 +280,9 @@ func New(ctx context.Context, cfg Config) (engine.Engine, error) {
 	}
 	if cfg.Name == "" {
 		cfg.Name = "device:" + cfg.Network + ":" + cfg.Address
+	}
+	if cfg.ReadWait == 0 {
+		cfg.ReadWait = DefaultReadWait
 	}
 	e := &Engine{cfg: cfg, log: cfg.Logger, br: newBreaker(cfg.FailureThreshold, cfg.Cooldown, max(MaxCooldown, cfg.Cooldown))}
 	if e.log == nil {

@@ -293,14 +293,34 @@ func TestConnectionPool(t *testing.T) {
 	}
 }
 
-func TestConnsSpec(t *testing.T) {
-	cfg, err := device.ParseSpec("unix:/x.sock,conns=4")
-	if err != nil || cfg.Conns != 4 {
-		t.Fatalf("conns=4: %+v, %v", cfg, err)
+func TestConnsAndWaitSpec(t *testing.T) {
+	cfg, err := device.ParseSpec("unix:/x.sock,conns=4,wait=3ms")
+	if err != nil || cfg.Conns != 4 || cfg.ReadWait != 3*time.Millisecond {
+		t.Fatalf("conns=4,wait=3ms: %+v, %v", cfg, err)
 	}
-	for _, bad := range []string{"unix:/x.sock,conns=0", "unix:/x.sock,conns=65", "unix:/x.sock,conns=x"} {
+	if cfg, err := device.ParseSpec("unix:/x.sock,wait=0"); err != nil || cfg.ReadWait >= 0 {
+		t.Fatalf("wait=0 (off): %+v, %v", cfg, err)
+	}
+	for _, bad := range []string{"unix:/x.sock,conns=0", "unix:/x.sock,conns=65", "unix:/x.sock,conns=x",
+		"unix:/x.sock,wait=-1ms", "unix:/x.sock,wait=2s", "unix:/x.sock,wait=soon"} {
 		if _, err := device.ParseSpec(bad); err == nil {
 			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+// TestReadWaitOff: with the kernel wait off, requests still work (they wait
+// on the netpoller only).
+func TestReadWaitOff(t *testing.T) {
+	d := startDaemon(t, bigengine.New(0))
+	cfg := d.config()
+	cfg.ReadWait = -1
+	e := openClient(t, cfg)
+	m, _ := e.NewModulus([]byte{0x0B})
+	for x := range byte(20) {
+		out, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{x}, false)
+		if err != nil || out[0] != byte(new(big.Int).Exp(big.NewInt(2), big.NewInt(int64(x)), big.NewInt(11)).Int64()) {
+			t.Fatalf("2^%d mod 11: %x, %v", x, out, err)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/device/internal/rawsock"
 	"github.com/modexp-token/modexp-token/engine/device/wire"
 )
 
@@ -115,7 +116,7 @@ func (s *session) release() {
 // the connection itself whenever no one else does. It returns errConnLost
 // when the session ends first and ctx.Err() when ctx does; in both cases
 // the caller still has to drop the session or forget id.
-func (s *session) await(ctx context.Context, id uint32, ch chan *wire.Frame) (*wire.Frame, error) {
+func (s *session) await(ctx context.Context, id uint32, ch chan *wire.Frame, wait time.Duration) (*wire.Frame, error) {
 	offered := false // took an offer of the leadership and did not lead
 	defer func() {
 		if offered {
@@ -144,7 +145,7 @@ func (s *session) await(ctx context.Context, id uint32, ch chan *wire.Frame) (*w
 			s.reading = true
 			offered = false
 			s.mu.Unlock()
-			return s.readOwn(ctx, id)
+			return s.readOwn(ctx, id, wait)
 		}
 		s.mu.Unlock()
 		select {
@@ -161,9 +162,19 @@ func (s *session) await(ctx context.Context, id uint32, ch chan *wire.Frame) (*w
 }
 
 // readOwn is the leader's loop: read frames, deliver the others' answers,
-// return with its own (or when ctx ends, or the session).
-func (s *session) readOwn(ctx context.Context, id uint32) (*wire.Frame, error) {
-	stop := context.AfterFunc(ctx, func() { s.nc.SetReadDeadline(interrupted) })
+// return with its own (or when ctx ends, or the session). Its reads may
+// wait up to wait in the kernel (rawsock.Waiter) before parking.
+func (s *session) readOwn(ctx context.Context, id uint32, wait time.Duration) (*wire.Frame, error) {
+	w, _ := s.nc.(rawsock.Waiter)
+	if w != nil {
+		w.SetReadWait(wait)
+	}
+	stop := context.AfterFunc(ctx, func() {
+		if w != nil {
+			w.SetReadWait(0) // a read waiting in the kernel stops within a slice
+		}
+		s.nc.SetReadDeadline(interrupted)
+	})
 	defer stop()
 	for {
 		f, err := s.readFrame()

@@ -19,15 +19,43 @@
 // still waits for readiness on the netpoller, with the connection's
 // deadlines) leave sysmon asleep.
 //
+// # Waiting in the kernel (client side)
+//
+// A goroutine that waits for an answer on the netpoller is woken by
+// another thread: the one blocked in epoll_wait takes the readiness, and
+// when the waiting goroutine is locked to its thread — every call into the
+// PKCS#11 module from a C thread is — it must then wake that thread too,
+// two cross-CPU wake-ups per answer where the kernel could wake the
+// waiting thread directly. [Waiter.SetReadWait] lets a read that finds no
+// data wait for it in ppoll(2) on its own thread, as a raw system call,
+// for a bounded time, before falling back to the netpoller. Through the
+// PKCS#11 module this took RSA-2048 signing over a device from 2 C threads
+// from 62–78 % to 93–94 % of the software engine's rate
+// (docs/DEVICE_PERF.md §5). The cost: the thread keeps its P while it
+// waits, so other goroutines may wait for a P up to one slice (1 ms);
+// between slices the waiter yields, and a preemption request (a signal)
+// ends a slice early, so garbage collection is not held up.
+//
 // # What it must never do
 //
-// Block in the kernel (only non-blocking descriptors are wrapped), or
-// change what a read or write returns: short reads, io.EOF at the end,
-// deadlines, errors after Close and partial writes behave as on the
-// wrapped connection.
+// Block in the kernel beyond a read's wait set with SetReadWait (none by
+// default; only non-blocking descriptors are wrapped), or change what a
+// read or write returns: short reads, io.EOF at the end, deadlines, errors
+// after Close and partial writes behave as on the wrapped connection.
 package rawsock
 
-import "net"
+import (
+	"net"
+	"time"
+)
+
+// Waiter is implemented by the connections Wrap returns on Linux.
+type Waiter interface {
+	// SetReadWait sets how long a Read that finds no data may wait for it
+	// in the kernel, on its own thread, before parking on the netpoller
+	// (0, the default: not at all). Close ends such a wait within 1 ms.
+	SetReadWait(d time.Duration)
+}
 
 // Wrap returns nc with Read and Write made as raw system calls when nc is
 // a unix-socket connection on a platform where this is implemented (Linux),

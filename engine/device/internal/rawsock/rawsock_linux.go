@@ -6,8 +6,11 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -23,6 +26,7 @@ type conn struct {
 	rn    int
 	rerr  syscall.Errno
 	readF func(fd uintptr) bool
+	wait  atomic.Int64 // ns a read may wait in the kernel (SetReadWait)
 
 	wmu    sync.Mutex
 	wbuf   []byte
@@ -52,15 +56,62 @@ func rawRW(trap, fd uintptr, p []byte) (int, syscall.Errno) {
 	}
 }
 
-// readOnce makes one read(2); false asks RawConn.Read to wait until the
-// socket is readable.
+// pollSlice is the longest a read waits in ppoll(2) at a time; between
+// slices the goroutine lets the scheduler run (and preempt it).
+const pollSlice = time.Millisecond
+
+// pollIn waits up to d in ppoll(2) for fd to become readable, as a raw
+// system call: the thread keeps its P. A signal (the runtime's preemption
+// request among them) ends the wait early. Not inlined, so that each call
+// is a point where the runtime can preempt the goroutine.
+//
+//go:noinline
+func pollIn(fd uintptr, d time.Duration) bool {
+	pfd := struct {
+		fd              int32
+		events, revents int16
+	}{fd: int32(fd), events: 0x1} // POLLIN
+	ts := syscall.NsecToTimespec(int64(d))
+	n, _, e := syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	return e == 0 && n == 1
+}
+
+// readOnce makes one read(2), and, if nothing is there and SetReadWait
+// allows it, waits in the kernel for data before reading again; false
+// asks RawConn.Read to wait on the netpoller.
 func (c *conn) readOnce(fd uintptr) bool {
 	n, e := rawRW(syscall.SYS_READ, fd, c.rbuf)
+	if e == syscall.EAGAIN && c.wait.Load() > 0 {
+		deadline := time.Now().Add(time.Duration(c.wait.Load()))
+		for first := true; e == syscall.EAGAIN; first = false {
+			left := time.Until(deadline)
+			if left <= 0 || c.wait.Load() <= 0 {
+				break
+			}
+			if !first {
+				runtime.Gosched() // let others have the P between slices
+			}
+			if pollIn(fd, min(left, pollSlice)) {
+				n, e = rawRW(syscall.SYS_READ, fd, c.rbuf)
+			}
+		}
+	}
 	if e == syscall.EAGAIN {
 		return false
 	}
 	c.rn, c.rerr = n, e
 	return true
+}
+
+// SetReadWait sets how long a read that finds no data waits for it in the
+// kernel before parking on the netpoller (0: not at all).
+func (c *conn) SetReadWait(d time.Duration) { c.wait.Store(int64(max(d, 0))) }
+
+// Close closes the connection; a read waiting in the kernel stops waiting
+// within one slice.
+func (c *conn) Close() error {
+	c.wait.Store(0)
+	return c.UnixConn.Close()
 }
 
 // Read reads as net.Conn.Read does.

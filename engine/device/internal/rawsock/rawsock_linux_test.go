@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -211,5 +212,98 @@ func TestConcurrent(t *testing.T) {
 	c.Close()
 	if err := <-echo; err != io.EOF && !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("server: %v", err)
+	}
+}
+
+// writeAfter writes msg on w after d, from another goroutine.
+func writeAfter(t *testing.T, w net.Conn, d time.Duration, msg string) {
+	t.Helper()
+	go func() {
+		time.Sleep(d)
+		if _, err := w.Write([]byte(msg)); err != nil {
+			t.Error(err)
+		}
+	}()
+}
+
+// TestReadWait: a read allowed to wait in the kernel gets data that comes
+// within the wait, and data that comes after it (through the netpoller).
+func TestReadWait(t *testing.T) {
+	c, s := pair(t)
+	c.(Waiter).SetReadWait(200 * time.Millisecond)
+	buf := make([]byte, 16)
+	for _, tc := range []struct {
+		after time.Duration
+		msg   string
+	}{{5 * time.Millisecond, "within"}, {0, "at once"}} {
+		writeAfter(t, s, tc.after, tc.msg)
+		n, err := c.Read(buf)
+		if err != nil || string(buf[:n]) != tc.msg {
+			t.Fatalf("read: %q, %v", buf[:n], err)
+		}
+	}
+	c.(Waiter).SetReadWait(5 * time.Millisecond)
+	writeAfter(t, s, 40*time.Millisecond, "after the wait")
+	n, err := c.Read(buf[:14])
+	if err != nil || string(buf[:n]) != "after the wait" {
+		t.Fatalf("read after the wait: %q, %v", buf[:n], err)
+	}
+}
+
+// TestReadWaitInterrupted: a read waiting in the kernel ends promptly when
+// the connection closes, or when its wait is withdrawn and a past deadline
+// set (what engine/device does when a caller's context ends).
+func TestReadWaitInterrupted(t *testing.T) {
+	for _, how := range []string{"close", "deadline"} {
+		t.Run(how, func(t *testing.T) {
+			c, _ := pair(t)
+			c.(Waiter).SetReadWait(10 * time.Second)
+			go func() {
+				time.Sleep(20 * time.Millisecond)
+				if how == "close" {
+					c.Close()
+				} else {
+					c.(Waiter).SetReadWait(0)
+					c.SetReadDeadline(time.Unix(1, 0))
+				}
+			}()
+			start := time.Now()
+			_, err := c.Read(make([]byte, 4))
+			if err == nil {
+				t.Fatal("read succeeded")
+			}
+			if how == "deadline" && !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("error %v, want a deadline", err)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("read ended after %v", d)
+			}
+		})
+	}
+}
+
+// TestReadWaitLetsGCRun: readers waiting in the kernel hold their Ps, but
+// a collection (which must stop every goroutine) still completes at once,
+// and other goroutines still run.
+func TestReadWaitLetsGCRun(t *testing.T) {
+	n := runtime.GOMAXPROCS(0) + 1 // more waiters than Ps
+	var ends []net.Conn
+	for range n {
+		c, s := pair(t)
+		ends = append(ends, s)
+		c.(Waiter).SetReadWait(time.Second)
+		go c.Read(make([]byte, 4))
+	}
+	time.Sleep(20 * time.Millisecond)
+	start := time.Now()
+	runtime.GC()
+	done := make(chan struct{})
+	go func() { close(done) }()
+	<-done
+	if d := time.Since(start); d > 200*time.Millisecond {
+		t.Errorf("GC and a goroutine took %v beside %d waiting readers", d, n)
+	}
+	for _, s := range ends {
+		s.Write([]byte("bye!"))
 	}
 }

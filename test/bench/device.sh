@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The device engine against the software engine it is backed by, through
+# PKCS#11 (issue 6): one module, two slots, one on the software engine used
+# directly and one on a modexpd backed by the same software engine over a
+# unix socket. p11bench (plain C, dlopen) signs from C threads on both slots
+# in alternating rounds, checking every signature, and prints ops/s and
+# device/soft; the daemon's CPU is read from /proc to give the CPU per
+# operation of the whole device path (module + daemon) against the
+# software engine's.
+#
+# Environment (all optional):
+#   OURS=path            our module (default build/libmodexp-pkcs11.so)
+#   MODEXPD=path         the daemon (default build/modexpd)
+#   BENCH_SECONDS=s      seconds per cell and slot (default 2)
+#   BENCH_THREADS=list   thread counts (default 1,2)
+#   BENCH_ONLY=ids       op ids (default rsa2048-sign-pkcs1,rsa2048-sign-pss)
+#   BENCH_ROUNDS=n       alternating rounds per cell (default 8)
+#   BENCH_OUT=dir        where the client, table, TSV and logs go (default build/bench-device)
+#   DEVICE_OPTS=opts     options appended to the device engine spec (e.g. wait=0,conns=1)
+# Extra arguments are passed to p11bench.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+OURS=${OURS:-$root/build/libmodexp-pkcs11.so}
+MODEXPD=${MODEXPD:-$root/build/modexpd}
+OUT=${BENCH_OUT:-$root/build/bench-device}
+CC=${CC:-cc}
+
+[[ -f $OURS && -x $MODEXPD ]] || { echo "device.sh: $OURS or $MODEXPD not found (run make build)" >&2; exit 2; }
+[[ -f /usr/include/p11-kit-1/p11-kit/pkcs11.h ]] || { echo "device.sh: p11-kit header missing (apt-get install libp11-kit-dev)" >&2; exit 2; }
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+$CC -O2 -pthread -Wall -Wextra -Werror -o "$OUT/p11bench" "$here/p11bench.c" -ldl
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/modexp-bench-device.XXXXXX")
+daemon=
+cleanup() {
+	if [[ -n $daemon ]]; then kill "$daemon" 2>/dev/null || true; wait "$daemon" 2>/dev/null || true; fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+mkdir -p "$tmp/lib" "$tmp/run" "$tmp/home"
+chmod 700 "$tmp/run"
+cp "$(readlink -f "$OURS")" "$tmp/lib/libmodexp-pkcs11.so"
+cp "$(readlink -f "$MODEXPD")" "$tmp/lib/modexpd"
+sock=$tmp/run/modexpd.sock
+"$tmp/lib/modexpd" serve --listen "unix:$sock" --engine soft --log "$OUT/modexpd.log" &
+daemon=$!
+for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.05; done
+[[ -S $sock ]] || { echo "device.sh: modexpd did not start (see $OUT/modexpd.log)" >&2; exit 2; }
+
+cat >"$tmp/modexp-token.toml" <<EOF
+[[slot]]
+label = "bench-device"
+token_file = "$tmp/device.db"
+engine = "device:unix:$sock${DEVICE_OPTS:+,$DEVICE_OPTS}"
+
+[[slot]]
+label = "bench-soft"
+token_file = "$tmp/soft.db"
+engine = "soft"
+EOF
+unset MODEXP_TOKEN_ENGINE MODEXP_TOKEN_LOG_LEVEL
+export MODEXP_TOKEN_CONF=$tmp/modexp-token.toml MODEXP_TOKEN_LOG=$OUT/module.log HOME=$tmp/home
+
+# CPU time (ns) of the daemon so far, from its threads' schedstat.
+daemon_cpu() {
+	local sum=0 run rest
+	for f in /proc/"$daemon"/task/*/schedstat; do
+		read -r run rest <"$f" 2>/dev/null || continue
+		sum=$((sum + run))
+	done
+	echo "$sum"
+}
+
+args=(--name device --module "$tmp/lib/libmodexp-pkcs11.so" --label bench-device --pin 123456 --so-pin 87654321
+	--name2 soft --module2 "$tmp/lib/libmodexp-pkcs11.so" --label2 bench-soft --pin2 123456 --so-pin2 87654321
+	--only "${BENCH_ONLY:-rsa2048-sign-pkcs1,rsa2048-sign-pss}")
+# A first short run initialises the tokens and generates the keys (key
+# generation runs its primality tests on the engine: on the daemon for the
+# device slot), so that the measured run below signs only.
+"$OUT/p11bench" "${args[@]}" --seconds 0.1 --rounds 1 --threads 1 >"$OUT/setup.txt" 2>&1 ||
+	{ cat "$OUT/setup.txt" >&2; exit 2; }
+
+cpu0=$(daemon_cpu)
+status=0
+"$OUT/p11bench" "${args[@]}" \
+	--seconds "${BENCH_SECONDS:-2}" --threads "${BENCH_THREADS:-1,2}" --rounds "${BENCH_ROUNDS:-8}" \
+	--tsv "$OUT/bench.tsv" "$@" >"$OUT/bench.txt" || status=$?
+cpu1=$(daemon_cpu)
+
+cat "$OUT/bench.txt"
+if [[ -s "$OUT/bench.tsv" ]]; then
+	# TSV columns: 4 device ops/s, 5 soft ops/s, 6 ratio, 8 device ops per
+	# module CPU-second, 10 device ops, 15 soft ops per CPU-second, 17 soft ops.
+	awk -F'\t' -v dns=$((cpu1 - cpu0)) '
+		NR > 1 { ops += $10; mod += $10 / $8; soft_ops += $17; soft += $17 / $15 }
+		END {
+			if (!ops || !soft_ops) exit
+			printf "\nCPU per operation over all cells: device %.0f us (module %.0f + modexpd %.0f), soft %.0f us\n",
+				(mod * 1e6 + dns / 1e3) / ops, mod * 1e6 / ops, dns / 1e3 / ops, soft * 1e6 / soft_ops
+		}' "$OUT/bench.tsv" | tee "$OUT/summary.txt"
+	echo
+	echo "# TSV ($OUT/bench.tsv)"
+	cat "$OUT/bench.tsv"
+fi
+exit "$status"
