@@ -300,6 +300,7 @@ func status(args []string, stdout, stderr io.Writer) error {
 		snap.Engine, snap.UptimeSeconds, snap.Connections, snap.ConnectionsTotal, snap.InFlight, snap.Draining)
 	fmt.Fprintf(stdout, "bad frames %d  peers rejected %d  faults %v (injected %d)\n",
 		snap.BadFrames, snap.PeersRejected, snap.Faults, snap.FaultsInjected)
+	fmt.Fprintf(stdout, "load %.2f  served inline %d  pairs on two cores %d\n", snap.Load, snap.ServedInline, snap.PairsSplit)
 	names := make([]string, 0, len(snap.Ops))
 	for n := range snap.Ops {
 		names = append(names, n)

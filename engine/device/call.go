@@ -180,7 +180,7 @@ func (e *Engine) once(ctx context.Context, req *wire.Frame) (*wire.Frame, error)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	s, err := e.session(ctx)
+	s, solo, err := e.session(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +194,11 @@ func (e *Engine) once(ctx context.Context, req *wire.Frame) (*wire.Frame, error)
 	}
 	f.Fields = append(append([]wire.TLV(nil), req.Fields...),
 		wire.TLV{Tag: wire.TagDeadlineMS, Value: u32(uint32(min(budget.Milliseconds()+1, 1<<31)))})
+	if solo && req.Op != wire.OpInfo {
+		// Alone on its connection: nothing more is sent on it until this is
+		// answered (but a best-effort CANCEL if ctx ends first).
+		f.Fields = append(f.Fields, wire.TLV{Tag: wire.TagSolo, Value: []byte{1}})
+	}
 	ch, ok := s.register(f.ID)
 	if !ok {
 		e.dropSession(s, errConnLost)

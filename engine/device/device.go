@@ -17,8 +17,9 @@
 // client's own (whose certificate the daemon pins). timeout is the deadline
 // of a request whose context has none (default 10 s); floor is the
 // shortest deadline the device's cost model gives a request (default 1 s);
-// conns is the most connections kept to the device (default its cores, at
-// least 2); wait is how long a caller waits for its answer in the kernel
+// conns is the number of connections kept for one request at a time
+// (default the device's cores, at least 2; 0: every request multiplexed on
+// one connection); wait is how long a caller waits for its answer in the kernel
 // before parking on the Go netpoller (unix sockets; default 2 ms, 0: off).
 // Paths may not contain commas.
 //
@@ -122,12 +123,12 @@ type Config struct {
 	// (doubling, up to MaxCooldown, while probes fail).
 	FailureThreshold int
 	Cooldown         time.Duration
-	// Conns is the most connections the engine keeps to the device
-	// (default: the device's cores, at least 2). A request goes on a
-	// connection no other request is using, while there is one or fewer
-	// than Conns are open, so each concurrent caller reads its own answer
-	// off its own socket; beyond that, requests share the least-used
-	// connection (multiplexed, answered in any order).
+	// Conns is the number of solo connections (default: the device's
+	// cores, at least 2; negative: none). A request takes a solo
+	// connection no other request is using, and is sent SOLO: the daemon
+	// may serve it on the thread that reads it. Requests beyond Conns at
+	// once share one more, multiplexed connection (many in flight,
+	// answered in any order).
 	Conns int
 	// ReadWait (unix sockets) is how long a caller whose answer is not
 	// there yet waits for it in the kernel, on its own thread, before
@@ -185,10 +186,13 @@ func ParseSpec(arg string) (Config, error) {
 			}
 		case "conns":
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > MaxConns {
-				return Config{}, fmt.Errorf("device: spec %q: conns %q (1..%d)", arg, v, MaxConns)
+			if err != nil || n < 0 || n > MaxConns {
+				return Config{}, fmt.Errorf("device: spec %q: conns %q (0..%d; 0: every request multiplexed)", arg, v, MaxConns)
 			}
 			cfg.Conns = n
+			if n == 0 {
+				cfg.Conns = -1
+			}
 		case "ca", "cert", "key":
 			if network != "tcp" {
 				return Config{}, fmt.Errorf("device: spec %q: %s is for tcp", arg, k)
@@ -237,8 +241,10 @@ type Engine struct {
 	pairOp bool          // INFO's OPS lists MODEXP_PAIR
 
 	mu         sync.Mutex
-	sessions   []*session // live connections, at most maxConns
-	maxConns   int
+	sessions   []*session // solo connections, at most maxConns
+	mux        *session   // the multiplexed connection, once needed
+	lost       int        // connections dropped and not yet replaced
+	maxConns   int        // 0: every request on mux
 	closed     bool
 	connected  bool // a session was ever established
 	backoff    time.Duration
@@ -289,7 +295,7 @@ func New(ctx context.Context, cfg Config) (engine.Engine, error) {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	e.slots = make(chan struct{}, 1) // until INFO says more
-	e.maxConns = 1
+	e.maxConns = 0                   // INFO goes on the multiplexed connection
 	resp, err := e.call(ctx, wire.NewRequest(wire.OpInfo, 0), 0)
 	if err != nil {
 		e.Close()
@@ -367,8 +373,10 @@ func (e *Engine) readInfo(f *wire.Frame) error {
 		inflight = 1
 	}
 	e.slots = make(chan struct{}, min(inflight, 1024))
-	e.maxConns = e.cfg.Conns
-	if e.maxConns <= 0 {
+	switch e.maxConns = e.cfg.Conns; {
+	case e.maxConns < 0:
+		e.maxConns = 0
+	case e.maxConns == 0:
 		e.maxConns = min(max(2, e.info.Cores), MaxConns)
 	}
 	e.log.Info("device info", "name", e.cfg.Name, "model", e.info.Model, "max_bits", maxBits,
@@ -411,7 +419,8 @@ func (e *Engine) Health() Health {
 	e.br.mu.Unlock()
 	e.mu.Lock()
 	h.Reconnects = e.reconnects
-	h.Connected = slices.ContainsFunc(e.sessions, func(s *session) bool { return !s.dead() })
+	h.Connected = slices.ContainsFunc(e.sessions, func(s *session) bool { return !s.dead() }) ||
+		e.mux != nil && !e.mux.dead()
 	h.DialFailures = e.dialFailures
 	e.mu.Unlock()
 	return h
@@ -425,49 +434,69 @@ func (e *Engine) Close() error {
 	for _, s := range e.sessions {
 		s.fail(errors.New("device: engine closed"))
 	}
-	e.sessions = nil
+	if e.mux != nil {
+		e.mux.fail(errors.New("device: engine closed"))
+	}
+	e.sessions, e.mux = nil, nil
 	return nil
 }
 
 var errClosed = fmt.Errorf("device: engine closed: %w", engine.ErrDevice)
 
-// session returns a connection for one request: a live one no other
-// request is using; else a new one while fewer than maxConns are open;
-// else the least used (the request is then multiplexed with others). The
-// caller releases it with users.Add(-1) when the request is done.
-func (e *Engine) session(ctx context.Context) (*session, error) {
+// session returns a connection for one request, and whether the request
+// is alone on it (SOLO: the daemon may serve it on its reading thread). A
+// request takes a live solo connection no other request is using, or a new
+// one while fewer than maxConns are open; beyond that it goes on the one
+// multiplexed connection, shared by any number of requests, never SOLO, so
+// that no request ever waits behind a SOLO one. The caller releases the
+// connection with users.Add(-1) when the request is done.
+func (e *Engine) session(ctx context.Context) (*session, bool, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return nil, errClosed
+		return nil, false, errClosed
 	}
 	e.sessions = slices.DeleteFunc(e.sessions, (*session).dead)
-	var best *session
 	for _, s := range e.sessions {
 		if s.users.Load() == 0 {
 			s.users.Add(1)
-			return s, nil
-		}
-		if best == nil || s.users.Load() < best.users.Load() {
-			best = s
+			return s, true, nil
 		}
 	}
-	if best != nil && len(e.sessions) >= e.maxConns {
-		best.users.Add(1)
-		return best, nil
+	solo := len(e.sessions) < e.maxConns
+	if !solo && e.mux != nil && !e.mux.dead() {
+		e.mux.users.Add(1)
+		return e.mux, false, nil
 	}
-	share := func() (*session, bool) { // fall back on a busy live connection
-		if best == nil {
-			return nil, false
+	nc, err := e.dial(ctx)
+	if err != nil {
+		if e.mux != nil && !e.mux.dead() { // the dial was for a solo connection
+			e.mux.users.Add(1)
+			return e.mux, false, nil
 		}
-		best.users.Add(1)
-		return best, true
+		return nil, false, err
 	}
+	if e.lost > 0 { // this connection replaces a lost one
+		e.lost--
+		e.reconnects++
+		e.log.Info("device reconnected", "name", e.cfg.Name)
+	}
+	e.connected = true
+	ns := newSession(nc)
+	ns.users.Add(1)
+	if solo {
+		e.sessions = append(e.sessions, ns)
+	} else {
+		e.mux = ns
+	}
+	return ns, solo, nil
+}
+
+// dial opens a connection to the device (e.mu held), keeping the back-off
+// between failed dials.
+func (e *Engine) dial(ctx context.Context) (net.Conn, error) {
 	now := time.Now()
 	if now.Before(e.nextDial) {
-		if s, ok := share(); ok {
-			return s, nil
-		}
 		return nil, &dialError{fmt.Errorf("device: %s: reconnect in %v (last dial: %v): %w",
 			e.cfg.Name, e.nextDial.Sub(now).Round(time.Millisecond), e.lastDialErr, engine.ErrDevice), true}
 	}
@@ -495,21 +524,10 @@ func (e *Engine) session(ctx context.Context) (*session, error) {
 		if e.dialFailures == 1 || e.backoff == limit && e.dialFailures%16 == 0 {
 			e.log.Warn("device dial failed", "name", e.cfg.Name, "err", err, "retry_in", e.backoff, "failures", e.dialFailures)
 		}
-		if s, ok := share(); ok {
-			return s, nil
-		}
 		return nil, &dialError{fmt.Errorf("device: %s: dial: %w", e.cfg.Name, errors.Join(engine.ErrDevice, err)), cheap}
 	}
 	e.backoff, e.dialFailures, e.lastDialErr = 0, 0, nil
-	if e.connected && len(e.sessions) == 0 {
-		e.reconnects++
-		e.log.Info("device reconnected", "name", e.cfg.Name)
-	}
-	e.connected = true
-	ns := newSession(nc)
-	ns.users.Add(1)
-	e.sessions = append(e.sessions, ns)
-	return ns, nil
+	return nc, nil
 }
 
 // dialError is a failed (or deferred) dial. Unreachable ones (no socket,
@@ -537,7 +555,14 @@ func unreachable(err error) bool {
 func (e *Engine) dropSession(s *session, err error) {
 	s.fail(err)
 	e.mu.Lock()
+	n := len(e.sessions)
 	e.sessions = slices.DeleteFunc(e.sessions, func(x *session) bool { return x == s })
+	if len(e.sessions) < n || e.mux == s {
+		e.lost++
+	}
+	if e.mux == s {
+		e.mux = nil
+	}
 	e.mu.Unlock()
 }
 

@@ -354,7 +354,7 @@ func TestSelfTestCatchesWideFaults(t *testing.T) {
 func TestLeaderHandOff(t *testing.T) {
 	d := startDaemon(t, sleepyEngine{bigengine.New(0)})
 	cfg := d.config()
-	cfg.Conns = 1 // every caller on the one connection
+	cfg.Conns = -1 // every caller on the one multiplexed connection
 	e := openClient(t, cfg)
 	m, _ := e.NewModulus([]byte{0x0B})
 	want := func(x byte) byte { // 2^x mod 11

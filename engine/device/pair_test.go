@@ -259,13 +259,16 @@ func TestExpPairOldDevice(t *testing.T) {
 	}
 }
 
-// TestConnectionPool: concurrent callers each get a connection of their
-// own up to Conns, and share beyond it; a lone caller reuses one.
+// TestConnectionPool: concurrent callers each get a solo connection of
+// their own up to Conns (their requests marked SOLO, served by the
+// daemon's reading thread), and share the one multiplexed connection
+// beyond it (which also carried INFO); a lone caller reuses one.
 func TestConnectionPool(t *testing.T) {
 	for _, tc := range []struct {
 		conns, callers int
 		wantConns      uint64
-	}{{1, 4, 1}, {3, 3, 3}, {2, 6, 2}, {4, 1, 1}} {
+		wantInline     bool
+	}{{1, 4, 2, true}, {3, 3, 4, true}, {2, 6, 3, true}, {4, 1, 2, true}, {-1, 3, 1, false}} {
 		d := startDaemon(t, sleepyEngine{bigengine.New(0)})
 		cfg := d.config()
 		cfg.Conns = tc.conns
@@ -287,9 +290,43 @@ func TestConnectionPool(t *testing.T) {
 		if bad.Load() != 0 {
 			t.Errorf("conns=%d callers=%d: %d wrong answers", tc.conns, tc.callers, bad.Load())
 		}
-		if got := d.srv.Stats().ConnectionsTotal; got != tc.wantConns {
-			t.Errorf("conns=%d callers=%d: %d connections, want %d", tc.conns, tc.callers, got, tc.wantConns)
+		snap := d.srv.Stats()
+		if snap.ConnectionsTotal != tc.wantConns {
+			t.Errorf("conns=%d callers=%d: %d connections, want %d", tc.conns, tc.callers, snap.ConnectionsTotal, tc.wantConns)
 		}
+		if (snap.ServedInline > 0) != tc.wantInline {
+			t.Errorf("conns=%d callers=%d: %d requests served inline", tc.conns, tc.callers, snap.ServedInline)
+		}
+	}
+}
+
+// TestSoloNotBehind: a multiplexing client that sends SOLO and then breaks
+// its promise only delays its own second request; other connections are
+// served meanwhile, and every answer comes.
+func TestSoloNotBehind(t *testing.T) {
+	d := startDaemon(t, sleepyEngine{bigengine.New(0)})
+	a, b := dialRaw(t, d.path), dialRaw(t, d.path)
+	exp := func(id uint32, ms byte, solo bool) *wire.Frame {
+		f := wire.NewRequest(wire.OpModExp, id).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).Add(wire.TagExp, []byte{ms})
+		if solo {
+			f.AddU8(wire.TagSolo, 1)
+		}
+		return f
+	}
+	start := time.Now()
+	a.send(exp(1, 200, true)) // served by a's reader for 200 ms
+	a.send(exp(2, 1, false))  // read only after it
+	b.send(exp(3, 10, true))  // another connection: not held up
+	if f := b.recv(); f.ID != 3 || f.Status != wire.StatusOK || time.Since(start) > 150*time.Millisecond {
+		t.Fatalf("other connection: id %d %v after %v", f.ID, f.Status, time.Since(start))
+	}
+	for _, want := range []uint32{1, 2} {
+		if f := a.recv(); f.ID != want || f.Status != wire.StatusOK {
+			t.Fatalf("solo connection: id %d %v, want %d", f.ID, f.Status, want)
+		}
+	}
+	if d.srv.Stats().ServedInline != 2 {
+		t.Errorf("served inline: %d, want 2", d.srv.Stats().ServedInline)
 	}
 }
 
@@ -301,7 +338,10 @@ func TestConnsAndWaitSpec(t *testing.T) {
 	if cfg, err := device.ParseSpec("unix:/x.sock,wait=0"); err != nil || cfg.ReadWait >= 0 {
 		t.Fatalf("wait=0 (off): %+v, %v", cfg, err)
 	}
-	for _, bad := range []string{"unix:/x.sock,conns=0", "unix:/x.sock,conns=65", "unix:/x.sock,conns=x",
+	if cfg, err := device.ParseSpec("unix:/x.sock,conns=0"); err != nil || cfg.Conns >= 0 {
+		t.Fatalf("conns=0 (all multiplexed): %+v, %v", cfg, err)
+	}
+	for _, bad := range []string{"unix:/x.sock,conns=-1", "unix:/x.sock,conns=65", "unix:/x.sock,conns=x",
 		"unix:/x.sock,wait=-1ms", "unix:/x.sock,wait=2s", "unix:/x.sock,wait=soon"} {
 		if _, err := device.ParseSpec(bad); err == nil {
 			t.Errorf("%s accepted", bad)

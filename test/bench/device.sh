@@ -90,6 +90,7 @@ status=0
 	--seconds "${BENCH_SECONDS:-2}" --threads "${BENCH_THREADS:-1,2}" --rounds "${BENCH_ROUNDS:-8}" \
 	--tsv "$OUT/bench.tsv" "$@" >"$OUT/bench.txt" || status=$?
 cpu1=$(daemon_cpu)
+"$tmp/lib/modexpd" status --listen "unix:$sock" >"$OUT/modexpd-status.txt" 2>&1 || true
 
 cat "$OUT/bench.txt"
 if [[ -s "$OUT/bench.tsv" ]]; then
@@ -102,6 +103,8 @@ if [[ -s "$OUT/bench.tsv" ]]; then
 			printf "\nCPU per operation over all cells: device %.0f us (module %.0f + modexpd %.0f), soft %.0f us\n",
 				(mod * 1e6 + dns / 1e3) / ops, mod * 1e6 / ops, dns / 1e3 / ops, soft * 1e6 / soft_ops
 		}' "$OUT/bench.tsv" | tee "$OUT/summary.txt"
+	echo
+	cat "$OUT/modexpd-status.txt"
 	echo
 	echo "# TSV ($OUT/bench.tsv)"
 	cat "$OUT/bench.tsv"

@@ -176,12 +176,10 @@ func statusOf(ctx context.Context, err error) (wire.Status, string) {
 // when st is OK.
 func (s *Server) compute(ctx context.Context, f *wire.Frame) (resp *wire.Frame, st wire.Status, msg string) {
 	defer recoverInternal(s, f.Op, &st, &msg)
-	if f.Op != wire.OpModExpPair { // a pair takes a core per exponentiation
-		if !s.acquire(ctx) {
-			return nil, wire.StatusTimeout, "deadline passed while queued"
-		}
-		defer s.release()
+	if !s.acquire(ctx) {
+		return nil, wire.StatusTimeout, "deadline passed while queued"
 	}
+	defer s.release()
 	resp = wire.NewResponse(f, wire.StatusOK)
 	var cost engine.Cost
 	var err error
@@ -315,13 +313,16 @@ func (s *Server) acquire(ctx context.Context) bool {
 
 func (s *Server) release() { <-s.sem }
 
-// modExpPair runs MODEXP_PAIR's two exponentiations, each on a core slot of
-// its own, queued in arrival order like any other request. A lone pair so
-// gets two cores; under load the device always has a half waiting for a
-// core, so while a client turns one answer into its next request, the
-// core its pair used computes another client's half instead of idling (a
-// pair run whole on one core would leave that core idle for the client's
-// round trip: measured, docs/DEVICE_PERF.md §5).
+// modExpPair runs MODEXP_PAIR's two exponentiations on the core slot the
+// request holds, one after the other, unless the device is lightly loaded
+// and a second slot is free at once: then the second runs beside the
+// first. "Lightly" means that the recent average of other requests in
+// flight at arrival is below cores/2 − 0.9, so that pairs taking two cores
+// each would still fit: a lone caller gets two cores (half the latency),
+// while under load each pair stays on one core and thread, with no
+// goroutine hand-off and no core taken from the next client's request.
+// Splitting even 2–4 % of the pairs under a 2-thread load cost 5–10
+// points of throughput (docs/DEVICE_PERF.md §5).
 func (s *Server) modExpPair(ctx context.Context, f *wire.Frame, resp *wire.Frame) (engine.Cost, error) {
 	a, err := s.expArgsOf(f, firstExp)
 	if err != nil {
@@ -336,22 +337,28 @@ func (s *Server) modExpPair(ctx context.Context, f *wire.Frame, resp *wire.Frame
 		ca, cb engine.Cost
 		ea, eb error
 	)
-	half := func(x expArgs, r *[]byte, c *engine.Cost, e *error) {
-		if !s.acquire(ctx) {
-			*e = ctx.Err()
-			return
+	split := false
+	if 10*s.load.Load() < int64(5*s.cores-9)*loadOne { // load < cores/2 − 0.9
+		select {
+		case s.sem <- struct{}{}:
+			split = true
+			s.stats.add(&s.stats.pairsSplit)
+		default:
 		}
-		defer s.release()
-		defer recoverPanic(s, f.Op, e)
-		*r, *c, *e = s.exp(ctx, x)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		half(b, &rb, &cb, &eb)
-	}()
-	half(a, &ra, &ca, &ea)
-	<-done
+	if split {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer s.release()
+			defer recoverPanic(s, f.Op, &eb)
+			rb, cb, eb = s.exp(ctx, b)
+		}()
+		ra, ca, ea = s.exp(ctx, a)
+		<-done
+	} else if ra, ca, ea = s.exp(ctx, a); ea == nil {
+		rb, cb, eb = s.exp(ctx, b)
+	}
 	cost := ca.Add(cb)
 	if ea != nil {
 		return cost, ea

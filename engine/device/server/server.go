@@ -91,6 +91,15 @@ type Server struct {
 	drops    atomic.Uint64
 	wg       sync.WaitGroup // running requests
 	mods     modCache
+	// load is a moving average (×loadOne, weight 1/8 per request) of the
+	// arithmetic requests already in flight when one arrives: the daemon's
+	// recent concurrency, which decides whether a MODEXP_PAIR may take two
+	// cores (see modExpPair).
+	load  atomic.Int64
+	cores int
+	// inlineOK: a connection's reader may serve its only request itself
+	// (no fault that holds requests back is configured).
+	inlineOK bool
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -117,6 +126,13 @@ func New(cfg Config) (*Server, error) {
 	s.hardCtx, s.hardStop = context.WithCancel(context.Background())
 	cores := max(cfg.Engine.Info().Cores, 1)
 	s.sem = make(chan struct{}, cores)
+	s.cores = cores
+	s.inlineOK = true
+	for _, f := range cfg.Faults {
+		if f.Kind == FaultHang || f.Kind == FaultSlow {
+			s.inlineOK = false
+		}
+	}
 	s.allow = map[int]bool{}
 	if len(cfg.AllowUIDs) == 0 {
 		s.allow[os.Getuid()] = true
@@ -142,6 +158,7 @@ func (s *Server) Stats() Snapshot {
 	snap.Engine = s.cfg.Engine.Info().Name
 	snap.Draining = s.draining.Load()
 	snap.InFlight = s.inflight.Load()
+	snap.Load = float64(s.load.Load()) / loadOne
 	for _, f := range s.cfg.Faults {
 		snap.Faults = append(snap.Faults, f.String())
 	}
@@ -431,11 +448,12 @@ func (c *conn) dispatch(f *wire.Frame) {
 	// it (Canceled while c.ctx lives); the connection's end cancels c.ctx.
 	ctx, cancel := context.WithTimeout(c.ctx, budget)
 	c.inflight[f.ID] = cancel
+	alone := len(c.inflight) == 1
 	s.wg.Add(1)
-	s.inflight.Add(1)
+	s.noteLoad(s.inflight.Add(1) - 1)
 	c.mu.Unlock()
 
-	go func() {
+	serve := func() {
 		defer func() {
 			cancel()
 			c.mu.Lock()
@@ -447,7 +465,35 @@ func (c *conn) dispatch(f *wire.Frame) {
 			s.wg.Done()
 		}()
 		c.run(ctx, f, start)
-	}()
+	}
+	// A request marked SOLO (its client sends nothing more on this
+	// connection until it is answered) that is alone on its connection is
+	// served by the reader itself: no goroutine to start and wake, and the
+	// thread the request woke computes it. Anything the client sends
+	// meanwhile anyway (a CANCEL) is read when it is done; the deadline
+	// still holds.
+	if alone && s.inlineOK && solo(f) {
+		s.stats.add(&s.stats.inline)
+		serve()
+		return
+	}
+	go serve()
+}
+
+// solo reports a SOLO request.
+func solo(f *wire.Frame) bool {
+	v, ok, err := f.Uint(wire.TagSolo)
+	return ok && err == nil && v == 1
+}
+
+// loadOne is 1.0 in Server.load's fixed point.
+const loadOne = 1024
+
+// noteLoad folds the number of other arithmetic requests in flight at an
+// arrival into the moving average. Racing updates may lose one sample.
+func (s *Server) noteLoad(others int64) {
+	l := s.load.Load()
+	s.load.Store(l + (others*loadOne-l)/8)
 }
 
 // run executes one arithmetic request and answers it.

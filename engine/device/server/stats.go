@@ -35,6 +35,8 @@ type stats struct {
 	peersRejected uint64
 	badFrames     uint64
 	faults        uint64
+	pairsSplit    uint64
+	inline        uint64
 }
 
 func newStats() *stats {
@@ -84,6 +86,9 @@ type Snapshot struct {
 	BadFrames        uint64                `json:"bad_frames"`
 	FaultsInjected   uint64                `json:"faults_injected"`
 	InFlight         int64                 `json:"in_flight"`
+	PairsSplit       uint64                `json:"pairs_split"`   // MODEXP_PAIRs run on two cores
+	ServedInline     uint64                `json:"served_inline"` // requests served by their connection's reader
+	Load             float64               `json:"load"`          // recent average of other requests in flight at arrival
 	Ops              map[string]OpSnapshot `json:"ops"`
 }
 
@@ -122,7 +127,8 @@ func (s *stats) snapshot() Snapshot {
 	snap := Snapshot{
 		UptimeSeconds: time.Since(s.start).Seconds(), Connections: s.conns,
 		ConnectionsTotal: s.connsTotal, PeersRejected: s.peersRejected,
-		BadFrames: s.badFrames, FaultsInjected: s.faults, Ops: map[string]OpSnapshot{},
+		BadFrames: s.badFrames, FaultsInjected: s.faults, PairsSplit: s.pairsSplit, ServedInline: s.inline,
+		Ops: map[string]OpSnapshot{},
 	}
 	for op, c := range s.ops {
 		o := OpSnapshot{Requests: c.requests, Statuses: map[string]uint64{}, MaxMS: ms(c.max)}

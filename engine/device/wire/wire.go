@@ -187,6 +187,10 @@ const (
 	TagRetryAfterMS Tag = 0x34 // u32, with BUSY and SHUTTING_DOWN
 	TagMessage      Tag = 0x35 // UTF-8 error detail, ≤ MaxMessage bytes
 	TagPayload      Tag = 0x36 // PING echo
+	// TagSolo (u8 1) promises that the requester sends nothing more on
+	// this connection until this request is answered, so the device may
+	// serve it without reading on (e.g. on the thread that read it).
+	TagSolo Tag = 0x38
 
 	// INFO.
 	TagModel        Tag = 0x40 // string
