@@ -80,6 +80,24 @@ func BenchmarkMontSqr(b *testing.B) {
 // time) and public (e = 65537) exponentiation with math/big's Exp on the
 // same full-length exponent, and crypto/rsa's SignPKCS1v15 on a key of the
 // same size (which does two half-size exponentiations with CRT).
+// BenchmarkNewModulus is the preparation of a modulus (Montgomery
+// constants), which modexpd caches per modulus.
+func BenchmarkNewModulus(b *testing.B) {
+	e := soft.New()
+	for _, bits := range []int{1024, 2048} {
+		n, _, _ := benchModulus(b, bits)
+		nb := n.Bytes()
+		b.Run(fmt.Sprint(bits), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := e.NewModulus(nb); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 func BenchmarkExp(b *testing.B) {
 	ctx := context.Background()
 	e := soft.New()
