@@ -225,6 +225,14 @@ func (e *Engine) once(ctx context.Context, req *wire.Frame) (*wire.Frame, error)
 		return nil, errConnLost
 	default: // ctx ended
 		s.forget(f.ID)
+		if solo {
+			// The daemon may be computing it on the connection's reading
+			// thread, where a CANCEL would be read only afterwards and the
+			// next request would wait behind it: close the connection
+			// instead (its end cancels what runs on it).
+			e.retireSession(s, ctx.Err())
+			return nil, ctx.Err()
+		}
 		c := wire.NewRequest(wire.OpCancel, e.newID()).AddU32(wire.TagTargetID, f.ID)
 		s.send(c, time.Now().Add(cancelTimeout)) // best effort; a failure ends the session
 		return nil, ctx.Err()

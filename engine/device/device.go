@@ -553,17 +553,29 @@ func unreachable(err error) bool {
 
 // dropSession forgets s so that a later request dials anew.
 func (e *Engine) dropSession(s *session, err error) {
+	if e.forgetSession(s, err) {
+		e.mu.Lock()
+		e.lost++ // the next dial replaces it: a reconnect
+		e.mu.Unlock()
+	}
+}
+
+// retireSession closes s on purpose (nothing is wrong with the device).
+func (e *Engine) retireSession(s *session, err error) { e.forgetSession(s, err) }
+
+// forgetSession ends s and removes it from the engine's connections; it
+// reports whether s was still one of them.
+func (e *Engine) forgetSession(s *session, err error) bool {
 	s.fail(err)
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	n := len(e.sessions)
 	e.sessions = slices.DeleteFunc(e.sessions, func(x *session) bool { return x == s })
-	if len(e.sessions) < n || e.mux == s {
-		e.lost++
-	}
+	known := len(e.sessions) < n || e.mux == s
 	if e.mux == s {
 		e.mux = nil
 	}
-	e.mu.Unlock()
+	return known
 }
 
 func (e *Engine) newID() uint32 {

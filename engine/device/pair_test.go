@@ -364,3 +364,31 @@ func TestReadWaitOff(t *testing.T) {
 		}
 	}
 }
+
+// TestSoloCancelNotBehind: a caller that gives up on a SOLO request (which
+// the daemon may still be computing on that connection's reading thread)
+// closes that connection, so the next request does not wait behind the
+// abandoned one; giving up is not a lost connection.
+func TestSoloCancelNotBehind(t *testing.T) {
+	d := startDaemon(t, sleepyEngine{bigengine.New(0)})
+	cfg := d.config()
+	cfg.Conns = 1
+	e := openClient(t, cfg)
+	m, _ := e.NewModulus([]byte{0x0B})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	if _, _, err := e.Exp(ctx, m, []byte{2}, []byte{250}, false); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("slow request: %v", err)
+	}
+	start := time.Now()
+	out, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{1}, false)
+	if err != nil || !bytes.Equal(out, []byte{2}) {
+		t.Fatalf("next request: %x, %v", out, err)
+	}
+	if el := time.Since(start); el > 150*time.Millisecond {
+		t.Errorf("next request answered after %v: it waited behind the abandoned one", el)
+	}
+	if h := healthOf(t, e); h.Reconnects != 0 {
+		t.Errorf("reconnects %d after a caller gave up", h.Reconnects)
+	}
+}
