@@ -134,7 +134,7 @@ type Config struct {
 	// there yet waits for it in the kernel, on its own thread, before
 	// parking on the Go netpoller (see engine/device/internal/rawsock): 0
 	// means DefaultReadWait, a negative value not at all. The thread keeps
-	// its Go P meanwhile (other goroutines may wait up to 1 ms for one);
+	// its Go P meanwhile (other goroutines may wait for one up to 5 ms);
 	// an answer that takes longer is then awaited on the netpoller.
 	ReadWait time.Duration
 	// Name is Info().Name; default "device:NETWORK:ADDRESS".

@@ -58,7 +58,7 @@ func rawRW(trap, fd uintptr, p []byte) (int, syscall.Errno) {
 
 // pollSlice is the longest a read waits in ppoll(2) at a time; between
 // slices the goroutine lets the scheduler run (and preempt it).
-const pollSlice = time.Millisecond
+const pollSlice = 5 * time.Millisecond
 
 // pollIn waits up to d in ppoll(2) for fd to become readable, as a raw
 // system call: the thread keeps its P. A signal (the runtime's preemption
