@@ -194,7 +194,7 @@ func (e *Engine) once(ctx context.Context, req *wire.Frame) (*wire.Frame, error)
 	}
 	f.Fields = append(append([]wire.TLV(nil), req.Fields...),
 		wire.TLV{Tag: wire.TagDeadlineMS, Value: u32(uint32(min(budget.Milliseconds()+1, 1<<31)))})
-	if solo && req.Op != wire.OpInfo {
+	if solo {
 		// Alone on its connection: nothing more is sent on it until this is
 		// answered (but a best-effort CANCEL if ctx ends first).
 		f.Fields = append(f.Fields, wire.TLV{Tag: wire.TagSolo, Value: []byte{1}})

@@ -95,8 +95,7 @@ type Server struct {
 	// arithmetic requests already in flight when one arrives: the daemon's
 	// recent concurrency, which decides whether a MODEXP_PAIR may take two
 	// cores (see modExpPair).
-	load  atomic.Int64
-	cores int
+	load atomic.Int64
 	// inlineOK: a connection's reader may serve its only request itself
 	// (no fault that holds requests back is configured).
 	inlineOK bool
@@ -126,7 +125,6 @@ func New(cfg Config) (*Server, error) {
 	s.hardCtx, s.hardStop = context.WithCancel(context.Background())
 	cores := max(cfg.Engine.Info().Cores, 1)
 	s.sem = make(chan struct{}, cores)
-	s.cores = cores
 	s.inlineOK = true
 	for _, f := range cfg.Faults {
 		if f.Kind == FaultHang || f.Kind == FaultSlow {
