@@ -47,8 +47,13 @@ fmt-check:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './build/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# cgo/'s test support is compiled only with the build tag modexp_testhooks
+# (it stays out of the built library): vet and test it with the tag.
+TESTHOOKS := -tags modexp_testhooks
+
 vet:
 	$(GO) vet ./...
+	$(GO) vet $(TESTHOOKS) ./cgo
 
 # Pure-Go packages under the race detector. cgo/ is excluded (a module built
 # with -race cannot be loaded by C hosts, and its tests run below), test/...
@@ -61,7 +66,7 @@ test-purego:
 	$(GO) test -tags purego ./engine/internal/mont ./engine/soft ./engine/ec ./engine/ecdsa ./engine/rsa
 
 test-cgo:
-	$(GO) test ./cgo
+	$(GO) test $(TESTHOOKS) ./cgo
 
 test-integration: build
 	$(GO) test ./test/...

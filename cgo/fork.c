@@ -182,12 +182,19 @@ static const char *const fk_remote_paths[] = {
 	NULL,
 };
 
-/* Test hooks (tests of this package only; the version script hides them). */
+/* Test hooks, compiled only into the tests of this package: testsupport.go
+ * (build tag modexp_testhooks) defines MODEXP_TEST_HOOKS. The built library
+ * has none of them (test/symbols_test.go checks). */
+#ifdef MODEXP_TEST_HOOKS
 static CK_C_GetFunctionList fk_test_getlist;
 static const char *fk_test_module;
 
 void modexp_fork_test_set_getlist(CK_C_GetFunctionList fn) { fk_test_getlist = fn; }
 void modexp_fork_test_set_module(const char *path) { fk_test_module = path; }
+#else
+#define fk_test_getlist ((CK_C_GetFunctionList)NULL)
+#define fk_test_module ((const char *)NULL)
+#endif
 
 /* fk_quote appends s to buf in single quotes, for p11-kit's argv parser.
  * A quote or backslash in s cannot be expressed: -1. */

@@ -31,9 +31,7 @@ func goInitialize(pInitArgs unsafe.Pointer) (rv C.CK_RV) {
 	}
 	state.mu.Lock()
 	defer state.mu.Unlock()
-	if testHookEnter != nil {
-		testHookEnter()
-	}
+	testHook()
 	if state.mod != nil {
 		return rvAlreadyInitialized
 	}
@@ -54,9 +52,7 @@ func goFinalize(pReserved unsafe.Pointer) (rv C.CK_RV) {
 	defer recoverOnly(&rv)
 	state.mu.Lock()
 	defer state.mu.Unlock()
-	if testHookEnter != nil {
-		testHookEnter()
-	}
+	testHook()
 	if state.mod == nil {
 		return rvNotInitialized
 	}

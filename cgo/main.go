@@ -98,10 +98,6 @@ var (
 	logFile *os.File // guarded by state.mu (write lock)
 )
 
-// testHookEnter, when set (only by tests), runs at the start of every export
-// that reaches the module, after panic recovery is armed.
-var testHookEnter func()
-
 // Return values used by this package, converted once.
 const (
 	rvOK                 = C.CK_RV(C.CKR_OK)
@@ -152,9 +148,7 @@ func recoverOnly(rv *C.CK_RV) {
 // loaded is called by every export after its deferred leave: it runs the test
 // hook and reports CKR_CRYPTOKI_NOT_INITIALIZED for a nil module.
 func loaded(m *token.Module) C.CK_RV {
-	if testHookEnter != nil {
-		testHookEnter()
-	}
+	testHook()
 	if m == nil {
 		return rvNotInitialized
 	}

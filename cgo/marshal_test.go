@@ -1,3 +1,5 @@
+//go:build modexp_testhooks
+
 package main
 
 import (

@@ -1,10 +1,15 @@
+//go:build modexp_testhooks
+
 package main
 
 // Test support: Go-typed helpers that build C structures and call the real C
 // entry points, for the tests of this package (a _test.go file cannot import
-// "C"). Nothing in the library calls them; the linker drops them.
+// "C"). Compiled only with the build tag modexp_testhooks (make test-cgo:
+// go test -tags modexp_testhooks ./cgo), which also turns on the test hooks
+// of fork.c: the built library contains none of it (test/symbols_test.go).
 
 /*
+#cgo CFLAGS: -DMODEXP_TEST_HOOKS
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>

@@ -73,3 +73,34 @@ func TestExportedSymbols(t *testing.T) {
 		t.Fatalf("the list of entry points has %d names, want 92 (68 of 2.40, 24 of 3.0)", len(want))
 	}
 }
+
+// testOnly are marks of the test support of cgo/ (testsupport.go, the
+// test hooks of fork.c and main.go), compiled only with the build tag
+// modexp_testhooks: the built library must hold none of them.
+var testOnly = []string{"Cfunc_ts_", "modexp_fork_test_", "main.ts", "main.testHookEnter", "ts_fake_", "ts_fork_"}
+
+// TestNoTestSupport reads the full symbol table (static symbols too) and
+// checks that no test support was linked into the library.
+func TestNoTestSupport(t *testing.T) {
+	needTool(t, "nm")
+	out, err := exec.Command("nm", libPath).Output()
+	if err != nil {
+		t.Fatalf("nm: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 1000 {
+		t.Fatalf("nm lists %d symbols: is the library stripped? This test needs its symbol table", len(lines))
+	}
+	for _, line := range lines {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		name := f[len(f)-1]
+		for _, m := range testOnly {
+			if strings.Contains(name, m) {
+				t.Errorf("test support in the library: %s", name)
+			}
+		}
+	}
+}
