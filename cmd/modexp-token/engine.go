@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/chip"
+	"github.com/modexp-token/modexp-token/engine/chip/report"
 )
 
 // runEngine runs the engine subcommands: the chip reproduction table and
@@ -25,9 +25,9 @@ func runEngine(args []string, stdout io.Writer) error {
 		return err
 	}
 	if sub == "table" {
-		return chip.WriteTable(stdout, *profile, *format)
+		return report.WriteTable(stdout, *profile, *format)
 	}
-	opts := chip.ChartOptions{}
+	opts := report.ChartOptions{}
 	if *ref != "" {
 		e, err := engine.Open(*ref)
 		if err != nil {
@@ -45,5 +45,5 @@ func runEngine(args []string, stdout io.Writer) error {
 		defer f.Close()
 		w = f
 	}
-	return chip.WriteChart(w, opts)
+	return report.WriteChart(w, opts)
 }

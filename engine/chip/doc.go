@@ -17,8 +17,8 @@
 // (the tests compare with math/big); every operation reports its cycles,
 // simulated device time and (orup561) energy through engine.Cost. The
 // models, their sources and what is inferred are described in
-// docs/ENGINES.md; [WriteTable] reproduces every published figure and
-// [WriteChart] draws the timing chart.
+// docs/ENGINES.md; package report (engine/chip/report) reproduces every
+// published figure and draws the timing chart.
 //
 // # Spec syntax
 //

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/chip/internal/testkeys"
 	"github.com/modexp-token/modexp-token/engine/rsa"
 	_ "github.com/modexp-token/modexp-token/engine/soft"
 )
@@ -123,18 +124,18 @@ func TestZeroAbove(t *testing.T) {
 // (and rsa.ErrFault), never a wrong signature; with a software fallback
 // the operation succeeds.
 func TestFaultCaughtByRSA(t *testing.T) {
-	k1024, err := loadKey(1024)
+	k1024, err := testkeys.Load(1024)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k4096, err := loadKey(4096)
+	k4096, err := testkeys.Load(4096)
 	if err != nil {
 		t.Fatal(err)
 	}
 	soft := mustOpen(t, "soft")
 	cases := []struct {
 		spec string
-		key  *rsaKey
+		key  *testkeys.Key
 	}{
 		{"chip:orup561,f=30e6", k1024},
 		{"chip:orup561,nw=5", k1024},
@@ -144,8 +145,8 @@ func TestFaultCaughtByRSA(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.spec, func(t *testing.T) {
 			e := mustOpen(t, c.spec)
-			priv := &rsa.PrivateKey{N: c.key.n, E: c.key.e, D: c.key.d, P: c.key.p, Q: c.key.q}
-			x := new(big.Int).Mod(big.NewInt(0x5eed), c.key.n).Bytes()
+			priv := &rsa.PrivateKey{N: c.key.N, E: c.key.E, D: c.key.D, P: c.key.P, Q: c.key.Q}
+			x := new(big.Int).Mod(big.NewInt(0x5eed), c.key.N).Bytes()
 			key, err := rsa.NewKey(e, priv, rsa.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -161,7 +162,7 @@ func TestFaultCaughtByRSA(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Private with fallback: %v", err)
 			}
-			want := fixed(new(big.Int).Exp(new(big.Int).SetBytes(x), c.key.d, c.key.n), len(c.key.n.Bytes()))
+			want := fixed(new(big.Int).Exp(new(big.Int).SetBytes(x), c.key.D, c.key.N), len(c.key.N.Bytes()))
 			if !bytes.Equal(got, want) {
 				t.Fatal("fallback result wrong")
 			}
@@ -171,12 +172,12 @@ func TestFaultCaughtByRSA(t *testing.T) {
 
 // TestRSAOnOrupCRT: RSA-1024 runs on the 561-bit chip as two CRT halves.
 func TestRSAOnOrupCRT(t *testing.T) {
-	k, err := loadKey(1024)
+	k, err := testkeys.Load(1024)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := mustOpen(t, "chip:orup561")
-	key, err := rsa.NewKey(e, &rsa.PrivateKey{N: k.n, E: k.e, D: k.d, P: k.p, Q: k.q}, rsa.Options{})
+	key, err := rsa.NewKey(e, &rsa.PrivateKey{N: k.N, E: k.E, D: k.D, P: k.P, Q: k.Q}, rsa.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestRSAOnOrupCRT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got, fixed(new(big.Int).Exp(x, k.d, k.n), 128)) {
+	if !bytes.Equal(got, fixed(new(big.Int).Exp(x, k.D, k.N), 128)) {
 		t.Fatal("wrong RSA-1024 result")
 	}
 	// Two 512-bit halves: 2 × 2·(105+7)·512 cycles.

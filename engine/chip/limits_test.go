@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/chip/internal/testkeys"
 )
 
 func TestSpecErrors(t *testing.T) {
@@ -191,18 +192,18 @@ func TestCryptechLimits(t *testing.T) {
 // TestCRT compares the native CRT services with math/big.
 func TestCRT(t *testing.T) {
 	for _, bits := range []int{1024, 2048} {
-		k, err := loadKey(bits)
+		k, err := testkeys.Load(bits)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, spec := range []string{"chip:pukcc", "chip:pukcc,w=1", "chip:cryptech,core=modexpa7", "chip:cryptech,core=modexpa7,cores=1"} {
 			e := mustOpen(t, spec).(engine.CRTEngine)
-			x := new(big.Int).Sub(k.n, big.NewInt(12345))
-			got, cost, err := e.ExpCRT(context.Background(), &engine.CRTKey{P: k.p.Bytes(), Q: k.q.Bytes(), DP: k.dp.Bytes(), DQ: k.dq.Bytes(), QInv: k.qinv.Bytes()}, x.Bytes())
+			x := new(big.Int).Sub(k.N, big.NewInt(12345))
+			got, cost, err := e.ExpCRT(context.Background(), &engine.CRTKey{P: k.P.Bytes(), Q: k.Q.Bytes(), DP: k.Dp.Bytes(), DQ: k.Dq.Bytes(), QInv: k.Qinv.Bytes()}, x.Bytes())
 			if err != nil {
 				t.Fatalf("%s: %v", spec, err)
 			}
-			if new(big.Int).SetBytes(got).Cmp(new(big.Int).Exp(x, k.d, k.n)) != 0 || len(got) != len(k.n.Bytes()) {
+			if new(big.Int).SetBytes(got).Cmp(new(big.Int).Exp(x, k.D, k.N)) != 0 || len(got) != len(k.N.Bytes()) {
 				t.Fatalf("%s %d: wrong CRT result", spec, bits)
 			}
 			if cost.Cycles == 0 {
@@ -321,7 +322,7 @@ func TestEC(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !ecdsa.VerifyASN1(&priv.PublicKey, h[:], asn1Sig(r, s)) {
+		if !ecdsa.Verify(&priv.PublicKey, h[:], new(big.Int).SetBytes(r), new(big.Int).SetBytes(s)) {
 			t.Fatalf("%s: crypto/ecdsa rejects the simulator's signature", c.name)
 		}
 		sig, _ := ecdsa.SignASN1(rand.Reader, priv, h[:])

@@ -13,7 +13,7 @@ import (
 
 // The thesis processor's published constants ([T] in docs/ENGINES.md).
 const (
-	orupDesignBits  = 561   // "designed to use 561 bit keys"
+	OrupDesignBits  = 561   // "designed to use 561 bit keys"
 	orupDesignNi    = 115   // radix-32 digits of the 561-bit design
 	orupDesignNj    = 561   // exponent bits of the 561-bit design
 	orupBusyWatts   = 2.5   // Table 4.5, busy at 25 MHz, 5.0 V
@@ -106,7 +106,7 @@ func newOrup(sp *Spec) (*Orup, error) {
 
 // Info describes the simulator.
 func (o *Orup) Info() engine.Info {
-	in := engine.Info{Name: o.name, Model: "Orup561", MaxModulusBits: orupDesignBits, Simulated: true, Cores: 1}
+	in := engine.Info{Name: o.name, Model: "Orup561", MaxModulusBits: OrupDesignBits, Simulated: true, Cores: 1}
 	if o.scaled {
 		in.Model, in.MaxModulusBits = "Orup561 scaled", orupScaledMax
 	}
@@ -130,7 +130,7 @@ type orupMod struct {
 
 // NewModulus prepares an odd modulus of at most 561 bits (8192 when scaled).
 func (o *Orup) NewModulus(n []byte) (engine.Modulus, error) {
-	max := orupDesignBits
+	max := OrupDesignBits
 	if o.scaled {
 		max = orupScaledMax
 	}
@@ -373,7 +373,7 @@ func (o *Orup) expWords(ctx context.Context, p *orupMod, x, e *big.Int, ni, nj i
 // SelfTest runs known-answer exponentiations (answers from math/big) at
 // two sizes; a chip driven out of spec fails it with engine.ErrDevice.
 func (o *Orup) SelfTest(ctx context.Context) error {
-	return selfTestExp(ctx, o, "orup561", []int{128, min(o.Info().MaxModulusBits, orupDesignBits)})
+	return selfTestExp(ctx, o, "orup561", []int{128, min(o.Info().MaxModulusBits, OrupDesignBits)})
 }
 
 // Close releases nothing.

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/chip/internal/randop"
 )
 
 // kat returns a deterministic odd n-bit modulus (top bit set), a base
@@ -21,24 +22,11 @@ func kat(seed uint64, n int) (m, x, e *big.Int) {
 	return m, x, e
 }
 
-// randOdd returns a random odd modulus of exactly n bits.
-func randOdd(r *rand.Rand, n int) *big.Int {
-	m := randBits(r, n)
-	m.SetBit(m, n-1, 1)
-	m.SetBit(m, 0, 1)
-	return m
-}
-
-func randBits(r *rand.Rand, n int) *big.Int {
-	b := make([]byte, (n+7)/8)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	if extra := len(b)*8 - n; extra > 0 {
-		b[0] &= 0xff >> extra
-	}
-	return new(big.Int).SetBytes(b)
-}
+// The operand drawers, shared with the reproduction table (engine/chip/report).
+var (
+	randOdd  = randop.Odd
+	randBits = randop.Bits
+)
 
 // selfTestExp compares e's exponentiations with math/big's at each size.
 func selfTestExp(ctx context.Context, e engine.Engine, profile string, sizes []int) error {

@@ -1,4 +1,4 @@
-package chip
+package report
 
 import (
 	"bytes"

@@ -1,4 +1,8 @@
-package chip
+// Package report reproduces the chip simulators' published figures (a table:
+// every published figure beside its simulation) and draws the timing chart
+// of docs/ENGINES.md (docs/chip-timing.svg). It is a tool for the docs and
+// the CLI (modexp-token engine table|chart), not part of the module.
+package report
 
 import (
 	"bytes"
@@ -8,10 +12,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/sha512"
-	"crypto/x509"
-	"embed"
 	"encoding/asn1"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"math"
@@ -23,10 +24,10 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/chip"
+	"github.com/modexp-token/modexp-token/engine/chip/internal/randop"
+	"github.com/modexp-token/modexp-token/engine/chip/internal/testkeys"
 )
-
-//go:embed testkeys/*.pem
-var testKeys embed.FS
 
 // Row is one published figure and what the simulator gives for it.
 type Row struct {
@@ -99,7 +100,7 @@ func (t *table) add(profile, what string, pub float64, unit string, sim float64,
 func Reproduce(ctx context.Context, profile string) ([]Row, error) {
 	t := &table{ctx: ctx}
 	steps := map[string]func(*table) error{"orup561": (*table).orup, "pukcc": (*table).pukcc, "cryptech": (*table).cryptech}
-	names := Profiles()
+	names := chip.Profiles()
 	if profile != "" && profile != "all" {
 		if steps[profile] == nil {
 			return nil, fmt.Errorf("chip: table: unknown profile %q (want %s or all)", profile, strings.Join(names, ", "))
@@ -208,11 +209,14 @@ func run(ctx context.Context, e engine.Engine, m, x, d *big.Int, public bool) (e
 	if err != nil {
 		return engine.Cost{}, "", err
 	}
-	if !bytes.Equal(got, fixed(new(big.Int).Exp(x, d, m), len(m.Bytes()))) {
+	if !bytes.Equal(got, fixedBytes(new(big.Int).Exp(x, d, m), len(m.Bytes()))) {
 		return cost, "wrong result", nil
 	}
 	return cost, "", nil
 }
+
+// fixedBytes returns x big-endian in exactly size bytes (x fits).
+func fixedBytes(x *big.Int, size int) []byte { return x.FillBytes(make([]byte, size)) }
 
 func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }
 
@@ -220,16 +224,16 @@ func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }
 
 func (t *table) orup() error {
 	r := mrand.New(mrand.NewPCG(561, 1995))
-	open := func(spec string) (*Orup, error) {
-		e, err := New(spec)
+	open := func(spec string) (*chip.Orup, error) {
+		e, err := chip.New(spec)
 		if err != nil {
 			return nil, err
 		}
-		return e.(*Orup), nil
+		return e.(*chip.Orup), nil
 	}
 	operands := func(n int) (m, x, d *big.Int) {
-		m = randOdd(r, n)
-		return m, new(big.Int).Mod(randBits(r, n), m), randBits(r, n)
+		m = randop.Odd(r, n)
+		return m, new(big.Int).Mod(randop.Bits(r, n), m), randop.Bits(r, n)
 	}
 	// 561 bits at 25 MHz, ni 115, nw 7 (the measured setting).
 	e, err := open("orup561,f=25e6,nw=7,ni=115")
@@ -334,27 +338,6 @@ func (t *table) orup() error {
 
 // ---- pukcc (datasheet §43.3.8; research §B) ----
 
-type rsaKey struct {
-	n, d, p, q, dp, dq, qinv *big.Int
-	e                        int
-}
-
-func loadKey(bits int) (*rsaKey, error) {
-	b, err := testKeys.ReadFile(fmt.Sprintf("testkeys/rsa%d.pem", bits))
-	if err != nil {
-		return nil, err
-	}
-	blk, _ := pem.Decode(b)
-	if blk == nil {
-		return nil, fmt.Errorf("test key %d: no PEM block", bits)
-	}
-	k, err := x509.ParsePKCS1PrivateKey(blk.Bytes)
-	if err != nil {
-		return nil, fmt.Errorf("test key %d: %w", bits, err)
-	}
-	return &rsaKey{n: k.N, d: k.D, p: k.Primes[0], q: k.Primes[1], dp: k.Precomputed.Dp, dq: k.Precomputed.Dq, qinv: k.Precomputed.Qinv, e: k.E}, nil
-}
-
 func (t *table) pukcc() error {
 	r := mrand.New(mrand.NewPCG(120, 6))
 	for _, v := range []struct {
@@ -363,57 +346,57 @@ func (t *table) pukcc() error {
 		wPlain, wCRT int
 		public       float64
 	}{{1024, 3.05, 1.04, 4, 4, 0.07}, {2048, 21.9, 6.19, 4, 4, 0.24}, {4096, 208, 45.5, 1, 3, 0.92}} {
-		k, err := loadKey(v.bits)
+		k, err := testkeys.Load(v.bits)
 		if err != nil {
 			return err
 		}
-		x := new(big.Int).Mod(randBits(r, v.bits), k.n)
-		e, err := New(fmt.Sprintf("pukcc,w=%d", v.wPlain))
+		x := new(big.Int).Mod(randop.Bits(r, v.bits), k.N)
+		e, err := chip.New(fmt.Sprintf("pukcc,w=%d", v.wPlain))
 		if err != nil {
 			return err
 		}
-		c, note, err := run(t.ctx, e, k.n, x, k.d, false)
+		c, note, err := run(t.ctx, e, k.N, x, k.D, false)
 		if err != nil {
 			return err
 		}
 		t.add("pukcc", fmt.Sprintf("RSA-%d private, no CRT, Regular, W=%d", v.bits, v.wPlain), v.plain, "Mcycles", float64(c.Cycles)/1e6, critPct3, note)
 
-		ec, err := New(fmt.Sprintf("pukcc,w=%d", v.wCRT))
+		ec, err := chip.New(fmt.Sprintf("pukcc,w=%d", v.wCRT))
 		if err != nil {
 			return err
 		}
-		got, c, err := ec.(engine.CRTEngine).ExpCRT(t.ctx, &engine.CRTKey{P: k.p.Bytes(), Q: k.q.Bytes(), DP: k.dp.Bytes(), DQ: k.dq.Bytes(), QInv: k.qinv.Bytes()}, x.Bytes())
+		got, c, err := ec.(engine.CRTEngine).ExpCRT(t.ctx, &engine.CRTKey{P: k.P.Bytes(), Q: k.Q.Bytes(), DP: k.Dp.Bytes(), DQ: k.Dq.Bytes(), QInv: k.Qinv.Bytes()}, x.Bytes())
 		if err != nil {
 			return err
 		}
 		note = ""
-		if !bytes.Equal(got, fixed(new(big.Int).Exp(x, k.d, k.n), len(k.n.Bytes()))) {
+		if !bytes.Equal(got, fixedBytes(new(big.Int).Exp(x, k.D, k.N), len(k.N.Bytes()))) {
 			note = "wrong result"
 		}
 		t.add("pukcc", fmt.Sprintf("RSA-%d private, CRT, Regular, W=%d", v.bits, v.wCRT), v.crt, "Mcycles", float64(c.Cycles)/1e6, critPct3, note)
 
 		for _, pe := range []int64{3, 65537} {
-			c, note, err := run(t.ctx, e, k.n, x, big.NewInt(pe), true)
+			c, note, err := run(t.ctx, e, k.N, x, big.NewInt(pe), true)
 			if err != nil {
 				return err
 			}
 			t.add("pukcc", fmt.Sprintf("RSA-%d public, Fast, W=1, e=%d", v.bits, pe), v.public, "Mcycles", float64(c.Cycles)/1e6, critPct3, note)
 		}
 	}
-	e, err := New("pukcc")
+	e, err := chip.New("pukcc")
 	if err != nil {
 		return err
 	}
-	p := e.(*PUKCC)
+	p := e.(*chip.PUKCC)
 	for _, v := range []struct {
 		curve       elliptic.Curve
 		gen, verify float64
 		wv          string
 	}{{elliptic.P256(), 2.72, 1.78, "(6,6)"}, {elliptic.P384(), 6.28, 3.93, "(5,5)"}, {elliptic.P521(), 13.4, 8.4, "(4,5)"}} {
 		name := v.curve.Params().Name
-		cv := curves[name]
-		d := new(big.Int).Mod(randBits(r, cv.n.BitLen()), cv.n)
-		priv, err := ecdsa.ParseRawPrivateKey(v.curve, fixed(d, (cv.n.BitLen()+7)/8))
+		n := v.curve.Params().N
+		d := new(big.Int).Mod(randop.Bits(r, n.BitLen()), n)
+		priv, err := ecdsa.ParseRawPrivateKey(v.curve, fixedBytes(d, (n.BitLen()+7)/8))
 		if err != nil {
 			return err
 		}
@@ -429,7 +412,7 @@ func (t *table) pukcc() error {
 			h := sha512.Sum512([]byte("ModExp Token"))
 			hash = h[:]
 		}
-		k := new(big.Int).Mod(randBits(r, cv.n.BitLen()), cv.n)
+		k := new(big.Int).Mod(randop.Bits(r, n.BitLen()), n)
 		rr, ss, c, err := p.SignECDSA(t.ctx, name, d.Bytes(), hash, k.Bytes())
 		if err != nil {
 			return err
@@ -452,7 +435,7 @@ func (t *table) pukcc() error {
 		if err != nil {
 			return err
 		}
-		size := cv.size
+		size := (v.curve.Params().BitSize + 7) / 8
 		c, err = p.VerifyECDSA(t.ctx, name, pub[1:1+size], pub[1+size:], hash, rs.R.Bytes(), rs.S.Bytes())
 		note = ""
 		if err != nil {
@@ -472,11 +455,11 @@ func asn1Sig(r, s []byte) []byte {
 
 func (t *table) cryptech() error {
 	r := mrand.New(mrand.NewPCG(2015, 6))
-	e, err := New("cryptech")
+	e, err := chip.New("cryptech")
 	if err != nil {
 		return err
 	}
-	faulty, err := New("cryptech,fault=zero-above:1024")
+	faulty, err := chip.New("cryptech,fault=zero-above:1024")
 	if err != nil {
 		return err
 	}
@@ -484,34 +467,34 @@ func (t *table) cryptech() error {
 		bits     int
 		enc, dec float64
 	}{{1024, 5.837198, 5.489668}, {2048, 35.920986, 35.583835}, {4096, 267.222054, 268.625344}} {
-		k, err := loadKey(v.bits)
+		k, err := testkeys.Load(v.bits)
 		if err != nil {
 			return err
 		}
-		msg := new(big.Int).Mod(randBits(r, v.bits), k.n)
-		c, note, err := run(t.ctx, e, k.n, msg, big.NewInt(int64(k.e)), true)
+		msg := new(big.Int).Mod(randop.Bits(r, v.bits), k.N)
+		c, note, err := run(t.ctx, e, k.N, msg, big.NewInt(int64(k.E)), true)
 		if err != nil {
 			return err
 		}
 		t.add("cryptech", fmt.Sprintf("2015 core, RSA-%d ModExp encrypt (e=65537, padded)", v.bits), v.enc, "s", c.Device.Seconds(), critSecond, note)
-		c, note, err = run(t.ctx, e, k.n, msg, k.d, false)
+		c, note, err = run(t.ctx, e, k.N, msg, k.D, false)
 		if err != nil {
 			return err
 		}
 		t.add("cryptech", fmt.Sprintf("2015 core, RSA-%d ModExp decrypt", v.bits), v.dec, "s", c.Device.Seconds(), critSecond, note)
 
 		// The new core of the post: right at 1024 bits, all zeros above.
-		mod, err := faulty.NewModulus(k.n.Bytes())
+		mod, err := faulty.NewModulus(k.N.Bytes())
 		if err != nil {
 			return err
 		}
-		got, _, err := faulty.Exp(t.ctx, mod, msg.Bytes(), k.d.Bytes(), false)
+		got, _, err := faulty.Exp(t.ctx, mod, msg.Bytes(), k.D.Bytes(), false)
 		if err != nil {
 			return err
 		}
 		if v.bits <= 1024 {
 			right := 0.0
-			if bytes.Equal(got, fixed(new(big.Int).Exp(msg, k.d, k.n), len(k.n.Bytes()))) {
+			if bytes.Equal(got, fixedBytes(new(big.Int).Exp(msg, k.D, k.N), len(k.N.Bytes()))) {
 				right = 1
 			}
 			t.add("cryptech", "new core (zero-above:1024), RSA-1024 decrypt: correct", 1, "1=correct", right, critEqual, "")

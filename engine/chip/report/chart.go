@@ -1,4 +1,4 @@
-package chip
+package report
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/chip"
+	"github.com/modexp-token/modexp-token/engine/chip/internal/testkeys"
 	"github.com/modexp-token/modexp-token/engine/rsa"
 )
 
@@ -53,20 +55,20 @@ var chartProfiles = []struct{ name, spec, scaled string }{
 // returns the simulated device times, and the reference engine's measured
 // wall time if opts.Reference is set.
 func ChartData(ctx context.Context, opts ChartOptions) ([]Series, error) {
-	var keys []*rsaKey
+	var keys []*testkeys.Key
 	for _, bits := range []int{1024, 2048, 4096} {
-		k, err := loadKey(bits)
+		k, err := testkeys.Load(bits)
 		if err != nil {
 			return nil, err
 		}
 		keys = append(keys, k)
 	}
-	private := func(e engine.Engine, k *rsaKey) (engine.Cost, time.Duration, error) {
-		key, err := rsa.NewKey(e, &rsa.PrivateKey{N: k.n, E: k.e, D: k.d, P: k.p, Q: k.q}, rsa.Options{})
+	private := func(e engine.Engine, k *testkeys.Key) (engine.Cost, time.Duration, error) {
+		key, err := rsa.NewKey(e, &rsa.PrivateKey{N: k.N, E: k.E, D: k.D, P: k.P, Q: k.Q}, rsa.Options{})
 		if err != nil {
 			return engine.Cost{}, 0, err
 		}
-		x := new(big.Int).Rsh(k.n, 3).Bytes()
+		x := new(big.Int).Rsh(k.N, 3).Bytes()
 		start := time.Now()
 		_, c, err := key.Private(ctx, x)
 		return c, time.Since(start), err
@@ -76,18 +78,18 @@ func ChartData(ctx context.Context, opts ChartOptions) ([]Series, error) {
 		s := Series{Name: p.name, Simulated: true}
 		for _, k := range keys {
 			spec, extra := p.spec, false
-			if p.scaled != "" && k.p.BitLen() > orupDesignBits {
+			if p.scaled != "" && k.P.BitLen() > chip.OrupDesignBits {
 				spec, extra = p.scaled, true
 			}
-			e, err := New(spec)
+			e, err := chip.New(spec)
 			if err != nil {
 				return nil, err
 			}
 			c, _, err := private(e, k)
 			if err != nil {
-				return nil, fmt.Errorf("chip: chart: %s, %d bits: %w", spec, k.n.BitLen(), err)
+				return nil, fmt.Errorf("chip: chart: %s, %d bits: %w", spec, k.N.BitLen(), err)
 			}
-			s.Points = append(s.Points, Point{Bits: k.n.BitLen(), Time: c.Device, Extrapolated: extra})
+			s.Points = append(s.Points, Point{Bits: k.N.BitLen(), Time: c.Device, Extrapolated: extra})
 		}
 		out = append(out, s)
 	}
@@ -106,12 +108,12 @@ func ChartData(ctx context.Context, opts ChartOptions) ([]Series, error) {
 			for range runs {
 				_, d, err := private(opts.Reference, k)
 				if err != nil {
-					return nil, fmt.Errorf("chip: chart: %s, %d bits: %w", name, k.n.BitLen(), err)
+					return nil, fmt.Errorf("chip: chart: %s, %d bits: %w", name, k.N.BitLen(), err)
 				}
 				times = append(times, d)
 			}
 			slices.Sort(times)
-			s.Points = append(s.Points, Point{Bits: k.n.BitLen(), Time: times[len(times)/2]})
+			s.Points = append(s.Points, Point{Bits: k.N.BitLen(), Time: times[len(times)/2]})
 		}
 		out = append(out, s)
 	}

@@ -1,4 +1,4 @@
-package chip
+package report
 
 import (
 	"bytes"
@@ -7,13 +7,20 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/modexp-token/modexp-token/engine"
+	_ "github.com/modexp-token/modexp-token/engine/soft"
 )
 
 func TestChart(t *testing.T) {
 	if raceEnabled {
 		t.Skip("ChartData is sequential and takes minutes under the race detector; RenderChart is tested below")
 	}
-	soft := mustOpen(t, "soft")
+	soft, err := engine.Open("soft")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer soft.Close()
 	series, err := ChartData(context.Background(), ChartOptions{Reference: soft, Runs: 1})
 	if err != nil {
 		t.Fatal(err)
