@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	// The module opens engines by name; the tests, like cgo/ and cmd/, pick
+	// every implementation.
+	_ "github.com/modexp-token/modexp-token/engine/all"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 

@@ -14,7 +14,7 @@
 //	session   one state machine per operation kind               session.go
 //	objects   attribute schema and policy, create/copy/set/find  attrs.go, objects.go, find.go
 //	mechanisms registry of small values (params, key types)      mechanism.go
-//	operations sign/verify, encrypt/decrypt, digest, keygen      sign.go, crypt.go, digest.go, keygen.go
+//	operations sign/verify, encrypt/decrypt, digest, keygen      sign.go, crypt.go, digest.go, keygen.go, random.go
 //	EC        CKK_EC keys, ECDSA mechanisms, EC engine routes    ec_key.go, ecdsa_mech.go
 //
 // # Concurrency

@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"testing"
 
+	_ "github.com/modexp-token/modexp-token/engine/all" // the engines a slot may name
 	"github.com/modexp-token/modexp-token/keystore"
 	"github.com/modexp-token/modexp-token/token"
 	"github.com/modexp-token/modexp-token/token/ck"
