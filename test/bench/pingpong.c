@@ -1,7 +1,7 @@
 /*
  * pingpong: the cost of a round trip between two processes over a unix
  * socketpair, in plain C (no Go runtime): the floor under the device
- * engine's per-request overhead on this machine (docs/DEVICE_PERF.md 5.4).
+ * engine's per-request overhead on this machine (docs/DEVICE_PERF.md, "Where the rest goes").
  *
  *   cc -O2 -o pingpong test/bench/pingpong.c && ./pingpong
  *   taskset -c 0 ./pingpong        # both ends on one CPU

@@ -322,7 +322,8 @@ func (s *Server) release() { <-s.sem }
 // while under load each pair stays on one core and thread, with no
 // goroutine hand-off and no core taken from the next client's request.
 // Splitting even 2–4 % of the pairs under a 2-thread load cost 5–10
-// points of throughput (docs/DEVICE_PERF.md §5).
+// points of throughput (docs/DEVICE_PERF.md, "What each design choice is
+// worth").
 func (s *Server) modExpPair(ctx context.Context, f *wire.Frame, resp *wire.Frame) (engine.Cost, error) {
 	a, err := s.expArgsOf(f, firstExp)
 	if err != nil {

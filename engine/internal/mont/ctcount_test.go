@@ -18,7 +18,7 @@ import (
 //
 // and the same with ones and random (MODEXP_CT_ASM=1 forces the assembly
 // kernel, which valgrind runs although its CPUID hides ADX): the counts of executed instructions
-// must be identical (docs/PERFORMANCE.md, "constant time"). Without
+// must be identical (docs/PERFORMANCE.md, "Constant time"). Without
 // MODEXP_CT_CLASS it is skipped.
 func TestExpForInstructionCount(t *testing.T) {
 	class := os.Getenv("MODEXP_CT_CLASS")

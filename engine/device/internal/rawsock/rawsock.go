@@ -31,7 +31,7 @@
 // for a bounded time, before falling back to the netpoller. Through the
 // PKCS#11 module, RSA-2048 signing over a device from 2 C threads ran at
 // 68–81 % of the software engine's rate without it and 83–93 % with it
-// (docs/DEVICE_PERF.md §5). The cost: the thread keeps its P while it
+// (docs/DEVICE_PERF.md). The cost: the thread keeps its P while it
 // waits, so other goroutines may wait for a P up to one slice (5 ms);
 // between slices the waiter yields, and a preemption request (a signal)
 // ends a slice early, so garbage collection is not held up.
