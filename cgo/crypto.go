@@ -1,7 +1,7 @@
 package main
 
 // Cryptographic entry points: encryption, decryption, digests, signatures,
-// key generation and random numbers.
+// key generation, key wrapping and random numbers.
 
 /*
 #include "pkcs11_3.h"
@@ -279,5 +279,52 @@ func goGenerateRandom(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, n C.CK_ULONG) (rv 
 	if n > 0 {
 		copy(unsafe.Slice((*byte)(unsafe.Pointer(pOut)), int(n)), data)
 	}
+	return rvOK
+}
+
+//export goWrapKey
+func goWrapKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, wrapping, key C.CK_OBJECT_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) (rv C.CK_RV) {
+	m := enter()
+	defer leave(&rv)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	mech, rv := mechanismIn(pMech)
+	if rv != rvOK {
+		return rv
+	}
+	out, ok := outOf(pOut, pOutLen)
+	if !ok {
+		return rvArgumentsBad
+	}
+	data, need, err := m.WrapKey(uint64(h), mech, uint64(wrapping), uint64(key), out)
+	return putOut(pOut, pOutLen, data, need, err)
+}
+
+//export goUnwrapKey
+func goUnwrapKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, unwrapping C.CK_OBJECT_HANDLE,
+	pWrapped *C.CK_BYTE, wrappedLen C.CK_ULONG, pTmpl *C.CK_ATTRIBUTE, n C.CK_ULONG, phKey *C.CK_OBJECT_HANDLE) (rv C.CK_RV) {
+	m := enter()
+	defer leave(&rv)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	mech, rv := mechanismIn(pMech)
+	if rv != rvOK {
+		return rv
+	}
+	wrapped, ok := bytesView(pWrapped, wrappedLen)
+	if !ok || phKey == nil {
+		return rvArgumentsBad
+	}
+	tmpl, rv := templateIn(pTmpl, n)
+	if rv != rvOK {
+		return rv
+	}
+	key, err := m.UnwrapKey(uint64(h), mech, uint64(unwrapping), wrapped, tmpl)
+	if err != nil {
+		return rvOf(err)
+	}
+	*phKey = C.CK_OBJECT_HANDLE(key)
 	return rvOK
 }

@@ -142,7 +142,7 @@ CK_RV C_SetPIN(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pOldPin, CK_ULONG ulO
 CK_RV C_WaitForSlotEvent(CK_FLAGS flags, CK_SLOT_ID_PTR pSlot, CK_VOID_PTR pReserved)
 {
 	FORK_GUARD(C_WaitForSlotEvent, (flags, pSlot, pReserved));
-	return goUnsupported();
+	return goWaitForSlotEvent(flags, pSlot, pReserved);
 }
 
 /* ------------------------------------------------------------------------
@@ -509,7 +509,7 @@ CK_RV C_WrapKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJE
 		CK_OBJECT_HANDLE hKey, CK_BYTE_PTR pWrappedKey, CK_ULONG_PTR pulWrappedKeyLen)
 {
 	FORK_GUARD(C_WrapKey, (hSession, pMechanism, hWrappingKey, hKey, pWrappedKey, pulWrappedKeyLen));
-	return goUnsupported();
+	return goWrapKey(hSession, pMechanism, hWrappingKey, hKey, pWrappedKey, pulWrappedKeyLen);
 }
 
 CK_RV C_UnwrapKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hUnwrappingKey,
@@ -518,7 +518,8 @@ CK_RV C_UnwrapKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OB
 {
 	FORK_GUARD(C_UnwrapKey, (hSession, pMechanism, hUnwrappingKey, pWrappedKey, ulWrappedKeyLen,
 				 pTemplate, ulAttributeCount, phKey));
-	return goUnsupported();
+	return goUnwrapKey(hSession, pMechanism, hUnwrappingKey, pWrappedKey, ulWrappedKeyLen, pTemplate,
+			   ulAttributeCount, phKey);
 }
 
 CK_RV C_DeriveKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hBaseKey,

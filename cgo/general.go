@@ -211,6 +211,28 @@ func goInitToken(slot C.CK_SLOT_ID, pPin *C.CK_UTF8CHAR, pinLen C.CK_ULONG, pLab
 	return rvOf(m.InitToken(uint64(slot), pin, labelOf(pLabel)))
 }
 
+// goWaitForSlotEvent is C_WaitForSlotEvent. Slots never appear, disappear
+// or change tokens while the module is loaded: a poll (CKF_DONT_BLOCK)
+// answers CKR_NO_EVENT, and a blocking wait, which could never return, is
+// CKR_FUNCTION_NOT_SUPPORTED (SoftHSMv2 answers both that way). pSlot is
+// not written.
+//
+//export goWaitForSlotEvent
+func goWaitForSlotEvent(flags C.CK_FLAGS, pSlot *C.CK_SLOT_ID, pReserved unsafe.Pointer) (rv C.CK_RV) {
+	m := enter()
+	defer leave(&rv)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	if pReserved != nil {
+		return rvArgumentsBad
+	}
+	if flags&C.CKF_DONT_BLOCK == 0 {
+		return rvNotSupported
+	}
+	return C.CKR_NO_EVENT
+}
+
 // goUnsupported serves the entry points this module does not implement
 // (C_GetOperationState, C_WrapKey, the 3.0 message functions...).
 //

@@ -28,7 +28,7 @@ func TestConformanceTokenInfoFields(t *testing.T) {
 		check func(t *testing.T, ti TokenInfo)
 	}{
 		{"uninitialised", func(*testing.T) {}, func(t *testing.T, ti TokenInfo) {
-			want := uint64(ck.CKF_RNG | ck.CKF_LOGIN_REQUIRED)
+			want := uint64(ck.CKF_RNG | ck.CKF_LOGIN_REQUIRED | ck.CKF_RESTORE_KEY_NOT_NEEDED)
 			if ti.Flags != want {
 				t.Errorf("flags %#x, want %#x", ti.Flags, want)
 			}
@@ -36,7 +36,7 @@ func TestConformanceTokenInfoFields(t *testing.T) {
 		{"initialised, no user PIN", func(t *testing.T) {
 			must(t, m.InitToken(slot, []byte(testSOPIN), "Conf"))
 		}, func(t *testing.T, ti TokenInfo) {
-			want := uint64(ck.CKF_RNG | ck.CKF_LOGIN_REQUIRED | ck.CKF_TOKEN_INITIALIZED)
+			want := uint64(ck.CKF_RNG | ck.CKF_LOGIN_REQUIRED | ck.CKF_RESTORE_KEY_NOT_NEEDED | ck.CKF_TOKEN_INITIALIZED)
 			if ti.Flags != want {
 				t.Errorf("flags %#x, want %#x", ti.Flags, want)
 			}
@@ -50,7 +50,7 @@ func TestConformanceTokenInfoFields(t *testing.T) {
 			must(t, m.InitPIN(sh, []byte(testUserPIN)))
 			must(t, m.CloseSession(sh))
 		}, func(t *testing.T, ti TokenInfo) {
-			want := uint64(ck.CKF_RNG | ck.CKF_LOGIN_REQUIRED | ck.CKF_TOKEN_INITIALIZED | ck.CKF_USER_PIN_INITIALIZED)
+			want := uint64(ck.CKF_RNG | ck.CKF_LOGIN_REQUIRED | ck.CKF_RESTORE_KEY_NOT_NEEDED | ck.CKF_TOKEN_INITIALIZED | ck.CKF_USER_PIN_INITIALIZED)
 			if ti.Flags != want {
 				t.Errorf("flags %#x, want %#x", ti.Flags, want)
 			}

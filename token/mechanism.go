@@ -46,6 +46,13 @@ type mechanism struct {
 	// generateKeyPair returns the generated values of the public and
 	// private key (the templates have been checked against the schemas).
 	generateKeyPair func(s *slot, pub, priv attrMap) (kt uint64, pubVals, privVals attrMap, err error)
+	// wrap encrypts key material (a secret key's value, a private key's
+	// PKCS#8) under op.key for C_WrapKey; unwrap decrypts it for
+	// C_UnwrapKey (wrap.go). wrapsPrivate: the mechanism also wraps
+	// private keys (as PKCS#8), not only secret keys.
+	wrap         func(op *operation, material []byte) ([]byte, error)
+	unwrap       func(op *operation, wrapped []byte) ([]byte, error)
+	wrapsPrivate bool
 }
 
 // supports reports whether the mechanism implements kind.

@@ -29,8 +29,14 @@
 //
 // # Choices where the standard leaves room
 //
-//   - C_SeedRandom answers CKR_RANDOM_SEED_NOT_SUPPORTED: randomness comes
-//     from crypto/rand (the operating system), which cannot be seeded.
+//   - C_SeedRandom answers CKR_OK and mixes the seed into nothing:
+//     randomness comes from crypto/rand (the operating system), which
+//     cannot be seeded; clients that seed before generating keep working.
+//   - C_WaitForSlotEvent: slots never change while the module is loaded,
+//     so CKF_DONT_BLOCK answers CKR_NO_EVENT; a blocking wait would never
+//     return and answers CKR_FUNCTION_NOT_SUPPORTED (as SoftHSMv2 does).
+//   - Token flags include CKF_RESTORE_KEY_NOT_NEEDED: C_SetOperationState
+//     is not offered, so no operation state ever needs a key restored.
 //   - Keystore lock timeouts (another process holds the token file too
 //     long) answer CKR_FUNCTION_FAILED: retrying may succeed.
 //   - A private key with CKA_PRIVATE false still keeps its private values

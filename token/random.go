@@ -27,12 +27,13 @@ func (m *Module) GenerateRandom(sh uint64, n int) ([]byte, error) {
 	return b, nil
 }
 
-// SeedRandom is C_SeedRandom: the token's randomness is the operating
-// system's (crypto/rand), which takes no seed, so the call answers
-// CKR_RANDOM_SEED_NOT_SUPPORTED rather than pretend to mix the seed in.
+// SeedRandom is C_SeedRandom. The token's randomness is the operating
+// system's (crypto/rand), which takes no seed: the call accepts the seed
+// material (clients such as PyKCS11's and pkcs11js's test suites seed
+// before they generate and stop at an error) and mixes it into nothing. A
+// seed can therefore neither weaken nor predict what the token generates;
+// it is not kept, not logged, and not used.
 func (m *Module) SeedRandom(sh uint64, seed []byte) error {
-	if _, err := m.session(sh); err != nil {
-		return err
-	}
-	return ck.Errorf(ck.CKR_RANDOM_SEED_NOT_SUPPORTED, "crypto/rand takes no seed")
+	_, err := m.session(sh)
+	return err
 }

@@ -205,7 +205,7 @@ func (s *slot) tokenInfo() (TokenInfo, error) {
 		ManufacturerID:    manufacturer,
 		Model:             model,
 		SerialNumber:      fmt.Sprintf("%016X", s.id),
-		Flags:             ck.CKF_RNG | ck.CKF_LOGIN_REQUIRED,
+		Flags:             ck.CKF_RNG | ck.CKF_LOGIN_REQUIRED | ck.CKF_RESTORE_KEY_NOT_NEEDED,
 		MaxSessionCount:   ck.CK_EFFECTIVELY_INFINITE,
 		MaxRwSessionCount: ck.CK_EFFECTIVELY_INFINITE,
 		MaxPinLen:         maxPINLen,

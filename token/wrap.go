@@ -1,0 +1,301 @@
+package token
+
+// C_WrapKey and C_UnwrapKey (PKCS#11 3.0 §5.18.5–5.18.6). A wrap
+// mechanism is a mechanism with wrap/unwrap functions: wrap encrypts the
+// key material under the wrapping key, unwrap decrypts it. What the key
+// material is belongs to the wrapped key, not to the mechanism: the
+// CKA_VALUE of a secret key, the PKCS#8 PrivateKeyInfo (DER) of an RSA or
+// EC private key (see pkcs8.go).
+//
+// The order of the checks, where the standard leaves it open: arguments,
+// the handles (wrapping or unwrapping key, key to wrap), mechanism,
+// template (unwrap), the wrapping/unwrapping key against the mechanism
+// (class and type, CKA_WRAP/CKA_UNWRAP, CKA_ALLOWED_MECHANISMS, size), the
+// key to wrap (class, CKA_EXTRACTABLE, CKA_WRAP_WITH_TRUSTED, the wrapping
+// key's CKA_WRAP_TEMPLATE), then login (sealed values) and the session
+// rules of the new object.
+
+import (
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// wrapOp returns the operation of a wrap mechanism with wrapping key k
+// (kind opEncrypt for wrap, opDecrypt for unwrap: the names and the key
+// sizes of the mechanism info).
+func wrapOperation(s *slot, mech *mechanism, params any, k *object, kind opKind) *operation {
+	return &operation{kind: kind, mech: mech, params: params, key: k, slot: s}
+}
+
+// wrapMechanism finds a mechanism able to wrap (or unwrap) on the slot.
+func (s *slot) wrapMechanism(cm *Mechanism, unwrap bool) (*mechanism, any, MechanismInfo, error) {
+	if cm == nil {
+		return nil, nil, MechanismInfo{}, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
+	}
+	what, flag := "wrap", uint64(ck.CKF_WRAP)
+	if unwrap {
+		what, flag = "unwrap", ck.CKF_UNWRAP
+	}
+	mech, ok := mechanisms[cm.Type]
+	if !ok || (!unwrap && mech.wrap == nil) || (unwrap && mech.unwrap == nil) {
+		return nil, nil, MechanismInfo{}, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s", ck.Name("CKM_", cm.Type), what)
+	}
+	info, ok := s.mechanismInfo(mech)
+	if !ok || info.Flags&flag == 0 {
+		return nil, nil, MechanismInfo{}, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s on this slot", ck.Name("CKM_", cm.Type), what)
+	}
+	params, err := mech.decode(cm)
+	if err != nil {
+		return nil, nil, MechanismInfo{}, err
+	}
+	return mech, params, info, nil
+}
+
+// wrapKeyRoles are the CKR codes of one side (wrapping or unwrapping key).
+type wrapKeyRole struct {
+	class          uint64 // the class a key of this role has for a public-key mechanism
+	handleInvalid  ck.Error
+	typeMismatch   ck.Error
+	sizeRange      ck.Error
+	usage          uint64 // CKA_WRAP or CKA_UNWRAP
+	roleName       string // "wrapping key"...
+	privateNeedsIn bool   // the key's private values are used (unwrap with a private key)
+}
+
+var (
+	wrappingRole = wrapKeyRole{class: ck.CKO_PUBLIC_KEY, handleInvalid: ck.CKR_WRAPPING_KEY_HANDLE_INVALID,
+		typeMismatch: ck.CKR_WRAPPING_KEY_TYPE_INCONSISTENT, sizeRange: ck.CKR_WRAPPING_KEY_SIZE_RANGE,
+		usage: ck.CKA_WRAP, roleName: "wrapping key"}
+	unwrappingRole = wrapKeyRole{class: ck.CKO_PRIVATE_KEY, handleInvalid: ck.CKR_UNWRAPPING_KEY_HANDLE_INVALID,
+		typeMismatch: ck.CKR_UNWRAPPING_KEY_TYPE_INCONSISTENT, sizeRange: ck.CKR_UNWRAPPING_KEY_SIZE_RANGE,
+		usage: ck.CKA_UNWRAP, roleName: "unwrapping key"}
+)
+
+// findWrappingKey finds the wrapping (or unwrapping) key by handle.
+func (s *slot) findWrappingKey(h uint64, role wrapKeyRole) (*object, uint64, error) {
+	k, epoch, _, err := s.keyObject(h)
+	if err != nil {
+		if ck.RV(err) == uint64(ck.CKR_KEY_HANDLE_INVALID) {
+			return nil, 0, ck.Errorf(role.handleInvalid, "%s %d", role.roleName, h)
+		}
+		return nil, 0, err
+	}
+	return k, epoch, nil
+}
+
+// checkWrappingKey checks the wrapping (or unwrapping) key k (handle h)
+// against mech.
+func checkWrappingKey(k *object, h uint64, s *slot, mech *mechanism, info MechanismInfo, role wrapKeyRole) error {
+	class := k.class()
+	switch {
+	case class != ck.CKO_SECRET_KEY && class != ck.CKO_PUBLIC_KEY && class != ck.CKO_PRIVATE_KEY:
+		return ck.Errorf(role.handleInvalid, "%s %d is not a key", role.roleName, h)
+	case !mech.acceptsKeyType(k.keyType()) || (class != ck.CKO_SECRET_KEY && class != role.class):
+		return ck.Errorf(role.typeMismatch, "%s with %s of type %s", ck.Name("CKM_", mech.typ),
+			ck.Name("CKO_", class), ck.Name("CKK_", k.keyType()))
+	}
+	if !k.attrs.bool(role.usage) {
+		return ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "%s %d: %s is false", role.roleName, h, describe(role.usage))
+	}
+	if !k.attrs.allowsMechanism(mech.typ) {
+		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not in the %s's CKA_ALLOWED_MECHANISMS", ck.Name("CKM_", mech.typ), role.roleName)
+	}
+	op := &operation{mech: mech, key: k, slot: s}
+	if bits := uint64(op.keyBits()); bits < info.MinKeySize || bits > info.MaxKeySize {
+		return ck.Errorf(role.sizeRange, "%d-bit %s, %s takes %d..%d", bits, role.roleName, ck.Name("CKM_", mech.typ), info.MinKeySize, info.MaxKeySize)
+	}
+	if !k.complete {
+		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "%s values are sealed", role.roleName)
+	}
+	return nil
+}
+
+// WrapKey is C_WrapKey: it returns the wrapped key under the two-call
+// convention of Out (the wrapped bytes are computed on every call: a
+// length query costs one wrap).
+func (m *Module) WrapKey(sh uint64, cm *Mechanism, wrappingKey, key uint64, out Out) ([]byte, int, error) {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer ss.mu.Unlock()
+	s := ss.slot
+	if cm == nil {
+		return nil, 0, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
+	}
+	wk, _, err := s.findWrappingKey(wrappingKey, wrappingRole)
+	if err != nil {
+		return nil, 0, err
+	}
+	k, _, _, err := s.keyObject(key)
+	if err != nil {
+		return nil, 0, err
+	}
+	mech, params, info, err := s.wrapMechanism(cm, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := checkWrappingKey(wk, wrappingKey, s, mech, info, wrappingRole); err != nil {
+		return nil, 0, err
+	}
+	if err := checkWrappable(wk, k, key); err != nil {
+		return nil, 0, err
+	}
+	material, err := keyMaterial(k)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer clear(material)
+	if k.class() == ck.CKO_PRIVATE_KEY && !mech.wrapsPrivate {
+		return nil, 0, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s wraps secret keys only", ck.Name("CKM_", mech.typ))
+	}
+	wrapped, err := mech.wrap(wrapOperation(s, mech, params, wk, opEncrypt), material)
+	if err != nil {
+		return nil, 0, err
+	}
+	need := len(wrapped)
+	if out.Query {
+		return nil, need, nil
+	}
+	if out.Cap < need {
+		return nil, need, ck.Errorf(ck.CKR_BUFFER_TOO_SMALL, "need %d bytes, have %d", need, out.Cap)
+	}
+	s.log.Debug("key wrapped", "mechanism", ck.Name("CKM_", mech.typ), "wrapping_key", wrappingKey, "key", key)
+	return wrapped, need, nil
+}
+
+// checkWrappable applies the wrapped key's rules: a secret or private
+// key, extractable, wrapped with a trusted key if it asks for one, and
+// matching the wrapping key's CKA_WRAP_TEMPLATE.
+func checkWrappable(wk, k *object, h uint64) error {
+	class := k.class()
+	if class != ck.CKO_SECRET_KEY && class != ck.CKO_PRIVATE_KEY {
+		return ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "object %d is a %s: only secret and private keys are wrapped", h, ck.Name("CKO_", class))
+	}
+	if !k.attrs.bool(ck.CKA_EXTRACTABLE) {
+		return ck.Errorf(ck.CKR_KEY_UNEXTRACTABLE, "key %d: CKA_EXTRACTABLE is false", h)
+	}
+	if k.attrs.bool(ck.CKA_WRAP_WITH_TRUSTED) && !wk.attrs.bool(ck.CKA_TRUSTED) {
+		return ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "key %d has CKA_WRAP_WITH_TRUSTED and the wrapping key is not CKA_TRUSTED", h)
+	}
+	if !k.complete {
+		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "key %d values are sealed", h)
+	}
+	return nil
+}
+
+// UnwrapKey is C_UnwrapKey: it decrypts wrapped with the unwrapping key
+// and creates a key object from the result and tmpl (merged with the
+// unwrapping key's CKA_UNWRAP_TEMPLATE). The new key is not local, never
+// always sensitive and never never-extractable.
+func (m *Module) UnwrapKey(sh uint64, cm *Mechanism, unwrappingKey uint64, wrapped []byte, tmpl []Attribute) (uint64, error) {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return 0, err
+	}
+	defer ss.mu.Unlock()
+	s := ss.slot
+	if cm == nil {
+		return 0, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
+	}
+	uk, epoch, err := s.findWrappingKey(unwrappingKey, unwrappingRole)
+	if err != nil {
+		return 0, err
+	}
+	mech, params, info, err := s.wrapMechanism(cm, true)
+	if err != nil {
+		return 0, err
+	}
+	t, err := parseTemplate(tmpl)
+	if err != nil {
+		return 0, err
+	}
+	class, ok := t.ulong(ck.CKA_CLASS)
+	if !ok {
+		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "C_UnwrapKey needs CKA_CLASS in the template")
+	}
+	if _, ok := t.ulong(ck.CKA_KEY_TYPE); !ok {
+		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "C_UnwrapKey needs CKA_KEY_TYPE in the template")
+	}
+	if class != ck.CKO_SECRET_KEY && class != ck.CKO_PRIVATE_KEY {
+		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "C_UnwrapKey makes secret and private keys, not %s", ck.Name("CKO_", class))
+	}
+	if err := checkWrappingKey(uk, unwrappingKey, s, mech, info, unwrappingRole); err != nil {
+		return 0, err
+	}
+	if class == ck.CKO_PRIVATE_KEY && !mech.wrapsPrivate {
+		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s unwraps secret keys only", ck.Name("CKM_", mech.typ))
+	}
+	op := wrapOperation(s, mech, params, uk, opDecrypt)
+	if uk.class() == ck.CKO_PRIVATE_KEY {
+		op.needLogin, op.epoch = true, epoch
+		op.needAuth = uk.attrs.bool(ck.CKA_ALWAYS_AUTHENTICATE)
+		if err := op.checkUse(); err != nil {
+			return 0, err
+		}
+	}
+	material, err := mech.unwrap(op, wrapped)
+	if err != nil {
+		return 0, err
+	}
+	defer clear(material)
+	_, login := s.currentEpoch()
+	a, sch, err := unwrappedObject(t, class, material, login)
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := ss.checkWritable(a, s.login); err != nil {
+		return 0, err
+	}
+	o, err := s.storeLocked(ss, 0, nil, a, sch)
+	if err != nil {
+		return 0, err
+	}
+	s.log.Info("key unwrapped", "mechanism", ck.Name("CKM_", mech.typ), "handle", o.handle, "class", ck.Name("CKO_", class))
+	return o.handle, nil
+}
+
+// keyMaterial is what a wrap mechanism encrypts: a secret key's CKA_VALUE,
+// a private key's PKCS#8 PrivateKeyInfo. The caller wipes it.
+func keyMaterial(k *object) ([]byte, error) {
+	switch k.class() {
+	case ck.CKO_SECRET_KEY:
+		v, ok := k.attrs[ck.CKA_VALUE]
+		if !ok {
+			return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "secret key value is sealed")
+		}
+		return append([]byte(nil), v...), nil
+	case ck.CKO_PRIVATE_KEY:
+		return marshalPKCS8(k)
+	}
+	return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s is not wrapped", ck.Name("CKO_", k.class()))
+}
+
+// unwrappedObject builds the attributes of an unwrapped key from the
+// template and the decrypted key material.
+func unwrappedObject(t attrMap, class uint64, material []byte, login loginState) (attrMap, schema, error) {
+	if class == ck.CKO_SECRET_KEY {
+		return unwrappedSecret(t, material, login)
+	}
+	kt, _ := t.ulong(ck.CKA_KEY_TYPE)
+	vals, err := parsePKCS8(material, kt)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The template may not give the key's values: they come from the
+	// wrapped key (CKR_ATTRIBUTE_READ_ONLY, as for generation).
+	if _, _, err := checkTemplate(t, modeGenerate); err != nil {
+		return nil, nil, err
+	}
+	if err := sameValues(t, vals); err != nil {
+		return nil, nil, err
+	}
+	return buildObject(t, vals, modeCreate, 0, login)
+}
+
+// unwrappedSecret builds an unwrapped secret key (CKA_VALUE from the
+// material).
+func unwrappedSecret(t attrMap, material []byte, login loginState) (attrMap, schema, error) {
+	return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "secret keys are not supported yet")
+}
