@@ -1,65 +1,235 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/spf13/cobra"
+
+	"github.com/modexp-token/modexp-token/token"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/config"
 )
 
-// runInfo prints the module, every slot and token, and the mechanisms.
-func runInfo(args []string, stdout io.Writer) error {
-	fs := newFlags("info")
-	mechs := fs.Bool("mechanisms", true, "list each slot's mechanisms")
-	if err := fs.Parse(args); err != nil {
-		return err
+// infoReport is what `info` prints (as text, or as JSON with --json).
+type infoReport struct {
+	Version string       `json:"version"`
+	Config  configReport `json:"config"`
+	Log     string       `json:"log"`
+	Slots   []slotReport `json:"slots"`
+}
+
+type configReport struct {
+	File    string `json:"file,omitempty"` // "" = built-in default
+	From    string `json:"from"`           // how the file was chosen
+	Problem string `json:"problem,omitempty"`
+}
+
+type slotReport struct {
+	Index      int          `json:"index"`
+	ID         uint64       `json:"id"`
+	IDHex      string       `json:"id_hex"`
+	Slot       string       `json:"slot_description,omitempty"`
+	Label      string       `json:"token_label,omitempty"`
+	TokenFile  string       `json:"token_file"`
+	Engine     string       `json:"engine"`
+	Model      string       `json:"model,omitempty"`
+	Serial     string       `json:"serial,omitempty"`
+	Flags      []string     `json:"flags"`
+	Sessions   uint64       `json:"sessions"`
+	MinPINLen  uint64       `json:"min_pin_len,omitempty"`
+	MaxPINLen  uint64       `json:"max_pin_len,omitempty"`
+	Problems   []string     `json:"problems,omitempty"`
+	Mechanisms []mechReport `json:"mechanisms,omitempty"`
+}
+
+type mechReport struct {
+	Name    string   `json:"name"`
+	MinSize uint64   `json:"min_key_size"`
+	MaxSize uint64   `json:"max_key_size"`
+	Flags   []string `json:"flags"`
+}
+
+func infoCmd() *cobra.Command {
+	var mechs, asJSON bool
+	c := &cobra.Command{
+		Use:   "info",
+		Short: "Show the configuration, log, slots, tokens and mechanisms, and any problem with them",
+		Long: `info shows what the module would load with this environment: the
+configuration file (MODEXP_TOKEN_CONF, or the built-in default), where the
+module logs, and each slot with its token file, engine, token state and
+mechanisms. Problems (a configuration that does not load, a token file that is
+missing, unreadable or damaged, a token not initialised) are named with what
+to do about them. It exits with 6 if the configuration does not load.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep, err := gatherInfo(mechs)
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				if jerr := enc.Encode(rep); jerr != nil {
+					return jerr
+				}
+			} else {
+				printInfo(cmd.OutOrStdout(), rep)
+			}
+			return err
+		},
 	}
-	m, err := openModule()
+	c.Flags().BoolVar(&mechs, "mechanisms", true, "list each slot's mechanisms")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+// gatherInfo builds the report; the error is the configuration's problem.
+func gatherInfo(mechs bool) (*infoReport, error) {
+	rep := &infoReport{Version: versionString()}
+	if f := os.Getenv(config.EnvConf); f != "" {
+		rep.Config = configReport{File: f, From: config.EnvConf}
+	} else {
+		rep.Config = configReport{From: "built-in default (" + config.EnvConf + " is not set)"}
+	}
+	cfg, err := config.FromEnv()
 	if err != nil {
-		return err
+		rep.Config.Problem = err.Error()
+		if errors.Is(err, os.ErrNotExist) {
+			rep.Config.Problem += "; create the file or point " + config.EnvConf + " at an existing one"
+		} else {
+			rep.Config.Problem += "; fix the file (docs/USAGE.md lists its keys)"
+		}
+		rep.Log = "syslog (warnings and errors; set " + config.EnvLog + " for a full log)"
+		return rep, withCode(exitConfig, fmt.Errorf("the configuration does not load: %w", err))
+	}
+	if cfg.Log != "" {
+		rep.Log = cfg.Log
+		if os.Getenv(config.EnvLog) != "" {
+			rep.Log += " (" + config.EnvLog + ")"
+		}
+	} else {
+		rep.Log = "syslog (warnings and errors; set " + config.EnvLog + " for a full log)"
+	}
+	// Before the module opens (and creates) the token files.
+	fileProblems := map[uint64][]string{}
+	for _, sc := range cfg.Slots {
+		fileProblems[sc.ID] = tokenFileProblems(sc.TokenFile)
+	}
+	m, err := token.Load(cfg)
+	if err != nil {
+		rep.Config.Problem = err.Error() + "; the module refuses to load (C_Initialize fails) until this is fixed"
+		for i, sc := range cfg.Slots {
+			rep.Slots = append(rep.Slots, slotReport{Index: i, ID: sc.ID, IDHex: fmt.Sprintf("0x%x", sc.ID),
+				TokenFile: sc.TokenFile, Engine: sc.Engine, Problems: fileProblems[sc.ID], Flags: []string{}})
+		}
+		return rep, withCode(exitConfig, fmt.Errorf("the module does not load: %w", err))
 	}
 	defer m.Close()
-	mi := m.Info()
-	fmt.Fprintf(stdout, "%s — %s %d.%d (Cryptoki %d.%d)\n", mi.ManufacturerID, mi.LibraryDescription,
-		mi.LibraryVersion.Major, mi.LibraryVersion.Minor, mi.CryptokiVersion.Major, mi.CryptokiVersion.Minor)
-	for _, slot := range m.SlotList(false) {
-		si, err := m.SlotInfo(slot)
-		if err != nil {
-			return fmt.Errorf("slot %d: %w", slot, err)
+	for i, sc := range cfg.Slots {
+		sr := slotReport{Index: i, ID: sc.ID, IDHex: fmt.Sprintf("0x%x", sc.ID), TokenFile: sc.TokenFile,
+			Engine: sc.Engine, Problems: fileProblems[sc.ID], Flags: []string{}}
+		if si, err := m.SlotInfo(sc.ID); err == nil {
+			sr.Slot = si.Description
 		}
-		fmt.Fprintf(stdout, "\nSlot %d: %s\n", slot, si.Description)
-		ti, err := m.TokenInfo(slot)
-		if err != nil {
-			fmt.Fprintf(stdout, "  token: %v\n", err)
-			continue
-		}
-		fmt.Fprintf(stdout, "  token label:  %s\n  model:        %s\n  serial:       %s\n  flags:        %s\n",
-			ti.Label, ti.Model, ti.SerialNumber, tokenFlags(ti.Flags))
-		fmt.Fprintf(stdout, "  sessions:     %d (%d R/W)\n  PIN length:   %d..%d\n",
-			ti.SessionCount, ti.RwSessionCount, ti.MinPinLen, ti.MaxPinLen)
-		if !*mechs {
-			continue
-		}
-		list, err := m.MechanismList(slot)
-		if err != nil {
-			return fmt.Errorf("slot %d mechanisms: %w", slot, err)
-		}
-		fmt.Fprintln(stdout, "  mechanisms:")
-		for _, mech := range list {
-			info, err := m.MechanismInfo(slot, mech)
-			if err != nil {
-				return fmt.Errorf("slot %d mechanism %s: %w", slot, ck.Name("CKM_", mech), err)
+		ti, err := m.TokenInfo(sc.ID)
+		switch {
+		case err != nil && ck.RV(err) == uint64(ck.CKR_TOKEN_NOT_RECOGNIZED):
+			sr.Problems = append(sr.Problems, "the token file is damaged or not a token file: 'modexp-token restore --in BACKUP' brings a backup back")
+		case err != nil:
+			sr.Problems = append(sr.Problems, "token: "+err.Error())
+		default:
+			sr.Label = strings.TrimSpace(ti.Label)
+			sr.Model, sr.Serial = strings.TrimSpace(ti.Model), strings.TrimSpace(ti.SerialNumber)
+			sr.Flags = flagNames(tokenFlagNames, ti.Flags)
+			sr.Sessions, sr.MinPINLen, sr.MaxPINLen = ti.SessionCount, ti.MinPinLen, ti.MaxPinLen
+			switch {
+			case ti.Flags&ck.CKF_TOKEN_INITIALIZED == 0:
+				sr.Problems = append(sr.Problems, fmt.Sprintf("not initialised: 'modexp-token init --slot 0x%x --label LABEL'", sc.ID))
+			case ti.Flags&ck.CKF_USER_PIN_INITIALIZED == 0:
+				sr.Problems = append(sr.Problems, fmt.Sprintf("user PIN not set: 'modexp-token pin reset --slot 0x%x'", sc.ID))
+			case ti.Flags&ck.CKF_USER_PIN_LOCKED != 0:
+				sr.Problems = append(sr.Problems, fmt.Sprintf("user PIN locked: 'modexp-token pin reset --slot 0x%x' (needs the SO PIN)", sc.ID))
 			}
-			fmt.Fprintf(stdout, "    %-28s %5d..%-5d %s\n", ck.Name("CKM_", mech), info.MinKeySize, info.MaxKeySize, mechFlags(info.Flags))
 		}
+		if mechs {
+			list, err := m.MechanismList(sc.ID)
+			if err != nil {
+				return rep, fmt.Errorf("slot %d mechanisms: %w", sc.ID, err)
+			}
+			for _, mech := range list {
+				mi, err := m.MechanismInfo(sc.ID, mech)
+				if err != nil {
+					return rep, fmt.Errorf("slot %d mechanism %s: %w", sc.ID, ck.Name("CKM_", mech), err)
+				}
+				sr.Mechanisms = append(sr.Mechanisms, mechReport{Name: ck.Name("CKM_", mech),
+					MinSize: mi.MinKeySize, MaxSize: mi.MaxKeySize, Flags: flagNames(mechFlagNames, mi.Flags)})
+			}
+		}
+		rep.Slots = append(rep.Slots, sr)
 	}
+	return rep, nil
+}
+
+// tokenFileProblems says what is wrong with a token file before the module
+// opens it (which creates a missing one).
+func tokenFileProblems(path string) []string {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return []string{"the token file does not exist yet: the module creates it, 'modexp-token init' initialises the token"}
+	case err != nil:
+		return []string{"cannot see the token file: " + err.Error()}
+	case fi.IsDir():
+		return []string{"the token file is a directory: token_file names a file"}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return []string{fmt.Sprintf("cannot open the token file for reading and writing as this user: %v (check its owner and mode)", err)}
+	}
+	f.Close()
 	return nil
 }
 
-var tokenFlagNames = []struct {
+func printInfo(w io.Writer, rep *infoReport) {
+	fmt.Fprintf(w, "modexp-token %s\n", rep.Version)
+	if rep.Config.File != "" {
+		fmt.Fprintf(w, "config:   %s (from %s)\n", rep.Config.File, rep.Config.From)
+	} else {
+		fmt.Fprintf(w, "config:   %s\n", rep.Config.From)
+	}
+	if rep.Config.Problem != "" {
+		fmt.Fprintf(w, "  PROBLEM: %s\n", rep.Config.Problem)
+	}
+	fmt.Fprintf(w, "log:      %s\n", rep.Log)
+	for _, s := range rep.Slots {
+		fmt.Fprintf(w, "\nSlot %d (0x%x): %s\n", s.Index, s.ID, s.Slot)
+		fmt.Fprintf(w, "  token file:   %s\n  engine:       %s\n", s.TokenFile, s.Engine)
+		if s.Label != "" || len(s.Flags) > 0 {
+			fmt.Fprintf(w, "  token label:  %s\n  model:        %s\n  serial:       %s\n  flags:        %s\n",
+				s.Label, s.Model, s.Serial, strings.Join(s.Flags, ", "))
+			fmt.Fprintf(w, "  sessions:     %d\n  PIN length:   %d..%d\n", s.Sessions, s.MinPINLen, s.MaxPINLen)
+		}
+		for _, p := range s.Problems {
+			fmt.Fprintf(w, "  PROBLEM: %s\n", p)
+		}
+		if len(s.Mechanisms) > 0 {
+			fmt.Fprintln(w, "  mechanisms:")
+			for _, m := range s.Mechanisms {
+				fmt.Fprintf(w, "    %-28s %5d..%-5d %s\n", m.Name, m.MinSize, m.MaxSize, strings.Join(m.Flags, ","))
+			}
+		}
+	}
+}
+
+type flagName struct {
 	bit  uint64
 	name string
-}{
+}
+
+var tokenFlagNames = []flagName{
 	{ck.CKF_RNG, "rng"}, {ck.CKF_LOGIN_REQUIRED, "login-required"},
 	{ck.CKF_USER_PIN_INITIALIZED, "user-pin-initialized"}, {ck.CKF_TOKEN_INITIALIZED, "token-initialized"},
 	{ck.CKF_USER_PIN_COUNT_LOW, "user-pin-count-low"}, {ck.CKF_USER_PIN_FINAL_TRY, "user-pin-final-try"},
@@ -67,163 +237,382 @@ var tokenFlagNames = []struct {
 	{ck.CKF_SO_PIN_FINAL_TRY, "so-pin-final-try"}, {ck.CKF_SO_PIN_LOCKED, "so-pin-locked"},
 }
 
-func tokenFlags(f uint64) string {
-	s := ""
-	for _, n := range tokenFlagNames {
-		if f&n.bit != 0 {
-			if s != "" {
-				s += ", "
-			}
-			s += n.name
-		}
-	}
-	return s
-}
-
-var mechFlagNames = []struct {
-	bit  uint64
-	name string
-}{
+var mechFlagNames = []flagName{
 	{ck.CKF_ENCRYPT, "encrypt"}, {ck.CKF_DECRYPT, "decrypt"}, {ck.CKF_DIGEST, "digest"},
 	{ck.CKF_SIGN, "sign"}, {ck.CKF_VERIFY, "verify"}, {ck.CKF_GENERATE_KEY_PAIR, "generate-key-pair"},
 	{ck.CKF_EC_F_P, "ec-f-p"}, {ck.CKF_EC_NAMEDCURVE, "ec-named-curve"}, {ck.CKF_EC_UNCOMPRESS, "ec-uncompress"},
 }
 
-func mechFlags(f uint64) string {
-	s := ""
-	for _, n := range mechFlagNames {
+func flagNames(names []flagName, f uint64) []string {
+	out := []string{}
+	for _, n := range names {
 		if f&n.bit != 0 {
-			if s != "" {
-				s += ","
-			}
-			s += n.name
+			out = append(out, n.name)
 		}
 	}
-	return s
+	return out
 }
 
-// runInit initialises a token and sets its user PIN.
-func runInit(args []string, stdout io.Writer) error {
-	fs := newFlags("init")
-	label := fs.String("label", "", "token label (required, at most 32 bytes)")
-	slotID := fs.Int64("slot", -1, "slot ID (default: the first slot)")
-	soFile := fs.String("so-pin-file", "", "file holding the SO PIN")
-	userFile := fs.String("pin-file", "", "file holding the user PIN")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *label == "" || len(*label) > 32 {
-		return fmt.Errorf("--label is required and at most 32 bytes")
-	}
-	so, err := pinSource{"SO PIN", *soFile, "MODEXP_TOKEN_SO_PIN"}.read(true)
-	if err != nil {
-		return err
-	}
-	defer wipe(so)
-	user, err := pinSource{"user PIN", *userFile, "MODEXP_TOKEN_PIN"}.read(true)
-	if err != nil {
-		return err
-	}
-	defer wipe(user)
-	m, err := openModule()
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	slot, err := pickSlot(m, *slotID)
-	if err != nil {
-		return err
-	}
-	if err := m.InitToken(slot, so, *label); err != nil {
-		return fmt.Errorf("initialise token in slot %d: %w", slot, err)
-	}
-	s, err := openSession(m, slot, nil)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	if err := m.Login(s.h, ck.CKU_SO, so); err != nil {
-		return fmt.Errorf("SO login: %w", err)
-	}
-	if err := m.InitPIN(s.h, user); err != nil {
-		return fmt.Errorf("set user PIN: %w", err)
-	}
-	_ = m.Logout(s.h)
-	fmt.Fprintf(stdout, "token %q initialised in slot %d\n", *label, slot)
-	return nil
-}
+func initCmd() *cobra.Command {
+	var label, soFile, userFile string
+	var free bool
+	c := &cobra.Command{
+		Use:   "init --label LABEL [--slot S | --token LABEL | --free]",
+		Short: "Initialise a token (wipes it) and set its SO PIN and user PIN",
+		Long: `init initialises the token of one slot, as pkcs11-tool --init-token and
+--init-pin do together: it names the token, sets the SO PIN and the user PIN.
+Everything is checked first (label, both PINs and their lengths, the token
+file); nothing changes unless all of it is right. Re-initialising a token
+that holds keys wipes them: it asks first (or --yes).
 
-// runPIN changes a PIN, or lets the SO set (reset) the user PIN.
-func runPIN(args []string, stdout io.Writer) error {
-	sub, rest, err := splitSub(args, "change", "reset")
-	if err != nil {
-		return err
+--free picks the first slot whose token is not initialised (SoftHSMv2's
+--init-token --free); 'modexp-token token add' adds a slot to the
+configuration.`,
+		Example: `  modexp-token init --label web
+  MODEXP_TOKEN_SO_PIN=87654321 MODEXP_TOKEN_PIN=123456 modexp-token init --label web --free`,
+		Args: noArgs,
 	}
-	fs := newFlags("pin " + sub)
-	asSO := fs.Bool("so", false, "change the SO PIN instead of the user PIN (change only)")
-	slotID := fs.Int64("slot", -1, "slot ID (default: the first slot)")
-	soFile := fs.String("so-pin-file", "", "file holding the SO PIN")
-	oldFile := fs.String("pin-file", "", "file holding the current user PIN")
-	newFile := fs.String("new-pin-file", "", "file holding the new PIN")
-	if err := fs.Parse(rest); err != nil {
-		return err
-	}
-	m, err := openModule()
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	slot, err := pickSlot(m, *slotID)
-	if err != nil {
-		return err
-	}
-	s, err := openSession(m, slot, nil)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	newPIN, err := pinSource{"new PIN", *newFile, "MODEXP_TOKEN_NEW_PIN"}.read(true)
-	if err != nil {
-		return err
-	}
-	defer wipe(newPIN)
-	switch {
-	case sub == "reset":
-		so, err := pinSource{"SO PIN", *soFile, "MODEXP_TOKEN_SO_PIN"}.read(false)
+	t := addTargetFlags(c)
+	sf := &safety{}
+	c.Flags().BoolVarP(&sf.yes, "yes", "y", false, "re-initialise an initialised token without asking")
+	c.Flags().StringVar(&label, "label", "", "token `LABEL` (required, at most 32 bytes)")
+	c.Flags().StringVar(&soFile, "so-pin-file", "", "`FILE` holding the SO PIN (else MODEXP_TOKEN_SO_PIN, else a prompt)")
+	c.Flags().StringVar(&userFile, "pin-file", "", "`FILE` holding the user PIN (else MODEXP_TOKEN_PIN, else a prompt)")
+	c.Flags().BoolVar(&free, "free", false, "use the first slot whose token is not initialised")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if label == "" {
+			return usageErrorf("--label is required (the token's name, at most 32 bytes)")
+		}
+		if len(label) > 32 {
+			return usageErrorf("--label %q is %d bytes long; at most 32", label, len(label))
+		}
+		if free && (t.slot != "" || t.token != "") {
+			return usageErrorf("--free picks the slot itself: give it without --slot or --token")
+		}
+		m, err := openModule()
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		var slot uint64
+		if free {
+			if slot, err = freeSlot(m); err != nil {
+				return err
+			}
+		} else if slot, err = t.resolve(m); err != nil {
+			return err
+		}
+		ti, err := m.TokenInfo(slot)
+		if err != nil {
+			return fmt.Errorf("slot 0x%x: %w", slot, err)
+		}
+		so, err := soPIN(soFile).read(true)
 		if err != nil {
 			return err
 		}
 		defer wipe(so)
+		user, err := userPIN(userFile).read(true)
+		if err != nil {
+			return err
+		}
+		defer wipe(user)
+		for _, p := range []struct {
+			what string
+			pin  []byte
+		}{{"SO PIN", so}, {"user PIN", user}} {
+			if n := uint64(len(p.pin)); n < ti.MinPinLen || n > ti.MaxPinLen {
+				return withCode(exitPIN, fmt.Errorf("the %s has %d characters; this token takes %d to %d (nothing was changed)",
+					p.what, n, ti.MinPinLen, ti.MaxPinLen))
+			}
+		}
+		if ti.Flags&ck.CKF_TOKEN_INITIALIZED != 0 {
+			if err := sf.confirm(cmd.ErrOrStderr(), fmt.Sprintf("Slot 0x%x holds token %q: re-initialising it deletes all its keys and certificates. Go on?",
+				slot, strings.TrimSpace(ti.Label))); err != nil {
+				return err
+			}
+		}
+		if err := m.InitToken(slot, so, label); err != nil {
+			return fmt.Errorf("initialise the token in slot 0x%x: %w", slot, err)
+		}
+		s, err := openSession(m, slot, nil)
+		if err != nil {
+			return fmt.Errorf("token initialised with its SO PIN, but the user PIN is not set (%w); set it with 'modexp-token pin reset --slot 0x%x'", err, slot)
+		}
+		defer s.close()
+		if err := m.Login(s.h, ck.CKU_SO, so); err != nil {
+			return fmt.Errorf("token initialised with its SO PIN, but the SO login to set the user PIN failed (%w); set it with 'modexp-token pin reset --slot 0x%x'", err, slot)
+		}
+		if err := m.InitPIN(s.h, user); err != nil {
+			return fmt.Errorf("token initialised with its SO PIN, but the user PIN was refused (%w); set it with 'modexp-token pin reset --slot 0x%x'", err, slot)
+		}
+		_ = m.Logout(s.h)
+		fmt.Fprintf(cmd.OutOrStdout(), "token %q initialised in slot %d (0x%x)\n", label, slot, slot)
+		return nil
+	}
+	return c
+}
+
+// freeSlot returns the first slot whose token is not initialised.
+func freeSlot(m *token.Module) (uint64, error) {
+	for _, id := range m.SlotList(false) {
+		ti, err := m.TokenInfo(id)
+		if err == nil && ti.Flags&ck.CKF_TOKEN_INITIALIZED == 0 {
+			return id, nil
+		}
+	}
+	return 0, notFoundf("every slot's token is initialised: 'modexp-token token add --label LABEL' adds a slot to the configuration")
+}
+
+func soPIN(file string) pinSource {
+	return pinSource{"SO PIN", file, "MODEXP_TOKEN_SO_PIN", "so-pin-file"}
+}
+func userPIN(file string) pinSource {
+	return pinSource{"user PIN", file, "MODEXP_TOKEN_PIN", "pin-file"}
+}
+func newPIN(file string) pinSource {
+	return pinSource{"new PIN", file, "MODEXP_TOKEN_NEW_PIN", "new-pin-file"}
+}
+
+func pinCmd() *cobra.Command {
+	var asSO bool
+	var soFile, oldFile, newFile string
+	change := &cobra.Command{
+		Use:   "change [--so]",
+		Short: "Change the user PIN (or with --so the SO PIN)",
+		Long: `change sets a new PIN after checking the current one. The current PIN
+comes from --pin-file (--so-pin-file with --so), MODEXP_TOKEN_PIN
+(MODEXP_TOKEN_SO_PIN) or a prompt; the new one from --new-pin-file,
+MODEXP_TOKEN_NEW_PIN or a prompt.`,
+		Args: noArgs,
+	}
+	ct := addTargetFlags(change)
+	change.Flags().BoolVar(&asSO, "so", false, "change the SO PIN instead of the user PIN")
+	change.Flags().StringVar(&soFile, "so-pin-file", "", "`FILE` holding the current SO PIN (with --so)")
+	change.Flags().StringVar(&oldFile, "pin-file", "", "`FILE` holding the current user PIN")
+	change.Flags().StringVar(&newFile, "new-pin-file", "", "`FILE` holding the new PIN")
+	change.RunE = func(cmd *cobra.Command, args []string) error {
+		m, s, err := targetSession(ct, nil)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		defer s.close()
+		oldSrc, who, user := userPIN(oldFile), "user PIN", ck.CKU_USER
+		if asSO {
+			oldSrc, who, user = soPIN(soFile), "SO PIN", ck.CKU_SO
+		}
+		old, err := oldSrc.read(false)
+		if err != nil {
+			return err
+		}
+		defer wipe(old)
+		np, err := newPIN(newFile).read(true)
+		if err != nil {
+			return err
+		}
+		defer wipe(np)
+		if user == ck.CKU_SO {
+			if err := m.Login(s.h, ck.CKU_SO, old); err != nil {
+				return fmt.Errorf("SO login: %w", err)
+			}
+		}
+		if err := m.SetPIN(s.h, old, np); err != nil {
+			return fmt.Errorf("change the %s: %w", who, err)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%s changed\n", who)
+		return nil
+	}
+
+	var rsoFile, rnewFile string
+	reset := &cobra.Command{
+		Use:   "reset",
+		Short: "Set a new user PIN with the SO PIN (unlocks a locked user PIN)",
+		Long: `reset logs in as the security officer (SO PIN from --so-pin-file,
+MODEXP_TOKEN_SO_PIN or a prompt) and sets a new user PIN (--new-pin-file,
+MODEXP_TOKEN_NEW_PIN or a prompt): the way back from a forgotten or locked
+user PIN, or from an init that stopped before the user PIN was set.`,
+		Args: noArgs,
+	}
+	rt := addTargetFlags(reset)
+	reset.Flags().StringVar(&rsoFile, "so-pin-file", "", "`FILE` holding the SO PIN")
+	reset.Flags().StringVar(&rnewFile, "new-pin-file", "", "`FILE` holding the new user PIN")
+	reset.RunE = func(cmd *cobra.Command, args []string) error {
+		m, s, err := targetSession(rt, nil)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		defer s.close()
+		so, err := soPIN(rsoFile).read(false)
+		if err != nil {
+			return err
+		}
+		defer wipe(so)
+		np, err := newPIN(rnewFile).read(true)
+		if err != nil {
+			return err
+		}
+		defer wipe(np)
 		if err := m.Login(s.h, ck.CKU_SO, so); err != nil {
 			return fmt.Errorf("SO login: %w", err)
 		}
-		if err := m.InitPIN(s.h, newPIN); err != nil {
-			return fmt.Errorf("reset user PIN: %w", err)
+		if err := m.InitPIN(s.h, np); err != nil {
+			return fmt.Errorf("reset the user PIN: %w", err)
 		}
-		fmt.Fprintln(stdout, "user PIN reset")
-	case *asSO:
-		old, err := pinSource{"SO PIN", *soFile, "MODEXP_TOKEN_SO_PIN"}.read(false)
-		if err != nil {
-			return err
-		}
-		defer wipe(old)
-		if err := m.Login(s.h, ck.CKU_SO, old); err != nil {
-			return fmt.Errorf("SO login: %w", err)
-		}
-		if err := m.SetPIN(s.h, old, newPIN); err != nil {
-			return fmt.Errorf("change SO PIN: %w", err)
-		}
-		fmt.Fprintln(stdout, "SO PIN changed")
-	default:
-		old, err := pinSource{"user PIN", *oldFile, "MODEXP_TOKEN_PIN"}.read(false)
-		if err != nil {
-			return err
-		}
-		defer wipe(old)
-		if err := m.SetPIN(s.h, old, newPIN); err != nil {
-			return fmt.Errorf("change user PIN: %w", err)
-		}
-		fmt.Fprintln(stdout, "user PIN changed")
+		fmt.Fprintln(cmd.OutOrStdout(), "user PIN reset")
+		return nil
 	}
+	return group("pin", "Change a PIN, or let the SO set a new user PIN", change, reset)
+}
+
+// targetSession loads the module, resolves the target and opens a R/W
+// session (logged in when login is set). The caller closes both.
+func targetSession(t *target, login *pinSource) (*token.Module, *session, error) {
+	m, err := openModule()
+	if err != nil {
+		return nil, nil, err
+	}
+	slot, err := t.resolve(m)
+	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	s, err := openSession(m, slot, login)
+	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	return m, s, nil
+}
+
+func tokenCmd() *cobra.Command {
+	var label, file, engineSpec string
+	add := &cobra.Command{
+		Use:   "add --label LABEL [--file PATH] [--engine SPEC]",
+		Short: "Add a slot (a new token) to the configuration file",
+		Long: `add appends a [[slot]] to the configuration file named by
+MODEXP_TOKEN_CONF (created if it does not exist), checks that the result
+loads, and prints the slot's ID. The token file defaults to LABEL.db beside
+the configuration file. Then 'modexp-token init --free' (or --slot ID)
+initialises it.`,
+		Example: `  MODEXP_TOKEN_CONF=$HOME/.config/modexp-token.toml modexp-token token add --label second`,
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return addSlot(cmd.OutOrStdout(), label, file, engineSpec)
+		},
+	}
+	add.Flags().StringVar(&label, "label", "", "slot and token `LABEL` (required, at most 32 bytes)")
+	add.Flags().StringVar(&file, "file", "", "token file `PATH` (default: LABEL.db beside the configuration file)")
+	add.Flags().StringVar(&engineSpec, "engine", "", "engine `SPEC` (default soft)")
+
+	del := &cobra.Command{
+		Use:   "delete [--slot S | --token LABEL]",
+		Short: "Delete a token: its file, with every key and certificate (SoftHSMv2's --delete-token)",
+		Long: `delete removes the token file of one slot, and with it every key,
+certificate and both PINs. The slot stays in the configuration, with an
+uninitialised token. It says what will go and asks first (or --yes);
+--dry-run only says. A backup first ('modexp-token backup --out FILE') keeps
+a way back.`,
+		Args: noArgs,
+	}
+	t := addTargetFlags(del)
+	sf := addSafetyFlags(del)
+	del.RunE = func(cmd *cobra.Command, args []string) error {
+		m, err := openModule()
+		if err != nil {
+			return err
+		}
+		slot, err := t.resolve(m)
+		if err != nil {
+			m.Close()
+			return err
+		}
+		desc := fmt.Sprintf("slot %d (0x%x)", slot, slot)
+		if ti, err := m.TokenInfo(slot); err == nil && ti.Flags&ck.CKF_TOKEN_INITIALIZED != 0 {
+			desc = fmt.Sprintf("token %q in %s", strings.TrimSpace(ti.Label), desc)
+		}
+		m.Close()
+		sc, _, err := slotConfig(slot)
+		if err != nil {
+			return err
+		}
+		w := cmd.OutOrStdout()
+		fmt.Fprintf(w, "will delete %s: %s (every key, certificate and PIN in it)\n", desc, sc.TokenFile)
+		if sf.dryRun {
+			fmt.Fprintln(w, "dry run: nothing deleted")
+			return nil
+		}
+		if err := sf.confirm(cmd.ErrOrStderr(), "Delete it?"); err != nil {
+			return err
+		}
+		if err := os.Remove(sc.TokenFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("delete %s: %w", sc.TokenFile, err)
+		}
+		fmt.Fprintf(w, "deleted %s\n", sc.TokenFile)
+		return nil
+	}
+	return group("token", "Add a token to the configuration, or delete one", add, del)
+}
+
+// addSlot appends a slot to the configuration file and checks the result.
+func addSlot(w io.Writer, label, file, engineSpec string) error {
+	if label == "" || len(label) > 32 {
+		return usageErrorf("--label is required and at most 32 bytes")
+	}
+	path := os.Getenv(config.EnvConf)
+	if path == "" {
+		return withCode(exitConfig, fmt.Errorf("%s is not set: the built-in default configuration has no file to add to; set %s=PATH (created if missing) here and for the programs loading the module", config.EnvConf, config.EnvConf))
+	}
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return withCode(exitConfig, fmt.Errorf("read %s: %w", path, err))
+	}
+	if file == "" {
+		name := strings.Map(func(r rune) rune {
+			if r == '/' || r == 0 || r == ' ' {
+				return '_'
+			}
+			return r
+		}, label)
+		file = filepath.Join(filepath.Dir(path), name+".db")
+	} else if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
+	text := string(old)
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	text += fmt.Sprintf("\n[[slot]]\nlabel = %q\ntoken_file = %q\n", label, file)
+	if engineSpec != "" {
+		text += fmt.Sprintf("engine = %q\n", engineSpec)
+	}
+	cfg, err := config.Parse([]byte(text), filepath.Dir(path))
+	if err != nil {
+		return withCode(exitConfig, fmt.Errorf("the configuration with the new slot would not load (nothing changed): %w", err))
+	}
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("replace %s: %w", path, err)
+	}
+	id := config.DeriveSlotID(file)
+	for _, s := range cfg.Slots {
+		if s.TokenFile == filepath.Clean(file) {
+			id = s.ID
+		}
+	}
+	fmt.Fprintf(w, "added slot 0x%x (%q, token file %s) to %s\nnext: modexp-token init --slot 0x%x --label %s\n",
+		id, label, file, path, id, shellQuote(label))
 	return nil
+}
+
+// shellQuote quotes s for a shell command line when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -22,108 +22,234 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/modexp-token/modexp-token/keystore"
 	"github.com/modexp-token/modexp-token/token/config"
 )
 
-// slotConfig returns the configured slot with the given ID (the first when
-// id is negative) and its keystore options.
-func slotConfig(id int64) (config.Slot, keystore.Options, error) {
-	cfg, err := config.FromEnv()
+// slotConfig returns the configured slot with the given ID and its
+// keystore options.
+func slotConfig(id uint64) (config.Slot, keystore.Options, error) {
+	cfg, err := loadConfig()
 	if err != nil {
-		return config.Slot{}, keystore.Options{}, fmt.Errorf("load token configuration: %w", err)
+		return config.Slot{}, keystore.Options{}, err
 	}
-	if len(cfg.Slots) == 0 {
-		return config.Slot{}, keystore.Options{}, errors.New("no slots configured")
-	}
-	sc := cfg.Slots[0]
-	if id >= 0 {
-		found := false
-		for _, s := range cfg.Slots {
-			if s.ID == uint64(id) {
-				sc, found = s, true
+	for _, sc := range cfg.Slots {
+		if sc.ID == id {
+			opts := keystore.Options{
+				LockTimeout: sc.LockTimeout.Duration,
+				MaxPINTries: sc.MaxPINTries,
+				KDF:         keystore.KDFParams{Time: sc.KDFTime, MemoryKiB: sc.KDFMemoryKiB, Threads: sc.KDFThreads},
 			}
-		}
-		if !found {
-			return config.Slot{}, keystore.Options{}, fmt.Errorf("no slot %d", id)
+			return sc, opts, nil
 		}
 	}
-	opts := keystore.Options{
-		LockTimeout: sc.LockTimeout.Duration,
-		MaxPINTries: sc.MaxPINTries,
-		KDF:         keystore.KDFParams{Time: sc.KDFTime, MemoryKiB: sc.KDFMemoryKiB, Threads: sc.KDFThreads},
-	}
-	return sc, opts, nil
+	return config.Slot{}, keystore.Options{}, notFoundf("no slot 0x%x", id)
 }
 
-func runBackup(args []string, stdout io.Writer) error {
-	fs := newFlags("backup")
-	out := fs.String("out", "", "backup file to write (must not exist)")
-	slotID := fs.Int64("slot", -1, "slot ID (default: the first slot)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *out == "" {
-		return errors.New("--out is required")
-	}
-	sc, opts, err := slotConfig(*slotID)
+// resolveSlotConfig resolves --slot/--token to a configured slot. The
+// module is loaded only to read token labels, and closed again.
+func resolveSlotConfig(t *target) (config.Slot, keystore.Options, error) {
+	m, err := openModule()
 	if err != nil {
-		return err
+		return config.Slot{}, keystore.Options{}, err
 	}
-	st, err := keystore.Open(sc.TokenFile, opts)
+	slot, err := t.resolve(m)
+	m.Close()
 	if err != nil {
-		return fmt.Errorf("open token file %s: %w", sc.TokenFile, err)
+		return config.Slot{}, keystore.Options{}, err
+	}
+	return slotConfig(slot)
+}
+
+func backupCmd() *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "backup --out FILE",
+		Short: "Copy the token file (online, consistent)",
+		Long: `backup writes a consistent copy of a token file, taken while other
+processes may keep using the token. Private values stay sealed under the
+token's PINs of that moment: keep the copy as safe as the token file. It never
+overwrites an existing file. 'modexp-token restore --in FILE' brings it back.`,
+		Args: noArgs,
+	}
+	t := addTargetFlags(c)
+	c.Flags().StringVar(&out, "out", "", "backup `FILE` to write (must not exist)")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if out == "" {
+			return usageErrorf("--out is required: the backup file to write")
+		}
+		if _, err := os.Lstat(out); err == nil {
+			return fmt.Errorf("%s already exists: backup never overwrites; choose another name, or remove it first", out)
+		}
+		sc, opts, err := resolveSlotConfig(t)
+		if err != nil {
+			return err
+		}
+		st, err := keystore.Open(sc.TokenFile, opts)
+		if err != nil {
+			return fmt.Errorf("open token file %s: %w", sc.TokenFile, err)
+		}
+		defer st.Close()
+		// Written beside the target and renamed, so a failed backup leaves no
+		// file that looks complete.
+		tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".part-*")
+		if err != nil {
+			return fmt.Errorf("create backup: %w", err)
+		}
+		defer os.Remove(tmp.Name())
+		n, err := st.Backup(tmp)
+		if err == nil {
+			err = tmp.Sync()
+		}
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("back up %s: %w", sc.TokenFile, err)
+		}
+		// Link, not rename: an existing file is never overwritten.
+		if err := os.Link(tmp.Name(), out); err != nil {
+			if errors.Is(err, os.ErrExist) {
+				return fmt.Errorf("%s already exists: backup never overwrites; choose another name, or remove it first", out)
+			}
+			return fmt.Errorf("write backup %s: %w", out, err)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "backed up %s to %s (%d bytes)\n", sc.TokenFile, out, n)
+		return nil
+	}
+	return c
+}
+
+func restoreCmd() *cobra.Command {
+	var in string
+	c := &cobra.Command{
+		Use:   "restore --in FILE",
+		Short: "Check a backup, then replace the token file with it (keeping the replaced file)",
+		Long: `restore checks a backup whole (pages, schema, token and object records)
+and only then replaces the token file with it. The replaced token file is
+kept beside it as TOKENFILE.replaced-TIME, so a restore of the wrong backup
+can be undone. It needs no PIN: it is the way back from a token file that no
+longer opens. It says what it will replace and asks first (or --yes);
+--dry-run only checks the backup.`,
+		Args: noArgs,
+	}
+	t := addTargetFlags(c)
+	sf := addSafetyFlags(c)
+	c.Flags().StringVar(&in, "in", "", "backup `FILE` written by modexp-token backup")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if in == "" {
+			return usageErrorf("--in is required: the backup file to restore")
+		}
+		sc, opts, err := resolveSlotConfig(t)
+		if err != nil {
+			return err
+		}
+		f, err := os.Open(in)
+		if err != nil {
+			return fmt.Errorf("open backup: %w", err)
+		}
+		defer f.Close()
+		w := cmd.OutOrStdout()
+		// The backup is checked whole first, by restoring it into a scratch
+		// directory: a bad backup is refused before anything is asked.
+		scratch, err := os.MkdirTemp("", "modexp-token-restore-check-*")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(scratch)
+		if _, err := keystore.Restore(filepath.Join(scratch, "token.db"), f, opts); err != nil {
+			return fmt.Errorf("%s is not a usable backup (token file left as it was): %w", in, err)
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "will replace %s with the backup %s\n", sc.TokenFile, in)
+		if sf.dryRun {
+			fmt.Fprintln(w, "dry run: the backup checks out; nothing replaced")
+			return nil
+		}
+		if err := sf.confirm(cmd.ErrOrStderr(), "Replace it?"); err != nil {
+			return err
+		}
+		kept := ""
+		if _, err := os.Stat(sc.TokenFile); err == nil {
+			kept = fmt.Sprintf("%s.replaced-%s", sc.TokenFile, time.Now().UTC().Format("20060102T150405Z"))
+			for i := 2; ; i++ {
+				if _, err := os.Lstat(kept); err != nil {
+					break
+				}
+				kept = fmt.Sprintf("%s.replaced-%s-%d", sc.TokenFile, time.Now().UTC().Format("20060102T150405Z"), i)
+			}
+			if err := keepCopy(sc.TokenFile, kept, opts); err != nil {
+				return fmt.Errorf("keep the current token file (nothing replaced): %w", err)
+			}
+		}
+		n, err := keystore.Restore(sc.TokenFile, f, opts)
+		if err != nil {
+			if kept != "" {
+				os.Remove(kept)
+			}
+			return fmt.Errorf("restore %s from %s (token file left as it was): %w", sc.TokenFile, in, err)
+		}
+		fmt.Fprintf(w, "restored %s from %s (%d bytes)\n", sc.TokenFile, in, n)
+		if kept != "" {
+			fmt.Fprintf(w, "the replaced token file is kept as %s\n", kept)
+		}
+		return nil
+	}
+	return c
+}
+
+// keepCopy saves the token file at src to the new file dst: a consistent
+// backup if the file opens, else (it is damaged) its bytes as they are.
+func keepCopy(src, dst string, opts keystore.Options) error {
+	st, err := keystore.Open(src, opts)
+	if err != nil {
+		return copyFile(src, dst)
 	}
 	defer st.Close()
-	// Written beside the target and renamed, so a failed backup leaves no
-	// file that looks complete.
-	tmp, err := os.CreateTemp(filepath.Dir(*out), "."+filepath.Base(*out)+".part-*")
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return fmt.Errorf("create backup: %w", err)
+		return err
 	}
-	defer os.Remove(tmp.Name())
-	n, err := st.Backup(tmp)
+	_, err = st.Backup(out)
 	if err == nil {
-		err = tmp.Sync()
+		err = out.Sync()
 	}
-	if cerr := tmp.Close(); err == nil {
+	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("back up %s: %w", sc.TokenFile, err)
+		os.Remove(dst)
+		return copyFile(src, dst)
 	}
-	// Link, not rename: an existing file is never overwritten.
-	if err := os.Link(tmp.Name(), *out); err != nil {
-		return fmt.Errorf("write backup: %w", err)
-	}
-	fmt.Fprintf(stdout, "backed up %s to %s (%d bytes)\n", sc.TokenFile, *out, n)
 	return nil
 }
 
-func runRestore(args []string, stdout io.Writer) error {
-	fs := newFlags("restore")
-	in := fs.String("in", "", "backup file written by modexp-token backup")
-	slotID := fs.Int64("slot", -1, "slot ID (default: the first slot)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *in == "" {
-		return errors.New("--in is required")
-	}
-	sc, opts, err := slotConfig(*slotID)
+// copyFile copies src to a new file dst (mode 0600).
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(*in)
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return fmt.Errorf("open backup: %w", err)
+		return err
 	}
-	defer f.Close()
-	n, err := keystore.Restore(sc.TokenFile, f, opts)
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
-		return fmt.Errorf("restore %s from %s (token file left as it was): %w", sc.TokenFile, *in, err)
+		os.Remove(dst)
 	}
-	fmt.Fprintf(stdout, "restored %s from %s (%d bytes)\n", sc.TokenFile, *in, n)
-	return nil
+	return err
 }

@@ -12,35 +12,53 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/rsa"
 )
 
-// runBench is `modexp-token bench`.
-func runBench(args []string, stdout io.Writer) error {
-	fs := newFlags("bench")
-	spec := fs.String("engine", "soft", "engine spec: soft, chip:NAME[,opts], device:unix:/path, pool:A|B")
-	bits := fs.Int("bits", 2048, "RSA key size (a fresh key, unless --key)")
-	keyFile := fs.String("key", "", "PEM RSA private key to use instead of a fresh one (PKCS#1 or PKCS#8)")
-	n := fs.Int("n", 20, "private operations")
-	workers := fs.Int("workers", 1, "goroutines running operations at once")
-	fallback := fs.String("fallback", "fail", "fail | soft: what a result failing the check does")
-	blind := fs.Bool("exponent-blinding", true, "blind the CRT exponents (turned off with a note if the engine refuses the longer exponent)")
-	selftest := fs.Bool("selftest", true, "run the engine's self-test first")
-	if err := fs.Parse(args); err != nil {
-		return err
+func benchCmd() *cobra.Command {
+	o := &benchOpts{}
+	c := &cobra.Command{
+		Use:   "bench [--engine SPEC] [--bits N] [-n N] [--workers N] [--fallback fail|soft]",
+		Short: "Time RSA private operations on one engine: ops, simulated device time, wall time",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBench(o, cmd.OutOrStdout())
+		},
 	}
+	f := c.Flags()
+	f.StringVar(&o.spec, "engine", "soft", "engine spec: soft, chip:NAME[,opts], device:unix:/path, pool:A|B")
+	f.IntVar(&o.bits, "bits", 2048, "RSA key size (a fresh key, unless --key)")
+	f.StringVar(&o.keyFile, "key", "", "PEM RSA private key to use instead of a fresh one (PKCS#1 or PKCS#8)")
+	f.IntVarP(&o.n, "n", "n", 20, "private operations")
+	f.IntVar(&o.workers, "workers", 1, "goroutines running operations at once")
+	f.StringVar(&o.fallback, "fallback", "fail", "fail | soft: what a result failing the check does")
+	f.BoolVar(&o.blind, "exponent-blinding", true, "blind the CRT exponents (turned off with a note if the engine refuses the longer exponent)")
+	f.BoolVar(&o.selftest, "selftest", true, "run the engine's self-test first")
+	return c
+}
+
+type benchOpts struct {
+	spec, keyFile, fallback string
+	bits, n, workers        int
+	blind, selftest         bool
+}
+
+// runBench is `modexp-token bench`.
+func runBench(o *benchOpts, stdout io.Writer) error {
+	spec, bits, keyFile, n, workers, fallback, blind, selftest := &o.spec, &o.bits, &o.keyFile, &o.n, &o.workers, &o.fallback, &o.blind, &o.selftest
 	if *n < 1 || *workers < 1 {
-		return errors.New("-n and --workers must be at least 1")
+		return usageErrorf("-n and --workers must be at least 1")
 	}
 	if *fallback != "fail" && *fallback != "soft" {
-		return fmt.Errorf("--fallback %q: want fail or soft", *fallback)
+		return usageErrorf("--fallback %q: want fail or soft", *fallback)
 	}
 	eng, err := engine.Open(*spec)
 	if err != nil {

@@ -1,41 +1,78 @@
 // Command modexp-token administers ModExp Token tokens: it initialises a
-// token, sets PINs, lists, generates, imports and deletes keys, and shows
-// the slots, engines and mechanisms. It drives the same token code the
-// PKCS#11 module runs (package token), with the same configuration
-// (MODEXP_TOKEN_CONF, MODEXP_TOKEN_ENGINE), so what it does is what
-// pkcs11-tool would see.
+// token, sets PINs, lists, generates, imports and deletes keys, backs a
+// token up and restores it, and shows the configuration, slots, engines
+// and mechanisms. It drives the same token code the PKCS#11 module runs
+// (package token), with the same configuration (MODEXP_TOKEN_CONF,
+// MODEXP_TOKEN_ENGINE), so what it does is what pkcs11-tool would see.
 //
 // PINs never come from the command line: they are read from a file
 // (--pin-file, --so-pin-file), from an environment variable
 // (MODEXP_TOKEN_PIN, MODEXP_TOKEN_SO_PIN, MODEXP_TOKEN_NEW_PIN), or from a
 // prompt on the terminal.
+//
+// The command tree is built with cobra (help per command, shell
+// completion, man pages: `modexp-token man --dir DIR`). Exit codes are
+// listed in exitCodesHelp.
 package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"runtime/debug"
 	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/modexp-token/modexp-token/token/ck"
 )
 
-// command is one subcommand: its usage line and what it runs.
-type command struct {
-	usage string
-	run   func(args []string, stdout io.Writer) error
+// version is set at link time (-ldflags -X main.version=...); empty means
+// "ask the build info".
+var version string
+
+// Exit codes. 0 is success.
+const (
+	exitFailure  = 1 // the operation failed
+	exitUsage    = 2 // the command line is wrong (unknown command or flag, missing value)
+	exitPIN      = 3 // a PIN was wrong, locked or not set
+	exitNotFound = 4 // no such slot, token or object
+	exitDeclined = 5 // a destructive command was not confirmed
+	exitConfig   = 6 // the configuration cannot be read or is invalid
+)
+
+const exitCodesHelp = `Exit codes:
+  0  success
+  1  the operation failed
+  2  usage error (unknown command or flag, missing or bad value)
+  3  PIN wrong, locked or not set
+  4  no such slot, token or object
+  5  a destructive command was not confirmed (use --yes)
+  6  the configuration cannot be read or is invalid`
+
+// exitError carries the exit code of an error up to run.
+type exitError struct {
+	code int
+	err  error
 }
 
-var commands = map[string]command{
-	"info":    {"info                      slots, tokens, engines and mechanisms", runInfo},
-	"init":    {"init --label L [--slot N]  initialise a token (wipes it) and set both PINs", runInit},
-	"pin":     {"pin change [--so] | pin reset   change a PIN, or let the SO set the user PIN", runPIN},
-	"keys":    {"keys list|generate|import|delete   manage keys", runKeys},
-	"engine":  {"engine table [--profile P] [--format text|tsv]   reproduce published chip figures", runEngine},
-	"backup":  {"backup --out FILE [--slot N]   copy the token file (online, consistent)", runBackup},
-	"restore": {"restore --in FILE [--slot N]   check a backup, then replace the token file with it", runRestore},
-	"bench":   {"bench --engine SPEC [--bits N] [-n N] [--workers N] [--fallback fail|soft]   ops, simulated device time, wall time", runBench},
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code, err}
+}
+
+func usageErrorf(format string, args ...any) error {
+	return withCode(exitUsage, fmt.Errorf(format, args...))
+}
+
+func notFoundf(format string, args ...any) error {
+	return withCode(exitNotFound, fmt.Errorf(format, args...))
 }
 
 func main() {
@@ -44,58 +81,188 @@ func main() {
 
 // run executes the command line args and returns the process exit code.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stdout)
+	root := newRoot()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteC()
+	if err == nil {
 		return 0
 	}
-	cmd, ok := commands[args[0]]
+	code, msg := explain(err)
+	name := "modexp-token"
+	if cmd != nil {
+		name = cmd.CommandPath()
+	}
+	fmt.Fprintf(stderr, "%s: %s\n", name, msg)
+	if code == exitUsage {
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", name)
+	}
+	return code
+}
+
+// versionString is the version of this build: the link-time version, else
+// the module version or VCS revision from the build info.
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		fmt.Fprintf(stderr, "modexp-token: unknown command %q\n\n", args[0])
-		usage(stderr)
-		return 2
+		return "unknown"
 	}
-	if err := cmd.run(args[1:], stdout); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		fmt.Fprintf(stderr, "modexp-token %s: %v\n", args[0], err)
-		return 1
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
 	}
-	return 0
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: modexp-token COMMAND [flags]")
-	fmt.Fprintln(w)
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintln(w, "  "+commands[n].usage)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Configuration: MODEXP_TOKEN_CONF (slots), MODEXP_TOKEN_ENGINE (engine override).")
-	fmt.Fprintln(w, "PINs: --pin-file/--so-pin-file, MODEXP_TOKEN_PIN/MODEXP_TOKEN_SO_PIN/MODEXP_TOKEN_NEW_PIN, or a prompt.")
-}
-
-// newFlags returns a flag set that reports errors instead of exiting.
-func newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
-	return fs
-}
-
-// splitSub takes the subcommand word off args.
-func splitSub(args []string, valid ...string) (string, []string, error) {
-	if len(args) == 0 {
-		return "", nil, fmt.Errorf("need one of: %s", strings.Join(valid, ", "))
-	}
-	for _, v := range valid {
-		if args[0] == v {
-			return v, args[1:], nil
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
 		}
 	}
-	return "", nil, fmt.Errorf("unknown subcommand %q (want one of: %s)", args[0], strings.Join(valid, ", "))
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return "devel-" + rev
+}
+
+// newRoot builds the command tree.
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "modexp-token",
+		Short: "Administer ModExp Token PKCS#11 tokens",
+		Long: `modexp-token administers the tokens of the ModExp Token PKCS#11 module
+(libmodexp-pkcs11.so): it initialises tokens, sets PINs, manages keys, backs
+tokens up and shows what the module sees. It reads the module's configuration
+(MODEXP_TOKEN_CONF, MODEXP_TOKEN_ENGINE), so what it does is what pkcs11-tool
+would see.
+
+PINs never come from the command line: --pin-file/--so-pin-file, the
+environment (MODEXP_TOKEN_PIN, MODEXP_TOKEN_SO_PIN, MODEXP_TOKEN_NEW_PIN), or a
+prompt on the terminal.
+
+Choose a token with --token LABEL, or --slot as pkcs11-tool prints it: the slot
+id (decimal, or hex with 0x) or the slot index (0, 1, ...). Without either, the
+first slot.
+
+` + exitCodesHelp,
+		Version:       versionString(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("unknown command %q", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
+	}
+	root.SetVersionTemplate("modexp-token {{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(exitUsage, err) })
+	root.AddGroup(&cobra.Group{ID: "token", Title: "Tokens and PINs:"},
+		&cobra.Group{ID: "keys", Title: "Keys and backups:"},
+		&cobra.Group{ID: "engines", Title: "Engines:"})
+	add := func(group string, cmds ...*cobra.Command) {
+		for _, c := range cmds {
+			c.GroupID = group
+			root.AddCommand(c)
+		}
+	}
+	add("token", infoCmd(), initCmd(), pinCmd(), tokenCmd())
+	add("keys", keysCmd(), backupCmd(), restoreCmd())
+	add("engines", engineCmd(), benchCmd())
+	root.AddCommand(manCmd(root))
+	return root
+}
+
+// noArgs refuses positional arguments with a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("unexpected argument %q", args[0])
+	}
+	return nil
+}
+
+// group returns a command that only holds subcommands: alone it prints its
+// help and fails with a usage error; an unknown word is a usage error.
+func group(use, short string, subs ...*cobra.Command) *cobra.Command {
+	c := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			names := make([]string, 0, len(cmd.Commands()))
+			for _, s := range cmd.Commands() {
+				if s.IsAvailableCommand() {
+					names = append(names, s.Name())
+				}
+			}
+			if len(args) == 0 {
+				return usageErrorf("say which: %s", strings.Join(names, ", "))
+			}
+			return usageErrorf("unknown command %q (want one of: %s)", args[0], strings.Join(names, ", "))
+		},
+	}
+	c.AddCommand(subs...)
+	return c
+}
+
+// explain turns an error into its exit code and a message that says what
+// went wrong and, for the usual mistakes, what to do.
+func explain(err error) (int, string) {
+	msg := err.Error()
+	code := exitFailure
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	var ckErr ck.Error
+	if !errors.As(err, &ckErr) {
+		if strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "unknown flag") ||
+			strings.HasPrefix(msg, "unknown shorthand flag") {
+			code = exitUsage
+		}
+		return code, msg
+	}
+	hint := ""
+	switch ckErr {
+	case ck.CKR_PIN_INCORRECT:
+		code, hint = exitPIN, "wrong PIN; each wrong PIN counts towards the lock-out (modexp-token info shows the flags)"
+	case ck.CKR_PIN_LOCKED:
+		code, hint = exitPIN, "the PIN is locked after too many wrong tries: the SO unlocks it by setting a new one with 'modexp-token pin reset'"
+	case ck.CKR_USER_PIN_NOT_INITIALIZED:
+		code, hint = exitPIN, "the user PIN is not set: 'modexp-token pin reset' (with the SO PIN) sets it, 'modexp-token init' starts over"
+	case ck.CKR_PIN_LEN_RANGE:
+		code, hint = exitPIN, "the PIN's length is out of range (modexp-token info shows the allowed lengths)"
+	case ck.CKR_TOKEN_NOT_RECOGNIZED:
+		hint = "the token file is damaged or not a token file: 'modexp-token restore --in BACKUP' brings a backup back ('modexp-token info' shows the file)"
+	case ck.CKR_SLOT_ID_INVALID, ck.CKR_TOKEN_NOT_PRESENT:
+		code, hint = exitNotFound, "'modexp-token info' lists the slots"
+	case ck.CKR_FUNCTION_FAILED:
+		if strings.Contains(msg, "config") {
+			code, hint = exitConfig, "'modexp-token info' shows the configuration file in use and what is wrong with it"
+		}
+	case ck.CKR_TEMPLATE_INCONSISTENT, ck.CKR_ATTRIBUTE_VALUE_INVALID:
+		hint = "the token refused the key's attributes"
+	case ck.CKR_KEY_SIZE_RANGE:
+		hint = "this key size is not supported ('modexp-token info' lists each mechanism's sizes)"
+	}
+	if ee != nil && ee.code != exitFailure {
+		code = ee.code
+	}
+	if hint != "" {
+		msg += "\n  hint: " + hint
+	}
+	return code, msg
 }

@@ -19,6 +19,7 @@ type pinSource struct {
 	what string // "user PIN", "SO PIN", "new PIN"
 	file string // --...-pin-file value, or ""
 	env  string // environment variable name
+	flag string // name of the file flag, for messages
 }
 
 // read returns the PIN. A PIN file holds the PIN on its first line. The
@@ -28,7 +29,7 @@ func (p pinSource) read(confirm bool) ([]byte, error) {
 	if p.file != "" {
 		b, err := os.ReadFile(p.file)
 		if err != nil {
-			return nil, fmt.Errorf("read %s file: %w", p.what, err)
+			return nil, withCode(exitPIN, fmt.Errorf("read %s file: %w", p.what, err))
 		}
 		line, _, _ := bytes.Cut(b, []byte("\n"))
 		return bytes.TrimRight(line, "\r"), nil
@@ -36,13 +37,17 @@ func (p pinSource) read(confirm bool) ([]byte, error) {
 	if v, ok := os.LookupEnv(p.env); ok {
 		return []byte(v), nil
 	}
-	return prompt(p.what, confirm)
+	return prompt(p, confirm)
 }
 
-func prompt(what string, confirm bool) ([]byte, error) {
-	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+// ttyPath is the terminal PINs are asked on (tests point it nowhere).
+var ttyPath = "/dev/tty"
+
+func prompt(p pinSource, confirm bool) ([]byte, error) {
+	what := p.what
+	tty, err := os.OpenFile(ttyPath, os.O_RDWR, 0)
 	if err != nil {
-		return nil, fmt.Errorf("no %s given (flag, environment or terminal): %w", what, err)
+		return nil, withCode(exitPIN, fmt.Errorf("no %s: give --%s FILE or set %s (there is no terminal to ask on)", what, p.flag, p.env))
 	}
 	defer tty.Close()
 	ask := func(label string) ([]byte, error) {
@@ -64,7 +69,7 @@ func prompt(what string, confirm bool) ([]byte, error) {
 			return nil, fmt.Errorf("read %s: %w", what, err)
 		}
 		if !bytes.Equal(pin, again) {
-			return nil, errors.New("the two PINs differ")
+			return nil, withCode(exitPIN, errors.New("the two PINs differ"))
 		}
 	}
 	return pin, nil
@@ -75,33 +80,6 @@ type session struct {
 	mod  *token.Module
 	slot uint64
 	h    uint64
-}
-
-// openModule loads the module from the environment's configuration.
-func openModule() (*token.Module, error) {
-	m, err := token.LoadFromEnv()
-	if err != nil {
-		return nil, fmt.Errorf("load token configuration: %w", err)
-	}
-	return m, nil
-}
-
-// pickSlot returns the slot with the given ID, or the only/first slot when
-// id is negative.
-func pickSlot(m *token.Module, id int64) (uint64, error) {
-	slots := m.SlotList(true)
-	if len(slots) == 0 {
-		return 0, errors.New("no slots configured")
-	}
-	if id < 0 {
-		return slots[0], nil
-	}
-	for _, s := range slots {
-		if s == uint64(id) {
-			return s, nil
-		}
-	}
-	return 0, fmt.Errorf("no slot %d (slots: %v)", id, slots)
 }
 
 // openSession opens a R/W session on slot and, if login is set, logs the

@@ -168,7 +168,7 @@ func TestDamagedTokenFile(t *testing.T) {
 			if !strings.Contains(string(logText), "token file corrupt") {
 				t.Errorf("no log line about the damaged file in %s:\n%s", k.log, logText)
 			}
-			out, err := k.cli(k.env, "restore", "--in", backup)
+			out, err := k.cli(k.env, "restore", "--yes", "--in", backup)
 			if err != nil {
 				t.Fatalf("restore: %v\n%s", err, out)
 			}
@@ -182,7 +182,7 @@ func TestDamagedTokenFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(k.file)
-	out, err = k.cli(k.env, "restore", "--in", damagedBackup)
+	out, err = k.cli(k.env, "restore", "--yes", "--in", damagedBackup)
 	notCrashed(t, "restore", out, err)
 	if err == nil || !strings.Contains(out, "corrupt") {
 		t.Fatalf("restore of a damaged backup: %v\n%s", err, out)
