@@ -63,7 +63,7 @@ test-go:
 
 # The pure-Go arithmetic kept for machines without MULX/ADX, tested everywhere.
 test-purego:
-	$(GO) test -tags purego ./engine/internal/mont ./engine/soft ./engine/ec ./engine/ecdsa ./engine/rsa
+	$(GO) test -tags purego ./engine/internal/mont ./engine/soft ./engine/ec ./engine/ecdsa ./engine/rsa ./engine/dsa ./engine/dh
 
 test-cgo:
 	$(GO) test $(TESTHOOKS) ./cgo

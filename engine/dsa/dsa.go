@@ -286,12 +286,7 @@ func blindExponent(e, order []uint64) ([]byte, error) {
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return nil, fmt.Errorf("dsa: exponent blinding: %w", err)
 	}
-	z := make([]uint64, len(order)+1)
-	mont.AddMulWord(z, e, order, binary.LittleEndian.Uint64(rnd[:]))
-	b := make([]byte, 8*len(z))
-	mont.FillBytes(b, z)
-	clear(z)
-	return b, nil
+	return mont.BlindExponent(e, order, binary.LittleEndian.Uint64(rnd[:])), nil
 }
 
 // Verify checks the signature r‖s of hash under the public value y, in

@@ -1,0 +1,572 @@
+// Package dh is finite-field Diffie–Hellman (PKCS #3 / SP 800-56A) for the
+// token, over any engine: the engine computes the secret exponentiations
+// (g^x at key generation, y^x at key agreement); the checks are done here,
+// once, for every engine.
+//
+// # Groups
+//
+// A [Group] is a prime p, a generator g and, when known, the order q of
+// g's subgroup. The RFC 7919 groups ffdhe2048, ffdhe3072 and ffdhe4096 are
+// recognised by their prime ([LookupGroup]): their private values are
+// drawn from [1, q−1] and a peer's public value must be in the subgroup of
+// order q. Other groups (any prime p of [MinBits, MaxBits] bits, e.g. from
+// [GenerateGroup]) have no known q: private values come from [1, p−2] (or
+// have the requested number of bits) and peer values are only range
+// checked (1 < y < p−1).
+//
+// # Blinding and the check before release
+//
+// The engine never sees x: it sees x + m·n for a fresh random 64-bit m,
+// where n is q (known groups) or p−1 (a multiple of every element's
+// order), always one limb longer than n. A shared secret has no public
+// check, so [Key.Derive] asks the engine for two exponentiations with
+// independent blinding (one [engine.PairEngine.ExpPair] call where the
+// engine has it): z1 = y^(x+m1·n) and z2 = (y⁻¹)^(x+m2·n). Their product
+// is y^((m1−m2)·n) = 1 when both are right; z1 is released only if
+// z1·z2 ≡ 1 (mod p) and 1 < z1 < p. A fault that corrupts results the same
+// way each time (a stuck output bit) breaks the product, where comparing
+// two runs of the same computation would not see it. A key's public value
+// made by [GenerateKey] must equal the one computed in software. A disagreement is an error wrapping [ErrFault] and
+// engine.ErrDevice, reported to Options.OnFault and redone on
+// Options.Fallback if there is one. A wrong secret is never returned.
+// This doubles the engine's work per agreement.
+//
+// # What is not constant time
+//
+// Group checks and generation, and the checks on peer values (public
+// values only). The software exponentiation that checks a generated public
+// value is constant time in x.
+package dh
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"sync"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/internal/mont"
+)
+
+// Sentinel errors.
+var (
+	// ErrInvalidParameters: a prime or generator that fails the checks.
+	ErrInvalidParameters = errors.New("dh: invalid domain parameters")
+	// ErrInvalidKey: a private value out of range.
+	ErrInvalidKey = errors.New("dh: invalid private value")
+	// ErrInvalidPublic: a peer public value out of range or (known groups)
+	// not in the subgroup of order q, or one giving the shared secret 1.
+	ErrInvalidPublic = errors.New("dh: invalid public value")
+	// ErrFault: the engine's results failed the check before release.
+	ErrFault = errors.New("dh: engine result failed verification")
+)
+
+// Prime sizes accepted.
+const (
+	MinBits = 1024
+	MaxBits = 8192
+)
+
+// Group is a Diffie–Hellman group.
+type Group struct {
+	Name string   // "ffdhe2048", ...; "" for other groups
+	P, G *big.Int // prime and generator
+	Q    *big.Int // order of g's subgroup, nil when unknown
+}
+
+var knownGroups = sync.OnceValue(func() []Group {
+	var gs []Group
+	one := big.NewInt(1)
+	for _, kg := range knownGroupHex {
+		p, ok := new(big.Int).SetString(kg.p, 16)
+		if !ok {
+			panic("dh: bad group constant " + kg.name)
+		}
+		q := new(big.Int).Rsh(new(big.Int).Sub(p, one), 1)
+		gs = append(gs, Group{Name: kg.name, P: p, G: big.NewInt(2), Q: q})
+	}
+	return gs
+})
+
+// KnownGroups returns the RFC 7919 groups (copies).
+func KnownGroups() []Group {
+	var out []Group
+	for _, g := range knownGroups() {
+		out = append(out, Group{Name: g.Name, P: new(big.Int).Set(g.P), G: new(big.Int).Set(g.G), Q: new(big.Int).Set(g.Q)})
+	}
+	return out
+}
+
+// checkedPrimes remembers primes that passed the primality test.
+var checkedPrimes struct {
+	sync.Mutex
+	m map[string]bool
+}
+
+// LookupGroup checks a prime and generator and returns the group: a known
+// RFC 7919 group (with its q) if p is one of their primes and g = 2,
+// otherwise a group without q after checking that p is a (probable) prime
+// of MinBits..MaxBits bits and 1 < g < p−1. Errors wrap
+// ErrInvalidParameters.
+func LookupGroup(p, g *big.Int) (*Group, error) {
+	if p == nil || g == nil || p.Sign() <= 0 || g.Sign() <= 0 {
+		return nil, fmt.Errorf("%w: missing or non-positive prime or base", ErrInvalidParameters)
+	}
+	for _, kg := range knownGroups() {
+		if p.Cmp(kg.P) == 0 && g.Cmp(kg.G) == 0 {
+			return &Group{Name: kg.Name, P: new(big.Int).Set(kg.P), G: new(big.Int).Set(kg.G), Q: new(big.Int).Set(kg.Q)}, nil
+		}
+	}
+	if b := p.BitLen(); b < MinBits || b > MaxBits {
+		return nil, fmt.Errorf("%w: %d-bit prime (want %d to %d bits)", ErrInvalidParameters, b, MinBits, MaxBits)
+	}
+	pm1 := new(big.Int).Sub(p, big.NewInt(1))
+	if g.Cmp(big.NewInt(1)) <= 0 || g.Cmp(pm1) >= 0 {
+		return nil, fmt.Errorf("%w: base not in (1, p−1)", ErrInvalidParameters)
+	}
+	key := string(p.Bytes())
+	checkedPrimes.Lock()
+	ok := checkedPrimes.m[key]
+	checkedPrimes.Unlock()
+	if !ok {
+		if !p.ProbablyPrime(10) {
+			return nil, fmt.Errorf("%w: p is not prime", ErrInvalidParameters)
+		}
+		checkedPrimes.Lock()
+		if checkedPrimes.m == nil || len(checkedPrimes.m) >= 64 {
+			checkedPrimes.m = map[string]bool{}
+		}
+		checkedPrimes.m[key] = true
+		checkedPrimes.Unlock()
+	}
+	grp := &Group{P: new(big.Int).Set(p), G: new(big.Int).Set(g)}
+	if q := safeOrder(p, g); q != nil {
+		grp.Q = q
+	}
+	return grp, nil
+}
+
+// safeOrders remembers, for the primes LookupGroup has seen, whether p is
+// a safe prime (p−1)/2 = q prime, and so whether g has the order q.
+var safeOrders struct {
+	sync.Mutex
+	m map[string]*big.Int // p‖g → q, or nil
+}
+
+// safeOrder returns q = (p−1)/2 if it is prime and g^q ≡ 1 (mod p): then
+// the group is used like an RFC 7919 group (private values below q,
+// subgroup check of peer values). Groups made by GenerateGroup are such
+// groups.
+func safeOrder(p, g *big.Int) *big.Int {
+	key := string(p.Bytes()) + "|" + string(g.Bytes())
+	safeOrders.Lock()
+	q, seen := safeOrders.m[key]
+	safeOrders.Unlock()
+	if !seen {
+		one := big.NewInt(1)
+		c := new(big.Int).Rsh(p, 1)
+		if c.ProbablyPrime(10) && new(big.Int).Exp(g, c, p).Cmp(one) == 0 {
+			q = c
+		}
+		safeOrders.Lock()
+		if safeOrders.m == nil || len(safeOrders.m) >= 64 {
+			safeOrders.m = map[string]*big.Int{}
+		}
+		safeOrders.m[key] = q
+		safeOrders.Unlock()
+	}
+	if q == nil {
+		return nil
+	}
+	return new(big.Int).Set(q)
+}
+
+// GenerateGroup makes a new group of bits bits: a safe prime p = 2q + 1
+// (q prime) with generator g = 2 if 2 generates the subgroup of order q,
+// else g = 4 (a square, always of order q). Candidates q and 2q + 1 are
+// sieved together by the odd primes below 2¹⁶ before any primality test.
+// ctx bounds the search: safe primes are rare, it takes seconds at 1024
+// bits and can take a minute at 2048.
+func GenerateGroup(ctx context.Context, rnd io.Reader, bits int) (*Group, error) {
+	if bits < MinBits || bits > MaxBits {
+		return nil, fmt.Errorf("%w: %d-bit prime (want %d to %d bits)", ErrInvalidParameters, bits, MinBits, MaxBits)
+	}
+	if rnd == nil {
+		rnd = rand.Reader
+	}
+	sp := sievePrimes()
+	one := big.NewInt(1)
+	buf := make([]byte, (bits-1+7)/8)
+	res := make([]uint32, len(sp))
+	q, p, m := new(big.Int), new(big.Int), new(big.Int)
+	for {
+		if _, err := io.ReadFull(rnd, buf); err != nil {
+			return nil, fmt.Errorf("dh: generate group: %w", err)
+		}
+		q.SetBytes(buf)
+		for i := q.BitLen() - 1; i >= bits-1; i-- {
+			q.SetBit(q, i, 0)
+		}
+		q.SetBit(q, bits-2, 1)
+		q.SetBit(q, bits-3, 1) // p = 2q+1 keeps exactly bits bits after the search's steps
+		q.SetBit(q, 0, 1)
+		// q ≡ 5 (mod 6) makes both q and 2q+1 prime to 3 at every step of 6.
+		for q.Bit(0) == 0 || new(big.Int).Mod(q, big.NewInt(3)).Int64() != 2 {
+			q.Add(q, one)
+		}
+		for i, s := range sp {
+			res[i] = uint32(m.Mod(q, big.NewInt(int64(s))).Int64())
+		}
+		for delta := uint32(0); delta < 1<<20; delta += 6 {
+			if delta%(6<<10) == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, fmt.Errorf("dh: generate group: %w", err)
+				}
+			}
+			ok := true
+			for i, s := range sp {
+				r := (res[i] + delta) % s
+				if r == 0 || (2*r+1)%s == 0 {
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				continue
+			}
+			c := new(big.Int).Add(q, big.NewInt(int64(delta)))
+			p.Lsh(c, 1)
+			p.Add(p, one)
+			// A base-2 Fermat test on p first: one exponentiation rejects
+			// almost every composite.
+			if new(big.Int).Exp(big.NewInt(2), new(big.Int).Sub(p, one), p).Cmp(one) != 0 {
+				continue
+			}
+			if p.BitLen() != bits || !c.ProbablyPrime(20) || !p.ProbablyPrime(20) {
+				continue
+			}
+			g := big.NewInt(2)
+			if new(big.Int).Exp(g, c, p).Cmp(one) != 0 {
+				g = big.NewInt(4)
+			}
+			return &Group{P: new(big.Int).Set(p), G: g, Q: c}, nil
+		}
+	}
+}
+
+// sievePrimes are the primes from 5 to 2¹⁶ (2 and 3 are handled by the
+// choice of q).
+var sievePrimes = sync.OnceValue(func() []uint32 {
+	const n = 1 << 16
+	composite := make([]bool, n)
+	var ps []uint32
+	for i := 2; i < n; i++ {
+		if composite[i] {
+			continue
+		}
+		if i >= 5 {
+			ps = append(ps, uint32(i))
+		}
+		for j := i * i; j < n; j += i {
+			composite[j] = true
+		}
+	}
+	return ps
+})
+
+// order returns the exponent modulus used for blinding: q or p−1.
+func (g *Group) order() *big.Int {
+	if g.Q != nil {
+		return g.Q
+	}
+	return new(big.Int).Sub(g.P, big.NewInt(1))
+}
+
+// Options select how a key's exponentiations run.
+type Options struct {
+	// Fallback, if non-nil, redoes an operation whose engine result failed
+	// the check or whose engine reported engine.ErrDevice.
+	Fallback engine.Engine
+	// OnFault, if non-nil, is called synchronously with the error each
+	// time the primary engine fails, whether or not the fallback recovers.
+	OnFault func(error)
+}
+
+// Key is a DH private key prepared for an engine. Safe for concurrent use.
+type Key struct {
+	group    Group
+	pm       *mont.Modulus // software arithmetic mod p
+	x        []uint64      // private value, limbs of the order
+	ord      []uint64      // q or p−1, its limbs
+	opts     Options
+	primary  *prepared
+	fallback *prepared
+}
+
+type prepared struct {
+	eng  engine.Engine
+	name string
+	pm   engine.Modulus
+	pair engine.PairEngine
+}
+
+func prepare(eng engine.Engine, p *big.Int) (*prepared, error) {
+	info := eng.Info()
+	if info.MaxModulusBits > 0 && p.BitLen() > info.MaxModulusBits {
+		return nil, fmt.Errorf("dh: engine %s: %d-bit p exceeds %d bits: %w", info.Name, p.BitLen(), info.MaxModulusBits, engine.ErrOperandTooLarge)
+	}
+	pm, err := eng.NewModulus(p.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("dh: engine %s: modulus p: %w", info.Name, err)
+	}
+	pr := &prepared{eng: eng, name: info.Name, pm: pm}
+	pr.pair, _ = eng.(engine.PairEngine)
+	return pr, nil
+}
+
+// privateRange checks x (big-endian) is in [1, n−1], n the group's
+// order (q or p−1), in constant time, and returns its limbs.
+func privateRange(ordLimbs []uint64, x []byte) ([]uint64, error) {
+	for len(x) > 0 && x[0] == 0 {
+		x = x[1:]
+	}
+	xl := make([]uint64, len(ordLimbs))
+	if len(x) > 8*len(ordLimbs) || mont.SetBytes(xl, x)&mont.Less(xl, ordLimbs)&(1^mont.IsZero(xl)) != 1 {
+		return nil, fmt.Errorf("%w: private value not in [1, n−1] (n = q, or p−1 without q)", ErrInvalidKey)
+	}
+	return xl, nil
+}
+
+// NewKey checks the private value x (big-endian; in [1, q−1] for a known
+// group, [1, p−2] otherwise) and prepares p on eng and opts.Fallback. The
+// group must come from LookupGroup, KnownGroups or GenerateGroup.
+func NewKey(eng engine.Engine, group *Group, x []byte, opts Options) (*Key, error) {
+	if eng == nil || group == nil || group.P == nil || group.G == nil {
+		return nil, fmt.Errorf("dh: new key: nil engine or group: %w", ErrInvalidParameters)
+	}
+	k := &Key{group: *group, opts: opts}
+	var err error
+	if k.pm, err = mont.NewModulus(group.P.Bytes()); err != nil {
+		return nil, fmt.Errorf("dh: new key: p: %w", ErrInvalidParameters)
+	}
+	ord := group.order()
+	k.ord = make([]uint64, k.pm.Limbs())
+	mont.SetBytes(k.ord, ord.Bytes())
+	if k.x, err = privateRange(k.ord, x); err != nil {
+		return nil, err
+	}
+	if k.primary, err = prepare(eng, group.P); err != nil {
+		return nil, err
+	}
+	if opts.Fallback != nil {
+		if k.fallback, err = prepare(opts.Fallback, group.P); err != nil {
+			return nil, fmt.Errorf("dh: new key: fallback engine: %w", err)
+		}
+	}
+	return k, nil
+}
+
+// Group returns the key's group.
+func (k *Key) Group() *Group { g := k.group; return &g }
+
+// blind returns x + m·n (n = q or p−1) for a fresh random 64-bit m.
+func (k *Key) blind() ([]byte, error) {
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, fmt.Errorf("dh: exponent blinding: %w", err)
+	}
+	return mont.BlindExponent(k.x, k.ord, binary.LittleEndian.Uint64(rnd[:])), nil
+}
+
+// CheckPublic checks a public value of the group: 1 < y < p−1 and, for a
+// group with a known q, y^q ≡ 1 (mod p). Variable time (public values).
+func CheckPublic(group *Group, y []byte) error {
+	yv := new(big.Int).SetBytes(y)
+	pm1 := new(big.Int).Sub(group.P, big.NewInt(1))
+	if yv.Cmp(big.NewInt(1)) <= 0 || yv.Cmp(pm1) >= 0 {
+		return fmt.Errorf("%w: not in (1, p−1)", ErrInvalidPublic)
+	}
+	if group.Q != nil && new(big.Int).Exp(yv, group.Q, group.P).Cmp(big.NewInt(1)) != 0 {
+		return fmt.Errorf("%w: not in the subgroup of order q of %s", ErrInvalidPublic, group.Name)
+	}
+	return nil
+}
+
+// Derive returns the shared secret Z = y^x mod p for the peer's public
+// value y (big-endian), as many bytes as p (left-padded with zeros, as
+// PKCS #3 and SP 800-56A give it). y is checked with CheckPublic; the
+// exponentiation runs twice on the engine with independent blinding and
+// both results must agree (see the package documentation).
+func (k *Key) Derive(ctx context.Context, y []byte) ([]byte, engine.Cost, error) {
+	if err := CheckPublic(&k.group, y); err != nil {
+		return nil, engine.Cost{}, err
+	}
+	yb := new(big.Int).SetBytes(y).FillBytes(make([]byte, k.pm.Size()))
+	z, cost, err := k.deriveOn(ctx, k.primary, yb)
+	if err == nil || !(errors.Is(err, ErrFault) || errors.Is(err, engine.ErrDevice)) {
+		return z, cost, err
+	}
+	if k.opts.OnFault != nil {
+		k.opts.OnFault(err)
+	}
+	if k.fallback == nil {
+		return nil, cost, err
+	}
+	z, fcost, ferr := k.deriveOn(ctx, k.fallback, yb)
+	cost = cost.Add(fcost)
+	if ferr != nil {
+		return nil, cost, fmt.Errorf("dh: derive: fallback engine failed too (%w) after: %w", ferr, err)
+	}
+	return z, cost, nil
+}
+
+func (k *Key) deriveOn(ctx context.Context, pr *prepared, yb []byte) ([]byte, engine.Cost, error) {
+	e1, err := k.blind()
+	if err != nil {
+		return nil, engine.Cost{}, err
+	}
+	defer clear(e1)
+	e2, err := k.blind()
+	if err != nil {
+		return nil, engine.Cost{}, err
+	}
+	defer clear(e2)
+	// y⁻¹ mod p: public.
+	yInv := new(big.Int).ModInverse(new(big.Int).SetBytes(yb), k.group.P)
+	if yInv == nil {
+		return nil, engine.Cost{}, fmt.Errorf("%w: not invertible mod p", ErrInvalidPublic)
+	}
+	yInvB := yInv.FillBytes(make([]byte, k.pm.Size()))
+	var (
+		z1, z2 []byte
+		cost   engine.Cost
+	)
+	if pr.pair != nil {
+		z1, z2, cost, err = pr.pair.ExpPair(ctx, engine.ExpOp{M: pr.pm, Base: yb, Exp: e1}, engine.ExpOp{M: pr.pm, Base: yInvB, Exp: e2})
+	} else {
+		var c2 engine.Cost
+		z1, cost, err = pr.eng.Exp(ctx, pr.pm, yb, e1, false)
+		if err == nil {
+			z2, c2, err = pr.eng.Exp(ctx, pr.pm, yInvB, e2, false)
+			cost = cost.Add(c2)
+		}
+	}
+	if err != nil {
+		return nil, cost, fmt.Errorf("dh: derive: engine %s: %w", pr.name, err)
+	}
+	// The check: z1·z2 = y^(e1−e2) = y^((m1−m2)·n) = 1, n being a multiple
+	// of y's order (q after CheckPublic, or p−1), and z1 in [1, p−1].
+	size, limbs := k.pm.Size(), k.pm.Limbs()
+	a, b := make([]uint64, limbs), make([]uint64, limbs)
+	ok := len(z1) == size && len(z2) == size
+	if ok {
+		ok = mont.SetBytes(a, z1)&k.pm.Less(a)&(1^mont.IsZero(a))&mont.SetBytes(b, z2)&k.pm.Less(b) == 1
+	}
+	if ok {
+		t := make([]uint64, k.pm.ScratchLen())
+		k.pm.ToMont(a, a, t)
+		k.pm.MontMul(b, a, b, t) // z1·z2 mod p
+		one := make([]uint64, limbs)
+		one[0] = 1
+		ok = mont.Equal(b, one) == 1
+		mont.SetBytes(a, z1)
+		if ok && mont.Equal(a, one) == 1 {
+			clear(z1)
+			return nil, cost, fmt.Errorf("%w: shared secret is 1", ErrInvalidPublic)
+		}
+	}
+	clear(a)
+	clear(b)
+	clear(z2)
+	if !ok {
+		clear(z1)
+		return nil, cost, fmt.Errorf("dh: derive on engine %s: results fail the check (z1·z2 ≠ 1 or out of range): %w (%w)", pr.name, ErrFault, engine.ErrDevice)
+	}
+	return z1, cost, nil
+}
+
+// GenerateKey draws a private value and computes the public value
+// y = g^x mod p on eng with the exponent blinded, requiring it to equal the
+// software result (constant time in x); a difference is an error wrapping
+// engine.ErrDevice. valueBits, if not 0, is the exact bit length of x
+// (PKCS #11 CKA_VALUE_BITS; it must be below the order's bit length);
+// otherwise x is uniform in [1, q−1] (known groups) or [1, p−2]. x is
+// returned at the byte length of the order, y at that of p.
+func GenerateKey(ctx context.Context, eng engine.Engine, group *Group, valueBits int, rnd io.Reader) (x, y []byte, cost engine.Cost, err error) {
+	if group == nil || group.P == nil || group.G == nil {
+		return nil, nil, cost, fmt.Errorf("dh: generate key: %w", ErrInvalidParameters)
+	}
+	if rnd == nil {
+		rnd = rand.Reader
+	}
+	ord := group.order()
+	if valueBits < 0 || valueBits == 1 || valueBits >= ord.BitLen() {
+		return nil, nil, cost, fmt.Errorf("%w: %d value bits (want 2 to %d)", ErrInvalidKey, valueBits, ord.BitLen()-1)
+	}
+	olen := (ord.BitLen() + 7) / 8
+	ordLimbs := make([]uint64, mont.Limbs(len(group.P.Bytes())))
+	mont.SetBytes(ordLimbs, ord.Bytes())
+	x = make([]byte, olen)
+	xl := make([]uint64, len(ordLimbs))
+	defer clear(xl)
+	for tries := 0; ; tries++ {
+		if tries == 100 {
+			return nil, nil, cost, errors.New("dh: generate key: random source gives no value in range")
+		}
+		if _, err := io.ReadFull(rnd, x); err != nil {
+			return nil, nil, cost, fmt.Errorf("dh: generate key: %w", err)
+		}
+		if valueBits > 0 {
+			// Exactly valueBits bits: clear the bits above, set the top one.
+			for i := range x {
+				bitPos := 8 * (olen - 1 - i) // value of bit 0 of byte i
+				switch {
+				case bitPos >= valueBits:
+					x[i] = 0
+				case bitPos+8 >= valueBits:
+					top := valueBits - bitPos // bits kept in this byte, 1..8
+					x[i] = x[i]&byte(0xff>>(8-top)) | 1<<(top-1)
+				}
+			}
+			break // < 2^valueBits ≤ order/2
+		}
+		x[0] &= 0xff >> (8*olen - ord.BitLen())
+		mont.SetBytes(xl, x)
+		if mont.Less(xl, ordLimbs)&(1^mont.IsZero(xl)) == 1 {
+			break
+		}
+	}
+	k, err := NewKey(eng, group, x, Options{})
+	if err != nil {
+		clear(x)
+		return nil, nil, cost, err
+	}
+	// Software: g^x in constant time, the exponent at the order's length.
+	g := make([]uint64, k.pm.Limbs())
+	mont.SetBytes(g, group.G.Bytes())
+	sy := make([]uint64, k.pm.Limbs())
+	k.pm.Exp(sy, g, x)
+	y = make([]byte, k.pm.Size())
+	mont.FillBytes(y, sy)
+	e, err := k.blind()
+	if err != nil {
+		clear(x)
+		return nil, nil, cost, err
+	}
+	ey, cost, err := k.primary.eng.Exp(ctx, k.primary.pm, group.G.FillBytes(make([]byte, k.pm.Size())), e, false)
+	clear(e)
+	if err != nil {
+		clear(x)
+		return nil, nil, cost, fmt.Errorf("dh: generate key: engine %s: %w", k.primary.name, err)
+	}
+	if subtle.ConstantTimeCompare(ey, y) != 1 {
+		clear(x)
+		return nil, nil, cost, fmt.Errorf("dh: engine %s computed a wrong public value: %w (%w)", k.primary.name, ErrFault, engine.ErrDevice)
+	}
+	return x, y, cost, nil
+}

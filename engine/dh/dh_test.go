@@ -1,0 +1,428 @@
+package dh
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modexp-token/modexp-token/engine"
+	_ "github.com/modexp-token/modexp-token/engine/chip"
+	"github.com/modexp-token/modexp-token/engine/internal/mont"
+	"github.com/modexp-token/modexp-token/engine/soft"
+)
+
+var ctx = context.Background()
+
+// eBits returns ⌊2^k·e⌋ from the series e = Σ 1/n!, with 64 guard bits.
+func eBits(k int) *big.Int {
+	scale := new(big.Int).Lsh(big.NewInt(1), uint(k+64))
+	sum := new(big.Int)
+	term := new(big.Int).Set(scale)
+	for n := int64(1); term.Sign() > 0; n++ {
+		sum.Add(sum, term)
+		term.Div(term, big.NewInt(n))
+	}
+	return sum.Rsh(sum, 64)
+}
+
+// TestKnownGroupsFormula checks the RFC 7919 primes against their
+// definition p = 2^b − 2^(b−64) + (⌊2^(b−130)·e⌋ + X)·2^64 − 1 with the X
+// the RFC gives, and that they are safe primes with 2 of order q.
+func TestKnownGroupsFormula(t *testing.T) {
+	xs := map[string]int64{"ffdhe2048": 560316, "ffdhe3072": 2625351, "ffdhe4096": 5736041}
+	groups := KnownGroups()
+	if len(groups) != 3 {
+		t.Fatalf("%d groups", len(groups))
+	}
+	for _, g := range groups {
+		b := g.P.BitLen()
+		one := big.NewInt(1)
+		p := new(big.Int).Lsh(one, uint(b))
+		p.Sub(p, new(big.Int).Lsh(one, uint(b-64)))
+		mid := eBits(b - 130)
+		mid.Add(mid, big.NewInt(xs[g.Name]))
+		p.Add(p, mid.Lsh(mid, 64))
+		p.Sub(p, one)
+		if p.Cmp(g.P) != 0 {
+			t.Errorf("%s: constant differs from the formula", g.Name)
+		}
+		if g.Name != fmt.Sprintf("ffdhe%d", b) {
+			t.Errorf("%s has %d bits", g.Name, b)
+		}
+		if testing.Short() {
+			continue
+		}
+		if !g.Q.ProbablyPrime(4) || new(big.Int).Exp(g.G, g.Q, g.P).Cmp(one) != 0 {
+			t.Errorf("%s: q not prime or 2 not of order q", g.Name)
+		}
+	}
+}
+
+func ffdhe(t testing.TB, name string) *Group {
+	t.Helper()
+	for _, g := range KnownGroups() {
+		if g.Name == name {
+			grp, err := LookupGroup(g.P, g.G)
+			if err != nil || grp.Q == nil || grp.Name != name {
+				t.Fatalf("LookupGroup(%s): %v", name, err)
+			}
+			return grp
+		}
+	}
+	t.Fatalf("no group %s", name)
+	return nil
+}
+
+func pair(t testing.TB, eng engine.Engine, g *Group, bits int) (*Key, []byte) {
+	t.Helper()
+	x, y, _, err := GenerateKey(ctx, eng, g, bits, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := NewKey(eng, g, x, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, y
+}
+
+// TestAgreement: both sides derive the same secret, equal to math/big's
+// y^x mod p, padded to the length of p; with CKA_VALUE_BITS-style private
+// values too.
+func TestAgreement(t *testing.T) {
+	eng := soft.New()
+	for _, name := range []string{"ffdhe2048", "ffdhe3072"} {
+		g := ffdhe(t, name)
+		for _, bits := range []int{0, 256} {
+			xa, ya, _, err := GenerateKey(ctx, eng, g, bits, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bits != 0 && new(big.Int).SetBytes(xa).BitLen() != bits {
+				t.Fatalf("x of %d bits, want %d", new(big.Int).SetBytes(xa).BitLen(), bits)
+			}
+			a, err := NewKey(eng, g, xa, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, yb := pair(t, eng, g, bits)
+			za, _, err := a.Derive(ctx, yb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			zb, _, err := b.Derive(ctx, ya)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := new(big.Int).Exp(new(big.Int).SetBytes(yb), new(big.Int).SetBytes(xa), g.P).FillBytes(make([]byte, len(g.P.Bytes())))
+			if !bytes.Equal(za, zb) || !bytes.Equal(za, want) {
+				t.Fatalf("%s: secrets differ", name)
+			}
+			if !bytes.Equal(ya, new(big.Int).Exp(g.G, new(big.Int).SetBytes(xa), g.P).FillBytes(make([]byte, len(g.P.Bytes())))) {
+				t.Fatalf("%s: wrong public value", name)
+			}
+		}
+	}
+}
+
+func TestCheckPublicRejects(t *testing.T) {
+	g := ffdhe(t, "ffdhe2048")
+	k, _ := pair(t, soft.New(), g, 0)
+	one := big.NewInt(1)
+	pm1 := new(big.Int).Sub(g.P, one)
+	// A value outside the subgroup of order q: a non-residue.
+	var nonRes *big.Int
+	for c := int64(3); ; c++ {
+		v := big.NewInt(c)
+		if new(big.Int).Exp(v, g.Q, g.P).Cmp(one) != 0 {
+			nonRes = v
+			break
+		}
+	}
+	for name, y := range map[string][]byte{
+		"0": {0}, "1": {1}, "p−1": pm1.Bytes(), "p": g.P.Bytes(), "p+1": new(big.Int).Add(g.P, one).Bytes(),
+		"empty": nil, "non-residue": nonRes.Bytes(), "long": append([]byte{1}, make([]byte, 256)...),
+	} {
+		if _, _, err := k.Derive(ctx, y); !errors.Is(err, ErrInvalidPublic) {
+			t.Errorf("peer %s: %v", name, err)
+		}
+	}
+}
+
+func TestLookupGroup(t *testing.T) {
+	g := ffdhe(t, "ffdhe2048")
+	// Another base with the known prime: a group without its name.
+	if grp, err := LookupGroup(g.P, big.NewInt(4)); err != nil || grp.Name != "" || grp.Q == nil {
+		t.Fatalf("ffdhe2048 prime with g = 4: %+v, %v", grp, err)
+	}
+	for name, c := range map[string][2]*big.Int{
+		"small":     {big.NewInt(23), big.NewInt(5)},
+		"composite": {new(big.Int).Add(g.P, big.NewInt(2)), big.NewInt(2)},
+		"g = 1":     {g.P, big.NewInt(1)},
+		"g = p−1":   {g.P, new(big.Int).Sub(g.P, big.NewInt(1))},
+		"nil":       {nil, big.NewInt(2)},
+	} {
+		if _, err := LookupGroup(c[0], c[1]); !errors.Is(err, ErrInvalidParameters) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestNewKeyRange(t *testing.T) {
+	g := ffdhe(t, "ffdhe2048")
+	eng := soft.New()
+	for name, x := range map[string][]byte{"0": {0}, "q": g.Q.Bytes(), "p": g.P.Bytes(), "empty": nil} {
+		if _, err := NewKey(eng, g, x, Options{}); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("x = %s: %v", name, err)
+		}
+	}
+	for _, bits := range []int{1, 2048, -1} {
+		if _, _, _, err := GenerateKey(ctx, eng, g, bits, nil); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("%d value bits: %v", bits, err)
+		}
+	}
+}
+
+// recorder wraps the software engine, records exponents and corrupts
+// results by mode.
+type recorder struct {
+	*soft.Engine
+	mode string
+	mu   sync.Mutex
+	exps [][]byte
+	n    int
+}
+
+func (r *recorder) Info() engine.Info {
+	i := r.Engine.Info()
+	i.Name = "recorder:" + r.mode
+	return i
+}
+
+func (r *recorder) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+	if public {
+		panic("secret exponentiation asked as public")
+	}
+	r.mu.Lock()
+	r.exps = append(r.exps, bytes.Clone(exp))
+	r.n++
+	n := r.n
+	r.mu.Unlock()
+	out, c, err := r.Engine.Exp(ctx, m, base, exp, public)
+	if err != nil {
+		return out, c, err
+	}
+	switch r.mode {
+	case "flip-second": // only the second of each pair: the results disagree
+		if n%2 == 0 {
+			out[3] ^= 0x40
+		}
+	case "flip":
+		out[len(out)-1] ^= 1
+	case "zero":
+		clear(out)
+	case "device-error":
+		return nil, c, fmt.Errorf("gone: %w", engine.ErrDevice)
+	}
+	return out, c, nil
+}
+
+// pairRecorder adds ExpPair (one call for both exponentiations).
+type pairRecorder struct {
+	*recorder
+	pairs int
+}
+
+func (p *pairRecorder) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte, c engine.Cost, err error) {
+	p.pairs++
+	ra, c, err = p.Exp(ctx, a.M, a.Base, a.Exp, a.Public)
+	if err != nil {
+		return nil, nil, c, err
+	}
+	rb, c2, err := p.Exp(ctx, b.M, b.Base, b.Exp, b.Public)
+	return ra, rb, c.Add(c2), err
+}
+
+func TestFaultyEngineNeverReleases(t *testing.T) {
+	g := ffdhe(t, "ffdhe2048")
+	x, _, _, err := GenerateKey(ctx, soft.New(), g, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, peer := pair(t, soft.New(), g, 0)
+	want := new(big.Int).Exp(new(big.Int).SetBytes(peer), new(big.Int).SetBytes(x), g.P).FillBytes(make([]byte, 256))
+	for _, mode := range []string{"flip-second", "flip", "zero", "device-error"} {
+		rec := &recorder{Engine: soft.New(), mode: mode}
+		faults := 0
+		k, err := NewKey(rec, g, x, Options{OnFault: func(error) { faults++ }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		z, _, err := k.Derive(ctx, peer)
+		if z != nil || !errors.Is(err, engine.ErrDevice) || faults != 1 {
+			t.Fatalf("%s: released %x…, err %v, faults %d", mode, z[:min(len(z), 4)], err, faults)
+		}
+		k, err = NewKey(rec, g, x, Options{Fallback: soft.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		z, _, err = k.Derive(ctx, peer)
+		if err != nil || !bytes.Equal(z, want) {
+			t.Fatalf("%s with fallback: %v", mode, err)
+		}
+		if mode != "flip-second" {
+			if _, _, _, err := GenerateKey(ctx, rec, g, 0, nil); !errors.Is(err, engine.ErrDevice) {
+				t.Fatalf("%s: GenerateKey: %v", mode, err)
+			}
+		}
+	}
+}
+
+// TestBlinding: the engine sees two different exponents per agreement,
+// of fixed length, both ≡ x (mod q); a pair engine gets them in one call.
+func TestBlinding(t *testing.T) {
+	g := ffdhe(t, "ffdhe2048")
+	x, _, _, err := GenerateKey(ctx, soft.New(), g, 224, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, peer := pair(t, soft.New(), g, 0)
+	pr := &pairRecorder{recorder: &recorder{Engine: soft.New()}}
+	k, err := NewKey(pr, g, x, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := k.Derive(ctx, peer); err != nil {
+		t.Fatal(err)
+	}
+	if pr.pairs != 1 || len(pr.exps) != 2 {
+		t.Fatalf("%d pair calls, %d exponentiations", pr.pairs, len(pr.exps))
+	}
+	a, b := pr.exps[0], pr.exps[1]
+	if len(a) != 8*(256/8+1) || len(b) != len(a) || bytes.Equal(a, b) {
+		t.Fatalf("exponents of %d and %d bytes, equal %v", len(a), len(b), bytes.Equal(a, b))
+	}
+	xv := new(big.Int).SetBytes(x)
+	for _, e := range [][]byte{a, b} {
+		if new(big.Int).Mod(new(big.Int).SetBytes(e), g.Q).Cmp(xv) != 0 {
+			t.Fatal("exponent not ≡ x (mod q)")
+		}
+	}
+}
+
+// TestChipEngines: chips serve DH; faulty chips release nothing wrong.
+func TestChipEngines(t *testing.T) {
+	g := ffdhe(t, "ffdhe2048")
+	x, _, _, err := GenerateKey(ctx, soft.New(), g, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, peer := pair(t, soft.New(), g, 0)
+	want := new(big.Int).Exp(new(big.Int).SetBytes(peer), new(big.Int).SetBytes(x), g.P).FillBytes(make([]byte, 256))
+	for _, spec := range []string{"chip:pukcc", "chip:cryptech", "chip:cryptech,core=modexpa7"} {
+		eng, err := engine.Open(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := NewKey(eng, g, x, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		z, cost, err := k.Derive(ctx, peer)
+		if err != nil || !bytes.Equal(z, want) {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		if cost.Cycles == 0 {
+			t.Errorf("%s: no cost", spec)
+		}
+		eng.Close()
+	}
+	for _, spec := range []string{"chip:pukcc,fault=bitflip", "chip:cryptech,fault=zero"} {
+		eng, err := engine.Open(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := NewKey(eng, g, x, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			z, _, err := k.Derive(ctx, peer)
+			if err == nil && !bytes.Equal(z, want) {
+				t.Fatalf("%s released a wrong secret", spec)
+			}
+			if err != nil && !errors.Is(err, engine.ErrDevice) {
+				t.Fatalf("%s: %v", spec, err)
+			}
+		}
+		eng.Close()
+	}
+}
+
+// TestDeriveTraceIndependentOfSecrets: on the software engine, the
+// sequence of kernel calls of an agreement is the same for different
+// private values (full-range and short) and peers.
+func TestDeriveTraceIndependentOfSecrets(t *testing.T) {
+	g := ffdhe(t, "ffdhe2048")
+	eng := soft.New()
+	var ref string
+	for i, bits := range []int{0, 0, 256, 1000} {
+		k, _ := pair(t, eng, g, bits)
+		_, peer := pair(t, eng, g, 0)
+		var ops strings.Builder
+		mont.SetTrace(func(op byte) { ops.WriteByte(op) })
+		_, _, err := k.Derive(ctx, peer)
+		mont.SetTrace(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ops.Len() == 0 {
+			t.Fatal("no trace")
+		}
+		if i == 0 {
+			ref = ops.String()
+		} else if ops.String() != ref {
+			t.Fatalf("kernel trace differs for key %d", i)
+		}
+	}
+}
+
+// TestGenerateGroup makes a 1024-bit safe-prime group (seconds; opt-in
+// with MODEXP_SLOW=1 under the race detector's slowdown) and agrees on it.
+func TestGenerateGroup(t *testing.T) {
+	if raceEnabled && os.Getenv("MODEXP_SLOW") != "1" {
+		t.Skip("slow under -race; set MODEXP_SLOW=1")
+	}
+	g, err := GenerateGroup(ctx, nil, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.P.BitLen() != 1024 || g.Q == nil || !g.P.ProbablyPrime(20) || !g.Q.ProbablyPrime(20) {
+		t.Fatal("not a 1024-bit safe prime")
+	}
+	grp, err := LookupGroup(g.P, g.G)
+	if err != nil || grp.Q == nil || grp.Q.Cmp(g.Q) != 0 {
+		t.Fatalf("LookupGroup does not recognise the safe prime: %v", err)
+	}
+	a, ya := pair(t, soft.New(), grp, 0)
+	b, yb := pair(t, soft.New(), grp, 0)
+	za, _, err := a.Derive(ctx, yb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zb, _, err := b.Derive(ctx, ya)
+	if err != nil || !bytes.Equal(za, zb) {
+		t.Fatal("secrets differ")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := GenerateGroup(cctx, nil, 2048); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package dh
+
+const raceEnabled = false
