@@ -167,7 +167,7 @@ func resetLog(tx *bolt.Tx, from uint64) error {
 func (s *Store) Changes(key *Key, since uint64) (changed []Object, deleted []uint64, gen uint64, full bool, err error) {
 	err = s.view(func(tx *bolt.Tx) error {
 		changed, deleted, full = nil, nil, false
-		sl, err := openSealer(tx, key)
+		sl, err := s.openSealer(tx, key)
 		if err != nil {
 			return err
 		}
@@ -187,7 +187,7 @@ func (s *Store) Changes(key *Key, since uint64) (changed []Object, deleted []uin
 			full = since < from
 		}
 		if full {
-			changed, err = objectsTx(tx, sl)
+			changed, err = s.objectsTx(tx, sl)
 			return err
 		}
 		start := genIDKey(since+1, 0)
@@ -202,9 +202,12 @@ func (s *Store) Changes(key *Key, since uint64) (changed []Object, deleted []uin
 			if v == nil {
 				return fmt.Errorf("keystore: %s: change log names missing object %d: %w", s.path, id, ErrCorrupt)
 			}
-			obj, err := toObject(id, v, sl)
+			obj, err := toObject(id, v, sl, schemaVersion(tx))
 			if err != nil {
-				return err
+				// Refused: the caller's cache must drop what it holds.
+				s.refuse(id, err)
+				deleted = append(deleted, id)
+				continue
 			}
 			changed = append(changed, obj)
 		}
@@ -223,17 +226,21 @@ func (s *Store) Changes(key *Key, since uint64) (changed []Object, deleted []uin
 	return changed, deleted, gen, full, nil
 }
 
-// objectsTx decodes every object of tx.
-func objectsTx(tx *bolt.Tx, sl *sealer) ([]Object, error) {
+// objectsTx decodes every object of tx, leaving out (and logging) the
+// records refused.
+func (s *Store) objectsTx(tx *bolt.Tx, sl *sealer) ([]Object, error) {
 	var objs []Object
+	schema := schemaVersion(tx)
 	c := tx.Bucket(bucketObjects).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if len(k) != 8 || v == nil {
 			return nil, fmt.Errorf("keystore: %s: bad object key %x: %w", tx.DB().Path(), k, ErrCorrupt)
 		}
-		obj, err := toObject(binary.BigEndian.Uint64(k), v, sl)
+		id := binary.BigEndian.Uint64(k)
+		obj, err := toObject(id, v, sl, schema)
 		if err != nil {
-			return nil, err
+			s.refuse(id, err)
+			continue
 		}
 		objs = append(objs, obj)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -265,8 +266,9 @@ func schemaOf(t *testing.T, path string) uint32 {
 }
 
 // TestMigrateV1 opens testdata/v1-token.db, written by the schema-version-1
-// keystore (commit f0f30b3): readable as is (Changes answers full), upgraded
-// in place by the first write with every object, sealed value and index
+// keystore (commit f0f30b3): readable as is without a key (Changes answers
+// full), upgraded in place by the first write (to version 2) and the first
+// login (to version 3, auth.go) with every object, sealed value and index
 // entry kept, and deltas from the generation of the upgrade on.
 func TestMigrateV1(t *testing.T) {
 	src, err := os.ReadFile("testdata/v1-token.db")
@@ -277,15 +279,12 @@ func TestMigrateV1(t *testing.T) {
 		t.Fatalf("fixture schema %d", v)
 	}
 	s := openStore(t, path, testOptions())
-	key, err := s.Login(User, []byte("user-pin-5678"))
-	must(t, err)
-	defer key.Wipe()
-	before, g1, err := s.Objects(key)
+	before, g1, err := s.Objects(nil)
 	must(t, err)
 	if len(before) != 3 {
 		t.Fatalf("fixture holds %d objects, want 3", len(before))
 	}
-	changed, _, g, full, err := s.Changes(key, g1-1)
+	changed, _, g, full, err := s.Changes(nil, g1-1)
 	if err != nil || !full || len(changed) != 3 || g != g1 {
 		t.Fatalf("v1 Changes: %d, full=%v, %v", len(changed), full, err)
 	}
@@ -293,11 +292,19 @@ func TestMigrateV1(t *testing.T) {
 		t.Fatal("reading a version-1 file changed it")
 	}
 
-	// The first write upgrades.
+	// The first write upgrades to version 2 (no key: no MACs yet).
 	id, err := s.Put(nil, labelled("new"))
 	must(t, err)
-	if v := schemaOf(t, path); v != SchemaVersion {
+	if v := schemaOf(t, path); v != keylessVersion {
 		t.Fatalf("schema after a write: %d", v)
+	}
+	g2 := mustGen(t, s)
+	// The first login upgrades to version 3.
+	key, err := s.Login(User, []byte("user-pin-5678"))
+	must(t, err)
+	defer key.Wipe()
+	if v := schemaOf(t, path); v != SchemaVersion {
+		t.Fatalf("schema after the login: %d", v)
 	}
 	after, _, err := s.Objects(key)
 	must(t, err)
@@ -305,8 +312,15 @@ func TestMigrateV1(t *testing.T) {
 		t.Fatalf("%d objects after the upgrade", len(after))
 	}
 	for i, o := range before {
-		if !sameObject(after[i], o) {
-			t.Fatalf("object %d changed by the upgrade: %+v → %+v", o.ID, o, after[i])
+		if !after[i].Verified {
+			t.Fatalf("object %d not MAC'd by the upgrade", o.ID)
+		}
+	}
+	unkeyed, _, err := s.Objects(nil)
+	must(t, err)
+	for i, o := range before {
+		if !reflect.DeepEqual(unkeyed[i], o) {
+			t.Fatalf("object %d changed by the upgrade: %+v → %+v", o.ID, o, unkeyed[i])
 		}
 	}
 	if string(after[1].Attrs[0x11]) != "secret value" {
@@ -322,11 +336,15 @@ func TestMigrateV1(t *testing.T) {
 			t.Fatalf("FindByCKAID(%q): %d, %v", tc.id, len(found), err)
 		}
 	}
-	// A cache at the generation before the upgrade gets a delta: only
-	// the object of the upgrading write.
+	// A cache at the generation before the first upgrade gets a delta:
+	// only the object of the upgrading write (the login's upgrade rewrites
+	// records without changing them: no log entries).
 	changed, deleted, _, full, err := s.Changes(key, g1)
 	if err != nil || full || len(changed) != 1 || changed[0].ID != id || deleted != nil {
 		t.Fatalf("Changes after the upgrade: %d, %v, full=%v, %v", len(changed), deleted, full, err)
+	}
+	if changed, _, _, full, err := s.Changes(key, g2); err != nil || full || len(changed) != 0 {
+		t.Fatalf("Changes across the login's upgrade: %d, full=%v, %v", len(changed), full, err)
 	}
 	// Older: the log does not reach back.
 	if _, _, _, full, _ := s.Changes(key, g1-1); !full {
@@ -334,8 +352,8 @@ func TestMigrateV1(t *testing.T) {
 	}
 	// Deletions of objects written before the upgrade are logged too.
 	must(t, s.Delete(before[0].ID))
-	g2 := mustGen(t, s)
-	changed, deleted, _, full, err = s.Changes(key, g2-1)
+	g3 := mustGen(t, s)
+	changed, deleted, _, full, err = s.Changes(key, g3-1)
 	if err != nil || full || len(changed) != 0 || !slices.Equal(deleted, []uint64{before[0].ID}) {
 		t.Fatalf("Changes after deleting an old object: %d, %v, full=%v, %v", len(changed), deleted, full, err)
 	}

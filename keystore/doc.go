@@ -22,6 +22,18 @@
 // attribute, fails with ErrUnsealFailed. Other attributes are stored in the
 // clear, so public objects can be listed without a PIN.
 //
+// # Whole records
+//
+// From schema version 3 on, every object record written with the token
+// key carries a MAC over the whole record (ID, attribute types, which are
+// sealed, every value) under another sub-key; records of keys, of private
+// or trusted objects, and of any object with a sealed value must carry one,
+// and a private value in the clear is refused. Reads with the key check
+// the MACs and leave refused records out (logged to Options.Logger);
+// reads without a key serve public attributes unverified. The first login
+// upgrades a version-2 file. The details, and what this does not cover,
+// are in auth.go and docs/THREATS.md.
+//
 // # Several processes
 //
 // bbolt holds an exclusive file lock while a file is open for writing. A

@@ -26,6 +26,12 @@ var (
 	// type. Returned wrapped together with ErrCorrupt.
 	ErrUnsealFailed = errors.New("keystore: sealed attribute failed authentication")
 
+	// ErrUnauthentic: an object record failed its whole-record check (its
+	// MAC is wrong or missing where one is needed, or it stores a private
+	// value in the clear; auth.go). Returned wrapped together with
+	// ErrCorrupt; listings leave such records out instead.
+	ErrUnauthentic = errors.New("keystore: object record failed authentication")
+
 	// ErrPINIncorrect: the PIN is wrong; the failure was counted and
 	// persisted.
 	ErrPINIncorrect = errors.New("keystore: PIN incorrect")

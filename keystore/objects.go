@@ -21,13 +21,18 @@ type Object struct {
 	ID     uint64 // stable, assigned by Put when 0
 	Attrs  map[uint64][]byte
 	Sealed map[uint64]bool
+	// Verified (read only): the record's MAC was checked under the token
+	// key (auth.go). False for every object read without a key, and for
+	// public objects stored without a MAC.
+	Verified bool
 }
 
 func idKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
 
 // openSealer returns the sealer for key on the token of tx (nil for a nil
-// key).
-func openSealer(tx *bolt.Tx, key *Key) (*sealer, error) {
+// key). In a write transaction with a key, a file of schema version 2 is
+// upgraded first (auth.go).
+func (s *Store) openSealer(tx *bolt.Tx, key *Key) (*sealer, error) {
 	rec, err := loadToken(tx)
 	if err != nil {
 		return nil, err
@@ -35,17 +40,46 @@ func openSealer(tx *bolt.Tx, key *Key) (*sealer, error) {
 	if key == nil {
 		return nil, nil
 	}
-	return key.sealer(rec.Serial)
+	sl, err := key.sealer(rec.Serial)
+	if err != nil {
+		return nil, err
+	}
+	if tx.Writable() {
+		if err := upgradeAuth(tx, sl, s.logRefusedMigration); err != nil {
+			sl.wipe()
+			return nil, err
+		}
+	}
+	return sl, nil
+}
+
+// logRefusedMigration logs a record the migration to schema 3 left alone.
+func (s *Store) logRefusedMigration(msg string, args ...any) {
+	s.opts.Logger.Error("keystore: "+msg, append([]any{"path", s.path}, args...)...)
 }
 
 // toObject decodes a stored record into an Object, opening sealed values
-// when sl is not nil.
-func toObject(id uint64, v []byte, sl *sealer) (Object, error) {
+// and checking the record's MAC when sl is not nil; schema is the file's
+// schema version (auth.go). Every error concerns this record only.
+func toObject(id uint64, v []byte, sl *sealer, schema uint32) (Object, error) {
 	rec, err := decodeObjectRecord(v)
 	if err != nil {
 		return Object{}, fmt.Errorf("keystore: object %d: %w: %w", id, ErrCorrupt, err)
 	}
+	if err := rec.checkPolicy(id, schema); err != nil {
+		return Object{}, err
+	}
 	obj := Object{ID: id, Attrs: make(map[uint64][]byte, len(rec.Attrs))}
+	if sl != nil && rec.MAC != nil {
+		if err := rec.verify(id, sl); err != nil {
+			return Object{}, err
+		}
+		obj.Verified = true
+	}
+	label := aadAttr
+	if schema < SchemaAuth {
+		label = aadAttrV1
+	}
 	for _, a := range rec.Attrs {
 		if !a.Sealed {
 			obj.Attrs[a.Type] = a.Value
@@ -58,7 +92,7 @@ func toObject(id uint64, v []byte, sl *sealer) (Object, error) {
 		if sl == nil {
 			continue
 		}
-		pt, err := sl.open(id, a.Type, a.Value)
+		pt, err := sl.openLabel(label, id, a.Type, a.Value)
 		if err != nil {
 			return Object{}, err
 		}
@@ -67,15 +101,21 @@ func toObject(id uint64, v []byte, sl *sealer) (Object, error) {
 	return obj, nil
 }
 
+// refuse logs a record left out of a listing.
+func (s *Store) refuse(id uint64, err error) {
+	s.opts.Logger.Error("keystore: object record refused", "path", s.path, "id", id, "err", err)
+}
+
 // Objects returns every object with the generation it reflects. With key
 // nil, sealed attributes are absent from Attrs (Sealed still lists them;
-// Sealed is nil for an object with nothing sealed).
+// Sealed is nil for an object with nothing sealed). Records that fail
+// their checks (auth.go) are left out and logged.
 // One read transaction; cost is linear in the number of objects.
 func (s *Store) Objects(key *Key) ([]Object, uint64, error) {
 	var objs []Object
 	var gen uint64
 	err := s.view(func(tx *bolt.Tx) error {
-		sl, err := openSealer(tx, key)
+		sl, err := s.openSealer(tx, key)
 		if err != nil {
 			return err
 		}
@@ -83,7 +123,7 @@ func (s *Store) Objects(key *Key) ([]Object, uint64, error) {
 		if gen, err = generation(tx); err != nil {
 			return err
 		}
-		objs, err = objectsTx(tx, sl)
+		objs, err = s.objectsTx(tx, sl)
 		return err
 	})
 	if err != nil {
@@ -92,12 +132,13 @@ func (s *Store) Objects(key *Key) ([]Object, uint64, error) {
 	return objs, gen, nil
 }
 
-// Get returns the object with id (ErrNotFound if none). With key nil,
-// sealed attributes are absent from Attrs.
+// Get returns the object with id (ErrNotFound if none; ErrCorrupt with
+// ErrUnauthentic or ErrUnsealFailed for a refused record, auth.go). With
+// key nil, sealed attributes are absent from Attrs.
 func (s *Store) Get(key *Key, id uint64) (Object, error) {
 	var obj Object
 	err := s.view(func(tx *bolt.Tx) error {
-		sl, err := openSealer(tx, key)
+		sl, err := s.openSealer(tx, key)
 		if err != nil {
 			return err
 		}
@@ -106,7 +147,10 @@ func (s *Store) Get(key *Key, id uint64) (Object, error) {
 		if v == nil {
 			return fmt.Errorf("keystore: object %d: %w", id, ErrNotFound)
 		}
-		obj, err = toObject(id, v, sl)
+		obj, err = toObject(id, v, sl, schemaVersion(tx))
+		if err != nil {
+			s.refuse(id, err)
+		}
 		return err
 	})
 	return obj, err
@@ -120,7 +164,7 @@ func (s *Store) FindByCKAID(key *Key, value []byte) ([]Object, uint64, error) {
 	var objs []Object
 	var gen uint64
 	err := s.view(func(tx *bolt.Tx) error {
-		sl, err := openSealer(tx, key)
+		sl, err := s.openSealer(tx, key)
 		if err != nil {
 			return err
 		}
@@ -148,9 +192,10 @@ func (s *Store) FindByCKAID(key *Key, value []byte) ([]Object, uint64, error) {
 			if v == nil {
 				return fmt.Errorf("keystore: %s: index names missing object %d: %w", s.path, id, ErrCorrupt)
 			}
-			obj, err := toObject(id, v, sl)
+			obj, err := toObject(id, v, sl, schemaVersion(tx))
 			if err != nil {
-				return err
+				s.refuse(id, err)
+				continue
 			}
 			objs = append(objs, obj)
 		}
@@ -197,7 +242,7 @@ func (s *Store) PutObjects(key *Key, objs []Object) ([]uint64, error) {
 	var ids []uint64
 	err := s.update(func(tx *bolt.Tx) error {
 		ids = ids[:0]
-		sl, err := openSealer(tx, key)
+		sl, err := s.openSealer(tx, key)
 		if err != nil {
 			return err
 		}
@@ -207,7 +252,7 @@ func (s *Store) PutObjects(key *Key, objs []Object) ([]uint64, error) {
 			return err
 		}
 		for _, obj := range objs {
-			id, err := putTx(tx, sl, obj)
+			id, err := putTx(tx, sl, obj, schemaVersion(tx))
 			if err != nil {
 				return err
 			}
@@ -224,8 +269,10 @@ func (s *Store) PutObjects(key *Key, objs []Object) ([]uint64, error) {
 	return ids, nil
 }
 
-// putTx writes one object (and its index entry) in tx.
-func putTx(tx *bolt.Tx, sl *sealer, obj Object) (uint64, error) {
+// putTx writes one object (and its index entry) in tx, MAC'd when sl is
+// not nil (the file is then of schema version 3: openSealer upgraded it).
+// A record that would need a MAC (auth.go) is refused without a key.
+func putTx(tx *bolt.Tx, sl *sealer, obj Object, schema uint32) (uint64, error) {
 	types := make([]uint64, 0, len(obj.Attrs))
 	for t := range obj.Attrs {
 		types = append(types, t)
@@ -262,7 +309,17 @@ func putTx(tx *bolt.Tx, sl *sealer, obj Object) (uint64, error) {
 			}
 		}
 	}
-	if err := objects.Put(idKey(id), encodeObjectRecord(rec)); err != nil {
+	if err := rec.checkPolicy(id, 0); err != nil {
+		return 0, err
+	}
+	var mac func([]byte) []byte
+	switch {
+	case sl != nil && schema >= SchemaAuth:
+		mac = sl.macFor(id)
+	case rec.protected():
+		return 0, fmt.Errorf("keystore: put object %d: a private, trusted or key object needs the token key: %w", id, ErrKeyMismatch)
+	}
+	if err := objects.Put(idKey(id), encodeObjectRecord(rec, mac)); err != nil {
 		return 0, fmt.Errorf("keystore: write object %d: %w", id, err)
 	}
 	if err := setIndex(tx, id, index); err != nil {

@@ -2,6 +2,7 @@ package keystore
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -66,6 +67,10 @@ type Options struct {
 	// (InitToken, SetPIN, InitUserPIN). Zero means DefaultKDFParams. Tests
 	// set InsecureTestKDFParams.
 	KDF KDFParams
+
+	// Logger receives the records refused by their whole-record checks
+	// (auth.go), as errors. Nil discards them. The keystore never prints.
+	Logger *slog.Logger
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -74,6 +79,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxPINTries <= 0 {
 		o.MaxPINTries = DefaultMaxPINTries
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.KDF == (KDFParams{}) {
 		o.KDF = DefaultKDFParams

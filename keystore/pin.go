@@ -159,8 +159,40 @@ func (s *Store) checkPIN(who UserType, pin []byte, then func(tx *bolt.Tx, rec *t
 // the unlocked token key. Every attempt pays the Argon2id derivation, even
 // when the PIN is locked. Errors: ErrPINIncorrect, ErrPINLocked,
 // ErrPINNotSet (user PIN never set), ErrNotInitialized.
+//
+// A file of schema version 2 is upgraded to version 3 (its records
+// MAC'd, auth.go) by the first login; a failed upgrade fails the login.
 func (s *Store) Login(who UserType, pin []byte) (*Key, error) {
-	return s.checkPIN(who, pin, nil)
+	key, err := s.checkPIN(who, pin, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.upgrade(key); err != nil {
+		key.Wipe()
+		return nil, err
+	}
+	return key, nil
+}
+
+// upgrade runs the migrations that need the token key, if the file needs
+// them (one read transaction when it does not).
+func (s *Store) upgrade(key *Key) error {
+	var need bool
+	err := s.view(func(tx *bolt.Tx) error {
+		if _, err := loadToken(tx); err != nil {
+			return err
+		}
+		need = schemaVersion(tx) < SchemaVersion
+		return nil
+	})
+	if err != nil || !need {
+		return err
+	}
+	return s.update(func(tx *bolt.Tx) error {
+		sl, err := s.openSealer(tx, key) // upgrades
+		sl.wipe()
+		return err
+	})
 }
 
 // SetPIN changes who's PIN from oldPIN to newPIN (a wrong oldPIN counts as

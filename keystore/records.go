@@ -65,9 +65,22 @@ type storedAttr struct {
 
 // objectRecord is an object as stored, keyed by its ID in the objects
 // bucket. Attrs is sorted by Type.
+//
+// Record version 1 has no MAC; version 2 (schema version 3) ends with a
+// macSize-byte HMAC-SHA256 over the rest of the record, bound to the token
+// and the object ID (auth.go).
 type objectRecord struct {
 	Attrs []storedAttr
+	MAC   []byte // nil: a version-1 record
+	body  []byte // decoded version-2 records: the bytes the MAC covers
 }
+
+// Object record versions.
+const (
+	objectRecordPlain = 1
+	objectRecordMACed = 2
+	macSize           = 32
+)
 
 // encoder appends fields to a buffer.
 type encoder struct{ b []byte }
@@ -268,19 +281,28 @@ func decodeTokenRecord(b []byte) (*tokenRecord, error) {
 }
 
 // encodeObjectRecord returns r's encoding; r.Attrs must be sorted by Type
-// without duplicates (newObjectRecord ensures it).
-func encodeObjectRecord(r *objectRecord) []byte {
-	n := 2
+// without duplicates (putTx ensures it). With mac nil it is a version-1
+// record; otherwise mac is called with the version-2 record so far and
+// returns the MAC that ends it.
+func encodeObjectRecord(r *objectRecord, mac func(body []byte) []byte) []byte {
+	n := 2 + macSize
 	for _, a := range r.Attrs {
 		n += 12 + len(a.Value)
 	}
 	e := encoder{b: make([]byte, 0, n)}
-	e.byte(recordVersion)
+	if mac == nil {
+		e.byte(objectRecordPlain)
+	} else {
+		e.byte(objectRecordMACed)
+	}
 	e.uvarint(uint64(len(r.Attrs)))
 	for _, a := range r.Attrs {
 		e.uvarint(a.Type)
 		e.bool(a.Sealed)
 		e.bytes(a.Value)
+	}
+	if mac != nil {
+		e.b = append(e.b, mac(e.b)...)
 	}
 	return e.b
 }
@@ -289,15 +311,29 @@ func encodeObjectRecord(r *objectRecord) []byte {
 // (the values share one copy of the record: one allocation, not one per
 // attribute — a token of 100,000 objects is decoded whole when it opens).
 func decodeObjectRecord(b []byte) (*objectRecord, error) {
-	d := decoder{b: bytes.Clone(b), alias: true}
-	d.version()
+	c := bytes.Clone(b)
+	d := decoder{b: c, alias: true}
+	r := &objectRecord{}
+	switch v := d.byte(); {
+	case d.err != nil:
+	case v == objectRecordMACed:
+		if len(d.b) < macSize {
+			d.fail("record of %d bytes too short for its MAC", len(d.b))
+			break
+		}
+		n := len(d.b) - macSize
+		r.MAC = d.b[n:]
+		r.body = c[: 1+n : 1+n]
+		d.b = d.b[:n:n]
+	case v != objectRecordPlain:
+		d.fail("unknown record version %d", v)
+	}
 	count := d.uvarint()
 	// Each attribute takes at least 3 bytes: a bound on count that keeps
 	// a hostile count from allocating.
 	if d.err == nil && count > uint64(len(d.b))/3 {
 		d.fail("attribute count %d overruns record", count)
 	}
-	r := &objectRecord{}
 	if d.err == nil {
 		r.Attrs = make([]storedAttr, 0, count)
 	}

@@ -56,7 +56,7 @@ func TestObjectRecordRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			enc := encodeObjectRecord(&tt.rec)
+			enc := encodeObjectRecord(&tt.rec, nil)
 			got, err := decodeObjectRecord(enc)
 			if err != nil {
 				t.Fatalf("decode: %v", err)
@@ -64,7 +64,7 @@ func TestObjectRecordRoundTrip(t *testing.T) {
 			if !reflect.DeepEqual(*got, tt.rec) {
 				t.Fatalf("round trip:\n got %+v\nwant %+v", *got, tt.rec)
 			}
-			if again := encodeObjectRecord(got); !bytes.Equal(again, enc) {
+			if again := encodeObjectRecord(got, nil); !bytes.Equal(again, enc) {
 				t.Fatalf("re-encoding differs")
 			}
 		})
@@ -79,7 +79,8 @@ func TestDecodeObjectRecordRejects(t *testing.T) {
 	}{
 		{"empty", nil, "end of record"},
 		{"version 0", []byte{0, 0}, "version"},
-		{"version 2", []byte{2, 0}, "version"},
+		{"version 3", []byte{3, 0}, "version"},
+		{"version 2 without MAC", []byte{2, 0}, "too short for its MAC"},
 		{"trailing", []byte{1, 0, 0}, "trailing"},
 		{"overlong count", []byte{1, 0x80, 0x00}, "overlong"},
 		{"count overruns", []byte{1, 5, 1, 0, 0}, "overruns"},
@@ -136,13 +137,23 @@ func TestDecodeTokenRecordRejects(t *testing.T) {
 // whatever decodes re-encodes to the same bytes.
 func FuzzDecodeObjectRecord(f *testing.F) {
 	f.Add([]byte{1, 0})
-	f.Add(encodeObjectRecord(&objectRecord{Attrs: []storedAttr{{Type: 3, Value: []byte("x")}, {Type: 0x11, Sealed: true, Value: make([]byte, 40)}}}))
+	f.Add(encodeObjectRecord(&objectRecord{Attrs: []storedAttr{{Type: 3, Value: []byte("x")}, {Type: 0x11, Sealed: true, Value: make([]byte, 40)}}}, nil))
+	f.Add(encodeObjectRecord(&objectRecord{Attrs: []storedAttr{{Type: 3, Value: []byte("x")}}}, func([]byte) []byte { return make([]byte, macSize) }))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		rec, err := decodeObjectRecord(in)
 		if err != nil {
 			return
 		}
-		if out := encodeObjectRecord(rec); !bytes.Equal(out, in) {
+		var mac func([]byte) []byte
+		if rec.MAC != nil {
+			mac = func(body []byte) []byte {
+				if !bytes.Equal(body, rec.body) {
+					t.Fatalf("MAC'd body %x, decoded %x", body, rec.body)
+				}
+				return rec.MAC
+			}
+		}
+		if out := encodeObjectRecord(rec, mac); !bytes.Equal(out, in) {
 			t.Fatalf("not canonical: %x re-encodes to %x", in, out)
 		}
 	})

@@ -114,7 +114,7 @@ func validateBackup(path string, o Options) (uint64, error) {
 			if len(k) != 8 || v == nil {
 				return fmt.Errorf("keystore: restore: bad object key %x: %w", k, ErrCorrupt)
 			}
-			_, err := toObject(binary.BigEndian.Uint64(k), v, nil)
+			_, err := toObject(binary.BigEndian.Uint64(k), v, nil, schemaVersion(tx))
 			return err
 		})
 	})

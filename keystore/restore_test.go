@@ -187,12 +187,12 @@ func TestWriteDuringRestoreLandsInNewFile(t *testing.T) {
 		// hide the window): what Put runs after that check.
 		var id uint64
 		err := s.runReplaced(modeWrite, func(tx *bolt.Tx) error {
-			sl, err := openSealer(tx, key)
+			sl, err := s.openSealer(tx, key)
 			if err != nil {
 				return err
 			}
 			defer sl.wipe()
-			id, err = putTx(tx, sl, Object{Attrs: map[uint64][]byte{1: []byte("during restore")}})
+			id, err = putTx(tx, sl, Object{Attrs: map[uint64][]byte{1: []byte("during restore")}}, schemaVersion(tx))
 			return err
 		})
 		done <- result{id, err}

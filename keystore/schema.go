@@ -31,6 +31,11 @@ import (
 //	         maxTombstones are kept, the oldest pruned (changesfrom moves
 //	         past them)
 //
+// Version 3 (auth.go): the same buckets; object records written with the
+// token key end with a MAC, and sealed values use a new AAD label.
+// Migration 2→3 needs the token key: it runs in the first write
+// transaction that has it (Login runs one), not in the first write.
+//
 // Version 1 had no change log. Migration 1→2 (first write transaction)
 // creates the three buckets empty and sets changesfrom to the file's
 // generation: no object needs a stamp, since none changed after it. A
@@ -38,12 +43,18 @@ import (
 // full reload. A version-1 keystore refuses a version-2 file
 // (ErrSchemaVersion): upgrade every process sharing a token together.
 //
-// Migrations: a file with a lower schema version is upgraded in the first
-// write transaction by the functions in migrations; a higher version is
-// refused with ErrSchemaVersion (a newer keystore wrote it).
+// Migrations: a file with a lower schema version is upgraded to
+// keylessVersion in the first write transaction by the functions in
+// migrations, and to SchemaVersion by the first one with the token key
+// (upgradeAuth); a higher version is refused with ErrSchemaVersion (a
+// newer keystore wrote it). A version-3 file is refused by a version-2
+// keystore: upgrade every process sharing a token together.
 
 // SchemaVersion is the schema version this code reads and writes.
-const SchemaVersion = 2
+const SchemaVersion = 3
+
+// keylessVersion is the version the migrations that need no key reach.
+const keylessVersion = 2
 
 const fileKind = "modexp-token keystore"
 
@@ -124,7 +135,7 @@ func checkSchema(tx *bolt.Tx) error {
 			path, version, SchemaVersion, ErrCorrupt, ErrSchemaVersion)
 	case version < 1:
 		return fmt.Errorf("keystore: %s: schema version %d: %w: %w", path, version, ErrCorrupt, ErrSchemaVersion)
-	case version < SchemaVersion:
+	case version < keylessVersion:
 		if !tx.Writable() {
 			// Readable as is until the next write migrates it.
 			return checkBuckets(tx, bucketsV1)
@@ -148,8 +159,9 @@ func checkBuckets(tx *bolt.Tx, names [][]byte) error {
 	return nil
 }
 
+// migrate runs the migrations that need no key, up to keylessVersion.
 func migrate(tx *bolt.Tx, from uint32) error {
-	for v := from; v < SchemaVersion; v++ {
+	for v := from; v < keylessVersion; v++ {
 		m, ok := migrations[v]
 		if !ok {
 			return fmt.Errorf("keystore: no migration from schema version %d: %w", v, ErrSchemaVersion)
@@ -158,7 +170,7 @@ func migrate(tx *bolt.Tx, from uint32) error {
 			return fmt.Errorf("keystore: migrate schema %d→%d: %w", v, v+1, err)
 		}
 	}
-	return tx.Bucket(bucketMeta).Put(keySchema, binary.BigEndian.AppendUint32(nil, SchemaVersion))
+	return tx.Bucket(bucketMeta).Put(keySchema, binary.BigEndian.AppendUint32(nil, keylessVersion))
 }
 
 // createSchema makes the buckets of a new token file.

@@ -30,12 +30,18 @@ const (
 	tagSize      = 16
 )
 
-// Domain-separation labels (AAD prefixes and HKDF info strings).
+// Domain-separation labels (AAD prefixes and HKDF info strings). Schema
+// version 3 seals under a new AAD label (aadAttr): a value sealed by a
+// version-3 keystore does not open as a version-2 one, so a file set back
+// to version 2 (its records stripped of their MACs) cannot have its
+// private objects re-authenticated by the migration (auth.go).
 const (
-	aadAttr   = "modexp-token/keystore/v1/attr"
+	aadAttrV1 = "modexp-token/keystore/v1/attr"
+	aadAttr   = "modexp-token/keystore/v3/attr"
 	aadPIN    = "modexp-token/keystore/v1/pin"
 	infoSeal  = "modexp-token/keystore/v1 seal key"
 	infoIndex = "modexp-token/keystore/v1 index key"
+	infoMAC   = "modexp-token/keystore/v3 object MAC key"
 )
 
 // Key is the token key unlocked by a PIN: it seals and opens private
@@ -69,6 +75,8 @@ func (k *Key) UserType() UserType { return k.who }
 type sealer struct {
 	aead     cipher.AEAD
 	indexKey []byte
+	macKey   []byte // keys the object records' MACs (auth.go)
+	serial   string
 }
 
 // sealer derives the sub-keys for one call, checking that k belongs to the
@@ -95,7 +103,11 @@ func (k *Key) sealer(serial string) (*sealer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("keystore: derive index key: %w", err)
 	}
-	return &sealer{aead: aead, indexKey: indexKey}, nil
+	macKey, err := hkdf.Key(sha256.New, k.key[:], nil, infoMAC, 32)
+	if err != nil {
+		return nil, fmt.Errorf("keystore: derive MAC key: %w", err)
+	}
+	return &sealer{aead: aead, indexKey: indexKey, macKey: macKey, serial: serial}, nil
 }
 
 // wipe zeroes what Go lets us zero (the AES key schedule inside the AEAD
@@ -103,6 +115,7 @@ func (k *Key) sealer(serial string) (*sealer, error) {
 func (s *sealer) wipe() {
 	if s != nil {
 		clear(s.indexKey)
+		clear(s.macKey)
 	}
 }
 
@@ -118,10 +131,12 @@ func newGCM(key []byte) (cipher.AEAD, error) {
 	return aead, nil
 }
 
-// attrAAD binds a sealed value to its object and attribute type.
-func attrAAD(id, typ uint64) []byte {
-	b := make([]byte, 0, len(aadAttr)+16)
-	b = append(b, aadAttr...)
+// attrAAD binds a sealed value to its object and attribute type (label
+// aadAttr, or aadAttrV1 for the values of a file not yet migrated to
+// schema version 3).
+func attrAAD(label string, id, typ uint64) []byte {
+	b := make([]byte, 0, len(label)+16)
+	b = append(b, label...)
 	b = binary.BigEndian.AppendUint64(b, id)
 	return binary.BigEndian.AppendUint64(b, typ)
 }
@@ -133,15 +148,20 @@ func (s *sealer) seal(id, typ uint64, value []byte) ([]byte, error) {
 	if _, err := rand.Read(out); err != nil {
 		return nil, fmt.Errorf("keystore: nonce: %w", err)
 	}
-	return s.aead.Seal(out, out, value, attrAAD(id, typ)), nil
+	return s.aead.Seal(out, out, value, attrAAD(aadAttr, id, typ)), nil
 }
 
 // open reverses seal; a value altered or moved gives ErrUnsealFailed.
 func (s *sealer) open(id, typ uint64, sealed []byte) ([]byte, error) {
+	return s.openLabel(aadAttr, id, typ, sealed)
+}
+
+// openLabel opens a value sealed with AAD label label.
+func (s *sealer) openLabel(label string, id, typ uint64, sealed []byte) ([]byte, error) {
 	if len(sealed) < nonceSize+tagSize {
 		return nil, fmt.Errorf("keystore: object %d attribute %#x: short sealed value: %w: %w", id, typ, ErrCorrupt, ErrUnsealFailed)
 	}
-	pt, err := s.aead.Open(nil, sealed[:nonceSize], sealed[nonceSize:], attrAAD(id, typ))
+	pt, err := s.aead.Open(nil, sealed[:nonceSize], sealed[nonceSize:], attrAAD(label, id, typ))
 	if err != nil {
 		return nil, fmt.Errorf("keystore: object %d attribute %#x: %w: %w", id, typ, ErrCorrupt, ErrUnsealFailed)
 	}

@@ -1,0 +1,385 @@
+package keystore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// ckULong is a CK_ULONG attribute value as the module stores it.
+func ckULong(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
+
+// Attribute types of the fixture objects (PKCS#11 values).
+const (
+	tClass, tToken, tPrivate, tLabel, tValue        = 0x0, 0x1, 0x2, 0x3, 0x11
+	tKeyType, tSensitive, tSign, tModulus, tPrivExp = 0x100, 0x103, 0x108, 0x120, 0x123
+	tPrime1, tExtractable, tAlwaysSensitive         = 0x124, 0x162, 0x165
+	tNeverExtractable, tModifiable                  = 0x164, 0x170
+)
+
+// Secret values of the fixture: none may ever be served but by its own,
+// verified object.
+var fixtureSecrets = [][]byte{[]byte("PRIVATE-EXPONENT-1"), []byte("PRIME-ONE-1"), []byte("PRIVATE-EXPONENT-2"), []byte("SECRET-KEY-VALUE-16")}
+
+// fixtureObjects are the objects of a token as the module stores them: a
+// public data object written without login, a private RSA key
+// (CKA_PRIVATE true: everything but class, token, private sealed), a
+// private key with CKA_PRIVATE false (only the private values sealed), a
+// secret key, and a public key written while logged in.
+func fixtureObjects() []Object {
+	allSealed := func(o Object) Object {
+		o.Sealed = map[uint64]bool{}
+		for t := range o.Attrs {
+			if t != tClass && t != tToken && t != tPrivate {
+				o.Sealed[t] = true
+			}
+		}
+		return o
+	}
+	return []Object{
+		{Attrs: map[uint64][]byte{tClass: ckULong(0), tToken: {1}, tPrivate: {0}, tLabel: []byte("public data"), AttrID: []byte("id-pub")}},
+		allSealed(Object{Attrs: map[uint64][]byte{tClass: ckULong(3), tToken: {1}, tPrivate: {1}, tKeyType: ckULong(0),
+			tSensitive: {1}, tExtractable: {0}, tAlwaysSensitive: {1}, tNeverExtractable: {1}, tSign: {1}, tModifiable: {1},
+			tModulus: []byte("modulus-1"), tPrivExp: fixtureSecrets[0], tPrime1: fixtureSecrets[1], AttrID: []byte("id-1")}}),
+		{Attrs: map[uint64][]byte{tClass: ckULong(3), tToken: {1}, tPrivate: {0}, tKeyType: ckULong(0),
+			tSensitive: {1}, tExtractable: {0}, tAlwaysSensitive: {1}, tNeverExtractable: {1}, tSign: {1}, tModifiable: {0},
+			tModulus: []byte("modulus-2"), tPrivExp: fixtureSecrets[2], AttrID: []byte("id-2")},
+			Sealed: map[uint64]bool{tPrivExp: true}},
+		allSealed(Object{Attrs: map[uint64][]byte{tClass: ckULong(4), tToken: {1}, tPrivate: {1}, tKeyType: ckULong(0x1f),
+			tSensitive: {1}, tExtractable: {0}, tValue: fixtureSecrets[3]}}),
+		{Attrs: map[uint64][]byte{tClass: ckULong(2), tToken: {1}, tPrivate: {0}, tKeyType: ckULong(0),
+			tModulus: []byte("modulus-1"), AttrID: []byte("id-1")}},
+	}
+}
+
+// fixtureStore stores fixtureObjects (the first without a key) and returns
+// the store, the user's key and the stored objects by ID.
+func fixtureStore(t *testing.T) (*Store, *Key, map[uint64]Object) {
+	t.Helper()
+	s, key := initStore(t, testOptions())
+	want := map[uint64]Object{}
+	for i, o := range fixtureObjects() {
+		k := key
+		if i == 0 {
+			k = nil
+		}
+		id, err := s.Put(k, o)
+		must(t, err)
+		o.ID = id
+		want[id] = o
+	}
+	return s, key, want
+}
+
+// checkServed fails if objs (read with key when keyed) hold anything the
+// tampering should not yield: a verified object that differs from what was
+// stored, an unverified one that is a key, private or holds a sealed or
+// secret value, or a secret value anywhere but in its own object.
+func checkServed(t *testing.T, what string, objs []Object, want map[uint64]Object, keyed bool) {
+	t.Helper()
+	for _, o := range objs {
+		w, known := want[o.ID]
+		// Without the key nothing is verified: a protected object's clear
+		// attributes may be edited, but no private value may appear
+		// (checked below).
+		if o.Verified {
+			if !keyed || !known || !sameObject(o, w) {
+				t.Fatalf("%s: verified object %d differs: %+v, stored %+v", what, o.ID, o, w)
+			}
+			continue
+		}
+		rec := objectRecord{}
+		for typ, v := range o.Attrs {
+			rec.Attrs = append(rec.Attrs, storedAttr{Type: typ, Value: v, Sealed: o.Sealed[typ]})
+		}
+		if keyed && (len(o.Sealed) > 0 || rec.protected()) {
+			t.Fatalf("%s: unverified protected object %d served with the key: %+v", what, o.ID, o)
+		}
+		for _, v := range o.Attrs {
+			for _, secret := range fixtureSecrets {
+				if bytes.Contains(v, secret) {
+					t.Fatalf("%s: secret %q served in unverified object %d", what, secret, o.ID)
+				}
+			}
+		}
+	}
+}
+
+func stripSealed(o Object) Object {
+	n := Object{ID: o.ID, Attrs: map[uint64][]byte{}}
+	for t, v := range o.Attrs {
+		if !o.Sealed[t] {
+			n.Attrs[t] = v
+		}
+	}
+	return n
+}
+
+// rawRecords returns the stored records by ID.
+func rawRecords(t *testing.T, path string) map[uint64][]byte {
+	t.Helper()
+	recs := map[uint64][]byte{}
+	rawView(t, path, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketObjects).ForEach(func(k, v []byte) error {
+			recs[binary.BigEndian.Uint64(k)] = bytes.Clone(v)
+			return nil
+		})
+	})
+	return recs
+}
+
+// TestTamperedRecordRefused is the attack of issue 17: the sealed
+// CKA_SENSITIVE and CKA_EXTRACTABLE of a private key replaced by clear
+// FALSE/TRUE (the record otherwise intact), an object planted, a private
+// value stored in the clear. Before schema version 3 the first gave the
+// key's private exponent to the next login.
+func TestTamperedRecordRefused(t *testing.T) {
+	edits := []struct {
+		name string
+		edit func(r *objectRecord)
+	}{
+		{"sensitive and extractable in the clear", func(r *objectRecord) {
+			r.attr(tSensitive).Sealed, r.attr(tSensitive).Value = false, []byte{0}
+			r.attr(tExtractable).Sealed, r.attr(tExtractable).Value = false, []byte{1}
+		}},
+		{"private flag cleared", func(r *objectRecord) { r.attr(tPrivate).Value = []byte{0} }},
+		{"MAC stripped", func(r *objectRecord) { r.MAC = nil }},
+		{"private exponent in the clear", func(r *objectRecord) {
+			r.attr(tPrivExp).Sealed, r.attr(tPrivExp).Value = false, []byte("attacker's exponent")
+		}},
+	}
+	for _, tt := range edits {
+		t.Run(tt.name, func(t *testing.T) {
+			s, key, want := fixtureStore(t)
+			var victim uint64
+			for id, o := range want {
+				if bytes.Equal(o.Attrs[tModulus], []byte("modulus-1")) && o.Attrs[tPrivExp] != nil {
+					victim = id
+				}
+			}
+			rawUpdate(t, s.path, func(tx *bolt.Tx) error {
+				b := tx.Bucket(bucketObjects)
+				r, err := decodeObjectRecord(b.Get(idKey(victim)))
+				must(t, err)
+				tt.edit(r)
+				var mac func([]byte) []byte
+				if r.MAC != nil {
+					mac = func([]byte) []byte { return r.MAC }
+				}
+				return b.Put(idKey(victim), encodeObjectRecord(r, mac))
+			})
+			objs, _, err := s.Objects(key)
+			must(t, err)
+			checkServed(t, "keyed", objs, want, true)
+			if slices.ContainsFunc(objs, func(o Object) bool { return o.ID == victim }) {
+				t.Fatal("tampered object served")
+			}
+			if len(objs) != len(want)-1 {
+				t.Fatalf("%d objects served, want the %d untouched", len(objs), len(want)-1)
+			}
+			_, err = s.Get(key, victim)
+			wantErr(t, "Get", err, ErrCorrupt)
+			objs, _, err = s.Objects(nil)
+			must(t, err)
+			checkServed(t, "unkeyed", objs, want, false)
+		})
+	}
+	t.Run("planted", func(t *testing.T) {
+		s, key, want := fixtureStore(t)
+		for i, o := range fixtureObjects()[1:4] {
+			// The record of a private or secret key, as a public session
+			// (or an attacker) would write it without the key.
+			var r objectRecord
+			for _, typ := range slices.Sorted(mapsKeys(o.Attrs)) {
+				r.Attrs = append(r.Attrs, storedAttr{Type: typ, Value: o.Attrs[typ]})
+			}
+			rawUpdate(t, s.path, func(tx *bolt.Tx) error {
+				return tx.Bucket(bucketObjects).Put(idKey(uint64(100+i)), encodeObjectRecord(&r, nil))
+			})
+		}
+		objs, _, err := s.Objects(key)
+		must(t, err)
+		checkServed(t, "keyed", objs, want, true)
+		if len(objs) != len(want) {
+			t.Fatalf("%d objects served, want %d", len(objs), len(want))
+		}
+		objs, _, err = s.Objects(nil)
+		must(t, err)
+		checkServed(t, "unkeyed", objs, want, false)
+		// And a keyless Put of such an object is refused.
+		_, err = s.Put(nil, Object{Attrs: map[uint64][]byte{tClass: ckULong(4), tLabel: []byte("x")}})
+		wantErr(t, "keyless Put of a secret key", err, ErrKeyMismatch)
+	})
+}
+
+func mapsKeys(m map[uint64][]byte) func(func(uint64) bool) {
+	return func(yield func(uint64) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// TestTamperByteByByte edits the token file as an attacker who can write
+// it but knows no PIN would: every byte of every object record in turn has
+// its low bit flipped (every byte that could be a flag is toggled), and
+// every record is put in the place of every other. After each edit, the
+// objects served with the key are either exactly what was stored (and
+// verified) or public objects without anything sealed; no secret value
+// ever leaves its own object, with or without the key.
+func TestTamperByteByByte(t *testing.T) {
+	s, key, want := fixtureStore(t)
+	clean := readFile(t, s.path)
+	recs := rawRecords(t, s.path)
+	edits := 0
+	check := func(what string) {
+		objs, _, err := s.Objects(key)
+		if err == nil {
+			checkServed(t, what+" (keyed)", objs, want, true)
+		}
+		objs, _, err = s.Objects(nil)
+		if err == nil {
+			checkServed(t, what+" (unkeyed)", objs, want, false)
+		}
+		for id := range want {
+			if o, err := s.Get(key, id); err == nil {
+				checkServed(t, what+" (Get)", []Object{o}, want, true)
+			}
+		}
+		edits++
+	}
+	for _, id := range slices.Sorted(func(yield func(uint64) bool) {
+		for id := range recs {
+			if !yield(id) {
+				return
+			}
+		}
+	}) {
+		// bbolt copies pages on write: a record may also lie in freed
+		// pages. Every copy is edited.
+		rec := recs[id]
+		var at []int
+		for i := 0; ; {
+			j := bytes.Index(clean[i:], rec)
+			if j < 0 {
+				break
+			}
+			at = append(at, i+j)
+			i += j + 1
+		}
+		if len(at) == 0 {
+			t.Fatalf("record of object %d not found in the file", id)
+		}
+		for i := range rec {
+			raw := bytes.Clone(clean)
+			for _, a := range at {
+				raw[a+i] ^= 1
+			}
+			must(t, os.WriteFile(s.path, raw, 0o600))
+			check(fmt.Sprintf("object %d byte %d", id, i))
+		}
+	}
+	for a, ra := range recs {
+		for b := range recs {
+			if a == b {
+				continue
+			}
+			must(t, os.WriteFile(s.path, clean, 0o600))
+			rawUpdate(t, s.path, func(tx *bolt.Tx) error { return tx.Bucket(bucketObjects).Put(idKey(b), ra) })
+			check(fmt.Sprintf("record of %d as %d", a, b))
+		}
+	}
+	t.Logf("%d edits, none yielded a changed object or a secret", edits)
+}
+
+// TestMigrateV2 opens testdata/v2-token.db, written by the schema-version-2
+// keystore (commit 4c214fb; PINs soPIN and userPIN; a public data object,
+// a private key with CKA_PRIVATE true, one with CKA_PRIVATE false, a
+// secret key): readable without a key as is, left at version 2 by
+// keyless writes, upgraded by the first login with every object kept and
+// MAC'd. A downgrade afterwards (schema set back to 2, MACs stripped, a
+// clear CKA_SENSITIVE FALSE) gives nothing: the sealed values no longer
+// open as version-2 ones, so the next login's migration refuses them.
+func TestMigrateV2(t *testing.T) {
+	src, err := os.ReadFile("testdata/v2-token.db")
+	must(t, err)
+	path := filepath.Join(t.TempDir(), "token.db")
+	must(t, os.WriteFile(path, src, 0o600))
+	if v := schemaOf(t, path); v != 2 {
+		t.Fatalf("fixture schema %d", v)
+	}
+	s := openStore(t, path, testOptions())
+	before, _, err := s.Objects(nil)
+	must(t, err)
+	if len(before) != 4 {
+		t.Fatalf("fixture holds %d objects, want 4", len(before))
+	}
+	_, err = s.Put(nil, Object{Attrs: map[uint64][]byte{tLabel: []byte("keyless")}})
+	must(t, err)
+	if v := schemaOf(t, path); v != 2 {
+		t.Fatalf("a keyless write moved the schema to %d", v)
+	}
+	key, err := s.Login(User, userPIN)
+	must(t, err)
+	defer key.Wipe()
+	if v := schemaOf(t, path); v != SchemaVersion {
+		t.Fatalf("schema after login: %d", v)
+	}
+	after, _, err := s.Objects(key)
+	must(t, err)
+	if len(after) != 5 {
+		t.Fatalf("%d objects after the upgrade", len(after))
+	}
+	for i, o := range after[:4] {
+		if !o.Verified {
+			t.Fatalf("object %d not verified after the upgrade", o.ID)
+		}
+		if !sameObject(stripSealed(o), before[i]) {
+			t.Fatalf("object %d changed: %+v → %+v", o.ID, before[i], o)
+		}
+	}
+	if string(after[1].Attrs[tPrivExp]) != "private exponent" || string(after[3].Attrs[tValue]) != "0123456789abcdef" {
+		t.Fatalf("sealed values after the upgrade: %q %q", after[1].Attrs[tPrivExp], after[3].Attrs[tValue])
+	}
+	if !after[4].Verified {
+		t.Fatal("the migration left the keyless public object without a MAC")
+	}
+
+	// Downgrade attack.
+	rawUpdate(t, path, func(tx *bolt.Tx) error {
+		must(t, tx.Bucket(bucketMeta).Put(keySchema, binary.BigEndian.AppendUint32(nil, 2)))
+		b := tx.Bucket(bucketObjects)
+		for _, o := range after {
+			r, err := decodeObjectRecord(b.Get(idKey(o.ID)))
+			must(t, err)
+			r.MAC = nil
+			if a := r.attr(tSensitive); a != nil {
+				a.Sealed, a.Value = false, []byte{0}
+			}
+			must(t, b.Put(idKey(o.ID), encodeObjectRecord(r, nil)))
+		}
+		return nil
+	})
+	key.Wipe()
+	key2, err := s.Login(User, userPIN)
+	must(t, err)
+	defer key2.Wipe()
+	objs, _, err := s.Objects(key2)
+	must(t, err)
+	for _, o := range objs {
+		if o.Attrs[tClass] != nil && binary.LittleEndian.Uint64(o.Attrs[tClass]) >= 3 {
+			t.Fatalf("key object %d served after a downgrade: %+v", o.ID, o)
+		}
+	}
+	if len(objs) != 2 {
+		t.Fatalf("%d objects after the downgrade, want the 2 public ones", len(objs))
+	}
+}
