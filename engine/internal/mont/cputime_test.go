@@ -109,3 +109,49 @@ func TestKernelCPUTime(t *testing.T) {
 		}
 	}
 }
+
+// TestIFMACPUTime reports thread CPU time of the two secret
+// exponentiations of an RSA private operation (CRT halves with 64-bit
+// blinded exponents) on the adx kernel, on the IFMA kernel one after the
+// other, and on the IFMA kernel paired (ExpPair), in turn (opt-in:
+// MODEXP_CPUTIME=1; needs IFMA hardware).
+func TestIFMACPUTime(t *testing.T) {
+	if os.Getenv("MODEXP_CPUTIME") != "1" {
+		t.Skip("set MODEXP_CPUTIME=1")
+	}
+	skipWithoutIFMA(t)
+	r := rand.New(rand.NewPCG(3, 3))
+	for _, bits := range []int{1024, 1536, 2048} {
+		n1, n2 := randOdd(r, bits), randOdd(r, bits)
+		m1, m2 := mustModulus(t, n1), mustModulus(t, n2)
+		x1 := natOf(m1, new(big.Int).Mod(randBig(r, bits), n1))
+		x2 := natOf(m2, new(big.Int).Mod(randBig(r, bits), n2))
+		e1 := randBig(r, bits+64).FillBytes(make([]byte, bits/8+8))
+		e2 := randBig(r, bits+64).FillBytes(make([]byte, bits/8+8))
+		z1, z2 := make([]uint64, m1.Limbs()), make([]uint64, m2.Limbs())
+		run := func(name string) func() {
+			return func() {
+				withKernel(t, map[string]string{"adx": "adx", "ifma": "ifma", "pair": "ifma"}[name], func() {
+					if name == "pair" {
+						ExpPair(m1, m2, z1, x1, e1, z2, x2, e2)
+						return
+					}
+					m1.Exp(z1, x1, e1)
+					m2.Exp(z2, x2, e2)
+				})
+			}
+		}
+		names := []string{"adx", "ifma", "pair"}
+		best := make([]time.Duration, len(names))
+		for i := range best {
+			best[i] = 1<<63 - 1
+		}
+		for range 9 {
+			for i, name := range names {
+				best[i] = min(best[i], minCPU(1, 20, run(name)))
+			}
+		}
+		t.Logf("%4d-bit halves (RSA-%d private op, both halves): adx %v, ifma %v (%.2fx), ifma paired %v (%.2fx); thread CPU, min of 9 batches of 20, in turn",
+			bits, 2*bits, best[0], best[1], float64(best[0])/float64(best[1]), best[2], float64(best[0])/float64(best[2]))
+	}
+}

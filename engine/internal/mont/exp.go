@@ -6,6 +6,12 @@ package mont
 // 5 above), always w squarings and one multiplication per window, and a
 // table lookup that reads every entry. z has Limbs() limbs and may alias x.
 func (m *Modulus) Exp(z, x []uint64, e []byte) {
+	if useIFMA && m.l52 != 0 {
+		if amm, sel, ok := ifmaKernelsFor(m.l52, 1); ok {
+			expIFMA([]*Modulus{m}, [][]uint64{z}, [][]uint64{x}, [][]byte{e}, amm, sel)
+			return
+		}
+	}
 	k := len(m.n)
 	nbits := 8 * len(e)
 	w := 5
@@ -44,6 +50,29 @@ func (m *Modulus) Exp(z, x []uint64, e []byte) {
 	}
 	m.FromMont(z[:k], acc, t)
 }
+
+// ExpPair sets z1 = x1^e1 mod m1 and z2 = x2^e2 mod m2, with secret
+// exponents as for Exp, in one pass that interleaves the two
+// exponentiations (the two CRT halves of an RSA private operation), when
+// the kernel in use can: the IFMA kernel, for two moduli of the same size
+// it handles. It reports whether it did; if not, it did nothing and the
+// caller runs two Exp. The exponents are processed over the longer one's
+// byte length; the time depends only on that and the moduli's size.
+func ExpPair(m1, m2 *Modulus, z1, x1 []uint64, e1 []byte, z2, x2 []uint64, e2 []byte) bool {
+	if !useIFMA || m1.l52 == 0 || m1.l52 != m2.l52 {
+		return false
+	}
+	amm, sel, ok := ifmaKernelsFor(m1.l52, 2)
+	if !ok {
+		return false
+	}
+	expIFMA([]*Modulus{m1, m2}, [][]uint64{z1, z2}, [][]uint64{x1, x2}, [][]byte{e1, e2}, amm, sel)
+	return true
+}
+
+// ifmaKernelsFor returns the IFMA kernels in use for C chains of L
+// digits: the assembly ones (tests may substitute the emulated ones).
+var ifmaKernelsFor = ifmaASMKernels
 
 // window returns the w bits of the big-endian e starting at bit position
 // pos (from the least significant bit); bits beyond e are zero. The memory

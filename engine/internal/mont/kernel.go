@@ -17,13 +17,23 @@ var kernelTrace func(op byte)
 // arithmetic runs.
 var useASM = haveASM
 
-// Kernel names the limb kernel in use: "adx" (MULX/ADCX/ADOX assembly) or
-// "generic" (pure Go).
+// useIFMA selects the AVX-512 IFMA kernels (ifma.go) for the secret
+// exponentiations of the sizes they handle; it is set by selectKernel
+// (kernel_select.go) only where they run and passed their self-test, and
+// implies useASM. It must not change while arithmetic runs.
+var useIFMA = false
+
+// Kernel names the limb kernel in use: "ifma" (radix-2^52 AVX-512 IFMA
+// assembly for secret exponentiations of 1024-, 1536- and 2048-bit moduli,
+// adx for the rest), "adx" (MULX/ADCX/ADOX assembly) or "purego".
 func Kernel() string {
-	if useASM {
+	switch {
+	case useIFMA:
+		return "ifma"
+	case useASM:
 		return "adx"
 	}
-	return "generic"
+	return "purego"
 }
 
 // montMul sets z = x·y·R⁻¹ mod n, where R = 2^(64·len(n)). x and y must be

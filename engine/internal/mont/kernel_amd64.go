@@ -3,8 +3,66 @@
 package mont
 
 //go:generate go run gen_fixed_amd64.go
+//go:generate go run gen_ifma_amd64.go
 
 import "golang.org/x/sys/cpu"
+
+// haveIFMA reports whether the radix-2^52 kernels of kernel_ifma_amd64.s
+// can run here: AVX-512 F (with the OS saving the registers), IFMA, VL,
+// DQ (KMOVB), and the MULX/ADX kernel for everything else.
+var haveIFMA = cpu.X86.HasAVX512 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512IFMA &&
+	cpu.X86.HasAVX512VL && cpu.X86.HasAVX512DQ && haveASM
+
+// ifmaNeeds names what the IFMA kernel needs, for messages.
+func ifmaNeeds() string {
+	return "a CPU with avx512f, avx512ifma, avx512vl, avx512dq, bmi2 and adx (and an OS that enables AVX-512)"
+}
+
+// adxNeeds names what the MULX/ADX kernel needs, for messages.
+func adxNeeds() string { return "a CPU with bmi2 and adx" }
+
+// cpuFeatures lists the features seen that the kernels use.
+func cpuFeatures() []string {
+	var f []string
+	for _, c := range []struct {
+		name string
+		on   bool
+	}{
+		{"bmi2", cpu.X86.HasBMI2}, {"adx", cpu.X86.HasADX}, {"avx2", cpu.X86.HasAVX2},
+		{"avx512f", cpu.X86.HasAVX512F}, {"avx512dq", cpu.X86.HasAVX512DQ},
+		{"avx512vl", cpu.X86.HasAVX512VL}, {"avx512ifma", cpu.X86.HasAVX512IFMA},
+	} {
+		if c.on {
+			f = append(f, c.name)
+		}
+	}
+	return f
+}
+
+// ifmaASMFuncs are one generated multiplication kernel and its lookup.
+type ifmaASMFuncs struct {
+	amm func(z, a, b, m, k0 *uint64)
+	sel func(out, table, idx *uint64)
+}
+
+// ifmaASMKernels returns the assembly kernels for C chains of L digits as
+// slab functions (word offsets), if there are some.
+func ifmaASMKernels(L, C int) (ammFunc, selFunc, bool) {
+	f, ok := ifmaASM[[2]int{L, C}]
+	if !ok {
+		return nil, nil, false
+	}
+	CL := C * L
+	amm := func(s []uint64, z, a, b, m, k0 int) {
+		_, _, _, _, _ = s[z+CL-1], s[a+CL-1], s[b+CL-1], s[m+CL-1], s[k0+C-1]
+		f.amm(&s[z], &s[a], &s[b], &s[m], &s[k0])
+	}
+	sel := func(s []uint64, out, table, idx int) {
+		_, _, _ = s[out+CL-1], s[table+ifmaEntries*CL-1], s[idx+C-1]
+		f.sel(&s[out], &s[table], &s[idx])
+	}
+	return amm, sel, true
+}
 
 // haveASM reports whether the MULX/ADCX/ADOX kernel can run here: it needs
 // BMI2 (MULX) and ADX (ADCX, ADOX).

@@ -36,3 +36,28 @@ func montSqrRowsASM(z, x, n []uint64, n0inv uint64, t []uint64) {
 
 // useFixed has no effect without the assembly kernel.
 var useFixed = true
+
+// haveIFMA is false without the assembly kernels.
+const haveIFMA = false
+
+// ifmaNeeds names what the IFMA kernel needs, for messages.
+func ifmaNeeds() string {
+	if PureGo {
+		return "a build without the purego tag"
+	}
+	return "amd64 with avx512ifma"
+}
+
+// adxNeeds names what the MULX/ADX kernel needs, for messages.
+func adxNeeds() string {
+	if PureGo {
+		return "a build without the purego tag"
+	}
+	return "amd64 with bmi2 and adx"
+}
+
+// cpuFeatures lists no feature: no kernel here uses any.
+func cpuFeatures() []string { return nil }
+
+// ifmaASMKernels: no assembly kernels in this build.
+func ifmaASMKernels(L, C int) (ammFunc, selFunc, bool) { return nil, nil, false }

@@ -3,6 +3,7 @@ package mont
 import (
 	"math/big"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -17,7 +18,7 @@ type kernelCase struct {
 // the assembly kernel (unrolled for 16, 24 and 32 limbs) and its looped
 // form at every size, so that every test compares both with math/big.
 func kernels() []kernelCase {
-	ks := []kernelCase{{"generic", montMulGeneric, montSqrGeneric}}
+	ks := []kernelCase{{"purego", montMulGeneric, montSqrGeneric}}
 	if haveASM {
 		ks = append(ks, kernelCase{"adx", montMulASM, montSqrASM},
 			kernelCase{"adx-rows", montMulRowsASM, montSqrRowsASM})
@@ -25,16 +26,42 @@ func kernels() []kernelCase {
 	return ks
 }
 
-// withKernel runs f with useASM set to asm (restored afterwards). Not for
-// parallel tests.
-func withKernel(t testing.TB, asm bool, f func()) {
+// expKernels are the kernel configurations the exponentiation tests run
+// on every machine: purego, adx and ifma (skipped, with the missing
+// feature named, where the CPU or build lacks them), and the IFMA driver
+// on the Go model and on the emulator of the generated instructions.
+var expKernels = []string{"purego", "adx", "ifma", "ifma-model", "ifma-emu"}
+
+// withKernel runs f with the named kernel configuration (expKernels)
+// selected, restoring the previous one afterwards. Not for parallel tests.
+func withKernel(t testing.TB, name string, f func()) {
 	t.Helper()
-	if asm && !haveASM {
-		t.Skip("no assembly kernel on this machine or build")
+	oldASM, oldIFMA, oldFor := useASM, useIFMA, ifmaKernelsFor
+	defer func() { useASM, useIFMA, ifmaKernelsFor = oldASM, oldIFMA, oldFor }()
+	switch name {
+	case "purego":
+		useASM, useIFMA = false, false
+	case "adx":
+		if !haveASM {
+			t.Skipf("adx kernel not tested here: it needs %s", adxNeeds())
+		}
+		useASM, useIFMA = true, false
+	case "ifma":
+		skipWithoutIFMA(t)
+		useASM, useIFMA = true, true
+	case "ifma-model", "ifma-emu":
+		useASM, useIFMA = haveASM, true
+		if name == "ifma-model" {
+			ifmaKernelsFor = func(L, C int) (ammFunc, selFunc, bool) {
+				a, s := refKernels(L, C)
+				return a, s, true
+			}
+		} else {
+			ifmaKernelsFor = emuKernels
+		}
+	default:
+		t.Fatalf("unknown kernel configuration %q", name)
 	}
-	old := useASM
-	useASM = asm
-	defer func() { useASM = old }()
 	f()
 }
 
@@ -89,16 +116,15 @@ func TestKernelsAgree(t *testing.T) {
 
 // TestExpBothKernels runs Exp through the dispatcher with each kernel.
 func TestExpBothKernels(t *testing.T) {
-	for _, asm := range []bool{false, true} {
-		name := map[bool]string{false: "generic", true: "adx"}[asm]
+	for _, name := range expKernels {
 		t.Run(name, func(t *testing.T) {
-			withKernel(t, asm, func() {
-				if got := Kernel(); got != name {
-					t.Fatalf("Kernel() = %q, want %q", got, name)
+			withKernel(t, name, func() {
+				if want, _, _ := strings.Cut(name, "-"); Kernel() != want {
+					t.Fatalf("Kernel() = %q, want %q", Kernel(), want)
 				}
 				r := rand.New(rand.NewPCG(23, 24))
 				for _, bits := range []int{64, 200, 1024, 1536, 2048} {
-					if raceEnabled && bits > 1024 {
+					if (raceEnabled || name == "ifma-emu") && bits > 1024 {
 						continue
 					}
 					n := randOdd(r, bits)

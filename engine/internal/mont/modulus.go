@@ -19,6 +19,12 @@ type Modulus struct {
 	bitLen int
 	size   int    // byte length of n
 	bytes  []byte // n big-endian, no leading zeros
+
+	// The radix-2^52 form for the IFMA kernels (ifma.go); l52 is 0 when
+	// there is no kernel for this size.
+	l52       int
+	n52, rr52 []uint64 // n and R52² mod n, l52 digits
+	k052      uint64   // −n⁻¹ mod 2^52
 }
 
 // NewModulus prepares the big-endian modulus b. Leading zero bytes are
@@ -54,6 +60,7 @@ func NewModulus(b []byte) (*Modulus, error) {
 	oneP := make([]uint64, k)
 	oneP[0] = 1
 	montMul(m.one, m.rr, oneP, m.n, m.n0inv, t)
+	m.prepare52()
 	return m, nil
 }
 
