@@ -3,6 +3,7 @@ package rsa
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -89,10 +90,17 @@ func (k *Key) crtExp(ctx context.Context, pr *prepared, y []uint64) ([]uint64, e
 		err1, err2 error
 		wg         sync.WaitGroup
 	)
-	switch {
-	case pr.pair != nil:
+	// An engine may decline a pair (ErrUnsupported: the software engine
+	// pairs only on the kernels that interleave two exponentiations);
+	// the halves then run as for an engine without ExpPair.
+	paired := false
+	if pr.pair != nil {
 		m1, m2, c1, err1 = pr.pair.ExpPair(ctx,
 			engine.ExpOp{M: pr.pm, Base: ypb, Exp: dpE}, engine.ExpOp{M: pr.qm, Base: yqb, Exp: dqE})
+		paired = !errors.Is(err1, engine.ErrUnsupported)
+	}
+	switch {
+	case paired:
 	case k.splitCRT(pr):
 		wg.Go(func() { m2, c2, err2 = pr.eng.Exp(ctx, pr.qm, yqb, dqE, false) })
 		m1, c1, err1 = pr.eng.Exp(ctx, pr.pm, ypb, dpE, false)

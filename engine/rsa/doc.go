@@ -14,7 +14,9 @@
 //     the engine does two exponentiations (concurrently when Info().Cores
 //     ≥ 2 and fewer private operations are in flight than the engine has
 //     cores), or one ExpPair call if it implements [engine.PairEngine] (a
-//     device: one round trip), or one ExpCRT call if it implements
+//     device: one round trip; the software engine on the IFMA kernel: the
+//     two halves interleaved on one core) and does not decline it with
+//     [engine.ErrUnsupported], or one ExpCRT call if it implements
 //     [engine.CRTEngine] with NativeCRT. With Options.ExponentBlinding the engine sees
 //     d_p + k·(p−1) and d_q + k'·(q−1) with fresh 64-bit k, k'.
 //  4. Range check of the engine's outputs (length and value below the

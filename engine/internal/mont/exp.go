@@ -59,7 +59,7 @@ func (m *Modulus) Exp(z, x []uint64, e []byte) {
 // caller runs two Exp. The exponents are processed over the longer one's
 // byte length; the time depends only on that and the moduli's size.
 func ExpPair(m1, m2 *Modulus, z1, x1 []uint64, e1 []byte, z2, x2 []uint64, e2 []byte) bool {
-	if !useIFMA || m1.l52 == 0 || m1.l52 != m2.l52 {
+	if !CanPair(m1, m2) {
 		return false
 	}
 	amm, sel, ok := ifmaKernelsFor(m1.l52, 2)
@@ -68,6 +68,12 @@ func ExpPair(m1, m2 *Modulus, z1, x1 []uint64, e1 []byte, z2, x2 []uint64, e2 []
 	}
 	expIFMA([]*Modulus{m1, m2}, [][]uint64{z1, z2}, [][]uint64{x1, x2}, [][]byte{e1, e2}, amm, sel)
 	return true
+}
+
+// CanPair reports whether ExpPair would pair exponentiations modulo m1
+// and m2 (it depends on their sizes and the kernel in use only).
+func CanPair(m1, m2 *Modulus) bool {
+	return useIFMA && m1.l52 != 0 && m1.l52 == m2.l52
 }
 
 // ifmaKernelsFor returns the IFMA kernels in use for C chains of L

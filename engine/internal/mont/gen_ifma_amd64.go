@@ -30,9 +30,11 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"go/format"
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // variant is one generated kernel: digits L in lanes of width W, C chains.
@@ -489,7 +491,14 @@ package mont
 	}
 	g.WriteString("}\n")
 	for name, b := range map[string]*bytes.Buffer{"kernel_ifma_amd64.s": &s, "ifma_emu_test.go": &g, "kernel_ifma_amd64.go": &d} {
-		if err := os.WriteFile(filepath.Join(*dir, name), b.Bytes(), 0o644); err != nil {
+		out := b.Bytes()
+		if strings.HasSuffix(name, ".go") {
+			var err error
+			if out, err = format.Source(out); err != nil {
+				log.Fatalf("%s: %v", name, err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(*dir, name), out, 0o644); err != nil {
 			log.Fatal(err)
 		}
 	}
