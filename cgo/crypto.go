@@ -1,7 +1,7 @@
 package main
 
 // Cryptographic entry points: encryption, decryption, digests, signatures,
-// key generation, key wrapping and random numbers.
+// key generation, key wrapping, key derivation and random numbers.
 
 /*
 #include "pkcs11_3.h"
@@ -251,6 +251,33 @@ func goGenerateKeyPair(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM,
 		return rvOf(err)
 	}
 	*phPub, *phPriv = C.CK_OBJECT_HANDLE(hPub), C.CK_OBJECT_HANDLE(hPriv)
+	return rvOK
+}
+
+//export goDeriveKey
+func goDeriveKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, base C.CK_OBJECT_HANDLE,
+	pTmpl *C.CK_ATTRIBUTE, n C.CK_ULONG, phKey *C.CK_OBJECT_HANDLE) (rv C.CK_RV) {
+	m := enter()
+	defer leave(&rv)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	mech, rv := mechanismIn(pMech)
+	if rv != rvOK {
+		return rv
+	}
+	tmpl, rv := templateIn(pTmpl, n)
+	if rv != rvOK {
+		return rv
+	}
+	if phKey == nil {
+		return rvArgumentsBad
+	}
+	hKey, err := m.DeriveKey(uint64(h), mech, uint64(base), tmpl)
+	if err != nil {
+		return rvOf(err)
+	}
+	*phKey = C.CK_OBJECT_HANDLE(hKey)
 	return rvOK
 }
 

@@ -16,6 +16,7 @@ import (
 const (
 	sizeofPSS  = C.CK_ULONG(unsafe.Sizeof(C.CK_RSA_PKCS_PSS_PARAMS{}))
 	sizeofOAEP = C.CK_ULONG(unsafe.Sizeof(C.CK_RSA_PKCS_OAEP_PARAMS{}))
+	sizeofECDH = C.CK_ULONG(unsafe.Sizeof(C.CK_ECDH1_DERIVE_PARAMS{}))
 )
 
 // unavailable is CK_UNAVAILABLE_INFORMATION as a CK_ULONG.
@@ -139,8 +140,9 @@ const (
 	ckmSHA3_224_RSA_PKCS_PSS = 0x67
 )
 
-// mechanismIn decodes a CK_MECHANISM. PSS and OAEP parameters must have
-// exactly their structure's size (else CKR_MECHANISM_PARAM_INVALID); other
+// mechanismIn decodes a CK_MECHANISM. PSS, OAEP and ECDH1 derive
+// parameters must have exactly their structure's size (else
+// CKR_MECHANISM_PARAM_INVALID); other
 // mechanisms' parameters are copied as raw bytes. A NULL pParameter with a
 // non-zero length is CKR_ARGUMENTS_BAD.
 func mechanismIn(p *C.CK_MECHANISM) (*token.Mechanism, C.CK_RV) {
@@ -170,7 +172,19 @@ func mechanismIn(p *C.CK_MECHANISM) (*token.Mechanism, C.CK_RV) {
 		}
 		m.OAEP = &token.OAEPParams{Hash: uint64(oaep.hashAlg), MGF: uint64(oaep.mgf),
 			Source: uint64(oaep.source), SourceData: src}
+	case m.Type == ck.CKM_ECDH1_DERIVE || m.Type == ck.CKM_ECDH1_COFACTOR_DERIVE:
+		if param == nil || plen != sizeofECDH {
+			return nil, rvMechParamInvalid
+		}
+		p := (*C.CK_ECDH1_DERIVE_PARAMS)(param)
+		shared, ok1 := bytesCopy(unsafe.Pointer(p.pSharedData), p.ulSharedDataLen)
+		public, ok2 := bytesCopy(unsafe.Pointer(p.pPublicData), p.ulPublicDataLen)
+		if !ok1 || !ok2 {
+			return nil, rvMechParamInvalid
+		}
+		m.ECDH = &token.ECDH1DeriveParams{KDF: uint64(p.kdf), SharedData: shared, PublicData: public}
 	default:
+		// Raw bytes, CKM_DH_PKCS_DERIVE's peer public value among them.
 		raw, ok := bytesCopy(param, plen)
 		if !ok {
 			return nil, rvArgumentsBad

@@ -133,6 +133,7 @@ func TestTemplateIn(t *testing.T) {
 func TestMechanismIn(t *testing.T) {
 	pss := token.PSSParams{Hash: ck.CKM_SHA256, MGF: ck.CKG_MGF1_SHA256, SaltLen: 32}
 	oaep := token.OAEPParams{Hash: ck.CKM_SHA256, MGF: ck.CKG_MGF1_SHA256, Source: ck.CKZ_DATA_SPECIFIED, SourceData: []byte("label")}
+	ecdh := token.ECDH1DeriveParams{KDF: ck.CKD_SHA256_KDF, SharedData: []byte("info"), PublicData: []byte("\x04point")}
 	cases := []struct {
 		name string
 		in   tsMech
@@ -166,6 +167,21 @@ func TestMechanismIn(t *testing.T) {
 		{"OAEP NULL source with length", tsMech{Type: ck.CKM_RSA_PKCS_OAEP, Kind: 2, OAEP: oaep, SourceNull: true}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
 		{"NULL pParameter with length", tsMech{Type: ck.CKM_SHA256_RSA_PKCS_PSS, Kind: 1, PSS: pss, NullParam: true}, ck.CKR_ARGUMENTS_BAD, nil},
 		{"NULL mechanism", tsMech{NullMech: true}, ck.CKR_ARGUMENTS_BAD, nil},
+		{"ECDH", tsMech{Type: ck.CKM_ECDH1_DERIVE, Kind: 3, ECDH: ecdh}, ck.CKR_OK,
+			func(m *token.Mechanism) bool {
+				return m.ECDH != nil && m.ECDH.KDF == ck.CKD_SHA256_KDF && string(m.ECDH.SharedData) == "info" &&
+					string(m.ECDH.PublicData) == "\x04point" && m.Param == nil
+			}},
+		{"ECDH cofactor, no shared data", tsMech{Type: ck.CKM_ECDH1_COFACTOR_DERIVE, Kind: 3,
+			ECDH: token.ECDH1DeriveParams{KDF: ck.CKD_NULL, PublicData: []byte{4, 1}}}, ck.CKR_OK,
+			func(m *token.Mechanism) bool {
+				return m.ECDH != nil && m.ECDH.SharedData == nil && string(m.ECDH.PublicData) == "\x04\x01"
+			}},
+		{"ECDH short", tsMech{Type: ck.CKM_ECDH1_DERIVE, Kind: 3, ECDH: ecdh, LenDelta: -8}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"ECDH missing", tsMech{Type: ck.CKM_ECDH1_DERIVE}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"ECDH NULL public data with length", tsMech{Type: ck.CKM_ECDH1_DERIVE, Kind: 3, ECDH: ecdh, SourceNull: true}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"DH public value as raw bytes", tsMech{Type: ck.CKM_DH_PKCS_DERIVE, Raw: []byte{1, 2, 3}}, ck.CKR_OK,
+			func(m *token.Mechanism) bool { return string(m.Param) == "\x01\x02\x03" && m.ECDH == nil }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

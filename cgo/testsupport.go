@@ -824,14 +824,15 @@ func tsTemplate(spec []tsAttr, nullTemplate bool) ([]token.Attribute, uint64) {
 // tsMech describes a CK_MECHANISM built by tsMechanism.
 type tsMech struct {
 	Type       uint64
-	Kind       int // 0 raw bytes in Raw, 1 CK_RSA_PKCS_PSS_PARAMS, 2 CK_RSA_PKCS_OAEP_PARAMS
+	Kind       int // 0 raw bytes in Raw, 1 CK_RSA_PKCS_PSS_PARAMS, 2 CK_RSA_PKCS_OAEP_PARAMS, 3 CK_ECDH1_DERIVE_PARAMS
 	Raw        []byte
 	PSS        token.PSSParams
-	OAEP       token.OAEPParams // SourceData copied into C memory
-	SourceNull bool             // OAEP pSourceData NULL with ulSourceDataLen = len(SourceData)
-	LenDelta   int              // added to ulParameterLen
-	NullParam  bool             // pParameter NULL (ulParameterLen as computed)
-	NullMech   bool             // pMechanism NULL
+	OAEP       token.OAEPParams        // SourceData copied into C memory
+	ECDH       token.ECDH1DeriveParams // SharedData, PublicData copied into C memory
+	SourceNull bool                    // OAEP pSourceData (ECDH pPublicData) NULL with its length given
+	LenDelta   int                     // added to ulParameterLen
+	NullParam  bool                    // pParameter NULL (ulParameterLen as computed)
+	NullMech   bool                    // pMechanism NULL
 }
 
 // tsMechanism builds a C mechanism, runs mechanismIn, then overwrites the C
@@ -841,7 +842,7 @@ func tsMechanism(s tsMech) (*token.Mechanism, uint64) {
 	m.mechanism = C.CK_MECHANISM_TYPE(s.Type)
 	var param unsafe.Pointer
 	var plen int
-	var src unsafe.Pointer
+	var src, src2 unsafe.Pointer
 	switch s.Kind {
 	case 0:
 		if len(s.Raw) > 0 {
@@ -864,6 +865,20 @@ func tsMechanism(s tsMech) (*token.Mechanism, uint64) {
 		}
 		p.ulSourceDataLen = C.CK_ULONG(len(s.OAEP.SourceData))
 		param, plen = unsafe.Pointer(p), int(unsafe.Sizeof(*p))
+	case 3:
+		p := (*C.CK_ECDH1_DERIVE_PARAMS)(C.calloc(1, C.size_t(unsafe.Sizeof(C.CK_ECDH1_DERIVE_PARAMS{}))+16))
+		p.kdf = C.ck_ec_kdf_t(s.ECDH.KDF)
+		if len(s.ECDH.SharedData) > 0 {
+			src2 = C.CBytes(s.ECDH.SharedData)
+			p.pSharedData = (*C.CK_BYTE)(src2)
+		}
+		p.ulSharedDataLen = C.CK_ULONG(len(s.ECDH.SharedData))
+		if len(s.ECDH.PublicData) > 0 && !s.SourceNull {
+			src = C.CBytes(s.ECDH.PublicData)
+			p.pPublicData = (*C.CK_BYTE)(src)
+		}
+		p.ulPublicDataLen = C.CK_ULONG(len(s.ECDH.PublicData))
+		param, plen = unsafe.Pointer(p), int(unsafe.Sizeof(*p))
 	}
 	if !s.NullParam {
 		m.pParameter = param
@@ -874,9 +889,14 @@ func tsMechanism(s tsMech) (*token.Mechanism, uint64) {
 		pm = nil
 	}
 	got, rv := mechanismIn(pm)
-	if src != nil {
-		C.memset(src, 0xEE, C.size_t(len(s.OAEP.SourceData)))
-		C.free(src)
+	for _, b := range []struct {
+		p unsafe.Pointer
+		n int
+	}{{src, len(s.OAEP.SourceData) + len(s.ECDH.PublicData)}, {src2, len(s.ECDH.SharedData)}} {
+		if b.p != nil {
+			C.memset(b.p, 0xEE, C.size_t(b.n))
+			C.free(b.p)
+		}
 	}
 	if param != nil {
 		C.memset(param, 0xEE, C.size_t(plen))

@@ -40,11 +40,22 @@ type AttributeResult struct {
 }
 
 // Mechanism is a CK_MECHANISM with its parameter decoded by the C layer.
+// A mechanism whose parameter holds no pointer gets its raw bytes in Param:
+// CKM_DH_PKCS_DERIVE's parameter, the peer's public value, arrives there as
+// is.
 type Mechanism struct {
 	Type  uint64
-	Param []byte      // raw parameter bytes for mechanisms without pointer parameters
-	PSS   *PSSParams  // CKM_*RSA_PKCS_PSS: decoded CK_RSA_PKCS_PSS_PARAMS
-	OAEP  *OAEPParams // CKM_RSA_PKCS_OAEP: decoded CK_RSA_PKCS_OAEP_PARAMS
+	Param []byte             // raw parameter bytes for mechanisms without pointer parameters
+	PSS   *PSSParams         // CKM_*RSA_PKCS_PSS: decoded CK_RSA_PKCS_PSS_PARAMS
+	OAEP  *OAEPParams        // CKM_RSA_PKCS_OAEP: decoded CK_RSA_PKCS_OAEP_PARAMS
+	ECDH  *ECDH1DeriveParams // CKM_ECDH1_DERIVE, CKM_ECDH1_COFACTOR_DERIVE
+}
+
+// ECDH1DeriveParams is CK_ECDH1_DERIVE_PARAMS with its data copied.
+type ECDH1DeriveParams struct {
+	KDF        uint64 // CKD_NULL, CKD_SHA*_KDF
+	SharedData []byte // the KDF's shared info (nil when absent)
+	PublicData []byte // the peer's point, raw or as a DER OCTET STRING
 }
 
 // PSSParams is CK_RSA_PKCS_PSS_PARAMS.

@@ -259,6 +259,7 @@ var usageAttr = map[opKind]uint64{
 	opVerify:  ck.CKA_VERIFY,
 	opEncrypt: ck.CKA_ENCRYPT,
 	opDecrypt: ck.CKA_DECRYPT,
+	opDerive:  ck.CKA_DERIVE,
 }
 
 // allowsMechanism reports whether the key's CKA_ALLOWED_MECHANISMS (empty:

@@ -53,6 +53,10 @@ type mechanism struct {
 	wrap         func(op *operation, material []byte) ([]byte, error)
 	unwrap       func(op *operation, wrapped []byte) ([]byte, error)
 	wrapsPrivate bool
+	// derive is C_DeriveKey's work (see derive.go): from the operation's
+	// base key and decoded parameter it returns the CKA_VALUE of the new
+	// secret key that tmpl (defaults applied) describes.
+	derive func(op *operation, tmpl attrMap) ([]byte, error)
 }
 
 // supports reports whether the mechanism implements kind.
@@ -68,6 +72,8 @@ func (m *mechanism) supports(kind opKind) bool {
 		return m.decrypt != nil
 	case opDigest:
 		return m.flags&ck.CKF_DIGEST != 0
+	case opDerive:
+		return m.derive != nil
 	}
 	return false
 }
@@ -77,7 +83,7 @@ func (m *mechanism) decode(cm *Mechanism) (any, error) {
 	if m.params != nil {
 		return m.params(m, cm)
 	}
-	if len(cm.Param) != 0 || cm.PSS != nil || cm.OAEP != nil {
+	if len(cm.Param) != 0 || cm.PSS != nil || cm.OAEP != nil || cm.ECDH != nil {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes no parameter", ck.Name("CKM_", m.typ))
 	}
 	return nil, nil

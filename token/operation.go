@@ -21,6 +21,7 @@ var keyClassFor = [opKinds]uint64{
 	opDecrypt: ck.CKO_PRIVATE_KEY,
 	opVerify:  ck.CKO_PUBLIC_KEY,
 	opEncrypt: ck.CKO_PUBLIC_KEY,
+	opDerive:  ck.CKO_PRIVATE_KEY,
 }
 
 // initOp checks mechanism, parameters and key and installs the operation.

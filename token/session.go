@@ -21,10 +21,12 @@ const (
 	opEncrypt
 	opDecrypt
 	opDigest
+	// opDerive is C_DeriveKey: a single call, never installed in ops.
+	opDerive
 	opKinds
 )
 
-var opNames = [opKinds]string{"sign", "verify", "encrypt", "decrypt", "digest"}
+var opNames = [opKinds]string{"sign", "verify", "encrypt", "decrypt", "digest", "derive"}
 
 // ckfFindObjects is PKCS#11 3.0's CKF_FIND_OBJECTS flag of C_SessionCancel.
 const ckfFindObjects = 0x40

@@ -1,0 +1,197 @@
+package token
+
+// C_DeriveKey: the common part of every key-derivation mechanism.
+//
+// A derive mechanism is a registry entry with a derive function (see
+// mechanism.derive). DeriveKey checks what every derivation shares — the
+// mechanism offered by the slot (CKF_DERIVE), its parameter, the base key
+// (a private key of a type the mechanism accepts, with CKA_DERIVE true,
+// the mechanism in its CKA_ALLOWED_MECHANISMS, its private values
+// unsealed) and the template (class CKO_SECRET_KEY, the default; key type
+// CKK_GENERIC_SECRET when absent) — then asks the mechanism for the new
+// key's value and stores it as a secret key built from the template
+// (storeDerivedKey).
+//
+// The mechanism computes the value for the template it is given:
+// derivedKeyLen gives the byte length the template asks for (CKA_VALUE_LEN,
+// or the key type's length), from the mechanism's natural output length.
+// CKM_DH_PKCS_DERIVE's parameter (the peer's public value) arrives as
+// Mechanism.Param; ECDH's as Mechanism.ECDH.
+//
+// The derived key is not "local" (CKA_LOCAL false, no
+// CKA_KEY_GEN_MECHANISM); CKA_ALWAYS_SENSITIVE is true only if the base
+// key's was and the new key is sensitive, CKA_NEVER_EXTRACTABLE only if the
+// base key's was and the new key is not extractable (PKCS#11 3.0 §4.10).
+
+import (
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// DeriveKey is C_DeriveKey: it derives a secret key from the base key with
+// mechanism cm and returns the new key's handle.
+func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attribute) (uint64, error) {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return 0, err
+	}
+	defer ss.mu.Unlock()
+	if cm == nil {
+		return 0, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
+	}
+	mech, ok := mechanisms[cm.Type]
+	if !ok || mech.derive == nil {
+		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s does not derive keys", ck.Name("CKM_", cm.Type))
+	}
+	s := ss.slot
+	info, ok := s.mechanismInfo(mech)
+	if !ok || info.Flags&ck.CKF_DERIVE == 0 {
+		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot derive on this slot's engine", ck.Name("CKM_", cm.Type))
+	}
+	params, err := mech.decode(cm)
+	if err != nil {
+		return 0, err
+	}
+	t, err := parseTemplate(tmpl)
+	if err != nil {
+		return 0, err
+	}
+	if err := defaultULong(t, ck.CKA_CLASS, ck.CKO_SECRET_KEY); err != nil {
+		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "C_DeriveKey makes secret keys (CKO_SECRET_KEY)")
+	}
+	if _, ok := t[ck.CKA_KEY_TYPE]; !ok {
+		t[ck.CKA_KEY_TYPE] = ck.ULong(ck.CKK_GENERIC_SECRET)
+	}
+	if _, ok := t.ulong(ck.CKA_KEY_TYPE); !ok {
+		return 0, invalid(ck.CKA_KEY_TYPE, "malformed")
+	}
+	if _, ok := t[ck.CKA_VALUE]; ok {
+		return 0, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "CKA_VALUE of a derived key is set by the token")
+	}
+	key, epoch, _, err := s.keyObject(baseKey)
+	if err != nil {
+		return 0, err
+	}
+	switch class := key.class(); {
+	case class != ck.CKO_PUBLIC_KEY && class != ck.CKO_PRIVATE_KEY && class != ck.CKO_SECRET_KEY:
+		return 0, ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "object %d is not a key", baseKey)
+	case class != keyClassFor[opDerive] || !mech.acceptsKeyType(key.keyType()):
+		return 0, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "%s with %s of type %s", ck.Name("CKM_", cm.Type),
+			ck.Name("CKO_", class), ck.Name("CKK_", key.keyType()))
+	}
+	if !key.attrs.bool(ck.CKA_DERIVE) {
+		return 0, ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "key %d: CKA_DERIVE is false", baseKey)
+	}
+	if !key.attrs.allowsMechanism(cm.Type) {
+		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not in the key's CKA_ALLOWED_MECHANISMS", ck.Name("CKM_", cm.Type))
+	}
+	if !key.complete {
+		return 0, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private key values are sealed")
+	}
+	op := &operation{kind: opDerive, mech: mech, params: params, key: key, slot: s, needLogin: true, epoch: epoch}
+	if bits := uint64(op.keyBits()); bits < info.MinKeySize || bits > info.MaxKeySize {
+		return 0, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit key, %s takes %d..%d", bits, ck.Name("CKM_", cm.Type), info.MinKeySize, info.MaxKeySize)
+	}
+	if mech.checkKey != nil {
+		if err := mech.checkKey(op); err != nil {
+			return 0, err
+		}
+	}
+	value, err := mech.derive(op, t)
+	if err != nil {
+		return 0, err
+	}
+	defer clear(value)
+	h, err := ss.storeDerivedKey(t, value, key)
+	if err != nil {
+		return 0, err
+	}
+	s.log.Info("key derived", "mechanism", ck.Name("CKM_", cm.Type), "base", baseKey, "handle", h)
+	return h, nil
+}
+
+// derivedKeyLen is the byte length of the secret key tmpl describes:
+// CKA_VALUE_LEN when given, else the key type's own length, taken from
+// natural (the mechanism's raw output length; 0 for an output of any
+// length, as a KDF's). The answers:
+//
+//   - CKK_GENERIC_SECRET (and the HMAC key types): any length of 1 byte
+//     or more; without CKA_VALUE_LEN, natural (CKR_TEMPLATE_INCOMPLETE
+//     when natural is 0).
+//   - CKK_AES: 16, 24 or 32 bytes (else CKR_ATTRIBUTE_VALUE_INVALID);
+//     without CKA_VALUE_LEN the longest of these that natural allows (32
+//     when natural is 0).
+//   - A length above natural (when natural is not 0) is
+//     CKR_TEMPLATE_INCONSISTENT; other key types are
+//     CKR_TEMPLATE_INCONSISTENT.
+func derivedKeyLen(tmpl attrMap, natural int) (int, error) {
+	kt, _ := tmpl.ulong(ck.CKA_KEY_TYPE)
+	n, given := 0, false
+	if v, ok := tmpl[ck.CKA_VALUE_LEN]; ok {
+		l, ok := ck.ParseULong(v)
+		if !ok || l == 0 || l > maxDerivedLen {
+			return 0, invalid(ck.CKA_VALUE_LEN, "want 1 to 1024 bytes")
+		}
+		n, given = int(l), true
+	}
+	switch kt {
+	case ck.CKK_AES:
+		if !given {
+			n = 32
+			for natural != 0 && n > natural && n > 16 {
+				n -= 8
+			}
+		}
+		if n != 16 && n != 24 && n != 32 {
+			return 0, invalid(ck.CKA_VALUE_LEN, "an AES key has 16, 24 or 32 bytes")
+		}
+	case ck.CKK_GENERIC_SECRET, ck.CKK_SHA_1_HMAC, ck.CKK_SHA224_HMAC, ck.CKK_SHA256_HMAC,
+		ck.CKK_SHA384_HMAC, ck.CKK_SHA512_HMAC:
+		if !given {
+			if natural == 0 {
+				return 0, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_VALUE_LEN missing (the mechanism's output has no natural length)")
+			}
+			n = natural
+		}
+	default:
+		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "cannot derive a key of type %s", ck.Name("CKK_", kt))
+	}
+	if natural != 0 && n > natural {
+		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%d-byte key asked of a %d-byte secret", n, natural)
+	}
+	return n, nil
+}
+
+// maxDerivedLen bounds CKA_VALUE_LEN of a derived key (bytes).
+const maxDerivedLen = 1024
+
+// storeDerivedKey stores the secret key that tmpl describes with CKA_VALUE
+// value, derived from base, and returns its handle.
+func (ss *session) storeDerivedKey(tmpl attrMap, value []byte, base *object) (uint64, error) {
+	a := tmpl.clone()
+	a[ck.CKA_VALUE] = append([]byte(nil), value...)
+	return ss.createSecretKey(a, base)
+}
+
+// createSecretKey builds and stores a secret key object from a (a template
+// with CKA_VALUE). Until the token knows secret keys, this is where their
+// creation will be plugged in.
+func (ss *session) createSecretKey(a attrMap, base *object) (uint64, error) {
+	s := ss.slot
+	_, login := s.currentEpoch()
+	obj, sch, err := buildObject(a, nil, modeCreate, 0, login)
+	if err != nil {
+		return 0, err
+	}
+	obj[ck.CKA_ALWAYS_SENSITIVE] = ck.Bool(base.attrs.bool(ck.CKA_ALWAYS_SENSITIVE) && obj.bool(ck.CKA_SENSITIVE))
+	obj[ck.CKA_NEVER_EXTRACTABLE] = ck.Bool(base.attrs.bool(ck.CKA_NEVER_EXTRACTABLE) && !obj.bool(ck.CKA_EXTRACTABLE))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := ss.checkWritable(obj, s.login); err != nil {
+		return 0, err
+	}
+	o, err := s.storeLocked(ss, 0, nil, obj, sch)
+	if err != nil {
+		return 0, err
+	}
+	return o.handle, nil
+}

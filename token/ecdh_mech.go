@@ -1,0 +1,230 @@
+package token
+
+// ECDH: CKM_ECDH1_DERIVE and CKM_ECDH1_COFACTOR_DERIVE (every curve here
+// has cofactor 1, so both compute the same secret).
+//
+// The parameter is CK_ECDH1_DERIVE_PARAMS. Its public data is the peer's
+// point, as the bare SEC 1 encoding (0x04‖X‖Y, or compressed) or wrapped in
+// a DER OCTET STRING (clients send both); a point that is malformed, not on
+// the key's curve (invalid-curve and twist points), or at infinity is
+// CKR_MECHANISM_PARAM_INVALID, as is an unknown KDF, shared data with
+// CKD_NULL, or no public data. The KDFs are CKD_NULL and CKD_SHA1_KDF to
+// CKD_SHA512_KDF: the ANSI X9.63 KDF, K = H(Z‖1‖SharedInfo) ‖
+// H(Z‖2‖SharedInfo) ‖ ... (32-bit big-endian counter) cut to the key's
+// length.
+//
+// Z is the x-coordinate of d·Q (ByteLen bytes, leading zeros kept). With
+// CKD_NULL the key's value is Z, or its leading CKA_VALUE_LEN bytes when
+// the template asks for fewer (as OpenSSL and kryoptic do; a longer key is
+// CKR_TEMPLATE_INCONSISTENT); an AES key without CKA_VALUE_LEN takes the
+// longest AES length Z allows. With a KDF, CKA_VALUE_LEN (or the AES
+// default of 32) sets the output length. See derivedKeyLen.
+//
+// # Engines
+//
+// d·Q is computed by the slot's engine for the curve, as ECDSA's k·G (see
+// ecdsa_mech.go for the routes). The result must be a point of the curve;
+// a result from an engine other than the software one is also recomputed
+// in software and compared before it is used (as every ECDSA signature is
+// verified): a difference, or engine.ErrDevice, is a fault, answered by
+// the software engine under fallback "soft" and CKR_DEVICE_ERROR under
+// "fail". The software engine's multiplication is constant-time in d.
+
+import (
+	"crypto"
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/ec"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// ecdhParams are decoded CK_ECDH1_DERIVE_PARAMS.
+type ecdhParams struct {
+	kdf    crypto.Hash // 0: CKD_NULL
+	shared []byte
+	public []byte
+}
+
+// ecdhKDFs maps the CKD_ values this token knows to their hash.
+var ecdhKDFs = map[uint64]crypto.Hash{
+	ck.CKD_NULL:       0,
+	ck.CKD_SHA1_KDF:   crypto.SHA1,
+	ck.CKD_SHA224_KDF: crypto.SHA224,
+	ck.CKD_SHA256_KDF: crypto.SHA256,
+	ck.CKD_SHA384_KDF: crypto.SHA384,
+	ck.CKD_SHA512_KDF: crypto.SHA512,
+}
+
+// registerECDH registers the ECDH mechanisms (called once the token
+// stores derived secret keys).
+func registerECDH() {
+	for _, t := range []uint64{ck.CKM_ECDH1_DERIVE, ck.CKM_ECDH1_COFACTOR_DERIVE} {
+		registerMechanism(ecdhMechanism(t))
+	}
+}
+
+// ecdhMechanism is the registry entry of CKM_ECDH1_DERIVE or
+// CKM_ECDH1_COFACTOR_DERIVE.
+func ecdhMechanism(t uint64) *mechanism {
+	return &mechanism{
+		typ: t, flags: ck.CKF_DERIVE | ecMechFlags,
+		keyTypes: []uint64{ck.CKK_EC}, minBits: ecMinBits, maxBits: ecMaxBits,
+		available: ecdhAvailable, params: ecdhParamsOf, checkKey: ecdhCheckKey,
+		derive: ecdhDerive,
+	}
+}
+
+// ecdhAvailable: the slot derives if it can multiply on some curve; the
+// key sizes are those of its curves.
+func ecdhAvailable(s *slot, info *MechanismInfo) bool {
+	r := s.ecRoutes()
+	if len(r.byCurve) == 0 {
+		return false
+	}
+	info.MinKeySize, info.MaxKeySize = r.minBits, r.maxBits
+	return true
+}
+
+// ecdhParamsOf decodes the mechanism's CK_ECDH1_DERIVE_PARAMS.
+func ecdhParamsOf(mech *mechanism, m *Mechanism) (any, error) {
+	if m.ECDH == nil || len(m.Param) != 0 {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s needs CK_ECDH1_DERIVE_PARAMS", ck.Name("CKM_", mech.typ))
+	}
+	return parseECDHParams(m.ECDH)
+}
+
+// parseECDHParams checks CK_ECDH1_DERIVE_PARAMS (see the file comment).
+func parseECDHParams(p *ECDH1DeriveParams) (*ecdhParams, error) {
+	h, ok := ecdhKDFs[p.KDF]
+	if !ok {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "ECDH KDF 0x%X not supported", p.KDF)
+	}
+	if h == 0 && len(p.SharedData) != 0 {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "ECDH shared data given with CKD_NULL")
+	}
+	if len(p.PublicData) == 0 {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "ECDH without the peer's public data")
+	}
+	if h != 0 && !h.Available() {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "ECDH KDF hash %v unavailable", h)
+	}
+	return &ecdhParams{kdf: h, shared: append([]byte(nil), p.SharedData...), public: append([]byte(nil), p.PublicData...)}, nil
+}
+
+// ecdhCheckKey: the slot must serve the key's curve.
+func ecdhCheckKey(op *operation) error {
+	c, err := ecCurveOf(op.key.attrs)
+	if err != nil {
+		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "EC key without a usable curve: %v", err)
+	}
+	if _, ok := op.slot.ecEngines(c.Name()); !ok {
+		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s on %s: %v (%s, fallback %s)", ck.Name("CKM_", op.mech.typ),
+			c.Name(), errCurveNotServed, op.slot.eng.Info().Name, op.slot.cfg.Fallback)
+	}
+	return nil
+}
+
+// ecdhDerive is the derive function of the ECDH mechanisms.
+func ecdhDerive(op *operation, tmpl attrMap) (value []byte, err error) {
+	p := op.params.(*ecdhParams)
+	s := op.slot
+	k, err := s.preparedECPrivate(op.key)
+	if err != nil {
+		return nil, err
+	}
+	c := k.curve
+	qx, qy, err := c.UnmarshalECPoint(p.public)
+	if err != nil {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "ECDH public data: not a point of %s: %v", c.Name(), err)
+	}
+	natural := c.ByteLen()
+	if p.kdf != 0 {
+		natural = 0
+	}
+	n, err := derivedKeyLen(tmpl, natural)
+	if err != nil {
+		return nil, err
+	}
+	z, err := s.ecdhShared(k, op.key.attrs[ck.CKA_VALUE], qx, qy)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(z)
+	if p.kdf == 0 {
+		return append([]byte(nil), z[:n]...), nil
+	}
+	return x963KDF(p.kdf, z, p.shared, n), nil
+}
+
+// ecdhShared returns the x-coordinate of d·(qx, qy) computed by the key's
+// engines (see the file comment).
+func (s *slot) ecdhShared(k *ecPrivateKey, d, qx, qy []byte) (z []byte, err error) {
+	start := time.Now()
+	var cost engine.Cost
+	defer func() { s.privateDone("derive", k.curve.OrderBits(), cost, time.Since(start), err) }()
+	z, cost, err = ecdhMult(k.curve, k.primary, k.metered, d, qx, qy)
+	if err == nil {
+		return z, nil
+	}
+	if !errors.Is(err, engine.ErrDevice) {
+		return nil, s.engineErr("ECDH", err)
+	}
+	s.onFault(err)
+	if k.fallback == nil {
+		return nil, s.engineErr("ECDH", err)
+	}
+	z, _, err = ecdhMult(k.curve, k.fallback, false, d, qx, qy)
+	if err != nil {
+		return nil, s.engineErr("ECDH (software fallback)", err)
+	}
+	return z, nil
+}
+
+// ecdhMult computes d·Q on eng and checks the result: on the curve and,
+// unless eng is the software engine (check false), equal to the software
+// result. A failed check is engine.ErrDevice.
+func ecdhMult(c *ec.Curve, eng engine.ECEngine, check bool, d, qx, qy []byte) ([]byte, engine.Cost, error) {
+	x, y, cost, err := eng.ScalarMult(bg, c.Name(), d, qx, qy)
+	if err != nil {
+		return nil, cost, err
+	}
+	if len(x) != c.ByteLen() || len(y) != c.ByteLen() || !c.IsOnCurve(x, y) {
+		return nil, cost, errors.Join(engine.ErrDevice, errors.New("ECDH: the engine's d·Q is not a point of "+c.Name()))
+	}
+	if check {
+		sx, sy, err := c.ScalarMult(d, qx, qy)
+		if err != nil {
+			return nil, cost, err
+		}
+		ok := subtle.ConstantTimeCompare(sx, x) & subtle.ConstantTimeCompare(sy, y)
+		clear(sx)
+		clear(sy)
+		if ok != 1 {
+			return nil, cost, errors.Join(engine.ErrDevice, errors.New("ECDH: the engine's d·Q differs from the software result"))
+		}
+	}
+	clear(y)
+	return x, cost, nil
+}
+
+// x963KDF is the ANSI X9.63 key derivation function (SEC 1 §3.6.1) with
+// hash h: n bytes of H(z‖counter‖shared) for counter = 1, 2, ...
+func x963KDF(h crypto.Hash, z, shared []byte, n int) []byte {
+	out := make([]byte, 0, n+h.Size())
+	var ctr [4]byte
+	hh := h.New()
+	for i := uint32(1); len(out) < n; i++ {
+		hh.Reset()
+		hh.Write(z)
+		binary.BigEndian.PutUint32(ctr[:], i)
+		hh.Write(ctr[:])
+		hh.Write(shared)
+		out = hh.Sum(out)
+	}
+	clear(out[n:])
+	return out[:n]
+}
