@@ -8,6 +8,7 @@ package main
 import "C"
 
 import (
+	"os"
 	"unsafe"
 
 	"github.com/modexp-token/modexp-token/token"
@@ -38,7 +39,8 @@ func goInitialize(pInitArgs unsafe.Pointer) (rv C.CK_RV) {
 	openLog()
 	m, err := token.LoadFromEnv()
 	if err != nil {
-		logger.Load().Error("cgo: C_Initialize: load module", "err", err)
+		logger.Load().Error("C_Initialize failed: the module did not load its configuration, engines or token files; fix what err names",
+			"err", err, "config", os.Getenv("MODEXP_TOKEN_CONF"))
 		closeLog()
 		return rvOf(err)
 	}

@@ -58,7 +58,9 @@
 // # Must never
 //
 // Print to stdout or stderr (stdout is the RPC pipe under p11-kit remote):
-// the only output is log/slog to the file named by MODEXP_TOKEN_LOG.
+// the only output is log/slog to the file named by MODEXP_TOKEN_LOG (or the
+// configuration's log), else warnings and errors to the system log
+// (syslog.go).
 package main
 
 /*
@@ -117,6 +119,7 @@ const maxLen = math.MaxInt32
 
 func init() {
 	logger.Store(slog.New(slog.DiscardHandler))
+	token.FallbackLogHandler = newSyslogHandler()
 }
 
 // enter takes the read lock for one call and returns the module (nil before
@@ -168,11 +171,17 @@ func rvOf(err error) C.CK_RV { return C.CK_RV(ck.RV(err)) }
 func openLog() {
 	path := os.Getenv("MODEXP_TOKEN_LOG")
 	if path == "" {
+		logger.Store(slog.New(newSyslogHandler()).With("component", "cgo"))
 		return
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return // no log is better than output on stderr
+		// Never stderr: the system log says why, C_Initialize then fails.
+		l := slog.New(newSyslogHandler()).With("component", "cgo")
+		l.Error("cannot open the log file named by MODEXP_TOKEN_LOG: fix the path or its directory's permissions, or unset it",
+			"path", path, "err", err)
+		logger.Store(l)
+		return
 	}
 	logFile = f
 	logger.Store(slog.New(slog.NewTextHandler(f, nil)).With("component", "cgo"))
@@ -181,6 +190,7 @@ func openLog() {
 // closeLog undoes openLog. Called with the write lock held.
 func closeLog() {
 	logger.Store(slog.New(slog.DiscardHandler))
+	sysLog.reset()
 	if logFile != nil {
 		_ = logFile.Close()
 		logFile = nil

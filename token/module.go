@@ -104,6 +104,12 @@ var (
 	cryptokiVersion = Version{Major: 3, Minor: 0}
 )
 
+// FallbackLogHandler, when set (once, before the first Load), receives the
+// module's log records when the configuration names no log file. The C layer
+// sets it to the system log (warnings and errors only); the CLI and the
+// tests leave it nil, which discards.
+var FallbackLogHandler slog.Handler
+
 // Module is the loaded PKCS#11 module: configuration, slots, tokens and
 // sessions. One Module lives between C_Initialize and C_Finalize.
 type Module struct {
@@ -152,6 +158,8 @@ func Load(cfg *config.Config) (m *Module, err error) {
 		if m.log, err = m.openLog(cfg.Log, level); err != nil {
 			return m, err
 		}
+	} else if h := FallbackLogHandler; h != nil {
+		m.log = slog.New(h)
 	}
 	for _, sc := range cfg.Slots {
 		s, err := m.openSlot(sc, level)

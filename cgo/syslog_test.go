@@ -1,0 +1,118 @@
+//go:build modexp_testhooks
+
+package main
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// fakeSyslog listens on a unix datagram socket in a temporary directory and
+// points syslogPath at it; lines returns what arrived so far.
+func fakeSyslog(t *testing.T) (lines func() []string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "log")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := syslogPath
+	syslogPath = path
+	sysLog.reset()
+	t.Cleanup(func() { conn.Close(); syslogPath = old; sysLog.reset() })
+	return func() []string {
+		var got []string
+		buf := make([]byte, 64<<10)
+		for {
+			_ = conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+			n, err := conn.Read(buf)
+			if err != nil {
+				return got
+			}
+			got = append(got, string(buf[:n]))
+		}
+	}
+}
+
+// TestSyslogWhenNoLogFile: without MODEXP_TOKEN_LOG, a configuration
+// mistake that fails C_Initialize reaches the system log with the reason
+// and what to do; nothing is printed.
+func TestSyslogWhenNoLogFile(t *testing.T) {
+	lines := fakeSyslog(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "modexp-token.toml")
+	if err := os.WriteFile(conf, []byte("[[slot]]\nlabel = \"x\"\ntoken_file = \"t.db\"\nengin = \"soft\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MODEXP_TOKEN_CONF", conf)
+	t.Setenv("MODEXP_TOKEN_LOG", "")
+	if rv := tsInitialize(false, 0, 0, false); rv != uint64(ck.CKR_FUNCTION_FAILED) {
+		t.Fatalf("C_Initialize with a misspelt key = %v, want CKR_FUNCTION_FAILED", ck.Error(rv))
+	}
+	got := lines()
+	if len(got) != 1 {
+		t.Fatalf("%d syslog lines, want 1: %q", len(got), got)
+	}
+	for _, want := range []string{"<11>", "modexp-pkcs11[", "C_Initialize failed", "unknown keys: slot.engin", conf, "modexp-token info"} {
+		if !strings.Contains(got[0], want) {
+			t.Errorf("syslog line lacks %q:\n%s", want, got[0])
+		}
+	}
+
+	// A bad log path is said in the system log too.
+	t.Setenv("MODEXP_TOKEN_LOG", filepath.Join(dir, "no", "such", "dir", "module.log"))
+	t.Setenv("MODEXP_TOKEN_CONF", "")
+	t.Setenv("HOME", dir)
+	t.Setenv("XDG_DATA_HOME", filepath.Join(dir, "data"))
+	if rv := tsInitialize(false, 0, 0, false); rv == 0 {
+		tsFinalize(false)
+		t.Fatal("C_Initialize with an unwritable log path succeeded")
+	}
+	got = lines()
+	if len(got) == 0 || !strings.Contains(strings.Join(got, "\n"), "cannot open the log file named by MODEXP_TOKEN_LOG") {
+		t.Errorf("no syslog line about the log path: %q", got)
+	}
+}
+
+// TestSyslogWithLogFile: a log file takes everything; the system log gets
+// nothing.
+func TestSyslogWithLogFile(t *testing.T) {
+	lines := fakeSyslog(t)
+	dir := t.TempDir()
+	t.Setenv("MODEXP_TOKEN_CONF", filepath.Join(dir, "missing.toml"))
+	t.Setenv("MODEXP_TOKEN_LOG", filepath.Join(dir, "module.log"))
+	if rv := tsInitialize(false, 0, 0, false); rv == 0 {
+		tsFinalize(false)
+		t.Fatal("C_Initialize with a missing configuration succeeded")
+	}
+	if got := lines(); len(got) != 0 {
+		t.Errorf("syslog lines with a log file: %q", got)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "module.log"))
+	if !strings.Contains(string(b), "missing.toml") {
+		t.Errorf("log file lacks the reason:\n%s", b)
+	}
+}
+
+// TestSyslogAbsent: no socket at all drops lines without error or delay.
+func TestSyslogAbsent(t *testing.T) {
+	old := syslogPath
+	syslogPath = filepath.Join(t.TempDir(), "absent")
+	sysLog.reset()
+	defer func() { syslogPath = old; sysLog.reset() }()
+	start := time.Now()
+	for i := range 100 {
+		if n, err := sysLog.Write([]byte("level=ERROR msg=x" + strings.Repeat("y", i) + "\n")); err != nil || n == 0 {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("100 writes without a socket took %v", d)
+	}
+}
