@@ -2,12 +2,15 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/chip/report"
+	"github.com/modexp-token/modexp-token/engine/soft"
 )
 
 func engineCmd() *cobra.Command {
@@ -52,5 +55,33 @@ func engineCmd() *cobra.Command {
 	}
 	chart.Flags().StringVar(&out, "out", "", "SVG `FILE` to write (default stdout)")
 	chart.Flags().StringVar(&ref, "reference", "soft", "`ENGINE` measured beside the simulations (empty for none)")
-	return group("engine", "Chip simulator figures: the reproduction table and the timing chart", table, chart)
+	info := &cobra.Command{
+		Use:   "info",
+		Short: "Show the CPU features seen and the limb kernel of the software engine",
+		Long: "Show the CPU features the software engine's kernels use, the kernel in use\n" +
+			"(ifma, adx or purego) and what MODEXP_KERNEL asked for. Fails if the\n" +
+			"requested kernel cannot run here, as the module's C_Initialize would.",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return writeKernelInfo(cmd.OutOrStdout(), soft.Kernels())
+		},
+	}
+	return group("engine", "Chip simulator figures, the table and the chart; the software engine's kernel", table, chart, info)
+}
+
+// writeKernelInfo prints the kernel selection and returns its error.
+func writeKernelInfo(w io.Writer, ki soft.KernelInfo) error {
+	cpu := strings.Join(ki.CPU, " ")
+	if cpu == "" {
+		cpu = "(none of those the kernels use)"
+	}
+	fmt.Fprintf(w, "cpu features: %s\n", cpu)
+	fmt.Fprintf(w, "kernel:       %s (MODEXP_KERNEL=%s)\n", ki.Name, ki.Requested)
+	for _, n := range ki.Notes {
+		fmt.Fprintf(w, "note:         %s\n", n)
+	}
+	if ki.Err != nil {
+		return ki.Err
+	}
+	return nil
 }

@@ -53,5 +53,9 @@
 // chains, a dedicated squaring, an AVX2 table lookup; see
 // engine/internal/mont), about 2.5 times the pure-Go kernel and a little
 // faster than math/big's Exp, which is not constant-time; the build tag
-// purego keeps the pure-Go kernel. Figures: docs/PERFORMANCE.md.
+// purego keeps the pure-Go kernel. With AVX-512 IFMA, secret
+// exponentiations modulo 1024-, 1536- and 2048-bit numbers run on the
+// radix-2^52 kernel, and [Engine.ExpPair] computes the two CRT halves of
+// an RSA private operation interleaved on one core ([Kernels] reports the
+// choice; MODEXP_KERNEL forces one). Figures: docs/PERFORMANCE.md.
 package soft

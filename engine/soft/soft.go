@@ -29,6 +29,9 @@ func init() {
 		if arg != "" {
 			return nil, fmt.Errorf("soft: unexpected argument %q", arg)
 		}
+		if err := Kernels().Err; err != nil {
+			return nil, fmt.Errorf("soft: %w", err)
+		}
 		return New(), nil
 	})
 }

@@ -14,6 +14,8 @@
 #   BENCH_ONLY=ids       comma-separated substrings of op ids (p11bench --list)
 #   BENCH_ROUNDS=n       alternating rounds per cell (default 4: A B B A A B B A)
 #   BENCH_ENGINE=spec    engine of our slot (MODEXP_TOKEN_ENGINE), default the module's
+#   MODEXP_KERNEL=k      limb kernel of the software engine: auto (default), ifma, adx, purego
+#                        (the header shows the kernel in use and the CPU features seen)
 #   BENCH_OUT=dir        where the client, table, TSV and module log go (default build/bench)
 #   BENCH_KEEP=1         keep the temporary tokens (path printed)
 # Extra arguments are passed to p11bench.
@@ -75,12 +77,24 @@ export MODEXP_TOKEN_LOG=$tmp/ours/module.log
 export SOFTHSM2_CONF=$tmp/softhsm/softhsm2.conf
 export HOME=$tmp/ours/home
 
+# Header: the CPU features seen and the software engine's limb kernel, as
+# the module selects it (same CPU, same MODEXP_KERNEL).
+cli=$root/build/modexp-token
+{
+	echo "# $(uname -m), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')"
+	if [[ -x $cli ]]; then
+		"$cli" engine info 2>&1 | sed 's/^/# /' || true
+	else
+		echo "# engine info: $cli not built (make build)"
+	fi
+} >"$OUT/bench.txt"
+
 status=0
 "$OUT/p11bench" \
 	--name ModExp --module "$tmp/lib/libmodexp-pkcs11.so" --label bench-ours --pin 123456 --so-pin 87654321 \
 	--name2 SoftHSMv2 --module2 "$SOFTHSM" --label2 bench-softhsm --pin2 123456 --so-pin2 87654321 \
 	--seconds "${BENCH_SECONDS:-1}" --threads "${BENCH_THREADS:-1,2}" --rounds "${BENCH_ROUNDS:-4}" \
-	${BENCH_ONLY:+--only "$BENCH_ONLY"} --tsv "$OUT/bench.tsv" "$@" >"$OUT/bench.txt" || status=$?
+	${BENCH_ONLY:+--only "$BENCH_ONLY"} --tsv "$OUT/bench.tsv" "$@" >>"$OUT/bench.txt" || status=$?
 
 cat "$OUT/bench.txt"
 if [[ -s "$OUT/bench.tsv" ]]; then

@@ -49,6 +49,27 @@
 // machine and compare them with math/big), the pure-Go kernel of
 // kernel_generic.go runs. [Kernel] names the kernel in use.
 //
+// # The IFMA kernel
+//
+// On CPUs with AVX-512 IFMA, secret exponentiations ([Modulus.Exp], and
+// [ExpPair] for the two CRT halves of an RSA private operation) modulo
+// 1024-, 1536- and 2048-bit numbers run in radix 2^52 (ifma.go): 24, 32
+// or 40 digits of 52 bits in 64-bit lanes of ZMM registers, Almost
+// Montgomery Multiplication with VPMADD52LUQ/VPMADD52HUQ (results below
+// 2n, no subtraction between multiplications), column 0 kept exactly in
+// a general-purpose register, digits normalised after each product with
+// a carry-lookahead on compare masks; ExpPair runs the two
+// exponentiations with their instructions interleaved, which hides the
+// multiplier latency. The kernels are generated with a Go emulation of
+// the same instruction sequence by gen_ifma_amd64.go; the tests run the
+// emulation and a pure-Go model (ammRef) against math/big on every
+// machine, and the hardware against both where it exists (make
+// test-ifma). The kernel is chosen when the package loads
+// (kernel_select.go): MODEXP_KERNEL=auto|ifma|adx|purego, the IFMA kernel
+// only after its known-answer self-test passes; [Kernels] reports the
+// choice, the CPU features seen and, when a forced kernel cannot run,
+// the error (the software engine then refuses to open).
+//
 // # How constant time is checked
 //
 // By construction (the rules above, reviewed against every function in
@@ -57,6 +78,10 @@
 // exponents and bases of the same length and requires them to be
 // identical, and by an opt-in statistical timing test in the dudect style
 // (MODEXP_DUDECT=1) that compares run times of two classes of exponents.
+// The trace test runs on the IFMA path too (its Go model and emulation on
+// every machine, the assembly where the CPU has it); the IFMA kernels use
+// only multiplies, adds, shifts, logic, lane moves, compares into mask
+// registers and blends, with no branch or address depending on values.
 // The assembly kernel adds one check: run under valgrind's callgrind
 // (TestExpForInstructionCount), the instructions executed by each kernel
 // function during a 1024-bit Exp are the same, to the instruction, for
