@@ -254,6 +254,32 @@ func goGenerateKeyPair(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM,
 	return rvOK
 }
 
+//export goGenerateKey
+func goGenerateKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, pTmpl *C.CK_ATTRIBUTE, n C.CK_ULONG, ph *C.CK_OBJECT_HANDLE) (rv C.CK_RV) {
+	m := enter()
+	defer leave(&rv)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	mech, rv := mechanismIn(pMech)
+	if rv != rvOK {
+		return rv
+	}
+	tmpl, rv := templateIn(pTmpl, n)
+	if rv != rvOK {
+		return rv
+	}
+	if ph == nil {
+		return rvArgumentsBad
+	}
+	key, err := m.GenerateKey(uint64(h), mech, tmpl)
+	if err != nil {
+		return rvOf(err)
+	}
+	*ph = C.CK_OBJECT_HANDLE(key)
+	return rvOK
+}
+
 //export goDeriveKey
 func goDeriveKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, base C.CK_OBJECT_HANDLE,
 	pTmpl *C.CK_ATTRIBUTE, n C.CK_ULONG, phKey *C.CK_OBJECT_HANDLE) (rv C.CK_RV) {

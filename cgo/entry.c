@@ -490,7 +490,7 @@ CK_RV C_GenerateKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_
 		    CK_ULONG ulCount, CK_OBJECT_HANDLE_PTR phKey)
 {
 	FORK_GUARD(C_GenerateKey, (hSession, pMechanism, pTemplate, ulCount, phKey));
-	return goUnsupported();
+	return goGenerateKey(hSession, pMechanism, pTemplate, ulCount, phKey);
 }
 
 CK_RV C_GenerateKeyPair(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,

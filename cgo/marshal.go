@@ -17,6 +17,7 @@ const (
 	sizeofPSS  = C.CK_ULONG(unsafe.Sizeof(C.CK_RSA_PKCS_PSS_PARAMS{}))
 	sizeofOAEP = C.CK_ULONG(unsafe.Sizeof(C.CK_RSA_PKCS_OAEP_PARAMS{}))
 	sizeofECDH = C.CK_ULONG(unsafe.Sizeof(C.CK_ECDH1_DERIVE_PARAMS{}))
+	sizeofAttr = C.CK_ULONG(unsafe.Sizeof(C.CK_ATTRIBUTE{}))
 )
 
 // unavailable is CK_UNAVAILABLE_INFORMATION as a CK_ULONG.
@@ -92,7 +93,15 @@ func putOut(p *C.CK_BYTE, pLen *C.CK_ULONG, data []byte, need int, err error) C.
 }
 
 // templateIn copies a caller's template. All values share one allocation.
+// The value of an attribute-array attribute (CKA_WRAP_TEMPLATE...) is the
+// caller's CK_ATTRIBUTE array, copied into token.EncodeAttributes form; a
+// length that is not a whole number of CK_ATTRIBUTEs, or an array inside
+// an array, is CKR_ATTRIBUTE_VALUE_INVALID.
 func templateIn(p *C.CK_ATTRIBUTE, n C.CK_ULONG) ([]token.Attribute, C.CK_RV) {
+	return templateInDepth(p, n, 0)
+}
+
+func templateInDepth(p *C.CK_ATTRIBUTE, n C.CK_ULONG, depth int) ([]token.Attribute, C.CK_RV) {
 	if n == 0 {
 		return nil, rvOK
 	}
@@ -111,11 +120,23 @@ func templateIn(p *C.CK_ATTRIBUTE, n C.CK_ULONG) ([]token.Attribute, C.CK_RV) {
 	backing := make([]byte, 0, total)
 	out := make([]token.Attribute, len(in))
 	for i := range in {
+		t := uint64(in[i]._type)
+		if token.IsAttributeArray(t) && in[i].ulValueLen > 0 {
+			if depth > 0 || in[i].ulValueLen%sizeofAttr != 0 {
+				return nil, C.CKR_ATTRIBUTE_VALUE_INVALID
+			}
+			inner, rv := templateInDepth((*C.CK_ATTRIBUTE)(in[i].pValue), in[i].ulValueLen/sizeofAttr, depth+1)
+			if rv != rvOK {
+				return nil, rv
+			}
+			out[i] = token.Attribute{Type: t, Value: token.EncodeAttributes(inner)}
+			continue
+		}
 		start := len(backing)
 		if l := int(in[i].ulValueLen); l > 0 {
 			backing = append(backing, unsafe.Slice((*byte)(in[i].pValue), l)...)
 		}
-		out[i] = token.Attribute{Type: uint64(in[i]._type), Value: backing[start:len(backing):len(backing)]}
+		out[i] = token.Attribute{Type: t, Value: backing[start:len(backing):len(backing)]}
 	}
 	return out, rvOK
 }

@@ -134,6 +134,15 @@ func fillAttributes(attrs []C.CK_ATTRIBUTE, res []token.AttributeResult) C.CK_RV
 	for i := range attrs {
 		a, r := &attrs[i], res[i]
 		switch {
+		case r.Err == 0 && token.IsAttributeArray(uint64(a._type)):
+			switch fillArray(a, r.Value) {
+			case rvBufferTooSmall:
+				small = true
+			case C.CKR_ATTRIBUTE_TYPE_INVALID:
+				invalid = true
+			case rvGeneralError:
+				other = rvGeneralError
+			}
 		case r.Err != 0:
 			a.ulValueLen = unavailable
 			switch ck.Error(r.Err) {
@@ -165,6 +174,74 @@ func fillAttributes(attrs []C.CK_ATTRIBUTE, res []token.AttributeResult) C.CK_RV
 		return rvBufferTooSmall
 	}
 	return rvOK
+}
+
+// fillArray answers one attribute-array attribute (CKA_WRAP_TEMPLATE...)
+// whose token value is enc (token.EncodeAttributes form). The outer
+// ulValueLen is the array's size in bytes (n CK_ATTRIBUTEs). With a NULL
+// pValue only that size is reported; a smaller buffer is
+// CKR_BUFFER_TOO_SMALL. Otherwise pValue holds the caller's CK_ATTRIBUTE
+// array: if every element's pValue is NULL the types and value lengths
+// are filled in, in the token's order; else each element is answered by
+// its type as C_GetAttributeValue answers a template (unknown type:
+// CKR_ATTRIBUTE_TYPE_INVALID, short buffer: CKR_BUFFER_TOO_SMALL, both
+// with CK_UNAVAILABLE_INFORMATION in that element's length).
+func fillArray(a *C.CK_ATTRIBUTE, enc []byte) C.CK_RV {
+	list, err := token.DecodeAttributes(enc)
+	if err != nil {
+		a.ulValueLen = unavailable
+		return rvGeneralError
+	}
+	need := C.CK_ULONG(len(list)) * sizeofAttr
+	if a.pValue == nil {
+		a.ulValueLen = need
+		return rvOK
+	}
+	if a.ulValueLen < need {
+		a.ulValueLen = unavailable
+		return rvBufferTooSmall
+	}
+	elems := unsafe.Slice((*C.CK_ATTRIBUTE)(a.pValue), int(a.ulValueLen/sizeofAttr))
+	a.ulValueLen = need
+	allNull := true
+	for i := range elems {
+		allNull = allNull && elems[i].pValue == nil
+	}
+	if allNull {
+		for i, v := range list {
+			elems[i]._type = C.CK_ATTRIBUTE_TYPE(v.Type)
+			elems[i].ulValueLen = C.CK_ULONG(len(v.Value))
+		}
+		return rvOK
+	}
+	rv := rvOK
+	for i := range elems {
+		e := &elems[i]
+		var val []byte
+		found := false
+		for _, v := range list {
+			if uint64(e._type) == v.Type {
+				val, found = v.Value, true
+				break
+			}
+		}
+		switch {
+		case !found:
+			e.ulValueLen = unavailable
+			rv = C.CKR_ATTRIBUTE_TYPE_INVALID
+		case e.pValue == nil:
+			e.ulValueLen = C.CK_ULONG(len(val))
+		case e.ulValueLen >= C.CK_ULONG(len(val)):
+			copy(unsafe.Slice((*byte)(e.pValue), len(val)), val)
+			e.ulValueLen = C.CK_ULONG(len(val))
+		default:
+			e.ulValueLen = unavailable
+			if rv == rvOK {
+				rv = rvBufferTooSmall
+			}
+		}
+	}
+	return rv
 }
 
 //export goSetAttributeValue

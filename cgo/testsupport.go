@@ -387,6 +387,10 @@ static int ts_bad_args(CK_RV *rv, const char **names)
 	mech.mechanism = CKM_RSA_PKCS_KEY_PAIR_GEN; mech.pParameter = NULL; mech.ulParameterLen = 0;
 	TS_CALL("C_GenerateKeyPair(phPublicKey NULL)", C_GenerateKeyPair(1, &mech, NULL, 0, NULL, 0, NULL, &h));
 	TS_CALL("C_GenerateKeyPair(public template NULL, count 2)", C_GenerateKeyPair(1, &mech, NULL, 2, NULL, 0, &h, &h));
+	TS_CALL("C_GenerateKey(mechanism NULL)", C_GenerateKey(1, NULL, NULL, 0, &h));
+	mech.mechanism = CKM_AES_KEY_GEN; mech.pParameter = NULL; mech.ulParameterLen = 0;
+	TS_CALL("C_GenerateKey(phKey NULL)", C_GenerateKey(1, &mech, NULL, 0, NULL));
+	TS_CALL("C_GenerateKey(template NULL, count 2)", C_GenerateKey(1, &mech, NULL, 2, &h));
 	TS_CALL("C_SeedRandom(pSeed NULL, len 4)", C_SeedRandom(1, NULL, 4));
 	TS_CALL("C_GenerateRandom(pRandomData NULL, len 4)", C_GenerateRandom(1, NULL, 4));
 	// Mechanism parameters of the wrong size.

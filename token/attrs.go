@@ -20,6 +20,7 @@ const (
 	kindULong                 // CK_ULONG: 8 bytes
 	kindDate                  // CK_DATE: empty or 8 ASCII digits
 	kindMechs                 // CK_MECHANISM_TYPE_PTR: a multiple of 8 bytes
+	kindAttrs                 // CK_ATTRIBUTE_PTR: an attribute array (attrarray.go)
 )
 
 // attrFlag is a policy bit of an attribute.
@@ -135,6 +136,7 @@ var publicKeySchema = keySchema.with(schema{
 	ck.CKA_VERIFY_RECOVER:  {kind: kindBool, def: vFalse},
 	ck.CKA_WRAP:            {kind: kindBool, def: vFalse},
 	ck.CKA_TRUSTED:         {kind: kindBool, def: vFalse},
+	ck.CKA_WRAP_TEMPLATE:   {kind: kindAttrs, def: vEmpty},
 	ck.CKA_PUBLIC_KEY_INFO: {kind: kindBytes, flags: fTokenSet | fFixed},
 })
 
@@ -152,7 +154,31 @@ var privateKeySchema = keySchema.with(schema{
 	ck.CKA_NEVER_EXTRACTABLE:   {kind: kindBool, flags: fTokenSet | fFixed},
 	ck.CKA_WRAP_WITH_TRUSTED:   {kind: kindBool, def: vFalse},
 	ck.CKA_ALWAYS_AUTHENTICATE: {kind: kindBool, flags: fFixed, def: vFalse},
+	ck.CKA_UNWRAP_TEMPLATE:     {kind: kindAttrs, def: vEmpty},
+	ck.CKA_DERIVE_TEMPLATE:     {kind: kindAttrs, def: vEmpty},
 	ck.CKA_PUBLIC_KEY_INFO:     {kind: kindBytes, flags: fTokenSet | fFixed},
+})
+
+// secretKeySchema: secret key attributes (§4.10), CKA_VALUE and its length
+// added by the key type (secretkey.go).
+var secretKeySchema = keySchema.with(schema{
+	ck.CKA_PRIVATE:           {kind: kindBool, flags: fFixed | fCopyChange, def: vTrue},
+	ck.CKA_SENSITIVE:         {kind: kindBool, def: vTrue},
+	ck.CKA_ENCRYPT:           {kind: kindBool, def: vTrue},
+	ck.CKA_DECRYPT:           {kind: kindBool, def: vTrue},
+	ck.CKA_SIGN:              {kind: kindBool, def: vTrue},
+	ck.CKA_VERIFY:            {kind: kindBool, def: vTrue},
+	ck.CKA_WRAP:              {kind: kindBool, def: vFalse},
+	ck.CKA_UNWRAP:            {kind: kindBool, def: vFalse},
+	ck.CKA_EXTRACTABLE:       {kind: kindBool, def: vFalse},
+	ck.CKA_ALWAYS_SENSITIVE:  {kind: kindBool, flags: fTokenSet | fFixed},
+	ck.CKA_NEVER_EXTRACTABLE: {kind: kindBool, flags: fTokenSet | fFixed},
+	ck.CKA_CHECK_VALUE:       {kind: kindBytes, flags: fFixed},
+	ck.CKA_WRAP_WITH_TRUSTED: {kind: kindBool, def: vFalse},
+	ck.CKA_TRUSTED:           {kind: kindBool, def: vFalse},
+	ck.CKA_WRAP_TEMPLATE:     {kind: kindAttrs, def: vEmpty},
+	ck.CKA_UNWRAP_TEMPLATE:   {kind: kindAttrs, def: vEmpty},
+	ck.CKA_DERIVE_TEMPLATE:   {kind: kindAttrs, def: vEmpty},
 })
 
 // schemaFor returns the schema of an object of class (and sub-type: key
@@ -166,13 +192,16 @@ func schemaFor(class uint64, sub uint64) (schema, *keyType, error) {
 			return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_VALUE_INVALID, "certificate type 0x%X not supported", sub)
 		}
 		return certX509Schema, nil, nil
-	case ck.CKO_PUBLIC_KEY, ck.CKO_PRIVATE_KEY:
+	case ck.CKO_PUBLIC_KEY, ck.CKO_PRIVATE_KEY, ck.CKO_SECRET_KEY:
 		kt, ok := keyTypes[sub]
-		if !ok {
-			return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_VALUE_INVALID, "key type %s not supported", ck.Name("CKK_", sub))
+		if !ok || (class == ck.CKO_SECRET_KEY) != kt.secret {
+			return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_VALUE_INVALID, "key type %s not supported for %s", ck.Name("CKK_", sub), ck.Name("CKO_", class))
 		}
-		if class == ck.CKO_PUBLIC_KEY {
+		switch class {
+		case ck.CKO_PUBLIC_KEY:
 			return kt.publicSchema, kt, nil
+		case ck.CKO_SECRET_KEY:
+			return kt.secretSchema, kt, nil
 		}
 		return kt.privateSchema, kt, nil
 	}
@@ -246,6 +275,9 @@ func checkValue(t uint64, kind attrKind, v []byte) error {
 		}
 	case kindMechs:
 		bad = len(v)%8 != 0
+	case kindAttrs:
+		_, err := DecodeAttributes(v)
+		bad = err != nil
 	}
 	if bad {
 		return ck.Errorf(ck.CKR_ATTRIBUTE_VALUE_INVALID, "%s: malformed value of %d bytes", ck.Name("CKA_", t), len(v))

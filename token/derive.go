@@ -165,33 +165,8 @@ func derivedKeyLen(tmpl attrMap, natural int) (int, error) {
 const maxDerivedLen = 1024
 
 // storeDerivedKey stores the secret key that tmpl describes with CKA_VALUE
-// value, derived from base, and returns its handle.
+// value, derived from base, and returns its handle (createSecretKey,
+// secretkey.go).
 func (ss *session) storeDerivedKey(tmpl attrMap, value []byte, base *object) (uint64, error) {
-	a := tmpl.clone()
-	a[ck.CKA_VALUE] = append([]byte(nil), value...)
-	return ss.createSecretKey(a, base)
-}
-
-// createSecretKey builds and stores a secret key object from a (a template
-// with CKA_VALUE). Until the token knows secret keys, this is where their
-// creation will be plugged in.
-func (ss *session) createSecretKey(a attrMap, base *object) (uint64, error) {
-	s := ss.slot
-	_, login := s.currentEpoch()
-	obj, sch, err := buildObject(a, nil, modeCreate, 0, login)
-	if err != nil {
-		return 0, err
-	}
-	obj[ck.CKA_ALWAYS_SENSITIVE] = ck.Bool(base.attrs.bool(ck.CKA_ALWAYS_SENSITIVE) && obj.bool(ck.CKA_SENSITIVE))
-	obj[ck.CKA_NEVER_EXTRACTABLE] = ck.Bool(base.attrs.bool(ck.CKA_NEVER_EXTRACTABLE) && !obj.bool(ck.CKA_EXTRACTABLE))
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := ss.checkWritable(obj, s.login); err != nil {
-		return 0, err
-	}
-	o, err := s.storeLocked(ss, 0, nil, obj, sch)
-	if err != nil {
-		return 0, err
-	}
-	return o.handle, nil
+	return ss.createSecretKey(tmpl, value, keyOrigin{mode: modeDerive, base: base.attrs})
 }

@@ -13,11 +13,18 @@ import (
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
-// keyType is what the token knows of one kind of asymmetric key.
+// keyType is what the token knows of one kind of key: an asymmetric key
+// type has a public and a private schema, a secret key type (secret true,
+// secretkey.go) a secret schema.
 type keyType struct {
 	typ           uint64
 	publicSchema  schema
 	privateSchema schema
+	// secret: a CKO_SECRET_KEY type, described by secretSchema and
+	// completed by completeSecret.
+	secret         bool
+	secretSchema   schema
+	completeSecret func(a attrMap) error
 	// completePublic checks a public key template's values and adds the
 	// attributes derived from them. Errors carry a CKR code.
 	completePublic func(a attrMap) error

@@ -20,6 +20,9 @@ type mechanism struct {
 	typ              uint64
 	flags            uint64 // CKF_SIGN, CKF_VERIFY, ... as in CK_MECHANISM_INFO
 	minBits, maxBits uint64 // key sizes for CK_MECHANISM_INFO
+	// sizeInBytes: minBits and maxBits count bytes, not bits (the AES and
+	// HMAC mechanisms, as the standard says for CK_MECHANISM_INFO).
+	sizeInBytes bool
 	// engineBound: the private operation runs on the slot's engine, whose
 	// limits may lower maxBits.
 	engineBound bool
@@ -57,6 +60,18 @@ type mechanism struct {
 	// base key and decoded parameter it returns the CKA_VALUE of the new
 	// secret key that tmpl (defaults applied) describes.
 	derive func(op *operation, tmpl attrMap) ([]byte, error)
+	// generateKey returns the CKA_VALUE of a new secret key (C_GenerateKey)
+	// for a template already checked against the schema, with CKA_CLASS
+	// and CKA_KEY_TYPE set (secretkey.go).
+	generateKey func(mech *mechanism, tmpl attrMap) ([]byte, error)
+}
+
+// sizeUnit names the unit of the mechanism's key sizes.
+func (m *mechanism) sizeUnit() string {
+	if m.sizeInBytes {
+		return "bytes"
+	}
+	return "bits"
 }
 
 // supports reports whether the mechanism implements kind.

@@ -16,13 +16,34 @@ type createMode int
 
 const (
 	modeCreate   createMode = iota // C_CreateObject: imported
-	modeGenerate                   // C_GenerateKeyPair: made on the token
+	modeGenerate                   // C_GenerateKey(Pair): made on the token
+	modeUnwrap                     // C_UnwrapKey: imported under a wrapping key
+	modeDerive                     // C_DeriveKey: derived from a base key
 )
+
+// keyOrigin is how a key comes to be, for the attributes the token sets
+// (CKA_LOCAL, CKA_KEY_GEN_MECHANISM, CKA_ALWAYS_SENSITIVE,
+// CKA_NEVER_EXTRACTABLE).
+type keyOrigin struct {
+	mode createMode
+	// mech is the generating mechanism (modeGenerate), kept in
+	// CKA_KEY_GEN_MECHANISM.
+	mech uint64
+	// base is the base key's attributes (modeDerive): the derived key is
+	// always sensitive (never extractable) only if the base key was.
+	base attrMap
+}
 
 // buildObject checks a creation template against the object's schema and
 // returns the complete attributes: template, generated values, defaults
 // and the token-set attributes. genMech is the generating mechanism.
 func buildObject(tmpl, generated attrMap, mode createMode, genMech uint64, login loginState) (attrMap, schema, error) {
+	return buildObjectFrom(tmpl, generated, keyOrigin{mode: mode, mech: genMech}, login)
+}
+
+// buildObjectFrom is buildObject for a key of any origin.
+func buildObjectFrom(tmpl, generated attrMap, origin keyOrigin, login loginState) (attrMap, schema, error) {
+	mode := origin.mode
 	sch, kt, err := checkTemplate(tmpl, mode)
 	if err != nil {
 		return nil, nil, err
@@ -46,23 +67,38 @@ func buildObject(tmpl, generated attrMap, mode createMode, genMech uint64, login
 	if a.bool(ck.CKA_TRUSTED) && login != soLoggedIn {
 		return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "only the SO may set CKA_TRUSTED")
 	}
-	if class == ck.CKO_PUBLIC_KEY || class == ck.CKO_PRIVATE_KEY {
+	isKey := class == ck.CKO_PUBLIC_KEY || class == ck.CKO_PRIVATE_KEY || class == ck.CKO_SECRET_KEY
+	if isKey {
 		local := mode == modeGenerate
 		a[ck.CKA_LOCAL] = ck.Bool(local)
 		a[ck.CKA_KEY_GEN_MECHANISM] = ck.ULong(ck.CK_UNAVAILABLE_INFORMATION)
 		if local {
-			a[ck.CKA_KEY_GEN_MECHANISM] = ck.ULong(genMech)
+			a[ck.CKA_KEY_GEN_MECHANISM] = ck.ULong(origin.mech)
 		}
 	}
-	if class == ck.CKO_PRIVATE_KEY {
-		local := mode == modeGenerate
-		a[ck.CKA_ALWAYS_SENSITIVE] = ck.Bool(local && a.bool(ck.CKA_SENSITIVE))
-		a[ck.CKA_NEVER_EXTRACTABLE] = ck.Bool(local && !a.bool(ck.CKA_EXTRACTABLE))
+	if class == ck.CKO_PRIVATE_KEY || class == ck.CKO_SECRET_KEY {
+		// PKCS#11 3.0 §4.9, §4.10: true only for keys made on the token
+		// with the property throughout (derived keys: and the base key's).
+		var always, never bool
+		switch mode {
+		case modeGenerate:
+			always, never = true, true
+		case modeDerive:
+			always = origin.base.bool(ck.CKA_ALWAYS_SENSITIVE)
+			never = origin.base.bool(ck.CKA_NEVER_EXTRACTABLE)
+		}
+		a[ck.CKA_ALWAYS_SENSITIVE] = ck.Bool(always && a.bool(ck.CKA_SENSITIVE))
+		a[ck.CKA_NEVER_EXTRACTABLE] = ck.Bool(never && !a.bool(ck.CKA_EXTRACTABLE))
 	}
 	if kt != nil {
-		complete := kt.completePublic
-		if class == ck.CKO_PRIVATE_KEY {
+		var complete func(attrMap) error
+		switch class {
+		case ck.CKO_PUBLIC_KEY:
+			complete = kt.completePublic
+		case ck.CKO_PRIVATE_KEY:
 			complete = kt.completePrivate
+		case ck.CKO_SECRET_KEY:
+			complete = kt.completeSecret
 		}
 		if err := complete(a); err != nil {
 			return nil, nil, err
@@ -105,7 +141,7 @@ func checkTemplate(tmpl attrMap, mode createMode) (schema, *keyType, error) {
 		if err := checkValue(t, spec.kind, v); err != nil {
 			return nil, nil, err
 		}
-		if spec.has(fTokenSet) || (mode == modeGenerate && spec.has(fGenerated)) {
+		if spec.has(fTokenSet) || (mode != modeCreate && spec.has(fGenerated)) {
 			return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "%s is set by the token", describe(t))
 		}
 	}
@@ -135,9 +171,9 @@ func applyChanges(attrs attrMap, sch schema, tmpl attrMap, copy bool, login logi
 			return nil, ck.Errorf(ck.CKR_ACTION_PROHIBITED, "object is not modifiable")
 		}
 		switch t {
-		case ck.CKA_SENSITIVE: // false → true only
+		case ck.CKA_SENSITIVE, ck.CKA_WRAP_WITH_TRUSTED: // false → true only
 			if attrs.bool(t) {
-				return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "CKA_SENSITIVE cannot be cleared")
+				return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "%s cannot be cleared", describe(t))
 			}
 		case ck.CKA_EXTRACTABLE, ck.CKA_COPYABLE: // true → false only
 			if !attrs.bool(t) {
@@ -341,6 +377,9 @@ func (m *Module) GetAttributeValue(sh, obj uint64, types []uint64) ([]AttributeR
 			res[i].Err = uint64(ck.CKR_ATTRIBUTE_TYPE_INVALID)
 		case !readable(spec, o.attrs) || (!present && o.sealed[t]):
 			res[i].Err = uint64(ck.CKR_ATTRIBUTE_SENSITIVE)
+		case !present && spec.def != nil:
+			// An attribute the schema gained after the object was stored.
+			res[i].Value = append([]byte{}, spec.def...)
 		case !present:
 			res[i].Err = uint64(ck.CKR_ATTRIBUTE_TYPE_INVALID)
 		default:

@@ -59,10 +59,14 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 		return err
 	}
 	op.key = key
+	wantClass := keyClassFor[kind]
+	if kt := keyTypes[key.keyType()]; kt != nil && kt.secret {
+		wantClass = ck.CKO_SECRET_KEY
+	}
 	switch class := key.class(); {
-	case class != ck.CKO_PUBLIC_KEY && class != ck.CKO_PRIVATE_KEY:
+	case class != ck.CKO_PUBLIC_KEY && class != ck.CKO_PRIVATE_KEY && class != ck.CKO_SECRET_KEY:
 		return ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "object %d is not a key", keyHandle)
-	case class != keyClassFor[kind] || !mech.acceptsKeyType(key.keyType()):
+	case class != wantClass || !mech.acceptsKeyType(key.keyType()):
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "%s with %s of type %s", ck.Name("CKM_", cm.Type),
 			ck.Name("CKO_", class), ck.Name("CKK_", key.keyType()))
 	}
@@ -72,19 +76,23 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 	if !key.attrs.allowsMechanism(cm.Type) {
 		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not in the key's CKA_ALLOWED_MECHANISMS", ck.Name("CKM_", cm.Type))
 	}
-	if bits := uint64(op.keyBits()); bits < info.MinKeySize || bits > info.MaxKeySize {
-		return ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit key, %s takes %d..%d", bits, ck.Name("CKM_", cm.Type), info.MinKeySize, info.MaxKeySize)
+	size := uint64(op.keyBits())
+	if mech.sizeInBytes {
+		size /= 8
+	}
+	if size < info.MinKeySize || size > info.MaxKeySize {
+		return ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-%s key, %s takes %d..%d", size, mech.sizeUnit(), ck.Name("CKM_", cm.Type), info.MinKeySize, info.MaxKeySize)
 	}
 	if mech.checkKey != nil {
 		if err := mech.checkKey(op); err != nil {
 			return err
 		}
 	}
-	if keyClassFor[kind] == ck.CKO_PRIVATE_KEY {
+	if wantClass == ck.CKO_PRIVATE_KEY || wantClass == ck.CKO_SECRET_KEY {
 		if !key.complete {
 			return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private key values are sealed")
 		}
-		op.needLogin, op.epoch = true, epoch
+		op.needLogin, op.epoch = wantClass == ck.CKO_PRIVATE_KEY || key.isPrivate(), epoch
 		op.needAuth = key.attrs.bool(ck.CKA_ALWAYS_AUTHENTICATE)
 	}
 	if mech.hash != 0 {

@@ -1,0 +1,312 @@
+package token
+
+// Secret keys (CKO_SECRET_KEY): CKK_AES, CKK_GENERIC_SECRET and the
+// CKK_SHA*_HMAC types; C_GenerateKey with CKM_AES_KEY_GEN and
+// CKM_GENERIC_SECRET_KEY_GEN; and createSecretKey, the one way C_UnwrapKey
+// and C_DeriveKey make a secret key from bytes.
+//
+//   - CKA_VALUE is the key, stored sealed (fSecret) and readable only of a
+//     key that is not sensitive and is extractable. AES keys are 16, 24
+//     or 32 bytes; the others at least 1 byte (CKR_ATTRIBUTE_VALUE_INVALID).
+//   - CKA_VALUE_LEN is set by the token to the value's length. The standard
+//     forbids it in C_CreateObject and C_UnwrapKey templates of AES keys;
+//     the token accepts it there when it states the true length (clients
+//     send it), and answers CKR_TEMPLATE_INCONSISTENT when it does not.
+//     C_GenerateKey requires it (CKR_TEMPLATE_INCOMPLETE).
+//   - CKA_CHECK_VALUE is the key check value: for AES the first 3 bytes of
+//     the AES-ECB encryption of a zero block, for the others the first 3
+//     bytes of SHA-1 of the value (PKCS#11 3.0 §4.10 and the key types'
+//     sections). Given in a template it must be that value
+//     (CKR_ATTRIBUTE_VALUE_INVALID), or empty: the key then has none.
+//   - Defaults follow the private keys': CKA_PRIVATE, CKA_SENSITIVE true,
+//     CKA_EXTRACTABLE false; CKA_ENCRYPT, CKA_DECRYPT, CKA_SIGN, CKA_VERIFY
+//     true; CKA_WRAP, CKA_UNWRAP, CKA_DERIVE false.
+//   - CKA_LOCAL is true only for generated keys; CKA_ALWAYS_SENSITIVE and
+//     CKA_NEVER_EXTRACTABLE as objects.go's buildObjectFrom says.
+//
+// Key sizes in CK_MECHANISM_INFO: bytes for the AES mechanisms and the HMAC
+// mechanisms, bits for CKM_GENERIC_SECRET_KEY_GEN (the units each
+// mechanism's section of the standard uses).
+
+import (
+	"bytes"
+	"crypto/aes"
+	"crypto/rand"
+	"crypto/sha1"
+	"fmt"
+
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// Secret key sizes (bytes).
+const (
+	genericMinBytes = 1
+	genericMaxBytes = 64 << 10 // generated and imported generic/HMAC keys
+)
+
+// hmacKeyTypes are the HMAC key types (generic secret keys serve every
+// HMAC mechanism too).
+var hmacKeyTypes = []uint64{ck.CKK_SHA_1_HMAC, ck.CKK_SHA224_HMAC, ck.CKK_SHA256_HMAC, ck.CKK_SHA384_HMAC, ck.CKK_SHA512_HMAC}
+
+func init() {
+	value := attrSpec{kind: kindBytes, flags: fRequired | fFixed | fGenerated | fSecret}
+	valueLen := attrSpec{kind: kindULong, flags: fFixed}
+	secretBits := func(a attrMap) int {
+		if v, ok := a[ck.CKA_VALUE]; ok {
+			return 8 * len(v)
+		}
+		n, _ := a.ulong(ck.CKA_VALUE_LEN) // sealed value: its stated length
+		return int(8 * min(n, 1<<40))
+	}
+	sch := secretKeySchema.with(schema{ck.CKA_VALUE: value, ck.CKA_VALUE_LEN: valueLen})
+	registerKeyType(&keyType{
+		typ: ck.CKK_AES, secret: true, secretSchema: sch, bits: secretBits,
+		completeSecret: func(a attrMap) error { return completeSecret(a, aesKCV) },
+	})
+	for _, kt := range append([]uint64{ck.CKK_GENERIC_SECRET}, hmacKeyTypes...) {
+		registerKeyType(&keyType{
+			typ: kt, secret: true, secretSchema: sch, bits: secretBits,
+			completeSecret: func(a attrMap) error { return completeSecret(a, sha1KCV) },
+		})
+	}
+	registerMechanism(&mechanism{
+		typ: ck.CKM_AES_KEY_GEN, flags: ck.CKF_GENERATE,
+		minBits: 16, maxBits: 32, sizeInBytes: true,
+		keyTypes: []uint64{ck.CKK_AES}, generateKey: generateSecret,
+	})
+	registerMechanism(&mechanism{
+		typ: ck.CKM_GENERIC_SECRET_KEY_GEN, flags: ck.CKF_GENERATE,
+		minBits: 8 * genericMinBytes, maxBits: 8 * genericMaxBytes,
+		keyTypes: append([]uint64{ck.CKK_GENERIC_SECRET}, hmacKeyTypes...), generateKey: generateSecret,
+	})
+}
+
+// checkSecretLen checks a value length against the key type.
+func checkSecretLen(kt uint64, n int) error {
+	if kt == ck.CKK_AES {
+		if n != 16 && n != 24 && n != 32 {
+			return invalid(ck.CKA_VALUE, fmt.Sprintf("AES key of %d bytes, want 16, 24 or 32", n))
+		}
+		return nil
+	}
+	if n < genericMinBytes || n > genericMaxBytes {
+		return invalid(ck.CKA_VALUE, fmt.Sprintf("secret key of %d bytes, want %d to %d", n, genericMinBytes, genericMaxBytes))
+	}
+	return nil
+}
+
+// completeSecret checks a secret key's value and sets CKA_VALUE_LEN and
+// CKA_CHECK_VALUE (see the file comment).
+func completeSecret(a attrMap, kcv func([]byte) []byte) error {
+	v := a[ck.CKA_VALUE]
+	kt, _ := a.ulong(ck.CKA_KEY_TYPE)
+	if err := checkSecretLen(kt, len(v)); err != nil {
+		return err
+	}
+	if given, ok := a.ulong(ck.CKA_VALUE_LEN); ok && given != uint64(len(v)) {
+		return inconsistent(fmt.Sprintf("CKA_VALUE_LEN %d, value of %d bytes", given, len(v)))
+	}
+	a[ck.CKA_VALUE_LEN] = ck.ULong(uint64(len(v)))
+	want := kcv(v)
+	if given, ok := a[ck.CKA_CHECK_VALUE]; ok && len(given) != 0 && !bytes.Equal(given, want) {
+		return invalid(ck.CKA_CHECK_VALUE, "does not match the key")
+	} else if ok && len(given) == 0 {
+		return nil
+	}
+	a[ck.CKA_CHECK_VALUE] = want
+	return nil
+}
+
+// aesKCV is the first 3 bytes of AES-ECB(key, 0^128).
+func aesKCV(key []byte) []byte {
+	b, err := aes.NewCipher(key)
+	if err != nil {
+		return []byte{}
+	}
+	var blk [aes.BlockSize]byte
+	b.Encrypt(blk[:], blk[:])
+	return blk[:3:3]
+}
+
+// sha1KCV is the first 3 bytes of SHA-1(key).
+func sha1KCV(key []byte) []byte {
+	h := sha1.Sum(key)
+	return h[:3:3]
+}
+
+// generateSecret is CKM_AES_KEY_GEN and CKM_GENERIC_SECRET_KEY_GEN:
+// CKA_VALUE_LEN (bytes) is required and must fit the key type and the
+// mechanism's sizes (CKR_ATTRIBUTE_VALUE_INVALID).
+func generateSecret(mech *mechanism, tmpl attrMap) ([]byte, error) {
+	v, ok := tmpl[ck.CKA_VALUE_LEN]
+	if !ok {
+		return nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_VALUE_LEN missing")
+	}
+	n, _ := ck.ParseULong(v)
+	kt, _ := tmpl.ulong(ck.CKA_KEY_TYPE)
+	size := n
+	if !mech.sizeInBytes {
+		size = 8 * n
+	}
+	if n > genericMaxBytes || size < mech.minBits || size > mech.maxBits {
+		return nil, invalid(ck.CKA_VALUE_LEN, fmt.Sprintf("%d bytes, %s makes %d to %d %s", n,
+			ck.Name("CKM_", mech.typ), mech.minBits, mech.maxBits, mech.sizeUnit()))
+	}
+	if err := checkSecretLen(kt, int(n)); err != nil {
+		return nil, invalid(ck.CKA_VALUE_LEN, err.Error())
+	}
+	key := make([]byte, n)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("token: random: %w: %w", ck.CKR_FUNCTION_FAILED, err)
+	}
+	return key, nil
+}
+
+// GenerateKey is C_GenerateKey: a new secret key of the mechanism's key
+// type (CKA_CLASS defaults to CKO_SECRET_KEY, CKA_KEY_TYPE to the
+// mechanism's first key type).
+func (m *Module) GenerateKey(sh uint64, cm *Mechanism, tmpl []Attribute) (uint64, error) {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return 0, err
+	}
+	defer ss.mu.Unlock()
+	if cm == nil {
+		return 0, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
+	}
+	mech, ok := mechanisms[cm.Type]
+	if !ok || mech.generateKey == nil {
+		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s does not generate keys", ck.Name("CKM_", cm.Type))
+	}
+	if _, ok := ss.slot.mechanismInfo(mech); !ok {
+		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not offered by this slot", ck.Name("CKM_", cm.Type))
+	}
+	if _, err := mech.decode(cm); err != nil {
+		return 0, err
+	}
+	t, err := parseTemplate(tmpl)
+	if err != nil {
+		return 0, err
+	}
+	if err := defaultULong(t, ck.CKA_CLASS, ck.CKO_SECRET_KEY); err != nil {
+		return 0, err
+	}
+	if v, ok := t[ck.CKA_KEY_TYPE]; !ok {
+		t[ck.CKA_KEY_TYPE] = ck.ULong(mech.keyTypes[0])
+	} else if kt, ok := ck.ParseULong(v); !ok || !mech.acceptsKeyType(kt) {
+		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "CKA_KEY_TYPE does not match %s", ck.Name("CKM_", cm.Type))
+	}
+	if _, _, err := checkTemplate(t, modeGenerate); err != nil {
+		return 0, err
+	}
+	if err := ss.checkSecretWritable(t); err != nil {
+		return 0, err
+	}
+	key, err := mech.generateKey(mech, t)
+	if err != nil {
+		return 0, err
+	}
+	h, err := ss.createSecretKey(t, key, keyOrigin{mode: modeGenerate, mech: cm.Type})
+	clear(key)
+	return h, err
+}
+
+// checkSecretWritable applies the session and login rules to a secret key
+// template before any work (CKA_TOKEN and CKA_PRIVATE with their
+// defaults).
+func (ss *session) checkSecretWritable(t attrMap) error {
+	probe := attrMap{ck.CKA_TOKEN: vFalse, ck.CKA_PRIVATE: vTrue}
+	for _, k := range []uint64{ck.CKA_TOKEN, ck.CKA_PRIVATE} {
+		if v, ok := t[k]; ok {
+			probe[k] = v
+		}
+	}
+	_, login := ss.slot.currentEpoch()
+	return ss.checkWritable(probe, login)
+}
+
+// createSecretKey makes a secret key object holding value, as C_UnwrapKey
+// and C_DeriveKey (and C_GenerateKey) do, and returns its handle.
+//
+// Contract:
+//   - The caller holds ss.mu (it got ss from Module.lock) and not the
+//     slot's lock; createSecretKey takes the slot lock to store the key.
+//   - tmpl is the caller's template (parseTemplate'd). CKA_CLASS defaults
+//     to CKO_SECRET_KEY (another class is CKR_TEMPLATE_INCONSISTENT) and
+//     CKA_KEY_TYPE to CKK_GENERIC_SECRET. The template is checked as for
+//     key generation: an attribute unknown to the key type is
+//     CKR_ATTRIBUTE_TYPE_INVALID, CKA_VALUE or a token-set attribute
+//     (CKA_LOCAL, CKA_ALWAYS_SENSITIVE...) CKR_ATTRIBUTE_READ_ONLY, only the
+//     SO may set CKA_TRUSTED. Defaults are applied.
+//   - value is the key (not kept: copied). Its length must fit the key
+//     type (AES 16/24/32 bytes: CKR_ATTRIBUTE_VALUE_INVALID); a
+//     CKA_VALUE_LEN in the template must equal it
+//     (CKR_TEMPLATE_INCONSISTENT): derive mechanisms size their output
+//     first (derivedKeyLen, derive.go). CKA_VALUE_LEN and CKA_CHECK_VALUE
+//     are set.
+//   - origin.mode is modeUnwrap, modeDerive (origin.base: the base key's
+//     attributes) or modeGenerate (origin.mech: the mechanism). CKA_LOCAL
+//     is true only for modeGenerate, CKA_KEY_GEN_MECHANISM is
+//     CK_UNAVAILABLE_INFORMATION otherwise; CKA_ALWAYS_SENSITIVE and
+//     CKA_NEVER_EXTRACTABLE are false for unwrapped keys, inherited from
+//     the base key (and the new key's CKA_SENSITIVE, CKA_EXTRACTABLE) for
+//     derived keys.
+//   - Session and login rules last: a token object in a R/O session is
+//     CKR_SESSION_READ_ONLY, a private object without the user logged in
+//     CKR_USER_NOT_LOGGED_IN. Nothing is stored on any error.
+func (ss *session) createSecretKey(tmpl attrMap, value []byte, origin keyOrigin) (uint64, error) {
+	t := tmpl.clone()
+	if err := defaultULong(t, ck.CKA_CLASS, ck.CKO_SECRET_KEY); err != nil {
+		return 0, err
+	}
+	if _, ok := t[ck.CKA_KEY_TYPE]; !ok {
+		t[ck.CKA_KEY_TYPE] = ck.ULong(ck.CKK_GENERIC_SECRET)
+	}
+	if origin.mode == modeCreate {
+		return 0, ck.Errorf(ck.CKR_GENERAL_ERROR, "createSecretKey: use C_CreateObject's path")
+	}
+	s := ss.slot
+	_, login := s.currentEpoch()
+	a, sch, err := buildObjectFrom(t, attrMap{ck.CKA_VALUE: bytes.Clone(value)}, origin, login)
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := ss.checkWritable(a, s.login); err != nil {
+		return 0, err
+	}
+	o, err := s.storeLocked(ss, 0, nil, a, sch)
+	if err != nil {
+		return 0, err
+	}
+	kt, _ := a.ulong(ck.CKA_KEY_TYPE)
+	s.log.Info("secret key made", "how", origin.mode.String(), "handle", o.handle,
+		"key_type", ck.Name("CKK_", kt), "bytes", len(value), "token", o.isToken())
+	return o.handle, nil
+}
+
+// String names a creation mode in logs.
+func (c createMode) String() string {
+	switch c {
+	case modeCreate:
+		return "create"
+	case modeGenerate:
+		return "generate"
+	case modeUnwrap:
+		return "unwrap"
+	case modeDerive:
+		return "derive"
+	}
+	return "unknown"
+}
+
+// secretValue returns the value of a secret key object for an operation
+// (CKR_USER_NOT_LOGGED_IN while it is sealed).
+func (o *object) secretValue() ([]byte, error) {
+	v, ok := o.attrs[ck.CKA_VALUE]
+	if !ok || !o.complete {
+		return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "secret key value is sealed")
+	}
+	return v, nil
+}
