@@ -111,12 +111,27 @@ func rsaPKCSEncrypt(op *operation, in []byte) ([]byte, error) {
 	return op.rsaPublic(em)
 }
 
+// rsaPKCSDecrypt decrypts with implicit rejection (rsapad/implicit.go): a
+// ciphertext whose padding is invalid gives CKR_OK and a synthetic message
+// derived from the private exponent and the ciphertext, so neither the
+// return code nor the output length says whether the padding was valid,
+// and the decoding runs in constant time. Only public facts fail: a
+// ciphertext that is not k bytes (CKR_ENCRYPTED_DATA_LEN_RANGE) or not
+// below the modulus (CKR_ENCRYPTED_DATA_INVALID). The slot option
+// rsa_pkcs_decrypt = false disables the mechanism for decryption.
 func rsaPKCSDecrypt(op *operation, in []byte) ([]byte, error) {
 	em, err := decryptRaw(op, in)
 	if err != nil {
 		return nil, err
 	}
-	msg, err := rsapad.DecodePKCS1v15Encrypt(em, op.keyBytes())
+	k := op.keyBytes()
+	irKey, err := rsapad.ImplicitRejectionKey(op.key.attrs[ck.CKA_PRIVATE_EXPONENT], k)
+	if err != nil {
+		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored RSA key: %v", err)
+	}
+	defer clear(irKey)
+	msg, err := rsapad.DecodePKCS1v15EncryptImplicit(em, in, irKey, k)
+	clear(em)
 	if err != nil {
 		return nil, padErr("decrypt", err, ck.CKR_ENCRYPTED_DATA_INVALID)
 	}

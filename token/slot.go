@@ -269,6 +269,9 @@ func (s *slot) mechanismInfo(mech *mechanism) (MechanismInfo, bool) {
 	if mech.available != nil && !mech.available(s, &info) {
 		return MechanismInfo{}, false
 	}
+	if mech.typ == ck.CKM_RSA_PKCS && !s.cfg.RSAPKCSDecryptOn() {
+		info.Flags &^= ck.CKF_DECRYPT | ck.CKF_UNWRAP // rsa_pkcs_decrypt = false
+	}
 	if mech.engineBound {
 		if max := uint64(s.eng.Info().MaxModulusBits); max > 0 {
 			// Private operations run CRT on the engine: half-size moduli.

@@ -42,6 +42,7 @@
 //	kdf_time = 3                   # Argon2id passes for new PIN records (default: keystore's)
 //	kdf_memory_kib = 65536         # Argon2id memory (default: keystore's); all three or none
 //	kdf_threads = 4                # Argon2id lanes (default: keystore's)
+//	rsa_pkcs_decrypt = true        # CKM_RSA_PKCS decryption (implicit rejection); false: refused
 //
 // Unknown keys are an error (a misspelt key must not be ignored). Two slots
 // may not share a token file or a slot ID.
@@ -148,7 +149,17 @@ type Slot struct {
 	KDFTime      uint32 `toml:"kdf_time"`
 	KDFMemoryKiB uint32 `toml:"kdf_memory_kib"`
 	KDFThreads   uint8  `toml:"kdf_threads"`
+	// RSAPKCSDecrypt: CKM_RSA_PKCS decryption (and unwrapping) is offered
+	// (default true). It answers a bad padding with a synthetic message
+	// (implicit rejection, token/rsapad/implicit.go) rather than an error;
+	// a deployment that needs no PKCS#1 v1.5 decryption turns it off, and
+	// the mechanism then lists only sign, verify and encrypt.
+	RSAPKCSDecrypt *bool `toml:"rsa_pkcs_decrypt"`
 }
+
+// RSAPKCSDecryptOn reports whether CKM_RSA_PKCS decryption is offered
+// (default true).
+func (s Slot) RSAPKCSDecryptOn() bool { return s.RSAPKCSDecrypt == nil || *s.RSAPKCSDecrypt }
 
 // Blinding reports whether exponent blinding is on (default true).
 func (s Slot) Blinding() bool { return s.ExponentBlinding == nil || *s.ExponentBlinding }

@@ -66,8 +66,10 @@
 // the padding was valid, and, when it was, the length of the message (the
 // length of the returned slice). The length of em and the parameters
 // (k, hash) are public. Note that validity itself is a padding oracle for
-// PKCS#1 v1.5 (Bleichenbacher); the token should prefer OAEP and never make
-// decryption failures distinguishable in any other way.
+// PKCS#1 v1.5 (Bleichenbacher): the token's CKM_RSA_PKCS decryption
+// therefore uses [DecodePKCS1v15EncryptImplicit] (implicit rejection,
+// implicit.go), which reports no failure at all and leaks neither validity
+// nor, through its length, the kind of message returned.
 package rsapad
 
 import "errors"
