@@ -168,7 +168,7 @@ func TestTemplateErrors(t *testing.T) {
 		{"bool of 2 bytes", sh, append(cert, Attribute{Type: ck.CKA_MODIFIABLE, Value: []byte{1, 0}}), ck.CKR_ATTRIBUTE_VALUE_INVALID},
 		{"bool value 2", sh, append(cert, Attribute{Type: ck.CKA_MODIFIABLE, Value: []byte{2}}), ck.CKR_ATTRIBUTE_VALUE_INVALID},
 		{"unsupported class", sh, []Attribute{aULong(ck.CKO_HW_FEATURE, ck.CKO_HW_FEATURE), aULong(ck.CKA_CLASS, ck.CKO_HW_FEATURE)}, ck.CKR_ATTRIBUTE_VALUE_INVALID},
-		{"unknown key type", sh, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PUBLIC_KEY), aULong(ck.CKA_KEY_TYPE, ck.CKK_DSA)}, ck.CKR_ATTRIBUTE_VALUE_INVALID},
+		{"unknown key type", sh, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PUBLIC_KEY), aULong(ck.CKA_KEY_TYPE, ck.CKK_KEA)}, ck.CKR_ATTRIBUTE_VALUE_INVALID},
 		{"foreign attribute", sh, append(cert, aStr(ck.CKA_MODULUS, "x")), ck.CKR_ATTRIBUTE_TYPE_INVALID},
 		{"token-set CKA_LOCAL", sh, publicTemplate(&k.PublicKey, aBool(ck.CKA_LOCAL, true)), ck.CKR_ATTRIBUTE_READ_ONLY},
 		{"trusted by user", sh, append(cert, aBool(ck.CKA_TRUSTED, true)), ck.CKR_ATTRIBUTE_READ_ONLY},

@@ -64,10 +64,40 @@ func NewKey(eng engine.Engine, params *Parameters, x []byte, opts Options) (*Key
 	if eng == nil {
 		return nil, fmt.Errorf("dsa: new key: nil engine: %w", ErrInvalidKey)
 	}
+	k, err := newSoftKey(params, x)
+	if err != nil {
+		return nil, err
+	}
+	k.opts = opts
+	if k.primary, err = prepare(eng, params); err != nil {
+		return nil, err
+	}
+	if opts.Fallback != nil {
+		if k.fallback, err = prepare(opts.Fallback, params); err != nil {
+			return nil, fmt.Errorf("dsa: new key: fallback engine: %w", err)
+		}
+	}
+	return k, nil
+}
+
+// PublicValue checks the parameters and x as NewKey does and returns
+// y = g^x mod p, computed in software in constant time in x.
+func PublicValue(params *Parameters, x []byte) (*big.Int, error) {
+	k, err := newSoftKey(params, x)
+	if err != nil {
+		return nil, err
+	}
+	clear(k.x)
+	clear(k.xb)
+	return k.y, nil
+}
+
+// newSoftKey is NewKey without the engines.
+func newSoftKey(params *Parameters, x []byte) (*Key, error) {
 	if err := CheckParameters(params); err != nil {
 		return nil, err
 	}
-	k := &Key{opts: opts}
+	k := &Key{}
 	k.params = Parameters{P: new(big.Int).Set(params.P), Q: new(big.Int).Set(params.Q), G: new(big.Int).Set(params.G)}
 	var err error
 	if k.pm, err = mont.NewModulus(params.P.Bytes()); err != nil {
@@ -97,14 +127,6 @@ func NewKey(eng engine.Engine, params *Parameters, x []byte, opts Options) (*Key
 	yb := make([]byte, k.pm.Size())
 	mont.FillBytes(yb, y)
 	k.y = new(big.Int).SetBytes(yb)
-	if k.primary, err = prepare(eng, params); err != nil {
-		return nil, err
-	}
-	if opts.Fallback != nil {
-		if k.fallback, err = prepare(opts.Fallback, params); err != nil {
-			return nil, fmt.Errorf("dsa: new key: fallback engine: %w", err)
-		}
-	}
 	return k, nil
 }
 

@@ -1,0 +1,357 @@
+package token
+
+// DSA keys (CKK_DSA) and mechanisms: CKM_DSA_KEY_PAIR_GEN, CKM_DSA and
+// CKM_DSA_SHA1..SHA512.
+//
+//   - Both keys carry the domain parameters CKA_PRIME, CKA_SUBPRIME and
+//     CKA_BASE, checked by engine/dsa (a FIPS 186-4 size (L, N) = (1024,
+//     160), (2048, 224), (2048, 256) or (3072, 256), primes, q | p−1, g of
+//     order q): a bad set is CKR_ATTRIBUTE_VALUE_INVALID on import and
+//     CKR_DOMAIN_PARAMS_INVALID at generation.
+//   - The public key's CKA_VALUE is y, which must be in the subgroup of
+//     order q; the private key's CKA_VALUE is x in [1, q−1], stored sealed
+//     (fSecret) like the RSA private values, at q's byte length.
+//   - Both keys get CKA_PUBLIC_KEY_INFO, the DER SubjectPublicKeyInfo
+//     (id-dsa with Dss-Parms, RFC 3279).
+//   - The key size (CK_MECHANISM_INFO) is the bit length of p.
+//
+// Signatures are r‖s, each half the byte length of q (40, 56 or 64
+// bytes). CKM_DSA signs its input as the hash (1 to 64 bytes, truncated to
+// q's bit length) and is single-part; CKM_DSA_SHA* hash the data.
+//
+// The secret exponentiation g^k of every signature, and g^x at key
+// generation, run on the slot's engine through engine/dsa (exponent
+// blinded, every signature verified with y before release). A wrong
+// result counts as a fault (EngineStatus.Faults) and answers
+// CKR_DEVICE_ERROR or, with fallback "soft", is redone in software. An
+// engine whose MaxModulusBits is below p's length serves the key only
+// with fallback "soft" (which then signs); otherwise CKR_KEY_SIZE_RANGE.
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/x509/pkix"
+	"encoding/asn1"
+	"errors"
+	"math/big"
+	"time"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/dsa"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// DSA key sizes of the mechanisms (bits of p).
+const (
+	dsaMinBits = 1024
+	dsaMaxBits = 3072
+)
+
+// dsaMaxHash bounds the input of CKM_DSA (a SHA-512 digest).
+const dsaMaxHash = 64
+
+var dsaHashMechs = []struct {
+	typ  uint64
+	hash crypto.Hash
+}{
+	{ck.CKM_DSA_SHA1, crypto.SHA1}, {ck.CKM_DSA_SHA224, crypto.SHA224},
+	{ck.CKM_DSA_SHA256, crypto.SHA256}, {ck.CKM_DSA_SHA384, crypto.SHA384},
+	{ck.CKM_DSA_SHA512, crypto.SHA512},
+}
+
+func init() {
+	domain := attrSpec{kind: kindBytes, flags: fRequired | fFixed}
+	registerKeyType(&keyType{
+		typ: ck.CKK_DSA,
+		publicSchema: publicKeySchema.with(schema{
+			ck.CKA_PRIME: domain, ck.CKA_SUBPRIME: domain, ck.CKA_BASE: domain,
+			ck.CKA_VALUE: {kind: kindBytes, flags: fRequired | fFixed | fGenerated},
+		}),
+		privateSchema: privateKeySchema.with(schema{
+			// Required on import; on generation taken from the public
+			// template (given here too, they must be the same).
+			ck.CKA_PRIME: domain, ck.CKA_SUBPRIME: domain, ck.CKA_BASE: domain,
+			ck.CKA_VALUE: {kind: kindBytes, flags: fRequired | fFixed | fGenerated | fSecret},
+		}),
+		completePublic:  completeDSAPublic,
+		completePrivate: completeDSAPrivate,
+		bits:            func(a attrMap) int { return new(big.Int).SetBytes(a[ck.CKA_PRIME]).BitLen() },
+	})
+	dsaKeys := []uint64{ck.CKK_DSA}
+	dm := func(m *mechanism) *mechanism {
+		m.keyTypes, m.minBits, m.maxBits = dsaKeys, dsaMinBits, dsaMaxBits
+		m.available = dsaAvailable
+		return m
+	}
+	registerMechanism(dm(&mechanism{
+		typ: ck.CKM_DSA_KEY_PAIR_GEN, flags: ck.CKF_GENERATE_KEY_PAIR,
+		generateKeyPair: generateDSA,
+	}))
+	registerMechanism(dm(&mechanism{
+		typ: ck.CKM_DSA, flags: ck.CKF_SIGN | ck.CKF_VERIFY, singlePart: true,
+		sign: dsaSign, verify: dsaVerify,
+	}))
+	for _, hm := range dsaHashMechs {
+		registerMechanism(dm(&mechanism{
+			typ: hm.typ, flags: ck.CKF_SIGN | ck.CKF_VERIFY, hash: hm.hash,
+			sign: dsaSign, verify: dsaVerify,
+		}))
+	}
+}
+
+// dsaParamsOf reads the domain parameters of a template or object
+// (CKR_TEMPLATE_INCOMPLETE if one is missing) and checks them; a bad set
+// is answered with code.
+func dsaParamsOf(a attrMap, code ck.Error) (*dsa.Parameters, error) {
+	var v [3]*big.Int
+	for i, t := range []uint64{ck.CKA_PRIME, ck.CKA_SUBPRIME, ck.CKA_BASE} {
+		b, ok := a[t]
+		if !ok {
+			return nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "%s missing", describe(t))
+		}
+		v[i] = new(big.Int).SetBytes(b)
+	}
+	p := &dsa.Parameters{P: v[0], Q: v[1], G: v[2]}
+	if err := dsa.CheckParameters(p); err != nil {
+		return nil, ck.Errorf(code, "DSA domain parameters: %v", err)
+	}
+	return p, nil
+}
+
+// oidDSA is id-dsa (RFC 3279).
+var oidDSA = asn1.ObjectIdentifier{1, 2, 840, 10040, 4, 1}
+
+// dsaSPKI is the DER SubjectPublicKeyInfo of a DSA public key.
+func dsaSPKI(p *dsa.Parameters, y *big.Int) []byte {
+	params, err := asn1.Marshal(struct{ P, Q, G *big.Int }{p.P, p.Q, p.G})
+	if err != nil {
+		return []byte{}
+	}
+	yDER, err := asn1.Marshal(y)
+	if err != nil {
+		return []byte{}
+	}
+	der, err := asn1.Marshal(struct {
+		Algorithm pkix.AlgorithmIdentifier
+		PublicKey asn1.BitString
+	}{
+		Algorithm: pkix.AlgorithmIdentifier{Algorithm: oidDSA, Parameters: asn1.RawValue{FullBytes: params}},
+		PublicKey: asn1.BitString{Bytes: yDER, BitLength: 8 * len(yDER)},
+	})
+	if err != nil {
+		return []byte{}
+	}
+	return der
+}
+
+func completeDSAPublic(a attrMap) error {
+	p, err := dsaParamsOf(a, ck.CKR_ATTRIBUTE_VALUE_INVALID)
+	if err != nil {
+		return err
+	}
+	y := new(big.Int).SetBytes(a[ck.CKA_VALUE])
+	if err := dsa.CheckPublic(p, y); err != nil {
+		return invalid(ck.CKA_VALUE, err.Error())
+	}
+	a[ck.CKA_VALUE] = y.Bytes()
+	a[ck.CKA_PUBLIC_KEY_INFO] = dsaSPKI(p, y)
+	return nil
+}
+
+func completeDSAPrivate(a attrMap) error {
+	p, err := dsaParamsOf(a, ck.CKR_ATTRIBUTE_VALUE_INVALID)
+	if err != nil {
+		return err
+	}
+	y, err := dsa.PublicValue(p, a[ck.CKA_VALUE])
+	if err != nil {
+		return invalid(ck.CKA_VALUE, "not a private value in [1, q−1]")
+	}
+	x := a[ck.CKA_VALUE]
+	qLen := (p.Q.BitLen() + 7) / 8
+	for len(x) > qLen && x[0] == 0 {
+		x = x[1:]
+	}
+	a[ck.CKA_VALUE] = leftPad(bytes.Clone(x), qLen)
+	a[ck.CKA_PUBLIC_KEY_INFO] = dsaSPKI(p, y)
+	return nil
+}
+
+// dsaRoute is how the slot runs DSA keys of a given p length: the engine
+// that computes (the slot's, or the software fallback if the slot's is too
+// small) and whether the software engine stands behind it.
+func (s *slot) dsaEngine(pBits int) (eng, fallback engine.Engine, ok bool) {
+	soft := s.rsaOpts.Fallback // the software engine with fallback "soft"
+	if max := s.eng.Info().MaxModulusBits; max == 0 || pBits <= max {
+		return s.eng, soft, true
+	}
+	if soft != nil {
+		return soft, nil, true
+	}
+	return nil, nil, false
+}
+
+// dsaAvailable narrows the DSA mechanisms to what the slot's engine (and
+// fallback) can sign: verification runs in software at every size.
+func dsaAvailable(s *slot, info *MechanismInfo) bool {
+	if s.rsaOpts.Fallback != nil {
+		return true
+	}
+	max := uint64(s.eng.Info().MaxModulusBits)
+	if max == 0 || max >= info.MaxKeySize {
+		return true
+	}
+	if info.Flags&ck.CKF_GENERATE_KEY_PAIR != 0 {
+		if max < info.MinKeySize {
+			return false
+		}
+		info.MaxKeySize = max
+		return true
+	}
+	if max < info.MinKeySize {
+		info.Flags &^= ck.CKF_SIGN
+	}
+	return true
+}
+
+// dsaPrivateKey is a DSA private key object prepared for signing.
+type dsaPrivateKey struct {
+	key  *dsa.Key
+	bits int
+}
+
+// dsaPublicKey is a checked DSA public key object.
+type dsaPublicKey struct {
+	params *dsa.Parameters
+	y      *big.Int
+}
+
+// preparedDSAPrivate returns the DSA key of o prepared for the slot's
+// engines, once per object snapshot.
+func (s *slot) preparedDSAPrivate(o *object) (*dsaPrivateKey, error) {
+	o.prepOnce.Lock()
+	defer o.prepOnce.Unlock()
+	if k, ok := o.prepared.(*dsaPrivateKey); ok {
+		return k, nil
+	}
+	if !o.complete {
+		return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
+	}
+	p, err := dsaParamsOf(o.attrs, ck.CKR_KEY_TYPE_INCONSISTENT)
+	if err != nil {
+		return nil, err
+	}
+	eng, fb, ok := s.dsaEngine(p.P.BitLen())
+	if !ok {
+		return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DSA key: the engine %s takes at most %d bits (fallback %s)",
+			p.P.BitLen(), s.eng.Info().Name, s.eng.Info().MaxModulusBits, s.cfg.Fallback)
+	}
+	key, err := dsa.NewKey(eng, p, o.attrs[ck.CKA_VALUE], dsa.Options{Fallback: fb, OnFault: s.onFault})
+	if err != nil {
+		if errors.Is(err, dsa.ErrInvalidKey) || errors.Is(err, dsa.ErrInvalidParameters) {
+			s.log.Error("stored DSA key rejected by engine/dsa", "object", o.handle, "err", err)
+			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored DSA key: %v", err)
+		}
+		return nil, s.engineErr("prepare DSA key", err)
+	}
+	k := &dsaPrivateKey{key: key, bits: p.P.BitLen()}
+	o.prepared = k
+	return k, nil
+}
+
+// preparedDSAPublic returns the checked public key of o, once per
+// snapshot.
+func (s *slot) preparedDSAPublic(o *object) (*dsaPublicKey, error) {
+	o.prepOnce.Lock()
+	defer o.prepOnce.Unlock()
+	if k, ok := o.prepared.(*dsaPublicKey); ok {
+		return k, nil
+	}
+	p, err := dsaParamsOf(o.attrs, ck.CKR_KEY_TYPE_INCONSISTENT)
+	if err != nil {
+		return nil, err
+	}
+	k := &dsaPublicKey{params: p, y: new(big.Int).SetBytes(o.attrs[ck.CKA_VALUE])}
+	o.prepared = k
+	return k, nil
+}
+
+// dsaSign signs hash (the input of CKM_DSA, the digest of CKM_DSA_SHA*).
+func dsaSign(op *operation, hash []byte) (sig []byte, err error) {
+	s := op.slot
+	start := time.Now()
+	var cost engine.Cost
+	bits := 0
+	defer func() { s.privateDone(opNames[op.kind], bits, cost, time.Since(start), err) }()
+	if len(hash) == 0 || len(hash) > dsaMaxHash {
+		return nil, ck.Errorf(ck.CKR_DATA_LEN_RANGE, "CKM_DSA input of %d bytes (1 to %d)", len(hash), dsaMaxHash)
+	}
+	k, err := s.preparedDSAPrivate(op.key)
+	if err != nil {
+		return nil, err
+	}
+	bits = k.bits
+	sig, cost, err = k.key.Sign(bg, hash, nil)
+	if err != nil {
+		return nil, s.engineErr("DSA sign", err)
+	}
+	return sig, nil
+}
+
+// dsaVerify checks r‖s with the operation's public key (software).
+func dsaVerify(op *operation, hash, sig []byte) error {
+	if len(hash) == 0 || len(hash) > dsaMaxHash {
+		return ck.Errorf(ck.CKR_DATA_LEN_RANGE, "CKM_DSA input of %d bytes (1 to %d)", len(hash), dsaMaxHash)
+	}
+	k, err := op.slot.preparedDSAPublic(op.key)
+	if err != nil {
+		return err
+	}
+	if want := 2 * ((k.params.Q.BitLen() + 7) / 8); len(sig) != want {
+		return ck.Errorf(ck.CKR_SIGNATURE_LEN_RANGE, "DSA signature of %d bytes, want %d", len(sig), want)
+	}
+	switch err := dsa.Verify(k.params, k.y, hash, sig); {
+	case err == nil:
+		return nil
+	case errors.Is(err, dsa.ErrInvalidSignature):
+		return ck.Errorf(ck.CKR_SIGNATURE_INVALID, "DSA signature does not verify")
+	default:
+		return ck.Errorf(ck.CKR_FUNCTION_FAILED, "DSA verify: %v", err)
+	}
+}
+
+// generateDSA is CKM_DSA_KEY_PAIR_GEN: the domain parameters come from
+// the public template (given in the private template too, they must be
+// equal).
+func generateDSA(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
+	p, err := dsaParamsOf(pub, ck.CKR_DOMAIN_PARAMS_INVALID)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	for _, t := range []uint64{ck.CKA_PRIME, ck.CKA_SUBPRIME, ck.CKA_BASE} {
+		if v, ok := priv[t]; ok && !bytes.Equal(new(big.Int).SetBytes(v).Bytes(), new(big.Int).SetBytes(pub[t]).Bytes()) {
+			return 0, nil, nil, inconsistent(describe(t) + " differs between the public and private templates")
+		}
+	}
+	info, ok := s.mechanismInfo(mechanisms[ck.CKM_DSA_KEY_PAIR_GEN])
+	if bits := uint64(p.P.BitLen()); !ok || bits < info.MinKeySize || bits > info.MaxKeySize {
+		return 0, nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DSA key on engine %s (fallback %s)", bits, s.eng.Info().Name, s.cfg.Fallback)
+	}
+	eng, fb, _ := s.dsaEngine(p.P.BitLen())
+	x, y, _, err := dsa.GenerateKey(bg, eng, p, nil)
+	if err != nil && errors.Is(err, engine.ErrDevice) {
+		s.onFault(err)
+		if fb != nil {
+			x, y, _, err = dsa.GenerateKey(bg, fb, p, nil)
+		}
+	}
+	if err != nil {
+		return 0, nil, nil, s.engineErr("generate DSA key", err)
+	}
+	pubVals := attrMap{ck.CKA_VALUE: y}
+	privVals := attrMap{
+		ck.CKA_PRIME: p.P.Bytes(), ck.CKA_SUBPRIME: p.Q.Bytes(), ck.CKA_BASE: p.G.Bytes(),
+		ck.CKA_VALUE: x,
+	}
+	return ck.CKK_DSA, pubVals, privVals, nil
+}
