@@ -6,6 +6,7 @@
 #   make demo    a token in build/demo on the software engine, a key, a
 #                signature by pkcs11-tool verified by openssl
 #   make bench   ops/s of ours vs SoftHSMv2 (test/bench/run.sh), about 2 minutes
+#   make deadcode  functions no program reaches (.ci/deadcode.allow lists the accepted ones)
 #   make deps    the Debian packages the tests and the demo need
 #   make clean
 
@@ -23,7 +24,7 @@ DEB_PACKAGES := gcc make openssl opensc p11-kit gnutls-bin libengine-pkcs11-open
 	softhsm2 libp11-kit-dev p11-kit-modules openssh-client nginx binutils util-linux
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: all build lib cli bench bench-device test test-purego test-ifma fmt-check vet test-go test-cgo test-integration deps demo clean
+.PHONY: all build lib cli bench bench-device test test-purego test-ifma fmt-check vet test-go test-cgo test-integration deadcode deps demo clean
 
 all: build
 
@@ -77,6 +78,24 @@ test-cgo:
 
 test-integration: build
 	$(GO) test ./test/...
+
+# Dead code: functions that neither the module's C entry points (roots listed
+# in cgo/deadcode_roots.go, build tag deadcode) nor the commands reach.
+# Functions used only by tests count as dead: move them into the tests, or
+# accept them with a reason in .ci/deadcode.allow. About 30 s; needs the Go
+# proxy (or the module cache) for golang.org/x/tools.
+DEADCODE := golang.org/x/tools/cmd/deadcode@v0.39.0
+
+deadcode:
+	@mkdir -p $(BUILD)
+	@set -o pipefail; $(GO) run $(DEADCODE) -tags deadcode ./cgo ./cmd/... \
+		| sed -E 's/:[0-9]+:[0-9]+: unreachable func: / /' | sort > $(BUILD)/deadcode.found
+	@grep -v -e '^#' -e '^$$' .ci/deadcode.allow | awk '{print $$1 " " $$2}' | sort > $(BUILD)/deadcode.allowed
+	@stale=$$(comm -13 $(BUILD)/deadcode.found $(BUILD)/deadcode.allowed); \
+	if [ -n "$$stale" ]; then echo "deadcode: no longer dead, drop from .ci/deadcode.allow:"; echo "$$stale"; fi
+	@dead=$$(comm -23 $(BUILD)/deadcode.found $(BUILD)/deadcode.allowed); \
+	if [ -n "$$dead" ]; then echo "deadcode: unreachable from the module and the commands:"; echo "$$dead"; exit 1; fi; \
+	echo "deadcode: nothing unreachable beyond .ci/deadcode.allow"
 
 # Side-by-side benchmark against SoftHSMv2 on throwaway tokens: prints a table and
 # a TSV, keeps them (and the module log) in build/bench/. BENCH_SECONDS (default 1),

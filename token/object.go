@@ -84,11 +84,6 @@ func fromStore(handle uint64, so keystore.Object) *object {
 	return o
 }
 
-// toStore is the keystore form of a token object.
-func (o *object) toStore() keystore.Object {
-	return keystore.Object{ID: o.storeID, Attrs: o.attrs.clone(), Sealed: o.sealed}
-}
-
 // stripped returns the snapshot without its sealed values (after logout).
 func (o *object) stripped() *object {
 	if o.storeID == 0 || len(o.sealed) == 0 {

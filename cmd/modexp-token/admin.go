@@ -134,6 +134,7 @@ func gatherInfo(mechs bool) (*infoReport, error) {
 		if si, err := m.SlotInfo(sc.ID); err == nil {
 			sr.Slot = si.Description
 		}
+		sr.Problems = append(sr.Problems, engineProblems(m, sc.ID)...)
 		ti, err := m.TokenInfo(sc.ID)
 		switch {
 		case err != nil && ck.RV(err) == uint64(ck.CKR_TOKEN_NOT_RECOGNIZED):
@@ -171,6 +172,28 @@ func gatherInfo(mechs bool) (*infoReport, error) {
 		rep.Slots = append(rep.Slots, sr)
 	}
 	return rep, nil
+}
+
+// engineProblems says what is wrong with a slot's engine: a failed
+// self-test at open, pool members that are down.
+func engineProblems(m *token.Module, slot uint64) []string {
+	st, err := m.EngineStatus(slot)
+	if err != nil {
+		return []string{"engine: " + err.Error()}
+	}
+	var out []string
+	if st.SelfTest != "passed" {
+		out = append(out, fmt.Sprintf("engine %s self-test: %s (fallback %s)", st.Engine, st.SelfTest, st.Fallback))
+	}
+	for _, mb := range st.Members {
+		switch {
+		case !mb.Open:
+			out = append(out, fmt.Sprintf("engine pool member %s not open: %s", mb.Spec, mb.LastOpen))
+		case mb.Down:
+			out = append(out, fmt.Sprintf("engine pool member %s is cooling down after a failure", mb.Spec))
+		}
+	}
+	return out
 }
 
 // tokenFileProblems says what is wrong with a token file before the module

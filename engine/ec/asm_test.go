@@ -2,6 +2,7 @@ package ec
 
 import (
 	"math/big"
+	"math/bits"
 	"testing"
 )
 
@@ -267,5 +268,90 @@ func TestMul9ASM(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The Go references of the assembly reductions (mul_amd64.s), which the
+// tests above compare with the assembly.
+
+// foldP521 sets z = t·2⁻⁵⁷⁶ mod p for p = 2⁵²¹ − 1 and any 18-word t (the
+// Montgomery reduction of a full product). With t = L + 2⁵⁷⁶·H (L, H of
+// nine words) and 2⁵⁷⁶ ≡ 2⁵⁵, t·2⁻⁵⁷⁶ ≡ H + L·2⁻⁵⁵ ≡ H + (L >> 55) +
+// (L mod 2⁵⁵)·2⁴⁶⁶: shifts and two additions, then the bits from 2⁵²¹
+// up are folded back once and p is subtracted when the value is ≥ p.
+// Constant time.
+//
+//go:norace
+func foldP521(z *[9]uint64, t *[18]uint64) {
+	const n = 9
+	// a = L >> 55, below 2⁵²¹.
+	var a [n]uint64
+	for i := range n - 1 {
+		a[i] = t[i]>>55 | t[i+1]<<9
+	}
+	a[n-1] = t[n-1] >> 55
+	// plus (L mod 2⁵⁵)·2⁴⁶⁶ (466 = 7·64 + 18): into words 7 and 8.
+	lo := t[0] & (1<<55 - 1)
+	var c uint64
+	a[7], c = bits.Add64(a[7], lo<<18, 0)
+	a[8], _ = bits.Add64(a[8], lo>>46, c) // a < 2⁵²²: no carry out
+	// plus H.
+	var s [n]uint64
+	c = 0
+	for i := range n {
+		s[i], c = bits.Add64(a[i], t[n+i], c)
+	}
+	// s + c·2⁵⁷⁶ < 2⁵⁷⁷: fold the bits from 2⁵²¹ up (less than 2⁵⁶).
+	top := s[8]>>9 | c<<55
+	s[8] &= 0x1ff
+	s[0], c = bits.Add64(s[0], top, 0)
+	for i := 1; i < n; i++ {
+		s[i], c = bits.Add64(s[i], 0, c)
+	}
+	// s < 2⁵²¹ + 2⁵⁶: s ≥ p exactly when s + 1 reaches 2⁵²¹, and then
+	// s − p = (s + 1) mod 2⁵²¹.
+	var u [n]uint64
+	u[0], c = bits.Add64(s[0], 1, 0)
+	for i := 1; i < n; i++ {
+		u[i], c = bits.Add64(s[i], 0, c)
+	}
+	mask := -(u[8] >> 9) // all ones: s ≥ p
+	u[8] &= 0x1ff
+	for i := range n {
+		z[i] = u[i]&mask | s[i]&^mask
+	}
+}
+
+// redc9 sets z = t·2⁻⁵⁷⁶ mod m for an 18-word t < m·2⁵⁷⁶ (the Montgomery
+// reduction of a product), one q·m row per low word. Constant time.
+//
+//go:norace
+func redc9(z *[9]uint64, t *[18]uint64, m *[9]uint64, m0inv uint64) {
+	const n = 9
+	var extra uint64 // the carry out of word i+8 of row i−1, at word i+9
+	for i := range n {
+		q := t[i] * m0inv
+		var c uint64
+		for j := range n {
+			hi, lo := bits.Mul64(q, m[j])
+			var cc uint64
+			lo, cc = bits.Add64(lo, t[i+j], 0)
+			hi += cc
+			lo, cc = bits.Add64(lo, c, 0)
+			hi += cc
+			t[i+j], c = lo, hi
+		}
+		t[i+n], extra = bits.Add64(t[i+n], c, extra)
+	}
+	// t[9..17] + extra·2⁵⁷⁶ < 2m: subtract m once if it is ≥ m.
+	var d [n]uint64
+	var b uint64
+	for i := range n {
+		d[i], b = bits.Sub64(t[n+i], m[i], b)
+	}
+	_, b = bits.Sub64(extra, 0, b)
+	mask := -b // all ones: below m, keep it
+	for i := range n {
+		z[i] = t[n+i]&mask | d[i]&^mask
 	}
 }

@@ -313,9 +313,3 @@ func (k *PublicKey) Precompute() { k.v.precompute() }
 func (k *PublicKey) ECDSAVerifyVarTime(hash, rs []byte) error {
 	return k.v.verify(hash, rs, true)
 }
-
-// ecdsaVerifyNoTable verifies without building the table (tests compare
-// both paths).
-func (k *PublicKey) ecdsaVerifyNoTable(hash, rs []byte) error {
-	return k.v.verify(hash, rs, false)
-}

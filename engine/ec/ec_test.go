@@ -556,3 +556,9 @@ func TestInvP256Chain(t *testing.T) {
 		}
 	}
 }
+
+// ecdsaVerifyNoTable verifies without building the table (tests compare
+// both paths).
+func (k *PublicKey) ecdsaVerifyNoTable(hash, rs []byte) error {
+	return k.v.verify(hash, rs, false)
+}

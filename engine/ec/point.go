@@ -226,13 +226,6 @@ func (c *curve[E]) double(r, p *point[E]) {
 	r.x, r.y, r.z = x3, y3, z3
 }
 
-// negate sets r = −p.
-func (c *curve[E]) negate(r, p *point[E]) {
-	r.x = p.x
-	c.fp.neg(&r.y, &p.y)
-	r.z = p.z
-}
-
 // toAffine sets a to p's affine form and returns 1, or returns 0 (and an
 // unspecified a) when p is the identity. Constant time.
 func (c *curve[E]) toAffine(a *affine[E], p *point[E]) uint64 {

@@ -10,6 +10,7 @@ import (
 	"runtime"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/ec"
 	"github.com/modexp-token/modexp-token/engine/internal/mont"
 )
 
@@ -174,7 +175,8 @@ func (e *Engine) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte,
 
 // SelfTest compares the engine with math/big on inputs derived from a
 // fixed seed, for 1024-, 2048- and 4096-bit moduli, in secret and public
-// mode, and checks that invalid moduli are refused.
+// mode, checks that invalid moduli are refused, and runs the known-answer
+// tests of the curve arithmetic (ec.SelfTest).
 func (e *Engine) SelfTest(ctx context.Context) error {
 	ctr := uint32(0)
 	next := func(nbytes int) []byte {
@@ -216,6 +218,9 @@ func (e *Engine) SelfTest(ctx context.Context) error {
 	}
 	if _, err := e.NewModulus([]byte{0x10, 0x00}); !errors.Is(err, engine.ErrInvalidModulus) {
 		return fmt.Errorf("soft: self-test: even modulus accepted: %w", engine.ErrDevice)
+	}
+	if err := ec.SelfTest(); err != nil {
+		return fmt.Errorf("soft: self-test: %w (%w)", err, engine.ErrDevice)
 	}
 	return nil
 }

@@ -61,30 +61,6 @@ func EncodePKCS1v15Sign(t []byte, k int) ([]byte, error) {
 	return em, nil
 }
 
-// DecodePKCS1v15Sign returns the t inside em, an EMSA-PKCS1-v1_5 encoded
-// message of the modulus length (the output of the public operation on a
-// CKM_RSA_PKCS signature). It checks the whole structure: 0x00 ‖ 0x01 ‖ at
-// least eight 0xFF ‖ 0x00 ‖ t, failing with ErrVerification otherwise.
-// Verifiers of hashed mechanisms should use [VerifyPKCS1v15Sign], which
-// compares against the one valid encoding, instead of parsing.
-// Not constant-time: em is public.
-func DecodePKCS1v15Sign(em []byte) ([]byte, error) {
-	if len(em) < pkcs1v15Overhead || em[0] != 0x00 || em[1] != 0x01 {
-		return nil, fmt.Errorf("rsapad: PKCS#1 v1.5 signature: bad header: %w", ErrVerification)
-	}
-	i := 2
-	for i < len(em) && em[i] == 0xff {
-		i++
-	}
-	if i == len(em) || em[i] != 0x00 {
-		return nil, fmt.Errorf("rsapad: PKCS#1 v1.5 signature: no separator after padding: %w", ErrVerification)
-	}
-	if i-2 < 8 {
-		return nil, fmt.Errorf("rsapad: PKCS#1 v1.5 signature: padding of %d bytes: %w", i-2, ErrVerification)
-	}
-	return append([]byte{}, em[i+1:]...), nil
-}
-
 // VerifyPKCS1v15Sign checks that em, the output of the public operation on
 // a signature (modulus length), is exactly EncodePKCS1v15Sign(t, len(em)).
 // It returns nil on a match, an error wrapping ErrVerification on a

@@ -214,12 +214,6 @@ func TestWycheproofPKCS1v15Sign(t *testing.T) {
 				if err != nil && !errors.Is(err, ErrVerification) {
 					t.Errorf("tcId %d: error %v does not wrap ErrVerification", tc.TcID, err)
 				}
-				// The parsing path (CKM_RSA_PKCS verify) must agree: it
-				// yields the DigestInfo exactly when re-encoding matches.
-				got, perr := DecodePKCS1v15Sign(em)
-				if (err == nil) != (perr == nil && bytes.Equal(got, di)) {
-					t.Errorf("tcId %d: VerifyPKCS1v15Sign %v but DecodePKCS1v15Sign %x, %v", tc.TcID, err, got, perr)
-				}
 			}
 			c.judge(t, tc, rawErr, err, true)
 		}
