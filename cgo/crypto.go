@@ -24,24 +24,30 @@ type (
 )
 
 // opInit decodes the mechanism and starts an operation with key.
-func opInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE, op initOp) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+func opInit(fn string, h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE, op initOp) (rv C.CK_RV) {
+	c := enter(fn)
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
+	c.object(key)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
 	mech, rv := mechanismIn(pMech)
+	c.mech(mech)
 	if rv != rvOK {
 		return rv
 	}
-	return rvOf(op(m, uint64(h), mech, uint64(key)))
+	return c.rvOf(op(m, uint64(h), mech, uint64(key)))
 }
 
 // opData runs a call that consumes input and produces output under the
 // two-call convention (C_Sign, C_Encrypt, C_DecryptUpdate...).
-func opData(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG, op dataOp, kind uint64) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+func opData(fn string, h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG, op dataOp, kind uint64) (rv C.CK_RV) {
+	c := enter(fn)
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -51,13 +57,15 @@ func opData(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_
 		return argumentsBad(m, h, kind)
 	}
 	data, need, err := op(m, uint64(h), in, out)
-	return putOut(pOut, pOutLen, data, need, err)
+	return putOut(pOut, pOutLen, data, need, c.note(err))
 }
 
 // opUpdate feeds input to a multi-part operation.
-func opUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, op updateOp, kind uint64) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+func opUpdate(fn string, h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, op updateOp, kind uint64) (rv C.CK_RV) {
+	c := enter(fn)
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -65,13 +73,15 @@ func opUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, op update
 	if !ok {
 		return argumentsBad(m, h, kind)
 	}
-	return rvOf(op(m, uint64(h), in))
+	return c.rvOf(op(m, uint64(h), in))
 }
 
 // opFinal ends a multi-part operation with an output.
-func opFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG, op finalOp, kind uint64) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+func opFinal(fn string, h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG, op finalOp, kind uint64) (rv C.CK_RV) {
+	c := enter(fn)
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -80,7 +90,7 @@ func opFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG, op fin
 		return argumentsBad(m, h, kind)
 	}
 	data, need, err := op(m, uint64(h), out)
-	return putOut(pOut, pOutLen, data, need, err)
+	return putOut(pOut, pOutLen, data, need, c.note(err))
 }
 
 // argumentsBad answers CKR_ARGUMENTS_BAD for a call on an active operation
@@ -95,112 +105,120 @@ func argumentsBad(m *token.Module, h C.CK_SESSION_HANDLE, kind uint64) C.CK_RV {
 
 //export goEncryptInit
 func goEncryptInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE) C.CK_RV {
-	return opInit(h, pMech, key, (*token.Module).EncryptInit)
+	return opInit("C_EncryptInit", h, pMech, key, (*token.Module).EncryptInit)
 }
 
 //export goEncrypt
 func goEncrypt(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
-	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).Encrypt, C.CKF_ENCRYPT)
+	return opData("C_Encrypt", h, pIn, inLen, pOut, pOutLen, (*token.Module).Encrypt, C.CKF_ENCRYPT)
 }
 
 //export goEncryptUpdate
 func goEncryptUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
-	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).EncryptUpdate, C.CKF_ENCRYPT)
+	return opData("C_EncryptUpdate", h, pIn, inLen, pOut, pOutLen, (*token.Module).EncryptUpdate, C.CKF_ENCRYPT)
 }
 
 //export goEncryptFinal
 func goEncryptFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
-	return opFinal(h, pOut, pOutLen, (*token.Module).EncryptFinal, C.CKF_ENCRYPT)
+	return opFinal("C_EncryptFinal", h, pOut, pOutLen, (*token.Module).EncryptFinal, C.CKF_ENCRYPT)
 }
 
 //export goDecryptInit
 func goDecryptInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE) C.CK_RV {
-	return opInit(h, pMech, key, (*token.Module).DecryptInit)
+	return opInit("C_DecryptInit", h, pMech, key, (*token.Module).DecryptInit)
 }
 
 //export goDecrypt
 func goDecrypt(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
-	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).Decrypt, C.CKF_DECRYPT)
+	return opData("C_Decrypt", h, pIn, inLen, pOut, pOutLen, (*token.Module).Decrypt, C.CKF_DECRYPT)
 }
 
 //export goDecryptUpdate
 func goDecryptUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
-	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).DecryptUpdate, C.CKF_DECRYPT)
+	return opData("C_DecryptUpdate", h, pIn, inLen, pOut, pOutLen, (*token.Module).DecryptUpdate, C.CKF_DECRYPT)
 }
 
 //export goDecryptFinal
 func goDecryptFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
-	return opFinal(h, pOut, pOutLen, (*token.Module).DecryptFinal, C.CKF_DECRYPT)
+	return opFinal("C_DecryptFinal", h, pOut, pOutLen, (*token.Module).DecryptFinal, C.CKF_DECRYPT)
 }
 
 //export goDigestInit
 func goDigestInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_DigestInit")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
 	mech, rv := mechanismIn(pMech)
+	c.mech(mech)
 	if rv != rvOK {
 		return rv
 	}
-	return rvOf(m.DigestInit(uint64(h), mech))
+	return c.rvOf(m.DigestInit(uint64(h), mech))
 }
 
 //export goDigest
 func goDigest(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
-	return opData(h, pIn, inLen, pOut, pOutLen, (*token.Module).Digest, C.CKF_DIGEST)
+	return opData("C_Digest", h, pIn, inLen, pOut, pOutLen, (*token.Module).Digest, C.CKF_DIGEST)
 }
 
 //export goDigestUpdate
 func goDigestUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG) C.CK_RV {
-	return opUpdate(h, pIn, inLen, (*token.Module).DigestUpdate, C.CKF_DIGEST)
+	return opUpdate("C_DigestUpdate", h, pIn, inLen, (*token.Module).DigestUpdate, C.CKF_DIGEST)
 }
 
 //export goDigestKey
 func goDigestKey(h C.CK_SESSION_HANDLE, key C.CK_OBJECT_HANDLE) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_DigestKey")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
+	c.object(key)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
-	return rvOf(m.DigestKey(uint64(h), uint64(key)))
+	return c.rvOf(m.DigestKey(uint64(h), uint64(key)))
 }
 
 //export goDigestFinal
 func goDigestFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) C.CK_RV {
-	return opFinal(h, pOut, pOutLen, (*token.Module).DigestFinal, C.CKF_DIGEST)
+	return opFinal("C_DigestFinal", h, pOut, pOutLen, (*token.Module).DigestFinal, C.CKF_DIGEST)
 }
 
 //export goSignInit
 func goSignInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE) C.CK_RV {
-	return opInit(h, pMech, key, (*token.Module).SignInit)
+	return opInit("C_SignInit", h, pMech, key, (*token.Module).SignInit)
 }
 
 //export goSign
 func goSign(h C.CK_SESSION_HANDLE, pData *C.CK_BYTE, dataLen C.CK_ULONG, pSig *C.CK_BYTE, pSigLen *C.CK_ULONG) C.CK_RV {
-	return opData(h, pData, dataLen, pSig, pSigLen, (*token.Module).Sign, C.CKF_SIGN)
+	return opData("C_Sign", h, pData, dataLen, pSig, pSigLen, (*token.Module).Sign, C.CKF_SIGN)
 }
 
 //export goSignUpdate
 func goSignUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG) C.CK_RV {
-	return opUpdate(h, pIn, inLen, (*token.Module).SignUpdate, C.CKF_SIGN)
+	return opUpdate("C_SignUpdate", h, pIn, inLen, (*token.Module).SignUpdate, C.CKF_SIGN)
 }
 
 //export goSignFinal
 func goSignFinal(h C.CK_SESSION_HANDLE, pSig *C.CK_BYTE, pSigLen *C.CK_ULONG) C.CK_RV {
-	return opFinal(h, pSig, pSigLen, (*token.Module).SignFinal, C.CKF_SIGN)
+	return opFinal("C_SignFinal", h, pSig, pSigLen, (*token.Module).SignFinal, C.CKF_SIGN)
 }
 
 //export goVerifyInit
 func goVerifyInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE) C.CK_RV {
-	return opInit(h, pMech, key, (*token.Module).VerifyInit)
+	return opInit("C_VerifyInit", h, pMech, key, (*token.Module).VerifyInit)
 }
 
 //export goVerify
 func goVerify(h C.CK_SESSION_HANDLE, pData *C.CK_BYTE, dataLen C.CK_ULONG, pSig *C.CK_BYTE, sigLen C.CK_ULONG) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_Verify")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -209,29 +227,32 @@ func goVerify(h C.CK_SESSION_HANDLE, pData *C.CK_BYTE, dataLen C.CK_ULONG, pSig 
 	if !ok1 || !ok2 {
 		return argumentsBad(m, h, C.CKF_VERIFY)
 	}
-	return rvOf(m.Verify(uint64(h), data, sig))
+	return c.rvOf(m.Verify(uint64(h), data, sig))
 }
 
 //export goVerifyUpdate
 func goVerifyUpdate(h C.CK_SESSION_HANDLE, pIn *C.CK_BYTE, inLen C.CK_ULONG) C.CK_RV {
-	return opUpdate(h, pIn, inLen, (*token.Module).VerifyUpdate, C.CKF_VERIFY)
+	return opUpdate("C_VerifyUpdate", h, pIn, inLen, (*token.Module).VerifyUpdate, C.CKF_VERIFY)
 }
 
 //export goVerifyFinal
 func goVerifyFinal(h C.CK_SESSION_HANDLE, pSig *C.CK_BYTE, sigLen C.CK_ULONG) C.CK_RV {
-	return opUpdate(h, pSig, sigLen, (*token.Module).VerifyFinal, C.CKF_VERIFY)
+	return opUpdate("C_VerifyFinal", h, pSig, sigLen, (*token.Module).VerifyFinal, C.CKF_VERIFY)
 }
 
 //export goGenerateKeyPair
 func goGenerateKeyPair(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM,
 	pPub *C.CK_ATTRIBUTE, nPub C.CK_ULONG, pPriv *C.CK_ATTRIBUTE, nPriv C.CK_ULONG,
 	phPub, phPriv *C.CK_OBJECT_HANDLE) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_GenerateKeyPair")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
 	mech, rv := mechanismIn(pMech)
+	c.mech(mech)
 	if rv != rvOK {
 		return rv
 	}
@@ -248,7 +269,7 @@ func goGenerateKeyPair(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM,
 	}
 	hPub, hPriv, err := m.GenerateKeyPair(uint64(h), mech, pub, priv)
 	if err != nil {
-		return rvOf(err)
+		return c.rvOf(err)
 	}
 	*phPub, *phPriv = C.CK_OBJECT_HANDLE(hPub), C.CK_OBJECT_HANDLE(hPriv)
 	return rvOK
@@ -309,13 +330,15 @@ func goDeriveKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, base C.CK_OBJECT_
 
 //export goSeedRandom
 func goSeedRandom(h C.CK_SESSION_HANDLE, pSeed *C.CK_BYTE, seedLen C.CK_ULONG) C.CK_RV {
-	return opUpdate(h, pSeed, seedLen, (*token.Module).SeedRandom, 0)
+	return opUpdate("C_SeedRandom", h, pSeed, seedLen, (*token.Module).SeedRandom, 0)
 }
 
 //export goGenerateRandom
 func goGenerateRandom(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, n C.CK_ULONG) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_GenerateRandom")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -324,7 +347,7 @@ func goGenerateRandom(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, n C.CK_ULONG) (rv 
 	}
 	data, err := m.GenerateRandom(uint64(h), int(n))
 	if err != nil {
-		return rvOf(err)
+		return c.rvOf(err)
 	}
 	if len(data) != int(n) {
 		return rvGeneralError // the token broke its contract
@@ -337,12 +360,17 @@ func goGenerateRandom(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, n C.CK_ULONG) (rv 
 
 //export goWrapKey
 func goWrapKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, wrapping, key C.CK_OBJECT_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_WrapKey")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
+	c.object(wrapping)
+	c.object(key)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
 	mech, rv := mechanismIn(pMech)
+	c.mech(mech)
 	if rv != rvOK {
 		return rv
 	}
@@ -351,18 +379,22 @@ func goWrapKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, wrapping, key C.CK_
 		return rvArgumentsBad
 	}
 	data, need, err := m.WrapKey(uint64(h), mech, uint64(wrapping), uint64(key), out)
-	return putOut(pOut, pOutLen, data, need, err)
+	return putOut(pOut, pOutLen, data, need, c.note(err))
 }
 
 //export goUnwrapKey
 func goUnwrapKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, unwrapping C.CK_OBJECT_HANDLE,
 	pWrapped *C.CK_BYTE, wrappedLen C.CK_ULONG, pTmpl *C.CK_ATTRIBUTE, n C.CK_ULONG, phKey *C.CK_OBJECT_HANDLE) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_UnwrapKey")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
+	c.object(unwrapping)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
 	mech, rv := mechanismIn(pMech)
+	c.mech(mech)
 	if rv != rvOK {
 		return rv
 	}
@@ -376,7 +408,7 @@ func goUnwrapKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, unwrapping C.CK_O
 	}
 	key, err := m.UnwrapKey(uint64(h), mech, uint64(unwrapping), wrapped, tmpl)
 	if err != nil {
-		return rvOf(err)
+		return c.rvOf(err)
 	}
 	*phKey = C.CK_OBJECT_HANDLE(key)
 	return rvOK

@@ -46,6 +46,9 @@ func goInitialize(pInitArgs unsafe.Pointer) (rv C.CK_RV) {
 	}
 	state.mod = m
 	noteInitialized(true)
+	if m.TracingCalls() {
+		m.LogCall(&token.CallRecord{Function: "C_Initialize"})
+	}
 	return rvOK
 }
 
@@ -62,6 +65,9 @@ func goFinalize(pReserved unsafe.Pointer) (rv C.CK_RV) {
 		return rvArgumentsBad
 	}
 	m := state.mod
+	if m.TracingCalls() {
+		m.LogCall(&token.CallRecord{Function: "C_Finalize"})
+	}
 	log := logger.Load()
 	resetState() // first: even a panicking Close leaves the package reset
 	if err := m.Close(); err != nil {
@@ -73,8 +79,9 @@ func goFinalize(pReserved unsafe.Pointer) (rv C.CK_RV) {
 
 //export goGetInfo
 func goGetInfo(p *C.CK_INFO, major, minor C.uchar) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_GetInfo")
+	defer c.leave(&rv)
+	m := c.m
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -92,8 +99,9 @@ func goGetInfo(p *C.CK_INFO, major, minor C.uchar) (rv C.CK_RV) {
 
 //export goGetSlotList
 func goGetSlotList(tokenPresent C.CK_BBOOL, pList *C.CK_SLOT_ID, pCount *C.CK_ULONG) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_GetSlotList")
+	defer c.leave(&rv)
+	m := c.m
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -105,8 +113,10 @@ func goGetSlotList(tokenPresent C.CK_BBOOL, pList *C.CK_SLOT_ID, pCount *C.CK_UL
 
 //export goGetSlotInfo
 func goGetSlotInfo(slot C.CK_SLOT_ID, p *C.CK_SLOT_INFO) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_GetSlotInfo")
+	defer c.leave(&rv)
+	m := c.m
+	c.slot(slot)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -115,7 +125,7 @@ func goGetSlotInfo(slot C.CK_SLOT_ID, p *C.CK_SLOT_INFO) (rv C.CK_RV) {
 	}
 	info, err := m.SlotInfo(uint64(slot))
 	if err != nil {
-		return rvOf(err)
+		return c.rvOf(err)
 	}
 	*p = C.CK_SLOT_INFO{}
 	pad(p.slotDescription[:], info.Description)
@@ -128,8 +138,10 @@ func goGetSlotInfo(slot C.CK_SLOT_ID, p *C.CK_SLOT_INFO) (rv C.CK_RV) {
 
 //export goGetTokenInfo
 func goGetTokenInfo(slot C.CK_SLOT_ID, p *C.CK_TOKEN_INFO) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_GetTokenInfo")
+	defer c.leave(&rv)
+	m := c.m
+	c.slot(slot)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -138,7 +150,7 @@ func goGetTokenInfo(slot C.CK_SLOT_ID, p *C.CK_TOKEN_INFO) (rv C.CK_RV) {
 	}
 	ti, err := m.TokenInfo(uint64(slot))
 	if err != nil {
-		return rvOf(err)
+		return c.rvOf(err)
 	}
 	*p = C.CK_TOKEN_INFO{}
 	pad(p.label[:], ti.Label)
@@ -164,8 +176,10 @@ func goGetTokenInfo(slot C.CK_SLOT_ID, p *C.CK_TOKEN_INFO) (rv C.CK_RV) {
 
 //export goGetMechanismList
 func goGetMechanismList(slot C.CK_SLOT_ID, pList *C.CK_MECHANISM_TYPE, pCount *C.CK_ULONG) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_GetMechanismList")
+	defer c.leave(&rv)
+	m := c.m
+	c.slot(slot)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -174,15 +188,17 @@ func goGetMechanismList(slot C.CK_SLOT_ID, pList *C.CK_MECHANISM_TYPE, pCount *C
 	}
 	mechs, err := m.MechanismList(uint64(slot))
 	if err != nil {
-		return rvOf(err)
+		return c.rvOf(err)
 	}
 	return ulongsOut(pList, pCount, mechs)
 }
 
 //export goGetMechanismInfo
 func goGetMechanismInfo(slot C.CK_SLOT_ID, typ C.CK_MECHANISM_TYPE, p *C.CK_MECHANISM_INFO) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_GetMechanismInfo")
+	defer c.leave(&rv)
+	m := c.m
+	c.slot(slot)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -191,7 +207,7 @@ func goGetMechanismInfo(slot C.CK_SLOT_ID, typ C.CK_MECHANISM_TYPE, p *C.CK_MECH
 	}
 	mi, err := m.MechanismInfo(uint64(slot), uint64(typ))
 	if err != nil {
-		return rvOf(err)
+		return c.rvOf(err)
 	}
 	p.ulMinKeySize = C.CK_ULONG(mi.MinKeySize)
 	p.ulMaxKeySize = C.CK_ULONG(mi.MaxKeySize)
@@ -201,8 +217,10 @@ func goGetMechanismInfo(slot C.CK_SLOT_ID, typ C.CK_MECHANISM_TYPE, p *C.CK_MECH
 
 //export goInitToken
 func goInitToken(slot C.CK_SLOT_ID, pPin *C.CK_UTF8CHAR, pinLen C.CK_ULONG, pLabel *C.CK_UTF8CHAR) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_InitToken")
+	defer c.leave(&rv)
+	m := c.m
+	c.slot(slot)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -210,7 +228,7 @@ func goInitToken(slot C.CK_SLOT_ID, pPin *C.CK_UTF8CHAR, pinLen C.CK_ULONG, pLab
 	if !ok || pLabel == nil {
 		return rvArgumentsBad
 	}
-	return rvOf(m.InitToken(uint64(slot), pin, labelOf(pLabel)))
+	return c.rvOf(m.InitToken(uint64(slot), pin, labelOf(pLabel)))
 }
 
 // goWaitForSlotEvent is C_WaitForSlotEvent. Slots never appear, disappear
@@ -221,8 +239,9 @@ func goInitToken(slot C.CK_SLOT_ID, pPin *C.CK_UTF8CHAR, pinLen C.CK_ULONG, pLab
 //
 //export goWaitForSlotEvent
 func goWaitForSlotEvent(flags C.CK_FLAGS, pSlot *C.CK_SLOT_ID, pReserved unsafe.Pointer) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_WaitForSlotEvent")
+	defer c.leave(&rv)
+	m := c.m
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -240,8 +259,9 @@ func goWaitForSlotEvent(flags C.CK_FLAGS, pSlot *C.CK_SLOT_ID, pReserved unsafe.
 //
 //export goUnsupported
 func goUnsupported() (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_Unsupported")
+	defer c.leave(&rv)
+	m := c.m
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -253,8 +273,9 @@ func goUnsupported() (rv C.CK_RV) {
 //
 //export goNotParallel
 func goNotParallel() (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_NotParallel")
+	defer c.leave(&rv)
+	m := c.m
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}

@@ -122,22 +122,8 @@ func init() {
 	token.FallbackLogHandler = newSyslogHandler()
 }
 
-// enter takes the read lock for one call and returns the module (nil before
-// C_Initialize). The caller defers leave right after.
-func enter() *token.Module {
-	state.mu.RLock()
-	return state.mod
-}
-
-// leave recovers a panic of the export into CKR_GENERAL_ERROR and releases
-// the read lock taken by enter. It must be deferred directly.
-func leave(rv *C.CK_RV) {
-	if r := recover(); r != nil {
-		logPanic(r)
-		*rv = rvGeneralError
-	}
-	state.mu.RUnlock()
-}
+// enter and leave (one call under the read lock, with its debug record)
+// are in trace.go.
 
 // recoverOnly is leave without the lock, for the exports that take the write
 // lock themselves (C_Initialize, C_Finalize).

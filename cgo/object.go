@@ -16,8 +16,10 @@ import (
 
 //export goCreateObject
 func goCreateObject(h C.CK_SESSION_HANDLE, pTmpl *C.CK_ATTRIBUTE, n C.CK_ULONG, ph *C.CK_OBJECT_HANDLE) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_CreateObject")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -30,7 +32,7 @@ func goCreateObject(h C.CK_SESSION_HANDLE, pTmpl *C.CK_ATTRIBUTE, n C.CK_ULONG, 
 	}
 	obj, err := m.CreateObject(uint64(h), tmpl)
 	if err != nil {
-		return rvOf(err)
+		return c.rvOf(err)
 	}
 	*ph = C.CK_OBJECT_HANDLE(obj)
 	return rvOK
@@ -38,8 +40,11 @@ func goCreateObject(h C.CK_SESSION_HANDLE, pTmpl *C.CK_ATTRIBUTE, n C.CK_ULONG, 
 
 //export goCopyObject
 func goCopyObject(h C.CK_SESSION_HANDLE, obj C.CK_OBJECT_HANDLE, pTmpl *C.CK_ATTRIBUTE, n C.CK_ULONG, ph *C.CK_OBJECT_HANDLE) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_CopyObject")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
+	c.object(obj)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -52,7 +57,7 @@ func goCopyObject(h C.CK_SESSION_HANDLE, obj C.CK_OBJECT_HANDLE, pTmpl *C.CK_ATT
 	}
 	copied, err := m.CopyObject(uint64(h), uint64(obj), tmpl)
 	if err != nil {
-		return rvOf(err)
+		return c.rvOf(err)
 	}
 	*ph = C.CK_OBJECT_HANDLE(copied)
 	return rvOK
@@ -60,18 +65,24 @@ func goCopyObject(h C.CK_SESSION_HANDLE, obj C.CK_OBJECT_HANDLE, pTmpl *C.CK_ATT
 
 //export goDestroyObject
 func goDestroyObject(h C.CK_SESSION_HANDLE, obj C.CK_OBJECT_HANDLE) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_DestroyObject")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
+	c.object(obj)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
-	return rvOf(m.DestroyObject(uint64(h), uint64(obj)))
+	return c.rvOf(m.DestroyObject(uint64(h), uint64(obj)))
 }
 
 //export goGetObjectSize
 func goGetObjectSize(h C.CK_SESSION_HANDLE, obj C.CK_OBJECT_HANDLE, pSize *C.CK_ULONG) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_GetObjectSize")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
+	c.object(obj)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -80,7 +91,7 @@ func goGetObjectSize(h C.CK_SESSION_HANDLE, obj C.CK_OBJECT_HANDLE, pSize *C.CK_
 	}
 	size, err := m.GetObjectSize(uint64(h), uint64(obj))
 	if err != nil {
-		return rvOf(err)
+		return c.rvOf(err)
 	}
 	*pSize = C.CK_ULONG(size)
 	return rvOK
@@ -100,8 +111,11 @@ func goGetObjectSize(h C.CK_SESSION_HANDLE, obj C.CK_OBJECT_HANDLE, pSize *C.CK_
 //
 //export goGetAttributeValue
 func goGetAttributeValue(h C.CK_SESSION_HANDLE, obj C.CK_OBJECT_HANDLE, pTmpl *C.CK_ATTRIBUTE, n C.CK_ULONG) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_GetAttributeValue")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
+	c.object(obj)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -118,7 +132,7 @@ func goGetAttributeValue(h C.CK_SESSION_HANDLE, obj C.CK_OBJECT_HANDLE, pTmpl *C
 	}
 	res, err := m.GetAttributeValue(uint64(h), uint64(obj), types)
 	if err != nil {
-		return rvOf(err)
+		return c.rvOf(err)
 	}
 	if len(res) != len(attrs) {
 		return rvGeneralError // the token broke its contract
@@ -246,8 +260,11 @@ func fillArray(a *C.CK_ATTRIBUTE, enc []byte) C.CK_RV {
 
 //export goSetAttributeValue
 func goSetAttributeValue(h C.CK_SESSION_HANDLE, obj C.CK_OBJECT_HANDLE, pTmpl *C.CK_ATTRIBUTE, n C.CK_ULONG) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_SetAttributeValue")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
+	c.object(obj)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -255,13 +272,15 @@ func goSetAttributeValue(h C.CK_SESSION_HANDLE, obj C.CK_OBJECT_HANDLE, pTmpl *C
 	if rv != rvOK {
 		return rv
 	}
-	return rvOf(m.SetAttributeValue(uint64(h), uint64(obj), tmpl))
+	return c.rvOf(m.SetAttributeValue(uint64(h), uint64(obj), tmpl))
 }
 
 //export goFindObjectsInit
 func goFindObjectsInit(h C.CK_SESSION_HANDLE, pTmpl *C.CK_ATTRIBUTE, n C.CK_ULONG) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_FindObjectsInit")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -269,13 +288,15 @@ func goFindObjectsInit(h C.CK_SESSION_HANDLE, pTmpl *C.CK_ATTRIBUTE, n C.CK_ULON
 	if rv != rvOK {
 		return rv
 	}
-	return rvOf(m.FindObjectsInit(uint64(h), tmpl))
+	return c.rvOf(m.FindObjectsInit(uint64(h), tmpl))
 }
 
 //export goFindObjects
 func goFindObjects(h C.CK_SESSION_HANDLE, ph *C.CK_OBJECT_HANDLE, max C.CK_ULONG, pCount *C.CK_ULONG) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_FindObjects")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -284,7 +305,7 @@ func goFindObjects(h C.CK_SESSION_HANDLE, ph *C.CK_OBJECT_HANDLE, max C.CK_ULONG
 	}
 	found, err := m.FindObjects(uint64(h), clampCap(max))
 	if err != nil {
-		return rvOf(err)
+		return c.rvOf(err)
 	}
 	if C.CK_ULONG(len(found)) > max {
 		return rvGeneralError // the token broke its contract
@@ -301,5 +322,5 @@ func goFindObjects(h C.CK_SESSION_HANDLE, ph *C.CK_OBJECT_HANDLE, max C.CK_ULONG
 
 //export goFindObjectsFinal
 func goFindObjectsFinal(h C.CK_SESSION_HANDLE) C.CK_RV {
-	return onSession(h, (*token.Module).FindObjectsFinal)
+	return onSession("C_FindObjectsFinal", h, (*token.Module).FindObjectsFinal)
 }

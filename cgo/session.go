@@ -13,19 +13,23 @@ import "github.com/modexp-token/modexp-token/token"
 type sessionOp func(*token.Module, uint64) error
 
 // onSession runs op for the session h.
-func onSession(h C.CK_SESSION_HANDLE, op sessionOp) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+func onSession(fn string, h C.CK_SESSION_HANDLE, op sessionOp) (rv C.CK_RV) {
+	c := enter(fn)
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
-	return rvOf(op(m, uint64(h)))
+	return c.rvOf(op(m, uint64(h)))
 }
 
 //export goInitPIN
 func goInitPIN(h C.CK_SESSION_HANDLE, pPin *C.CK_UTF8CHAR, pinLen C.CK_ULONG) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_InitPIN")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -33,13 +37,15 @@ func goInitPIN(h C.CK_SESSION_HANDLE, pPin *C.CK_UTF8CHAR, pinLen C.CK_ULONG) (r
 	if !ok {
 		return rvArgumentsBad
 	}
-	return rvOf(m.InitPIN(uint64(h), pin))
+	return c.rvOf(m.InitPIN(uint64(h), pin))
 }
 
 //export goSetPIN
 func goSetPIN(h C.CK_SESSION_HANDLE, pOld *C.CK_UTF8CHAR, oldLen C.CK_ULONG, pNew *C.CK_UTF8CHAR, newLen C.CK_ULONG) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_SetPIN")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -48,7 +54,7 @@ func goSetPIN(h C.CK_SESSION_HANDLE, pOld *C.CK_UTF8CHAR, oldLen C.CK_ULONG, pNe
 	if !ok1 || !ok2 {
 		return rvArgumentsBad
 	}
-	return rvOf(m.SetPIN(uint64(h), oldPIN, newPIN))
+	return c.rvOf(m.SetPIN(uint64(h), oldPIN, newPIN))
 }
 
 // goOpenSession ignores pApplication and Notify: this module never calls
@@ -56,8 +62,10 @@ func goSetPIN(h C.CK_SESSION_HANDLE, pOld *C.CK_UTF8CHAR, oldLen C.CK_ULONG, pNe
 //
 //export goOpenSession
 func goOpenSession(slot C.CK_SLOT_ID, flags C.CK_FLAGS, ph *C.CK_SESSION_HANDLE) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_OpenSession")
+	defer c.leave(&rv)
+	m := c.m
+	c.slot(slot)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -66,7 +74,7 @@ func goOpenSession(slot C.CK_SLOT_ID, flags C.CK_FLAGS, ph *C.CK_SESSION_HANDLE)
 	}
 	sh, err := m.OpenSession(uint64(slot), uint64(flags))
 	if err != nil {
-		return rvOf(err)
+		return c.rvOf(err)
 	}
 	*ph = C.CK_SESSION_HANDLE(sh)
 	return rvOK
@@ -74,23 +82,27 @@ func goOpenSession(slot C.CK_SLOT_ID, flags C.CK_FLAGS, ph *C.CK_SESSION_HANDLE)
 
 //export goCloseSession
 func goCloseSession(h C.CK_SESSION_HANDLE) C.CK_RV {
-	return onSession(h, (*token.Module).CloseSession)
+	return onSession("C_CloseSession", h, (*token.Module).CloseSession)
 }
 
 //export goCloseAllSessions
 func goCloseAllSessions(slot C.CK_SLOT_ID) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_CloseAllSessions")
+	defer c.leave(&rv)
+	m := c.m
+	c.slot(slot)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
-	return rvOf(m.CloseAllSessions(uint64(slot)))
+	return c.rvOf(m.CloseAllSessions(uint64(slot)))
 }
 
 //export goGetSessionInfo
 func goGetSessionInfo(h C.CK_SESSION_HANDLE, p *C.CK_SESSION_INFO) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_GetSessionInfo")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -99,7 +111,7 @@ func goGetSessionInfo(h C.CK_SESSION_HANDLE, p *C.CK_SESSION_INFO) (rv C.CK_RV) 
 	}
 	si, err := m.SessionInfo(uint64(h))
 	if err != nil {
-		return rvOf(err)
+		return c.rvOf(err)
 	}
 	p.slotID = C.CK_SLOT_ID(si.SlotID)
 	p.state = C.CK_STATE(si.State)
@@ -110,8 +122,10 @@ func goGetSessionInfo(h C.CK_SESSION_HANDLE, p *C.CK_SESSION_INFO) (rv C.CK_RV) 
 
 //export goLogin
 func goLogin(h C.CK_SESSION_HANDLE, userType C.CK_USER_TYPE, pPin *C.CK_UTF8CHAR, pinLen C.CK_ULONG) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_Login")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -119,7 +133,7 @@ func goLogin(h C.CK_SESSION_HANDLE, userType C.CK_USER_TYPE, pPin *C.CK_UTF8CHAR
 	if !ok {
 		return rvArgumentsBad
 	}
-	return rvOf(m.Login(uint64(h), uint64(userType), pin))
+	return c.rvOf(m.Login(uint64(h), uint64(userType), pin))
 }
 
 // goLoginUser is C_LoginUser (3.0). The token has no named users: an empty
@@ -129,8 +143,10 @@ func goLogin(h C.CK_SESSION_HANDLE, userType C.CK_USER_TYPE, pPin *C.CK_UTF8CHAR
 //
 //export goLoginUser
 func goLoginUser(h C.CK_SESSION_HANDLE, userType C.CK_USER_TYPE, pPin *C.CK_UTF8CHAR, pinLen C.CK_ULONG, pUser *C.CK_UTF8CHAR, userLen C.CK_ULONG) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_LoginUser")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
@@ -139,20 +155,22 @@ func goLoginUser(h C.CK_SESSION_HANDLE, userType C.CK_USER_TYPE, pPin *C.CK_UTF8
 	if !ok1 || !ok2 || len(user) != 0 {
 		return rvArgumentsBad
 	}
-	return rvOf(m.Login(uint64(h), uint64(userType), pin))
+	return c.rvOf(m.Login(uint64(h), uint64(userType), pin))
 }
 
 //export goLogout
 func goLogout(h C.CK_SESSION_HANDLE) C.CK_RV {
-	return onSession(h, (*token.Module).Logout)
+	return onSession("C_Logout", h, (*token.Module).Logout)
 }
 
 //export goSessionCancel
 func goSessionCancel(h C.CK_SESSION_HANDLE, flags C.CK_FLAGS) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_SessionCancel")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
-	return rvOf(m.SessionCancel(uint64(h), uint64(flags)))
+	return c.rvOf(m.SessionCancel(uint64(h), uint64(flags)))
 }

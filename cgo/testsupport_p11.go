@@ -13,6 +13,17 @@ package main
 #include <string.h>
 
 #include "pkcs11_3.h"
+
+// ts_session_info_loop calls C_GetSessionInfo n times (the cost of one
+// trip through an export, measured without Go on the caller's side).
+static CK_RV ts_session_info_loop(CK_SESSION_HANDLE h, long n)
+{
+	CK_SESSION_INFO si;
+	CK_RV rv = CKR_OK;
+	for (long i = 0; i < n && rv == CKR_OK; i++)
+		rv = C_GetSessionInfo(h, &si);
+	return rv;
+}
 */
 import "C"
 
@@ -287,3 +298,8 @@ func tsBool(b bool) []byte {
 }
 
 func tsULong(v uint64) []byte { return ck.ULong(v) }
+
+// tsSessionInfoLoop calls C_GetSessionInfo n times from C.
+func tsSessionInfoLoop(h uint64, n int) uint64 {
+	return uint64(C.ts_session_info_loop(C.CK_SESSION_HANDLE(h), C.long(n)))
+}

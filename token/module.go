@@ -124,6 +124,10 @@ type Module struct {
 	sessions map[uint64]*session
 	closed   bool
 
+	// traceCalls: the log takes debug records, so the C layer logs one
+	// record per call (LogCall).
+	traceCalls bool
+
 	// handles numbers sessions and objects from one counter: every handle
 	// is distinct, never 0 and never reused within the Module's life.
 	handles atomic.Uint64
@@ -162,6 +166,7 @@ func Load(cfg *config.Config) (m *Module, err error) {
 	} else if h := FallbackLogHandler; h != nil {
 		m.log = slog.New(h)
 	}
+	m.traceCalls = m.log.Enabled(context.Background(), slog.LevelDebug)
 	for _, sc := range cfg.Slots {
 		s, err := m.openSlot(sc, level)
 		if err != nil {
