@@ -304,12 +304,16 @@ func goGenerateKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, pTmpl *C.CK_ATT
 //export goDeriveKey
 func goDeriveKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, base C.CK_OBJECT_HANDLE,
 	pTmpl *C.CK_ATTRIBUTE, n C.CK_ULONG, phKey *C.CK_OBJECT_HANDLE) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_DeriveKey")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
+	c.object(base)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
 	mech, rv := mechanismIn(pMech)
+	c.mech(mech)
 	if rv != rvOK {
 		return rv
 	}
@@ -322,7 +326,7 @@ func goDeriveKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, base C.CK_OBJECT_
 	}
 	hKey, err := m.DeriveKey(uint64(h), mech, uint64(base), tmpl)
 	if err != nil {
-		return rvOf(err)
+		return c.rvOf(err)
 	}
 	*phKey = C.CK_OBJECT_HANDLE(hKey)
 	return rvOK
