@@ -277,12 +277,15 @@ func goGenerateKeyPair(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM,
 
 //export goGenerateKey
 func goGenerateKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, pTmpl *C.CK_ATTRIBUTE, n C.CK_ULONG, ph *C.CK_OBJECT_HANDLE) (rv C.CK_RV) {
-	m := enter()
-	defer leave(&rv)
+	c := enter("C_GenerateKey")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
 	}
 	mech, rv := mechanismIn(pMech)
+	c.mech(mech)
 	if rv != rvOK {
 		return rv
 	}
@@ -295,7 +298,7 @@ func goGenerateKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, pTmpl *C.CK_ATT
 	}
 	key, err := m.GenerateKey(uint64(h), mech, tmpl)
 	if err != nil {
-		return rvOf(err)
+		return c.rvOf(err)
 	}
 	*ph = C.CK_OBJECT_HANDLE(key)
 	return rvOK
