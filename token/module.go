@@ -43,6 +43,12 @@
 //   - A private key with CKA_PRIVATE false still keeps its private values
 //     sealed: it can be used without login only if its values were
 //     unlocked in this process; otherwise CKR_USER_NOT_LOGGED_IN.
+//   - C_CopyObject cannot make a private or secret key public (CKA_PRIVATE
+//     TRUE→FALSE: CKR_TEMPLATE_INCONSISTENT, as SoftHSMv2), nor an
+//     unmodifiable object modifiable; a copy of an unmodifiable object may
+//     only move (CKA_TOKEN, CKA_PRIVATE) and tighten (CKA_SENSITIVE on,
+//     CKA_EXTRACTABLE and CKA_COPYABLE off). The rules are listed at
+//     applyChanges (objects.go).
 //   - CKR_ACTION_PROHIBITED (3.0) for C_CopyObject of an uncopyable,
 //     C_DestroyObject of an undestroyable and C_SetAttributeValue of an
 //     unmodifiable object.

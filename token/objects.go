@@ -151,6 +151,23 @@ func checkTemplate(tmpl attrMap, mode createMode) (schema, *keyType, error) {
 // applyChanges returns attrs changed by tmpl under the rules of
 // C_SetAttributeValue (copy false) or of C_CopyObject's template (copy
 // true, which may also set CKA_TOKEN, CKA_PRIVATE and CKA_MODIFIABLE).
+//
+// What a copy may change (PKCS#11 3.0 §5.7 C_CopyObject and the
+// attribute tables' footnotes), checked here:
+//   - CKA_TOKEN: either way (a session object copied to the token).
+//   - CKA_PRIVATE: either way, except TRUE→FALSE on a private or secret
+//     key (CKR_TEMPLATE_INCONSISTENT, as SoftHSMv2): a copy must not make
+//     a key usable without login.
+//   - CKA_MODIFIABLE: TRUE→FALSE only; a copy of an unmodifiable object is
+//     unmodifiable.
+//   - CKA_SENSITIVE and CKA_WRAP_WITH_TRUSTED: FALSE→TRUE only;
+//     CKA_EXTRACTABLE and CKA_COPYABLE: TRUE→FALSE only (the copy keeps
+//     CKA_ALWAYS_SENSITIVE and CKA_NEVER_EXTRACTABLE, which are fixed).
+//   - CKA_TRUSTED: set only by the SO.
+//   - the other attributes that C_SetAttributeValue may change (label,
+//     ID, dates, usage flags, CKA_DESTROYABLE): only when the original is
+//     modifiable (CKR_ACTION_PROHIBITED otherwise, as C_SetAttributeValue);
+//     fixed attributes never (CKR_ATTRIBUTE_READ_ONLY).
 func applyChanges(attrs attrMap, sch schema, tmpl attrMap, copy bool, login loginState) (attrMap, error) {
 	out := attrs.clone()
 	for t, v := range tmpl {
@@ -167,10 +184,19 @@ func applyChanges(attrs attrMap, sch schema, tmpl attrMap, copy bool, login logi
 		if spec.has(fFixed) && !(copy && spec.has(fCopyChange)) {
 			return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "%s cannot change", describe(t))
 		}
-		if !copy && !attrs.bool(ck.CKA_MODIFIABLE) {
+		if !attrs.bool(ck.CKA_MODIFIABLE) && !(copy && copyTightens(t, v)) {
 			return nil, ck.Errorf(ck.CKR_ACTION_PROHIBITED, "object is not modifiable")
 		}
 		switch t {
+		case ck.CKA_PRIVATE:
+			class, _ := attrs.ulong(ck.CKA_CLASS)
+			if v[0] == 0 && (class == ck.CKO_PRIVATE_KEY || class == ck.CKO_SECRET_KEY) {
+				return nil, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "a copy of a %s cannot be public", ck.Name("CKO_", class))
+			}
+		case ck.CKA_MODIFIABLE: // true → false only (copy)
+			if v[0] == 1 {
+				return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "a copy of an unmodifiable object is unmodifiable")
+			}
 		case ck.CKA_SENSITIVE, ck.CKA_WRAP_WITH_TRUSTED: // false → true only
 			if attrs.bool(t) {
 				return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "%s cannot be cleared", describe(t))
@@ -187,6 +213,22 @@ func applyChanges(attrs attrMap, sch schema, tmpl attrMap, copy bool, login logi
 		out[t] = v
 	}
 	return out, nil
+}
+
+// copyTightens reports whether a copy's template entry (t, v) is one a
+// copy of an unmodifiable object may still carry: where the copy lives
+// (CKA_TOKEN, CKA_PRIVATE, checked further by applyChanges) or a change
+// that only restricts it.
+func copyTightens(t uint64, v []byte) bool {
+	switch t {
+	case ck.CKA_TOKEN, ck.CKA_PRIVATE:
+		return true
+	case ck.CKA_SENSITIVE, ck.CKA_WRAP_WITH_TRUSTED:
+		return v[0] == 1
+	case ck.CKA_EXTRACTABLE, ck.CKA_COPYABLE, ck.CKA_MODIFIABLE:
+		return v[0] == 0
+	}
+	return false
 }
 
 // checkWritable applies the session and login rules for creating or
