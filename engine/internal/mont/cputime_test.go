@@ -155,3 +155,51 @@ func TestIFMACPUTime(t *testing.T) {
 			bits, 2*bits, best[0], best[1], float64(best[0])/float64(best[1]), best[2], float64(best[0])/float64(best[2]))
 	}
 }
+
+// TestIFMAShapesCPUTime compares, for each size, the digit counts and
+// register widths there are kernels for (8-lane ZMM, 4-lane YMM):
+// thread CPU time of the two halves paired (ExpPair) and of one
+// exponentiation alone, in turn (opt-in: MODEXP_CPUTIME=1; needs IFMA).
+func TestIFMAShapesCPUTime(t *testing.T) {
+	if os.Getenv("MODEXP_CPUTIME") != "1" {
+		t.Skip("set MODEXP_CPUTIME=1")
+	}
+	skipWithoutIFMA(t)
+	defer func(s, w map[int]int) { ifmaShape, ifmaWidth = s, w }(ifmaShape, ifmaWidth)
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, tc := range []struct {
+		bits   int
+		shapes [][2]int // digits, lanes
+	}{{1024, [][2]int{{24, 8}, {20, 4}}}, {1536, [][2]int{{32, 8}, {32, 4}}}, {2048, [][2]int{{40, 8}, {40, 4}}}} {
+		n1, n2 := randOdd(r, tc.bits), randOdd(r, tc.bits)
+		x1b, x2b := new(big.Int).Mod(randBig(r, tc.bits), n1), new(big.Int).Mod(randBig(r, tc.bits), n2)
+		e1 := randBig(r, tc.bits+64).FillBytes(make([]byte, tc.bits/8+8))
+		e2 := randBig(r, tc.bits+64).FillBytes(make([]byte, tc.bits/8+8))
+		type prepped struct{ m1, m2 *Modulus }
+		ps := make([]prepped, len(tc.shapes))
+		for i, sh := range tc.shapes {
+			ifmaShape = map[int]int{tc.bits / 64: sh[0]}
+			ps[i] = prepped{mustModulus(t, n1), mustModulus(t, n2)}
+		}
+		pair := make([]time.Duration, len(tc.shapes))
+		one := make([]time.Duration, len(tc.shapes))
+		for i := range pair {
+			pair[i], one[i] = 1<<63-1, 1<<63-1
+		}
+		for range 7 {
+			for i, sh := range tc.shapes {
+				ifmaWidth = map[int]int{sh[0]: sh[1]}
+				p := ps[i]
+				x1, x2 := natOf(p.m1, x1b), natOf(p.m2, x2b)
+				z1, z2 := make([]uint64, p.m1.Limbs()), make([]uint64, p.m2.Limbs())
+				withKernel(t, "ifma", func() {
+					pair[i] = min(pair[i], minCPU(1, 20, func() { ExpPair(p.m1, p.m2, z1, x1, e1, z2, x2, e2) }))
+					one[i] = min(one[i], minCPU(1, 20, func() { p.m1.Exp(z1, x1, e1) }))
+				})
+			}
+		}
+		for i, sh := range tc.shapes {
+			t.Logf("%4d bits, %d digits in %d-lane registers: pair %v, one %v", tc.bits, sh[0], sh[1], pair[i], one[i])
+		}
+	}
+}

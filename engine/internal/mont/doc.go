@@ -53,8 +53,9 @@
 //
 // On CPUs with AVX-512 IFMA, secret exponentiations ([Modulus.Exp], and
 // [ExpPair] for the two CRT halves of an RSA private operation) modulo
-// 1024-, 1536- and 2048-bit numbers run in radix 2^52 (ifma.go): 24, 32
-// or 40 digits of 52 bits in 64-bit lanes of ZMM registers, Almost
+// 1024-, 1536- and 2048-bit numbers run in radix 2^52 (ifma.go): 20, 32
+// or 40 digits of 52 bits in 64-bit lanes of YMM registers (ZMM kernels
+// are generated and tested too; the YMM ones are faster on AMD Zen 4), Almost
 // Montgomery Multiplication with VPMADD52LUQ/VPMADD52HUQ (results below
 // 2n, no subtraction between multiplications), column 0 kept exactly in
 // a general-purpose register, digits normalised after each product with

@@ -42,15 +42,29 @@ type variant struct {
 	L, W, C int
 }
 
-func (v variant) name() string { return fmt.Sprintf("amm52x%d_%d", v.C, v.L) }
+func (v variant) name() string { return "amm52" + v.suffix() }
+
+// suffix tells the variants apart: chains, digits, and y for 4-lane (YMM)
+// registers.
+func (v variant) suffix() string {
+	s := fmt.Sprintf("x%d_%d", v.C, v.L)
+	if v.W == 4 {
+		s += "y"
+	}
+	return s
+}
 
 // variants: the CRT halves of RSA-2048, -3072 and -4096 (1024-, 1536- and
-// 2048-bit moduli: 24, 32 and 40 digits of 52 bits in 8-lane registers),
-// one and two chains.
+// 2048-bit moduli), one and two chains: 24, 32 and 40 digits of 52 bits in
+// 8-lane (ZMM) registers, and 20, 32 and 40 in 4-lane (YMM) ones (which
+// ifma.go uses: faster on AMD Zen 4, see ifmaWidth).
 var variants = []variant{
 	{24, 8, 1}, {24, 8, 2},
 	{32, 8, 1}, {32, 8, 2},
 	{40, 8, 1}, {40, 8, 2},
+	{20, 4, 1}, {20, 4, 2},
+	{32, 4, 1}, {32, 4, 2},
+	{40, 4, 1}, {40, 4, 2},
 }
 
 // General-purpose registers, numbered as the emulator indexes them.
@@ -247,13 +261,14 @@ const (
 var rAcc = [2]int{R9, R10} // column 0 of each chain
 var rT0 = [2]int{R11, DI}  // high word of column 0 (DI is z only after the loop)
 
-// Vector registers: accumulators of chain c at c·V..c·V+V−1 (below 16:
-// VMOVQ reads lane 0 of the first), normalisation temporaries from 16.
+// Vector registers: accumulators of chain c at c·V..c·V+V−1 (at most 20
+// registers; the first of each chain below 16, where VMOVQ reads lane 0),
+// the rest above.
 const (
 	vB0, vY0             = 20, 22 // b_i and y broadcast, one per chain
 	vMask, vOne, vZero   = 25, 26, 27
 	vTmp                 = 28
-	vT0                  = 10
+	vT0                  = 29 // and 30
 	kTmp, kFirst, kOther = 1, 2, 3
 )
 
@@ -345,19 +360,20 @@ func genAMM(s, g *bytes.Buffer, v variant) {
 	for c := 0; c < C; c++ {
 		e.comment(fmt.Sprintf("chain %d: column 0 into lane 0, then normalise", c))
 		e.vbroadcastMasked(rAcc[c], kFirst, acc(c, 0))
-		for i := 0; i < V; i++ {
-			e.vsrl(52, acc(c, i), vT0+i)
-			e.vand(vMask, acc(c, i), acc(c, i))
-		}
+		// Carries: digit i keeps its low 52 bits plus the carry of digit
+		// i−1, from the top down with two rotating registers.
+		cur, prev := vT0, vT0+1
+		e.vsrl(52, acc(c, V-1), cur)
 		for i := V - 1; i >= 0; i-- {
 			low := vZero
 			if i > 0 {
-				low = vT0 + i - 1
+				e.vsrl(52, acc(c, i-1), prev)
+				low = prev
 			}
-			e.valign(W-1, low, vT0+i, vT0+i)
-		}
-		for i := 0; i < V; i++ {
-			e.vadd(vT0+i, acc(c, i), acc(c, i))
+			e.valign(W-1, low, cur, cur)
+			e.vand(vMask, acc(c, i), acc(c, i))
+			e.vadd(cur, acc(c, i), acc(c, i))
+			cur, prev = prev, cur
 		}
 		// g: digits above 2^52−1 (carry out), p: digits equal to it
 		// (propagate a carry in); carries in = ((g<<1) + p) XOR p.
@@ -405,7 +421,7 @@ func genAMM(s, g *bytes.Buffer, v variant) {
 func genSelect(s, g *bytes.Buffer, v variant) {
 	L, W, C := v.L, v.W, v.C
 	V := L / W
-	name := fmt.Sprintf("sel52x%d_%d", C, L)
+	name := "sel52" + v.suffix()
 	e := &gen{s: s, g: g, W: W}
 	fmt.Fprintf(s, "// func %s(out, table, idx *uint64)\nTEXT ·%s(SB), NOSPLIT, $0-24\n", name, name)
 	fmt.Fprintf(g, "// %sEmu is %s on the emulator.\nfunc %sEmu(mem []uint64, outP, tableP, idxP int) {\n\tm := &ifmaMachine{mem: mem, w: %d}\n", name, name, name, W)
@@ -477,17 +493,17 @@ package mont
 	for _, v := range variants {
 		genAMM(&s, &g, v)
 		genSelect(&s, &g, v)
-		fmt.Fprintf(&d, "// %s: radix-2^52 Montgomery multiplication, %d digits, %d chain(s).\n//\n//go:noescape\nfunc %s(z, a, b, m, k0 *uint64)\n\n", v.name(), v.L, v.C, v.name())
-		fmt.Fprintf(&d, "// sel52x%[1]d_%[2]d: table lookup, %[2]d digits, %[1]d chain(s).\n//\n//go:noescape\nfunc sel52x%[1]d_%[2]d(out, table, idx *uint64)\n\n", v.C, v.L)
+		fmt.Fprintf(&d, "// %s: radix-2^52 Montgomery multiplication, %d digits, %d chain(s), %d lanes.\n//\n//go:noescape\nfunc %s(z, a, b, m, k0 *uint64)\n\n", v.name(), v.L, v.C, v.W, v.name())
+		fmt.Fprintf(&d, "// sel52%[1]s: table lookup, %[2]d digits, %[3]d chain(s), %[4]d lanes.\n//\n//go:noescape\nfunc sel52%[1]s(out, table, idx *uint64)\n\n", v.suffix(), v.L, v.C, v.W)
 	}
-	d.WriteString("// ifmaASM are the assembly kernels by digit count and chain count.\nvar ifmaASM = map[[2]int]ifmaASMFuncs{\n")
+	d.WriteString("// ifmaASM are the assembly kernels by digit count, chain count and lanes.\nvar ifmaASM = map[[3]int]ifmaASMFuncs{\n")
 	for _, v := range variants {
-		fmt.Fprintf(&d, "\t{%d, %d}: {amm52x%d_%d, sel52x%d_%d},\n", v.L, v.C, v.C, v.L, v.C, v.L)
+		fmt.Fprintf(&d, "\t{%d, %d, %d}: {amm52%s, sel52%s},\n", v.L, v.C, v.W, v.suffix(), v.suffix())
 	}
 	d.WriteString("}\n")
-	g.WriteString("// ifmaEmu are the emulated kernels by digit count and chain count.\nvar ifmaEmu = map[[2]int]ifmaEmuFuncs{\n")
+	g.WriteString("// ifmaEmu are the emulated kernels by digit count, chain count and lanes.\nvar ifmaEmu = map[[3]int]ifmaEmuFuncs{\n")
 	for _, v := range variants {
-		fmt.Fprintf(&g, "\t{%d, %d}: {amm52x%d_%dEmu, sel52x%d_%dEmu},\n", v.L, v.C, v.C, v.L, v.C, v.L)
+		fmt.Fprintf(&g, "\t{%d, %d, %d}: {amm52%sEmu, sel52%sEmu},\n", v.L, v.C, v.W, v.suffix(), v.suffix())
 	}
 	g.WriteString("}\n")
 	for name, b := range map[string]*bytes.Buffer{"kernel_ifma_amd64.s": &s, "ifma_emu_test.go": &g, "kernel_ifma_amd64.go": &d} {

@@ -10,8 +10,7 @@ import (
 // gen_ifma_amd64.go) for the moduli of RSA CRT halves.
 //
 // Numbers are L digits of 52 bits, each in a 64-bit word, little-endian,
-// with L a multiple of 8 (one 8-lane register holds 8 digits) and
-// 4n ≤ 2^(52L). The Montgomery radix is R52 = 2^(52L). The kernels compute
+// with L a multiple of the register's lanes (4 or 8) and 4n ≤ 2^(52L). The Montgomery radix is R52 = 2^(52L). The kernels compute
 // Almost Montgomery Multiplication: for a, b < 2n they return a value
 // below 2n congruent to a·b·R52⁻¹ mod n (ab/R52 < 4n²/R52 ≤ n, plus the
 // added multiple of n below n), with every digit normalised below 2^52,
@@ -25,17 +24,20 @@ import (
 
 // ifmaDigits returns the number of 52-bit digits the IFMA kernels use for
 // a modulus of k 64-bit limbs, or 0 if there is no kernel for k.
-func ifmaDigits(k int) int {
-	switch k {
-	case 16:
-		return 24
-	case 24:
-		return 32
-	case 32:
-		return 40
-	}
-	return 0
-}
+func ifmaDigits(k int) int { return ifmaShape[k] }
+
+// ifmaShape maps limb counts to digit counts, and ifmaWidth digit counts
+// to the lanes per register of the kernel used. Kernels exist for 4-lane
+// (YMM) registers with 20, 32 and 40 digits and 8-lane (ZMM) ones with
+// 24, 32 and 40 (4n ≤ 2^(52L) needs 52L ≥ 64k + 2); all are tested. On
+// AMD Zen 4, where a ZMM operation is two YMM ones, the 4-lane kernels
+// take 3-4% less CPU time at 32 and 40 digits and 28% less for 1024-bit
+// moduli, where 20 digits suffice against 24 (TestIFMAShapesCPUTime), so
+// they are the ones used.
+var (
+	ifmaShape = map[int]int{16: 20, 24: 32, 32: 40}
+	ifmaWidth = map[int]int{20: 4, 24: 8, 32: 4, 40: 4}
+)
 
 // ifmaEntries is the window table size of the radix-2^52 exponentiation
 // (windows of 5 bits; the exponent lengths of the CRT halves are at least

@@ -70,18 +70,18 @@ func amm52x1_24Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 	m.gp[7] = uint64(zP)
 	// chain 0: column 0 into lane 0, then normalise
 	m.vbroadcast(9, 0, 2)
-	m.vsrl(52, 0, 10)
-	m.vand(25, 0, 0)
-	m.vsrl(52, 1, 11)
-	m.vand(25, 1, 1)
-	m.vsrl(52, 2, 12)
+	m.vsrl(52, 2, 29)
+	m.vsrl(52, 1, 30)
+	m.valign(7, 30, 29, 29)
 	m.vand(25, 2, 2)
-	m.valign(7, 11, 12, 12)
-	m.valign(7, 10, 11, 11)
-	m.valign(7, 27, 10, 10)
-	m.vadd(10, 0, 0, -1)
-	m.vadd(11, 1, 1, -1)
-	m.vadd(12, 2, 2, -1)
+	m.vadd(29, 2, 2, -1)
+	m.vsrl(52, 0, 29)
+	m.valign(7, 29, 30, 30)
+	m.vand(25, 1, 1)
+	m.vadd(30, 1, 1, -1)
+	m.valign(7, 27, 29, 29)
+	m.vand(25, 0, 0)
+	m.vadd(29, 0, 0, -1)
 	m.vcmpu(6, 25, 0, 1)
 	m.gp[0] = m.k[1] & 0xff
 	m.gp[11] = m.gp[0]
@@ -267,18 +267,18 @@ func amm52x2_24Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 	m.gp[7] = uint64(zP)
 	// chain 0: column 0 into lane 0, then normalise
 	m.vbroadcast(9, 0, 2)
-	m.vsrl(52, 0, 10)
-	m.vand(25, 0, 0)
-	m.vsrl(52, 1, 11)
-	m.vand(25, 1, 1)
-	m.vsrl(52, 2, 12)
+	m.vsrl(52, 2, 29)
+	m.vsrl(52, 1, 30)
+	m.valign(7, 30, 29, 29)
 	m.vand(25, 2, 2)
-	m.valign(7, 11, 12, 12)
-	m.valign(7, 10, 11, 11)
-	m.valign(7, 27, 10, 10)
-	m.vadd(10, 0, 0, -1)
-	m.vadd(11, 1, 1, -1)
-	m.vadd(12, 2, 2, -1)
+	m.vadd(29, 2, 2, -1)
+	m.vsrl(52, 0, 29)
+	m.valign(7, 29, 30, 30)
+	m.vand(25, 1, 1)
+	m.vadd(30, 1, 1, -1)
+	m.valign(7, 27, 29, 29)
+	m.vand(25, 0, 0)
+	m.vadd(29, 0, 0, -1)
 	m.vcmpu(6, 25, 0, 1)
 	m.gp[0] = m.k[1] & 0xff
 	m.gp[11] = m.gp[0]
@@ -323,18 +323,18 @@ func amm52x2_24Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 	m.vstore(2, 128, 7)
 	// chain 1: column 0 into lane 0, then normalise
 	m.vbroadcast(10, 3, 2)
-	m.vsrl(52, 3, 10)
-	m.vand(25, 3, 3)
-	m.vsrl(52, 4, 11)
-	m.vand(25, 4, 4)
-	m.vsrl(52, 5, 12)
+	m.vsrl(52, 5, 29)
+	m.vsrl(52, 4, 30)
+	m.valign(7, 30, 29, 29)
 	m.vand(25, 5, 5)
-	m.valign(7, 11, 12, 12)
-	m.valign(7, 10, 11, 11)
-	m.valign(7, 27, 10, 10)
-	m.vadd(10, 3, 3, -1)
-	m.vadd(11, 4, 4, -1)
-	m.vadd(12, 5, 5, -1)
+	m.vadd(29, 5, 5, -1)
+	m.vsrl(52, 3, 29)
+	m.valign(7, 29, 30, 30)
+	m.vand(25, 4, 4)
+	m.vadd(30, 4, 4, -1)
+	m.valign(7, 27, 29, 29)
+	m.vand(25, 3, 3)
+	m.vadd(29, 3, 3, -1)
 	m.vcmpu(6, 25, 3, 1)
 	m.gp[0] = m.k[1] & 0xff
 	m.gp[11] = m.gp[0]
@@ -500,22 +500,22 @@ func amm52x1_32Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 	m.gp[7] = uint64(zP)
 	// chain 0: column 0 into lane 0, then normalise
 	m.vbroadcast(9, 0, 2)
-	m.vsrl(52, 0, 10)
-	m.vand(25, 0, 0)
-	m.vsrl(52, 1, 11)
-	m.vand(25, 1, 1)
-	m.vsrl(52, 2, 12)
-	m.vand(25, 2, 2)
-	m.vsrl(52, 3, 13)
+	m.vsrl(52, 3, 29)
+	m.vsrl(52, 2, 30)
+	m.valign(7, 30, 29, 29)
 	m.vand(25, 3, 3)
-	m.valign(7, 12, 13, 13)
-	m.valign(7, 11, 12, 12)
-	m.valign(7, 10, 11, 11)
-	m.valign(7, 27, 10, 10)
-	m.vadd(10, 0, 0, -1)
-	m.vadd(11, 1, 1, -1)
-	m.vadd(12, 2, 2, -1)
-	m.vadd(13, 3, 3, -1)
+	m.vadd(29, 3, 3, -1)
+	m.vsrl(52, 1, 29)
+	m.valign(7, 29, 30, 30)
+	m.vand(25, 2, 2)
+	m.vadd(30, 2, 2, -1)
+	m.vsrl(52, 0, 30)
+	m.valign(7, 30, 29, 29)
+	m.vand(25, 1, 1)
+	m.vadd(29, 1, 1, -1)
+	m.valign(7, 27, 30, 30)
+	m.vand(25, 0, 0)
+	m.vadd(30, 0, 0, -1)
 	m.vcmpu(6, 25, 0, 1)
 	m.gp[0] = m.k[1] & 0xff
 	m.gp[11] = m.gp[0]
@@ -731,22 +731,22 @@ func amm52x2_32Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 	m.gp[7] = uint64(zP)
 	// chain 0: column 0 into lane 0, then normalise
 	m.vbroadcast(9, 0, 2)
-	m.vsrl(52, 0, 10)
-	m.vand(25, 0, 0)
-	m.vsrl(52, 1, 11)
-	m.vand(25, 1, 1)
-	m.vsrl(52, 2, 12)
-	m.vand(25, 2, 2)
-	m.vsrl(52, 3, 13)
+	m.vsrl(52, 3, 29)
+	m.vsrl(52, 2, 30)
+	m.valign(7, 30, 29, 29)
 	m.vand(25, 3, 3)
-	m.valign(7, 12, 13, 13)
-	m.valign(7, 11, 12, 12)
-	m.valign(7, 10, 11, 11)
-	m.valign(7, 27, 10, 10)
-	m.vadd(10, 0, 0, -1)
-	m.vadd(11, 1, 1, -1)
-	m.vadd(12, 2, 2, -1)
-	m.vadd(13, 3, 3, -1)
+	m.vadd(29, 3, 3, -1)
+	m.vsrl(52, 1, 29)
+	m.valign(7, 29, 30, 30)
+	m.vand(25, 2, 2)
+	m.vadd(30, 2, 2, -1)
+	m.vsrl(52, 0, 30)
+	m.valign(7, 30, 29, 29)
+	m.vand(25, 1, 1)
+	m.vadd(29, 1, 1, -1)
+	m.valign(7, 27, 30, 30)
+	m.vand(25, 0, 0)
+	m.vadd(30, 0, 0, -1)
 	m.vcmpu(6, 25, 0, 1)
 	m.gp[0] = m.k[1] & 0xff
 	m.gp[11] = m.gp[0]
@@ -805,22 +805,22 @@ func amm52x2_32Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 	m.vstore(3, 192, 7)
 	// chain 1: column 0 into lane 0, then normalise
 	m.vbroadcast(10, 4, 2)
-	m.vsrl(52, 4, 10)
-	m.vand(25, 4, 4)
-	m.vsrl(52, 5, 11)
-	m.vand(25, 5, 5)
-	m.vsrl(52, 6, 12)
-	m.vand(25, 6, 6)
-	m.vsrl(52, 7, 13)
+	m.vsrl(52, 7, 29)
+	m.vsrl(52, 6, 30)
+	m.valign(7, 30, 29, 29)
 	m.vand(25, 7, 7)
-	m.valign(7, 12, 13, 13)
-	m.valign(7, 11, 12, 12)
-	m.valign(7, 10, 11, 11)
-	m.valign(7, 27, 10, 10)
-	m.vadd(10, 4, 4, -1)
-	m.vadd(11, 5, 5, -1)
-	m.vadd(12, 6, 6, -1)
-	m.vadd(13, 7, 7, -1)
+	m.vadd(29, 7, 7, -1)
+	m.vsrl(52, 5, 29)
+	m.valign(7, 29, 30, 30)
+	m.vand(25, 6, 6)
+	m.vadd(30, 6, 6, -1)
+	m.vsrl(52, 4, 30)
+	m.valign(7, 30, 29, 29)
+	m.vand(25, 5, 5)
+	m.vadd(29, 5, 5, -1)
+	m.valign(7, 27, 30, 30)
+	m.vand(25, 4, 4)
+	m.vadd(30, 4, 4, -1)
 	m.vcmpu(6, 25, 4, 1)
 	m.gp[0] = m.k[1] & 0xff
 	m.gp[11] = m.gp[0]
@@ -1014,26 +1014,26 @@ func amm52x1_40Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 	m.gp[7] = uint64(zP)
 	// chain 0: column 0 into lane 0, then normalise
 	m.vbroadcast(9, 0, 2)
-	m.vsrl(52, 0, 10)
-	m.vand(25, 0, 0)
-	m.vsrl(52, 1, 11)
-	m.vand(25, 1, 1)
-	m.vsrl(52, 2, 12)
-	m.vand(25, 2, 2)
-	m.vsrl(52, 3, 13)
-	m.vand(25, 3, 3)
-	m.vsrl(52, 4, 14)
+	m.vsrl(52, 4, 29)
+	m.vsrl(52, 3, 30)
+	m.valign(7, 30, 29, 29)
 	m.vand(25, 4, 4)
-	m.valign(7, 13, 14, 14)
-	m.valign(7, 12, 13, 13)
-	m.valign(7, 11, 12, 12)
-	m.valign(7, 10, 11, 11)
-	m.valign(7, 27, 10, 10)
-	m.vadd(10, 0, 0, -1)
-	m.vadd(11, 1, 1, -1)
-	m.vadd(12, 2, 2, -1)
-	m.vadd(13, 3, 3, -1)
-	m.vadd(14, 4, 4, -1)
+	m.vadd(29, 4, 4, -1)
+	m.vsrl(52, 2, 29)
+	m.valign(7, 29, 30, 30)
+	m.vand(25, 3, 3)
+	m.vadd(30, 3, 3, -1)
+	m.vsrl(52, 1, 30)
+	m.valign(7, 30, 29, 29)
+	m.vand(25, 2, 2)
+	m.vadd(29, 2, 2, -1)
+	m.vsrl(52, 0, 29)
+	m.valign(7, 29, 30, 30)
+	m.vand(25, 1, 1)
+	m.vadd(30, 1, 1, -1)
+	m.valign(7, 27, 29, 29)
+	m.vand(25, 0, 0)
+	m.vadd(29, 0, 0, -1)
 	m.vcmpu(6, 25, 0, 1)
 	m.gp[0] = m.k[1] & 0xff
 	m.gp[11] = m.gp[0]
@@ -1279,26 +1279,26 @@ func amm52x2_40Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 	m.gp[7] = uint64(zP)
 	// chain 0: column 0 into lane 0, then normalise
 	m.vbroadcast(9, 0, 2)
-	m.vsrl(52, 0, 10)
-	m.vand(25, 0, 0)
-	m.vsrl(52, 1, 11)
-	m.vand(25, 1, 1)
-	m.vsrl(52, 2, 12)
-	m.vand(25, 2, 2)
-	m.vsrl(52, 3, 13)
-	m.vand(25, 3, 3)
-	m.vsrl(52, 4, 14)
+	m.vsrl(52, 4, 29)
+	m.vsrl(52, 3, 30)
+	m.valign(7, 30, 29, 29)
 	m.vand(25, 4, 4)
-	m.valign(7, 13, 14, 14)
-	m.valign(7, 12, 13, 13)
-	m.valign(7, 11, 12, 12)
-	m.valign(7, 10, 11, 11)
-	m.valign(7, 27, 10, 10)
-	m.vadd(10, 0, 0, -1)
-	m.vadd(11, 1, 1, -1)
-	m.vadd(12, 2, 2, -1)
-	m.vadd(13, 3, 3, -1)
-	m.vadd(14, 4, 4, -1)
+	m.vadd(29, 4, 4, -1)
+	m.vsrl(52, 2, 29)
+	m.valign(7, 29, 30, 30)
+	m.vand(25, 3, 3)
+	m.vadd(30, 3, 3, -1)
+	m.vsrl(52, 1, 30)
+	m.valign(7, 30, 29, 29)
+	m.vand(25, 2, 2)
+	m.vadd(29, 2, 2, -1)
+	m.vsrl(52, 0, 29)
+	m.valign(7, 29, 30, 30)
+	m.vand(25, 1, 1)
+	m.vadd(30, 1, 1, -1)
+	m.valign(7, 27, 29, 29)
+	m.vand(25, 0, 0)
+	m.vadd(29, 0, 0, -1)
 	m.vcmpu(6, 25, 0, 1)
 	m.gp[0] = m.k[1] & 0xff
 	m.gp[11] = m.gp[0]
@@ -1371,26 +1371,26 @@ func amm52x2_40Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 	m.vstore(4, 256, 7)
 	// chain 1: column 0 into lane 0, then normalise
 	m.vbroadcast(10, 5, 2)
-	m.vsrl(52, 5, 10)
-	m.vand(25, 5, 5)
-	m.vsrl(52, 6, 11)
-	m.vand(25, 6, 6)
-	m.vsrl(52, 7, 12)
-	m.vand(25, 7, 7)
-	m.vsrl(52, 8, 13)
-	m.vand(25, 8, 8)
-	m.vsrl(52, 9, 14)
+	m.vsrl(52, 9, 29)
+	m.vsrl(52, 8, 30)
+	m.valign(7, 30, 29, 29)
 	m.vand(25, 9, 9)
-	m.valign(7, 13, 14, 14)
-	m.valign(7, 12, 13, 13)
-	m.valign(7, 11, 12, 12)
-	m.valign(7, 10, 11, 11)
-	m.valign(7, 27, 10, 10)
-	m.vadd(10, 5, 5, -1)
-	m.vadd(11, 6, 6, -1)
-	m.vadd(12, 7, 7, -1)
-	m.vadd(13, 8, 8, -1)
-	m.vadd(14, 9, 9, -1)
+	m.vadd(29, 9, 9, -1)
+	m.vsrl(52, 7, 29)
+	m.valign(7, 29, 30, 30)
+	m.vand(25, 8, 8)
+	m.vadd(30, 8, 8, -1)
+	m.vsrl(52, 6, 30)
+	m.valign(7, 30, 29, 29)
+	m.vand(25, 7, 7)
+	m.vadd(29, 7, 7, -1)
+	m.vsrl(52, 5, 29)
+	m.valign(7, 29, 30, 30)
+	m.vand(25, 6, 6)
+	m.vadd(30, 6, 6, -1)
+	m.valign(7, 27, 29, 29)
+	m.vand(25, 5, 5)
+	m.vadd(29, 5, 5, -1)
 	m.vcmpu(6, 25, 5, 1)
 	m.gp[0] = m.k[1] & 0xff
 	m.gp[11] = m.gp[0]
@@ -1529,12 +1529,2466 @@ func sel52x2_40Emu(mem []uint64, outP, tableP, idxP int) {
 	m.vstore(9, 576, 7)
 }
 
-// ifmaEmu are the emulated kernels by digit count and chain count.
-var ifmaEmu = map[[2]int]ifmaEmuFuncs{
-	{24, 1}: {amm52x1_24Emu, sel52x1_24Emu},
-	{24, 2}: {amm52x2_24Emu, sel52x2_24Emu},
-	{32, 1}: {amm52x1_32Emu, sel52x1_32Emu},
-	{32, 2}: {amm52x2_32Emu, sel52x2_32Emu},
-	{40, 1}: {amm52x1_40Emu, sel52x1_40Emu},
-	{40, 2}: {amm52x2_40Emu, sel52x2_40Emu},
+// amm52x1_20yEmu is amm52x1_20y on the emulator: the same instructions.
+func amm52x1_20yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
+	m := &ifmaMachine{mem: mem, w: 4}
+	m.gp[6] = uint64(aP)
+	m.gp[3] = uint64(bP)
+	m.gp[13] = uint64(mP)
+	m.gp[8] = uint64(k0P)
+	m.gp[0] = 0xfffffffffffff
+	m.vbroadcast(0, 25, -1)
+	m.gp[0] = 0x1
+	m.vbroadcast(0, 26, -1)
+	m.k[2] = m.gp[0] & 0xff
+	m.vxor(27, 27, 27)
+	m.gp[9] = 0x0
+	m.vxor(0, 0, 0)
+	m.vxor(1, 1, 1)
+	m.vxor(2, 2, 2)
+	m.vxor(3, 3, 3)
+	m.vxor(4, 4, 4)
+	m.gp[1] = 0x14
+	for {
+		// chain 0: column 0 exactly, y = acc·k0 mod 2^52
+		m.movLoad(0, 3, 2)
+		m.vbroadcast(2, 20, -1)
+		m.mulx(0, 6, 0, 11)
+		m.add(0, 9)
+		m.adc0(11)
+		m.gp[2] = m.gp[9]
+		m.gp[2] *= m.load(0, 8)
+		m.gp[2] <<= 12
+		m.gp[2] >>= 12
+		m.vbroadcast(2, 22, -1)
+		m.mulx(0, 13, 0, 12)
+		m.add(0, 9)
+		m.adc(12, 11)
+		m.gp[9] >>= 52
+		m.gp[11] <<= 12
+		m.gp[9] |= m.gp[11]
+		// chain 0: low halves of a·b_i and m·y
+		m.madd52lo(0, 6, 20, 0)
+		m.madd52lo(32, 6, 20, 1)
+		m.madd52lo(64, 6, 20, 2)
+		m.madd52lo(96, 6, 20, 3)
+		m.madd52lo(128, 6, 20, 4)
+		m.madd52lo(0, 13, 22, 0)
+		m.madd52lo(32, 13, 22, 1)
+		m.madd52lo(64, 13, 22, 2)
+		m.madd52lo(96, 13, 22, 3)
+		m.madd52lo(128, 13, 22, 4)
+		// chain 0: shift down one digit; lane 0 joins column 0
+		m.valign(1, 0, 1, 0)
+		m.valign(1, 1, 2, 1)
+		m.valign(1, 2, 3, 2)
+		m.valign(1, 3, 4, 3)
+		m.valign(1, 4, 27, 4)
+		m.gp[0] = m.v[0][0]
+		m.add(0, 9)
+		// chain 0: high halves
+		m.madd52hi(0, 6, 20, 0)
+		m.madd52hi(32, 6, 20, 1)
+		m.madd52hi(64, 6, 20, 2)
+		m.madd52hi(96, 6, 20, 3)
+		m.madd52hi(128, 6, 20, 4)
+		m.madd52hi(0, 13, 22, 0)
+		m.madd52hi(32, 13, 22, 1)
+		m.madd52hi(64, 13, 22, 2)
+		m.madd52hi(96, 13, 22, 3)
+		m.madd52hi(128, 13, 22, 4)
+		m.gp[3] = m.gp[3] + 8
+		m.gp[1]--
+		if m.gp[1] == 0 {
+			break
+		}
+	}
+	m.gp[7] = uint64(zP)
+	// chain 0: column 0 into lane 0, then normalise
+	m.vbroadcast(9, 0, 2)
+	m.vsrl(52, 4, 29)
+	m.vsrl(52, 3, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 4, 4)
+	m.vadd(29, 4, 4, -1)
+	m.vsrl(52, 2, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 3, 3)
+	m.vadd(30, 3, 3, -1)
+	m.vsrl(52, 1, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 2, 2)
+	m.vadd(29, 2, 2, -1)
+	m.vsrl(52, 0, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 1, 1)
+	m.vadd(30, 1, 1, -1)
+	m.valign(3, 27, 29, 29)
+	m.vand(25, 0, 0)
+	m.vadd(29, 0, 0, -1)
+	m.vcmpu(6, 25, 0, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[11] = m.gp[0]
+	m.vcmpu(0, 25, 0, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[12] = m.gp[0]
+	m.vcmpu(6, 25, 1, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 1, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 2, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 2, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 3, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 3, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 4, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 4, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[12] |= m.gp[0]
+	m.gp[11] <<= 1
+	m.add(12, 11)
+	m.gp[11] ^= m.gp[12]
+	m.gp[0] = m.gp[11]
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 0, 0, 1)
+	m.vand(25, 0, 0)
+	m.vstore(0, 0, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 4
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 1, 1, 1)
+	m.vand(25, 1, 1)
+	m.vstore(1, 32, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 8
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 2, 2, 1)
+	m.vand(25, 2, 2)
+	m.vstore(2, 64, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 12
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 3, 3, 1)
+	m.vand(25, 3, 3)
+	m.vstore(3, 96, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 16
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 4, 4, 1)
+	m.vand(25, 4, 4)
+	m.vstore(4, 128, 7)
+}
+
+// sel52x1_20yEmu is sel52x1_20y on the emulator.
+func sel52x1_20yEmu(mem []uint64, outP, tableP, idxP int) {
+	m := &ifmaMachine{mem: mem, w: 4}
+	m.gp[6] = uint64(tableP)
+	m.gp[3] = uint64(idxP)
+	m.gp[0] = 0x1
+	m.vbroadcast(0, 26, -1)
+	m.vxor(27, 27, 27)
+	m.movLoad(0, 3, 0)
+	m.vbroadcast(0, 22, -1)
+	m.vxor(0, 0, 0)
+	m.vxor(1, 1, 1)
+	m.vxor(2, 2, 2)
+	m.vxor(3, 3, 3)
+	m.vxor(4, 4, 4)
+	m.gp[1] = 0x20
+	for {
+		m.vcmpu(0, 27, 22, 1)
+		m.vload(0, 6, 28)
+		m.vblend(28, 0, 1, 0)
+		m.vload(32, 6, 28)
+		m.vblend(28, 1, 1, 1)
+		m.vload(64, 6, 28)
+		m.vblend(28, 2, 1, 2)
+		m.vload(96, 6, 28)
+		m.vblend(28, 3, 1, 3)
+		m.vload(128, 6, 28)
+		m.vblend(28, 4, 1, 4)
+		m.vadd(26, 27, 27, -1)
+		m.gp[6] = m.gp[6] + 160
+		m.gp[1]--
+		if m.gp[1] == 0 {
+			break
+		}
+	}
+	m.gp[7] = uint64(outP)
+	m.vstore(0, 0, 7)
+	m.vstore(1, 32, 7)
+	m.vstore(2, 64, 7)
+	m.vstore(3, 96, 7)
+	m.vstore(4, 128, 7)
+}
+
+// amm52x2_20yEmu is amm52x2_20y on the emulator: the same instructions.
+func amm52x2_20yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
+	m := &ifmaMachine{mem: mem, w: 4}
+	m.gp[6] = uint64(aP)
+	m.gp[3] = uint64(bP)
+	m.gp[13] = uint64(mP)
+	m.gp[8] = uint64(k0P)
+	m.gp[0] = 0xfffffffffffff
+	m.vbroadcast(0, 25, -1)
+	m.gp[0] = 0x1
+	m.vbroadcast(0, 26, -1)
+	m.k[2] = m.gp[0] & 0xff
+	m.vxor(27, 27, 27)
+	m.gp[9] = 0x0
+	m.vxor(0, 0, 0)
+	m.vxor(1, 1, 1)
+	m.vxor(2, 2, 2)
+	m.vxor(3, 3, 3)
+	m.vxor(4, 4, 4)
+	m.gp[10] = 0x0
+	m.vxor(5, 5, 5)
+	m.vxor(6, 6, 6)
+	m.vxor(7, 7, 7)
+	m.vxor(8, 8, 8)
+	m.vxor(9, 9, 9)
+	m.gp[1] = 0x14
+	for {
+		// chain 0: column 0 exactly, y = acc·k0 mod 2^52
+		m.movLoad(0, 3, 2)
+		m.vbroadcast(2, 20, -1)
+		m.mulx(0, 6, 0, 11)
+		m.add(0, 9)
+		m.adc0(11)
+		m.gp[2] = m.gp[9]
+		m.gp[2] *= m.load(0, 8)
+		m.gp[2] <<= 12
+		m.gp[2] >>= 12
+		m.vbroadcast(2, 22, -1)
+		m.mulx(0, 13, 0, 12)
+		m.add(0, 9)
+		m.adc(12, 11)
+		m.gp[9] >>= 52
+		m.gp[11] <<= 12
+		m.gp[9] |= m.gp[11]
+		// chain 1: column 0 exactly, y = acc·k0 mod 2^52
+		m.movLoad(160, 3, 2)
+		m.vbroadcast(2, 21, -1)
+		m.mulx(160, 6, 0, 7)
+		m.add(0, 10)
+		m.adc0(7)
+		m.gp[2] = m.gp[10]
+		m.gp[2] *= m.load(8, 8)
+		m.gp[2] <<= 12
+		m.gp[2] >>= 12
+		m.vbroadcast(2, 23, -1)
+		m.mulx(160, 13, 0, 12)
+		m.add(0, 10)
+		m.adc(12, 7)
+		m.gp[10] >>= 52
+		m.gp[7] <<= 12
+		m.gp[10] |= m.gp[7]
+		// chain 0: low halves of a·b_i and m·y
+		m.madd52lo(0, 6, 20, 0)
+		m.madd52lo(32, 6, 20, 1)
+		m.madd52lo(64, 6, 20, 2)
+		m.madd52lo(96, 6, 20, 3)
+		m.madd52lo(128, 6, 20, 4)
+		m.madd52lo(0, 13, 22, 0)
+		m.madd52lo(32, 13, 22, 1)
+		m.madd52lo(64, 13, 22, 2)
+		m.madd52lo(96, 13, 22, 3)
+		m.madd52lo(128, 13, 22, 4)
+		// chain 1: low halves of a·b_i and m·y
+		m.madd52lo(160, 6, 21, 5)
+		m.madd52lo(192, 6, 21, 6)
+		m.madd52lo(224, 6, 21, 7)
+		m.madd52lo(256, 6, 21, 8)
+		m.madd52lo(288, 6, 21, 9)
+		m.madd52lo(160, 13, 23, 5)
+		m.madd52lo(192, 13, 23, 6)
+		m.madd52lo(224, 13, 23, 7)
+		m.madd52lo(256, 13, 23, 8)
+		m.madd52lo(288, 13, 23, 9)
+		// chain 0: shift down one digit; lane 0 joins column 0
+		m.valign(1, 0, 1, 0)
+		m.valign(1, 1, 2, 1)
+		m.valign(1, 2, 3, 2)
+		m.valign(1, 3, 4, 3)
+		m.valign(1, 4, 27, 4)
+		m.gp[0] = m.v[0][0]
+		m.add(0, 9)
+		// chain 1: shift down one digit; lane 0 joins column 0
+		m.valign(1, 5, 6, 5)
+		m.valign(1, 6, 7, 6)
+		m.valign(1, 7, 8, 7)
+		m.valign(1, 8, 9, 8)
+		m.valign(1, 9, 27, 9)
+		m.gp[0] = m.v[5][0]
+		m.add(0, 10)
+		// chain 0: high halves
+		m.madd52hi(0, 6, 20, 0)
+		m.madd52hi(32, 6, 20, 1)
+		m.madd52hi(64, 6, 20, 2)
+		m.madd52hi(96, 6, 20, 3)
+		m.madd52hi(128, 6, 20, 4)
+		m.madd52hi(0, 13, 22, 0)
+		m.madd52hi(32, 13, 22, 1)
+		m.madd52hi(64, 13, 22, 2)
+		m.madd52hi(96, 13, 22, 3)
+		m.madd52hi(128, 13, 22, 4)
+		// chain 1: high halves
+		m.madd52hi(160, 6, 21, 5)
+		m.madd52hi(192, 6, 21, 6)
+		m.madd52hi(224, 6, 21, 7)
+		m.madd52hi(256, 6, 21, 8)
+		m.madd52hi(288, 6, 21, 9)
+		m.madd52hi(160, 13, 23, 5)
+		m.madd52hi(192, 13, 23, 6)
+		m.madd52hi(224, 13, 23, 7)
+		m.madd52hi(256, 13, 23, 8)
+		m.madd52hi(288, 13, 23, 9)
+		m.gp[3] = m.gp[3] + 8
+		m.gp[1]--
+		if m.gp[1] == 0 {
+			break
+		}
+	}
+	m.gp[7] = uint64(zP)
+	// chain 0: column 0 into lane 0, then normalise
+	m.vbroadcast(9, 0, 2)
+	m.vsrl(52, 4, 29)
+	m.vsrl(52, 3, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 4, 4)
+	m.vadd(29, 4, 4, -1)
+	m.vsrl(52, 2, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 3, 3)
+	m.vadd(30, 3, 3, -1)
+	m.vsrl(52, 1, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 2, 2)
+	m.vadd(29, 2, 2, -1)
+	m.vsrl(52, 0, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 1, 1)
+	m.vadd(30, 1, 1, -1)
+	m.valign(3, 27, 29, 29)
+	m.vand(25, 0, 0)
+	m.vadd(29, 0, 0, -1)
+	m.vcmpu(6, 25, 0, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[11] = m.gp[0]
+	m.vcmpu(0, 25, 0, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[12] = m.gp[0]
+	m.vcmpu(6, 25, 1, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 1, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 2, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 2, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 3, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 3, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 4, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 4, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[12] |= m.gp[0]
+	m.gp[11] <<= 1
+	m.add(12, 11)
+	m.gp[11] ^= m.gp[12]
+	m.gp[0] = m.gp[11]
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 0, 0, 1)
+	m.vand(25, 0, 0)
+	m.vstore(0, 0, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 4
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 1, 1, 1)
+	m.vand(25, 1, 1)
+	m.vstore(1, 32, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 8
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 2, 2, 1)
+	m.vand(25, 2, 2)
+	m.vstore(2, 64, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 12
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 3, 3, 1)
+	m.vand(25, 3, 3)
+	m.vstore(3, 96, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 16
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 4, 4, 1)
+	m.vand(25, 4, 4)
+	m.vstore(4, 128, 7)
+	// chain 1: column 0 into lane 0, then normalise
+	m.vbroadcast(10, 5, 2)
+	m.vsrl(52, 9, 29)
+	m.vsrl(52, 8, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 9, 9)
+	m.vadd(29, 9, 9, -1)
+	m.vsrl(52, 7, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 8, 8)
+	m.vadd(30, 8, 8, -1)
+	m.vsrl(52, 6, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 7, 7)
+	m.vadd(29, 7, 7, -1)
+	m.vsrl(52, 5, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 6, 6)
+	m.vadd(30, 6, 6, -1)
+	m.valign(3, 27, 29, 29)
+	m.vand(25, 5, 5)
+	m.vadd(29, 5, 5, -1)
+	m.vcmpu(6, 25, 5, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[11] = m.gp[0]
+	m.vcmpu(0, 25, 5, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[12] = m.gp[0]
+	m.vcmpu(6, 25, 6, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 6, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 7, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 7, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 8, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 8, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 9, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 9, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[12] |= m.gp[0]
+	m.gp[11] <<= 1
+	m.add(12, 11)
+	m.gp[11] ^= m.gp[12]
+	m.gp[0] = m.gp[11]
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 5, 5, 1)
+	m.vand(25, 5, 5)
+	m.vstore(5, 160, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 4
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 6, 6, 1)
+	m.vand(25, 6, 6)
+	m.vstore(6, 192, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 8
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 7, 7, 1)
+	m.vand(25, 7, 7)
+	m.vstore(7, 224, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 12
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 8, 8, 1)
+	m.vand(25, 8, 8)
+	m.vstore(8, 256, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 16
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 9, 9, 1)
+	m.vand(25, 9, 9)
+	m.vstore(9, 288, 7)
+}
+
+// sel52x2_20yEmu is sel52x2_20y on the emulator.
+func sel52x2_20yEmu(mem []uint64, outP, tableP, idxP int) {
+	m := &ifmaMachine{mem: mem, w: 4}
+	m.gp[6] = uint64(tableP)
+	m.gp[3] = uint64(idxP)
+	m.gp[0] = 0x1
+	m.vbroadcast(0, 26, -1)
+	m.vxor(27, 27, 27)
+	m.movLoad(0, 3, 0)
+	m.vbroadcast(0, 22, -1)
+	m.vxor(0, 0, 0)
+	m.vxor(1, 1, 1)
+	m.vxor(2, 2, 2)
+	m.vxor(3, 3, 3)
+	m.vxor(4, 4, 4)
+	m.movLoad(8, 3, 0)
+	m.vbroadcast(0, 23, -1)
+	m.vxor(5, 5, 5)
+	m.vxor(6, 6, 6)
+	m.vxor(7, 7, 7)
+	m.vxor(8, 8, 8)
+	m.vxor(9, 9, 9)
+	m.gp[1] = 0x20
+	for {
+		m.vcmpu(0, 27, 22, 1)
+		m.vload(0, 6, 28)
+		m.vblend(28, 0, 1, 0)
+		m.vload(32, 6, 28)
+		m.vblend(28, 1, 1, 1)
+		m.vload(64, 6, 28)
+		m.vblend(28, 2, 1, 2)
+		m.vload(96, 6, 28)
+		m.vblend(28, 3, 1, 3)
+		m.vload(128, 6, 28)
+		m.vblend(28, 4, 1, 4)
+		m.vcmpu(0, 27, 23, 2)
+		m.vload(160, 6, 28)
+		m.vblend(28, 5, 2, 5)
+		m.vload(192, 6, 28)
+		m.vblend(28, 6, 2, 6)
+		m.vload(224, 6, 28)
+		m.vblend(28, 7, 2, 7)
+		m.vload(256, 6, 28)
+		m.vblend(28, 8, 2, 8)
+		m.vload(288, 6, 28)
+		m.vblend(28, 9, 2, 9)
+		m.vadd(26, 27, 27, -1)
+		m.gp[6] = m.gp[6] + 320
+		m.gp[1]--
+		if m.gp[1] == 0 {
+			break
+		}
+	}
+	m.gp[7] = uint64(outP)
+	m.vstore(0, 0, 7)
+	m.vstore(1, 32, 7)
+	m.vstore(2, 64, 7)
+	m.vstore(3, 96, 7)
+	m.vstore(4, 128, 7)
+	m.vstore(5, 160, 7)
+	m.vstore(6, 192, 7)
+	m.vstore(7, 224, 7)
+	m.vstore(8, 256, 7)
+	m.vstore(9, 288, 7)
+}
+
+// amm52x1_32yEmu is amm52x1_32y on the emulator: the same instructions.
+func amm52x1_32yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
+	m := &ifmaMachine{mem: mem, w: 4}
+	m.gp[6] = uint64(aP)
+	m.gp[3] = uint64(bP)
+	m.gp[13] = uint64(mP)
+	m.gp[8] = uint64(k0P)
+	m.gp[0] = 0xfffffffffffff
+	m.vbroadcast(0, 25, -1)
+	m.gp[0] = 0x1
+	m.vbroadcast(0, 26, -1)
+	m.k[2] = m.gp[0] & 0xff
+	m.vxor(27, 27, 27)
+	m.gp[9] = 0x0
+	m.vxor(0, 0, 0)
+	m.vxor(1, 1, 1)
+	m.vxor(2, 2, 2)
+	m.vxor(3, 3, 3)
+	m.vxor(4, 4, 4)
+	m.vxor(5, 5, 5)
+	m.vxor(6, 6, 6)
+	m.vxor(7, 7, 7)
+	m.gp[1] = 0x20
+	for {
+		// chain 0: column 0 exactly, y = acc·k0 mod 2^52
+		m.movLoad(0, 3, 2)
+		m.vbroadcast(2, 20, -1)
+		m.mulx(0, 6, 0, 11)
+		m.add(0, 9)
+		m.adc0(11)
+		m.gp[2] = m.gp[9]
+		m.gp[2] *= m.load(0, 8)
+		m.gp[2] <<= 12
+		m.gp[2] >>= 12
+		m.vbroadcast(2, 22, -1)
+		m.mulx(0, 13, 0, 12)
+		m.add(0, 9)
+		m.adc(12, 11)
+		m.gp[9] >>= 52
+		m.gp[11] <<= 12
+		m.gp[9] |= m.gp[11]
+		// chain 0: low halves of a·b_i and m·y
+		m.madd52lo(0, 6, 20, 0)
+		m.madd52lo(32, 6, 20, 1)
+		m.madd52lo(64, 6, 20, 2)
+		m.madd52lo(96, 6, 20, 3)
+		m.madd52lo(128, 6, 20, 4)
+		m.madd52lo(160, 6, 20, 5)
+		m.madd52lo(192, 6, 20, 6)
+		m.madd52lo(224, 6, 20, 7)
+		m.madd52lo(0, 13, 22, 0)
+		m.madd52lo(32, 13, 22, 1)
+		m.madd52lo(64, 13, 22, 2)
+		m.madd52lo(96, 13, 22, 3)
+		m.madd52lo(128, 13, 22, 4)
+		m.madd52lo(160, 13, 22, 5)
+		m.madd52lo(192, 13, 22, 6)
+		m.madd52lo(224, 13, 22, 7)
+		// chain 0: shift down one digit; lane 0 joins column 0
+		m.valign(1, 0, 1, 0)
+		m.valign(1, 1, 2, 1)
+		m.valign(1, 2, 3, 2)
+		m.valign(1, 3, 4, 3)
+		m.valign(1, 4, 5, 4)
+		m.valign(1, 5, 6, 5)
+		m.valign(1, 6, 7, 6)
+		m.valign(1, 7, 27, 7)
+		m.gp[0] = m.v[0][0]
+		m.add(0, 9)
+		// chain 0: high halves
+		m.madd52hi(0, 6, 20, 0)
+		m.madd52hi(32, 6, 20, 1)
+		m.madd52hi(64, 6, 20, 2)
+		m.madd52hi(96, 6, 20, 3)
+		m.madd52hi(128, 6, 20, 4)
+		m.madd52hi(160, 6, 20, 5)
+		m.madd52hi(192, 6, 20, 6)
+		m.madd52hi(224, 6, 20, 7)
+		m.madd52hi(0, 13, 22, 0)
+		m.madd52hi(32, 13, 22, 1)
+		m.madd52hi(64, 13, 22, 2)
+		m.madd52hi(96, 13, 22, 3)
+		m.madd52hi(128, 13, 22, 4)
+		m.madd52hi(160, 13, 22, 5)
+		m.madd52hi(192, 13, 22, 6)
+		m.madd52hi(224, 13, 22, 7)
+		m.gp[3] = m.gp[3] + 8
+		m.gp[1]--
+		if m.gp[1] == 0 {
+			break
+		}
+	}
+	m.gp[7] = uint64(zP)
+	// chain 0: column 0 into lane 0, then normalise
+	m.vbroadcast(9, 0, 2)
+	m.vsrl(52, 7, 29)
+	m.vsrl(52, 6, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 7, 7)
+	m.vadd(29, 7, 7, -1)
+	m.vsrl(52, 5, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 6, 6)
+	m.vadd(30, 6, 6, -1)
+	m.vsrl(52, 4, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 5, 5)
+	m.vadd(29, 5, 5, -1)
+	m.vsrl(52, 3, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 4, 4)
+	m.vadd(30, 4, 4, -1)
+	m.vsrl(52, 2, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 3, 3)
+	m.vadd(29, 3, 3, -1)
+	m.vsrl(52, 1, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 2, 2)
+	m.vadd(30, 2, 2, -1)
+	m.vsrl(52, 0, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 1, 1)
+	m.vadd(29, 1, 1, -1)
+	m.valign(3, 27, 30, 30)
+	m.vand(25, 0, 0)
+	m.vadd(30, 0, 0, -1)
+	m.vcmpu(6, 25, 0, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[11] = m.gp[0]
+	m.vcmpu(0, 25, 0, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[12] = m.gp[0]
+	m.vcmpu(6, 25, 1, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 1, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 2, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 2, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 3, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 3, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 4, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 4, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 5, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 20
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 5, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 20
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 6, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 24
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 6, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 24
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 7, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 28
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 7, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 28
+	m.gp[12] |= m.gp[0]
+	m.gp[11] <<= 1
+	m.add(12, 11)
+	m.gp[11] ^= m.gp[12]
+	m.gp[0] = m.gp[11]
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 0, 0, 1)
+	m.vand(25, 0, 0)
+	m.vstore(0, 0, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 4
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 1, 1, 1)
+	m.vand(25, 1, 1)
+	m.vstore(1, 32, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 8
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 2, 2, 1)
+	m.vand(25, 2, 2)
+	m.vstore(2, 64, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 12
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 3, 3, 1)
+	m.vand(25, 3, 3)
+	m.vstore(3, 96, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 16
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 4, 4, 1)
+	m.vand(25, 4, 4)
+	m.vstore(4, 128, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 20
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 5, 5, 1)
+	m.vand(25, 5, 5)
+	m.vstore(5, 160, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 24
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 6, 6, 1)
+	m.vand(25, 6, 6)
+	m.vstore(6, 192, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 28
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 7, 7, 1)
+	m.vand(25, 7, 7)
+	m.vstore(7, 224, 7)
+}
+
+// sel52x1_32yEmu is sel52x1_32y on the emulator.
+func sel52x1_32yEmu(mem []uint64, outP, tableP, idxP int) {
+	m := &ifmaMachine{mem: mem, w: 4}
+	m.gp[6] = uint64(tableP)
+	m.gp[3] = uint64(idxP)
+	m.gp[0] = 0x1
+	m.vbroadcast(0, 26, -1)
+	m.vxor(27, 27, 27)
+	m.movLoad(0, 3, 0)
+	m.vbroadcast(0, 22, -1)
+	m.vxor(0, 0, 0)
+	m.vxor(1, 1, 1)
+	m.vxor(2, 2, 2)
+	m.vxor(3, 3, 3)
+	m.vxor(4, 4, 4)
+	m.vxor(5, 5, 5)
+	m.vxor(6, 6, 6)
+	m.vxor(7, 7, 7)
+	m.gp[1] = 0x20
+	for {
+		m.vcmpu(0, 27, 22, 1)
+		m.vload(0, 6, 28)
+		m.vblend(28, 0, 1, 0)
+		m.vload(32, 6, 28)
+		m.vblend(28, 1, 1, 1)
+		m.vload(64, 6, 28)
+		m.vblend(28, 2, 1, 2)
+		m.vload(96, 6, 28)
+		m.vblend(28, 3, 1, 3)
+		m.vload(128, 6, 28)
+		m.vblend(28, 4, 1, 4)
+		m.vload(160, 6, 28)
+		m.vblend(28, 5, 1, 5)
+		m.vload(192, 6, 28)
+		m.vblend(28, 6, 1, 6)
+		m.vload(224, 6, 28)
+		m.vblend(28, 7, 1, 7)
+		m.vadd(26, 27, 27, -1)
+		m.gp[6] = m.gp[6] + 256
+		m.gp[1]--
+		if m.gp[1] == 0 {
+			break
+		}
+	}
+	m.gp[7] = uint64(outP)
+	m.vstore(0, 0, 7)
+	m.vstore(1, 32, 7)
+	m.vstore(2, 64, 7)
+	m.vstore(3, 96, 7)
+	m.vstore(4, 128, 7)
+	m.vstore(5, 160, 7)
+	m.vstore(6, 192, 7)
+	m.vstore(7, 224, 7)
+}
+
+// amm52x2_32yEmu is amm52x2_32y on the emulator: the same instructions.
+func amm52x2_32yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
+	m := &ifmaMachine{mem: mem, w: 4}
+	m.gp[6] = uint64(aP)
+	m.gp[3] = uint64(bP)
+	m.gp[13] = uint64(mP)
+	m.gp[8] = uint64(k0P)
+	m.gp[0] = 0xfffffffffffff
+	m.vbroadcast(0, 25, -1)
+	m.gp[0] = 0x1
+	m.vbroadcast(0, 26, -1)
+	m.k[2] = m.gp[0] & 0xff
+	m.vxor(27, 27, 27)
+	m.gp[9] = 0x0
+	m.vxor(0, 0, 0)
+	m.vxor(1, 1, 1)
+	m.vxor(2, 2, 2)
+	m.vxor(3, 3, 3)
+	m.vxor(4, 4, 4)
+	m.vxor(5, 5, 5)
+	m.vxor(6, 6, 6)
+	m.vxor(7, 7, 7)
+	m.gp[10] = 0x0
+	m.vxor(8, 8, 8)
+	m.vxor(9, 9, 9)
+	m.vxor(10, 10, 10)
+	m.vxor(11, 11, 11)
+	m.vxor(12, 12, 12)
+	m.vxor(13, 13, 13)
+	m.vxor(14, 14, 14)
+	m.vxor(15, 15, 15)
+	m.gp[1] = 0x20
+	for {
+		// chain 0: column 0 exactly, y = acc·k0 mod 2^52
+		m.movLoad(0, 3, 2)
+		m.vbroadcast(2, 20, -1)
+		m.mulx(0, 6, 0, 11)
+		m.add(0, 9)
+		m.adc0(11)
+		m.gp[2] = m.gp[9]
+		m.gp[2] *= m.load(0, 8)
+		m.gp[2] <<= 12
+		m.gp[2] >>= 12
+		m.vbroadcast(2, 22, -1)
+		m.mulx(0, 13, 0, 12)
+		m.add(0, 9)
+		m.adc(12, 11)
+		m.gp[9] >>= 52
+		m.gp[11] <<= 12
+		m.gp[9] |= m.gp[11]
+		// chain 1: column 0 exactly, y = acc·k0 mod 2^52
+		m.movLoad(256, 3, 2)
+		m.vbroadcast(2, 21, -1)
+		m.mulx(256, 6, 0, 7)
+		m.add(0, 10)
+		m.adc0(7)
+		m.gp[2] = m.gp[10]
+		m.gp[2] *= m.load(8, 8)
+		m.gp[2] <<= 12
+		m.gp[2] >>= 12
+		m.vbroadcast(2, 23, -1)
+		m.mulx(256, 13, 0, 12)
+		m.add(0, 10)
+		m.adc(12, 7)
+		m.gp[10] >>= 52
+		m.gp[7] <<= 12
+		m.gp[10] |= m.gp[7]
+		// chain 0: low halves of a·b_i and m·y
+		m.madd52lo(0, 6, 20, 0)
+		m.madd52lo(32, 6, 20, 1)
+		m.madd52lo(64, 6, 20, 2)
+		m.madd52lo(96, 6, 20, 3)
+		m.madd52lo(128, 6, 20, 4)
+		m.madd52lo(160, 6, 20, 5)
+		m.madd52lo(192, 6, 20, 6)
+		m.madd52lo(224, 6, 20, 7)
+		m.madd52lo(0, 13, 22, 0)
+		m.madd52lo(32, 13, 22, 1)
+		m.madd52lo(64, 13, 22, 2)
+		m.madd52lo(96, 13, 22, 3)
+		m.madd52lo(128, 13, 22, 4)
+		m.madd52lo(160, 13, 22, 5)
+		m.madd52lo(192, 13, 22, 6)
+		m.madd52lo(224, 13, 22, 7)
+		// chain 1: low halves of a·b_i and m·y
+		m.madd52lo(256, 6, 21, 8)
+		m.madd52lo(288, 6, 21, 9)
+		m.madd52lo(320, 6, 21, 10)
+		m.madd52lo(352, 6, 21, 11)
+		m.madd52lo(384, 6, 21, 12)
+		m.madd52lo(416, 6, 21, 13)
+		m.madd52lo(448, 6, 21, 14)
+		m.madd52lo(480, 6, 21, 15)
+		m.madd52lo(256, 13, 23, 8)
+		m.madd52lo(288, 13, 23, 9)
+		m.madd52lo(320, 13, 23, 10)
+		m.madd52lo(352, 13, 23, 11)
+		m.madd52lo(384, 13, 23, 12)
+		m.madd52lo(416, 13, 23, 13)
+		m.madd52lo(448, 13, 23, 14)
+		m.madd52lo(480, 13, 23, 15)
+		// chain 0: shift down one digit; lane 0 joins column 0
+		m.valign(1, 0, 1, 0)
+		m.valign(1, 1, 2, 1)
+		m.valign(1, 2, 3, 2)
+		m.valign(1, 3, 4, 3)
+		m.valign(1, 4, 5, 4)
+		m.valign(1, 5, 6, 5)
+		m.valign(1, 6, 7, 6)
+		m.valign(1, 7, 27, 7)
+		m.gp[0] = m.v[0][0]
+		m.add(0, 9)
+		// chain 1: shift down one digit; lane 0 joins column 0
+		m.valign(1, 8, 9, 8)
+		m.valign(1, 9, 10, 9)
+		m.valign(1, 10, 11, 10)
+		m.valign(1, 11, 12, 11)
+		m.valign(1, 12, 13, 12)
+		m.valign(1, 13, 14, 13)
+		m.valign(1, 14, 15, 14)
+		m.valign(1, 15, 27, 15)
+		m.gp[0] = m.v[8][0]
+		m.add(0, 10)
+		// chain 0: high halves
+		m.madd52hi(0, 6, 20, 0)
+		m.madd52hi(32, 6, 20, 1)
+		m.madd52hi(64, 6, 20, 2)
+		m.madd52hi(96, 6, 20, 3)
+		m.madd52hi(128, 6, 20, 4)
+		m.madd52hi(160, 6, 20, 5)
+		m.madd52hi(192, 6, 20, 6)
+		m.madd52hi(224, 6, 20, 7)
+		m.madd52hi(0, 13, 22, 0)
+		m.madd52hi(32, 13, 22, 1)
+		m.madd52hi(64, 13, 22, 2)
+		m.madd52hi(96, 13, 22, 3)
+		m.madd52hi(128, 13, 22, 4)
+		m.madd52hi(160, 13, 22, 5)
+		m.madd52hi(192, 13, 22, 6)
+		m.madd52hi(224, 13, 22, 7)
+		// chain 1: high halves
+		m.madd52hi(256, 6, 21, 8)
+		m.madd52hi(288, 6, 21, 9)
+		m.madd52hi(320, 6, 21, 10)
+		m.madd52hi(352, 6, 21, 11)
+		m.madd52hi(384, 6, 21, 12)
+		m.madd52hi(416, 6, 21, 13)
+		m.madd52hi(448, 6, 21, 14)
+		m.madd52hi(480, 6, 21, 15)
+		m.madd52hi(256, 13, 23, 8)
+		m.madd52hi(288, 13, 23, 9)
+		m.madd52hi(320, 13, 23, 10)
+		m.madd52hi(352, 13, 23, 11)
+		m.madd52hi(384, 13, 23, 12)
+		m.madd52hi(416, 13, 23, 13)
+		m.madd52hi(448, 13, 23, 14)
+		m.madd52hi(480, 13, 23, 15)
+		m.gp[3] = m.gp[3] + 8
+		m.gp[1]--
+		if m.gp[1] == 0 {
+			break
+		}
+	}
+	m.gp[7] = uint64(zP)
+	// chain 0: column 0 into lane 0, then normalise
+	m.vbroadcast(9, 0, 2)
+	m.vsrl(52, 7, 29)
+	m.vsrl(52, 6, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 7, 7)
+	m.vadd(29, 7, 7, -1)
+	m.vsrl(52, 5, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 6, 6)
+	m.vadd(30, 6, 6, -1)
+	m.vsrl(52, 4, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 5, 5)
+	m.vadd(29, 5, 5, -1)
+	m.vsrl(52, 3, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 4, 4)
+	m.vadd(30, 4, 4, -1)
+	m.vsrl(52, 2, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 3, 3)
+	m.vadd(29, 3, 3, -1)
+	m.vsrl(52, 1, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 2, 2)
+	m.vadd(30, 2, 2, -1)
+	m.vsrl(52, 0, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 1, 1)
+	m.vadd(29, 1, 1, -1)
+	m.valign(3, 27, 30, 30)
+	m.vand(25, 0, 0)
+	m.vadd(30, 0, 0, -1)
+	m.vcmpu(6, 25, 0, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[11] = m.gp[0]
+	m.vcmpu(0, 25, 0, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[12] = m.gp[0]
+	m.vcmpu(6, 25, 1, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 1, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 2, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 2, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 3, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 3, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 4, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 4, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 5, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 20
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 5, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 20
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 6, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 24
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 6, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 24
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 7, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 28
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 7, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 28
+	m.gp[12] |= m.gp[0]
+	m.gp[11] <<= 1
+	m.add(12, 11)
+	m.gp[11] ^= m.gp[12]
+	m.gp[0] = m.gp[11]
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 0, 0, 1)
+	m.vand(25, 0, 0)
+	m.vstore(0, 0, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 4
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 1, 1, 1)
+	m.vand(25, 1, 1)
+	m.vstore(1, 32, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 8
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 2, 2, 1)
+	m.vand(25, 2, 2)
+	m.vstore(2, 64, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 12
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 3, 3, 1)
+	m.vand(25, 3, 3)
+	m.vstore(3, 96, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 16
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 4, 4, 1)
+	m.vand(25, 4, 4)
+	m.vstore(4, 128, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 20
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 5, 5, 1)
+	m.vand(25, 5, 5)
+	m.vstore(5, 160, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 24
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 6, 6, 1)
+	m.vand(25, 6, 6)
+	m.vstore(6, 192, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 28
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 7, 7, 1)
+	m.vand(25, 7, 7)
+	m.vstore(7, 224, 7)
+	// chain 1: column 0 into lane 0, then normalise
+	m.vbroadcast(10, 8, 2)
+	m.vsrl(52, 15, 29)
+	m.vsrl(52, 14, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 15, 15)
+	m.vadd(29, 15, 15, -1)
+	m.vsrl(52, 13, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 14, 14)
+	m.vadd(30, 14, 14, -1)
+	m.vsrl(52, 12, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 13, 13)
+	m.vadd(29, 13, 13, -1)
+	m.vsrl(52, 11, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 12, 12)
+	m.vadd(30, 12, 12, -1)
+	m.vsrl(52, 10, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 11, 11)
+	m.vadd(29, 11, 11, -1)
+	m.vsrl(52, 9, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 10, 10)
+	m.vadd(30, 10, 10, -1)
+	m.vsrl(52, 8, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 9, 9)
+	m.vadd(29, 9, 9, -1)
+	m.valign(3, 27, 30, 30)
+	m.vand(25, 8, 8)
+	m.vadd(30, 8, 8, -1)
+	m.vcmpu(6, 25, 8, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[11] = m.gp[0]
+	m.vcmpu(0, 25, 8, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[12] = m.gp[0]
+	m.vcmpu(6, 25, 9, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 9, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 10, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 10, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 11, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 11, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 12, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 12, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 13, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 20
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 13, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 20
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 14, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 24
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 14, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 24
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 15, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 28
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 15, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 28
+	m.gp[12] |= m.gp[0]
+	m.gp[11] <<= 1
+	m.add(12, 11)
+	m.gp[11] ^= m.gp[12]
+	m.gp[0] = m.gp[11]
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 8, 8, 1)
+	m.vand(25, 8, 8)
+	m.vstore(8, 256, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 4
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 9, 9, 1)
+	m.vand(25, 9, 9)
+	m.vstore(9, 288, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 8
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 10, 10, 1)
+	m.vand(25, 10, 10)
+	m.vstore(10, 320, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 12
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 11, 11, 1)
+	m.vand(25, 11, 11)
+	m.vstore(11, 352, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 16
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 12, 12, 1)
+	m.vand(25, 12, 12)
+	m.vstore(12, 384, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 20
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 13, 13, 1)
+	m.vand(25, 13, 13)
+	m.vstore(13, 416, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 24
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 14, 14, 1)
+	m.vand(25, 14, 14)
+	m.vstore(14, 448, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 28
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 15, 15, 1)
+	m.vand(25, 15, 15)
+	m.vstore(15, 480, 7)
+}
+
+// sel52x2_32yEmu is sel52x2_32y on the emulator.
+func sel52x2_32yEmu(mem []uint64, outP, tableP, idxP int) {
+	m := &ifmaMachine{mem: mem, w: 4}
+	m.gp[6] = uint64(tableP)
+	m.gp[3] = uint64(idxP)
+	m.gp[0] = 0x1
+	m.vbroadcast(0, 26, -1)
+	m.vxor(27, 27, 27)
+	m.movLoad(0, 3, 0)
+	m.vbroadcast(0, 22, -1)
+	m.vxor(0, 0, 0)
+	m.vxor(1, 1, 1)
+	m.vxor(2, 2, 2)
+	m.vxor(3, 3, 3)
+	m.vxor(4, 4, 4)
+	m.vxor(5, 5, 5)
+	m.vxor(6, 6, 6)
+	m.vxor(7, 7, 7)
+	m.movLoad(8, 3, 0)
+	m.vbroadcast(0, 23, -1)
+	m.vxor(8, 8, 8)
+	m.vxor(9, 9, 9)
+	m.vxor(10, 10, 10)
+	m.vxor(11, 11, 11)
+	m.vxor(12, 12, 12)
+	m.vxor(13, 13, 13)
+	m.vxor(14, 14, 14)
+	m.vxor(15, 15, 15)
+	m.gp[1] = 0x20
+	for {
+		m.vcmpu(0, 27, 22, 1)
+		m.vload(0, 6, 28)
+		m.vblend(28, 0, 1, 0)
+		m.vload(32, 6, 28)
+		m.vblend(28, 1, 1, 1)
+		m.vload(64, 6, 28)
+		m.vblend(28, 2, 1, 2)
+		m.vload(96, 6, 28)
+		m.vblend(28, 3, 1, 3)
+		m.vload(128, 6, 28)
+		m.vblend(28, 4, 1, 4)
+		m.vload(160, 6, 28)
+		m.vblend(28, 5, 1, 5)
+		m.vload(192, 6, 28)
+		m.vblend(28, 6, 1, 6)
+		m.vload(224, 6, 28)
+		m.vblend(28, 7, 1, 7)
+		m.vcmpu(0, 27, 23, 2)
+		m.vload(256, 6, 28)
+		m.vblend(28, 8, 2, 8)
+		m.vload(288, 6, 28)
+		m.vblend(28, 9, 2, 9)
+		m.vload(320, 6, 28)
+		m.vblend(28, 10, 2, 10)
+		m.vload(352, 6, 28)
+		m.vblend(28, 11, 2, 11)
+		m.vload(384, 6, 28)
+		m.vblend(28, 12, 2, 12)
+		m.vload(416, 6, 28)
+		m.vblend(28, 13, 2, 13)
+		m.vload(448, 6, 28)
+		m.vblend(28, 14, 2, 14)
+		m.vload(480, 6, 28)
+		m.vblend(28, 15, 2, 15)
+		m.vadd(26, 27, 27, -1)
+		m.gp[6] = m.gp[6] + 512
+		m.gp[1]--
+		if m.gp[1] == 0 {
+			break
+		}
+	}
+	m.gp[7] = uint64(outP)
+	m.vstore(0, 0, 7)
+	m.vstore(1, 32, 7)
+	m.vstore(2, 64, 7)
+	m.vstore(3, 96, 7)
+	m.vstore(4, 128, 7)
+	m.vstore(5, 160, 7)
+	m.vstore(6, 192, 7)
+	m.vstore(7, 224, 7)
+	m.vstore(8, 256, 7)
+	m.vstore(9, 288, 7)
+	m.vstore(10, 320, 7)
+	m.vstore(11, 352, 7)
+	m.vstore(12, 384, 7)
+	m.vstore(13, 416, 7)
+	m.vstore(14, 448, 7)
+	m.vstore(15, 480, 7)
+}
+
+// amm52x1_40yEmu is amm52x1_40y on the emulator: the same instructions.
+func amm52x1_40yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
+	m := &ifmaMachine{mem: mem, w: 4}
+	m.gp[6] = uint64(aP)
+	m.gp[3] = uint64(bP)
+	m.gp[13] = uint64(mP)
+	m.gp[8] = uint64(k0P)
+	m.gp[0] = 0xfffffffffffff
+	m.vbroadcast(0, 25, -1)
+	m.gp[0] = 0x1
+	m.vbroadcast(0, 26, -1)
+	m.k[2] = m.gp[0] & 0xff
+	m.vxor(27, 27, 27)
+	m.gp[9] = 0x0
+	m.vxor(0, 0, 0)
+	m.vxor(1, 1, 1)
+	m.vxor(2, 2, 2)
+	m.vxor(3, 3, 3)
+	m.vxor(4, 4, 4)
+	m.vxor(5, 5, 5)
+	m.vxor(6, 6, 6)
+	m.vxor(7, 7, 7)
+	m.vxor(8, 8, 8)
+	m.vxor(9, 9, 9)
+	m.gp[1] = 0x28
+	for {
+		// chain 0: column 0 exactly, y = acc·k0 mod 2^52
+		m.movLoad(0, 3, 2)
+		m.vbroadcast(2, 20, -1)
+		m.mulx(0, 6, 0, 11)
+		m.add(0, 9)
+		m.adc0(11)
+		m.gp[2] = m.gp[9]
+		m.gp[2] *= m.load(0, 8)
+		m.gp[2] <<= 12
+		m.gp[2] >>= 12
+		m.vbroadcast(2, 22, -1)
+		m.mulx(0, 13, 0, 12)
+		m.add(0, 9)
+		m.adc(12, 11)
+		m.gp[9] >>= 52
+		m.gp[11] <<= 12
+		m.gp[9] |= m.gp[11]
+		// chain 0: low halves of a·b_i and m·y
+		m.madd52lo(0, 6, 20, 0)
+		m.madd52lo(32, 6, 20, 1)
+		m.madd52lo(64, 6, 20, 2)
+		m.madd52lo(96, 6, 20, 3)
+		m.madd52lo(128, 6, 20, 4)
+		m.madd52lo(160, 6, 20, 5)
+		m.madd52lo(192, 6, 20, 6)
+		m.madd52lo(224, 6, 20, 7)
+		m.madd52lo(256, 6, 20, 8)
+		m.madd52lo(288, 6, 20, 9)
+		m.madd52lo(0, 13, 22, 0)
+		m.madd52lo(32, 13, 22, 1)
+		m.madd52lo(64, 13, 22, 2)
+		m.madd52lo(96, 13, 22, 3)
+		m.madd52lo(128, 13, 22, 4)
+		m.madd52lo(160, 13, 22, 5)
+		m.madd52lo(192, 13, 22, 6)
+		m.madd52lo(224, 13, 22, 7)
+		m.madd52lo(256, 13, 22, 8)
+		m.madd52lo(288, 13, 22, 9)
+		// chain 0: shift down one digit; lane 0 joins column 0
+		m.valign(1, 0, 1, 0)
+		m.valign(1, 1, 2, 1)
+		m.valign(1, 2, 3, 2)
+		m.valign(1, 3, 4, 3)
+		m.valign(1, 4, 5, 4)
+		m.valign(1, 5, 6, 5)
+		m.valign(1, 6, 7, 6)
+		m.valign(1, 7, 8, 7)
+		m.valign(1, 8, 9, 8)
+		m.valign(1, 9, 27, 9)
+		m.gp[0] = m.v[0][0]
+		m.add(0, 9)
+		// chain 0: high halves
+		m.madd52hi(0, 6, 20, 0)
+		m.madd52hi(32, 6, 20, 1)
+		m.madd52hi(64, 6, 20, 2)
+		m.madd52hi(96, 6, 20, 3)
+		m.madd52hi(128, 6, 20, 4)
+		m.madd52hi(160, 6, 20, 5)
+		m.madd52hi(192, 6, 20, 6)
+		m.madd52hi(224, 6, 20, 7)
+		m.madd52hi(256, 6, 20, 8)
+		m.madd52hi(288, 6, 20, 9)
+		m.madd52hi(0, 13, 22, 0)
+		m.madd52hi(32, 13, 22, 1)
+		m.madd52hi(64, 13, 22, 2)
+		m.madd52hi(96, 13, 22, 3)
+		m.madd52hi(128, 13, 22, 4)
+		m.madd52hi(160, 13, 22, 5)
+		m.madd52hi(192, 13, 22, 6)
+		m.madd52hi(224, 13, 22, 7)
+		m.madd52hi(256, 13, 22, 8)
+		m.madd52hi(288, 13, 22, 9)
+		m.gp[3] = m.gp[3] + 8
+		m.gp[1]--
+		if m.gp[1] == 0 {
+			break
+		}
+	}
+	m.gp[7] = uint64(zP)
+	// chain 0: column 0 into lane 0, then normalise
+	m.vbroadcast(9, 0, 2)
+	m.vsrl(52, 9, 29)
+	m.vsrl(52, 8, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 9, 9)
+	m.vadd(29, 9, 9, -1)
+	m.vsrl(52, 7, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 8, 8)
+	m.vadd(30, 8, 8, -1)
+	m.vsrl(52, 6, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 7, 7)
+	m.vadd(29, 7, 7, -1)
+	m.vsrl(52, 5, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 6, 6)
+	m.vadd(30, 6, 6, -1)
+	m.vsrl(52, 4, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 5, 5)
+	m.vadd(29, 5, 5, -1)
+	m.vsrl(52, 3, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 4, 4)
+	m.vadd(30, 4, 4, -1)
+	m.vsrl(52, 2, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 3, 3)
+	m.vadd(29, 3, 3, -1)
+	m.vsrl(52, 1, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 2, 2)
+	m.vadd(30, 2, 2, -1)
+	m.vsrl(52, 0, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 1, 1)
+	m.vadd(29, 1, 1, -1)
+	m.valign(3, 27, 30, 30)
+	m.vand(25, 0, 0)
+	m.vadd(30, 0, 0, -1)
+	m.vcmpu(6, 25, 0, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[11] = m.gp[0]
+	m.vcmpu(0, 25, 0, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[12] = m.gp[0]
+	m.vcmpu(6, 25, 1, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 1, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 2, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 2, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 3, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 3, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 4, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 4, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 5, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 20
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 5, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 20
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 6, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 24
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 6, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 24
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 7, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 28
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 7, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 28
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 8, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 32
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 8, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 32
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 9, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 36
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 9, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 36
+	m.gp[12] |= m.gp[0]
+	m.gp[11] <<= 1
+	m.add(12, 11)
+	m.gp[11] ^= m.gp[12]
+	m.gp[0] = m.gp[11]
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 0, 0, 1)
+	m.vand(25, 0, 0)
+	m.vstore(0, 0, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 4
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 1, 1, 1)
+	m.vand(25, 1, 1)
+	m.vstore(1, 32, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 8
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 2, 2, 1)
+	m.vand(25, 2, 2)
+	m.vstore(2, 64, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 12
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 3, 3, 1)
+	m.vand(25, 3, 3)
+	m.vstore(3, 96, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 16
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 4, 4, 1)
+	m.vand(25, 4, 4)
+	m.vstore(4, 128, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 20
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 5, 5, 1)
+	m.vand(25, 5, 5)
+	m.vstore(5, 160, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 24
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 6, 6, 1)
+	m.vand(25, 6, 6)
+	m.vstore(6, 192, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 28
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 7, 7, 1)
+	m.vand(25, 7, 7)
+	m.vstore(7, 224, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 32
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 8, 8, 1)
+	m.vand(25, 8, 8)
+	m.vstore(8, 256, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 36
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 9, 9, 1)
+	m.vand(25, 9, 9)
+	m.vstore(9, 288, 7)
+}
+
+// sel52x1_40yEmu is sel52x1_40y on the emulator.
+func sel52x1_40yEmu(mem []uint64, outP, tableP, idxP int) {
+	m := &ifmaMachine{mem: mem, w: 4}
+	m.gp[6] = uint64(tableP)
+	m.gp[3] = uint64(idxP)
+	m.gp[0] = 0x1
+	m.vbroadcast(0, 26, -1)
+	m.vxor(27, 27, 27)
+	m.movLoad(0, 3, 0)
+	m.vbroadcast(0, 22, -1)
+	m.vxor(0, 0, 0)
+	m.vxor(1, 1, 1)
+	m.vxor(2, 2, 2)
+	m.vxor(3, 3, 3)
+	m.vxor(4, 4, 4)
+	m.vxor(5, 5, 5)
+	m.vxor(6, 6, 6)
+	m.vxor(7, 7, 7)
+	m.vxor(8, 8, 8)
+	m.vxor(9, 9, 9)
+	m.gp[1] = 0x20
+	for {
+		m.vcmpu(0, 27, 22, 1)
+		m.vload(0, 6, 28)
+		m.vblend(28, 0, 1, 0)
+		m.vload(32, 6, 28)
+		m.vblend(28, 1, 1, 1)
+		m.vload(64, 6, 28)
+		m.vblend(28, 2, 1, 2)
+		m.vload(96, 6, 28)
+		m.vblend(28, 3, 1, 3)
+		m.vload(128, 6, 28)
+		m.vblend(28, 4, 1, 4)
+		m.vload(160, 6, 28)
+		m.vblend(28, 5, 1, 5)
+		m.vload(192, 6, 28)
+		m.vblend(28, 6, 1, 6)
+		m.vload(224, 6, 28)
+		m.vblend(28, 7, 1, 7)
+		m.vload(256, 6, 28)
+		m.vblend(28, 8, 1, 8)
+		m.vload(288, 6, 28)
+		m.vblend(28, 9, 1, 9)
+		m.vadd(26, 27, 27, -1)
+		m.gp[6] = m.gp[6] + 320
+		m.gp[1]--
+		if m.gp[1] == 0 {
+			break
+		}
+	}
+	m.gp[7] = uint64(outP)
+	m.vstore(0, 0, 7)
+	m.vstore(1, 32, 7)
+	m.vstore(2, 64, 7)
+	m.vstore(3, 96, 7)
+	m.vstore(4, 128, 7)
+	m.vstore(5, 160, 7)
+	m.vstore(6, 192, 7)
+	m.vstore(7, 224, 7)
+	m.vstore(8, 256, 7)
+	m.vstore(9, 288, 7)
+}
+
+// amm52x2_40yEmu is amm52x2_40y on the emulator: the same instructions.
+func amm52x2_40yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
+	m := &ifmaMachine{mem: mem, w: 4}
+	m.gp[6] = uint64(aP)
+	m.gp[3] = uint64(bP)
+	m.gp[13] = uint64(mP)
+	m.gp[8] = uint64(k0P)
+	m.gp[0] = 0xfffffffffffff
+	m.vbroadcast(0, 25, -1)
+	m.gp[0] = 0x1
+	m.vbroadcast(0, 26, -1)
+	m.k[2] = m.gp[0] & 0xff
+	m.vxor(27, 27, 27)
+	m.gp[9] = 0x0
+	m.vxor(0, 0, 0)
+	m.vxor(1, 1, 1)
+	m.vxor(2, 2, 2)
+	m.vxor(3, 3, 3)
+	m.vxor(4, 4, 4)
+	m.vxor(5, 5, 5)
+	m.vxor(6, 6, 6)
+	m.vxor(7, 7, 7)
+	m.vxor(8, 8, 8)
+	m.vxor(9, 9, 9)
+	m.gp[10] = 0x0
+	m.vxor(10, 10, 10)
+	m.vxor(11, 11, 11)
+	m.vxor(12, 12, 12)
+	m.vxor(13, 13, 13)
+	m.vxor(14, 14, 14)
+	m.vxor(15, 15, 15)
+	m.vxor(16, 16, 16)
+	m.vxor(17, 17, 17)
+	m.vxor(18, 18, 18)
+	m.vxor(19, 19, 19)
+	m.gp[1] = 0x28
+	for {
+		// chain 0: column 0 exactly, y = acc·k0 mod 2^52
+		m.movLoad(0, 3, 2)
+		m.vbroadcast(2, 20, -1)
+		m.mulx(0, 6, 0, 11)
+		m.add(0, 9)
+		m.adc0(11)
+		m.gp[2] = m.gp[9]
+		m.gp[2] *= m.load(0, 8)
+		m.gp[2] <<= 12
+		m.gp[2] >>= 12
+		m.vbroadcast(2, 22, -1)
+		m.mulx(0, 13, 0, 12)
+		m.add(0, 9)
+		m.adc(12, 11)
+		m.gp[9] >>= 52
+		m.gp[11] <<= 12
+		m.gp[9] |= m.gp[11]
+		// chain 1: column 0 exactly, y = acc·k0 mod 2^52
+		m.movLoad(320, 3, 2)
+		m.vbroadcast(2, 21, -1)
+		m.mulx(320, 6, 0, 7)
+		m.add(0, 10)
+		m.adc0(7)
+		m.gp[2] = m.gp[10]
+		m.gp[2] *= m.load(8, 8)
+		m.gp[2] <<= 12
+		m.gp[2] >>= 12
+		m.vbroadcast(2, 23, -1)
+		m.mulx(320, 13, 0, 12)
+		m.add(0, 10)
+		m.adc(12, 7)
+		m.gp[10] >>= 52
+		m.gp[7] <<= 12
+		m.gp[10] |= m.gp[7]
+		// chain 0: low halves of a·b_i and m·y
+		m.madd52lo(0, 6, 20, 0)
+		m.madd52lo(32, 6, 20, 1)
+		m.madd52lo(64, 6, 20, 2)
+		m.madd52lo(96, 6, 20, 3)
+		m.madd52lo(128, 6, 20, 4)
+		m.madd52lo(160, 6, 20, 5)
+		m.madd52lo(192, 6, 20, 6)
+		m.madd52lo(224, 6, 20, 7)
+		m.madd52lo(256, 6, 20, 8)
+		m.madd52lo(288, 6, 20, 9)
+		m.madd52lo(0, 13, 22, 0)
+		m.madd52lo(32, 13, 22, 1)
+		m.madd52lo(64, 13, 22, 2)
+		m.madd52lo(96, 13, 22, 3)
+		m.madd52lo(128, 13, 22, 4)
+		m.madd52lo(160, 13, 22, 5)
+		m.madd52lo(192, 13, 22, 6)
+		m.madd52lo(224, 13, 22, 7)
+		m.madd52lo(256, 13, 22, 8)
+		m.madd52lo(288, 13, 22, 9)
+		// chain 1: low halves of a·b_i and m·y
+		m.madd52lo(320, 6, 21, 10)
+		m.madd52lo(352, 6, 21, 11)
+		m.madd52lo(384, 6, 21, 12)
+		m.madd52lo(416, 6, 21, 13)
+		m.madd52lo(448, 6, 21, 14)
+		m.madd52lo(480, 6, 21, 15)
+		m.madd52lo(512, 6, 21, 16)
+		m.madd52lo(544, 6, 21, 17)
+		m.madd52lo(576, 6, 21, 18)
+		m.madd52lo(608, 6, 21, 19)
+		m.madd52lo(320, 13, 23, 10)
+		m.madd52lo(352, 13, 23, 11)
+		m.madd52lo(384, 13, 23, 12)
+		m.madd52lo(416, 13, 23, 13)
+		m.madd52lo(448, 13, 23, 14)
+		m.madd52lo(480, 13, 23, 15)
+		m.madd52lo(512, 13, 23, 16)
+		m.madd52lo(544, 13, 23, 17)
+		m.madd52lo(576, 13, 23, 18)
+		m.madd52lo(608, 13, 23, 19)
+		// chain 0: shift down one digit; lane 0 joins column 0
+		m.valign(1, 0, 1, 0)
+		m.valign(1, 1, 2, 1)
+		m.valign(1, 2, 3, 2)
+		m.valign(1, 3, 4, 3)
+		m.valign(1, 4, 5, 4)
+		m.valign(1, 5, 6, 5)
+		m.valign(1, 6, 7, 6)
+		m.valign(1, 7, 8, 7)
+		m.valign(1, 8, 9, 8)
+		m.valign(1, 9, 27, 9)
+		m.gp[0] = m.v[0][0]
+		m.add(0, 9)
+		// chain 1: shift down one digit; lane 0 joins column 0
+		m.valign(1, 10, 11, 10)
+		m.valign(1, 11, 12, 11)
+		m.valign(1, 12, 13, 12)
+		m.valign(1, 13, 14, 13)
+		m.valign(1, 14, 15, 14)
+		m.valign(1, 15, 16, 15)
+		m.valign(1, 16, 17, 16)
+		m.valign(1, 17, 18, 17)
+		m.valign(1, 18, 19, 18)
+		m.valign(1, 19, 27, 19)
+		m.gp[0] = m.v[10][0]
+		m.add(0, 10)
+		// chain 0: high halves
+		m.madd52hi(0, 6, 20, 0)
+		m.madd52hi(32, 6, 20, 1)
+		m.madd52hi(64, 6, 20, 2)
+		m.madd52hi(96, 6, 20, 3)
+		m.madd52hi(128, 6, 20, 4)
+		m.madd52hi(160, 6, 20, 5)
+		m.madd52hi(192, 6, 20, 6)
+		m.madd52hi(224, 6, 20, 7)
+		m.madd52hi(256, 6, 20, 8)
+		m.madd52hi(288, 6, 20, 9)
+		m.madd52hi(0, 13, 22, 0)
+		m.madd52hi(32, 13, 22, 1)
+		m.madd52hi(64, 13, 22, 2)
+		m.madd52hi(96, 13, 22, 3)
+		m.madd52hi(128, 13, 22, 4)
+		m.madd52hi(160, 13, 22, 5)
+		m.madd52hi(192, 13, 22, 6)
+		m.madd52hi(224, 13, 22, 7)
+		m.madd52hi(256, 13, 22, 8)
+		m.madd52hi(288, 13, 22, 9)
+		// chain 1: high halves
+		m.madd52hi(320, 6, 21, 10)
+		m.madd52hi(352, 6, 21, 11)
+		m.madd52hi(384, 6, 21, 12)
+		m.madd52hi(416, 6, 21, 13)
+		m.madd52hi(448, 6, 21, 14)
+		m.madd52hi(480, 6, 21, 15)
+		m.madd52hi(512, 6, 21, 16)
+		m.madd52hi(544, 6, 21, 17)
+		m.madd52hi(576, 6, 21, 18)
+		m.madd52hi(608, 6, 21, 19)
+		m.madd52hi(320, 13, 23, 10)
+		m.madd52hi(352, 13, 23, 11)
+		m.madd52hi(384, 13, 23, 12)
+		m.madd52hi(416, 13, 23, 13)
+		m.madd52hi(448, 13, 23, 14)
+		m.madd52hi(480, 13, 23, 15)
+		m.madd52hi(512, 13, 23, 16)
+		m.madd52hi(544, 13, 23, 17)
+		m.madd52hi(576, 13, 23, 18)
+		m.madd52hi(608, 13, 23, 19)
+		m.gp[3] = m.gp[3] + 8
+		m.gp[1]--
+		if m.gp[1] == 0 {
+			break
+		}
+	}
+	m.gp[7] = uint64(zP)
+	// chain 0: column 0 into lane 0, then normalise
+	m.vbroadcast(9, 0, 2)
+	m.vsrl(52, 9, 29)
+	m.vsrl(52, 8, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 9, 9)
+	m.vadd(29, 9, 9, -1)
+	m.vsrl(52, 7, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 8, 8)
+	m.vadd(30, 8, 8, -1)
+	m.vsrl(52, 6, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 7, 7)
+	m.vadd(29, 7, 7, -1)
+	m.vsrl(52, 5, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 6, 6)
+	m.vadd(30, 6, 6, -1)
+	m.vsrl(52, 4, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 5, 5)
+	m.vadd(29, 5, 5, -1)
+	m.vsrl(52, 3, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 4, 4)
+	m.vadd(30, 4, 4, -1)
+	m.vsrl(52, 2, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 3, 3)
+	m.vadd(29, 3, 3, -1)
+	m.vsrl(52, 1, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 2, 2)
+	m.vadd(30, 2, 2, -1)
+	m.vsrl(52, 0, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 1, 1)
+	m.vadd(29, 1, 1, -1)
+	m.valign(3, 27, 30, 30)
+	m.vand(25, 0, 0)
+	m.vadd(30, 0, 0, -1)
+	m.vcmpu(6, 25, 0, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[11] = m.gp[0]
+	m.vcmpu(0, 25, 0, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[12] = m.gp[0]
+	m.vcmpu(6, 25, 1, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 1, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 2, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 2, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 3, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 3, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 4, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 4, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 5, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 20
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 5, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 20
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 6, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 24
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 6, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 24
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 7, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 28
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 7, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 28
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 8, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 32
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 8, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 32
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 9, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 36
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 9, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 36
+	m.gp[12] |= m.gp[0]
+	m.gp[11] <<= 1
+	m.add(12, 11)
+	m.gp[11] ^= m.gp[12]
+	m.gp[0] = m.gp[11]
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 0, 0, 1)
+	m.vand(25, 0, 0)
+	m.vstore(0, 0, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 4
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 1, 1, 1)
+	m.vand(25, 1, 1)
+	m.vstore(1, 32, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 8
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 2, 2, 1)
+	m.vand(25, 2, 2)
+	m.vstore(2, 64, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 12
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 3, 3, 1)
+	m.vand(25, 3, 3)
+	m.vstore(3, 96, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 16
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 4, 4, 1)
+	m.vand(25, 4, 4)
+	m.vstore(4, 128, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 20
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 5, 5, 1)
+	m.vand(25, 5, 5)
+	m.vstore(5, 160, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 24
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 6, 6, 1)
+	m.vand(25, 6, 6)
+	m.vstore(6, 192, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 28
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 7, 7, 1)
+	m.vand(25, 7, 7)
+	m.vstore(7, 224, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 32
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 8, 8, 1)
+	m.vand(25, 8, 8)
+	m.vstore(8, 256, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 36
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 9, 9, 1)
+	m.vand(25, 9, 9)
+	m.vstore(9, 288, 7)
+	// chain 1: column 0 into lane 0, then normalise
+	m.vbroadcast(10, 10, 2)
+	m.vsrl(52, 19, 29)
+	m.vsrl(52, 18, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 19, 19)
+	m.vadd(29, 19, 19, -1)
+	m.vsrl(52, 17, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 18, 18)
+	m.vadd(30, 18, 18, -1)
+	m.vsrl(52, 16, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 17, 17)
+	m.vadd(29, 17, 17, -1)
+	m.vsrl(52, 15, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 16, 16)
+	m.vadd(30, 16, 16, -1)
+	m.vsrl(52, 14, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 15, 15)
+	m.vadd(29, 15, 15, -1)
+	m.vsrl(52, 13, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 14, 14)
+	m.vadd(30, 14, 14, -1)
+	m.vsrl(52, 12, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 13, 13)
+	m.vadd(29, 13, 13, -1)
+	m.vsrl(52, 11, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 12, 12)
+	m.vadd(30, 12, 12, -1)
+	m.vsrl(52, 10, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 11, 11)
+	m.vadd(29, 11, 11, -1)
+	m.valign(3, 27, 30, 30)
+	m.vand(25, 10, 10)
+	m.vadd(30, 10, 10, -1)
+	m.vcmpu(6, 25, 10, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[11] = m.gp[0]
+	m.vcmpu(0, 25, 10, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[12] = m.gp[0]
+	m.vcmpu(6, 25, 11, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 11, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 12, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 12, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 13, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 13, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 14, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 14, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 15, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 20
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 15, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 20
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 16, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 24
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 16, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 24
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 17, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 28
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 17, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 28
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 18, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 32
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 18, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 32
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 19, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 36
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 19, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 36
+	m.gp[12] |= m.gp[0]
+	m.gp[11] <<= 1
+	m.add(12, 11)
+	m.gp[11] ^= m.gp[12]
+	m.gp[0] = m.gp[11]
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 10, 10, 1)
+	m.vand(25, 10, 10)
+	m.vstore(10, 320, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 4
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 11, 11, 1)
+	m.vand(25, 11, 11)
+	m.vstore(11, 352, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 8
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 12, 12, 1)
+	m.vand(25, 12, 12)
+	m.vstore(12, 384, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 12
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 13, 13, 1)
+	m.vand(25, 13, 13)
+	m.vstore(13, 416, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 16
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 14, 14, 1)
+	m.vand(25, 14, 14)
+	m.vstore(14, 448, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 20
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 15, 15, 1)
+	m.vand(25, 15, 15)
+	m.vstore(15, 480, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 24
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 16, 16, 1)
+	m.vand(25, 16, 16)
+	m.vstore(16, 512, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 28
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 17, 17, 1)
+	m.vand(25, 17, 17)
+	m.vstore(17, 544, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 32
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 18, 18, 1)
+	m.vand(25, 18, 18)
+	m.vstore(18, 576, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 36
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 19, 19, 1)
+	m.vand(25, 19, 19)
+	m.vstore(19, 608, 7)
+}
+
+// sel52x2_40yEmu is sel52x2_40y on the emulator.
+func sel52x2_40yEmu(mem []uint64, outP, tableP, idxP int) {
+	m := &ifmaMachine{mem: mem, w: 4}
+	m.gp[6] = uint64(tableP)
+	m.gp[3] = uint64(idxP)
+	m.gp[0] = 0x1
+	m.vbroadcast(0, 26, -1)
+	m.vxor(27, 27, 27)
+	m.movLoad(0, 3, 0)
+	m.vbroadcast(0, 22, -1)
+	m.vxor(0, 0, 0)
+	m.vxor(1, 1, 1)
+	m.vxor(2, 2, 2)
+	m.vxor(3, 3, 3)
+	m.vxor(4, 4, 4)
+	m.vxor(5, 5, 5)
+	m.vxor(6, 6, 6)
+	m.vxor(7, 7, 7)
+	m.vxor(8, 8, 8)
+	m.vxor(9, 9, 9)
+	m.movLoad(8, 3, 0)
+	m.vbroadcast(0, 23, -1)
+	m.vxor(10, 10, 10)
+	m.vxor(11, 11, 11)
+	m.vxor(12, 12, 12)
+	m.vxor(13, 13, 13)
+	m.vxor(14, 14, 14)
+	m.vxor(15, 15, 15)
+	m.vxor(16, 16, 16)
+	m.vxor(17, 17, 17)
+	m.vxor(18, 18, 18)
+	m.vxor(19, 19, 19)
+	m.gp[1] = 0x20
+	for {
+		m.vcmpu(0, 27, 22, 1)
+		m.vload(0, 6, 28)
+		m.vblend(28, 0, 1, 0)
+		m.vload(32, 6, 28)
+		m.vblend(28, 1, 1, 1)
+		m.vload(64, 6, 28)
+		m.vblend(28, 2, 1, 2)
+		m.vload(96, 6, 28)
+		m.vblend(28, 3, 1, 3)
+		m.vload(128, 6, 28)
+		m.vblend(28, 4, 1, 4)
+		m.vload(160, 6, 28)
+		m.vblend(28, 5, 1, 5)
+		m.vload(192, 6, 28)
+		m.vblend(28, 6, 1, 6)
+		m.vload(224, 6, 28)
+		m.vblend(28, 7, 1, 7)
+		m.vload(256, 6, 28)
+		m.vblend(28, 8, 1, 8)
+		m.vload(288, 6, 28)
+		m.vblend(28, 9, 1, 9)
+		m.vcmpu(0, 27, 23, 2)
+		m.vload(320, 6, 28)
+		m.vblend(28, 10, 2, 10)
+		m.vload(352, 6, 28)
+		m.vblend(28, 11, 2, 11)
+		m.vload(384, 6, 28)
+		m.vblend(28, 12, 2, 12)
+		m.vload(416, 6, 28)
+		m.vblend(28, 13, 2, 13)
+		m.vload(448, 6, 28)
+		m.vblend(28, 14, 2, 14)
+		m.vload(480, 6, 28)
+		m.vblend(28, 15, 2, 15)
+		m.vload(512, 6, 28)
+		m.vblend(28, 16, 2, 16)
+		m.vload(544, 6, 28)
+		m.vblend(28, 17, 2, 17)
+		m.vload(576, 6, 28)
+		m.vblend(28, 18, 2, 18)
+		m.vload(608, 6, 28)
+		m.vblend(28, 19, 2, 19)
+		m.vadd(26, 27, 27, -1)
+		m.gp[6] = m.gp[6] + 640
+		m.gp[1]--
+		if m.gp[1] == 0 {
+			break
+		}
+	}
+	m.gp[7] = uint64(outP)
+	m.vstore(0, 0, 7)
+	m.vstore(1, 32, 7)
+	m.vstore(2, 64, 7)
+	m.vstore(3, 96, 7)
+	m.vstore(4, 128, 7)
+	m.vstore(5, 160, 7)
+	m.vstore(6, 192, 7)
+	m.vstore(7, 224, 7)
+	m.vstore(8, 256, 7)
+	m.vstore(9, 288, 7)
+	m.vstore(10, 320, 7)
+	m.vstore(11, 352, 7)
+	m.vstore(12, 384, 7)
+	m.vstore(13, 416, 7)
+	m.vstore(14, 448, 7)
+	m.vstore(15, 480, 7)
+	m.vstore(16, 512, 7)
+	m.vstore(17, 544, 7)
+	m.vstore(18, 576, 7)
+	m.vstore(19, 608, 7)
+}
+
+// ifmaEmu are the emulated kernels by digit count, chain count and lanes.
+var ifmaEmu = map[[3]int]ifmaEmuFuncs{
+	{24, 1, 8}: {amm52x1_24Emu, sel52x1_24Emu},
+	{24, 2, 8}: {amm52x2_24Emu, sel52x2_24Emu},
+	{32, 1, 8}: {amm52x1_32Emu, sel52x1_32Emu},
+	{32, 2, 8}: {amm52x2_32Emu, sel52x2_32Emu},
+	{40, 1, 8}: {amm52x1_40Emu, sel52x1_40Emu},
+	{40, 2, 8}: {amm52x2_40Emu, sel52x2_40Emu},
+	{20, 1, 4}: {amm52x1_20yEmu, sel52x1_20yEmu},
+	{20, 2, 4}: {amm52x2_20yEmu, sel52x2_20yEmu},
+	{32, 1, 4}: {amm52x1_32yEmu, sel52x1_32yEmu},
+	{32, 2, 4}: {amm52x2_32yEmu, sel52x2_32yEmu},
+	{40, 1, 4}: {amm52x1_40yEmu, sel52x1_40yEmu},
+	{40, 2, 4}: {amm52x2_40yEmu, sel52x2_40yEmu},
 }

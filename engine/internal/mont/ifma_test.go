@@ -14,10 +14,14 @@ type ifmaEmuFuncs struct {
 	sel func(mem []uint64, out, table, idx int)
 }
 
-// emuKernels returns the emulated kernels for C chains of L digits as
-// slab functions (word offsets; the emulator takes byte addresses).
-func emuKernels(L, C int) (ammFunc, selFunc, bool) {
-	f, ok := ifmaEmu[[2]int{L, C}]
+// emuKernels returns the emulated kernels for C chains of L digits
+// (registers of the width in use for L) as slab functions (word offsets;
+// the emulator takes byte addresses).
+func emuKernels(L, C int) (ammFunc, selFunc, bool) { return emuKernelsW(L, C, ifmaWidth[L]) }
+
+// emuKernelsW is emuKernels for registers of W lanes.
+func emuKernelsW(L, C, W int) (ammFunc, selFunc, bool) {
+	f, ok := ifmaEmu[[3]int{L, C, W}]
 	if !ok {
 		return nil, nil, false
 	}
@@ -61,9 +65,8 @@ type ifmaCase struct {
 
 // randIFMACase draws a modulus of bits bits (4n ≤ 2^(52L)) and operands
 // a, b < 2n; edge selects boundary operands.
-func randIFMACase(r *rand.Rand, bits, edge int) ifmaCase {
+func randIFMACase(r *rand.Rand, bits, L, edge int) ifmaCase {
 	n := randOdd(r, bits)
-	L := ifmaDigits(Limbs((bits + 7) / 8))
 	n2 := new(big.Int).Lsh(n, 1)
 	a := new(big.Int).Mod(randBig(r, bits+1), n2)
 	b := new(big.Int).Mod(randBig(r, bits+1), n2)
@@ -122,16 +125,21 @@ func checkAMM(t testing.TB, what string, c ifmaCase, z []uint64) {
 // ifmaKernelSets are the kernels compared by the tests below: the model
 // everywhere, the emulator everywhere, the assembly where it runs.
 func ifmaKernelSets(t testing.TB, L, C int) map[string][2]any {
+	return ifmaKernelSetsW(t, L, C, ifmaWidth[L])
+}
+
+// ifmaKernelSetsW is ifmaKernelSets for registers of W lanes.
+func ifmaKernelSetsW(t testing.TB, L, C, W int) map[string][2]any {
 	sets := map[string][2]any{}
 	ra, rs := refKernels(L, C)
 	sets["model"] = [2]any{ra, rs}
-	ea, es, ok := emuKernels(L, C)
+	ea, es, ok := emuKernelsW(L, C, W)
 	if !ok {
 		t.Fatalf("no emulated kernel for %d digits, %d chains", L, C)
 	}
 	sets["emu"] = [2]any{ea, es}
 	if haveIFMA {
-		aa, as, ok := ifmaASMKernels(L, C)
+		aa, as, ok := ifmaASMKernelsW(L, C, W)
 		if !ok {
 			t.Fatalf("no assembly kernel for %d digits, %d chains", L, C)
 		}
@@ -146,17 +154,17 @@ func ifmaKernelSets(t testing.TB, L, C int) map[string][2]any {
 // and against each other digit for digit.
 func TestIFMAKernelsAgree(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
-	for _, bits := range []int{1024, 1000, 1536, 1500, 2048, 2040} {
-		L := ifmaDigits(Limbs((bits + 7) / 8))
-		for _, C := range []int{1, 2} {
-			sets := ifmaKernelSets(t, L, C)
+	for v := range ifmaEmu {
+		L, C, W := v[0], v[1], v[2]
+		for _, bits := range []int{52*L - 2 - r.IntN(20), 64 * ((52*L - 2) / 64)} {
+			sets := ifmaKernelSetsW(t, L, C, W)
 			for it := 0; it < 12; it++ {
 				cs := make([]ifmaCase, C)
 				CL := C * L
 				s := make([]uint64, 4*CL+C)
 				a, b, m, k0 := 0, CL, 2*CL, 3*CL
 				for c := range cs {
-					cs[c] = randIFMACase(r, bits, it%6)
+					cs[c] = randIFMACase(r, bits, L, it%6)
 					copy(s[a+c*L:], digitsOf(cs[c].a, L))
 					copy(s[b+c*L:], digitsOf(cs[c].b, L))
 					copy(s[m+c*L:], digitsOf(cs[c].n, L))

@@ -5,7 +5,12 @@ package mont
 //go:generate go run gen_fixed_amd64.go
 //go:generate go run gen_ifma_amd64.go
 
-import "golang.org/x/sys/cpu"
+import (
+	"cmp"
+	"slices"
+
+	"golang.org/x/sys/cpu"
+)
 
 // haveIFMA reports whether the radix-2^52 kernels of kernel_ifma_amd64.s
 // can run here: AVX-512 F (with the OS saving the registers), IFMA, VL,
@@ -45,10 +50,26 @@ type ifmaASMFuncs struct {
 	sel func(out, table, idx *uint64)
 }
 
-// ifmaASMKernels returns the assembly kernels for C chains of L digits as
-// slab functions (word offsets), if there are some.
+// ifmaASMKernels returns the assembly kernels for C chains of L digits,
+// in registers of the width chosen for L (ifmaWidth), as slab functions
+// (word offsets), if there are some.
 func ifmaASMKernels(L, C int) (ammFunc, selFunc, bool) {
-	f, ok := ifmaASM[[2]int{L, C}]
+	return ifmaASMKernelsW(L, C, ifmaWidth[L])
+}
+
+// ifmaASMVariants lists the generated kernels: digits, chains, lanes.
+func ifmaASMVariants() [][3]int {
+	var v [][3]int
+	for k := range ifmaASM {
+		v = append(v, k)
+	}
+	slices.SortFunc(v, func(a, b [3]int) int { return cmp.Compare(a[0]*100+a[1]*10+a[2], b[0]*100+b[1]*10+b[2]) })
+	return v
+}
+
+// ifmaASMKernelsW is ifmaASMKernels for registers of W lanes.
+func ifmaASMKernelsW(L, C, W int) (ammFunc, selFunc, bool) {
+	f, ok := ifmaASM[[3]int{L, C, W}]
 	if !ok {
 		return nil, nil, false
 	}

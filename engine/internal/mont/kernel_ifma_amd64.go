@@ -4,72 +4,138 @@
 
 package mont
 
-// amm52x1_24: radix-2^52 Montgomery multiplication, 24 digits, 1 chain(s).
+// amm52x1_24: radix-2^52 Montgomery multiplication, 24 digits, 1 chain(s), 8 lanes.
 //
 //go:noescape
 func amm52x1_24(z, a, b, m, k0 *uint64)
 
-// sel52x1_24: table lookup, 24 digits, 1 chain(s).
+// sel52x1_24: table lookup, 24 digits, 1 chain(s), 8 lanes.
 //
 //go:noescape
 func sel52x1_24(out, table, idx *uint64)
 
-// amm52x2_24: radix-2^52 Montgomery multiplication, 24 digits, 2 chain(s).
+// amm52x2_24: radix-2^52 Montgomery multiplication, 24 digits, 2 chain(s), 8 lanes.
 //
 //go:noescape
 func amm52x2_24(z, a, b, m, k0 *uint64)
 
-// sel52x2_24: table lookup, 24 digits, 2 chain(s).
+// sel52x2_24: table lookup, 24 digits, 2 chain(s), 8 lanes.
 //
 //go:noescape
 func sel52x2_24(out, table, idx *uint64)
 
-// amm52x1_32: radix-2^52 Montgomery multiplication, 32 digits, 1 chain(s).
+// amm52x1_32: radix-2^52 Montgomery multiplication, 32 digits, 1 chain(s), 8 lanes.
 //
 //go:noescape
 func amm52x1_32(z, a, b, m, k0 *uint64)
 
-// sel52x1_32: table lookup, 32 digits, 1 chain(s).
+// sel52x1_32: table lookup, 32 digits, 1 chain(s), 8 lanes.
 //
 //go:noescape
 func sel52x1_32(out, table, idx *uint64)
 
-// amm52x2_32: radix-2^52 Montgomery multiplication, 32 digits, 2 chain(s).
+// amm52x2_32: radix-2^52 Montgomery multiplication, 32 digits, 2 chain(s), 8 lanes.
 //
 //go:noescape
 func amm52x2_32(z, a, b, m, k0 *uint64)
 
-// sel52x2_32: table lookup, 32 digits, 2 chain(s).
+// sel52x2_32: table lookup, 32 digits, 2 chain(s), 8 lanes.
 //
 //go:noescape
 func sel52x2_32(out, table, idx *uint64)
 
-// amm52x1_40: radix-2^52 Montgomery multiplication, 40 digits, 1 chain(s).
+// amm52x1_40: radix-2^52 Montgomery multiplication, 40 digits, 1 chain(s), 8 lanes.
 //
 //go:noescape
 func amm52x1_40(z, a, b, m, k0 *uint64)
 
-// sel52x1_40: table lookup, 40 digits, 1 chain(s).
+// sel52x1_40: table lookup, 40 digits, 1 chain(s), 8 lanes.
 //
 //go:noescape
 func sel52x1_40(out, table, idx *uint64)
 
-// amm52x2_40: radix-2^52 Montgomery multiplication, 40 digits, 2 chain(s).
+// amm52x2_40: radix-2^52 Montgomery multiplication, 40 digits, 2 chain(s), 8 lanes.
 //
 //go:noescape
 func amm52x2_40(z, a, b, m, k0 *uint64)
 
-// sel52x2_40: table lookup, 40 digits, 2 chain(s).
+// sel52x2_40: table lookup, 40 digits, 2 chain(s), 8 lanes.
 //
 //go:noescape
 func sel52x2_40(out, table, idx *uint64)
 
-// ifmaASM are the assembly kernels by digit count and chain count.
-var ifmaASM = map[[2]int]ifmaASMFuncs{
-	{24, 1}: {amm52x1_24, sel52x1_24},
-	{24, 2}: {amm52x2_24, sel52x2_24},
-	{32, 1}: {amm52x1_32, sel52x1_32},
-	{32, 2}: {amm52x2_32, sel52x2_32},
-	{40, 1}: {amm52x1_40, sel52x1_40},
-	{40, 2}: {amm52x2_40, sel52x2_40},
+// amm52x1_20y: radix-2^52 Montgomery multiplication, 20 digits, 1 chain(s), 4 lanes.
+//
+//go:noescape
+func amm52x1_20y(z, a, b, m, k0 *uint64)
+
+// sel52x1_20y: table lookup, 20 digits, 1 chain(s), 4 lanes.
+//
+//go:noescape
+func sel52x1_20y(out, table, idx *uint64)
+
+// amm52x2_20y: radix-2^52 Montgomery multiplication, 20 digits, 2 chain(s), 4 lanes.
+//
+//go:noescape
+func amm52x2_20y(z, a, b, m, k0 *uint64)
+
+// sel52x2_20y: table lookup, 20 digits, 2 chain(s), 4 lanes.
+//
+//go:noescape
+func sel52x2_20y(out, table, idx *uint64)
+
+// amm52x1_32y: radix-2^52 Montgomery multiplication, 32 digits, 1 chain(s), 4 lanes.
+//
+//go:noescape
+func amm52x1_32y(z, a, b, m, k0 *uint64)
+
+// sel52x1_32y: table lookup, 32 digits, 1 chain(s), 4 lanes.
+//
+//go:noescape
+func sel52x1_32y(out, table, idx *uint64)
+
+// amm52x2_32y: radix-2^52 Montgomery multiplication, 32 digits, 2 chain(s), 4 lanes.
+//
+//go:noescape
+func amm52x2_32y(z, a, b, m, k0 *uint64)
+
+// sel52x2_32y: table lookup, 32 digits, 2 chain(s), 4 lanes.
+//
+//go:noescape
+func sel52x2_32y(out, table, idx *uint64)
+
+// amm52x1_40y: radix-2^52 Montgomery multiplication, 40 digits, 1 chain(s), 4 lanes.
+//
+//go:noescape
+func amm52x1_40y(z, a, b, m, k0 *uint64)
+
+// sel52x1_40y: table lookup, 40 digits, 1 chain(s), 4 lanes.
+//
+//go:noescape
+func sel52x1_40y(out, table, idx *uint64)
+
+// amm52x2_40y: radix-2^52 Montgomery multiplication, 40 digits, 2 chain(s), 4 lanes.
+//
+//go:noescape
+func amm52x2_40y(z, a, b, m, k0 *uint64)
+
+// sel52x2_40y: table lookup, 40 digits, 2 chain(s), 4 lanes.
+//
+//go:noescape
+func sel52x2_40y(out, table, idx *uint64)
+
+// ifmaASM are the assembly kernels by digit count, chain count and lanes.
+var ifmaASM = map[[3]int]ifmaASMFuncs{
+	{24, 1, 8}: {amm52x1_24, sel52x1_24},
+	{24, 2, 8}: {amm52x2_24, sel52x2_24},
+	{32, 1, 8}: {amm52x1_32, sel52x1_32},
+	{32, 2, 8}: {amm52x2_32, sel52x2_32},
+	{40, 1, 8}: {amm52x1_40, sel52x1_40},
+	{40, 2, 8}: {amm52x2_40, sel52x2_40},
+	{20, 1, 4}: {amm52x1_20y, sel52x1_20y},
+	{20, 2, 4}: {amm52x2_20y, sel52x2_20y},
+	{32, 1, 4}: {amm52x1_32y, sel52x1_32y},
+	{32, 2, 4}: {amm52x2_32y, sel52x2_32y},
+	{40, 1, 4}: {amm52x1_40y, sel52x1_40y},
+	{40, 2, 4}: {amm52x2_40y, sel52x2_40y},
 }

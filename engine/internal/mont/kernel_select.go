@@ -103,11 +103,12 @@ func ifmaSelfTest() error {
 		rng ^= rng << 17
 		return rng
 	}
-	for _, L := range []int{24, 32, 40} {
-		for _, C := range []int{1, 2} {
-			amm, sel, ok := ifmaASMKernels(L, C)
+	for _, v := range ifmaASMVariants() {
+		{
+			L, C, W := v[0], v[1], v[2]
+			amm, sel, ok := ifmaASMKernelsW(L, C, W)
 			if !ok {
-				return fmt.Errorf("no kernel for %d digits, %d chains", L, C)
+				return fmt.Errorf("no kernel for %d digits, %d chains, %d lanes", L, C, W)
 			}
 			ramm, rsel := refKernels(L, C)
 			CL := C * L
@@ -138,7 +139,7 @@ func ifmaSelfTest() error {
 				amm(s, z1, a, b, m, k0)
 				ramm(s, z2, a, b, m, k0)
 				if !slices.Equal(s[z1:z1+CL], s[z2:z2+CL]) {
-					return fmt.Errorf("%d digits, %d chains: product %d differs from the model", L, C, it)
+					return fmt.Errorf("%d digits, %d chains, %d lanes: product %d differs from the model", L, C, W, it)
 				}
 				copy(s[b:b+CL], s[a:a+CL])
 				copy(s[a:a+CL], s[z1:z1+CL])
@@ -154,7 +155,7 @@ func ifmaSelfTest() error {
 				sel(s, out1, table, idx)
 				rsel(s, out2, table, idx)
 				if !slices.Equal(s[out1:out1+CL], s[out2:out2+CL]) {
-					return fmt.Errorf("%d digits, %d chains: table lookup %d differs from the model", L, C, j)
+					return fmt.Errorf("%d digits, %d chains, %d lanes: table lookup %d differs from the model", L, C, W, j)
 				}
 			}
 		}
