@@ -8,6 +8,10 @@
 #   make bench   ops/s of ours vs SoftHSMv2 (test/bench/run.sh), about 2 minutes
 #   make deadcode  functions no program reaches (.ci/deadcode.allow lists the accepted ones)
 #   make deps    the Debian packages the tests and the demo need
+#   make install / make uninstall   PREFIX (default /usr/local), DESTDIR: the
+#                module in $(LIBDIR)/pkcs11/, its p11-kit registration, the CLI
+#                and the daemon, man pages, bash completion, the systemd unit
+#   make deb     build/modexp-token_VERSION_ARCH.deb (PREFIX=/usr), dpkg-deb
 #   make clean
 
 SHELL := /bin/bash
@@ -19,12 +23,16 @@ CLI := $(BUILD)/modexp-token
 # Only the C_* entry points are exported (see cgo/exports.map).
 LIB_LDFLAGS := -extldflags=-Wl,--version-script=$(CURDIR)/cgo/exports.map
 
+# The version the CLI and the daemon print (--version).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+VERSION_LDFLAGS := -X github.com/modexp-token/modexp-token/cmd/internal/version.Version=$(VERSION)
+
 # Debian packages: PKCS#11 clients and tools used by the tests and the demo.
 DEB_PACKAGES := gcc make openssl opensc p11-kit gnutls-bin libengine-pkcs11-openssl \
 	softhsm2 libp11-kit-dev p11-kit-modules openssh-client nginx binutils util-linux
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: all build lib cli bench bench-device test test-purego test-ifma fmt-check vet test-go test-cgo test-integration deadcode deps demo clean
+.PHONY: all build lib cli install uninstall deb test-install bench bench-device test test-purego test-ifma fmt-check vet test-go test-cgo test-integration deadcode deps demo clean
 
 all: build
 
@@ -39,10 +47,61 @@ lib:
 # The CLI and the device daemon.
 cli:
 	@mkdir -p $(BUILD)
-	$(GO) build -o $(CLI) ./cmd/modexp-token
-	$(GO) build -o $(BUILD)/modexpd ./cmd/modexpd
+	$(GO) build -ldflags='$(VERSION_LDFLAGS)' -o $(CLI) ./cmd/modexp-token
+	$(GO) build -ldflags='$(VERSION_LDFLAGS)' -o $(BUILD)/modexpd ./cmd/modexpd
 
-test: deps fmt-check vet test-go test-purego test-cgo test-integration
+# Installation. The module goes to the multiarch pkcs11/ directory
+# (/usr/lib/x86_64-linux-gnu/pkcs11/ with PREFIX=/usr, where p11-kit and the
+# docs look); its p11-kit file names it by absolute path, so p11-kit finds it
+# under any PREFIX (p11-kit reads $(PREFIX)/share/p11-kit/modules only for
+# PREFIX=/usr; elsewhere set P11KITDIR=/etc/pkcs11/modules).
+PREFIX ?= /usr/local
+DESTDIR ?=
+MULTIARCH ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null)
+BINDIR ?= $(PREFIX)/bin
+PKCS11DIR ?= $(PREFIX)/lib/$(MULTIARCH)/pkcs11
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+P11KITDIR ?= $(DATADIR)/p11-kit/modules
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
+INSTALLED := $(PKCS11DIR)/libmodexp-pkcs11.so $(P11KITDIR)/modexp-token.module \
+	$(BINDIR)/modexp-token $(BINDIR)/modexpd $(BASHCOMPDIR)/modexp-token \
+	$(SYSTEMDDIR)/modexpd.service $(MANDIR)/man1/modexpd.1
+
+install: build
+	install -d $(DESTDIR)$(PKCS11DIR) $(DESTDIR)$(P11KITDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSTEMDDIR)
+	install -m 0644 $(LIB) $(DESTDIR)$(PKCS11DIR)/libmodexp-pkcs11.so
+	sed 's|^module: .*|module: $(PKCS11DIR)/libmodexp-pkcs11.so|' dist/p11-kit/modexp-token.module \
+		> $(DESTDIR)$(P11KITDIR)/modexp-token.module && chmod 0644 $(DESTDIR)$(P11KITDIR)/modexp-token.module
+	install -m 0755 $(CLI) $(BUILD)/modexpd $(DESTDIR)$(BINDIR)/
+	rm -rf $(BUILD)/man && $(CLI) man --dir $(BUILD)/man
+	install -m 0644 $(BUILD)/man/*.1 dist/man/modexpd.1 $(DESTDIR)$(MANDIR)/man1/
+	$(CLI) completion bash > $(DESTDIR)$(BASHCOMPDIR)/modexp-token
+	sed 's|@BINDIR@|$(BINDIR)|g' dist/systemd/modexpd.service > $(DESTDIR)$(SYSTEMDDIR)/modexpd.service
+	@echo "installed; the module is $(PKCS11DIR)/libmodexp-pkcs11.so (p11-kit list-modules shows it as modexp-token)"
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED)) $(DESTDIR)$(MANDIR)/man1/modexp-token.1 $(DESTDIR)$(MANDIR)/man1/modexp-token-*.1
+	-rmdir $(DESTDIR)$(PKCS11DIR) 2>/dev/null
+
+# A Debian package from the tree: make install into a staging root with
+# PREFIX=/usr, then dpkg-deb (no debian/ directory needed; the control file
+# is dist/debian/control.in).
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB_VERSION := $(shell echo '$(VERSION)' | sed -e 's/^v//' -e 's/^\([^0-9]\)/0.1+git\1/' -e 's/[^A-Za-z0-9.+~]/./g')
+DEB_COMPRESS ?= -Zxz
+DEB := $(BUILD)/modexp-token_$(DEB_VERSION)_$(DEB_ARCH).deb
+
+deb: build
+	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/root/DEBIAN
+	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(BUILD)/deb/root PREFIX=/usr
+	sed -e 's|@VERSION@|$(DEB_VERSION)|' -e 's|@ARCH@|$(DEB_ARCH)|' dist/debian/control.in > $(BUILD)/deb/root/DEBIAN/control
+	dpkg-deb --root-owner-group $(DEB_COMPRESS) --build $(BUILD)/deb/root $(DEB)
+	@echo "$(DEB)"
+
+test: deps fmt-check vet test-go test-purego test-cgo test-integration test-install
 
 fmt-check:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './build/*')); \
@@ -75,6 +134,11 @@ test-ifma:
 
 test-cgo:
 	$(GO) test $(TESTHOOKS) ./cgo
+
+# The Debian package installed with dpkg, used by its installed path, and
+# removed: last, alone, so no other test sees a system-wide module.
+test-install: build
+	MODEXP_TEST_DEB=1 $(GO) test -count=1 -run TestDebianPackage ./test/install
 
 test-integration: build
 	$(GO) test ./test/...

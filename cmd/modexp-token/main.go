@@ -20,17 +20,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/modexp-token/modexp-token/cmd/internal/version"
+
 	"github.com/modexp-token/modexp-token/token/ck"
 )
-
-// version is set at link time (-ldflags -X main.version=...); empty means
-// "ask the build info".
-var version string
 
 // Exit codes. 0 is success.
 const (
@@ -101,39 +98,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// versionString is the version of this build: the link-time version, else
-// the module version or VCS revision from the build info.
-func versionString() string {
-	if version != "" {
-		return version
-	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return "devel"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if dirty {
-		rev += "-dirty"
-	}
-	return "devel-" + rev
-}
+// versionString is the version of this build.
+func versionString() string { return version.String() }
 
 // newRoot builds the command tree.
 func newRoot() *cobra.Command {

@@ -38,6 +38,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modexp-token/modexp-token/cmd/internal/version"
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/device/server"
 	"github.com/modexp-token/modexp-token/engine/device/wire"
@@ -68,11 +69,14 @@ func defaultListen() string {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || args[0] == "--version" || args[0] == "-version") {
 		cmd, args = args[0], args[1:]
 	}
 	var err error
 	switch cmd {
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "modexpd", version.String())
+		return 0
 	case "serve":
 		err = serve(args, stderr)
 	case "status":
@@ -80,7 +84,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "keygen":
 		err = keygen(args, stdout, stderr)
 	case "help":
-		fmt.Fprintln(stdout, "usage: modexpd [serve|status|keygen] [flags]; modexpd CMD -h for flags")
+		fmt.Fprintln(stdout, "usage: modexpd [serve|status|keygen|version] [flags]; modexpd CMD -h for flags; modexpd --version")
 		return 0
 	default:
 		err = fmt.Errorf("unknown command %q (serve, status, keygen)", cmd)
