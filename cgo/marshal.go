@@ -14,10 +14,11 @@ import (
 
 // Sizes of the structures whose parameters we decode.
 const (
-	sizeofPSS  = C.CK_ULONG(unsafe.Sizeof(C.CK_RSA_PKCS_PSS_PARAMS{}))
-	sizeofOAEP = C.CK_ULONG(unsafe.Sizeof(C.CK_RSA_PKCS_OAEP_PARAMS{}))
-	sizeofECDH = C.CK_ULONG(unsafe.Sizeof(C.CK_ECDH1_DERIVE_PARAMS{}))
-	sizeofAttr = C.CK_ULONG(unsafe.Sizeof(C.CK_ATTRIBUTE{}))
+	sizeofPSS   = C.CK_ULONG(unsafe.Sizeof(C.CK_RSA_PKCS_PSS_PARAMS{}))
+	sizeofOAEP  = C.CK_ULONG(unsafe.Sizeof(C.CK_RSA_PKCS_OAEP_PARAMS{}))
+	sizeofECDH  = C.CK_ULONG(unsafe.Sizeof(C.CK_ECDH1_DERIVE_PARAMS{}))
+	sizeofEdDSA = C.CK_ULONG(unsafe.Sizeof(C.CK_EDDSA_PARAMS{}))
+	sizeofAttr  = C.CK_ULONG(unsafe.Sizeof(C.CK_ATTRIBUTE{}))
 )
 
 // unavailable is CK_UNAVAILABLE_INFORMATION as a CK_ULONG.
@@ -204,6 +205,16 @@ func mechanismIn(p *C.CK_MECHANISM) (*token.Mechanism, C.CK_RV) {
 			return nil, rvMechParamInvalid
 		}
 		m.ECDH = &token.ECDH1DeriveParams{KDF: uint64(p.kdf), SharedData: shared, PublicData: public}
+	case m.Type == ck.CKM_EDDSA && param != nil:
+		if plen != sizeofEdDSA {
+			return nil, rvMechParamInvalid
+		}
+		p := (*C.CK_EDDSA_PARAMS)(param)
+		context, ok := bytesCopy(unsafe.Pointer(p.pContextData), p.ulContextDataLen)
+		if !ok || p.phFlag > 1 {
+			return nil, rvMechParamInvalid
+		}
+		m.EdDSA = &token.EdDSAParams{PH: p.phFlag == 1, Context: context}
 	default:
 		// Raw bytes, CKM_DH_PKCS_DERIVE's peer public value among them.
 		raw, ok := bytesCopy(param, plen)

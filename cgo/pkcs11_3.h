@@ -22,6 +22,14 @@
 #define CKR_OPERATION_CANCEL_FAILED (0x00000202UL)
 #endif
 
+/* Section 2.3.6 of the 3.0 current mechanisms specification:
+ * CKM_EDDSA's optional parameter. */
+typedef struct CK_EDDSA_PARAMS {
+	CK_BBOOL phFlag;
+	CK_ULONG ulContextDataLen;
+	CK_BYTE_PTR pContextData;
+} CK_EDDSA_PARAMS;
+
 typedef struct CK_INTERFACE {
 	CK_UTF8CHAR_PTR pInterfaceName;
 	CK_VOID_PTR pFunctionList;

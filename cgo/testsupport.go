@@ -828,11 +828,12 @@ func tsTemplate(spec []tsAttr, nullTemplate bool) ([]token.Attribute, uint64) {
 // tsMech describes a CK_MECHANISM built by tsMechanism.
 type tsMech struct {
 	Type       uint64
-	Kind       int // 0 raw bytes in Raw, 1 CK_RSA_PKCS_PSS_PARAMS, 2 CK_RSA_PKCS_OAEP_PARAMS, 3 CK_ECDH1_DERIVE_PARAMS
+	Kind       int // 0 raw bytes in Raw, 1 CK_RSA_PKCS_PSS_PARAMS, 2 CK_RSA_PKCS_OAEP_PARAMS, 3 CK_ECDH1_DERIVE_PARAMS, 4 CK_EDDSA_PARAMS
 	Raw        []byte
 	PSS        token.PSSParams
 	OAEP       token.OAEPParams        // SourceData copied into C memory
 	ECDH       token.ECDH1DeriveParams // SharedData, PublicData copied into C memory
+	EdDSA      token.EdDSAParams       // Context copied into C memory (the ECDH public data's slot)
 	SourceNull bool                    // OAEP pSourceData (ECDH pPublicData) NULL with its length given
 	LenDelta   int                     // added to ulParameterLen
 	NullParam  bool                    // pParameter NULL (ulParameterLen as computed)
@@ -883,6 +884,17 @@ func tsMechanism(s tsMech) (*token.Mechanism, uint64) {
 		}
 		p.ulPublicDataLen = C.CK_ULONG(len(s.ECDH.PublicData))
 		param, plen = unsafe.Pointer(p), int(unsafe.Sizeof(*p))
+	case 4:
+		p := (*C.CK_EDDSA_PARAMS)(C.calloc(1, C.size_t(unsafe.Sizeof(C.CK_EDDSA_PARAMS{}))+16))
+		if s.EdDSA.PH {
+			p.phFlag = 1
+		}
+		if len(s.EdDSA.Context) > 0 && !s.SourceNull {
+			src = C.CBytes(s.EdDSA.Context)
+			p.pContextData = (*C.CK_BYTE)(src)
+		}
+		p.ulContextDataLen = C.CK_ULONG(len(s.EdDSA.Context))
+		param, plen = unsafe.Pointer(p), int(unsafe.Sizeof(*p))
 	}
 	if !s.NullParam {
 		m.pParameter = param
@@ -896,7 +908,7 @@ func tsMechanism(s tsMech) (*token.Mechanism, uint64) {
 	for _, b := range []struct {
 		p unsafe.Pointer
 		n int
-	}{{src, len(s.OAEP.SourceData) + len(s.ECDH.PublicData)}, {src2, len(s.ECDH.SharedData)}} {
+	}{{src, len(s.OAEP.SourceData) + len(s.ECDH.PublicData) + len(s.EdDSA.Context)}, {src2, len(s.ECDH.SharedData)}} {
 		if b.p != nil {
 			C.memset(b.p, 0xEE, C.size_t(b.n))
 			C.free(b.p)

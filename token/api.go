@@ -49,6 +49,13 @@ type Mechanism struct {
 	PSS   *PSSParams         // CKM_*RSA_PKCS_PSS: decoded CK_RSA_PKCS_PSS_PARAMS
 	OAEP  *OAEPParams        // CKM_RSA_PKCS_OAEP: decoded CK_RSA_PKCS_OAEP_PARAMS
 	ECDH  *ECDH1DeriveParams // CKM_ECDH1_DERIVE, CKM_ECDH1_COFACTOR_DERIVE
+	EdDSA *EdDSAParams       // CKM_EDDSA with CK_EDDSA_PARAMS (nil: none given)
+}
+
+// EdDSAParams is CK_EDDSA_PARAMS with the context copied.
+type EdDSAParams struct {
+	PH      bool   // phFlag: the pre-hash variant (Ed25519ph)
+	Context []byte // the context (nil when absent)
 }
 
 // ECDH1DeriveParams is CK_ECDH1_DERIVE_PARAMS with its data copied.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/x509"
 	"encoding/asn1"
@@ -372,7 +373,14 @@ func (tk *testToken) publicKey(idHex string) (string, crypto.PublicKey) {
 	if list == "" {
 		tk.t.Fatalf("no public key with ID %s on the token", idHex)
 	}
-	if strings.Contains(list, "EC_POINT:") {
+	if ed, ok, err := edPublicKey(list); ok {
+		if err != nil {
+			tk.t.Fatalf("Ed25519 public key %s: %v\n%s", idHex, err, list)
+		}
+		if der, err = x509.MarshalPKIXPublicKey(ed); err != nil {
+			tk.t.Fatal(err)
+		}
+	} else if strings.Contains(list, "EC_POINT:") {
 		pub, err := ecPublicKey(list)
 		if err != nil {
 			tk.t.Fatalf("EC public key %s: %v\n%s", idHex, err, list)
@@ -453,6 +461,29 @@ func ecPublicKey(listing string) (*ecdsa.PublicKey, error) {
 		return nil, fmt.Errorf("CKA_EC_POINT %x is not an uncompressed point on %s", inner, curve.Params().Name)
 	}
 	return &ecdsa.PublicKey{Curve: curve, X: x, Y: y}, nil
+}
+
+// Ed25519's CKA_EC_PARAMS as pkcs11-tool prints them: the PrintableString
+// "edwards25519" and the OID 1.3.101.112.
+var edwardsParams = map[string]bool{"130c656477617264733235353139": true, "06032b6570": true}
+
+// edPublicKey builds an Ed25519 public key from pkcs11-tool's listing of
+// one public key object; ok is false if the key is not on Ed25519.
+// CKA_EC_POINT must be the DER OCTET STRING of the 32-byte key.
+func edPublicKey(listing string) (pub ed25519.PublicKey, ok bool, err error) {
+	pm, cm := ecPointLine.FindStringSubmatch(listing), ecParamsLine.FindStringSubmatch(listing)
+	if pm == nil || cm == nil || !edwardsParams[cm[1]] {
+		return nil, false, nil
+	}
+	point, err := hex.DecodeString(pm[1])
+	if err != nil {
+		return nil, true, err
+	}
+	var inner []byte
+	if rest, err := asn1.Unmarshal(point, &inner); err != nil || len(rest) != 0 || len(inner) != ed25519.PublicKeySize {
+		return nil, true, fmt.Errorf("CKA_EC_POINT %x is not a DER OCTET STRING of 32 bytes", point)
+	}
+	return ed25519.PublicKey(inner), true, nil
 }
 
 // uri is a PKCS#11 URI of an object of the test token; with pin set it

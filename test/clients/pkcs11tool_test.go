@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
@@ -136,6 +137,18 @@ func TestPKCS11Tool(t *testing.T) {
 		}
 		mark("ECDSA-KEY-PAIR-GEN", "generate_key_pair")
 	}
+	var edPub ed25519.PublicKey
+	edPEM := ""
+	if has("EC-EDWARDS-KEY-PAIR-GEN", "generate_key_pair") {
+		tk.genEC("21", "ed25519", "edwards25519")
+		path, pub := tk.publicKey("21")
+		p, ok := pub.(ed25519.PublicKey)
+		if !ok {
+			t.Fatalf("generated Ed25519 key: %T", pub)
+		}
+		edPub, edPEM = p, path
+		mark("EC-EDWARDS-KEY-PAIR-GEN", "generate_key_pair")
+	}
 	k := (rsaPub.N.BitLen() + 7) / 8
 	msg := []byte("exercised by pkcs11-tool\n")
 
@@ -193,6 +206,23 @@ func TestPKCS11Tool(t *testing.T) {
 			d := digest(h, msg)
 			cases = append(cases, signCase{n, "01", []string{"-m", n}, msg, func(sig []byte) error {
 				return rsa.VerifyPKCS1v15(rsaPub, h, d, sig)
+			}})
+		case n == "EDDSA":
+			if edPub == nil {
+				t.Errorf("%s listed, but no Ed25519 key could be generated (no EC-EDWARDS-KEY-PAIR-GEN)", n)
+				continue
+			}
+			// Checked by Go and by OpenSSL (pkeyutl -rawin: PureEdDSA).
+			cases = append(cases, signCase{n, "21", []string{"-m", n}, msg, func(sig []byte) error {
+				if !ed25519.Verify(edPub, msg, sig) {
+					return fmt.Errorf("Ed25519 signature does not verify")
+				}
+				in, sf := tk.write("ed-msg.bin", string(msg)), tk.write("ed-sig.bin", string(sig))
+				if r := tk.run("openssl", "pkeyutl", "-verify", "-pubin", "-inkey", edPEM, "-rawin", "-in", in, "-sigfile", sf); r.err != nil ||
+					!strings.Contains(r.combined(), "Signature Verified Successfully") {
+					return fmt.Errorf("openssl pkeyutl -verify -rawin: %v\n%s", r.err, r.combined())
+				}
+				return nil
 			}})
 		case n == "ECDSA" || strings.HasPrefix(n, "ECDSA-SHA"):
 			if len(ecPubs) == 0 {

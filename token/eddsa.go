@@ -1,0 +1,337 @@
+package token
+
+// EdDSA: CKK_EC_EDWARDS keys, CKM_EC_EDWARDS_KEY_PAIR_GEN and CKM_EDDSA,
+// for Ed25519 (RFC 8032; Go's crypto/ed25519 does the arithmetic, in
+// constant time). Ed448 is not offered: Go's standard library has no
+// Ed448, and the token takes no third-party curve code for one curve.
+//
+//   - CKA_EC_PARAMS names the curve as the clients send it: the OID
+//     id-Ed25519 (1.3.101.112), the PrintableString "edwards25519"
+//     (pkcs11-tool 0.23, SoftHSMv2), or GnuPG's OID 1.3.6.1.4.1.11591.15.1;
+//     the value is kept as given. Ed448 and other curves are
+//     CKR_CURVE_NOT_SUPPORTED; bytes that are not one DER element
+//     CKR_ATTRIBUTE_VALUE_INVALID.
+//   - CKA_EC_POINT is the DER OCTET STRING of the 32-byte public key (as
+//     SoftHSMv2 and OpenSC have it); the bare 32 bytes are accepted on
+//     import and stored wrapped.
+//   - CKA_VALUE of a private key is the 32-byte private key of RFC 8032
+//     (the seed); its public key is computed and kept in the private
+//     object's CKA_EC_POINT, as for CKK_EC.
+//   - Both keys get CKA_PUBLIC_KEY_INFO (SubjectPublicKeyInfo, id-Ed25519).
+//   - The key size is 256 bits (SoftHSMv2 counts so).
+//
+// CKM_EDDSA signs and verifies the message itself, in one part or several
+// (the parts are kept until C_SignFinal; at most maxEdDSAMessage bytes).
+// Without a parameter it is Ed25519; CK_EDDSA_PARAMS selects Ed25519ph
+// (phFlag: the token hashes the message with SHA-512) and Ed25519ctx (a
+// context of 1 to 255 bytes; with phFlag, Ed25519ph's context). Every
+// signature is verified before release. A signature that is not 64 bytes
+// is CKR_SIGNATURE_LEN_RANGE, a wrong one CKR_SIGNATURE_INVALID.
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha512"
+	"crypto/x509"
+	"encoding/asn1"
+
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// Ed25519's CKA_EC_PARAMS encodings.
+var (
+	ed25519OID       = []byte{0x06, 0x03, 0x2b, 0x65, 0x70}                                     // 1.3.101.112
+	ed25519Printable = append([]byte{0x13, 0x0c}, "edwards25519"...)                            // PrintableString
+	ed25519GnuPGOID  = []byte{0x06, 0x09, 0x2b, 0x06, 0x01, 0x04, 0x01, 0xda, 0x47, 0x0f, 0x01} // 1.3.6.1.4.1.11591.15.1
+)
+
+// edKeyBits is the key size of an Ed25519 key.
+const edKeyBits = 256
+
+// maxEdDSAMessage bounds the message of a multi-part EdDSA operation.
+const maxEdDSAMessage = 64 << 20
+
+func init() {
+	registerKeyType(&keyType{
+		typ: ck.CKK_EC_EDWARDS,
+		publicSchema: publicKeySchema.with(schema{
+			ck.CKA_EC_PARAMS: {kind: kindBytes, flags: fRequired | fFixed},
+			ck.CKA_EC_POINT:  {kind: kindBytes, flags: fRequired | fFixed | fGenerated},
+		}),
+		privateSchema: privateKeySchema.with(schema{
+			ck.CKA_EC_PARAMS: {kind: kindBytes, flags: fRequired | fFixed},
+			ck.CKA_VALUE:     {kind: kindBytes, flags: fRequired | fFixed | fGenerated | fSecret},
+			ck.CKA_EC_POINT:  {kind: kindBytes, flags: fFixed | fGenerated},
+		}),
+		completePublic:  completeEdPublic,
+		completePrivate: completeEdPrivate,
+		bits: func(a attrMap) int {
+			if edCheckParams(a[ck.CKA_EC_PARAMS]) != nil {
+				return 0
+			}
+			return edKeyBits
+		},
+	})
+	edKeys := []uint64{ck.CKK_EC_EDWARDS}
+	registerMechanism(&mechanism{
+		typ: ck.CKM_EC_EDWARDS_KEY_PAIR_GEN, flags: ck.CKF_GENERATE_KEY_PAIR,
+		keyTypes: edKeys, minBits: edKeyBits, maxBits: edKeyBits,
+		generateKeyPair: generateEd,
+	})
+	registerMechanism(&mechanism{
+		typ: ck.CKM_EDDSA, flags: ck.CKF_SIGN | ck.CKF_VERIFY,
+		keyTypes: edKeys, minBits: edKeyBits, maxBits: edKeyBits,
+		params: eddsaParamsOf, checkKey: eddsaCheckKey,
+		sign: eddsaSign, verify: eddsaVerify,
+	})
+}
+
+// edCheckParams accepts Ed25519's CKA_EC_PARAMS (see the file comment).
+func edCheckParams(params []byte) error {
+	if bytes.Equal(params, ed25519OID) || bytes.Equal(params, ed25519Printable) || bytes.Equal(params, ed25519GnuPGOID) {
+		return nil
+	}
+	var rv asn1.RawValue
+	rest, err := asn1.Unmarshal(params, &rv)
+	if err != nil || len(rest) != 0 {
+		return invalid(ck.CKA_EC_PARAMS, "not one DER element")
+	}
+	if rv.Class == asn1.ClassUniversal && (rv.Tag == asn1.TagOID || rv.Tag == asn1.TagPrintableString) {
+		return ck.Errorf(ck.CKR_CURVE_NOT_SUPPORTED, "CKA_EC_PARAMS: Edwards curve %x not supported (Ed25519 only)", params)
+	}
+	return ck.Errorf(ck.CKR_CURVE_NOT_SUPPORTED, "CKA_EC_PARAMS: an Edwards curve is named by an OID or a name")
+}
+
+// edPublicBytes decodes an Ed25519 CKA_EC_POINT: the DER OCTET STRING of
+// 32 bytes, or the bare 32 bytes.
+func edPublicBytes(v []byte) ([]byte, error) {
+	if len(v) == 2+ed25519.PublicKeySize && v[0] == 0x04 && v[1] == ed25519.PublicKeySize {
+		return v[2:], nil
+	}
+	if len(v) == ed25519.PublicKeySize {
+		return v, nil
+	}
+	return nil, invalid(ck.CKA_EC_POINT, "not an Ed25519 public key (32 bytes, bare or as a DER OCTET STRING)")
+}
+
+// edPoint is the stored CKA_EC_POINT of an Ed25519 public key.
+func edPoint(pub []byte) []byte { return append([]byte{0x04, ed25519.PublicKeySize}, pub...) }
+
+// edSPKI is the SubjectPublicKeyInfo of an Ed25519 public key.
+func edSPKI(pub []byte) []byte {
+	der, err := x509.MarshalPKIXPublicKey(ed25519.PublicKey(pub))
+	if err != nil {
+		return []byte{}
+	}
+	return der
+}
+
+func completeEdPublic(a attrMap) error {
+	if err := edCheckParams(a[ck.CKA_EC_PARAMS]); err != nil {
+		return err
+	}
+	pub, err := edPublicBytes(a[ck.CKA_EC_POINT])
+	if err != nil {
+		return err
+	}
+	a[ck.CKA_EC_POINT] = edPoint(pub)
+	a[ck.CKA_PUBLIC_KEY_INFO] = edSPKI(pub)
+	return nil
+}
+
+func completeEdPrivate(a attrMap) error {
+	if err := edCheckParams(a[ck.CKA_EC_PARAMS]); err != nil {
+		return err
+	}
+	seed := a[ck.CKA_VALUE]
+	if len(seed) != ed25519.SeedSize {
+		return invalid(ck.CKA_VALUE, "an Ed25519 private key has 32 bytes")
+	}
+	priv := ed25519.NewKeyFromSeed(seed)
+	pub := priv.Public().(ed25519.PublicKey)
+	clear(priv)
+	if v, ok := a[ck.CKA_EC_POINT]; ok {
+		given, err := edPublicBytes(v)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(given, pub) {
+			return inconsistent("CKA_EC_POINT does not match CKA_VALUE")
+		}
+	}
+	a[ck.CKA_VALUE] = bytes.Clone(seed)
+	a[ck.CKA_EC_POINT] = edPoint(pub)
+	a[ck.CKA_PUBLIC_KEY_INFO] = edSPKI(pub)
+	return nil
+}
+
+// generateEd is CKM_EC_EDWARDS_KEY_PAIR_GEN: CKA_EC_PARAMS in the public
+// template names the curve (given in the private template too, it must be
+// equal).
+func generateEd(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
+	params, ok := pub[ck.CKA_EC_PARAMS]
+	if !ok {
+		return 0, nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_EC_PARAMS missing from the public key template")
+	}
+	if err := edCheckParams(params); err != nil {
+		return 0, nil, nil, err
+	}
+	if pv, ok := priv[ck.CKA_EC_PARAMS]; ok && !bytes.Equal(pv, params) {
+		return 0, nil, nil, inconsistent("CKA_EC_PARAMS differs between the public and private templates")
+	}
+	pk, sk, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return 0, nil, nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "generate Ed25519 key: %v", err)
+	}
+	seed := bytes.Clone(sk.Seed())
+	clear(sk)
+	point := edPoint(pk)
+	pubVals := attrMap{ck.CKA_EC_POINT: point}
+	privVals := attrMap{ck.CKA_EC_PARAMS: bytes.Clone(params), ck.CKA_VALUE: seed, ck.CKA_EC_POINT: point}
+	return ck.CKK_EC_EDWARDS, pubVals, privVals, nil
+}
+
+// eddsaParams are decoded CK_EDDSA_PARAMS (nil: pure Ed25519).
+type eddsaParams struct {
+	ph      bool
+	context string
+}
+
+// options are the crypto/ed25519 options of the parameters.
+func (p *eddsaParams) options() *ed25519.Options {
+	if p == nil {
+		return &ed25519.Options{}
+	}
+	o := &ed25519.Options{Context: p.context}
+	if p.ph {
+		o.Hash = crypto.SHA512
+	}
+	return o
+}
+
+func eddsaParamsOf(mech *mechanism, m *Mechanism) (any, error) {
+	if len(m.Param) != 0 || m.PSS != nil || m.OAEP != nil || m.ECDH != nil {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_EDDSA takes CK_EDDSA_PARAMS or nothing")
+	}
+	if m.EdDSA == nil {
+		return (*eddsaParams)(nil), nil
+	}
+	return parseEdDSAParams(m.EdDSA)
+}
+
+// parseEdDSAParams checks CK_EDDSA_PARAMS: a context of at most 255 bytes.
+func parseEdDSAParams(p *EdDSAParams) (*eddsaParams, error) {
+	if len(p.Context) > 255 {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "EdDSA context of %d bytes (at most 255)", len(p.Context))
+	}
+	return &eddsaParams{ph: p.PH, context: string(p.Context)}, nil
+}
+
+// eddsaCheckKey: the key's curve must be Ed25519. It also sets up the
+// operation's input: SHA-512 of the message for Ed25519ph, else the
+// message kept whole.
+func eddsaCheckKey(op *operation) error {
+	if err := edCheckParams(op.key.attrs[ck.CKA_EC_PARAMS]); err != nil {
+		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "Edwards key without a usable curve: %v", err)
+	}
+	if p := op.params.(*eddsaParams); p != nil && p.ph {
+		op.digest = sha512.New()
+	} else {
+		op.digest = &messageBuffer{}
+	}
+	return nil
+}
+
+// messageBuffer is the hash.Hash of a mechanism that signs the whole
+// message (PureEdDSA): Sum returns the message.
+type messageBuffer struct {
+	b        []byte
+	overflow bool
+}
+
+func (m *messageBuffer) Write(p []byte) (int, error) {
+	if len(m.b)+len(p) > maxEdDSAMessage {
+		m.overflow = true
+		return len(p), nil
+	}
+	m.b = append(m.b, p...)
+	return len(p), nil
+}
+func (m *messageBuffer) Sum(b []byte) []byte { return append(b, m.b...) }
+func (m *messageBuffer) Reset()              { m.b, m.overflow = m.b[:0], false }
+func (m *messageBuffer) Size() int           { return len(m.b) }
+func (m *messageBuffer) BlockSize() int      { return 1 }
+
+// eddsaInputOK reports an overflowing multi-part message.
+func eddsaInputOK(op *operation) error {
+	if mb, ok := op.digest.(*messageBuffer); ok && mb.overflow {
+		return ck.Errorf(ck.CKR_DATA_LEN_RANGE, "EdDSA message over %d bytes", maxEdDSAMessage)
+	}
+	return nil
+}
+
+// preparedEd returns the Ed25519 private key of o, once per snapshot.
+func (s *slot) preparedEd(o *object) (ed25519.PrivateKey, error) {
+	o.prepOnce.Lock()
+	defer o.prepOnce.Unlock()
+	if k, ok := o.prepared.(ed25519.PrivateKey); ok {
+		return k, nil
+	}
+	if !o.complete {
+		return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
+	}
+	seed := o.attrs[ck.CKA_VALUE]
+	if len(seed) != ed25519.SeedSize {
+		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored Ed25519 key of %d bytes", len(seed))
+	}
+	k := ed25519.NewKeyFromSeed(seed)
+	if v, ok := o.attrs[ck.CKA_EC_POINT]; ok && !bytes.Equal(v, edPoint(k[32:])) {
+		s.log.Error("stored Ed25519 key inconsistent with its point", "object", o.handle)
+		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored Ed25519 key does not match its CKA_EC_POINT")
+	}
+	o.prepared = k
+	return k, nil
+}
+
+// eddsaSign signs msg (the message, or its SHA-512 for Ed25519ph) and
+// verifies the signature before release.
+func eddsaSign(op *operation, msg []byte) ([]byte, error) {
+	if err := eddsaInputOK(op); err != nil {
+		return nil, err
+	}
+	k, err := op.slot.preparedEd(op.key)
+	if err != nil {
+		return nil, err
+	}
+	opts := op.params.(*eddsaParams).options()
+	sig, err := k.Sign(nil, msg, opts)
+	if err != nil {
+		return nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "Ed25519 sign: %v", err)
+	}
+	if err := ed25519.VerifyWithOptions(k.Public().(ed25519.PublicKey), msg, sig, opts); err != nil {
+		op.slot.log.Error("Ed25519 signature failed its check", "object", op.key.handle, "err", err)
+		return nil, ck.Errorf(ck.CKR_DEVICE_ERROR, "Ed25519 signature failed its check")
+	}
+	return sig, nil
+}
+
+// eddsaVerify checks an Ed25519 signature of msg with the operation's
+// public key.
+func eddsaVerify(op *operation, msg, sig []byte) error {
+	if err := eddsaInputOK(op); err != nil {
+		return err
+	}
+	pub, err := edPublicBytes(op.key.attrs[ck.CKA_EC_POINT])
+	if err != nil {
+		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored Ed25519 key without a usable point")
+	}
+	if len(sig) != ed25519.SignatureSize {
+		return ck.Errorf(ck.CKR_SIGNATURE_LEN_RANGE, "Ed25519 signature of %d bytes, want 64", len(sig))
+	}
+	if err := ed25519.VerifyWithOptions(ed25519.PublicKey(pub), msg, sig, op.params.(*eddsaParams).options()); err != nil {
+		return ck.Errorf(ck.CKR_SIGNATURE_INVALID, "Ed25519 signature does not verify")
+	}
+	return nil
+}
