@@ -59,9 +59,7 @@ var ecdhKDFs = map[uint64]crypto.Hash{
 	ck.CKD_SHA512_KDF: crypto.SHA512,
 }
 
-// registerECDH registers the ECDH mechanisms (called once the token
-// stores derived secret keys).
-func registerECDH() {
+func init() {
 	for _, t := range []uint64{ck.CKM_ECDH1_DERIVE, ck.CKM_ECDH1_COFACTOR_DERIVE} {
 		registerMechanism(ecdhMechanism(t))
 	}

@@ -169,3 +169,181 @@ func ecdhDeriveValue(t *testing.T, m *Module, sh, key, mech uint64, p ECDH1Deriv
 	must(t, m.DestroyObject(sh, h))
 	return res[0].Value, nil
 }
+
+// FuzzECDHDeriveParams feeds CK_ECDH1_DERIVE_PARAMS and templates to
+// C_DeriveKey with a P-256 key: every answer carries a CK_RV, and a
+// derivation that succeeds with CKD_NULL gives d·Q's x-coordinate.
+func FuzzECDHDeriveParams(f *testing.F) {
+	c, _ := ec.CurveByName("P-256")
+	px, py, _ := c.ScalarBaseMult([]byte{7})
+	f.Add(uint64(ck.CKD_NULL), []byte{}, c.Marshal(px, py), uint64(0), uint64(ck.CKK_GENERIC_SECRET))
+	f.Add(uint64(ck.CKD_NULL), []byte{}, c.MarshalECPoint(px, py), uint64(16), uint64(ck.CKK_AES))
+	f.Add(uint64(ck.CKD_SHA256_KDF), []byte("shared"), c.MarshalCompressed(px, py), uint64(48), uint64(ck.CKK_GENERIC_SECRET))
+	f.Add(uint64(ck.CKD_SHA1_KDF), []byte{}, []byte{4, 0x41, 4, 1, 2}, uint64(20), uint64(ck.CKK_GENERIC_SECRET))
+	f.Add(uint64(ck.CKD_NULL), []byte{}, []byte{0}, uint64(0), uint64(ck.CKK_RSA))
+	m, sh := fuzzToken(f)
+	d := []byte{3}
+	key, err := m.CreateObject(sh, ecPrivateTemplate(c, d, aBool(ck.CKA_DERIVE, true)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, kdf uint64, shared, public []byte, valueLen, keyType uint64) {
+		tmpl := []Attribute{aULong(ck.CKA_KEY_TYPE, keyType), aBool(ck.CKA_SENSITIVE, false), aBool(ck.CKA_EXTRACTABLE, true)}
+		if valueLen != 0 {
+			tmpl = append(tmpl, aULong(ck.CKA_VALUE_LEN, valueLen))
+		}
+		p := &ECDH1DeriveParams{KDF: kdf, SharedData: shared, PublicData: public}
+		h, err := m.DeriveKey(sh, &Mechanism{Type: ck.CKM_ECDH1_DERIVE, ECDH: p}, key, tmpl)
+		checkRV(t, "DeriveKey", err)
+		if err != nil {
+			return
+		}
+		defer m.DestroyObject(sh, h)
+		res, err := m.GetAttributeValue(sh, h, []uint64{ck.CKA_VALUE})
+		if err != nil || res[0].Err != 0 {
+			t.Fatalf("value of a derived key: %+v, %v", res, err)
+		}
+		if kdf == ck.CKD_NULL {
+			qx, qy, err := c.UnmarshalECPoint(public)
+			if err != nil {
+				t.Fatalf("derived from an invalid point %x", public)
+			}
+			x, _, _ := c.ScalarMult(d, qx, qy)
+			if !bytes.HasPrefix(x, res[0].Value) {
+				t.Fatalf("derived %x, want a prefix of %x", res[0].Value, x)
+			}
+		}
+	})
+}
+
+// TestECDHDerive derives through C_DeriveKey with every KDF, both point
+// encodings, AES and generic templates, and checks the refusals.
+func TestECDHDerive(t *testing.T) {
+	m, _, sh := readyToken(t)
+	std := stdecdh.P384()
+	c := curveOf(t, "P-384")
+	mine, err := std.GenerateKey(rand.Reader)
+	must(t, err)
+	peer, err := std.GenerateKey(rand.Reader)
+	must(t, err)
+	z, err := mine.ECDH(peer.PublicKey())
+	must(t, err)
+	key := importECDHKey(t, m, sh, c, mine.Bytes())
+	raw := peer.PublicKey().Bytes()
+	qx, qy, err := c.Unmarshal(raw)
+	must(t, err)
+	der := c.MarshalECPoint(qx, qy)
+	for _, kdf := range []struct {
+		ckd uint64
+		h   crypto.Hash
+	}{{ck.CKD_SHA1_KDF, crypto.SHA1}, {ck.CKD_SHA224_KDF, crypto.SHA224}, {ck.CKD_SHA256_KDF, crypto.SHA256},
+		{ck.CKD_SHA384_KDF, crypto.SHA384}, {ck.CKD_SHA512_KDF, crypto.SHA512}} {
+		for _, pub := range [][]byte{raw, der} {
+			got, err := ecdhDeriveValue(t, m, sh, key, ck.CKM_ECDH1_DERIVE,
+				ECDH1DeriveParams{KDF: kdf.ckd, SharedData: []byte("shared info"), PublicData: pub}, aULong(ck.CKA_VALUE_LEN, 80))
+			must(t, err)
+			if want := x963KDF(kdf.h, z, []byte("shared info"), 80); !bytes.Equal(got, want) {
+				t.Fatalf("%v: %x, want %x", kdf.h, got, want)
+			}
+		}
+	}
+	// CKD_NULL: the x-coordinate, or its leading bytes.
+	got, err := ecdhDeriveValue(t, m, sh, key, ck.CKM_ECDH1_COFACTOR_DERIVE, ECDH1DeriveParams{KDF: ck.CKD_NULL, PublicData: der})
+	must(t, err)
+	if !bytes.Equal(got, z) {
+		t.Fatalf("CKD_NULL: %x, want %x", got, z)
+	}
+	got, err = ecdhDeriveValue(t, m, sh, key, ck.CKM_ECDH1_DERIVE, ECDH1DeriveParams{KDF: ck.CKD_NULL, PublicData: raw}, aULong(ck.CKA_VALUE_LEN, 20))
+	must(t, err)
+	if !bytes.Equal(got, z[:20]) {
+		t.Fatalf("CKD_NULL, 20 bytes: %x, want %x", got, z[:20])
+	}
+	// An AES key: its length from the template, or the longest that fits.
+	for _, l := range []int{0, 16, 24} {
+		tmpl := []Attribute{aULong(ck.CKA_KEY_TYPE, ck.CKK_AES), aBool(ck.CKA_SENSITIVE, false), aBool(ck.CKA_EXTRACTABLE, true)}
+		want := 32
+		if l != 0 {
+			tmpl, want = append(tmpl, aULong(ck.CKA_VALUE_LEN, uint64(l))), l
+		}
+		h, err := m.DeriveKey(sh, &Mechanism{Type: ck.CKM_ECDH1_DERIVE, ECDH: &ECDH1DeriveParams{KDF: ck.CKD_NULL, PublicData: raw}}, key, tmpl)
+		must(t, err)
+		if v := attr(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(v, z[:want]) {
+			t.Fatalf("AES key of %d: %x", l, v)
+		}
+		if local := attr(t, m, sh, h, ck.CKA_LOCAL); local[0] != 0 {
+			t.Fatal("a derived key is CKA_LOCAL")
+		}
+	}
+	p := ECDH1DeriveParams{KDF: ck.CKD_NULL, PublicData: raw}
+	_, err = ecdhDeriveValue(t, m, sh, key, ck.CKM_ECDH1_DERIVE, p, aULong(ck.CKA_VALUE_LEN, 49))
+	wantRV(t, err, ck.CKR_TEMPLATE_INCONSISTENT)
+	_, err = ecdhDeriveValue(t, m, sh, key, ck.CKM_ECDH1_DERIVE, ECDH1DeriveParams{KDF: ck.CKD_SHA256_KDF, PublicData: raw})
+	wantRV(t, err, ck.CKR_TEMPLATE_INCOMPLETE)
+	// Points of another curve, off the curve, at infinity.
+	p256 := curveOf(t, "P-256")
+	gx, gy, _ := p256.ScalarBaseMult([]byte{1})
+	bad := append([]byte(nil), raw...)
+	bad[len(bad)-1] ^= 1
+	for _, pub := range [][]byte{p256.Marshal(gx, gy), bad, {0}, {4}, der[:len(der)-1]} {
+		_, err := ecdhDeriveValue(t, m, sh, key, ck.CKM_ECDH1_DERIVE, ECDH1DeriveParams{KDF: ck.CKD_NULL, PublicData: pub})
+		wantRV(t, err, ck.CKR_MECHANISM_PARAM_INVALID)
+	}
+	// The base key must allow derivation and be a private EC key.
+	noDerive, err := m.CreateObject(sh, ecPrivateTemplate(c, mine.Bytes()))
+	must(t, err)
+	_, err = ecdhDeriveValue(t, m, sh, noDerive, ck.CKM_ECDH1_DERIVE, p)
+	wantRV(t, err, ck.CKR_KEY_FUNCTION_NOT_PERMITTED)
+	pubKey := importECPublic(t, m, sh, c, qx, qy)
+	_, err = ecdhDeriveValue(t, m, sh, pubKey, ck.CKM_ECDH1_DERIVE, p)
+	wantRV(t, err, ck.CKR_KEY_TYPE_INCONSISTENT)
+	_, err = m.DeriveKey(sh, &Mechanism{Type: ck.CKM_ECDH1_DERIVE, ECDH: &p}, key,
+		[]Attribute{aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY)})
+	wantRV(t, err, ck.CKR_TEMPLATE_INCONSISTENT)
+	info, err := m.MechanismInfo(m.SlotList(true)[0], ck.CKM_ECDH1_DERIVE)
+	must(t, err)
+	if info.Flags&ck.CKF_DERIVE == 0 || info.MinKeySize > 256 || info.MaxKeySize != 521 {
+		t.Fatalf("CKM_ECDH1_DERIVE info %+v", info)
+	}
+}
+
+// TestECDHEngines derives on the chip simulators: a correct engine gives
+// the software result; a faulty one is caught (CKR_DEVICE_ERROR under
+// fallback "fail", the software result under "soft") and no wrong secret
+// is released.
+func TestECDHEngines(t *testing.T) {
+	for _, c := range []struct {
+		engine, fallback string
+		code             ck.Error
+		faults           bool
+	}{
+		{"chip:pukcc", "fail", 0, false},
+		{"chip:pukcc,fault=bitflip", "fail", ck.CKR_DEVICE_ERROR, true},
+		{"chip:pukcc,fault=bitflip", "soft", 0, true},
+	} {
+		t.Run(c.engine+"/"+c.fallback, func(t *testing.T) {
+			engineConfig(t, c.engine, c.fallback)
+			m := load(t)
+			slot := m.SlotList(true)[0]
+			initToken(t, m, slot)
+			sh := openRW(t, m, slot)
+			must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
+			a, err := stdecdh.P256().GenerateKey(rand.Reader)
+			must(t, err)
+			b, err := stdecdh.P256().GenerateKey(rand.Reader)
+			must(t, err)
+			want, err := a.ECDH(b.PublicKey())
+			must(t, err)
+			key := importECDHKey(t, m, sh, curveOf(t, "P-256"), a.Bytes())
+			got, err := ecdhDeriveValue(t, m, sh, key, ck.CKM_ECDH1_DERIVE, ECDH1DeriveParams{KDF: ck.CKD_NULL, PublicData: b.PublicKey().Bytes()})
+			wantRV(t, err, c.code)
+			if err == nil && !bytes.Equal(got, want) {
+				t.Fatalf("derived %x, want %x", got, want)
+			}
+			st, err := m.EngineStatus(slot)
+			must(t, err)
+			if c.faults != (st.Faults > 0) {
+				t.Fatalf("engine status %+v", st)
+			}
+		})
+	}
+}

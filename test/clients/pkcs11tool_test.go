@@ -3,11 +3,14 @@ package clients
 import (
 	"bytes"
 	"crypto"
+	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"math/big"
 	"regexp"
@@ -337,6 +340,62 @@ func TestPKCS11Tool(t *testing.T) {
 				t.Fatalf("raw RSA decryption gave %x, want %x", pt, m.Bytes())
 			}
 		})
+	}
+
+	// Key derivation: ECDH between a token key and a peer key made by Go,
+	// with the peer's point passed raw and (--derive-pass-der) as a DER
+	// OCTET STRING; the secret pkcs11-tool reads back is checked with
+	// crypto/ecdh and with `openssl pkeyutl -derive` on the peer's side.
+	ecdhID := ""
+	for _, n := range []string{"ECDH1-DERIVE", "ECDH1-COFACTOR-DERIVE"} {
+		if !has(n, "derive") {
+			continue
+		}
+		mark(n, "derive")
+		if ecdhID == "" {
+			ecdhID = "31"
+			tk.p11Login("--keypairgen", "--key-type", "EC:prime256v1", "--usage-derive", "--id", ecdhID, "--label", "ecdh-p256")
+		}
+		for _, passDER := range []bool{false, true} {
+			t.Run(fmt.Sprintf("derive/%s/der=%v", n, passDER), func(t *testing.T) {
+				tk := tk.with(t)
+				tokenPEM, tokenPub := tk.publicKey(ecdhID)
+				peer, err := ecdh.P256().GenerateKey(rand.Reader)
+				if err != nil {
+					t.Fatal(err)
+				}
+				peerSPKI, err := x509.MarshalPKIXPublicKey(peer.PublicKey())
+				if err != nil {
+					t.Fatal(err)
+				}
+				args := []string{"--derive", "-m", n, "--id", ecdhID, "-i", tk.write("peer.der", string(peerSPKI)), "-o", tk.path("secret.bin")}
+				if passDER {
+					args = append(args, "--derive-pass-der")
+				}
+				tk.p11Login(args...)
+				got := tk.read("secret.bin")
+				ep, err := tokenPub.(*ecdsa.PublicKey).ECDH()
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := peer.ECDH(ep)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("pkcs11-tool --derive gave %x, crypto/ecdh %x", got, want)
+				}
+				pkcs8, err := x509.MarshalPKCS8PrivateKey(peer)
+				if err != nil {
+					t.Fatal(err)
+				}
+				peerPEM := tk.write("peer.pem", string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8})))
+				tk.mustRun("openssl", "pkeyutl", "-derive", "-inkey", peerPEM, "-peerkey", tokenPEM, "-out", tk.path("openssl.bin"))
+				if ossl := tk.read("openssl.bin"); !bytes.Equal(ossl, got) {
+					t.Fatalf("openssl pkeyutl -derive gave %x, the token %x", ossl, got)
+				}
+			})
+		}
 	}
 
 	// Digests.
