@@ -208,6 +208,16 @@ demo: deps build
 	$(DEMO_ENV) $(P11) --read-object --type pubkey --id 01 --output-file $(DEMO)/pub.der
 	openssl pkey -pubin -inform DER -in $(DEMO)/pub.der -out $(DEMO)/pub.pem
 	openssl dgst -sha256 -verify $(DEMO)/pub.pem -signature $(DEMO)/msg.sig $(DEMO)/msg.txt
+	@echo
+	@echo "The demo token is $(CURDIR)/$(DEMO)/token.db (configuration $(CURDIR)/$(DEMO_CONF),"
+	@echo "module log $(CURDIR)/$(DEMO)/module.log; SO PIN 87654321, user PIN 123456). Next:"
+	@echo
+	@echo "  export MODEXP_TOKEN_CONF=$(CURDIR)/$(DEMO_CONF) MODEXP_TOKEN_PIN=123456"
+	@echo "  $(CLI) keys list                                      # the key and its pkcs11: URI"
+	@echo "  $(CLI) keys generate --type ec:P-256 --label second  # another key"
+	@echo "  pkcs11-tool --module $(CURDIR)/$(LIB) --login --pin 123456 -O  # what pkcs11-tool sees"
+	@echo
+	@echo "More recipes (OpenSSL, p11-kit, GnuTLS, OpenSSH, nginx): docs/USAGE.md"
 
 clean:
 	rm -rf $(BUILD)
