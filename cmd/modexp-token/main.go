@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -79,7 +80,7 @@ func main() {
 // run executes the command line args and returns the process exit code.
 func run(args []string, stdout, stderr io.Writer) int {
 	root := newRoot()
-	root.SetArgs(args)
+	root.SetArgs(longFlags(args))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	cmd, err := root.ExecuteC()
@@ -96,6 +97,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", name)
 	}
 	return code
+}
+
+// singleDashLong matches a long flag written with one dash ("-out"), as the
+// standard flag package accepted before the switch to cobra.
+var singleDashLong = regexp.MustCompile(`^-[a-z][a-z0-9]*-?[a-z0-9-]*[a-z0-9](=.*)?$`)
+
+// longFlags rewrites "-name" to "--name" (up to a "--"), so command lines
+// written for the former flag package keep working. One-letter flags (-n,
+// -y) are left alone.
+func longFlags(args []string) []string {
+	out := make([]string, len(args))
+	copy(out, args)
+	for i, a := range out {
+		if a == "--" {
+			break
+		}
+		if len(a) > 2 && a[1] != '-' && singleDashLong.MatchString(a) {
+			out[i] = "-" + a
+		}
+	}
+	return out
 }
 
 // versionString is the version of this build.

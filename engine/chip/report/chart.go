@@ -131,15 +131,57 @@ func WriteChart(w io.Writer, opts ChartOptions) error {
 	return RenderChart(w, series, opts.Reference == nil)
 }
 
+// chartNotes are the lines under the legend.
+func chartNotes(noRef bool) []string {
+	notes := []string{"open circles, dashed: orup561 scaled", "(halves above 561 bits: extrapolated)"}
+	if noRef {
+		notes = append(notes, "software engine: not measured")
+	}
+	return notes
+}
+
+// legendLine is one line of the legend and its estimated width in pixels,
+// measured from the legend's x.
+type legendLine struct {
+	text  string
+	width float64
+}
+
+// legendLines lists the legend's text with widths estimated for a
+// sans-serif font (0.6 em per character, a safe upper bound for the
+// characters used), so that the picture can be made wide enough for them.
+func legendLines(series []Series, noRef bool) []legendLine {
+	var out []legendLine
+	for _, s := range series {
+		out = append(out, legendLine{s.Name, textWidth(s.Name, 12)}, legendLine{"simulated device time", textWidth("simulated device time", 10)})
+	}
+	for _, n := range chartNotes(noRef) {
+		out = append(out, legendLine{n, textWidth(n, 10) - 30}) // notes start 30 px left of the names
+	}
+	return out
+}
+
+// textWidth estimates the width of s in pixels at font size px.
+func textWidth(s string, px float64) float64 {
+	return float64(len([]rune(s))) * px * 0.6
+}
+
 // RenderChart draws series as SVG; noRef adds a note that no reference
 // engine was measured.
 func RenderChart(w io.Writer, series []Series, noRef bool) error {
 	const (
-		W, H                  = 760, 470
-		left, right, top, bot = 80, 250, 50, 60
-		pw, ph                = W - left - right, H - top - bot
-		minBits, maxBits      = 1024.0, 4096.0
+		H              = 470
+		left, top, bot = 80, 50, 60
+		pw, ph         = 430, H - top - bot
+		// The legend starts at legendX; the picture is as wide as its
+		// longest line (the names of the series vary).
+		legendX          = left + pw + 44
+		minBits, maxBits = 1024.0, 4096.0
 	)
+	W := legendX + 12
+	for _, line := range legendLines(series, noRef) {
+		W = max(W, legendX+int(math.Ceil(line.width))+12)
+	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range series {
 		for _, p := range s.Points {
@@ -205,10 +247,8 @@ func RenderChart(w io.Writer, series []Series, noRef bool) error {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" fill="#555">%s</text>`+"\n", left+pw+44, ly+17, kind)
 	}
 	ny := top + 10 + 34*len(series)
-	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" fill="#555">open circles, dashed: orup561 scaled</text>`+"\n", left+pw+14, ny)
-	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" fill="#555">(halves above 561 bits: extrapolated)</text>`+"\n", left+pw+14, ny+13)
-	if noRef {
-		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" fill="#555">software engine: not measured</text>`+"\n", left+pw+14, ny+30)
+	for i, note := range chartNotes(noRef) {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="10" fill="#555">%s</text>`+"\n", left+pw+14, ny+13*i, note)
 	}
 	b.WriteString("</svg>\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {

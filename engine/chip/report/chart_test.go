@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
 	_ "github.com/modexp-token/modexp-token/engine/soft"
@@ -80,6 +81,43 @@ func TestRenderChart(t *testing.T) {
 	for _, want := range []string{"a &lt;&amp;&gt;", "stroke-dasharray", "not measured", "100 µs", "10 ms"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("chart lacks %q", want)
+		}
+	}
+}
+
+// TestChartLegendFits: every left-aligned text of the chart (the legend)
+// ends inside the picture, whatever the length of the series' names (the
+// legend of docs/chip-timing.svg used to be cut off at the right edge).
+func TestChartLegendFits(t *testing.T) {
+	pts := []Point{{Bits: 1024, Time: time.Millisecond}, {Bits: 2048, Time: 4 * time.Millisecond}, {Bits: 4096, Time: 20 * time.Millisecond}}
+	for _, name := range []string{"x", "cryptech modexpa7 (hypothetical timing)", strings.Repeat("a very long engine name ", 4)} {
+		var b bytes.Buffer
+		if err := RenderChart(&b, []Series{{Name: name, Points: pts, Simulated: true}, {Name: "soft", Points: pts}}, true); err != nil {
+			t.Fatal(err)
+		}
+		var svg struct {
+			Width float64 `xml:"width,attr"`
+			Texts []struct {
+				X      float64 `xml:"x,attr"`
+				Size   float64 `xml:"font-size,attr"`
+				Anchor string  `xml:"text-anchor,attr"`
+				Text   string  `xml:",chardata"`
+			} `xml:"text"`
+		}
+		if err := xml.Unmarshal(b.Bytes(), &svg); err != nil {
+			t.Fatal(err)
+		}
+		if svg.Width == 0 || len(svg.Texts) == 0 {
+			t.Fatalf("no width or no text in the chart")
+		}
+		for _, tx := range svg.Texts {
+			size := tx.Size
+			if size == 0 {
+				size = 12
+			}
+			if tx.Anchor == "" && tx.X+textWidth(tx.Text, size) > svg.Width {
+				t.Errorf("%q at x=%v (about %.0f px) runs past the width %v", tx.Text, tx.X, textWidth(tx.Text, size), svg.Width)
+			}
 		}
 	}
 }
