@@ -11,7 +11,7 @@
 //	modexpd status --listen ADDR [--cert F --key F --ca F] [--json]
 //	modexpd keygen --cert F --key F [--name NAME]
 //
-// The unix socket (the default, under $XDG_RUNTIME_DIR or /tmp/modexpd-UID)
+// The unix socket (the default, under $XDG_RUNTIME_DIR, /run/user/UID or /run)
 // has mode 0600 in a 0700 directory, and peers are checked by uid. TCP is
 // served only with TLS 1.3 and pinned certificates both ways. SIGTERM or
 // SIGINT drains: new requests are refused with SHUTTING_DOWN, requests in
@@ -57,14 +57,26 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
+// defaultListen is $XDG_RUNTIME_DIR/modexpd/modexpd.sock, else
+// /run/user/UID/modexpd/modexpd.sock when /run/user/UID exists, else
+// /run/modexpd/modexpd.sock: a per-user or system runtime directory, never
+// a directory where another user could take the name first (/tmp).
 func defaultListen() string {
 	dir := os.Getenv("XDG_RUNTIME_DIR")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), fmt.Sprintf("modexpd-%d", os.Getuid()))
-	} else {
+	switch user := filepath.Join("/run/user", strconv.Itoa(os.Getuid())); {
+	case filepath.IsAbs(dir):
 		dir = filepath.Join(dir, "modexpd")
+	case dirExists(user):
+		dir = filepath.Join(user, "modexpd")
+	default:
+		dir = "/run/modexpd"
 	}
 	return "unix:" + filepath.Join(dir, "modexpd.sock")
+}
+
+func dirExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

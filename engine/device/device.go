@@ -8,10 +8,13 @@
 //
 // The engine is registered as kind "device":
 //
-//	device:unix:/run/modexpd/modexpd.sock[,timeout=10s][,conns=N][,wait=2ms]
+//	device:unix:/run/modexpd/modexpd.sock[,timeout=10s][,conns=N][,wait=2ms][,peeruid=N]
 //	device:tcp:127.0.0.1:7461,ca=server.crt,cert=client.crt,key=client.key[,timeout=10s]
 //
-// A unix socket needs nothing more: the daemon checks the peer's uid. TCP is
+// A unix socket is trusted only if its path cannot be taken by another user
+// and its listener runs as the expected uid (SO_PEERCRED; root or our own
+// by default, peeruid=N to name the daemon's account), checked before
+// anything is sent (peer.go); the daemon checks its peers' uids. TCP is
 // TLS 1.3 with pinned certificates both ways: ca names the file of server
 // certificates accepted (made by `modexpd keygen`), cert and key are the
 // client's own (whose certificate the daemon pins). timeout is the deadline
@@ -137,6 +140,10 @@ type Config struct {
 	// its Go P meanwhile (other goroutines may wait for one up to 5 ms);
 	// an answer that takes longer is then awaited on the netpoller.
 	ReadWait time.Duration
+	// PeerUID (unix sockets) is the uid the listening daemon must run as
+	// (SO_PEERCRED); nil: root or this process's effective uid. The
+	// socket's path is checked too (peer.go).
+	PeerUID *int
 	// Name is Info().Name; default "device:NETWORK:ADDRESS".
 	Name   string
 	Logger *slog.Logger // nil: discard
@@ -193,6 +200,15 @@ func ParseSpec(arg string) (Config, error) {
 			if n == 0 {
 				cfg.Conns = -1
 			}
+		case "peeruid":
+			if network != "unix" {
+				return Config{}, fmt.Errorf("device: spec %q: peeruid is for unix sockets", arg)
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 1<<31-1 {
+				return Config{}, fmt.Errorf("device: spec %q: peeruid %q", arg, v)
+			}
+			cfg.PeerUID = &n
 		case "ca", "cert", "key":
 			if network != "tcp" {
 				return Config{}, fmt.Errorf("device: spec %q: %s is for tcp", arg, k)
@@ -505,11 +521,21 @@ func (e *Engine) dial(ctx context.Context) (net.Conn, error) {
 	var err error
 	if e.cfg.Network == "tcp" {
 		nc, err = (&tls.Dialer{NetDialer: d, Config: e.cfg.TLS}).DialContext(ctx, "tcp", e.cfg.Address)
-	} else {
+	} else if err = e.cfg.checkSocketPath(e.cfg.Address); err == nil || !errors.Is(err, ErrPeerRefused) {
+		// (A path that does not resolve is left to the dial's error.)
 		nc, err = d.DialContext(ctx, "unix", e.cfg.Address)
 		if err == nil {
-			nc = rawsock.Wrap(nc) // see rawsock: no scheduler wake-up per answer
+			// Nothing is sent before the listener is known (peer.go).
+			if err = e.cfg.checkPeer(nc); err != nil {
+				nc.Close()
+				nc = nil
+			} else {
+				nc = rawsock.Wrap(nc) // see rawsock: no scheduler wake-up per answer
+			}
 		}
+	}
+	if errors.Is(err, ErrPeerRefused) {
+		e.log.Error("device refused: socket or listener not trusted", "name", e.cfg.Name, "err", err)
 	}
 	if err != nil {
 		cheap := unreachable(err)
