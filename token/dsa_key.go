@@ -177,10 +177,10 @@ func completeDSAPrivate(a attrMap) error {
 	return nil
 }
 
-// dsaRoute is how the slot runs DSA keys of a given p length: the engine
+// expEngine is how the slot runs DSA and DH keys of a given p length: the engine
 // that computes (the slot's, or the software fallback if the slot's is too
 // small) and whether the software engine stands behind it.
-func (s *slot) dsaEngine(pBits int) (eng, fallback engine.Engine, ok bool) {
+func (s *slot) expEngine(pBits int) (eng, fallback engine.Engine, ok bool) {
 	soft := s.rsaOpts.Fallback // the software engine with fallback "soft"
 	if max := s.eng.Info().MaxModulusBits; max == 0 || pBits <= max {
 		return s.eng, soft, true
@@ -241,7 +241,7 @@ func (s *slot) preparedDSAPrivate(o *object) (*dsaPrivateKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, fb, ok := s.dsaEngine(p.P.BitLen())
+	eng, fb, ok := s.expEngine(p.P.BitLen())
 	if !ok {
 		return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DSA key: the engine %s takes at most %d bits (fallback %s)",
 			p.P.BitLen(), s.eng.Info().Name, s.eng.Info().MaxModulusBits, s.cfg.Fallback)
@@ -337,7 +337,7 @@ func generateDSA(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
 	if bits := uint64(p.P.BitLen()); !ok || bits < info.MinKeySize || bits > info.MaxKeySize {
 		return 0, nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DSA key on engine %s (fallback %s)", bits, s.eng.Info().Name, s.cfg.Fallback)
 	}
-	eng, fb, _ := s.dsaEngine(p.P.BitLen())
+	eng, fb, _ := s.expEngine(p.P.BitLen())
 	x, y, _, err := dsa.GenerateKey(bg, eng, p, nil)
 	if err != nil && errors.Is(err, engine.ErrDevice) {
 		s.onFault(err)

@@ -570,3 +570,33 @@ func GenerateKey(ctx context.Context, eng engine.Engine, group *Group, valueBits
 	}
 	return x, y, cost, nil
 }
+
+// PublicValue checks the private value x as NewKey does and returns
+// y = g^x mod p at the byte length of p, computed in software in constant
+// time in x (the exponent at the order's byte length).
+func PublicValue(group *Group, x []byte) ([]byte, error) {
+	if group == nil || group.P == nil || group.G == nil {
+		return nil, fmt.Errorf("dh: public value: %w", ErrInvalidParameters)
+	}
+	pm, err := mont.NewModulus(group.P.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("dh: public value: p: %w", ErrInvalidParameters)
+	}
+	ord := make([]uint64, pm.Limbs())
+	mont.SetBytes(ord, group.order().Bytes())
+	xl, err := privateRange(ord, x)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(xl)
+	xb := make([]byte, 8*len(xl))
+	defer clear(xb)
+	mont.FillBytes(xb, xl)
+	g := make([]uint64, pm.Limbs())
+	mont.SetBytes(g, group.G.Bytes())
+	y := make([]uint64, pm.Limbs())
+	pm.Exp(y, g, xb)
+	out := make([]byte, pm.Size())
+	mont.FillBytes(out, y)
+	return out, nil
+}

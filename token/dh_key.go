@@ -1,0 +1,292 @@
+package token
+
+// Diffie–Hellman keys (CKK_DH, PKCS #3) and mechanisms:
+// CKM_DH_PKCS_KEY_PAIR_GEN and CKM_DH_PKCS_DERIVE.
+//
+//   - Both keys carry CKA_PRIME and CKA_BASE, checked by engine/dh: the
+//     RFC 7919 groups ffdhe2048/3072/4096 are recognised by their prime
+//     (with g = 2), and so is any safe prime whose base has order q; other
+//     primes of 1024 to 8192 bits are accepted without a known q. A bad
+//     group is CKR_ATTRIBUTE_VALUE_INVALID on import,
+//     CKR_DOMAIN_PARAMS_INVALID at generation.
+//   - The public key's CKA_VALUE is y: 1 < y < p−1, and in the subgroup of
+//     order q when q is known. The private key's CKA_VALUE is x (sealed),
+//     in [1, q−1] (or [1, p−2]); its CKA_VALUE_BITS is x's bit length. At
+//     generation CKA_VALUE_BITS in the private template asks for an x of
+//     exactly that many bits; otherwise x is uniform in the range.
+//   - Both keys get CKA_PUBLIC_KEY_INFO (dhKeyAgreement, PKCS #3).
+//   - CKM_DH_PKCS_DERIVE takes the peer's public value as its parameter
+//     (big-endian bytes), checks it like an imported y (a bad one is
+//     CKR_MECHANISM_PARAM_INVALID), and makes a secret key (C_DeriveKey's
+//     rules, derive.go) from Z = y^x mod p, given at the length of p.
+//     A shorter key (CKA_VALUE_LEN, or an AES key type) takes the last
+//     bytes of Z (the least significant ones), as SoftHSMv2 does.
+//
+// Both exponentiations with x (g^x at generation, y^x at derivation) run on
+// the slot's engine through engine/dh, blinded and checked before release
+// (a wrong result: a fault, CKR_DEVICE_ERROR or the software fallback).
+
+import (
+	"bytes"
+	"crypto/x509/pkix"
+	"encoding/asn1"
+	"errors"
+	"math/big"
+	"time"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/dh"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// DH key sizes of the mechanisms (bits of p).
+const (
+	dhMinBits = dh.MinBits
+	dhMaxBits = dh.MaxBits
+)
+
+func init() {
+	domain := attrSpec{kind: kindBytes, flags: fRequired | fFixed}
+	registerKeyType(&keyType{
+		typ: ck.CKK_DH,
+		publicSchema: publicKeySchema.with(schema{
+			ck.CKA_PRIME: domain, ck.CKA_BASE: domain,
+			ck.CKA_VALUE: {kind: kindBytes, flags: fRequired | fFixed | fGenerated},
+		}),
+		privateSchema: privateKeySchema.with(schema{
+			ck.CKA_PRIME: domain, ck.CKA_BASE: domain,
+			ck.CKA_VALUE:      {kind: kindBytes, flags: fRequired | fFixed | fGenerated | fSecret},
+			ck.CKA_VALUE_BITS: {kind: kindULong, flags: fFixed},
+		}),
+		completePublic:  completeDHPublic,
+		completePrivate: completeDHPrivate,
+		bits:            func(a attrMap) int { return new(big.Int).SetBytes(a[ck.CKA_PRIME]).BitLen() },
+	})
+	dhKeys := []uint64{ck.CKK_DH}
+	registerMechanism(&mechanism{
+		typ: ck.CKM_DH_PKCS_KEY_PAIR_GEN, flags: ck.CKF_GENERATE_KEY_PAIR,
+		keyTypes: dhKeys, minBits: dhMinBits, maxBits: dhMaxBits, available: dhAvailable,
+		generateKeyPair: generateDH,
+	})
+	registerMechanism(&mechanism{
+		typ: ck.CKM_DH_PKCS_DERIVE, flags: ck.CKF_DERIVE,
+		keyTypes: dhKeys, minBits: dhMinBits, maxBits: dhMaxBits, available: dhAvailable,
+		params: dhPeerParam, derive: dhDerive,
+	})
+}
+
+// dhAvailable: the slot can run DH at the sizes its engine (or fallback)
+// takes.
+func dhAvailable(s *slot, info *MechanismInfo) bool {
+	if s.rsaOpts.Fallback != nil {
+		return true
+	}
+	max := uint64(s.eng.Info().MaxModulusBits)
+	if max == 0 || max >= info.MaxKeySize {
+		return true
+	}
+	if max < info.MinKeySize {
+		return false
+	}
+	info.MaxKeySize = max
+	return true
+}
+
+// dhGroupOf reads and checks CKA_PRIME and CKA_BASE; a bad group is
+// answered with code.
+func dhGroupOf(a attrMap, code ck.Error) (*dh.Group, error) {
+	var v [2]*big.Int
+	for i, t := range []uint64{ck.CKA_PRIME, ck.CKA_BASE} {
+		b, ok := a[t]
+		if !ok {
+			return nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "%s missing", describe(t))
+		}
+		v[i] = new(big.Int).SetBytes(b)
+	}
+	g, err := dh.LookupGroup(v[0], v[1])
+	if err != nil {
+		return nil, ck.Errorf(code, "DH domain parameters: %v", err)
+	}
+	return g, nil
+}
+
+// oidDHKeyAgreement is dhKeyAgreement (PKCS #3).
+var oidDHKeyAgreement = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 3, 1}
+
+// dhSPKI is the DER SubjectPublicKeyInfo of a DH public value.
+func dhSPKI(g *dh.Group, y []byte) []byte {
+	params, err := asn1.Marshal(struct{ P, G *big.Int }{g.P, g.G})
+	if err != nil {
+		return []byte{}
+	}
+	yDER, err := asn1.Marshal(new(big.Int).SetBytes(y))
+	if err != nil {
+		return []byte{}
+	}
+	der, err := asn1.Marshal(struct {
+		Algorithm pkix.AlgorithmIdentifier
+		PublicKey asn1.BitString
+	}{
+		Algorithm: pkix.AlgorithmIdentifier{Algorithm: oidDHKeyAgreement, Parameters: asn1.RawValue{FullBytes: params}},
+		PublicKey: asn1.BitString{Bytes: yDER, BitLength: 8 * len(yDER)},
+	})
+	if err != nil {
+		return []byte{}
+	}
+	return der
+}
+
+func completeDHPublic(a attrMap) error {
+	g, err := dhGroupOf(a, ck.CKR_ATTRIBUTE_VALUE_INVALID)
+	if err != nil {
+		return err
+	}
+	if err := dh.CheckPublic(g, a[ck.CKA_VALUE]); err != nil {
+		return invalid(ck.CKA_VALUE, err.Error())
+	}
+	y := new(big.Int).SetBytes(a[ck.CKA_VALUE]).Bytes()
+	a[ck.CKA_VALUE] = y
+	a[ck.CKA_PUBLIC_KEY_INFO] = dhSPKI(g, y)
+	return nil
+}
+
+func completeDHPrivate(a attrMap) error {
+	g, err := dhGroupOf(a, ck.CKR_ATTRIBUTE_VALUE_INVALID)
+	if err != nil {
+		return err
+	}
+	y, err := dh.PublicValue(g, a[ck.CKA_VALUE])
+	if err != nil {
+		return invalid(ck.CKA_VALUE, "private value out of range")
+	}
+	x := new(big.Int).SetBytes(a[ck.CKA_VALUE]) // range-checked above; the length is public
+	if v, ok := a[ck.CKA_VALUE_BITS]; ok {
+		if bits, _ := ck.ParseULong(v); bits != uint64(x.BitLen()) {
+			return inconsistent("CKA_VALUE_BITS does not match CKA_VALUE")
+		}
+	}
+	a[ck.CKA_VALUE_BITS] = ck.ULong(uint64(x.BitLen()))
+	a[ck.CKA_PUBLIC_KEY_INFO] = dhSPKI(g, y)
+	return nil
+}
+
+// dhPeerParam decodes CKM_DH_PKCS_DERIVE's parameter: the peer's public
+// value, big-endian (checked against the key's group at derivation).
+func dhPeerParam(mech *mechanism, m *Mechanism) (any, error) {
+	if len(m.Param) == 0 || len(m.Param) > dhMaxBits/8+1 || m.PSS != nil || m.OAEP != nil {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_DH_PKCS_DERIVE needs the peer's public value (1 to %d bytes), got %d", dhMaxBits/8, len(m.Param))
+	}
+	return bytes.Clone(m.Param), nil
+}
+
+// dhPrivateKey is a DH private key object prepared for derivation.
+type dhPrivateKey struct {
+	key  *dh.Key
+	bits int
+}
+
+// preparedDHPrivate returns the DH key of o prepared for the slot's
+// engines, once per object snapshot.
+func (s *slot) preparedDHPrivate(o *object) (*dhPrivateKey, error) {
+	o.prepOnce.Lock()
+	defer o.prepOnce.Unlock()
+	if k, ok := o.prepared.(*dhPrivateKey); ok {
+		return k, nil
+	}
+	if !o.complete {
+		return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
+	}
+	g, err := dhGroupOf(o.attrs, ck.CKR_KEY_TYPE_INCONSISTENT)
+	if err != nil {
+		return nil, err
+	}
+	eng, fb, ok := s.expEngine(g.P.BitLen())
+	if !ok {
+		return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DH key: the engine %s takes at most %d bits (fallback %s)",
+			g.P.BitLen(), s.eng.Info().Name, s.eng.Info().MaxModulusBits, s.cfg.Fallback)
+	}
+	key, err := dh.NewKey(eng, g, o.attrs[ck.CKA_VALUE], dh.Options{Fallback: fb, OnFault: s.onFault})
+	if err != nil {
+		if errors.Is(err, dh.ErrInvalidKey) || errors.Is(err, dh.ErrInvalidParameters) {
+			s.log.Error("stored DH key rejected by engine/dh", "object", o.handle, "err", err)
+			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored DH key: %v", err)
+		}
+		return nil, s.engineErr("prepare DH key", err)
+	}
+	k := &dhPrivateKey{key: key, bits: g.P.BitLen()}
+	o.prepared = k
+	return k, nil
+}
+
+// dhDerive is CKM_DH_PKCS_DERIVE's work: Z = y^x mod p, cut to the
+// template's length (its last bytes).
+func dhDerive(op *operation, tmpl attrMap) (value []byte, err error) {
+	s := op.slot
+	start := time.Now()
+	var cost engine.Cost
+	bits := 0
+	defer func() { s.privateDone("derive", bits, cost, time.Since(start), err) }()
+	k, err := s.preparedDHPrivate(op.key)
+	if err != nil {
+		return nil, err
+	}
+	bits = k.bits
+	n, err := derivedKeyLen(tmpl, (bits+7)/8)
+	if err != nil {
+		return nil, err
+	}
+	z, cost, err := k.key.Derive(bg, op.params.([]byte))
+	if err != nil {
+		if errors.Is(err, dh.ErrInvalidPublic) {
+			return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "DH peer public value: %v", err)
+		}
+		return nil, s.engineErr("DH derive", err)
+	}
+	out := bytes.Clone(z[len(z)-n:])
+	clear(z)
+	return out, nil
+}
+
+// generateDH is CKM_DH_PKCS_KEY_PAIR_GEN: CKA_PRIME and CKA_BASE from the
+// public template (equal if repeated in the private one), CKA_VALUE_BITS
+// optionally in the private template.
+func generateDH(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
+	g, err := dhGroupOf(pub, ck.CKR_DOMAIN_PARAMS_INVALID)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	for _, t := range []uint64{ck.CKA_PRIME, ck.CKA_BASE} {
+		if v, ok := priv[t]; ok && new(big.Int).SetBytes(v).Cmp(new(big.Int).SetBytes(pub[t])) != 0 {
+			return 0, nil, nil, inconsistent(describe(t) + " differs between the public and private templates")
+		}
+	}
+	valueBits := 0
+	if v, ok := priv[ck.CKA_VALUE_BITS]; ok {
+		b, _ := ck.ParseULong(v)
+		if b < 2 || b >= uint64(g.P.BitLen()-1) {
+			return 0, nil, nil, invalid(ck.CKA_VALUE_BITS, "out of range for the prime")
+		}
+		valueBits = int(b)
+	}
+	info, ok := s.mechanismInfo(mechanisms[ck.CKM_DH_PKCS_KEY_PAIR_GEN])
+	if bits := uint64(g.P.BitLen()); !ok || bits < info.MinKeySize || bits > info.MaxKeySize {
+		return 0, nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DH key on engine %s (fallback %s)", bits, s.eng.Info().Name, s.cfg.Fallback)
+	}
+	eng, fb, _ := s.expEngine(g.P.BitLen())
+	x, y, _, err := dh.GenerateKey(bg, eng, g, valueBits, nil)
+	if err != nil && errors.Is(err, engine.ErrDevice) {
+		s.onFault(err)
+		if fb != nil {
+			x, y, _, err = dh.GenerateKey(bg, fb, g, valueBits, nil)
+		}
+	}
+	if err != nil {
+		if errors.Is(err, dh.ErrInvalidKey) {
+			return 0, nil, nil, invalid(ck.CKA_VALUE_BITS, err.Error())
+		}
+		return 0, nil, nil, s.engineErr("generate DH key", err)
+	}
+	pubVals := attrMap{ck.CKA_VALUE: y}
+	privVals := attrMap{ck.CKA_PRIME: g.P.Bytes(), ck.CKA_BASE: g.G.Bytes(), ck.CKA_VALUE: x}
+	return ck.CKK_DH, pubVals, privVals, nil
+}
