@@ -19,6 +19,9 @@ const (
 	sizeofECDH  = C.CK_ULONG(unsafe.Sizeof(C.CK_ECDH1_DERIVE_PARAMS{}))
 	sizeofEdDSA = C.CK_ULONG(unsafe.Sizeof(C.CK_EDDSA_PARAMS{}))
 	sizeofAttr  = C.CK_ULONG(unsafe.Sizeof(C.CK_ATTRIBUTE{}))
+	// CK_GCM_PARAMS: the 3.0 form (with ulIvBits) and the 2.40 form.
+	sizeofGCM    = C.CK_ULONG(unsafe.Sizeof(C.CK_GCM_PARAMS{}))
+	sizeofGCM240 = C.CK_ULONG(unsafe.Sizeof(C.MODEXP_GCM_PARAMS_2_40{}))
 )
 
 // unavailable is CK_UNAVAILABLE_INFORMATION as a CK_ULONG.
@@ -215,6 +218,12 @@ func mechanismIn(p *C.CK_MECHANISM) (*token.Mechanism, C.CK_RV) {
 			return nil, rvMechParamInvalid
 		}
 		m.EdDSA = &token.EdDSAParams{PH: p.phFlag == 1, Context: context}
+	case m.Type == ck.CKM_AES_GCM:
+		g, rv := gcmParamsIn(param, plen)
+		if rv != rvOK {
+			return nil, rv
+		}
+		m.GCM = g
 	default:
 		// Raw bytes, CKM_DH_PKCS_DERIVE's peer public value among them.
 		raw, ok := bytesCopy(param, plen)
@@ -224,6 +233,32 @@ func mechanismIn(p *C.CK_MECHANISM) (*token.Mechanism, C.CK_RV) {
 		m.Param = raw
 	}
 	return m, rvOK
+}
+
+// gcmParamsIn decodes CK_GCM_PARAMS in either form, told apart by its
+// size (3.0's has ulIvBits; for 2.40's IVBits is set to 8·ulIvLen). Any
+// other size, or a NULL pIv or pAAD with a non-zero length, is
+// CKR_MECHANISM_PARAM_INVALID.
+func gcmParamsIn(param unsafe.Pointer, plen C.CK_ULONG) (*token.GCMParams, C.CK_RV) {
+	var pIv, pAAD C.CK_BYTE_PTR
+	var ivLen, ivBits, aadLen, tagBits C.CK_ULONG
+	switch {
+	case param != nil && plen == sizeofGCM:
+		g := (*C.CK_GCM_PARAMS)(param)
+		pIv, ivLen, ivBits, pAAD, aadLen, tagBits = g.pIv, g.ulIvLen, g.ulIvBits, g.pAAD, g.ulAADLen, g.ulTagBits
+	case param != nil && plen == sizeofGCM240:
+		g := (*C.MODEXP_GCM_PARAMS_2_40)(param)
+		pIv, ivLen, pAAD, aadLen, tagBits = g.pIv, g.ulIvLen, g.pAAD, g.ulAADLen, g.ulTagBits
+		ivBits = 8 * ivLen
+	default:
+		return nil, rvMechParamInvalid
+	}
+	iv, ok1 := bytesCopy(unsafe.Pointer(pIv), ivLen)
+	aad, ok2 := bytesCopy(unsafe.Pointer(pAAD), aadLen)
+	if !ok1 || !ok2 {
+		return nil, rvMechParamInvalid
+	}
+	return &token.GCMParams{IV: iv, AAD: aad, IVBits: uint64(ivBits), TagBits: uint64(tagBits)}, rvOK
 }
 
 // pad writes s into dst blank-padded, truncated to len(dst) on a UTF-8

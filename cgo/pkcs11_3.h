@@ -225,4 +225,15 @@ typedef struct CK_FUNCTION_LIST_3_0 {
 typedef CK_FUNCTION_LIST_3_0 *CK_FUNCTION_LIST_3_0_PTR;
 typedef CK_FUNCTION_LIST_3_0_PTR *CK_FUNCTION_LIST_3_0_PTR_PTR;
 
+/* CK_GCM_PARAMS as PKCS#11 2.40 defined it (p11-kit's CK_GCM_PARAMS is the
+ * 3.0 form, with ulIvBits): clients built on 2.40 headers pass this one;
+ * the two are told apart by ulParameterLen. */
+typedef struct MODEXP_GCM_PARAMS_2_40 {
+	CK_BYTE_PTR pIv;
+	CK_ULONG ulIvLen;
+	CK_BYTE_PTR pAAD;
+	CK_ULONG ulAADLen;
+	CK_ULONG ulTagBits;
+} MODEXP_GCM_PARAMS_2_40;
+
 #endif /* MODEXP_PKCS11_3_H */

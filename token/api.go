@@ -50,6 +50,15 @@ type Mechanism struct {
 	OAEP  *OAEPParams        // CKM_RSA_PKCS_OAEP: decoded CK_RSA_PKCS_OAEP_PARAMS
 	ECDH  *ECDH1DeriveParams // CKM_ECDH1_DERIVE, CKM_ECDH1_COFACTOR_DERIVE
 	EdDSA *EdDSAParams       // CKM_EDDSA with CK_EDDSA_PARAMS (nil: none given)
+	GCM   *GCMParams         // CKM_AES_GCM: decoded CK_GCM_PARAMS
+}
+
+// GCMParams is CK_GCM_PARAMS with the IV and AAD copied. IVBits is the 3.0
+// structure's ulIvBits; for the 2.40 structure (without it) the C layer
+// sets 8·len(IV).
+type GCMParams struct {
+	IV, AAD         []byte
+	IVBits, TagBits uint64
 }
 
 // EdDSAParams is CK_EDDSA_PARAMS with the context copied.

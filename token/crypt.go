@@ -3,7 +3,9 @@ package token
 // Encryption and decryption: C_Encrypt*, C_Decrypt* and the RSA mechanisms
 // (PKCS#1 v1.5 block type 2, raw X.509, OAEP). RSA encryption is
 // single-part (PKCS#11 3.0 §2.1.6–2.1.8): the Update and Final calls answer
-// CKR_FUNCTION_NOT_SUPPORTED and end the operation.
+// CKR_FUNCTION_NOT_SUPPORTED and end the operation. The symmetric
+// mechanisms (mech_aes_*.go) are multi-part through a symStream made at
+// Init (symstream.go).
 
 import (
 	"crypto/rand"
@@ -24,12 +26,12 @@ func (m *Module) Encrypt(sh uint64, in []byte, out Out) ([]byte, int, error) {
 
 // EncryptUpdate is C_EncryptUpdate (not supported by the RSA mechanisms).
 func (m *Module) EncryptUpdate(sh uint64, in []byte, out Out) ([]byte, int, error) {
-	return m.cryptPart(sh, opEncrypt)
+	return m.cryptUpdate(sh, opEncrypt, in, out)
 }
 
 // EncryptFinal is C_EncryptFinal (not supported by the RSA mechanisms).
 func (m *Module) EncryptFinal(sh uint64, out Out) ([]byte, int, error) {
-	return m.cryptPart(sh, opEncrypt)
+	return m.cryptFinal(sh, opEncrypt, out)
 }
 
 // DecryptInit is C_DecryptInit.
@@ -44,12 +46,12 @@ func (m *Module) Decrypt(sh uint64, in []byte, out Out) ([]byte, int, error) {
 
 // DecryptUpdate is C_DecryptUpdate (not supported by the RSA mechanisms).
 func (m *Module) DecryptUpdate(sh uint64, in []byte, out Out) ([]byte, int, error) {
-	return m.cryptPart(sh, opDecrypt)
+	return m.cryptUpdate(sh, opDecrypt, in, out)
 }
 
 // DecryptFinal is C_DecryptFinal (not supported by the RSA mechanisms).
 func (m *Module) DecryptFinal(sh uint64, out Out) ([]byte, int, error) {
-	return m.cryptPart(sh, opDecrypt)
+	return m.cryptFinal(sh, opDecrypt, out)
 }
 
 func (m *Module) crypt(sh uint64, kind opKind, in []byte, out Out) ([]byte, int, error) {
@@ -58,6 +60,11 @@ func (m *Module) crypt(sh uint64, kind opKind, in []byte, out Out) ([]byte, int,
 		return nil, 0, err
 	}
 	defer ss.mu.Unlock()
+	if op := ss.ops[kind]; op != nil && op.multi {
+		// C_Encrypt/C_Decrypt always end the operation unless they report a
+		// length.
+		return nil, 0, ss.fail(kind, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "single-part call after an Update"))
+	}
 	return ss.output(kind, out, func(op *operation) ([]byte, error) {
 		if err := op.checkUse(); err != nil {
 			return nil, err
@@ -69,7 +76,10 @@ func (m *Module) crypt(sh uint64, kind opKind, in []byte, out Out) ([]byte, int,
 	})
 }
 
-func (m *Module) cryptPart(sh uint64, kind opKind) ([]byte, int, error) {
+// cryptUpdate is C_EncryptUpdate and C_DecryptUpdate: the output length is
+// known before any work (symStream.updateLen), so a length query or a short
+// buffer leaves the operation as it was.
+func (m *Module) cryptUpdate(sh uint64, kind opKind, in []byte, out Out) ([]byte, int, error) {
 	ss, err := m.lock(sh)
 	if err != nil {
 		return nil, 0, err
@@ -79,7 +89,49 @@ func (m *Module) cryptPart(sh uint64, kind opKind) ([]byte, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return nil, 0, ss.fail(kind, ck.Errorf(ck.CKR_FUNCTION_NOT_SUPPORTED, "%s is single-part", ck.Name("CKM_", op.mech.typ)))
+	if op.stream == nil {
+		return nil, 0, ss.fail(kind, ck.Errorf(ck.CKR_FUNCTION_NOT_SUPPORTED, "%s is single-part", ck.Name("CKM_", op.mech.typ)))
+	}
+	if op.done {
+		return nil, 0, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "operation already finished; collect its result")
+	}
+	if err := op.checkUse(); err != nil {
+		return nil, 0, ss.fail(kind, err)
+	}
+	need, err := op.stream.updateLen(len(in))
+	if err != nil {
+		return nil, 0, ss.fail(kind, err)
+	}
+	if out.Query {
+		return nil, need, nil
+	}
+	if out.Cap < need {
+		return nil, need, ck.Errorf(ck.CKR_BUFFER_TOO_SMALL, "need %d bytes, have %d", need, out.Cap)
+	}
+	op.multi = true
+	r, err := op.stream.update(in)
+	if err != nil {
+		return nil, 0, ss.fail(kind, err)
+	}
+	return r, len(r), nil
+}
+
+// cryptFinal is C_EncryptFinal and C_DecryptFinal.
+func (m *Module) cryptFinal(sh uint64, kind opKind, out Out) ([]byte, int, error) {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer ss.mu.Unlock()
+	return ss.output(kind, out, func(op *operation) ([]byte, error) {
+		if op.stream == nil {
+			return nil, ck.Errorf(ck.CKR_FUNCTION_NOT_SUPPORTED, "%s is single-part", ck.Name("CKM_", op.mech.typ))
+		}
+		if err := op.checkUse(); err != nil {
+			return nil, err
+		}
+		return op.stream.final()
+	})
 }
 
 // checkCipherLen: an RSA ciphertext is exactly the modulus length.

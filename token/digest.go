@@ -45,26 +45,41 @@ func (m *Module) DigestUpdate(sh uint64, in []byte) error {
 	return nil
 }
 
-// DigestKey is C_DigestKey. The token holds no secret keys, and the values
-// of public and private keys are not digested: an existing key answers
-// CKR_KEY_INDIGESTIBLE, which ends the operation.
+// DigestKey is C_DigestKey: it feeds a secret key's value to the active
+// digest (sensitive keys too: the digest, not the value, leaves the
+// token). The values of public and private keys are not digested: such a
+// key answers CKR_KEY_INDIGESTIBLE, which ends the operation; so does a
+// secret key whose value is sealed (not logged in).
 func (m *Module) DigestKey(sh, key uint64) error {
 	ss, err := m.lock(sh)
 	if err != nil {
 		return err
 	}
 	defer ss.mu.Unlock()
-	if _, err := ss.active(opDigest); err != nil {
+	op, err := ss.active(opDigest)
+	if err != nil {
 		return err
+	}
+	if op.done {
+		return ck.Errorf(ck.CKR_OPERATION_ACTIVE, "digest finished; collect its result")
 	}
 	o, err := ss.slot.object(key)
 	if err != nil {
 		return ss.fail(opDigest, ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "key %d", key))
 	}
-	if c := o.class(); c != ck.CKO_PUBLIC_KEY && c != ck.CKO_PRIVATE_KEY && c != ck.CKO_SECRET_KEY {
+	switch c := o.class(); {
+	case c != ck.CKO_PUBLIC_KEY && c != ck.CKO_PRIVATE_KEY && c != ck.CKO_SECRET_KEY:
 		return ss.fail(opDigest, ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "object %d is not a key", key))
+	case c != ck.CKO_SECRET_KEY:
+		return ss.fail(opDigest, ck.Errorf(ck.CKR_KEY_INDIGESTIBLE, "key %d has no digestible value", key))
 	}
-	return ss.fail(opDigest, ck.Errorf(ck.CKR_KEY_INDIGESTIBLE, "key %d has no digestible value", key))
+	v, err := o.secretValue()
+	if err != nil {
+		return ss.fail(opDigest, ck.Errorf(ck.CKR_KEY_INDIGESTIBLE, "key %d: value sealed", key))
+	}
+	op.multi = true
+	op.digest.Write(v)
+	return nil
 }
 
 // DigestFinal is C_DigestFinal.

@@ -9,6 +9,7 @@ import (
 	"crypto"
 	"errors"
 	"fmt"
+	"hash"
 	"slices"
 
 	"github.com/modexp-token/modexp-token/token/ck"
@@ -60,6 +61,12 @@ type mechanism struct {
 	// base key and decoded parameter it returns the CKA_VALUE of the new
 	// secret key that tmpl (defaults applied) describes.
 	derive func(op *operation, tmpl attrMap) ([]byte, error)
+	// newStream makes the state of a symmetric encryption or decryption
+	// at Init (symstream.go); its encrypt and decrypt are streamOnce.
+	newStream func(op *operation) (symStream, error)
+	// newMAC makes the running MAC of a MAC mechanism at Init, kept in
+	// op.digest (symstream.go).
+	newMAC func(op *operation) (hash.Hash, error)
 	// generateKey returns the CKA_VALUE of a new secret key (C_GenerateKey)
 	// for a template already checked against the schema, with CKA_CLASS
 	// and CKA_KEY_TYPE set (secretkey.go).
@@ -98,7 +105,7 @@ func (m *mechanism) decode(cm *Mechanism) (any, error) {
 	if m.params != nil {
 		return m.params(m, cm)
 	}
-	if len(cm.Param) != 0 || cm.PSS != nil || cm.OAEP != nil || cm.ECDH != nil || cm.EdDSA != nil {
+	if len(cm.Param) != 0 || cm.PSS != nil || cm.OAEP != nil || cm.ECDH != nil || cm.EdDSA != nil || cm.GCM != nil {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes no parameter", ck.Name("CKM_", m.typ))
 	}
 	return nil, nil

@@ -98,6 +98,11 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 	if mech.hash != 0 {
 		op.digest = mech.hash.New()
 	}
+	if mech.newStream != nil || mech.newMAC != nil {
+		if err := op.initSymmetric(); err != nil {
+			return err
+		}
+	}
 	return ss.begin(op)
 }
 

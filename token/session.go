@@ -58,7 +58,8 @@ type operation struct {
 	authed   bool
 
 	multi  bool      // an Update was made
-	digest hash.Hash // running hash (digests and hash-then-sign)
+	digest hash.Hash // running hash (digests, hash-then-sign, MACs)
+	stream symStream // symmetric encryption or decryption (symstream.go)
 
 	result []byte // computed output kept for the two-call convention
 	done   bool

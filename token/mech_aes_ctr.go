@@ -1,0 +1,131 @@
+package token
+
+// CKM_AES_CTR (PKCS#11 3.0 Current Mechanisms §2.10.5 and RFC 3686's
+// counter block): the parameter is CK_AES_CTR_PARAMS { CK_ULONG
+// ulCounterBits; CK_BYTE cb[16] }, passed by the C layer as its raw bytes
+// (a CK_ULONG as ck.ULong encodes it, then the 16-byte counter block).
+//
+// The low ulCounterBits bits of the block (1 to 128) are the counter, a
+// big-endian integer incremented per block; the other bits stay fixed.
+// The counter may not wrap: a message needing more blocks than the
+// counter has values left is CKR_DATA_LEN_RANGE (encrypting) or
+// CKR_ENCRYPTED_DATA_LEN_RANGE (decrypting). CTR is a stream: any length,
+// each Update returns as many bytes as it is given, Final returns none.
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"math/big"
+
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// ctrParamLen is sizeof(CK_AES_CTR_PARAMS) with an 8-byte CK_ULONG.
+const ctrParamLen = 8 + aes.BlockSize
+
+func init() {
+	registerMechanism(aesMechanism(&mechanism{
+		typ: ck.CKM_AES_CTR, flags: ck.CKF_ENCRYPT | ck.CKF_DECRYPT,
+		params: ctrParams, newStream: newCTRStream,
+		encrypt: streamOnce, decrypt: streamOnce,
+	}))
+}
+
+// ctrParam is a decoded CK_AES_CTR_PARAMS.
+type ctrParam struct {
+	bits uint
+	cb   [aes.BlockSize]byte
+}
+
+func ctrParams(mech *mechanism, m *Mechanism) (any, error) {
+	if len(m.Param) != ctrParamLen || m.decoded() {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_CTR needs CK_AES_CTR_PARAMS (%d bytes), got %d", ctrParamLen, len(m.Param))
+	}
+	bits, _ := ck.ParseULong(m.Param[:8])
+	if bits < 1 || bits > 128 {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_CTR: ulCounterBits %d, want 1 to 128", bits)
+	}
+	p := &ctrParam{bits: uint(bits)}
+	copy(p.cb[:], m.Param[8:])
+	return p, nil
+}
+
+// ctrStream is AES-CTR with a counter of p.bits bits.
+type ctrStream struct {
+	b       cipher.Block
+	ctr     [aes.BlockSize]byte // the next counter block
+	ks      [aes.BlockSize]byte // keystream of the current block
+	used    int                 // keystream bytes used (aes.BlockSize: none left)
+	left    *big.Int            // counter values left (nil: 2^128, never reached)
+	errCode ck.Error
+}
+
+func newCTRStream(op *operation) (symStream, error) {
+	b, err := op.aesBlock()
+	if err != nil {
+		return nil, err
+	}
+	p := op.params.(*ctrParam)
+	s := &ctrStream{b: b, ctr: p.cb, used: aes.BlockSize, errCode: ck.CKR_DATA_LEN_RANGE}
+	if op.kind == opDecrypt {
+		s.errCode = ck.CKR_ENCRYPTED_DATA_LEN_RANGE
+	}
+	if p.bits < 128 {
+		// Values left: 2^bits − (the counter's start value).
+		mod := new(big.Int).Lsh(big.NewInt(1), p.bits)
+		start := new(big.Int).SetBytes(p.cb[:])
+		start.Mod(start, mod)
+		s.left = mod.Sub(mod, start)
+	}
+	return s, nil
+}
+
+// blocksNeeded is how many new counter blocks n more bytes take.
+func (s *ctrStream) blocksNeeded(n int) int64 {
+	avail := aes.BlockSize - s.used
+	if n <= avail {
+		return 0
+	}
+	return int64((n - avail + aes.BlockSize - 1) / aes.BlockSize)
+}
+
+func (s *ctrStream) updateLen(n int) (int, error) {
+	if s.left != nil && big.NewInt(s.blocksNeeded(n)).Cmp(s.left) > 0 {
+		return 0, ck.Errorf(s.errCode, "the %d-byte input wraps the counter", n)
+	}
+	return n, nil
+}
+
+func (s *ctrStream) update(in []byte) ([]byte, error) {
+	if _, err := s.updateLen(len(in)); err != nil {
+		return nil, err
+	}
+	if s.left != nil {
+		s.left.Sub(s.left, big.NewInt(s.blocksNeeded(len(in))))
+	}
+	out := make([]byte, len(in))
+	for i := range in {
+		if s.used == aes.BlockSize {
+			s.b.Encrypt(s.ks[:], s.ctr[:])
+			s.used = 0
+			incBE(s.ctr[:])
+		}
+		out[i] = in[i] ^ s.ks[s.used]
+		s.used++
+	}
+	return out, nil
+}
+
+func (s *ctrStream) final() ([]byte, error) { return []byte{}, nil }
+
+// incBE increments a big-endian counter (the bits above the counter never
+// change: the counter has no values left to wrap into them, see
+// updateLen).
+func incBE(b []byte) {
+	for i := len(b) - 1; i >= 0; i-- {
+		b[i]++
+		if b[i] != 0 {
+			return
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package token
+
+// CKM_AES_GCM (PKCS#11 3.0 Current Mechanisms §2.12.1), single- and
+// multi-part.
+//
+//   - The parameter is CK_GCM_PARAMS, decoded by the C layer into
+//     Mechanism.GCM from either form: PKCS#11 3.0's (with ulIvBits) or
+//     2.40's (without). The IV is 1 to 4096 bytes (12 is the recommended
+//     size; the caller must never repeat an IV under one key); ulIvBits
+//     must be 8·ulIvLen (0 is taken for that too: clients zero it). The
+//     tag is 32, 64, 96, 104, 112, 120 or 128 bits (NIST SP 800-38D §5.2.1.2);
+//     anything else is CKR_MECHANISM_PARAM_INVALID. The AAD is any length.
+//   - Go's crypto/cipher GCM is not incremental: the Update calls buffer
+//     (their output is empty) and Final encrypts, or decrypts and checks
+//     the tag, at once. Decrypted data is released only after the tag
+//     matched; a wrong tag is CKR_ENCRYPTED_DATA_INVALID, a ciphertext
+//     shorter than the tag CKR_ENCRYPTED_DATA_LEN_RANGE. At most 64 MiB are
+//     buffered (CKR_DATA_LEN_RANGE or CKR_ENCRYPTED_DATA_LEN_RANGE beyond).
+//   - Tags shorter than 16 bytes are the leading bytes of the full tag
+//     (SP 800-38D §7.1). With a 12-byte IV crypto/cipher takes the tag size
+//     directly; with another IV size the full tag is computed and cut, and
+//     decryption recovers the plaintext from the keystream (a sealing of
+//     zeros) before sealing it again to compare the leading tag bytes in
+//     constant time.
+
+import (
+	"crypto/cipher"
+
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// GCM parameter limits.
+const (
+	gcmMaxIV       = 4096
+	gcmStandardIV  = 12
+	gcmFullTagSize = 16
+)
+
+func init() {
+	registerMechanism(aesMechanism(&mechanism{
+		typ: ck.CKM_AES_GCM, flags: ck.CKF_ENCRYPT | ck.CKF_DECRYPT,
+		params: gcmParams, newStream: newGCMStream,
+		encrypt: streamOnce, decrypt: streamOnce,
+	}))
+}
+
+// gcmParam is a checked CK_GCM_PARAMS.
+type gcmParam struct {
+	iv, aad []byte
+	tagLen  int
+}
+
+func gcmParams(mech *mechanism, m *Mechanism) (any, error) {
+	p := m.GCM
+	if p == nil || len(m.Param) != 0 {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM needs CK_GCM_PARAMS")
+	}
+	if len(p.IV) < 1 || len(p.IV) > gcmMaxIV {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: IV of %d bytes, want 1 to %d", len(p.IV), gcmMaxIV)
+	}
+	if p.IVBits != 0 && p.IVBits != 8*uint64(len(p.IV)) {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: ulIvBits %d for a %d-byte IV", p.IVBits, len(p.IV))
+	}
+	switch p.TagBits {
+	case 32, 64, 96, 104, 112, 120, 128:
+	default:
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: tag of %d bits", p.TagBits)
+	}
+	return &gcmParam{iv: append([]byte(nil), p.IV...), aad: append([]byte(nil), p.AAD...), tagLen: int(p.TagBits / 8)}, nil
+}
+
+// gcmStream buffers the message for Final.
+type gcmStream struct {
+	p       *gcmParam
+	aead    cipher.AEAD // tag of p.tagLen bytes, or full when cut is set
+	cut     bool        // aead makes full tags: cut them to p.tagLen
+	encrypt bool
+	buf     []byte
+}
+
+func newGCMStream(op *operation) (symStream, error) {
+	b, err := op.aesBlock()
+	if err != nil {
+		return nil, err
+	}
+	p := op.params.(*gcmParam)
+	s := &gcmStream{p: p, encrypt: op.kind == opEncrypt}
+	switch {
+	case len(p.iv) == gcmStandardIV && p.tagLen >= 12:
+		s.aead, err = cipher.NewGCMWithTagSize(b, p.tagLen)
+	case len(p.iv) == gcmStandardIV:
+		s.aead, err = cipher.NewGCM(b)
+		s.cut = true
+	default:
+		s.aead, err = cipher.NewGCMWithNonceSize(b, len(p.iv))
+		s.cut = p.tagLen != gcmFullTagSize
+	}
+	if err != nil {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: %v", err)
+	}
+	return s, nil
+}
+
+func (s *gcmStream) lenErr() ck.Error {
+	if s.encrypt {
+		return ck.CKR_DATA_LEN_RANGE
+	}
+	return ck.CKR_ENCRYPTED_DATA_LEN_RANGE
+}
+
+func (s *gcmStream) updateLen(n int) (int, error) {
+	if len(s.buf)+n > maxBuffered {
+		return 0, ck.Errorf(s.lenErr(), "CKM_AES_GCM buffers at most %d bytes", maxBuffered)
+	}
+	return 0, nil
+}
+
+func (s *gcmStream) update(in []byte) ([]byte, error) {
+	if _, err := s.updateLen(len(in)); err != nil {
+		return nil, err
+	}
+	s.buf = append(s.buf, in...)
+	return []byte{}, nil
+}
+
+func (s *gcmStream) final() ([]byte, error) {
+	p := s.p
+	if s.encrypt {
+		out := s.aead.Seal(nil, p.iv, s.buf, p.aad)
+		if s.cut {
+			out = out[:len(s.buf)+p.tagLen]
+		}
+		return out, nil
+	}
+	if len(s.buf) < p.tagLen {
+		return nil, ck.Errorf(ck.CKR_ENCRYPTED_DATA_LEN_RANGE, "ciphertext of %d bytes is shorter than the %d-byte tag", len(s.buf), p.tagLen)
+	}
+	if !s.cut {
+		out, err := s.aead.Open(nil, p.iv, s.buf, p.aad)
+		if err != nil {
+			return nil, ck.Errorf(ck.CKR_ENCRYPTED_DATA_INVALID, "GCM tag mismatch")
+		}
+		if out == nil {
+			out = []byte{}
+		}
+		return out, nil
+	}
+	// A cut tag: the plaintext is the ciphertext xor the keystream (the
+	// sealing of zeros), and must seal to the same leading tag bytes.
+	n := len(s.buf) - p.tagLen
+	ct, tag := s.buf[:n], s.buf[n:]
+	ks := s.aead.Seal(nil, p.iv, make([]byte, n), nil)
+	pt := make([]byte, n)
+	for i := range pt {
+		pt[i] = ct[i] ^ ks[i]
+	}
+	full := s.aead.Seal(nil, p.iv, pt, p.aad)
+	if !equalCT(full[n:n+p.tagLen], tag) {
+		clear(pt)
+		return nil, ck.Errorf(ck.CKR_ENCRYPTED_DATA_INVALID, "GCM tag mismatch")
+	}
+	return pt, nil
+}
