@@ -92,10 +92,12 @@ import (
 	"log/slog"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/soft"
 	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/config"
 )
@@ -181,7 +183,12 @@ func Load(cfg *config.Config) (m *Module, err error) {
 		m.slots = append(m.slots, s)
 		m.slotByID[s.id] = s
 	}
-	m.log.Info("module loaded", "config", cfg.Source, "slots", len(m.slots))
+	ki := soft.Kernels()
+	m.log.Info("module loaded", "config", cfg.Source, "slots", len(m.slots),
+		"kernel", ki.Name, "kernel_requested", ki.Requested, "cpu", strings.Join(ki.CPU, " "))
+	for _, n := range ki.Notes {
+		m.log.Warn("software engine kernel", "note", n)
+	}
 	return m, nil
 }
 
