@@ -167,7 +167,8 @@ deadcode:
 	echo "deadcode: nothing unreachable beyond .ci/deadcode.allow"
 
 # Side-by-side benchmark against SoftHSMv2 on throwaway tokens: prints a table and
-# a TSV, keeps them (and the module log) in build/bench/. BENCH_SECONDS (default 1),
+# a TSV, draws the table as build/bench/bench.svg (test/bench/benchchart), keeps
+# them (and the module log) in build/bench/. BENCH_SECONDS (default 1),
 # BENCH_THREADS (default 1,2), BENCH_ONLY (op ids: build/bench/p11bench --list).
 bench: deps build
 	BENCH_OUT=$(CURDIR)/$(BUILD)/bench test/bench/run.sh

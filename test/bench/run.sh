@@ -16,7 +16,7 @@
 #   BENCH_ENGINE=spec    engine of our slot (MODEXP_TOKEN_ENGINE), default the module's
 #   MODEXP_KERNEL=k      limb kernel of the software engine: auto (default), ifma, adx, purego
 #                        (the header shows the kernel in use and the CPU features seen)
-#   BENCH_OUT=dir        where the client, table, TSV and module log go (default build/bench)
+#   BENCH_OUT=dir        where the client, table, TSV, chart (bench.svg) and module log go (default build/bench)
 #   BENCH_KEEP=1         keep the temporary tokens (path printed)
 # Extra arguments are passed to p11bench.
 set -euo pipefail
@@ -101,6 +101,13 @@ if [[ -s "$OUT/bench.tsv" ]]; then
 	echo
 	echo "# TSV ($OUT/bench.tsv)"
 	cat "$OUT/bench.tsv"
+	# The same table as a bar chart, beside the TSV.
+	if (cd "$root" && ${GO:-go} run ./test/bench/benchchart -o "$OUT/bench.svg" "$OUT/bench.tsv"); then
+		echo
+		echo "# chart: $OUT/bench.svg"
+	else
+		echo "run.sh: the chart could not be drawn (the table above stands)" >&2
+	fi
 fi
 if [[ -f "$tmp/ours/module.log" ]]; then cp "$tmp/ours/module.log" "$OUT/module.log"; fi
 case $status in
