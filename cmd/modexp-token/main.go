@@ -231,6 +231,9 @@ func explain(err error) (int, string) {
 		code, hint = exitPIN, "the PIN is locked after too many wrong tries: the SO unlocks it by setting a new one with 'modexp-token pin reset'"
 	case ck.CKR_USER_PIN_NOT_INITIALIZED:
 		code, hint = exitPIN, "the user PIN is not set: 'modexp-token pin reset' (with the SO PIN) sets it, 'modexp-token init' starts over"
+		if strings.Contains(msg, "token not initialised") {
+			hint = "the token is not initialised yet: 'modexp-token init --label LABEL' sets it up with its two PINs"
+		}
 	case ck.CKR_PIN_LEN_RANGE:
 		code, hint = exitPIN, "the PIN's length is out of range (modexp-token info shows the allowed lengths)"
 	case ck.CKR_TOKEN_NOT_RECOGNIZED:
