@@ -204,6 +204,12 @@ func schemaFor(class uint64, sub uint64) (schema, *keyType, error) {
 			return kt.secretSchema, kt, nil
 		}
 		return kt.privateSchema, kt, nil
+	case ck.CKO_DOMAIN_PARAMETERS:
+		kt, ok := keyTypes[sub]
+		if !ok || kt.domainSchema == nil {
+			return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_VALUE_INVALID, "no domain parameters of key type %s", ck.Name("CKK_", sub))
+		}
+		return kt.domainSchema, kt, nil
 	}
 	return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_VALUE_INVALID, "object class %s not supported", ck.Name("CKO_", class))
 }
@@ -213,7 +219,7 @@ func subTypeAttr(class uint64) (uint64, bool) {
 	switch class {
 	case ck.CKO_CERTIFICATE:
 		return ck.CKA_CERTIFICATE_TYPE, true
-	case ck.CKO_PUBLIC_KEY, ck.CKO_PRIVATE_KEY, ck.CKO_SECRET_KEY:
+	case ck.CKO_PUBLIC_KEY, ck.CKO_PRIVATE_KEY, ck.CKO_SECRET_KEY, ck.CKO_DOMAIN_PARAMETERS:
 		return ck.CKA_KEY_TYPE, true
 	}
 	return 0, false

@@ -60,6 +60,8 @@ func init() {
 		}),
 		completePublic:  completeDHPublic,
 		completePrivate: completeDHPrivate,
+		domainSchema:    dhDomainSchema,
+		completeDomain:  completeDHDomain,
 		bits:            func(a attrMap) int { return new(big.Int).SetBytes(a[ck.CKA_PRIME]).BitLen() },
 	})
 	dhKeys := []uint64{ck.CKK_DH}

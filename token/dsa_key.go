@@ -75,6 +75,8 @@ func init() {
 		}),
 		completePublic:  completeDSAPublic,
 		completePrivate: completeDSAPrivate,
+		domainSchema:    dsaDomainSchema,
+		completeDomain:  completeDSADomain,
 		bits:            func(a attrMap) int { return new(big.Int).SetBytes(a[ck.CKA_PRIME]).BitLen() },
 	})
 	dsaKeys := []uint64{ck.CKK_DSA}

@@ -33,6 +33,10 @@ type keyType struct {
 	completePrivate func(a attrMap) error
 	// bits is the key size as CK_MECHANISM_INFO counts it.
 	bits func(a attrMap) int
+	// domainSchema, if not nil, describes CKO_DOMAIN_PARAMETERS objects of
+	// this key type, checked and completed by completeDomain (domain.go).
+	domainSchema   schema
+	completeDomain func(a attrMap) error
 }
 
 // keyTypes is the registry of key types by CKK_ value.

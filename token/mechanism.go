@@ -71,6 +71,10 @@ type mechanism struct {
 	// for a template already checked against the schema, with CKA_CLASS
 	// and CKA_KEY_TYPE set (secretkey.go).
 	generateKey func(mech *mechanism, tmpl attrMap) ([]byte, error)
+	// generateParams returns the generated values of a new
+	// CKO_DOMAIN_PARAMETERS object (C_GenerateKey with a parameter
+	// generation mechanism; domain.go) for a checked template.
+	generateParams func(s *slot, tmpl attrMap) (attrMap, error)
 }
 
 // sizeUnit names the unit of the mechanism's key sizes.

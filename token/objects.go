@@ -99,6 +99,9 @@ func buildObjectFrom(tmpl, generated attrMap, origin keyOrigin, login loginState
 			complete = kt.completePrivate
 		case ck.CKO_SECRET_KEY:
 			complete = kt.completeSecret
+		case ck.CKO_DOMAIN_PARAMETERS:
+			a[ck.CKA_LOCAL] = ck.Bool(mode == modeGenerate)
+			complete = kt.completeDomain
 		}
 		if err := complete(a); err != nil {
 			return nil, nil, err

@@ -175,6 +175,9 @@ func (m *Module) GenerateKey(sh uint64, cm *Mechanism, tmpl []Attribute) (uint64
 		return 0, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
 	}
 	mech, ok := mechanisms[cm.Type]
+	if ok && mech.generateParams != nil {
+		return ss.generateDomainParams(mech, cm, tmpl)
+	}
 	if !ok || mech.generateKey == nil {
 		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s does not generate keys", ck.Name("CKM_", cm.Type))
 	}

@@ -393,11 +393,32 @@ func TestDeriveTraceIndependentOfSecrets(t *testing.T) {
 	}
 }
 
-// TestGenerateGroup makes a 1024-bit safe-prime group (seconds; opt-in
-// with MODEXP_SLOW=1 under the race detector's slowdown) and agrees on it.
+// TestGenerateGroup makes safe-prime groups with the search of
+// GenerateGroup: at 256 and 384 bits always (fast), at 1024 bits (the
+// smallest size GenerateGroup itself makes; seconds to a minute) with
+// MODEXP_SLOW=1. It agrees on the 1024-bit group.
 func TestGenerateGroup(t *testing.T) {
-	if raceEnabled && os.Getenv("MODEXP_SLOW") != "1" {
-		t.Skip("slow under -race; set MODEXP_SLOW=1")
+	for _, bits := range []int{256, 384} {
+		g, err := generateGroup(ctx, nil, bits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one := big.NewInt(1)
+		if g.P.BitLen() != bits || !g.P.ProbablyPrime(20) || !g.Q.ProbablyPrime(20) ||
+			new(big.Int).Add(new(big.Int).Lsh(g.Q, 1), one).Cmp(g.P) != 0 || new(big.Int).Exp(g.G, g.Q, g.P).Cmp(one) != 0 {
+			t.Fatalf("%d bits: not a safe-prime group with g of order q", bits)
+		}
+	}
+	if _, err := GenerateGroup(ctx, nil, 512); !errors.Is(err, ErrInvalidParameters) {
+		t.Fatalf("512 bits: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := GenerateGroup(cctx, nil, 2048); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+	if os.Getenv("MODEXP_SLOW") != "1" {
+		t.Skip("1024-bit generation: set MODEXP_SLOW=1")
 	}
 	g, err := GenerateGroup(ctx, nil, 1024)
 	if err != nil {
@@ -419,10 +440,5 @@ func TestGenerateGroup(t *testing.T) {
 	zb, _, err := b.Derive(ctx, ya)
 	if err != nil || !bytes.Equal(za, zb) {
 		t.Fatal("secrets differ")
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	cancel()
-	if _, err := GenerateGroup(cctx, nil, 2048); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled: %v", err)
 	}
 }

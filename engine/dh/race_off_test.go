@@ -1,5 +1,0 @@
-//go:build !race
-
-package dh
-
-const raceEnabled = false
