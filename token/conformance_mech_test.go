@@ -24,16 +24,17 @@ func TestConformanceMechanismInfo(t *testing.T) {
 	pss := &PSSParams{Hash: ck.CKM_SHA256, MGF: ck.CKG_MGF1_SHA256, SaltLen: 32}
 	sign := uint64(ck.CKF_SIGN | ck.CKF_VERIFY)
 	all := sign | ck.CKF_ENCRYPT | ck.CKF_DECRYPT
+	wrap := uint64(ck.CKF_WRAP | ck.CKF_UNWRAP)
 	cases := []struct {
 		mech     *Mechanism
 		flags    uint64
 		min, max uint64
 	}{
 		{&Mechanism{Type: ck.CKM_RSA_PKCS_KEY_PAIR_GEN}, ck.CKF_GENERATE_KEY_PAIR, 1024, 8192},
-		{&Mechanism{Type: ck.CKM_RSA_PKCS}, all, 1024, 8192},
+		{&Mechanism{Type: ck.CKM_RSA_PKCS}, all | wrap, 1024, 8192},
 		{&Mechanism{Type: ck.CKM_RSA_X_509}, all, 1024, 8192},
 		{&Mechanism{Type: ck.CKM_RSA_PKCS_PSS, PSS: pss}, sign, 1024, 8192},
-		{&Mechanism{Type: ck.CKM_RSA_PKCS_OAEP, OAEP: oaep}, ck.CKF_ENCRYPT | ck.CKF_DECRYPT, 1024, 8192},
+		{&Mechanism{Type: ck.CKM_RSA_PKCS_OAEP, OAEP: oaep}, ck.CKF_ENCRYPT | ck.CKF_DECRYPT | wrap, 1024, 8192},
 		{&Mechanism{Type: ck.CKM_SHA1_RSA_PKCS}, sign, 1024, 8192},
 		{&Mechanism{Type: ck.CKM_SHA224_RSA_PKCS}, sign, 1024, 8192},
 		{&Mechanism{Type: ck.CKM_SHA256_RSA_PKCS}, sign, 1024, 8192},

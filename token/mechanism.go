@@ -171,9 +171,10 @@ func init() {
 		generateKeyPair: generateRSA,
 	}))
 	registerMechanism(rsa(&mechanism{
-		typ: ck.CKM_RSA_PKCS, flags: ck.CKF_SIGN | ck.CKF_VERIFY | ck.CKF_ENCRYPT | ck.CKF_DECRYPT,
+		typ: ck.CKM_RSA_PKCS, flags: ck.CKF_SIGN | ck.CKF_VERIFY | ck.CKF_ENCRYPT | ck.CKF_DECRYPT | ck.CKF_WRAP | ck.CKF_UNWRAP,
 		singlePart: true,
 		sign:       rsaPKCSSign, verify: rsaPKCSVerify, encrypt: rsaPKCSEncrypt, decrypt: rsaPKCSDecrypt,
+		wrap: rsaWrapWith(rsaPKCSEncrypt), unwrap: rsaUnwrapWith(rsaPKCSDecrypt),
 	}))
 	registerMechanism(rsa(&mechanism{
 		typ: ck.CKM_RSA_X_509, flags: ck.CKF_SIGN | ck.CKF_VERIFY | ck.CKF_ENCRYPT | ck.CKF_DECRYPT,
@@ -186,9 +187,10 @@ func init() {
 		sign: rsaPSSSign, verify: rsaPSSVerify,
 	}))
 	registerMechanism(rsa(&mechanism{
-		typ: ck.CKM_RSA_PKCS_OAEP, flags: ck.CKF_ENCRYPT | ck.CKF_DECRYPT,
+		typ: ck.CKM_RSA_PKCS_OAEP, flags: ck.CKF_ENCRYPT | ck.CKF_DECRYPT | ck.CKF_WRAP | ck.CKF_UNWRAP,
 		singlePart: true, params: oaepParamsOf, checkKey: oaepCheckKey,
 		encrypt: rsaOAEPEncrypt, decrypt: rsaOAEPDecrypt,
+		wrap: rsaWrapWith(rsaOAEPEncrypt), unwrap: rsaUnwrapWith(rsaOAEPDecrypt),
 	}))
 	for _, hm := range rsaPKCSHashMechs {
 		registerMechanism(rsa(&mechanism{

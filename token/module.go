@@ -16,6 +16,7 @@
 //	mechanisms registry of small values (params, key types)      mechanism.go
 //	operations sign/verify, encrypt/decrypt, digest, keygen      sign.go, crypt.go, digest.go, keygen.go, random.go
 //	EC        CKK_EC keys, ECDSA mechanisms, EC engine routes    ec_key.go, ecdsa_mech.go
+//	wrapping  C_WrapKey/C_UnwrapKey, AES key wrap, PKCS#8        wrap.go, aeskw_mech.go, pkcs8.go
 //	secret    CKO_SECRET_KEY (AES, generic, HMAC), C_GenerateKey  secretkey.go, attrarray.go
 //
 // # Concurrency

@@ -101,21 +101,18 @@ func paramsOfCurve(curve elliptic.Curve) []byte {
 	return nil
 }
 
-// parsePKCS8 decodes unwrapped key material as a PKCS#8 private key of key
-// type kt and returns its attribute values (CKR_WRAPPED_KEY_INVALID when it
-// is not one, CKR_TEMPLATE_INCONSISTENT when it is another type).
-func parsePKCS8(der []byte, kt uint64) (attrMap, error) {
+// parsePKCS8 decodes unwrapped key material as a PKCS#8 RSA or EC private
+// key and returns its attribute values and key type
+// (CKR_WRAPPED_KEY_INVALID when it is not one).
+func parsePKCS8(der []byte) (attrMap, uint64, error) {
 	key, err := x509.ParsePKCS8PrivateKey(der)
 	if err != nil {
-		return nil, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "not a PKCS#8 private key: %v", err)
+		return nil, 0, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "not a PKCS#8 RSA or EC private key: %v", err)
 	}
 	switch k := key.(type) {
 	case *rsa.PrivateKey:
-		if kt != ck.CKK_RSA {
-			return nil, inconsistent("the wrapped key is an RSA key, the template says " + ck.Name("CKK_", kt))
-		}
 		if len(k.Primes) != 2 {
-			return nil, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "RSA key with %d primes", len(k.Primes))
+			return nil, 0, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "RSA key with %d primes", len(k.Primes))
 		}
 		return attrMap{
 			ck.CKA_MODULUS:          k.N.Bytes(),
@@ -126,22 +123,19 @@ func parsePKCS8(der []byte, kt uint64) (attrMap, error) {
 			ck.CKA_EXPONENT_1:       k.Precomputed.Dp.Bytes(),
 			ck.CKA_EXPONENT_2:       k.Precomputed.Dq.Bytes(),
 			ck.CKA_COEFFICIENT:      k.Precomputed.Qinv.Bytes(),
-		}, nil
+		}, ck.CKK_RSA, nil
 	case *ecdsa.PrivateKey:
-		if kt != ck.CKK_EC {
-			return nil, inconsistent("the wrapped key is an EC key, the template says " + ck.Name("CKK_", kt))
-		}
 		params := paramsOfCurve(k.Curve)
 		if params == nil {
-			return nil, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "EC key on an unknown curve")
+			return nil, 0, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "EC key on an unknown curve")
 		}
 		d, err := k.Bytes()
 		if err != nil {
-			return nil, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "EC key: %v", err)
+			return nil, 0, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "EC key: %v", err)
 		}
-		return attrMap{ck.CKA_EC_PARAMS: params, ck.CKA_VALUE: d}, nil
+		return attrMap{ck.CKA_EC_PARAMS: params, ck.CKA_VALUE: d}, ck.CKK_EC, nil
 	}
-	return nil, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "PKCS#8 key of type %T is not supported", key)
+	return nil, 0, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "PKCS#8 key of type %T is not supported", key)
 }
 
 // sameValues reports the first attribute of vals that t gives with

@@ -16,6 +16,8 @@ package token
 // rules of the new object.
 
 import (
+	"fmt"
+
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -100,13 +102,25 @@ func checkWrappingKey(k *object, h uint64, s *slot, mech *mechanism, info Mechan
 		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not in the %s's CKA_ALLOWED_MECHANISMS", ck.Name("CKM_", mech.typ), role.roleName)
 	}
 	op := &operation{mech: mech, key: k, slot: s}
-	if bits := uint64(op.keyBits()); bits < info.MinKeySize || bits > info.MaxKeySize {
-		return ck.Errorf(role.sizeRange, "%d-bit %s, %s takes %d..%d", bits, role.roleName, ck.Name("CKM_", mech.typ), info.MinKeySize, info.MaxKeySize)
+	size := uint64(op.keyBits())
+	if mech.sizeInBytes {
+		size /= 8
+	}
+	if size < info.MinKeySize || size > info.MaxKeySize {
+		return ck.Errorf(role.sizeRange, "%d-%s %s, %s takes %d..%d", size, mech.sizeUnit(), role.roleName, ck.Name("CKM_", mech.typ), info.MinKeySize, info.MaxKeySize)
 	}
 	if !k.complete {
 		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "%s values are sealed", role.roleName)
 	}
 	return nil
+}
+
+// checkParams runs the mechanism's parameter check against the key.
+func checkParams(op *operation) error {
+	if op.mech.checkKey == nil {
+		return nil
+	}
+	return op.mech.checkKey(op)
 }
 
 // WrapKey is C_WrapKey: it returns the wrapped key under the two-call
@@ -148,7 +162,11 @@ func (m *Module) WrapKey(sh uint64, cm *Mechanism, wrappingKey, key uint64, out 
 	if k.class() == ck.CKO_PRIVATE_KEY && !mech.wrapsPrivate {
 		return nil, 0, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s wraps secret keys only", ck.Name("CKM_", mech.typ))
 	}
-	wrapped, err := mech.wrap(wrapOperation(s, mech, params, wk, opEncrypt), material)
+	op := wrapOperation(s, mech, params, wk, opEncrypt)
+	if err := checkParams(op); err != nil {
+		return nil, 0, err
+	}
+	wrapped, err := mech.wrap(op, material)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -176,6 +194,13 @@ func checkWrappable(wk, k *object, h uint64) error {
 	}
 	if k.attrs.bool(ck.CKA_WRAP_WITH_TRUSTED) && !wk.attrs.bool(ck.CKA_TRUSTED) {
 		return ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "key %d has CKA_WRAP_WITH_TRUSTED and the wrapping key is not CKA_TRUSTED", h)
+	}
+	wt, err := wk.attrs.templateAttr(ck.CKA_WRAP_TEMPLATE)
+	if err != nil {
+		return ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "the wrapping key's CKA_WRAP_TEMPLATE: %v", err)
+	}
+	if !k.attrs.satisfies(wt) {
+		return ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "key %d does not match the wrapping key's CKA_WRAP_TEMPLATE", h)
 	}
 	if !k.complete {
 		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "key %d values are sealed", h)
@@ -209,37 +234,44 @@ func (m *Module) UnwrapKey(sh uint64, cm *Mechanism, unwrappingKey uint64, wrapp
 	if err != nil {
 		return 0, err
 	}
+	if err := checkWrappingKey(uk, unwrappingKey, s, mech, info, unwrappingRole); err != nil {
+		return 0, err
+	}
+	if err := mergeUnwrapTemplate(t, uk); err != nil {
+		return 0, err
+	}
 	class, ok := t.ulong(ck.CKA_CLASS)
 	if !ok {
 		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "C_UnwrapKey needs CKA_CLASS in the template")
 	}
-	if _, ok := t.ulong(ck.CKA_KEY_TYPE); !ok {
-		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "C_UnwrapKey needs CKA_KEY_TYPE in the template")
-	}
 	if class != ck.CKO_SECRET_KEY && class != ck.CKO_PRIVATE_KEY {
 		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "C_UnwrapKey makes secret and private keys, not %s", ck.Name("CKO_", class))
-	}
-	if err := checkWrappingKey(uk, unwrappingKey, s, mech, info, unwrappingRole); err != nil {
-		return 0, err
 	}
 	if class == ck.CKO_PRIVATE_KEY && !mech.wrapsPrivate {
 		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s unwraps secret keys only", ck.Name("CKM_", mech.typ))
 	}
 	op := wrapOperation(s, mech, params, uk, opDecrypt)
-	if uk.class() == ck.CKO_PRIVATE_KEY {
-		op.needLogin, op.epoch = true, epoch
-		op.needAuth = uk.attrs.bool(ck.CKA_ALWAYS_AUTHENTICATE)
-		if err := op.checkUse(); err != nil {
-			return 0, err
-		}
+	op.needLogin, op.epoch = true, epoch // the key is used within this call
+	if err := checkParams(op); err != nil {
+		return 0, err
 	}
 	material, err := mech.unwrap(op, wrapped)
 	if err != nil {
 		return 0, err
 	}
 	defer clear(material)
+	if class == ck.CKO_SECRET_KEY {
+		kt, ok := t.ulong(ck.CKA_KEY_TYPE)
+		if !ok {
+			kt = ck.CKK_GENERIC_SECRET
+		}
+		if err := checkSecretLen(kt, len(material)); err != nil {
+			return 0, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "the unwrapped value (%d bytes) is no %s key", len(material), ck.Name("CKK_", kt))
+		}
+		return ss.createSecretKey(t, material, keyOrigin{mode: modeUnwrap})
+	}
 	_, login := s.currentEpoch()
-	a, sch, err := unwrappedObject(t, class, material, login)
+	a, sch, err := unwrappedPrivate(t, material, login)
 	if err != nil {
 		return 0, err
 	}
@@ -256,14 +288,30 @@ func (m *Module) UnwrapKey(sh uint64, cm *Mechanism, unwrappingKey uint64, wrapp
 	return o.handle, nil
 }
 
-// keyMaterial is what a wrap mechanism encrypts: a secret key's CKA_VALUE,
-// a private key's PKCS#8 PrivateKeyInfo. The caller wipes it.
+// mergeUnwrapTemplate adds the unwrapping key's CKA_UNWRAP_TEMPLATE to t;
+// an attribute t gives with another value is CKR_TEMPLATE_INCONSISTENT.
+func mergeUnwrapTemplate(t attrMap, uk *object) error {
+	ut, err := uk.attrs.templateAttr(ck.CKA_UNWRAP_TEMPLATE)
+	if err != nil {
+		return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "the unwrapping key's CKA_UNWRAP_TEMPLATE: %v", err)
+	}
+	for typ, v := range ut {
+		if got, ok := t[typ]; ok && string(got) != string(v) {
+			return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s conflicts with the unwrapping key's CKA_UNWRAP_TEMPLATE", describe(typ))
+		}
+		t[typ] = v
+	}
+	return nil
+}
+
+// keyMaterial is what a wrap mechanism encrypts: a secret key's CKA_VALUE
+// (a copy), a private key's PKCS#8 PrivateKeyInfo. The caller wipes it.
 func keyMaterial(k *object) ([]byte, error) {
 	switch k.class() {
 	case ck.CKO_SECRET_KEY:
-		v, ok := k.attrs[ck.CKA_VALUE]
-		if !ok {
-			return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "secret key value is sealed")
+		v, err := k.secretValue()
+		if err != nil {
+			return nil, err
 		}
 		return append([]byte(nil), v...), nil
 	case ck.CKO_PRIVATE_KEY:
@@ -272,30 +320,56 @@ func keyMaterial(k *object) ([]byte, error) {
 	return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s is not wrapped", ck.Name("CKO_", k.class()))
 }
 
-// unwrappedObject builds the attributes of an unwrapped key from the
-// template and the decrypted key material.
-func unwrappedObject(t attrMap, class uint64, material []byte, login loginState) (attrMap, schema, error) {
-	if class == ck.CKO_SECRET_KEY {
-		return unwrappedSecret(t, material, login)
+// unwrappedPrivate builds the attributes of an unwrapped private key from
+// the template and the PKCS#8 material. CKA_KEY_TYPE defaults to the
+// material's; the template may not give the key's values (they come from
+// the wrapped key: CKR_ATTRIBUTE_READ_ONLY) except CKA_EC_PARAMS, which
+// must then be the key's curve.
+func unwrappedPrivate(t attrMap, material []byte, login loginState) (attrMap, schema, error) {
+	kt, ok := t.ulong(ck.CKA_KEY_TYPE)
+	if _, present := t[ck.CKA_KEY_TYPE]; present && !ok {
+		return nil, nil, invalid(ck.CKA_KEY_TYPE, "malformed")
 	}
-	kt, _ := t.ulong(ck.CKA_KEY_TYPE)
-	vals, err := parsePKCS8(material, kt)
+	vals, found, err := parsePKCS8(material)
 	if err != nil {
 		return nil, nil, err
 	}
-	// The template may not give the key's values: they come from the
-	// wrapped key (CKR_ATTRIBUTE_READ_ONLY, as for generation).
-	if _, _, err := checkTemplate(t, modeGenerate); err != nil {
-		return nil, nil, err
+	if !ok {
+		t[ck.CKA_KEY_TYPE] = ck.ULong(found)
+	} else if kt != found {
+		return nil, nil, inconsistent("the wrapped key is a " + ck.Name("CKK_", found) + " key, the template says " + ck.Name("CKK_", kt))
 	}
 	if err := sameValues(t, vals); err != nil {
 		return nil, nil, err
 	}
-	return buildObject(t, vals, modeCreate, 0, login)
+	return buildObjectFrom(t, vals, keyOrigin{mode: modeUnwrap}, login)
 }
 
-// unwrappedSecret builds an unwrapped secret key (CKA_VALUE from the
-// material).
-func unwrappedSecret(t attrMap, material []byte, login loginState) (attrMap, schema, error) {
-	return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "secret keys are not supported yet")
+// rsaWrapWith makes an RSA wrap from an encryption (CKM_RSA_PKCS,
+// CKM_RSA_PKCS_OAEP: secret keys only): a key too long for the modulus is
+// CKR_KEY_SIZE_RANGE.
+func rsaWrapWith(encrypt func(op *operation, in []byte) ([]byte, error)) func(op *operation, material []byte) ([]byte, error) {
+	return func(op *operation, material []byte) ([]byte, error) {
+		out, err := encrypt(op, material)
+		if ck.RV(err) == uint64(ck.CKR_DATA_LEN_RANGE) {
+			return nil, fmt.Errorf("%w: %w", ck.CKR_KEY_SIZE_RANGE, err)
+		}
+		return out, err
+	}
+}
+
+// rsaUnwrapWith makes an RSA unwrap from a decryption: a wrapped key of
+// the wrong length is CKR_WRAPPED_KEY_LEN_RANGE, one that does not decrypt
+// CKR_WRAPPED_KEY_INVALID.
+func rsaUnwrapWith(decrypt func(op *operation, in []byte) ([]byte, error)) func(op *operation, wrapped []byte) ([]byte, error) {
+	return func(op *operation, wrapped []byte) ([]byte, error) {
+		out, err := decrypt(op, wrapped)
+		switch ck.RV(err) {
+		case uint64(ck.CKR_ENCRYPTED_DATA_LEN_RANGE):
+			return nil, fmt.Errorf("%w: %w", ck.CKR_WRAPPED_KEY_LEN_RANGE, err)
+		case uint64(ck.CKR_ENCRYPTED_DATA_INVALID):
+			return nil, fmt.Errorf("%w: %w", ck.CKR_WRAPPED_KEY_INVALID, err)
+		}
+		return out, err
+	}
 }

@@ -1,0 +1,94 @@
+package token
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"math/big"
+	"testing"
+
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// TestPKCS8RoundTrip: a private key object's PKCS#8 form is crypto/x509's,
+// and parsing it gives the object's values back, for RSA and the EC curves.
+func TestPKCS8RoundTrip(t *testing.T) {
+	rk, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rk.Precompute()
+	keys := []any{rk}
+	for _, c := range []elliptic.Curve{elliptic.P256(), elliptic.P384(), elliptic.P521()} {
+		k, err := ecdsa.GenerateKey(c, rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	for _, key := range keys {
+		der, err := x509.MarshalPKCS8PrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals, kt, err := parsePKCS8(der)
+		if err != nil {
+			t.Fatalf("%T: %v", key, err)
+		}
+		a := vals.clone()
+		a[ck.CKA_CLASS], a[ck.CKA_KEY_TYPE] = ck.ULong(ck.CKO_PRIVATE_KEY), ck.ULong(kt)
+		obj, _, err := buildObjectFrom(a, nil, keyOrigin{mode: modeCreate}, userLoggedIn)
+		if err != nil {
+			t.Fatalf("%T: build: %v", key, err)
+		}
+		back, err := marshalPKCS8(&object{attrs: obj, complete: true})
+		if err != nil {
+			t.Fatalf("%T: marshal: %v", key, err)
+		}
+		parsed, err := x509.ParsePKCS8PrivateKey(back)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !parsed.(interface{ Equal(crypto.PrivateKey) bool }).Equal(key) {
+			t.Fatalf("%T: round trip gives another key", key)
+		}
+		if e, ok := key.(*ecdsa.PrivateKey); ok {
+			d, _ := e.Bytes()
+			if new(big.Int).SetBytes(obj[ck.CKA_VALUE]).Cmp(new(big.Int).SetBytes(d)) != 0 {
+				t.Fatal("EC scalar differs")
+			}
+		}
+	}
+	if _, _, err := parsePKCS8([]byte{0x30, 0x03, 0x02, 0x01, 0x00}); ck.RV(err) != uint64(ck.CKR_WRAPPED_KEY_INVALID) {
+		t.Fatalf("garbage: %v", err)
+	}
+}
+
+// FuzzUnwrappedPrivate: the PKCS#8 parser and the object built from it
+// never panic, and what parses builds a consistent private key or a clean
+// CKR error.
+func FuzzUnwrappedPrivate(f *testing.F) {
+	rk, _ := rsa.GenerateKey(rand.Reader, 1024)
+	ek, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	for _, k := range []any{rk, ek} {
+		der, _ := x509.MarshalPKCS8PrivateKey(k)
+		f.Add(der)
+		f.Add(der[:len(der)/2])
+	}
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, der []byte) {
+		a, _, err := unwrappedPrivate(attrMap{ck.CKA_CLASS: ck.ULong(ck.CKO_PRIVATE_KEY)}, der, userLoggedIn)
+		if err != nil {
+			if ck.RV(err) == uint64(ck.CKR_GENERAL_ERROR) || ck.RV(err) == 0 {
+				t.Fatalf("error without a CKR code: %v", err)
+			}
+			return
+		}
+		if _, err := marshalPKCS8(&object{attrs: a, complete: true}); err != nil {
+			t.Fatalf("an unwrapped key does not wrap again: %v", err)
+		}
+	})
+}
