@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"crypto"
 	"crypto/aes"
+	"crypto/cipher"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -455,4 +456,46 @@ func TestWrapRSA(t *testing.T) {
 	wantRV(t, "C_CreateObject", rv, ck.CKR_OK)
 	rv, _, _ = tsWrapKey(h, oaep, pub, hp, true, 0)
 	wantRV(t, "C_WrapKey(OAEP, private key)", rv, ck.CKR_KEY_NOT_WRAPPABLE)
+}
+
+// TestWrapAESCBCPad: CKM_AES_CBC_PAD wraps a secret key as Go's CBC with
+// PKCS#7 padding does, and a private key as PKCS#8.
+func TestWrapAESCBCPad(t *testing.T) {
+	h := readySession(t)
+	kek, iv := randBytes(16), randBytes(16)
+	wk := aesKey(t, h, kek, boolAttr(ck.CKA_WRAP, true), boolAttr(ck.CKA_UNWRAP, true))
+	target := randBytes(32)
+	k := aesKey(t, h, target, boolAttr(ck.CKA_EXTRACTABLE, true))
+	mech := tsMech{Type: ck.CKM_AES_CBC_PAD, Raw: iv}
+	b, _ := aes.NewCipher(kek)
+	padded := append(bytes.Clone(target), bytes.Repeat([]byte{16}, 16)...)
+	want := make([]byte, len(padded))
+	cipher.NewCBCEncrypter(b, iv).CryptBlocks(want, padded)
+	rv, n, _ := tsWrapKey(h, mech, wk, k, true, 0)
+	if rv != 0 || n != 48 {
+		t.Fatalf("C_WrapKey(NULL) = %v, %d", ck.Error(rv), n)
+	}
+	rv, _, w := tsWrapKey(h, mech, wk, k, false, 64)
+	if rv != 0 || !bytes.Equal(w, want) {
+		t.Fatalf("C_WrapKey = %v, %x; want %x", ck.Error(rv), w, want)
+	}
+	rv, nk := tsUnwrapKey(h, mech, wk, w, unwrapTemplate(ck.CKK_AES))
+	wantRV(t, "C_UnwrapKey", rv, ck.CKR_OK)
+	attrIs(t, h, nk, ck.CKA_VALUE, target)
+	rv, _ = tsUnwrapKey(h, mech, wk, w[:40], unwrapTemplate(ck.CKK_AES))
+	wantRV(t, "C_UnwrapKey(40 bytes)", rv, ck.CKR_WRAPPED_KEY_LEN_RANGE)
+	bad := bytes.Clone(w)
+	bad[len(bad)-17] ^= 0x01 // the last padding byte becomes 17
+	rv, _ = tsUnwrapKey(h, mech, wk, bad, unwrapTemplate(ck.CKK_AES))
+	wantRV(t, "C_UnwrapKey(bad padding)", rv, ck.CKR_WRAPPED_KEY_INVALID)
+	rv, _, _ = tsWrapKey(h, tsMech{Type: ck.CKM_AES_CBC_PAD, Raw: iv[:8]}, wk, k, true, 0)
+	wantRV(t, "C_WrapKey(8-byte IV)", rv, ck.CKR_MECHANISM_PARAM_INVALID)
+	// A private key round trip.
+	rv, hp := tsCreate(h, rsaPrivateAttrs(testRSAKey, boolAttr(ck.CKA_EXTRACTABLE, true)))
+	wantRV(t, "C_CreateObject(RSA)", rv, ck.CKR_OK)
+	rv, _, w = tsWrapKey(h, mech, wk, hp, false, 4096)
+	wantRV(t, "C_WrapKey(RSA private key)", rv, ck.CKR_OK)
+	rv, nk = tsUnwrapKey(h, mech, wk, w, toTS([]token.Attribute{ulongAttr(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), ulongAttr(ck.CKA_KEY_TYPE, ck.CKK_RSA)}))
+	wantRV(t, "C_UnwrapKey(RSA private key)", rv, ck.CKR_OK)
+	attrIs(t, h, nk, ck.CKA_MODULUS, testRSAKey.N.Bytes())
 }

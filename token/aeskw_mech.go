@@ -11,14 +11,17 @@ package token
 //     the 4-byte prefix of the initial value. Any secret key, and RSA and EC
 //     private keys as PKCS#8.
 //
+// CKM_AES_CBC_PAD (mech_aes_cbc.go) wraps too: the key material encrypted
+// with the 16-byte IV of its parameter and PKCS#7 padding, any secret key
+// and RSA and EC private keys as PKCS#8.
+//
 // Unwrap answers CKR_WRAPPED_KEY_LEN_RANGE for a length no wrap makes and
 // CKR_WRAPPED_KEY_INVALID for anything that does not authenticate (checked
 // in constant time, token/keywrap).
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"errors"
+	"fmt"
 
 	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/keywrap"
@@ -61,19 +64,6 @@ func aesKWParams(ivLen int) func(mech *mechanism, m *Mechanism) (any, error) {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s: an initial value of %d bytes, want %d or none",
 			ck.Name("CKM_", mech.typ), len(m.Param), ivLen)
 	}
-}
-
-// aesBlock is the AES cipher of the operation's key.
-func (op *operation) aesBlock() (cipher.Block, error) {
-	v, err := op.key.secretValue()
-	if err != nil {
-		return nil, err
-	}
-	b, err := aes.NewCipher(v)
-	if err != nil {
-		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "AES key of %d bytes", len(v))
-	}
-	return b, nil
 }
 
 func aesKeyWrap(op *operation, material []byte) ([]byte, error) {
@@ -131,4 +121,32 @@ func kwErr(err error) error {
 		return ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "initial value length")
 	}
 	return ck.Errorf(ck.CKR_FUNCTION_FAILED, "key wrap: %v", err)
+}
+
+// streamWrap wraps with a symmetric encryption stream (CKM_AES_CBC_PAD).
+func streamWrap(op *operation, material []byte) ([]byte, error) {
+	if err := op.initSymmetric(); err != nil {
+		return nil, err
+	}
+	return streamOnce(op, material)
+}
+
+// streamUnwrap unwraps with a symmetric decryption stream: a ciphertext
+// of the wrong length is CKR_WRAPPED_KEY_LEN_RANGE, bad padding
+// CKR_WRAPPED_KEY_INVALID.
+func streamUnwrap(op *operation, wrapped []byte) ([]byte, error) {
+	if err := op.initSymmetric(); err != nil {
+		return nil, err
+	}
+	out, err := streamOnce(op, wrapped)
+	switch ck.RV(err) {
+	case uint64(ck.CKR_ENCRYPTED_DATA_LEN_RANGE):
+		return nil, fmt.Errorf("%w: %w", ck.CKR_WRAPPED_KEY_LEN_RANGE, err)
+	case uint64(ck.CKR_ENCRYPTED_DATA_INVALID):
+		return nil, fmt.Errorf("%w: %w", ck.CKR_WRAPPED_KEY_INVALID, err)
+	}
+	if err == nil && len(out) == 0 {
+		return nil, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "an empty key")
+	}
+	return out, err
 }

@@ -42,11 +42,16 @@ func init() {
 		{ck.CKM_AES_CBC, true, false, ivParam},
 		{ck.CKM_AES_CBC_PAD, true, true, ivParam},
 	} {
-		registerMechanism(aesMechanism(&mechanism{
+		mech := aesMechanism(&mechanism{
 			typ: m.typ, flags: ck.CKF_ENCRYPT | ck.CKF_DECRYPT,
 			params: m.paramFunc, newStream: newBlockStream(m.cbc, m.pad),
 			encrypt: streamOnce, decrypt: streamOnce,
-		}))
+		})
+		if m.pad { // CBC_PAD also wraps (aeskw_mech.go)
+			mech.flags |= ck.CKF_WRAP | ck.CKF_UNWRAP
+			mech.wrap, mech.unwrap, mech.wrapsPrivate = streamWrap, streamUnwrap, true
+		}
+		registerMechanism(mech)
 	}
 }
 
