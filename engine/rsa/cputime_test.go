@@ -150,7 +150,8 @@ func TestPrivateCPUTime(t *testing.T) {
 }
 
 // TestCRTPolicyCPUTime compares the CRT scheduling policies (split the
-// halves always, never, or while cores are idle) with 1 and 2 client
+// halves always, never, or while cores are idle, with and without the
+// check of the machine's load) with 1 and 2 client
 // goroutines signing with one 2048-bit key (exponent blinding on, as in
 // the token): wall-clock throughput and process CPU time per signature,
 // the median of 5 rounds in which the policies alternate. Opt-in:
@@ -171,16 +172,23 @@ func TestCRTPolicyCPUTime(t *testing.T) {
 	}
 	defer func(p int) { crtPolicy = p }(crtPolicy)
 	const perClient, rounds = 60, 5
+	defer func(f func() bool) { machineBusy = f }(machineBusy)
+	busy := machineBusy
 	policies := []struct {
-		name string
-		p    int
-	}{{"always", crtAlways}, {"never", crtNever}, {"adaptive", crtAdaptive}}
+		name       string
+		p          int
+		ignoreLoad bool
+	}{{"always", crtAlways, false}, {"never", crtNever, false}, {"adaptive", crtAdaptive, false}, {"adaptive, machine load ignored", crtAdaptive, true}}
 	for _, clients := range []int{1, 2} {
 		rate := make([][]float64, len(policies))
 		cpu := make([][]float64, len(policies))
 		for range rounds {
 			for i, pol := range policies {
 				crtPolicy = pol.p
+				machineBusy = busy
+				if pol.ignoreLoad {
+					machineBusy = func() bool { return false }
+				}
 				var wg sync.WaitGroup
 				w0, c0 := time.Now(), processCPU()
 				for range clients {
@@ -201,8 +209,8 @@ func TestCRTPolicyCPUTime(t *testing.T) {
 			}
 		}
 		for i, pol := range policies {
-			t.Logf("%d client(s), split %-8s: %5.0f sig/s wall, %.3f ms CPU/sig (medians of %d rounds)",
-				clients, pol.name, median(rate[i]), median(cpu[i]), rounds)
+			t.Logf("%d client(s), split %-30s: %5.0f sig/s wall, %.3f ms CPU/sig, %.2f CPUs busy (medians of %d rounds)",
+				clients, pol.name, median(rate[i]), median(cpu[i]), median(rate[i])*median(cpu[i])/1e3, rounds)
 		}
 	}
 }

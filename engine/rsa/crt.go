@@ -37,7 +37,13 @@ var inFlight atomic.Int64
 // and engines) is below the engine's Info().Cores (for the software
 // engine, the CPUs). On 2 cores: one client gets both cores, two clients
 // get one each. The count is read without a lock: a stale read only picks the
-// other, equally correct, schedule.
+// other, equally correct, schedule. Nor does it split while the machine is
+// busy (machineBusy: every CPU has a runnable task, other processes
+// included): the second half would wait for a CPU, or take it from
+// another process, and a lone signer would cost more than one CPU per
+// signature stream for no gain in latency. (On the IFMA kernel the
+// software engine computes both halves interleaved in one ExpPair call
+// and this choice does not arise.)
 func (k *Key) splitCRT(pr *prepared) bool {
 	if !pr.parallel {
 		return false
@@ -48,8 +54,12 @@ func (k *Key) splitCRT(pr *prepared) bool {
 	case crtNever:
 		return false
 	}
-	return inFlight.Load() < int64(pr.cores)
+	return inFlight.Load() < int64(pr.cores) && !machineBusy()
 }
+
+// machineBusy reports whether every CPU of the machine is running
+// something (busy_linux.go); elsewhere it is never known to be.
+var machineBusy = func() bool { return false }
 
 // crtExp returns y^d mod n (plain limbs of n) computed on the engine.
 func (k *Key) crtExp(ctx context.Context, pr *prepared, y []uint64) ([]uint64, engine.Cost, error) {
