@@ -124,6 +124,9 @@ type ExpOp struct {
 type PairEngine interface {
 	Engine
 	// ExpPair returns a.Base^a.Exp mod a.M and b.Base^b.Exp mod b.M, each
-	// as Exp would, and their summed cost.
+	// as Exp would, and their summed cost. An engine may decline a pair it
+	// cannot do better than two calls with an error wrapping
+	// ErrUnsupported, before doing anything: callers then make two Exp
+	// calls.
 	ExpPair(ctx context.Context, a, b ExpOp) (ra, rb []byte, c Cost, err error)
 }

@@ -452,9 +452,15 @@ func (k *Key) deriveOn(ctx context.Context, pr *prepared, yb []byte) ([]byte, en
 		z1, z2 []byte
 		cost   engine.Cost
 	)
+	// An engine may decline a pair (engine.ErrUnsupported: the software
+	// engine pairs only on kernels that interleave two exponentiations);
+	// the two then run as for an engine without ExpPair.
+	paired := false
 	if pr.pair != nil {
 		z1, z2, cost, err = pr.pair.ExpPair(ctx, engine.ExpOp{M: pr.pm, Base: yb, Exp: e1}, engine.ExpOp{M: pr.pm, Base: yInvB, Exp: e2})
-	} else {
+		paired = !errors.Is(err, engine.ErrUnsupported)
+	}
+	if !paired {
 		var c2 engine.Cost
 		z1, cost, err = pr.eng.Exp(ctx, pr.pm, yb, e1, false)
 		if err == nil {
