@@ -12,8 +12,8 @@
 //     engine/internal/mont, never on the engine.
 //  3. CRT: the blinded input is reduced mod p and mod q in software, and
 //     the engine does two exponentiations (concurrently when Info().Cores
-//     ≥ 2 and fewer private operations are in flight than the engine has
-//     cores), or one ExpPair call if it implements [engine.PairEngine] (a
+//     ≥ 2, fewer private operations are in flight than the engine has
+//     cores, and the machine has an idle CPU), or one ExpPair call if it implements [engine.PairEngine] (a
 //     device: one round trip; the software engine on the IFMA kernel: the
 //     two halves interleaved on one core) and does not decline it with
 //     [engine.ErrUnsupported], or one ExpCRT call if it implements

@@ -322,16 +322,19 @@ func genAMM(s, g *bytes.Buffer, v variant) {
 			e.shl(12, rT0[c])
 			e.or(rT0[c], rAcc[c])
 		}
-		for c := 0; c < C; c++ {
-			o := 8 * L * c
-			e.comment(fmt.Sprintf("chain %d: low halves of a·b_i and m·y", c))
-			for i := 0; i < V; i++ {
-				e.madd52lo(o+8*W*i, rA, vB0+c, acc(c, i))
-			}
-			for i := 0; i < V; i++ {
-				e.madd52lo(o+8*W*i, rM, vY0+c, acc(c, i))
+		halves := func(what string, madd func(off, base, src1, dst int)) {
+			for c := 0; c < C; c++ {
+				o := 8 * L * c
+				e.comment(fmt.Sprintf("chain %d: %s halves of a·b_i and m·y", c, what))
+				for i := 0; i < V; i++ {
+					madd(o+8*W*i, rA, vB0+c, acc(c, i))
+				}
+				for i := 0; i < V; i++ {
+					madd(o+8*W*i, rM, vY0+c, acc(c, i))
+				}
 			}
 		}
+		halves("low", e.madd52lo)
 		for c := 0; c < C; c++ {
 			e.comment(fmt.Sprintf("chain %d: shift down one digit; lane 0 joins column 0", c))
 			for i := 0; i < V; i++ {
@@ -344,16 +347,7 @@ func genAMM(s, g *bytes.Buffer, v variant) {
 			e.vmovqToGP(acc(c, 0), rLo)
 			e.add(rLo, rAcc[c])
 		}
-		for c := 0; c < C; c++ {
-			o := 8 * L * c
-			e.comment(fmt.Sprintf("chain %d: high halves", c))
-			for i := 0; i < V; i++ {
-				e.madd52hi(o+8*W*i, rA, vB0+c, acc(c, i))
-			}
-			for i := 0; i < V; i++ {
-				e.madd52hi(o+8*W*i, rM, vY0+c, acc(c, i))
-			}
-		}
+		halves("high", e.madd52hi)
 		e.lea(8, rB, rB)
 	})
 	e.arg("z", 0, rZ)

@@ -69,16 +69,7 @@ func (m *Modulus) prepare52() {
 	// R52 mod n from R64 mod n by 52L − 64k constant-time doublings.
 	x := make([]uint64, k)
 	copy(x, m.one)
-	sh := make([]uint64, k)
-	for i := 0; i < 52*L-64*k; i++ {
-		var top uint64
-		for j := range x {
-			w := x[j]
-			sh[j] = w<<1 | top
-			top = w >> 63
-		}
-		finalSub(x, sh, top, m.n)
-	}
+	m.doubleMod(x, 52*L-64*k)
 	// R52² mod n = mont64(mont64(R52, R52), R64²): R52²·R64⁻¹·R64²·R64⁻¹.
 	t := make([]uint64, m.ScratchLen())
 	y := make([]uint64, k)

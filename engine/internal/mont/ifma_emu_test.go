@@ -54,7 +54,7 @@ func amm52x1_24Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.valign(1, 2, 27, 2)
 		m.gp[0] = m.v[0][0]
 		m.add(0, 9)
-		// chain 0: high halves
+		// chain 0: high halves of a·b_i and m·y
 		m.madd52hi(0, 6, 20, 0)
 		m.madd52hi(64, 6, 20, 1)
 		m.madd52hi(128, 6, 20, 2)
@@ -244,14 +244,14 @@ func amm52x2_24Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.valign(1, 5, 27, 5)
 		m.gp[0] = m.v[3][0]
 		m.add(0, 10)
-		// chain 0: high halves
+		// chain 0: high halves of a·b_i and m·y
 		m.madd52hi(0, 6, 20, 0)
 		m.madd52hi(64, 6, 20, 1)
 		m.madd52hi(128, 6, 20, 2)
 		m.madd52hi(0, 13, 22, 0)
 		m.madd52hi(64, 13, 22, 1)
 		m.madd52hi(128, 13, 22, 2)
-		// chain 1: high halves
+		// chain 1: high halves of a·b_i and m·y
 		m.madd52hi(192, 6, 21, 3)
 		m.madd52hi(256, 6, 21, 4)
 		m.madd52hi(320, 6, 21, 5)
@@ -482,7 +482,7 @@ func amm52x1_32Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.valign(1, 3, 27, 3)
 		m.gp[0] = m.v[0][0]
 		m.add(0, 9)
-		// chain 0: high halves
+		// chain 0: high halves of a·b_i and m·y
 		m.madd52hi(0, 6, 20, 0)
 		m.madd52hi(64, 6, 20, 1)
 		m.madd52hi(128, 6, 20, 2)
@@ -704,7 +704,7 @@ func amm52x2_32Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.valign(1, 7, 27, 7)
 		m.gp[0] = m.v[4][0]
 		m.add(0, 10)
-		// chain 0: high halves
+		// chain 0: high halves of a·b_i and m·y
 		m.madd52hi(0, 6, 20, 0)
 		m.madd52hi(64, 6, 20, 1)
 		m.madd52hi(128, 6, 20, 2)
@@ -713,7 +713,7 @@ func amm52x2_32Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.madd52hi(64, 13, 22, 1)
 		m.madd52hi(128, 13, 22, 2)
 		m.madd52hi(192, 13, 22, 3)
-		// chain 1: high halves
+		// chain 1: high halves of a·b_i and m·y
 		m.madd52hi(256, 6, 21, 4)
 		m.madd52hi(320, 6, 21, 5)
 		m.madd52hi(384, 6, 21, 6)
@@ -994,7 +994,7 @@ func amm52x1_40Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.valign(1, 4, 27, 4)
 		m.gp[0] = m.v[0][0]
 		m.add(0, 9)
-		// chain 0: high halves
+		// chain 0: high halves of a·b_i and m·y
 		m.madd52hi(0, 6, 20, 0)
 		m.madd52hi(64, 6, 20, 1)
 		m.madd52hi(128, 6, 20, 2)
@@ -1248,7 +1248,7 @@ func amm52x2_40Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.valign(1, 9, 27, 9)
 		m.gp[0] = m.v[5][0]
 		m.add(0, 10)
-		// chain 0: high halves
+		// chain 0: high halves of a·b_i and m·y
 		m.madd52hi(0, 6, 20, 0)
 		m.madd52hi(64, 6, 20, 1)
 		m.madd52hi(128, 6, 20, 2)
@@ -1259,7 +1259,7 @@ func amm52x2_40Emu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.madd52hi(128, 13, 22, 2)
 		m.madd52hi(192, 13, 22, 3)
 		m.madd52hi(256, 13, 22, 4)
-		// chain 1: high halves
+		// chain 1: high halves of a·b_i and m·y
 		m.madd52hi(320, 6, 21, 5)
 		m.madd52hi(384, 6, 21, 6)
 		m.madd52hi(448, 6, 21, 7)
@@ -1586,7 +1586,7 @@ func amm52x1_20yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.valign(1, 4, 27, 4)
 		m.gp[0] = m.v[0][0]
 		m.add(0, 9)
-		// chain 0: high halves
+		// chain 0: high halves of a·b_i and m·y
 		m.madd52hi(0, 6, 20, 0)
 		m.madd52hi(32, 6, 20, 1)
 		m.madd52hi(64, 6, 20, 2)
@@ -1840,7 +1840,7 @@ func amm52x2_20yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.valign(1, 9, 27, 9)
 		m.gp[0] = m.v[5][0]
 		m.add(0, 10)
-		// chain 0: high halves
+		// chain 0: high halves of a·b_i and m·y
 		m.madd52hi(0, 6, 20, 0)
 		m.madd52hi(32, 6, 20, 1)
 		m.madd52hi(64, 6, 20, 2)
@@ -1851,7 +1851,7 @@ func amm52x2_20yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.madd52hi(64, 13, 22, 2)
 		m.madd52hi(96, 13, 22, 3)
 		m.madd52hi(128, 13, 22, 4)
-		// chain 1: high halves
+		// chain 1: high halves of a·b_i and m·y
 		m.madd52hi(160, 6, 21, 5)
 		m.madd52hi(192, 6, 21, 6)
 		m.madd52hi(224, 6, 21, 7)
@@ -2190,7 +2190,7 @@ func amm52x1_32yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.valign(1, 7, 27, 7)
 		m.gp[0] = m.v[0][0]
 		m.add(0, 9)
-		// chain 0: high halves
+		// chain 0: high halves of a·b_i and m·y
 		m.madd52hi(0, 6, 20, 0)
 		m.madd52hi(32, 6, 20, 1)
 		m.madd52hi(64, 6, 20, 2)
@@ -2540,7 +2540,7 @@ func amm52x2_32yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.valign(1, 15, 27, 15)
 		m.gp[0] = m.v[8][0]
 		m.add(0, 10)
-		// chain 0: high halves
+		// chain 0: high halves of a·b_i and m·y
 		m.madd52hi(0, 6, 20, 0)
 		m.madd52hi(32, 6, 20, 1)
 		m.madd52hi(64, 6, 20, 2)
@@ -2557,7 +2557,7 @@ func amm52x2_32yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.madd52hi(160, 13, 22, 5)
 		m.madd52hi(192, 13, 22, 6)
 		m.madd52hi(224, 13, 22, 7)
-		// chain 1: high halves
+		// chain 1: high halves of a·b_i and m·y
 		m.madd52hi(256, 6, 21, 8)
 		m.madd52hi(288, 6, 21, 9)
 		m.madd52hi(320, 6, 21, 10)
@@ -3042,7 +3042,7 @@ func amm52x1_40yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.valign(1, 9, 27, 9)
 		m.gp[0] = m.v[0][0]
 		m.add(0, 9)
-		// chain 0: high halves
+		// chain 0: high halves of a·b_i and m·y
 		m.madd52hi(0, 6, 20, 0)
 		m.madd52hi(32, 6, 20, 1)
 		m.madd52hi(64, 6, 20, 2)
@@ -3456,7 +3456,7 @@ func amm52x2_40yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.valign(1, 19, 27, 19)
 		m.gp[0] = m.v[10][0]
 		m.add(0, 10)
-		// chain 0: high halves
+		// chain 0: high halves of a·b_i and m·y
 		m.madd52hi(0, 6, 20, 0)
 		m.madd52hi(32, 6, 20, 1)
 		m.madd52hi(64, 6, 20, 2)
@@ -3477,7 +3477,7 @@ func amm52x2_40yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
 		m.madd52hi(224, 13, 22, 7)
 		m.madd52hi(256, 13, 22, 8)
 		m.madd52hi(288, 13, 22, 9)
-		// chain 1: high halves
+		// chain 1: high halves of a·b_i and m·y
 		m.madd52hi(320, 6, 21, 10)
 		m.madd52hi(352, 6, 21, 11)
 		m.madd52hi(384, 6, 21, 12)

@@ -56,7 +56,7 @@ amm52x1_24loop:
 	VALIGNQ $1, Z2, Z27, Z2
 	VMOVQ X0, AX
 	ADDQ AX, R9
-	// chain 0: high halves
+	// chain 0: high halves of a·b_i and m·y
 	VPMADD52HUQ 0(SI), Z20, Z0
 	VPMADD52HUQ 64(SI), Z20, Z1
 	VPMADD52HUQ 128(SI), Z20, Z2
@@ -240,14 +240,14 @@ amm52x2_24loop:
 	VALIGNQ $1, Z5, Z27, Z5
 	VMOVQ X3, AX
 	ADDQ AX, R10
-	// chain 0: high halves
+	// chain 0: high halves of a·b_i and m·y
 	VPMADD52HUQ 0(SI), Z20, Z0
 	VPMADD52HUQ 64(SI), Z20, Z1
 	VPMADD52HUQ 128(SI), Z20, Z2
 	VPMADD52HUQ 0(R13), Z22, Z0
 	VPMADD52HUQ 64(R13), Z22, Z1
 	VPMADD52HUQ 128(R13), Z22, Z2
-	// chain 1: high halves
+	// chain 1: high halves of a·b_i and m·y
 	VPMADD52HUQ 192(SI), Z21, Z3
 	VPMADD52HUQ 256(SI), Z21, Z4
 	VPMADD52HUQ 320(SI), Z21, Z5
@@ -472,7 +472,7 @@ amm52x1_32loop:
 	VALIGNQ $1, Z3, Z27, Z3
 	VMOVQ X0, AX
 	ADDQ AX, R9
-	// chain 0: high halves
+	// chain 0: high halves of a·b_i and m·y
 	VPMADD52HUQ 0(SI), Z20, Z0
 	VPMADD52HUQ 64(SI), Z20, Z1
 	VPMADD52HUQ 128(SI), Z20, Z2
@@ -688,7 +688,7 @@ amm52x2_32loop:
 	VALIGNQ $1, Z7, Z27, Z7
 	VMOVQ X4, AX
 	ADDQ AX, R10
-	// chain 0: high halves
+	// chain 0: high halves of a·b_i and m·y
 	VPMADD52HUQ 0(SI), Z20, Z0
 	VPMADD52HUQ 64(SI), Z20, Z1
 	VPMADD52HUQ 128(SI), Z20, Z2
@@ -697,7 +697,7 @@ amm52x2_32loop:
 	VPMADD52HUQ 64(R13), Z22, Z1
 	VPMADD52HUQ 128(R13), Z22, Z2
 	VPMADD52HUQ 192(R13), Z22, Z3
-	// chain 1: high halves
+	// chain 1: high halves of a·b_i and m·y
 	VPMADD52HUQ 256(SI), Z21, Z4
 	VPMADD52HUQ 320(SI), Z21, Z5
 	VPMADD52HUQ 384(SI), Z21, Z6
@@ -972,7 +972,7 @@ amm52x1_40loop:
 	VALIGNQ $1, Z4, Z27, Z4
 	VMOVQ X0, AX
 	ADDQ AX, R9
-	// chain 0: high halves
+	// chain 0: high halves of a·b_i and m·y
 	VPMADD52HUQ 0(SI), Z20, Z0
 	VPMADD52HUQ 64(SI), Z20, Z1
 	VPMADD52HUQ 128(SI), Z20, Z2
@@ -1220,7 +1220,7 @@ amm52x2_40loop:
 	VALIGNQ $1, Z9, Z27, Z9
 	VMOVQ X5, AX
 	ADDQ AX, R10
-	// chain 0: high halves
+	// chain 0: high halves of a·b_i and m·y
 	VPMADD52HUQ 0(SI), Z20, Z0
 	VPMADD52HUQ 64(SI), Z20, Z1
 	VPMADD52HUQ 128(SI), Z20, Z2
@@ -1231,7 +1231,7 @@ amm52x2_40loop:
 	VPMADD52HUQ 128(R13), Z22, Z2
 	VPMADD52HUQ 192(R13), Z22, Z3
 	VPMADD52HUQ 256(R13), Z22, Z4
-	// chain 1: high halves
+	// chain 1: high halves of a·b_i and m·y
 	VPMADD52HUQ 320(SI), Z21, Z5
 	VPMADD52HUQ 384(SI), Z21, Z6
 	VPMADD52HUQ 448(SI), Z21, Z7
@@ -1552,7 +1552,7 @@ amm52x1_20yloop:
 	VALIGNQ $1, Y4, Y27, Y4
 	VMOVQ X0, AX
 	ADDQ AX, R9
-	// chain 0: high halves
+	// chain 0: high halves of a·b_i and m·y
 	VPMADD52HUQ 0(SI), Y20, Y0
 	VPMADD52HUQ 32(SI), Y20, Y1
 	VPMADD52HUQ 64(SI), Y20, Y2
@@ -1800,7 +1800,7 @@ amm52x2_20yloop:
 	VALIGNQ $1, Y9, Y27, Y9
 	VMOVQ X5, AX
 	ADDQ AX, R10
-	// chain 0: high halves
+	// chain 0: high halves of a·b_i and m·y
 	VPMADD52HUQ 0(SI), Y20, Y0
 	VPMADD52HUQ 32(SI), Y20, Y1
 	VPMADD52HUQ 64(SI), Y20, Y2
@@ -1811,7 +1811,7 @@ amm52x2_20yloop:
 	VPMADD52HUQ 64(R13), Y22, Y2
 	VPMADD52HUQ 96(R13), Y22, Y3
 	VPMADD52HUQ 128(R13), Y22, Y4
-	// chain 1: high halves
+	// chain 1: high halves of a·b_i and m·y
 	VPMADD52HUQ 160(SI), Y21, Y5
 	VPMADD52HUQ 192(SI), Y21, Y6
 	VPMADD52HUQ 224(SI), Y21, Y7
@@ -2144,7 +2144,7 @@ amm52x1_32yloop:
 	VALIGNQ $1, Y7, Y27, Y7
 	VMOVQ X0, AX
 	ADDQ AX, R9
-	// chain 0: high halves
+	// chain 0: high halves of a·b_i and m·y
 	VPMADD52HUQ 0(SI), Y20, Y0
 	VPMADD52HUQ 32(SI), Y20, Y1
 	VPMADD52HUQ 64(SI), Y20, Y2
@@ -2488,7 +2488,7 @@ amm52x2_32yloop:
 	VALIGNQ $1, Y15, Y27, Y15
 	VMOVQ X8, AX
 	ADDQ AX, R10
-	// chain 0: high halves
+	// chain 0: high halves of a·b_i and m·y
 	VPMADD52HUQ 0(SI), Y20, Y0
 	VPMADD52HUQ 32(SI), Y20, Y1
 	VPMADD52HUQ 64(SI), Y20, Y2
@@ -2505,7 +2505,7 @@ amm52x2_32yloop:
 	VPMADD52HUQ 160(R13), Y22, Y5
 	VPMADD52HUQ 192(R13), Y22, Y6
 	VPMADD52HUQ 224(R13), Y22, Y7
-	// chain 1: high halves
+	// chain 1: high halves of a·b_i and m·y
 	VPMADD52HUQ 256(SI), Y21, Y8
 	VPMADD52HUQ 288(SI), Y21, Y9
 	VPMADD52HUQ 320(SI), Y21, Y10
@@ -2984,7 +2984,7 @@ amm52x1_40yloop:
 	VALIGNQ $1, Y9, Y27, Y9
 	VMOVQ X0, AX
 	ADDQ AX, R9
-	// chain 0: high halves
+	// chain 0: high halves of a·b_i and m·y
 	VPMADD52HUQ 0(SI), Y20, Y0
 	VPMADD52HUQ 32(SI), Y20, Y1
 	VPMADD52HUQ 64(SI), Y20, Y2
@@ -3392,7 +3392,7 @@ amm52x2_40yloop:
 	VALIGNQ $1, Y19, Y27, Y19
 	VMOVQ X10, AX
 	ADDQ AX, R10
-	// chain 0: high halves
+	// chain 0: high halves of a·b_i and m·y
 	VPMADD52HUQ 0(SI), Y20, Y0
 	VPMADD52HUQ 32(SI), Y20, Y1
 	VPMADD52HUQ 64(SI), Y20, Y2
@@ -3413,7 +3413,7 @@ amm52x2_40yloop:
 	VPMADD52HUQ 224(R13), Y22, Y7
 	VPMADD52HUQ 256(R13), Y22, Y8
 	VPMADD52HUQ 288(R13), Y22, Y9
-	// chain 1: high halves
+	// chain 1: high halves of a·b_i and m·y
 	VPMADD52HUQ 320(SI), Y21, Y10
 	VPMADD52HUQ 352(SI), Y21, Y11
 	VPMADD52HUQ 384(SI), Y21, Y12

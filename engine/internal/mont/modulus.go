@@ -77,16 +77,7 @@ func (m *Modulus) computeRR() {
 	x := m.rr
 	clear(x)
 	x[(m.bitLen-1)/64] = 1 << ((m.bitLen - 1) % 64)
-	sh := make([]uint64, k)
-	for e := m.bitLen - 1; e < K+j0; e++ {
-		var top uint64
-		for i := range x {
-			w := x[i]
-			sh[i] = w<<1 | top
-			top = w >> 63
-		}
-		finalSub(x, sh, top, m.n)
-	}
+	m.doubleMod(x, K+j0-(m.bitLen-1))
 	t := make([]uint64, m.ScratchLen())
 	for i := 0; i < s; i++ {
 		// The kernel directly (not montSqr): no trace event, since a
@@ -96,6 +87,21 @@ func (m *Modulus) computeRR() {
 		} else {
 			montMulGeneric(x, x, x, m.n, m.n0inv, t)
 		}
+	}
+}
+
+// doubleMod sets x = 2^times·x mod n for x < n by constant-time modular
+// doublings (the time depends on times and the limb count only).
+func (m *Modulus) doubleMod(x []uint64, times int) {
+	sh := make([]uint64, len(m.n))
+	for range times {
+		var top uint64
+		for i := range x {
+			w := x[i]
+			sh[i] = w<<1 | top
+			top = w >> 63
+		}
+		finalSub(x, sh, top, m.n)
 	}
 }
 
