@@ -80,10 +80,7 @@ func init() {
 // dhAvailable: the slot can run DH at the sizes its engine (or fallback)
 // takes.
 func dhAvailable(s *slot, info *MechanismInfo) bool {
-	if s.rsaOpts.Fallback != nil {
-		return true
-	}
-	max := uint64(s.eng.Info().MaxModulusBits)
+	max := uint64(s.guard.MaxExpBits())
 	if max == 0 || max >= info.MaxKeySize {
 		return true
 	}
@@ -202,12 +199,12 @@ func (s *slot) preparedDHPrivate(o *object) (*dhPrivateKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, fb, ok := s.expEngine(g.P.BitLen())
+	rt, ok := s.guard.Exp(g.P.BitLen())
 	if !ok {
 		return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DH key: the engine %s takes at most %d bits (fallback %s)",
-			g.P.BitLen(), s.eng.Info().Name, s.eng.Info().MaxModulusBits, s.cfg.Fallback)
+			g.P.BitLen(), s.engineName(), s.guard.MaxExpBits(), s.cfg.Fallback)
 	}
-	key, err := dh.NewKey(eng, g, o.attrs[ck.CKA_VALUE], dh.Options{Fallback: fb, OnFault: s.onFault})
+	key, err := dh.NewKey(rt.Primary, g, o.attrs[ck.CKA_VALUE], dh.Options{Fallback: rt.Fallback, OnFault: s.guard.Fault})
 	if err != nil {
 		if errors.Is(err, dh.ErrInvalidKey) || errors.Is(err, dh.ErrInvalidParameters) {
 			s.log.Error("stored DH key rejected by engine/dh", "object", o.handle, "err", err)
@@ -227,7 +224,7 @@ func dhDerive(op *operation, tmpl attrMap) (value []byte, err error) {
 	start := time.Now()
 	var cost engine.Cost
 	bits := 0
-	defer func() { s.privateDone("derive", bits, cost, time.Since(start), err) }()
+	defer func() { s.guard.Done("derive", bits, cost, time.Since(start), err) }()
 	k, err := s.preparedDHPrivate(op.key)
 	if err != nil {
 		return nil, err
@@ -272,16 +269,14 @@ func generateDH(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
 	}
 	info, ok := s.mechanismInfo(mechanisms[ck.CKM_DH_PKCS_KEY_PAIR_GEN])
 	if bits := uint64(g.P.BitLen()); !ok || bits < info.MinKeySize || bits > info.MaxKeySize {
-		return 0, nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DH key on engine %s (fallback %s)", bits, s.eng.Info().Name, s.cfg.Fallback)
+		return 0, nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DH key on engine %s (fallback %s)", bits, s.engineName(), s.cfg.Fallback)
 	}
-	eng, fb, _ := s.expEngine(g.P.BitLen())
-	x, y, _, err := dh.GenerateKey(bg, eng, g, valueBits, nil)
-	if err != nil && errors.Is(err, engine.ErrDevice) {
-		s.onFault(err)
-		if fb != nil {
-			x, y, _, err = dh.GenerateKey(bg, fb, g, valueBits, nil)
-		}
-	}
+	rt, _ := s.guard.Exp(g.P.BitLen())
+	var x, y []byte
+	err = rt.Run(func(e engine.Engine) error {
+		x, y, _, err = dh.GenerateKey(bg, e, g, valueBits, nil)
+		return err
+	})
 	if err != nil {
 		if errors.Is(err, dh.ErrInvalidKey) {
 			return 0, nil, nil, invalid(ck.CKA_VALUE_BITS, err.Error())

@@ -179,27 +179,10 @@ func completeDSAPrivate(a attrMap) error {
 	return nil
 }
 
-// expEngine is how the slot runs DSA and DH keys of a given p length: the engine
-// that computes (the slot's, or the software fallback if the slot's is too
-// small) and whether the software engine stands behind it.
-func (s *slot) expEngine(pBits int) (eng, fallback engine.Engine, ok bool) {
-	soft := s.rsaOpts.Fallback // the software engine with fallback "soft"
-	if max := s.eng.Info().MaxModulusBits; max == 0 || pBits <= max {
-		return s.eng, soft, true
-	}
-	if soft != nil {
-		return soft, nil, true
-	}
-	return nil, nil, false
-}
-
 // dsaAvailable narrows the DSA mechanisms to what the slot's engine (and
 // fallback) can sign: verification runs in software at every size.
 func dsaAvailable(s *slot, info *MechanismInfo) bool {
-	if s.rsaOpts.Fallback != nil {
-		return true
-	}
-	max := uint64(s.eng.Info().MaxModulusBits)
+	max := uint64(s.guard.MaxExpBits())
 	if max == 0 || max >= info.MaxKeySize {
 		return true
 	}
@@ -243,12 +226,12 @@ func (s *slot) preparedDSAPrivate(o *object) (*dsaPrivateKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	eng, fb, ok := s.expEngine(p.P.BitLen())
+	rt, ok := s.guard.Exp(p.P.BitLen())
 	if !ok {
 		return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DSA key: the engine %s takes at most %d bits (fallback %s)",
-			p.P.BitLen(), s.eng.Info().Name, s.eng.Info().MaxModulusBits, s.cfg.Fallback)
+			p.P.BitLen(), s.engineName(), s.guard.MaxExpBits(), s.cfg.Fallback)
 	}
-	key, err := dsa.NewKey(eng, p, o.attrs[ck.CKA_VALUE], dsa.Options{Fallback: fb, OnFault: s.onFault})
+	key, err := dsa.NewKey(rt.Primary, p, o.attrs[ck.CKA_VALUE], dsa.Options{Fallback: rt.Fallback, OnFault: s.guard.Fault})
 	if err != nil {
 		if errors.Is(err, dsa.ErrInvalidKey) || errors.Is(err, dsa.ErrInvalidParameters) {
 			s.log.Error("stored DSA key rejected by engine/dsa", "object", o.handle, "err", err)
@@ -284,7 +267,7 @@ func dsaSign(op *operation, hash []byte) (sig []byte, err error) {
 	start := time.Now()
 	var cost engine.Cost
 	bits := 0
-	defer func() { s.privateDone(opNames[op.kind], bits, cost, time.Since(start), err) }()
+	defer func() { s.guard.Done(opNames[op.kind], bits, cost, time.Since(start), err) }()
 	if len(hash) == 0 || len(hash) > dsaMaxHash {
 		return nil, ck.Errorf(ck.CKR_DATA_LEN_RANGE, "CKM_DSA input of %d bytes (1 to %d)", len(hash), dsaMaxHash)
 	}
@@ -337,16 +320,14 @@ func generateDSA(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
 	}
 	info, ok := s.mechanismInfo(mechanisms[ck.CKM_DSA_KEY_PAIR_GEN])
 	if bits := uint64(p.P.BitLen()); !ok || bits < info.MinKeySize || bits > info.MaxKeySize {
-		return 0, nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DSA key on engine %s (fallback %s)", bits, s.eng.Info().Name, s.cfg.Fallback)
+		return 0, nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DSA key on engine %s (fallback %s)", bits, s.engineName(), s.cfg.Fallback)
 	}
-	eng, fb, _ := s.expEngine(p.P.BitLen())
-	x, y, _, err := dsa.GenerateKey(bg, eng, p, nil)
-	if err != nil && errors.Is(err, engine.ErrDevice) {
-		s.onFault(err)
-		if fb != nil {
-			x, y, _, err = dsa.GenerateKey(bg, fb, p, nil)
-		}
-	}
+	rt, _ := s.guard.Exp(p.P.BitLen())
+	var x, y []byte
+	err = rt.Run(func(e engine.Engine) error {
+		x, y, _, err = dsa.GenerateKey(bg, e, p, nil)
+		return err
+	})
 	if err != nil {
 		return 0, nil, nil, s.engineErr("generate DSA key", err)
 	}

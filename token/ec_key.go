@@ -34,6 +34,7 @@ import (
 
 	"github.com/modexp-token/modexp-token/engine/ec"
 	"github.com/modexp-token/modexp-token/engine/ecdsa"
+	"github.com/modexp-token/modexp-token/engine/guard"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -205,7 +206,7 @@ func ecScalarBytes(c *ec.Curve, v []byte) []byte {
 type ecPrivateKey struct {
 	curve *ec.Curve
 	key   *ecdsa.PrivateKey
-	ecRoute
+	route guard.ECRoute // the engines of its curve
 }
 
 // ecPublicKey is an EC public key object prepared for verification.
@@ -239,10 +240,10 @@ func (s *slot) preparedECPrivate(o *object) (*ecPrivateKey, error) {
 	if err != nil {
 		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key without a usable curve: %v", err)
 	}
-	rt, ok := s.ecEngines(c.Name())
+	rt, ok := s.guard.EC(c.Name())
 	if !ok {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_INVALID, "ECDSA on %s: %v (%s, fallback %s)", c.Name(), errCurveNotServed,
-			s.eng.Info().Name, s.cfg.Fallback)
+			s.engineName(), s.cfg.Fallback)
 	}
 	key, err := ecdsa.NewPrivateKey(c.Name(), o.attrs[ck.CKA_VALUE])
 	if err != nil {
@@ -256,7 +257,7 @@ func (s *slot) preparedECPrivate(o *object) (*ecPrivateKey, error) {
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key does not match its CKA_EC_POINT")
 		}
 	}
-	k := &ecPrivateKey{curve: c, key: key, ecRoute: rt}
+	k := &ecPrivateKey{curve: c, key: key, route: rt}
 	o.prepared = k
 	return k, nil
 }

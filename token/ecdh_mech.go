@@ -79,11 +79,11 @@ func ecdhMechanism(t uint64) *mechanism {
 // ecdhAvailable: the slot derives if it can multiply on some curve; the
 // key sizes are those of its curves.
 func ecdhAvailable(s *slot, info *MechanismInfo) bool {
-	r := s.ecRoutes()
-	if len(r.byCurve) == 0 {
+	minBits, maxBits := s.guard.ECOrderBits()
+	if maxBits == 0 {
 		return false
 	}
-	info.MinKeySize, info.MaxKeySize = r.minBits, r.maxBits
+	info.MinKeySize, info.MaxKeySize = uint64(minBits), uint64(maxBits)
 	return true
 }
 
@@ -119,9 +119,9 @@ func ecdhCheckKey(op *operation) error {
 	if err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "EC key without a usable curve: %v", err)
 	}
-	if _, ok := op.slot.ecEngines(c.Name()); !ok {
+	if _, ok := op.slot.guard.EC(c.Name()); !ok {
 		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s on %s: %v (%s, fallback %s)", ck.Name("CKM_", op.mech.typ),
-			c.Name(), errCurveNotServed, op.slot.eng.Info().Name, op.slot.cfg.Fallback)
+			c.Name(), errCurveNotServed, op.slot.engineName(), op.slot.cfg.Fallback)
 	}
 	return nil
 }
@@ -163,21 +163,13 @@ func ecdhDerive(op *operation, tmpl attrMap) (value []byte, err error) {
 func (s *slot) ecdhShared(k *ecPrivateKey, d, qx, qy []byte) (z []byte, err error) {
 	start := time.Now()
 	var cost engine.Cost
-	defer func() { s.privateDone("derive", k.curve.OrderBits(), cost, time.Since(start), err) }()
-	z, cost, err = ecdhMult(k.curve, k.primary, k.metered, d, qx, qy)
-	if err == nil {
-		return z, nil
-	}
-	if !errors.Is(err, engine.ErrDevice) {
-		return nil, s.engineErr("ECDH", err)
-	}
-	s.onFault(err)
-	if k.fallback == nil {
-		return nil, s.engineErr("ECDH", err)
-	}
-	z, _, err = ecdhMult(k.curve, k.fallback, false, d, qx, qy)
+	defer func() { s.guard.Done("derive", k.curve.OrderBits(), cost, time.Since(start), err) }()
+	cost, err = k.route.Run(bg, func(e engine.ECEngine) error {
+		z, err = ecdhMult(k.curve, e, !k.route.Software(e), d, qx, qy)
+		return err
+	})
 	if err != nil {
-		return nil, s.engineErr("ECDH (software fallback)", err)
+		return nil, s.engineErr("ECDH", err)
 	}
 	return z, nil
 }
@@ -185,28 +177,28 @@ func (s *slot) ecdhShared(k *ecPrivateKey, d, qx, qy []byte) (z []byte, err erro
 // ecdhMult computes d·Q on eng and checks the result: on the curve and,
 // unless eng is the software engine (check false), equal to the software
 // result. A failed check is engine.ErrDevice.
-func ecdhMult(c *ec.Curve, eng engine.ECEngine, check bool, d, qx, qy []byte) ([]byte, engine.Cost, error) {
-	x, y, cost, err := eng.ScalarMult(bg, c.Name(), d, qx, qy)
+func ecdhMult(c *ec.Curve, eng engine.ECEngine, check bool, d, qx, qy []byte) ([]byte, error) {
+	x, y, _, err := eng.ScalarMult(bg, c.Name(), d, qx, qy)
 	if err != nil {
-		return nil, cost, err
+		return nil, err
 	}
 	if len(x) != c.ByteLen() || len(y) != c.ByteLen() || !c.IsOnCurve(x, y) {
-		return nil, cost, errors.Join(engine.ErrDevice, errors.New("ECDH: the engine's d·Q is not a point of "+c.Name()))
+		return nil, errors.Join(engine.ErrDevice, errors.New("ECDH: the engine's d·Q is not a point of "+c.Name()))
 	}
 	if check {
 		sx, sy, err := c.ScalarMult(d, qx, qy)
 		if err != nil {
-			return nil, cost, err
+			return nil, err
 		}
 		ok := subtle.ConstantTimeCompare(sx, x) & subtle.ConstantTimeCompare(sy, y)
 		clear(sx)
 		clear(sy)
 		if ok != 1 {
-			return nil, cost, errors.Join(engine.ErrDevice, errors.New("ECDH: the engine's d·Q differs from the software result"))
+			return nil, errors.Join(engine.ErrDevice, errors.New("ECDH: the engine's d·Q differs from the software result"))
 		}
 	}
 	clear(y)
-	return x, cost, nil
+	return x, nil
 }
 
 // x963KDF is the ANSI X9.63 key derivation function (SEC 1 §3.6.1) with

@@ -14,25 +14,21 @@ package token
 // Signing and key generation take k·G (d·G) from an engine.ECEngine; the
 // rest is engine/ecdsa's (hedged RFC 6979 nonces, mod-n arithmetic, and the
 // verification of every signature with the software public point before
-// release). For a key on curve C the slot uses:
-//
-//   - its own engine, when it is an engine.ECEngine whose Info().Curves
-//     lists C;
-//   - otherwise, with fallback "soft", the software engine;
-//   - otherwise nothing: the slot cannot sign on C.
-//
-// With fallback "soft" the software engine also stands behind the slot's
-// engine: a signature that fails engine/ecdsa's check (or a key pair whose
-// engine-made public point differs from the software one), and every
-// engine.ErrDevice, is counted as a fault (EngineStatus.Faults, the
-// "engine fault detected" log line) and redone in software. With fallback
-// "fail" it answers CKR_DEVICE_ERROR. Each signature is accounted for and
-// logged like an RSA private operation (privateDone: key_bits is the
-// order's bit length, device_time and cycles the engine's reported cost
-// of k·G). There is no per-size known-answer test as for RSA keys: every
-// signature is verified before release, key generation compares the
-// engine's d·G with the software one, and the engine's own SelfTest ran
-// when the slot opened.
+// release). Which engine serves curve C is the slot's guard's decision
+// (engine/guard, Guard.EC): the slot's own engine when its Info().Curves
+// lists C, else the software engine under fallback "soft", else none. Every
+// operation runs through the route's Run, as every private operation of
+// the slot does: a signature that fails engine/ecdsa's check (or a key
+// pair whose engine-made point differs from the software one) and every
+// engine.ErrDevice is counted as a fault and, under fallback "soft", redone
+// in software; under "fail" it answers CKR_DEVICE_ERROR. Each signature is
+// accounted for and logged like an RSA private operation (Guard.Done:
+// key_bits is the order's bit length, device_time and cycles the engine's
+// reported cost of k·G). There is no per-size known-answer test as for RSA
+// keys: every signature is verified before release, key generation
+// compares the engine's d·G with the software one, and the engine's own
+// SelfTest ran when the slot opened (the software engine's runs
+// ec.SelfTest).
 //
 // What the slot offers follows from that (C_GetMechanismList,
 // C_GetMechanismInfo):
@@ -54,23 +50,17 @@ package token
 // object snapshot (preparedECPrivate, like RSA keys); engine/ecdsa builds
 // the point's comb table at the first signature. A public key object keeps
 // its checked point, with a comb table from its second verification. A
-// signature allocates its output and what the engine returns; the cost
-// meter wrapping a non-software engine adds one small allocation.
+// signature allocates its output, what the engine returns and the cost
+// meter of its route.
 
 import (
 	"bytes"
-	"context"
 	"crypto"
-	"errors"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/ec"
 	"github.com/modexp-token/modexp-token/engine/ecdsa"
 	"github.com/modexp-token/modexp-token/token/ck"
-	"github.com/modexp-token/modexp-token/token/config"
 )
 
 // EC key sizes of the mechanisms (bits of the curve order): P-256 and
@@ -119,70 +109,18 @@ func init() {
 	}
 }
 
-// ecRoute is how a slot signs on one curve.
-type ecRoute struct {
-	primary  engine.ECEngine // computes k·G
-	fallback engine.ECEngine // the software engine behind it (fallback "soft"), or nil
-	metered  bool            // primary reports costs (it is not the software engine)
-}
-
-// ecRoutes is what a slot can do with EC keys. The slot's engine and policy
-// do not change while it is open: computed once, on first use.
-type ecRoutes struct {
-	once             sync.Once
-	byCurve          map[string]ecRoute // the curves the slot can sign on
-	minBits, maxBits uint64             // their order sizes (0, 0: none)
-}
-
-// ecRoutes returns the slot's EC routes.
-func (s *slot) ecRoutes() *ecRoutes {
-	r := &s.ec
-	r.once.Do(func() {
-		// rsaOpts.Fallback is the shared software engine with fallback
-		// "soft" (nil when the slot's engine is itself the software one).
-		soft, _ := s.rsaOpts.Fallback.(engine.ECEngine)
-		r.byCurve = map[string]ecRoute{}
-		own, isEC := s.eng.(engine.ECEngine)
-		for _, c := range ec.Curves() {
-			var rt ecRoute
-			switch {
-			case isEC && slices.Contains(s.eng.Info().Curves, c.Name()):
-				rt = ecRoute{primary: own, fallback: soft}
-			case soft != nil && slices.Contains(soft.Info().Curves, c.Name()):
-				rt = ecRoute{primary: soft}
-			default:
-				continue
-			}
-			rt.metered = rt.primary.Info().Name != config.DefaultEngine
-			r.byCurve[c.Name()] = rt
-			bits := uint64(c.OrderBits())
-			if r.minBits == 0 || bits < r.minBits {
-				r.minBits = bits
-			}
-			r.maxBits = max(r.maxBits, bits)
-		}
-	})
-	return r
-}
-
-// ecEngines returns how the slot signs on curve, or false if it cannot.
-func (s *slot) ecEngines(curve string) (ecRoute, bool) {
-	rt, ok := s.ecRoutes().byCurve[curve]
-	return rt, ok
-}
-
 // ecAvailable is the slot's offer of an EC mechanism (see the file
 // comment).
 func ecAvailable(s *slot, info *MechanismInfo) bool {
-	r := s.ecRoutes()
+	minBits, maxBits := s.guard.ECOrderBits()
 	if info.Flags&ck.CKF_GENERATE_KEY_PAIR != 0 {
-		if len(r.byCurve) == 0 {
+		if maxBits == 0 {
 			return false
 		}
-		info.MinKeySize, info.MaxKeySize = r.minBits, r.maxBits
+		info.MinKeySize, info.MaxKeySize = uint64(minBits), uint64(maxBits)
 		return true
 	}
-	if len(r.byCurve) == 0 {
+	if maxBits == 0 {
 		info.Flags &^= ck.CKF_SIGN // verification runs in software
 	}
 	return true
@@ -197,9 +135,9 @@ func ecdsaCheckKey(op *operation) error {
 	if op.kind != opSign {
 		return nil
 	}
-	if _, ok := op.slot.ecEngines(c.Name()); !ok {
+	if _, ok := op.slot.guard.EC(c.Name()); !ok {
 		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s on %s: %v (%s, fallback %s)", ck.Name("CKM_", op.mech.typ),
-			c.Name(), errCurveNotServed, op.slot.eng.Info().Name, op.slot.cfg.Fallback)
+			c.Name(), errCurveNotServed, op.slot.engineName(), op.slot.cfg.Fallback)
 	}
 	return nil
 }
@@ -211,35 +149,18 @@ func ecdsaSign(op *operation, hash []byte) (sig []byte, err error) {
 	start := time.Now()
 	var cost engine.Cost
 	bits := 0
-	defer func() { s.privateDone(opNames[op.kind], bits, cost, time.Since(start), err) }()
+	defer func() { s.guard.Done(opNames[op.kind], bits, cost, time.Since(start), err) }()
 	k, err := s.preparedECPrivate(op.key)
 	if err != nil {
 		return nil, err
 	}
 	bits = k.curve.OrderBits()
-	eng := k.primary
-	var meter *ecMeter
-	if k.metered {
-		meter = &ecMeter{ECEngine: k.primary}
-		eng = meter
-	}
-	sig, err = k.key.Sign(bg, eng, hash, nil)
-	if meter != nil {
-		cost = meter.cost
-	}
-	if err == nil {
-		return sig, nil
-	}
-	if !errors.Is(err, engine.ErrDevice) {
-		return nil, s.engineErr("ECDSA sign", err)
-	}
-	s.onFault(err)
-	if k.fallback == nil {
-		return nil, s.engineErr("ECDSA sign", err)
-	}
-	sig, err = k.key.Sign(bg, k.fallback, hash, nil)
+	cost, err = k.route.Run(bg, func(e engine.ECEngine) error {
+		sig, err = k.key.Sign(bg, e, hash, nil)
+		return err
+	})
 	if err != nil {
-		return nil, s.engineErr("ECDSA sign (software fallback)", err)
+		return nil, s.engineErr("ECDSA sign", err)
 	}
 	return sig, nil
 }
@@ -254,33 +175,12 @@ func ecdsaVerify(op *operation, hash, sig []byte) error {
 	return k.verify(hash, sig)
 }
 
-// ecMeter adds up the cost an engine reports for the multiplications of
-// one operation (engine/ecdsa does not return it).
-type ecMeter struct {
-	engine.ECEngine
-	cost engine.Cost
-}
-
-// ScalarBaseMult is the engine's, with its cost recorded.
-func (m *ecMeter) ScalarBaseMult(ctx context.Context, curve string, k []byte) (x, y []byte, c engine.Cost, err error) {
-	x, y, c, err = m.ECEngine.ScalarBaseMult(ctx, curve, k)
-	m.cost = m.cost.Add(c)
-	return x, y, c, err
-}
-
-// ScalarMult is the engine's, with its cost recorded.
-func (m *ecMeter) ScalarMult(ctx context.Context, curve string, k, px, py []byte) (x, y []byte, c engine.Cost, err error) {
-	x, y, c, err = m.ECEngine.ScalarMult(ctx, curve, k, px, py)
-	m.cost = m.cost.Add(c)
-	return x, y, c, err
-}
-
 // generateEC is CKM_EC_KEY_PAIR_GEN: CKA_EC_PARAMS in the public template
 // names the curve (given in the private template too, it must be equal).
 func generateEC(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
 	if _, ok := s.mechanismInfo(mechanisms[ck.CKM_EC_KEY_PAIR_GEN]); !ok {
 		return 0, nil, nil, ck.Errorf(ck.CKR_MECHANISM_INVALID, "CKM_EC_KEY_PAIR_GEN: the slot's engine %s has no curve (fallback %s)",
-			s.eng.Info().Name, s.cfg.Fallback)
+			s.engineName(), s.cfg.Fallback)
 	}
 	params, ok := pub[ck.CKA_EC_PARAMS]
 	if !ok {
@@ -293,18 +193,16 @@ func generateEC(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
 	if pv, ok := priv[ck.CKA_EC_PARAMS]; ok && !bytes.Equal(pv, params) {
 		return 0, nil, nil, inconsistent("CKA_EC_PARAMS differs between the public and private templates")
 	}
-	rt, ok := s.ecEngines(c.Name())
+	rt, ok := s.guard.EC(c.Name())
 	if !ok {
 		return 0, nil, nil, ck.Errorf(ck.CKR_CURVE_NOT_SUPPORTED, "%s: %v (%s, fallback %s)", c.Name(), errCurveNotServed,
-			s.eng.Info().Name, s.cfg.Fallback)
+			s.engineName(), s.cfg.Fallback)
 	}
-	d, x, y, err := ecdsa.GenerateKey(bg, rt.primary, c.Name(), nil)
-	if err != nil && errors.Is(err, engine.ErrDevice) {
-		s.onFault(err)
-		if rt.fallback != nil {
-			d, x, y, err = ecdsa.GenerateKey(bg, rt.fallback, c.Name(), nil)
-		}
-	}
+	var d, x, y []byte
+	_, err = rt.Run(bg, func(e engine.ECEngine) error {
+		d, x, y, err = ecdsa.GenerateKey(bg, e, c.Name(), nil)
+		return err
+	})
 	if err != nil {
 		return 0, nil, nil, s.engineErr("generate EC key", err)
 	}

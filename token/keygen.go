@@ -177,7 +177,7 @@ func generateRSA(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
 			return 0, nil, nil, err
 		}
 	}
-	k, err := rsa.GenerateKey(bg, s.eng, rand.Reader, int(bits), e)
+	k, err := rsa.GenerateKey(bg, s.guard.Engine(), rand.Reader, int(bits), e)
 	if err != nil {
 		return 0, nil, nil, s.engineErr("generate RSA key", err)
 	}

@@ -15,7 +15,8 @@
 //	objects   attribute schema and policy, create/copy/set/find  attrs.go, objects.go, find.go
 //	mechanisms registry of small values (params, key types)      mechanism.go
 //	operations sign/verify, encrypt/decrypt, digest, keygen      sign.go, crypt.go, digest.go, keygen.go, random.go
-//	EC        CKK_EC keys, ECDSA mechanisms, EC engine routes    ec_key.go, ecdsa_mech.go
+//	engines   the slot's engine and its guard (engine/guard)       engine.go
+//	EC        CKK_EC keys, ECDSA and ECDH mechanisms             ec_key.go, ecdsa_mech.go, ecdh_mech.go
 //	wrapping  C_WrapKey/C_UnwrapKey, AES key wrap, PKCS#8        wrap.go, aeskw_mech.go, pkcs8.go
 //	secret    CKO_SECRET_KEY (AES, generic, HMAC), C_GenerateKey  secretkey.go, attrarray.go
 //
@@ -301,7 +302,7 @@ func (m *Module) SlotInfo(id uint64) (SlotInfo, error) {
 	if err != nil {
 		return SlotInfo{}, err
 	}
-	desc := fmt.Sprintf("%s (%s)", s.cfg.Label, s.eng.Info().Name)
+	desc := fmt.Sprintf("%s (%s)", s.cfg.Label, s.engineName())
 	if len(desc) > 64 {
 		desc = desc[:64]
 	}

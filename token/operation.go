@@ -123,7 +123,7 @@ func (op *operation) keyBytes() int { return (op.keyBits() + 7) / 8 }
 func (op *operation) rsaPrivate(c []byte) (out []byte, err error) {
 	start := time.Now()
 	var cost engine.Cost
-	defer func() { op.slot.privateDone(opNames[op.kind], op.keyBits(), cost, time.Since(start), err) }()
+	defer func() { op.slot.guard.Done(opNames[op.kind], op.keyBits(), cost, time.Since(start), err) }()
 	k, err := op.slot.preparedRSA(op.key)
 	if err != nil {
 		return nil, err

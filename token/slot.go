@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/guard"
 	"github.com/modexp-token/modexp-token/engine/rsa"
 	"github.com/modexp-token/modexp-token/keystore"
 	"github.com/modexp-token/modexp-token/token/ck"
@@ -36,14 +37,11 @@ const (
 
 // slot is one slot with its token.
 type slot struct {
-	m       *Module
-	id      uint64
-	cfg     config.Slot
-	eng     engine.Engine
-	rsaOpts rsa.Options
-	log     *slog.Logger
-	es      engineState // engine health: self-test, KATs, faults (engine_select.go)
-	ec      ecRoutes    // the engines of EC keys, by curve (ecdsa_mech.go)
+	m     *Module
+	id    uint64
+	cfg   config.Slot
+	guard *guard.Guard // the slot's engines and their health (engine/guard)
+	log   *slog.Logger
 
 	storeMu   sync.Mutex
 	store     *keystore.Store // nil until opened (a corrupt file is retried)
@@ -83,10 +81,9 @@ func (m *Module) openSlot(sc config.Slot, level slog.Level) (*slot, error) {
 		}
 		s.log = l.With("slot", sc.ID)
 	}
-	if err := s.openEngine(); err != nil { // engine_select.go
+	if err := s.openEngine(); err != nil { // engine.go
 		return nil, err
 	}
-	eng := s.eng
 	s.storeOpts = keystore.Options{
 		LockTimeout: sc.LockTimeout.Duration,
 		MaxPINTries: sc.MaxPINTries,
@@ -96,12 +93,12 @@ func (m *Module) openSlot(sc config.Slot, level slog.Level) (*slot, error) {
 	if _, err := s.st(); err != nil && !errors.Is(err, keystore.ErrCorrupt) {
 		// A corrupt file leaves the slot up (CKR_TOKEN_NOT_RECOGNIZED in
 		// its token info); anything else (bad options) fails the load.
-		eng.Close()
+		s.guard.Close()
 		return nil, fmt.Errorf("token: slot %d: %w", sc.ID, err)
 	}
-	s.log.Info("slot opened", "token_file", sc.TokenFile, "engine", eng.Info().Name,
+	s.log.Info("slot opened", "token_file", sc.TokenFile, "engine", s.engineName(),
 		"fallback", sc.Fallback, "exponent_blinding", sc.Blinding())
-	s.selfTest()
+	s.guard.SelfTest() // a failure is logged and counted; results are checked anyway
 	return s, nil
 }
 
@@ -119,7 +116,7 @@ func (s *slot) close() error {
 		err = s.store.Close()
 		s.store = nil
 	}
-	return errors.Join(err, s.eng.Close())
+	return errors.Join(err, s.guard.Close())
 }
 
 // st returns the slot's keystore, opening it on first use (and again after
@@ -183,7 +180,7 @@ func (s *slot) engineErr(what string, err error) error {
 		return err
 	case errors.Is(err, rsa.ErrFault), errors.Is(err, engine.ErrDevice):
 		code = ck.CKR_DEVICE_ERROR
-		s.log.Error("engine failure", "op", what, "engine", s.eng.Info().Name, "err", err)
+		s.log.Error("engine failure", "op", what, "engine", s.engineName(), "err", err)
 	case errors.Is(err, engine.ErrOperandTooLarge), errors.Is(err, engine.ErrUnsupported):
 		code = ck.CKR_KEY_SIZE_RANGE
 	case errors.Is(err, rsa.ErrInputRange):
@@ -197,7 +194,7 @@ func (s *slot) engineErr(what string, err error) error {
 
 // tokenInfo is C_GetTokenInfo.
 func (s *slot) tokenInfo() (TokenInfo, error) {
-	model := s.eng.Info().Model
+	model := s.guard.Engine().Info().Model
 	if len(model) > 16 {
 		model = model[:16]
 	}
@@ -273,14 +270,8 @@ func (s *slot) mechanismInfo(mech *mechanism) (MechanismInfo, bool) {
 		info.Flags &^= ck.CKF_DECRYPT | ck.CKF_UNWRAP // rsa_pkcs_decrypt = false
 	}
 	if mech.engineBound {
-		if max := uint64(s.eng.Info().MaxModulusBits); max > 0 {
-			// Private operations run CRT on the engine: half-size moduli.
-			if !s.eng.Info().NativeCRT {
-				max *= 2
-			}
-			if max < info.MaxKeySize {
-				info.MaxKeySize = max
-			}
+		if max := uint64(s.guard.MaxRSAKeyBits()); max > 0 && max < info.MaxKeySize {
+			info.MaxKeySize = max
 		}
 	}
 	return info, true
@@ -380,11 +371,7 @@ func (s *slot) preparedRSA(o *object) (*rsa.Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts, err := s.keyOptions(priv) // known-answer test at the key's size
-	if err != nil {
-		return nil, err
-	}
-	k, err := rsa.NewKey(s.eng, priv, opts)
+	k, err := s.guard.RSAKey(priv) // after the known-answer test at the key's size
 	if err != nil {
 		if errors.Is(err, rsa.ErrInvalidKey) {
 			s.log.Error("stored key rejected by engine/rsa", "object", o.handle, "err", err)

@@ -124,7 +124,7 @@ func (md *mod) status() token.EngineStatus {
 // testKey reads one of engine/chip's public test keys (for tests only).
 func testKey(t testing.TB, bits int) *rsa.PrivateKey {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "engine", "chip", "internal", "testkeys", fmt.Sprintf("rsa%d.pem", bits)))
+	b, err := os.ReadFile(filepath.Join(repoRoot, "engine", "internal", "testkeys", fmt.Sprintf("rsa%d.pem", bits)))
 	if err != nil {
 		t.Fatal(err)
 	}

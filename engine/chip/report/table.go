@@ -26,7 +26,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/chip"
 	"github.com/modexp-token/modexp-token/engine/chip/internal/randop"
-	"github.com/modexp-token/modexp-token/engine/chip/internal/testkeys"
+	"github.com/modexp-token/modexp-token/engine/internal/testkeys"
 )
 
 // Row is one published figure and what the simulator gives for it.

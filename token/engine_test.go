@@ -48,7 +48,7 @@ kdf_threads = 1
 // testKey reads one of engine/chip's public test keys (RSA, for tests only).
 func testKey(t *testing.T, bits int) *rsa.PrivateKey {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "engine", "chip", "internal", "testkeys", fmt.Sprintf("rsa%d.pem", bits)))
+	b, err := os.ReadFile(filepath.Join("..", "engine", "internal", "testkeys", fmt.Sprintf("rsa%d.pem", bits)))
 	if err != nil {
 		t.Fatal(err)
 	}

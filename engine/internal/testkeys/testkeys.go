@@ -1,6 +1,8 @@
-// Package testkeys holds the fixed RSA keys of the chip simulators' tests
-// and reproduction table (engine/chip/report): the published figures are
-// measured on these, so the table is the same on every run.
+// Package testkeys holds fixed public RSA test keys (1024, 2048 and 4096
+// bits) for the engines' tests and the chip reproduction table
+// (engine/chip/report), whose published figures are measured on these so
+// that the table is the same on every run. Tests outside engine/ read the
+// PEM files in this directory.
 package testkeys
 
 import (

@@ -1,0 +1,221 @@
+// Package guard is the engine policy of one slot: which engine computes,
+// what stands behind it, and how its health is known. A token slot holds
+// one [Guard]; every private operation of every algorithm goes through it,
+// so the promises below hold for RSA, ECDSA, ECDH, DSA and DH alike.
+//
+//   - Primary and fallback. The primary is the slot's engine (one spec, or
+//     a pool of several). With a fallback (the software engine, fallback
+//     "soft" in the configuration), an operation the primary fails or gets
+//     wrong is redone on the software engine; without one it fails with an
+//     error wrapping [engine.ErrDevice]. A wrong result is never released:
+//     engine/rsa, engine/ecdsa, engine/dsa and engine/dh check every result
+//     before release, and report a wrong one as engine.ErrDevice.
+//   - Self-test at open ([Guard.SelfTest], bounded by a timeout). A failure
+//     is logged and counted but does not stop the slot: a device may come
+//     back, and every result is checked anyway.
+//   - A known-answer test per RSA key size ([Guard.RSAKey]): when a key of a
+//     size not yet tested is first prepared, the private operation of that
+//     key on a fixed input runs on the primary without fallback and is
+//     compared with math/big. Without a fallback a failing test refuses the
+//     key (and runs again on the next attempt); with one it is logged and
+//     the key is used (each result is still checked, and redone in
+//     software if wrong). Passed sizes are remembered for the guard's life.
+//   - Fault accounting ([Guard.Fault], [Guard.Done], [Guard.Status]): every
+//     wrong result and device failure is counted and logged; every private
+//     operation is counted, and logged at debug level with its cost
+//     (engine.Cost: simulated device time, cycles, energy) and wall time.
+//   - Routes: which engine serves an EC curve ([Guard.EC]) or a modulus size
+//     ([Guard.ExpEngines]), given what the primary can do (its Info) and
+//     whether the software engine stands behind it.
+//
+// Exponent blinding on small engines: orup561 refuses exponents longer than
+// 561 bits, so the blinded CRT exponents of RSA-1024 (512 + 64 bits) do not
+// fit. When blinding is the default ([Options].BlindingDefault) the
+// known-answer test notices (ErrOperandTooLarge with blinding, success
+// without), and keys of that size run without exponent blinding on that
+// engine, with a warning in the log. Configured explicitly, the key is
+// refused instead.
+//
+// The guard knows engines only through package engine: which
+// implementations exist is the business of the programs (cgo/, cmd/), which
+// import engine/all.
+package guard
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/pool"
+	"github.com/modexp-token/modexp-token/engine/rsa"
+)
+
+// Time limits of the engine checks.
+const (
+	selfTestTimeout = 20 * time.Second
+	katTimeout      = 20 * time.Second
+)
+
+// Options configure a [Guard].
+type Options struct {
+	// Software is the software engine (engine.Open("soft")), shared by the
+	// slots of a module. The guard never closes it. It is what stands
+	// behind the primary when Fallback is set, and serves the curves and
+	// sizes the primary cannot.
+	Software engine.Engine
+	// Fallback puts the software engine behind the primary (fallback
+	// "soft"). Without it, a failing primary fails the operation.
+	Fallback bool
+	// ExponentBlinding is RSA exponent blinding (engine/rsa).
+	ExponentBlinding bool
+	// BlindingDefault says ExponentBlinding is the default, not configured:
+	// a key size whose blinded exponents the primary refuses then runs
+	// unblinded (with a warning) instead of being refused.
+	BlindingDefault bool
+	// Log receives the guard's records (nil: discarded).
+	Log *slog.Logger
+}
+
+// Guard is one slot's engine policy. It is safe for concurrent use.
+type Guard struct {
+	primary  engine.Engine
+	software engine.Engine // Options.Software
+	fallback engine.Engine // software with Options.Fallback, unless primary is software; else nil
+	opts     Options
+	log      *slog.Logger
+
+	ops          atomic.Uint64 // private operations attempted
+	faults       atomic.Uint64 // wrong results and device failures seen
+	deviceErrors atomic.Uint64 // operations that failed with a device error
+	katFailures  atomic.Uint64
+
+	mu          sync.Mutex
+	selfTestErr error
+	selfTestRan bool
+	katPassed   map[int]bool // RSA key sizes whose known-answer test passed
+	noExpBlind  map[int]bool // RSA key sizes run without exponent blinding
+
+	ec ecRoutes
+}
+
+// New returns the guard of primary. The guard owns primary (Close closes
+// it) unless it is Options.Software.
+func New(primary engine.Engine, opts Options) *Guard {
+	g := &Guard{primary: primary, software: opts.Software, opts: opts, log: opts.Log}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Fallback && opts.Software != nil && primary != opts.Software {
+		g.fallback = opts.Software
+	}
+	return g
+}
+
+// Engine is the primary engine (for its Info: the token's model, limits).
+func (g *Guard) Engine() engine.Engine { return g.primary }
+
+// Fallback is the engine behind the primary, or nil.
+func (g *Guard) Fallback() engine.Engine { return g.fallback }
+
+// Close closes the primary engine (not the shared software engine).
+func (g *Guard) Close() error {
+	if g.primary == g.software {
+		return nil
+	}
+	return g.primary.Close()
+}
+
+// SelfTest runs the primary's SelfTest (bounded by a timeout) and records
+// the outcome for [Guard.Status]. A failure is counted and logged.
+func (g *Guard) SelfTest() error {
+	ctx, cancel := context.WithTimeout(context.Background(), selfTestTimeout)
+	defer cancel()
+	start := time.Now()
+	err := g.primary.SelfTest(ctx)
+	g.mu.Lock()
+	g.selfTestRan, g.selfTestErr = true, err
+	g.mu.Unlock()
+	if err != nil {
+		g.faults.Add(1)
+		g.log.Error("engine self-test failed", "engine", g.name(), "fallback", g.fallback != nil,
+			"duration", time.Since(start), "err", err)
+		return err
+	}
+	g.log.Info("engine self-test passed", "engine", g.name(), "duration", time.Since(start))
+	return nil
+}
+
+// Fault records a wrong result or a device failure of the primary (called
+// before any fallback). engine/rsa, engine/dsa and engine/dh call it as
+// their Options.OnFault; [ECRoute.Run] calls it itself.
+func (g *Guard) Fault(err error) {
+	n := g.faults.Add(1)
+	g.log.Warn("engine fault detected", "engine", g.name(), "faults", n, "fallback", g.fallback != nil, "err", err)
+}
+
+// Done accounts for one private operation: op names it, bits is the key
+// size, cost what the engine reported, err its outcome (an error wrapping
+// engine.ErrDevice or rsa.ErrFault counts as a device error).
+func (g *Guard) Done(op string, bits int, cost engine.Cost, wall time.Duration, err error) {
+	g.ops.Add(1)
+	if err != nil && (errors.Is(err, engine.ErrDevice) || errors.Is(err, rsa.ErrFault)) {
+		g.deviceErrors.Add(1)
+	}
+	if !g.log.Enabled(context.Background(), slog.LevelDebug) {
+		return // spare the hot path the line's arguments
+	}
+	g.log.Debug("private operation", "op", op, "key_bits", bits, "engine", g.name(),
+		"device_time", cost.Device, "cycles", cost.Cycles, "energy_j", cost.Energy,
+		"wall", wall, "ok", err == nil)
+}
+
+// Status is a guard's engine health, for the CLI, logs and tests.
+type Status struct {
+	Engine       string // the primary's Info().Name
+	HasFallback  bool   // the software engine stands behind the primary
+	SelfTest     string // "passed", "not run", or the failure
+	Ops          uint64 // private operations attempted
+	Faults       uint64 // engine results that failed the check, and device failures
+	DeviceErrors uint64 // operations that failed with a device error
+	KATFailures  uint64 // failed known-answer tests at key preparation
+	KATSizes     []int  // RSA key sizes whose known-answer test passed
+	// Members is the state of each engine of a pool (nil otherwise).
+	Members []pool.MemberStatus
+}
+
+// Status reports the guard's engine health.
+func (g *Guard) Status() Status {
+	st := Status{
+		Engine:       g.name(),
+		HasFallback:  g.fallback != nil,
+		Ops:          g.ops.Load(),
+		Faults:       g.faults.Load(),
+		DeviceErrors: g.deviceErrors.Load(),
+		KATFailures:  g.katFailures.Load(),
+	}
+	g.mu.Lock()
+	switch {
+	case !g.selfTestRan:
+		st.SelfTest = "not run"
+	case g.selfTestErr != nil:
+		st.SelfTest = g.selfTestErr.Error()
+	default:
+		st.SelfTest = "passed"
+	}
+	for b := range g.katPassed {
+		st.KATSizes = append(st.KATSizes, b)
+	}
+	g.mu.Unlock()
+	sort.Ints(st.KATSizes)
+	if p := pool.Of(g.primary); p != nil {
+		st.Members = p.Members()
+	}
+	return st
+}
+
+func (g *Guard) name() string { return g.primary.Info().Name }

@@ -1,0 +1,166 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/ec"
+)
+
+// ECRoute is how a guard runs operations on one curve: the engine that
+// computes and the one behind it.
+type ECRoute struct {
+	g        *Guard
+	Primary  engine.ECEngine // computes the scalar multiplications
+	Fallback engine.ECEngine // the software engine behind it, or nil
+}
+
+// Software reports whether e is the software engine (whose results need
+// no cross-check against software).
+func (rt ECRoute) Software(e engine.ECEngine) bool {
+	if m, ok := e.(*meter); ok {
+		e = m.ECEngine
+	}
+	soft, _ := rt.g.software.(engine.ECEngine)
+	return soft != nil && e == soft
+}
+
+// Run runs op on the primary, adding up the costs it reports; when op's
+// error wraps engine.ErrDevice (a failure, or a result its checks found
+// wrong) the fault is counted and op runs again on the fallback, if any.
+// op must check what the engine returns (engine/ecdsa does) and must not
+// release anything before it returns nil. Run returns the primary's cost.
+func (rt ECRoute) Run(ctx context.Context, op func(e engine.ECEngine) error) (engine.Cost, error) {
+	m := &meter{ECEngine: rt.Primary}
+	err := run[engine.ECEngine](rt.g, m, rt.Fallback, op)
+	return m.cost, err
+}
+
+// run is the one fallback of every route: op on the primary; on an error
+// wrapping engine.ErrDevice, the fault counted, then op on the fallback
+// (when non-nil).
+func run[E comparable](g *Guard, primary, fallback E, op func(E) error) error {
+	err := op(primary)
+	if err == nil || !errors.Is(err, engine.ErrDevice) {
+		return err
+	}
+	g.Fault(err)
+	var none E
+	if fallback == none {
+		return err
+	}
+	return op(fallback)
+}
+
+// ecRoutes is what a guard can do with EC keys. The primary and the policy
+// do not change: computed once, on first use.
+type ecRoutes struct {
+	once             sync.Once
+	byCurve          map[string]ECRoute // the curves the guard can compute on
+	minBits, maxBits int                // their order sizes (0, 0: none)
+}
+
+// EC returns how the guard computes on curve: on the primary when it is an
+// engine.ECEngine listing the curve in Info().Curves (with the software
+// engine behind it under fallback); else on the software engine under
+// fallback; else not at all (false).
+func (g *Guard) EC(curve string) (ECRoute, bool) {
+	rt, ok := g.ecRoutes().byCurve[curve]
+	return rt, ok
+}
+
+// ECOrderBits is the range of the order sizes of the curves the guard can
+// compute on (0, 0: none).
+func (g *Guard) ECOrderBits() (minBits, maxBits int) {
+	r := g.ecRoutes()
+	return r.minBits, r.maxBits
+}
+
+func (g *Guard) ecRoutes() *ecRoutes {
+	r := &g.ec
+	r.once.Do(func() {
+		soft, _ := g.fallback.(engine.ECEngine)
+		r.byCurve = map[string]ECRoute{}
+		own, isEC := g.primary.(engine.ECEngine)
+		for _, c := range ec.Curves() {
+			var rt ECRoute
+			switch {
+			case isEC && slices.Contains(g.primary.Info().Curves, c.Name()):
+				rt = ECRoute{g: g, Primary: own, Fallback: soft}
+			case soft != nil && slices.Contains(soft.Info().Curves, c.Name()):
+				rt = ECRoute{g: g, Primary: soft}
+			default:
+				continue
+			}
+			r.byCurve[c.Name()] = rt
+			bits := c.OrderBits()
+			if r.minBits == 0 || bits < r.minBits {
+				r.minBits = bits
+			}
+			r.maxBits = max(r.maxBits, bits)
+		}
+	})
+	return r
+}
+
+// meter adds up the cost an engine reports for the multiplications of one
+// operation (engine/ecdsa does not return it).
+type meter struct {
+	engine.ECEngine
+	cost engine.Cost
+}
+
+// ScalarBaseMult is the engine's, with its cost recorded.
+func (m *meter) ScalarBaseMult(ctx context.Context, curve string, k []byte) (x, y []byte, c engine.Cost, err error) {
+	x, y, c, err = m.ECEngine.ScalarBaseMult(ctx, curve, k)
+	m.cost = m.cost.Add(c)
+	return x, y, c, err
+}
+
+// ScalarMult is the engine's, with its cost recorded.
+func (m *meter) ScalarMult(ctx context.Context, curve string, k, px, py []byte) (x, y []byte, c engine.Cost, err error) {
+	x, y, c, err = m.ECEngine.ScalarMult(ctx, curve, k, px, py)
+	m.cost = m.cost.Add(c)
+	return x, y, c, err
+}
+
+// ExpRoute is how a guard runs modular exponentiations of one modulus
+// size (DSA, DH): the engine that computes and the one behind it.
+type ExpRoute struct {
+	g        *Guard
+	Primary  engine.Engine
+	Fallback engine.Engine // the software engine behind it, or nil
+}
+
+// Run runs op on the primary; when op's error wraps engine.ErrDevice the
+// fault is counted and op runs again on the fallback, if any. op must check
+// what the engine returns and release nothing before it returns nil.
+func (rt ExpRoute) Run(op func(e engine.Engine) error) error {
+	return run(rt.g, rt.Primary, rt.Fallback, op)
+}
+
+// Exp returns how the guard runs exponentiations of a modulus of bits: on
+// the primary (with the software engine behind it under fallback) when it
+// takes that size; else on the software engine under fallback; else not at
+// all (false). Keys that fall back by themselves take the route's engines
+// as their options (engine/dsa: Options.Fallback, OnFault [Guard.Fault]).
+func (g *Guard) Exp(bits int) (ExpRoute, bool) {
+	if max := g.primary.Info().MaxModulusBits; max == 0 || bits <= max {
+		return ExpRoute{g: g, Primary: g.primary, Fallback: g.fallback}, true
+	}
+	if g.fallback != nil {
+		return ExpRoute{g: g, Primary: g.fallback}, true
+	}
+	return ExpRoute{}, false
+}
+
+// MaxExpBits is the largest modulus [Guard.Exp] serves (0: any).
+func (g *Guard) MaxExpBits() int {
+	if g.fallback != nil {
+		return 0
+	}
+	return g.primary.Info().MaxModulusBits
+}
