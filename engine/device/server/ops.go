@@ -333,6 +333,13 @@ func (s *Server) modExpPair(ctx context.Context, f *wire.Frame, resp *wire.Frame
 	if err != nil {
 		return engine.Cost{}, err
 	}
+	if ra, rb, cost, ok, err := s.expPair(ctx, a, b); ok {
+		if err != nil {
+			return cost, err
+		}
+		resp.Add(wire.TagResult, ra).Add(wire.TagResult2, rb)
+		return cost, nil
+	}
 	var (
 		ra, rb []byte
 		ca, cb engine.Cost
@@ -369,6 +376,38 @@ func (s *Server) modExpPair(ctx context.Context, f *wire.Frame, resp *wire.Frame
 	}
 	resp.Add(wire.TagResult, ra).Add(wire.TagResult2, rb)
 	return cost, nil
+}
+
+// expPair runs a and b as one ExpPair call when the backing engine takes
+// pairs (the software engine on the IFMA kernel interleaves the two on
+// one core: about the CPU of one). ok is false, and nothing was done, when
+// the engine has no ExpPair or declines it with engine.ErrUnsupported.
+func (s *Server) expPair(ctx context.Context, a, b expArgs) (ra, rb []byte, cost engine.Cost, ok bool, err error) {
+	pe, isPair := s.cfg.Engine.(engine.PairEngine)
+	if !isPair {
+		return nil, nil, engine.Cost{}, false, nil
+	}
+	ma, err := s.mods.get(s.cfg.Engine, a.mod)
+	if err != nil {
+		return nil, nil, engine.Cost{}, true, err
+	}
+	mb, err := s.mods.get(s.cfg.Engine, b.mod)
+	if err != nil {
+		return nil, nil, engine.Cost{}, true, err
+	}
+	ra, rb, cost, err = pe.ExpPair(ctx, engine.ExpOp{M: ma, Base: a.base, Exp: a.exp, Public: a.public},
+		engine.ExpOp{M: mb, Base: b.base, Exp: b.exp, Public: b.public})
+	if errors.Is(err, engine.ErrUnsupported) {
+		return nil, nil, cost, false, nil
+	}
+	if err != nil {
+		return nil, nil, cost, true, err
+	}
+	if ra, err = padTo(ra, len(a.mod), "result"); err != nil {
+		return nil, nil, cost, true, err
+	}
+	rb, err = padTo(rb, len(b.mod), "result")
+	return ra, rb, cost, true, err
 }
 
 func (s *Server) modExpCRT(ctx context.Context, f *wire.Frame, resp *wire.Frame) (engine.Cost, error) {
