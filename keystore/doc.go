@@ -7,11 +7,13 @@
 // A random 32-byte token key is made at InitToken. Each PIN record (SO and
 // user) holds it wrapped with AES-256-GCM under a key derived from the PIN
 // with Argon2id; the salt and Argon2id parameters are stored with the
-// record, so the parameters can be raised later (new records use
-// Options.KDF). The PIN itself is never stored. Consecutive wrong PINs are
-// counted in the file per user type; after Options.MaxPINTries the PIN is
-// locked (ErrPINLocked even with the right PIN) until the SO re-initialises
-// the user PIN (InitUserPIN) or the token (SO). Every attempt pays the
+// record, so the parameters can be raised later (new records use the
+// token's Policy, or Options.KDF where costlier). The PIN itself is never
+// stored. Consecutive wrong PINs are counted in the file per user type;
+// after the token's limit (its Policy, stored at InitToken; a Store's
+// Options.MaxPINTries may only lower it) the PIN is locked (ErrPINLocked
+// even with the right PIN) until the SO re-initialises the user PIN
+// (InitUserPIN) or the token (SO). Every attempt pays the
 // Argon2id derivation, and the file lock is never held during it.
 //
 // # Sealed attributes

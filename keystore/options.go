@@ -28,8 +28,21 @@ var DefaultKDFParams = KDFParams{Time: 3, MemoryKiB: 64 * 1024, Threads: 4}
 
 // InsecureTestKDFParams are cheap Argon2id parameters (t=1, m=64 KiB) that
 // make PIN checks take microseconds. They offer no protection against PIN
-// guessing on a stolen file: use them only in tests.
+// guessing on a stolen file: use them only in tests (Options.AllowWeakKDF).
 var InsecureTestKDFParams = KDFParams{Time: 1, MemoryKiB: 64, Threads: 1}
+
+// MinKDFParams is the floor on the Argon2id cost of new PIN records: OWASP's
+// least recommended setting (t=2, m=19 MiB). Options.KDF below it (in time
+// or memory) is refused unless Options.AllowWeakKDF.
+var MinKDFParams = KDFParams{Time: 2, MemoryKiB: 19 * 1024, Threads: 1}
+
+// below reports whether p costs less than q in time or memory.
+func (p KDFParams) below(q KDFParams) bool { return p.Time < q.Time || p.MemoryKiB < q.MemoryKiB }
+
+// stricter returns the componentwise maximum of p and q.
+func (p KDFParams) stricter(q KDFParams) KDFParams {
+	return KDFParams{Time: max(p.Time, q.Time), MemoryKiB: max(p.MemoryKiB, q.MemoryKiB), Threads: max(p.Threads, q.Threads)}
+}
 
 // Limits on parameters read from a file (a corrupt or hostile file must not
 // make a login allocate gigabytes or spin for minutes).
@@ -58,25 +71,66 @@ type Options struct {
 	LockTimeout time.Duration
 
 	// MaxPINTries is the number of consecutive wrong PINs (per user type)
-	// after which the PIN is locked (default 10). It is the policy of the
-	// opener, not stored in the file: all processes sharing a token should
-	// use the same value.
+	// after which the PIN is locked (default 10). InitToken stores it in
+	// the token (Policy); afterwards a Store's value can only lower the
+	// token's (the least of the two applies), never raise it.
 	MaxPINTries int
 
 	// KDF are the Argon2id parameters for PIN records written by this Store
-	// (InitToken, SetPIN, InitUserPIN). Zero means DefaultKDFParams. Tests
-	// set InsecureTestKDFParams.
+	// (InitToken, SetPIN, InitUserPIN). Zero means DefaultKDFParams.
+	// InitToken stores them in the token (Policy) as the floor of every
+	// later PIN record: a Store's value can only raise them (the
+	// componentwise maximum applies). Below MinKDFParams they are refused
+	// unless AllowWeakKDF.
 	KDF KDFParams
+
+	// AllowWeakKDF lets KDF go below MinKDFParams: for tests only
+	// (InsecureTestKDFParams).
+	AllowWeakKDF bool
 
 	// Logger receives the records refused by their whole-record checks
 	// (auth.go), as errors. Nil discards them. The keystore never prints.
 	Logger *slog.Logger
+
+	triesSet bool // MaxPINTries was given (not the default)
+}
+
+// Policy is the token's own PIN policy, stored in the token record: set by
+// InitToken from the initialiser's Options, then the least a Store
+// applies (a Store's Options may only make it stricter: fewer tries, a
+// costlier KDF). A token initialised before policies were stored gets the
+// Options of its first login's Store.
+type Policy struct {
+	MaxPINTries int       // consecutive wrong PINs before lockout
+	KDF         KDFParams // the least Argon2id parameters of new PIN records
+}
+
+// maxTries is the lockout limit that applies to a token with record rec.
+func (s *Store) maxTries(rec *tokenRecord) int {
+	if rec.Policy == nil {
+		return s.opts.MaxPINTries
+	}
+	n := rec.Policy.MaxPINTries
+	if s.opts.triesSet && s.opts.MaxPINTries < n {
+		n = s.opts.MaxPINTries
+	}
+	return n
+}
+
+// kdfFor is the Argon2id parameters of new PIN records on a token with
+// record rec.
+func (s *Store) kdfFor(rec *tokenRecord) KDFParams {
+	if rec == nil || rec.Policy == nil {
+		return s.opts.KDF
+	}
+	return s.opts.KDF.stricter(rec.Policy.KDF)
 }
 
 func (o Options) withDefaults() (Options, error) {
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = DefaultLockTimeout
 	}
+	o.triesSet = o.MaxPINTries > 0
 	if o.MaxPINTries <= 0 {
 		o.MaxPINTries = DefaultMaxPINTries
 	}
@@ -88,6 +142,10 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if err := o.KDF.validate(); err != nil {
 		return o, fmt.Errorf("keystore: options: %w", err)
+	}
+	if o.KDF.below(MinKDFParams) && !o.AllowWeakKDF {
+		return o, fmt.Errorf("keystore: options: argon2id t=%d m=%d KiB is below the floor t=%d m=%d KiB (AllowWeakKDF is for tests)",
+			o.KDF.Time, o.KDF.MemoryKiB, MinKDFParams.Time, MinKDFParams.MemoryKiB)
 	}
 	return o, nil
 }

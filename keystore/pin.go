@@ -116,12 +116,12 @@ func (s *Store) checkPIN(who UserType, pin []byte, then func(tx *bolt.Tx, rec *t
 			}
 			changed = false
 			switch {
-			case int(pr.Tries) >= s.opts.MaxPINTries:
+			case int(pr.Tries) >= s.maxTries(rec):
 				outcome = fmt.Errorf("keystore: %s PIN: %w", who, ErrPINLocked)
 				return errNoWrite
 			case !ok:
 				pr.Tries++
-				outcome = fmt.Errorf("keystore: %s PIN (%d tries left): %w", who, max(0, s.opts.MaxPINTries-int(pr.Tries)), ErrPINIncorrect)
+				outcome = fmt.Errorf("keystore: %s PIN (%d tries left): %w", who, max(0, s.maxTries(rec)-int(pr.Tries)), ErrPINIncorrect)
 			default:
 				if pr.Tries == 0 && then == nil {
 					return errNoWrite
@@ -175,24 +175,54 @@ func (s *Store) Login(who UserType, pin []byte) (*Key, error) {
 }
 
 // upgrade runs the migrations that need the token key, if the file needs
-// them (one read transaction when it does not).
+// them, and gives a token without a stored policy this Store's (one read
+// transaction when nothing is needed).
 func (s *Store) upgrade(key *Key) error {
 	var need bool
 	err := s.view(func(tx *bolt.Tx) error {
-		if _, err := loadToken(tx); err != nil {
+		rec, err := loadToken(tx)
+		if err != nil {
 			return err
 		}
-		need = schemaVersion(tx) < SchemaVersion
+		need = schemaVersion(tx) < SchemaVersion || rec.Policy == nil
 		return nil
 	})
 	if err != nil || !need {
 		return err
 	}
 	return s.update(func(tx *bolt.Tx) error {
-		sl, err := s.openSealer(tx, key) // upgrades
+		sl, err := s.openSealer(tx, key) // upgrades the schema
 		sl.wipe()
+		if err != nil {
+			return err
+		}
+		rec, err := loadToken(tx)
+		if err != nil || rec.Policy != nil {
+			return err
+		}
+		rec.Policy = &Policy{MaxPINTries: s.opts.MaxPINTries, KDF: s.opts.KDF}
+		if err := saveToken(tx, rec); err != nil {
+			return err
+		}
+		_, err = bumpGeneration(tx)
 		return err
 	})
+}
+
+// newPINKDF reads the token's policy and returns the Argon2id parameters
+// of a new PIN record (before the transaction that stores it: the lock is
+// never held across Argon2id).
+func (s *Store) newPINKDF() (KDFParams, error) {
+	var p KDFParams
+	err := s.view(func(tx *bolt.Tx) error {
+		rec, err := loadToken(tx)
+		if err != nil {
+			return err
+		}
+		p = s.kdfFor(rec)
+		return nil
+	})
+	return p, err
 }
 
 // SetPIN changes who's PIN from oldPIN to newPIN (a wrong oldPIN counts as
@@ -202,7 +232,11 @@ func (s *Store) SetPIN(who UserType, oldPIN, newPIN []byte) error {
 	if err := who.valid(); err != nil {
 		return err
 	}
-	pending, err := newPendingPIN(newPIN, s.opts.KDF)
+	kdf, err := s.newPINKDF()
+	if err != nil {
+		return err
+	}
+	pending, err := newPendingPIN(newPIN, kdf)
 	if err != nil {
 		return err
 	}
@@ -233,7 +267,11 @@ func (s *Store) InitUserPIN(soKey *Key, pin []byte) error {
 	if soKey == nil || soKey.who != SO {
 		return fmt.Errorf("keystore: InitUserPIN needs the SO's key: %w", ErrKeyMismatch)
 	}
-	pending, err := newPendingPIN(pin, s.opts.KDF)
+	kdf, err := s.newPINKDF()
+	if err != nil {
+		return err
+	}
+	pending, err := newPendingPIN(pin, kdf)
 	if err != nil {
 		return err
 	}

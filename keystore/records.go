@@ -40,12 +40,17 @@ type pinRecord struct {
 }
 
 // tokenRecord is the token's record in the token bucket.
+//
+// Version 2 adds the token's policy (nil in a version-1 record).
 type tokenRecord struct {
 	Label  string
 	Serial string
 	SO     pinRecord
 	User   *pinRecord // nil until InitUserPIN
+	Policy *Policy
 }
+
+const tokenRecordPolicy = 2 // token record version with a policy
 
 // pin returns who's PIN record (nil if not set).
 func (r *tokenRecord) pin(who UserType) *pinRecord {
@@ -247,7 +252,11 @@ func (d *decoder) pinRecord() pinRecord {
 // encodeTokenRecord returns r's encoding.
 func encodeTokenRecord(r *tokenRecord) []byte {
 	var e encoder
-	e.byte(recordVersion)
+	if r.Policy != nil {
+		e.byte(tokenRecordPolicy)
+	} else {
+		e.byte(recordVersion)
+	}
 	e.string(r.Label)
 	e.string(r.Serial)
 	e.pinRecord(&r.SO)
@@ -255,13 +264,22 @@ func encodeTokenRecord(r *tokenRecord) []byte {
 	if r.User != nil {
 		e.pinRecord(r.User)
 	}
+	if p := r.Policy; p != nil {
+		e.uvarint(uint64(p.MaxPINTries))
+		e.uvarint(uint64(p.KDF.Time))
+		e.uvarint(uint64(p.KDF.MemoryKiB))
+		e.byte(p.KDF.Threads)
+	}
 	return e.b
 }
 
 // decodeTokenRecord parses a token record; the result does not alias b.
 func decodeTokenRecord(b []byte) (*tokenRecord, error) {
 	d := decoder{b: b}
-	d.version()
+	version := d.byte()
+	if d.err == nil && version != recordVersion && version != tokenRecordPolicy {
+		d.fail("unknown record version %d", version)
+	}
 	r := &tokenRecord{
 		Label:  string(d.bytes(maxLabelLen)),
 		Serial: string(d.bytes(serialLen)),
@@ -273,6 +291,20 @@ func decodeTokenRecord(b []byte) (*tokenRecord, error) {
 	if d.bool() {
 		u := d.pinRecord()
 		r.User = &u
+	}
+	if version == tokenRecordPolicy {
+		tries, t, m := d.uvarint(), d.uvarint(), d.uvarint()
+		p := &Policy{KDF: KDFParams{Time: uint32(t), MemoryKiB: uint32(m), Threads: d.byte()}}
+		if d.err == nil && (tries < 1 || tries > 1<<20 || t > maxKDFTime || m > maxKDFMemoryKiB) {
+			d.fail("policy out of range")
+		}
+		p.MaxPINTries = int(tries)
+		if d.err == nil {
+			if err := p.KDF.validate(); err != nil {
+				d.fail("policy: %w", err)
+			}
+		}
+		r.Policy = p
 	}
 	if err := d.finish(); err != nil {
 		return nil, fmt.Errorf("token record: %w", err)

@@ -122,6 +122,9 @@ func TestDecodeTokenRecordRejects(t *testing.T) {
 		{"trailing", append(encodeTokenRecord(&good), 0), "trailing"},
 		{"cut", encodeTokenRecord(&good)[:20], "record"},
 		{"unknown KDF", func() []byte { b := encodeTokenRecord(&good); b[1+1+1+1+16] = 9; return b }(), "KDF"},
+		{"version 3", func() []byte { b := encodeTokenRecord(&good); b[0] = 3; return b }(), "version"},
+		{"policy of 0 tries", mutate(func(r *tokenRecord) { r.Policy = &Policy{KDF: InsecureTestKDFParams} }), "policy"},
+		{"policy KDF time 0", mutate(func(r *tokenRecord) { r.Policy = &Policy{MaxPINTries: 3, KDF: KDFParams{MemoryKiB: 64, Threads: 1}} }), "policy"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,6 +166,7 @@ func FuzzDecodeTokenRecord(f *testing.F) {
 	user := testPINRecord(2)
 	f.Add(encodeTokenRecord(&tokenRecord{Label: "l", Serial: "0123456789abcdef", SO: testPINRecord(0)}))
 	f.Add(encodeTokenRecord(&tokenRecord{Label: "", Serial: "0123456789abcdef", SO: testPINRecord(1), User: &user}))
+	f.Add(encodeTokenRecord(&tokenRecord{Label: "p", Serial: "0123456789abcdef", SO: testPINRecord(1), Policy: &Policy{MaxPINTries: 5, KDF: DefaultKDFParams}}))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		rec, err := decodeTokenRecord(in)
 		if err != nil {

@@ -16,10 +16,12 @@ type TokenRecord struct {
 	Label         string
 	Serial        string // 16 hex chars, random at init
 	UserPINSet    bool
-	SOTriesLeft   int // consecutive wrong SO PINs still allowed
-	UserTriesLeft int // likewise for the user PIN (MaxPINTries while unset)
-	MaxPINTries   int
-	Generation    uint64 // bumped by every change of any kind
+	SOTriesLeft   int       // consecutive wrong SO PINs still allowed
+	UserTriesLeft int       // likewise for the user PIN (MaxPINTries while unset)
+	MaxPINTries   int       // the limit that applies (the token's, or this Store's if lower)
+	KDF           KDFParams // the Argon2id parameters of the next PIN record written
+	Policy        Policy    // the token's stored policy (zero: none stored yet)
+	Generation    uint64    // bumped by every change of any kind
 }
 
 // Token returns the token record (ErrNotInitialized if none).
@@ -34,17 +36,22 @@ func (s *Store) Token() (TokenRecord, error) {
 		if err != nil {
 			return err
 		}
+		limit := s.maxTries(rec)
 		tr = TokenRecord{
 			Label:         rec.Label,
 			Serial:        rec.Serial,
 			UserPINSet:    rec.User != nil,
-			SOTriesLeft:   max(0, s.opts.MaxPINTries-int(rec.SO.Tries)),
-			UserTriesLeft: s.opts.MaxPINTries,
-			MaxPINTries:   s.opts.MaxPINTries,
+			SOTriesLeft:   max(0, limit-int(rec.SO.Tries)),
+			UserTriesLeft: limit,
+			MaxPINTries:   limit,
+			KDF:           s.kdfFor(rec),
 			Generation:    gen,
 		}
+		if rec.Policy != nil {
+			tr.Policy = *rec.Policy
+		}
 		if rec.User != nil {
-			tr.UserTriesLeft = max(0, s.opts.MaxPINTries-int(rec.User.Tries))
+			tr.UserTriesLeft = max(0, limit-int(rec.User.Tries))
 		}
 		return nil
 	})
@@ -70,13 +77,36 @@ func (s *Store) Generation() (uint64, error) {
 // errExists: a token appeared while InitToken was creating the file.
 var errExists = errors.New("keystore: token exists")
 
-// InitToken (re)initialises the token: new serial and token key, SO PIN
-// record, no user PIN, every object destroyed. If the token exists, soPIN
+// InitToken is InitTokenPolicy with the Store's Options as the policy.
+func (s *Store) InitToken(soPIN []byte, label string) error {
+	return s.InitTokenPolicy(soPIN, label, Policy{})
+}
+
+// InitTokenPolicy (re)initialises the token: new serial and token key, SO
+// PIN record, no user PIN, every object destroyed, and p stored as the
+// token's policy (zero fields: the Store's Options). The policy's KDF is
+// refused below MinKDFParams unless Options.AllowWeakKDF. If the token exists, soPIN
 // must match its SO PIN (ErrPINIncorrect otherwise, counted like a login;
 // ErrPINLocked when locked). A missing file is created (directory 0700,
 // file 0600); a corrupt file is refused with ErrCorrupt and left alone.
 // One transaction.
-func (s *Store) InitToken(soPIN []byte, label string) error {
+func (s *Store) InitTokenPolicy(soPIN []byte, label string, p Policy) error {
+	if p.MaxPINTries <= 0 {
+		p.MaxPINTries = s.opts.MaxPINTries
+	}
+	if p.KDF == (KDFParams{}) {
+		p.KDF = s.opts.KDF
+	}
+	if err := p.KDF.validate(); err != nil {
+		return fmt.Errorf("keystore: policy: %w", err)
+	}
+	if p.KDF.below(MinKDFParams) && !s.opts.AllowWeakKDF {
+		return fmt.Errorf("keystore: policy: argon2id t=%d m=%d KiB is below the floor t=%d m=%d KiB",
+			p.KDF.Time, p.KDF.MemoryKiB, MinKDFParams.Time, MinKDFParams.MemoryKiB)
+	}
+	if p.MaxPINTries > 1<<20 {
+		return fmt.Errorf("keystore: policy: %d PIN tries", p.MaxPINTries)
+	}
 	if len(label) > maxLabelLen {
 		return fmt.Errorf("keystore: label of %d bytes exceeds %d", len(label), maxLabelLen)
 	}
@@ -90,7 +120,7 @@ func (s *Store) InitToken(soPIN []byte, label string) error {
 		return fmt.Errorf("keystore: serial: %w", err)
 	}
 	serial := hex.EncodeToString(serialBytes)
-	pending, err := newPendingPIN(soPIN, s.opts.KDF)
+	pending, err := newPendingPIN(soPIN, p.KDF)
 	if err != nil {
 		return err
 	}
@@ -100,7 +130,7 @@ func (s *Store) InitToken(soPIN []byte, label string) error {
 		if err != nil {
 			return nil, err
 		}
-		return &tokenRecord{Label: label, Serial: serial, SO: *so}, nil
+		return &tokenRecord{Label: label, Serial: serial, SO: *so, Policy: &p}, nil
 	}
 
 	// An existing token: the old SO PIN decides.
@@ -154,7 +184,7 @@ func (s *Store) InitToken(soPIN []byte, label string) error {
 		return err
 	})
 	if errors.Is(err, errExists) {
-		return s.InitToken(soPIN, label)
+		return s.InitTokenPolicy(soPIN, label, p)
 	}
 	return err
 }

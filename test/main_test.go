@@ -55,6 +55,7 @@ engine = "soft"
 kdf_time = 1
 kdf_memory_kib = 64
 kdf_threads = 1
+kdf_insecure = true
 `, filepath.Join(dir, "token.db"))
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 		t.Fatal(err)

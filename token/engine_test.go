@@ -34,6 +34,7 @@ fallback = %q
 kdf_time = 1
 kdf_memory_kib = 64
 kdf_threads = 1
+kdf_insecure = true
 `, logPath, engine, fallback)
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 		t.Fatal(err)

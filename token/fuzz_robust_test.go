@@ -40,6 +40,7 @@ engine = "soft"
 kdf_time = 1
 kdf_memory_kib = 64
 kdf_threads = 1
+kdf_insecure = true
 `
 	cfg, err := config.Parse([]byte(body), dir)
 	if err != nil {

@@ -33,6 +33,7 @@ engine = "soft"
 kdf_time = 1
 kdf_memory_kib = 64
 kdf_threads = 1
+kdf_insecure = true
 max_pin_tries = 3
 %s`, filepath.Join(dir, "module.log"), extra)
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {

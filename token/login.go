@@ -19,8 +19,18 @@ func checkPINLen(pin []byte) error {
 }
 
 // InitToken is C_InitToken: it (re)initialises the token with the SO PIN,
-// destroying every object. No session may be open.
+// destroying every object. No session may be open. The slot's
+// max_pin_tries and kdf_* become the token's policy (InitTokenPolicy).
 func (m *Module) InitToken(id uint64, soPIN []byte, label string) error {
+	return m.InitTokenPolicy(id, soPIN, label, keystore.Policy{})
+}
+
+// InitTokenPolicy is InitToken storing p as the token's PIN policy (zero
+// fields: the slot's configuration): the lockout limit and the least
+// Argon2id parameters that every later process applies, its own
+// configuration able only to make them stricter (`modexp-token init`'s
+// flags).
+func (m *Module) InitTokenPolicy(id uint64, soPIN []byte, label string, p keystore.Policy) error {
 	s, err := m.slot(id)
 	if err != nil {
 		return err
@@ -44,7 +54,7 @@ func (m *Module) InitToken(id uint64, soPIN []byte, label string) error {
 	if err != nil {
 		return s.storeErr("init token", err)
 	}
-	if err := st.InitToken(soPIN, label); err != nil {
+	if err := st.InitTokenPolicy(soPIN, label, p); err != nil {
 		return s.storeErr("init token", err)
 	}
 	s.logoutLocked()

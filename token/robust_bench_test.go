@@ -38,7 +38,7 @@ func largeToken(b *testing.B, n int) *config.Config {
 	b.Helper()
 	dir := b.TempDir()
 	cfg, err := config.Parse([]byte("[[slot]]\nlabel = \"Large\"\ntoken_file = \"token.db\"\nengine = \"soft\"\n"+
-		"kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\n"), dir)
+		"kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n"), dir)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func largeToken(b *testing.B, n int) *config.Config {
 	}
 	m.Close()
 
-	st, err := keystore.Open(cfg.Slots[0].TokenFile, keystore.Options{KDF: keystore.InsecureTestKDFParams})
+	st, err := keystore.Open(cfg.Slots[0].TokenFile, keystore.Options{KDF: keystore.InsecureTestKDFParams, AllowWeakKDF: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func BenchmarkLargeToken(b *testing.B) {
 			}
 		}
 	})
-	other, err := keystore.Open(cfg.Slots[0].TokenFile, keystore.Options{KDF: keystore.InsecureTestKDFParams})
+	other, err := keystore.Open(cfg.Slots[0].TokenFile, keystore.Options{KDF: keystore.InsecureTestKDFParams, AllowWeakKDF: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -85,10 +85,11 @@ func (m *Module) openSlot(sc config.Slot, level slog.Level) (*slot, error) {
 		return nil, err
 	}
 	s.storeOpts = keystore.Options{
-		LockTimeout: sc.LockTimeout.Duration,
-		MaxPINTries: sc.MaxPINTries,
-		KDF:         keystore.KDFParams{Time: sc.KDFTime, MemoryKiB: sc.KDFMemoryKiB, Threads: sc.KDFThreads},
-		Logger:      s.log,
+		LockTimeout:  sc.LockTimeout.Duration,
+		MaxPINTries:  sc.MaxPINTries,
+		KDF:          keystore.KDFParams{Time: sc.KDFTime, MemoryKiB: sc.KDFMemoryKiB, Threads: sc.KDFThreads},
+		AllowWeakKDF: sc.KDFInsecure,
+		Logger:       s.log,
 	}
 	if _, err := s.st(); err != nil && !errors.Is(err, keystore.ErrCorrupt) {
 		// A corrupt file leaves the slot up (CKR_TOKEN_NOT_RECOGNIZED in

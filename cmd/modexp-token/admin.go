@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/modexp-token/modexp-token/keystore"
 	"github.com/modexp-token/modexp-token/token"
 	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/config"
@@ -279,6 +280,7 @@ func flagNames(names []flagName, f uint64) []string {
 func initCmd() *cobra.Command {
 	var label, soFile, userFile string
 	var free bool
+	var policy keystore.Policy
 	c := &cobra.Command{
 		Use:   "init --label LABEL [--slot S | --token LABEL | --free]",
 		Short: "Initialise a token (wipes it) and set its SO PIN and user PIN",
@@ -290,7 +292,15 @@ that holds keys wipes them: it asks first (or --yes).
 
 --free picks the first slot whose token is not initialised (SoftHSMv2's
 --init-token --free); 'modexp-token token add' adds a slot to the
-configuration.`,
+configuration.
+
+The PIN policy is stored in the token: --max-pin-tries (consecutive wrong
+PINs before lockout) and the Argon2id parameters of PIN records
+(--kdf-time, --kdf-memory-kib, --kdf-threads; at least t=2 and 19 MiB).
+Unset, they come from the slot's configuration (max_pin_tries, kdf_*),
+else the defaults (10 tries; t=3, 64 MiB, 4 lanes). A process using the
+token later applies the token's policy, or its own configuration where
+that is stricter, never looser.`,
 		Example: `  modexp-token init --label web
   MODEXP_TOKEN_SO_PIN=87654321 MODEXP_TOKEN_PIN=123456 modexp-token init --label web --free`,
 		Args: noArgs,
@@ -302,7 +312,18 @@ configuration.`,
 	c.Flags().StringVar(&soFile, "so-pin-file", "", "`FILE` holding the SO PIN (else MODEXP_TOKEN_SO_PIN, else a prompt)")
 	c.Flags().StringVar(&userFile, "pin-file", "", "`FILE` holding the user PIN (else MODEXP_TOKEN_PIN, else a prompt)")
 	c.Flags().BoolVar(&free, "free", false, "use the first slot whose token is not initialised")
+	c.Flags().IntVar(&policy.MaxPINTries, "max-pin-tries", 0, "consecutive wrong PINs before lockout, stored in the token (default: the configuration's, else 10)")
+	c.Flags().Uint32Var(&policy.KDF.Time, "kdf-time", 0, "Argon2id passes of PIN records, stored in the token (with --kdf-memory-kib and --kdf-threads)")
+	c.Flags().Uint32Var(&policy.KDF.MemoryKiB, "kdf-memory-kib", 0, "Argon2id memory in KiB of PIN records, stored in the token")
+	c.Flags().Uint8Var(&policy.KDF.Threads, "kdf-threads", 0, "Argon2id lanes of PIN records, stored in the token")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
+		k := policy.KDF
+		if k != (keystore.KDFParams{}) && (k.Time == 0 || k.MemoryKiB == 0 || k.Threads == 0) {
+			return usageErrorf("--kdf-time, --kdf-memory-kib and --kdf-threads go together")
+		}
+		if policy.MaxPINTries < 0 {
+			return usageErrorf("--max-pin-tries must be positive")
+		}
 		if label == "" {
 			return usageErrorf("--label is required (the token's name, at most 32 bytes)")
 		}
@@ -354,7 +375,7 @@ configuration.`,
 				return err
 			}
 		}
-		if err := m.InitToken(slot, so, label); err != nil {
+		if err := m.InitTokenPolicy(slot, so, label, policy); err != nil {
 			return fmt.Errorf("initialise the token in slot 0x%x: %w", slot, err)
 		}
 		s, err := openSession(m, slot, nil)

@@ -40,9 +40,10 @@ func slotConfig(id uint64) (config.Slot, keystore.Options, error) {
 	for _, sc := range cfg.Slots {
 		if sc.ID == id {
 			opts := keystore.Options{
-				LockTimeout: sc.LockTimeout.Duration,
-				MaxPINTries: sc.MaxPINTries,
-				KDF:         keystore.KDFParams{Time: sc.KDFTime, MemoryKiB: sc.KDFMemoryKiB, Threads: sc.KDFThreads},
+				LockTimeout:  sc.LockTimeout.Duration,
+				MaxPINTries:  sc.MaxPINTries,
+				KDF:          keystore.KDFParams{Time: sc.KDFTime, MemoryKiB: sc.KDFMemoryKiB, Threads: sc.KDFThreads},
+				AllowWeakKDF: sc.KDFInsecure,
 			}
 			return sc, opts, nil
 		}

@@ -33,6 +33,7 @@ engine = "soft"
 kdf_time = 1
 kdf_memory_kib = 64
 kdf_threads = 1
+kdf_insecure = true
 `
 
 func TestScripts(t *testing.T) {

@@ -175,7 +175,7 @@ func newToken(t *testing.T) *testToken {
 		tk.module = ourModule(t)
 		// Fast PIN hashing: these tokens guard nothing.
 		conf := fmt.Sprintf("[[slot]]\nlabel = %q\ntoken_file = %q\nengine = \"soft\"\n"+
-			"kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\n", tokenLabel, tk.path("token.db"))
+			"kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n", tokenLabel, tk.path("token.db"))
 		tk.env = append(tk.env, "MODEXP_TOKEN_CONF="+tk.write("modexp-token.toml", conf))
 		if e := os.Getenv("MODEXP_TOKEN_ENGINE"); e != "" {
 			tk.env = append(tk.env, "MODEXP_TOKEN_ENGINE="+e)

@@ -36,6 +36,7 @@ fallback = %q
 kdf_time = 1
 kdf_memory_kib = 64
 kdf_threads = 1
+kdf_insecure = true
 `, filepath.Join(dir, "module.log"), filepath.Join(dir, "token.db"), engineLines, fallback)
 }
 

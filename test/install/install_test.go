@@ -144,7 +144,7 @@ func TestDebianPackage(t *testing.T) {
 	lib := "/usr/lib/" + multiarch(t) + "/pkcs11/libmodexp-pkcs11.so"
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "modexp-token.toml")
-	body := "[[slot]]\nlabel = \"deb\"\ntoken_file = \"token.db\"\nkdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\n"
+	body := "[[slot]]\nlabel = \"deb\"\ntoken_file = \"token.db\"\nkdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n"
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -79,7 +79,7 @@ func ourToken(t testing.TB, dir string, n int, pub *rsa.PublicKey, cheapKDF bool
 	t.Helper()
 	body := fmt.Sprintf("[[slot]]\nlabel = \"large\"\ntoken_file = %q\nengine = \"soft\"\n", filepath.Join(dir, "token.db"))
 	if cheapKDF {
-		body += "kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\n"
+		body += "kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n"
 	}
 	cfg, err := config.Parse([]byte(body), dir)
 	if err != nil {

@@ -118,7 +118,7 @@ func newTok(t *testing.T, extra string) *tok {
 	k := &tok{dir: dir, conf: filepath.Join(dir, "modexp.toml"), file: filepath.Join(dir, "token.db"),
 		log: filepath.Join(dir, "module.log")}
 	body := fmt.Sprintf("[[slot]]\nlabel = \"robust\"\ntoken_file = %q\nengine = \"soft\"\n"+
-		"kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\n%s", k.file, extra)
+		"kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n%s", k.file, extra)
 	if err := os.WriteFile(k.conf, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}

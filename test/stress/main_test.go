@@ -123,7 +123,7 @@ func newToken(t *testing.T) *token {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "modexp.toml")
 	body := fmt.Sprintf("[[slot]]\nlabel = \"stress\"\ntoken_file = %q\nengine = \"soft\"\n"+
-		"kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\n", filepath.Join(dir, "token.db"))
+		"kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n", filepath.Join(dir, "token.db"))
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,13 @@
 //	kdf_time = 3                   # Argon2id passes for new PIN records (default: keystore's)
 //	kdf_memory_kib = 65536         # Argon2id memory (default: keystore's); all three or none
 //	kdf_threads = 4                # Argon2id lanes (default: keystore's)
+//	kdf_insecure = false           # true: allow Argon2id below t=2, 19 MiB (tests only)
 //	rsa_pkcs_decrypt = true        # CKM_RSA_PKCS decryption (implicit rejection); false: refused
+//
+// max_pin_tries and the kdf_* parameters are stored in the token by
+// C_InitToken (or `modexp-token init`, whose flags override them): they are
+// the token's own policy. A later configuration can only make them
+// stricter (fewer tries, a costlier Argon2id), never looser.
 //
 // Unknown keys are an error (a misspelt key must not be ignored). Two slots
 // may not share a token file or a slot ID.
@@ -149,6 +155,9 @@ type Slot struct {
 	KDFTime      uint32 `toml:"kdf_time"`
 	KDFMemoryKiB uint32 `toml:"kdf_memory_kib"`
 	KDFThreads   uint8  `toml:"kdf_threads"`
+	// KDFInsecure allows Argon2id parameters below the keystore's floor
+	// (keystore.MinKDFParams, t=2 and 19 MiB): for tests only.
+	KDFInsecure bool `toml:"kdf_insecure"`
 	// RSAPKCSDecrypt: CKM_RSA_PKCS decryption (and unwrapping) is offered
 	// (default true). It answers a bad padding with a synthetic message
 	// (implicit rejection, token/rsapad/implicit.go) rather than an error;

@@ -39,6 +39,7 @@ lock_timeout = "250ms"
 kdf_time = 1
 kdf_memory_kib = 64
 kdf_threads = 1
+kdf_insecure = true
 `, false, func(t *testing.T, c *Config) {
 			s := c.Slots[0]
 			if s.ID != 7 || s.Engine != "chip:pukcc" || s.Fallback != FallbackSoft || s.Blinding() ||
