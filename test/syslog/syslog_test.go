@@ -117,7 +117,7 @@ func TestModuleErrorsReachSyslog(t *testing.T) {
 	}
 	write("afile", "not a directory")
 	write("damaged.db", strings.Repeat("not a token file\n", 300))
-	fast := "kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\n"
+	fast := "kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n"
 	cases := []struct {
 		name  string
 		conf  string // file body, "" = none
