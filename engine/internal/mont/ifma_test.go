@@ -1,10 +1,12 @@
 package mont
 
 import (
+	"errors"
 	"math/big"
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -394,4 +396,23 @@ func FuzzAMM52(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestKernelSelfTestFailure checks that a kernel failing its self-test is
+// not used: auto falls back to adx and says why; a forced ifma is an
+// error.
+func TestKernelSelfTestFailure(t *testing.T) {
+	skipWithoutIFMA(t)
+	oldASM, oldIFMA, oldCheck := useASM, useIFMA, ifmaCheck
+	defer func() { useASM, useIFMA, ifmaCheck = oldASM, oldIFMA, oldCheck }()
+	ifmaCheck = func() error { return errors.New("injected failure") }
+	ki := selectKernel("auto")
+	if ki.Name != "adx" || ki.Err != nil || len(ki.Notes) != 1 || !strings.Contains(ki.Notes[0], "injected failure") {
+		t.Fatalf("auto with a failing IFMA self-test: %+v", ki)
+	}
+	ki = selectKernel("ifma")
+	if ki.Name != "adx" || ki.Err == nil || !errors.Is(ki.Err, ErrKernel) {
+		t.Fatalf("ifma with a failing self-test: %+v", ki)
+	}
+	t.Logf("note: %s; error: %v", ki.Notes[0], ki.Err)
 }
