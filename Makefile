@@ -122,8 +122,11 @@ test-go:
 	$(GO) test -race $$($(GO) list ./... | grep -v -e '/cgo$$' -e '/test$$' -e '/test/')
 
 # The pure-Go arithmetic kept for machines without MULX/ADX, tested everywhere.
+# Then the trace test: the EC scalar multiplications' sequence of field
+# operations does not depend on the secret, on every curve.
 test-purego:
 	$(GO) test -tags purego ./engine/internal/mont ./engine/soft ./engine/ec ./engine/ecdsa ./engine/rsa ./engine/dsa ./engine/dh
+	$(GO) test -count=1 -tags ecoptrace -run ConstantTimeTrace ./engine/ec
 
 # The AVX-512 IFMA kernel on the hardware: fails (does not skip) where the
 # CPU lacks it. Plain go test runs the same tests against the Go model and

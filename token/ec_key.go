@@ -3,8 +3,8 @@ package token
 // EC keys (CKK_EC): the schemas, the checks on import and generation, and
 // the prepared forms kept per object snapshot.
 //
-//   - CKA_EC_PARAMS is the DER of a named-curve OBJECT IDENTIFIER (P-256,
-//     P-384, P-521, secp256k1). An unknown OID, explicit parameters
+//   - CKA_EC_PARAMS is the DER of a named-curve OBJECT IDENTIFIER (P-224,
+//     P-256, P-384, P-521, secp256k1). An unknown OID, explicit parameters
 //     (a SEQUENCE), implicitlyCA (NULL) or a curve name (PrintableString)
 //     are CKR_CURVE_NOT_SUPPORTED; bytes that are not one DER element are
 //     CKR_ATTRIBUTE_VALUE_INVALID.
@@ -24,7 +24,7 @@ package token
 //     (id-ecPublicKey with the named curve).
 //
 // The key size in bits (CK_MECHANISM_INFO) of an EC key is the bit length
-// of its curve's order: 256, 384, 521 (and 256 for secp256k1).
+// of its curve's order: 224, 256, 384, 521 (and 256 for secp256k1).
 
 import (
 	"crypto/x509/pkix"

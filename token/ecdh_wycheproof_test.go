@@ -36,6 +36,7 @@ type wycheproofECDH struct {
 // the peer's public key as a SEC 1 point; ecdh_secp256k1_test.json as a
 // SubjectPublicKeyInfo.
 var ecdhWycheproofFiles = map[string]string{
+	"ecdh_secp224r1_ecpoint_test.json": "P-224",
 	"ecdh_secp256r1_ecpoint_test.json": "P-256",
 	"ecdh_secp384r1_ecpoint_test.json": "P-384",
 	"ecdh_secp521r1_ecpoint_test.json": "P-521",

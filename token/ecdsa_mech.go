@@ -3,7 +3,7 @@ package token
 // ECDSA: CKM_EC_KEY_PAIR_GEN, CKM_ECDSA and CKM_ECDSA_SHA1..SHA512.
 //
 // Signatures are raw r‖s, each half the byte length of the curve's order
-// (64 bytes for P-256, 96 for P-384, 132 for P-521). CKM_ECDSA signs its
+// (56 bytes for P-224, 64 for P-256, 96 for P-384, 132 for P-521). CKM_ECDSA signs its
 // input as the hash, truncated to the order's bit length (FIPS 186-5), so
 // any length is accepted; it is single-part. The CKM_ECDSA_SHA* mechanisms
 // hash the data (single- and multi-part). A signature of the wrong length
@@ -37,7 +37,7 @@ package token
 //     curve; its key sizes are those of these curves. Generating a key on
 //     a curve it cannot serve is CKR_CURVE_NOT_SUPPORTED.
 //   - The signature mechanisms are always listed, since verification runs
-//     in software on every curve (key sizes 256..521); CKF_SIGN is set only
+//     in software on every curve (key sizes 224..521); CKF_SIGN is set only
 //     if the slot can sign on some curve. C_SignInit without CKF_SIGN, or
 //     with a key on a curve the slot cannot serve, is CKR_MECHANISM_INVALID
 //     (the message names the curve and the engine).
@@ -63,10 +63,10 @@ import (
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
-// EC key sizes of the mechanisms (bits of the curve order): P-256 and
-// secp256k1 to P-521.
+// EC key sizes of the mechanisms (bits of the curve order): P-224 to
+// P-521.
 const (
-	ecMinBits = 256
+	ecMinBits = 224
 	ecMaxBits = 521
 )
 

@@ -28,6 +28,7 @@ var ecCurves = []struct {
 	hash crypto.Hash
 	mech uint64
 }{
+	{"P-224", elliptic.P224(), crypto.SHA224, ck.CKM_ECDSA_SHA224},
 	{"P-256", elliptic.P256(), crypto.SHA256, ck.CKM_ECDSA_SHA256},
 	{"P-384", elliptic.P384(), crypto.SHA384, ck.CKM_ECDSA_SHA384},
 	{"P-521", elliptic.P521(), crypto.SHA512, ck.CKM_ECDSA_SHA512},
@@ -115,8 +116,8 @@ func TestECMechanismsOnSoft(t *testing.T) {
 		}
 		info, err := m.MechanismInfo(slot, w)
 		must(t, err)
-		if info.MinKeySize != 256 || info.MaxKeySize != 521 {
-			t.Errorf("%s: sizes %d..%d, want 256..521", ck.Name("CKM_", w), info.MinKeySize, info.MaxKeySize)
+		if info.MinKeySize != 224 || info.MaxKeySize != 521 {
+			t.Errorf("%s: sizes %d..%d, want 224..521", ck.Name("CKM_", w), info.MinKeySize, info.MaxKeySize)
 		}
 		flags := uint64(ck.CKF_SIGN | ck.CKF_VERIFY)
 		if w == ck.CKM_EC_KEY_PAIR_GEN {
@@ -499,8 +500,8 @@ func TestECDSAEngines(t *testing.T) {
 			if canSign != (genErr == nil) || canSign != (signInfo.Flags&ck.CKF_SIGN != 0) {
 				t.Fatalf("keygen info %v (%v), sign flags %#x; want signing %v", genInfo, genErr, signInfo.Flags, canSign)
 			}
-			if signInfo.Flags&ck.CKF_VERIFY == 0 || signInfo.MinKeySize != 256 || signInfo.MaxKeySize != 521 {
-				t.Fatalf("ECDSA-SHA256 info %+v: verification is always offered on 256..521", signInfo)
+			if signInfo.Flags&ck.CKF_VERIFY == 0 || signInfo.MinKeySize != 224 || signInfo.MaxKeySize != 521 {
+				t.Fatalf("ECDSA-SHA256 info %+v: verification is always offered on 224..521", signInfo)
 			}
 			if c.engine == "chip:pukcc" && c.fallback == "fail" && (genInfo.MinKeySize != 256 || genInfo.MaxKeySize != 521) {
 				t.Fatalf("keygen info %+v", genInfo)

@@ -406,8 +406,8 @@ func (c *curve[E]) validScalar(k []byte) bool {
 }
 
 // decompress returns the y coordinate (big-endian) of the point with the
-// given x whose y has the given parity. p ≡ 3 (mod 4) on every curve here,
-// so y = (x³ + a·x + b)^((p+1)/4).
+// given x whose y has the given parity: y = (x³ + a·x + b)^((p+1)/4) when
+// p ≡ 3 (mod 4), Tonelli–Shanks otherwise (P-224). Public data only.
 func (c *curve[E]) decompress(xb []byte, odd bool) ([]byte, error) {
 	f := &c.fp
 	var x, xm, r, y, y2 E
@@ -416,15 +416,27 @@ func (c *curve[E]) decompress(xb []byte, odd bool) ([]byte, error) {
 	}
 	f.toMont(&xm, &x)
 	c.rhs(&r, &xm)
-	var e E
-	bigToLimbs(&e, new(big.Int).Rsh(new(big.Int).Add(limbsToBig(&f.m), big.NewInt(1)), 2))
-	f.exp(&y, &r, &e)
-	f.sqr(&y2, &y)
-	if equal(&y2, &r) == 0 {
-		return nil, fmt.Errorf("%w: x has no point on the curve", ErrInvalidPoint)
-	}
 	var yp E
-	f.fromMont(&yp, &y)
+	if f.m[0]&3 == 3 {
+		var e E
+		bigToLimbs(&e, new(big.Int).Rsh(new(big.Int).Add(limbsToBig(&f.m), big.NewInt(1)), 2))
+		f.exp(&y, &r, &e)
+		f.sqr(&y2, &y)
+		if equal(&y2, &r) == 0 {
+			return nil, fmt.Errorf("%w: x has no point on the curve", ErrInvalidPoint)
+		}
+		f.fromMont(&yp, &y)
+	} else {
+		// p ≡ 1 mod 4 (P-224): Tonelli–Shanks through math/big, fine for
+		// a public point.
+		var rp E
+		f.fromMont(&rp, &r)
+		root := new(big.Int).ModSqrt(limbsToBig(&rp), limbsToBig(&f.m))
+		if root == nil {
+			return nil, fmt.Errorf("%w: x has no point on the curve", ErrInvalidPoint)
+		}
+		bigToLimbs(&yp, root)
+	}
 	if (yp[0]&1 == 1) != odd {
 		f.neg(&yp, &yp)
 	}

@@ -43,7 +43,8 @@ type verifier interface {
 	verify(hash, rs []byte, fast bool) error
 }
 
-// Curve is a named prime-order curve: P-256, P-384, P-521 or secp256k1.
+// Curve is a named prime-order curve: P-224, P-256, P-384, P-521 or
+// secp256k1.
 // Curves are immutable and safe for concurrent use.
 type Curve struct {
 	name    string
@@ -75,6 +76,18 @@ type curveDef struct {
 }
 
 var defs = []curveDef{
+	{
+		// P-224 fits the 256-bit curves' four limbs: the generic Montgomery
+		// code serves any odd modulus below 2^256 (as for secp256k1).
+		name: "P-224", aliases: []string{"secp224r1"},
+		oid: []byte{0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x21}, // 1.3.132.0.33
+		p:   "ffffffffffffffffffffffffffffffff000000000000000000000001",
+		n:   "ffffffffffffffffffffffffffff16a2e0b8f03e13dd29455c5c2a3d",
+		b:   "b4050a850c04b3abf54132565044b0b7d7bfd8ba270b39432355ffb4",
+		gx:  "b70e0cbd6bb4bf7f321390b94a03c1d356c21122343280d6115c1d21",
+		gy:  "bd376388b5f723fb4c22dfe6cd4375a05a07476444d5819985007e34",
+		a:   -3, limbs: 4,
+	},
 	{
 		name: "P-256", aliases: []string{"secp256r1", "prime256v1"},
 		oid: []byte{0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07}, // 1.2.840.10045.3.1.7
@@ -151,7 +164,8 @@ func all() []*Curve {
 	return curves
 }
 
-// Curves returns every supported curve: P-256, P-384, P-521, secp256k1.
+// Curves returns every supported curve: P-224, P-256, P-384, P-521,
+// secp256k1.
 func Curves() []*Curve { return append([]*Curve(nil), all()...) }
 
 // Names returns the canonical names of the supported curves, the form
@@ -164,9 +178,9 @@ func Names() []string {
 	return names
 }
 
-// CurveByName returns the curve called name: "P-256", "P-384", "P-521",
-// "secp256k1", or an alias ("secp256r1", "prime256v1", "secp384r1",
-// "secp521r1"), case-insensitively.
+// CurveByName returns the curve called name: "P-224", "P-256", "P-384",
+// "P-521", "secp256k1", or an alias ("secp224r1", "secp256r1",
+// "prime256v1", "secp384r1", "secp521r1"), case-insensitively.
 func CurveByName(name string) (*Curve, error) {
 	for _, c := range all() {
 		if strings.EqualFold(name, c.name) {
@@ -192,7 +206,7 @@ func CurveByOID(der []byte) (*Curve, error) {
 	return nil, fmt.Errorf("%w: OID %x", ErrUnknownCurve, der)
 }
 
-// Name is the curve's canonical name ("P-256", ..., "secp256k1").
+// Name is the curve's canonical name ("P-224", ..., "secp256k1").
 func (c *Curve) Name() string { return c.name }
 
 // OID returns the DER encoding of the curve's named-curve OBJECT IDENTIFIER

@@ -26,12 +26,12 @@ func randInt(r *rand.Rand, max *big.Int) *big.Int {
 }
 
 func TestParams(t *testing.T) {
-	std := map[string]elliptic.Curve{"P-256": elliptic.P256(), "P-384": elliptic.P384(), "P-521": elliptic.P521()}
+	std := map[string]elliptic.Curve{"P-224": elliptic.P224(), "P-256": elliptic.P256(), "P-384": elliptic.P384(), "P-521": elliptic.P521()}
 	oids := map[string]asn1.ObjectIdentifier{
-		"P-256": {1, 2, 840, 10045, 3, 1, 7}, "P-384": {1, 3, 132, 0, 34},
+		"P-224": {1, 3, 132, 0, 33}, "P-256": {1, 2, 840, 10045, 3, 1, 7}, "P-384": {1, 3, 132, 0, 34},
 		"P-521": {1, 3, 132, 0, 35}, "secp256k1": {1, 3, 132, 0, 10},
 	}
-	if got := Names(); len(got) != 4 {
+	if got := Names(); len(got) != 5 {
 		t.Fatalf("Names() = %v", got)
 	}
 	for _, c := range Curves() {
@@ -78,16 +78,16 @@ func TestParams(t *testing.T) {
 			}
 		})
 	}
-	for _, alias := range []string{"secp256r1", "prime256v1", "SECP384R1", "secp521r1"} {
+	for _, alias := range []string{"secp224r1", "secp256r1", "prime256v1", "SECP384R1", "secp521r1"} {
 		if _, err := CurveByName(alias); err != nil {
 			t.Errorf("CurveByName(%q): %v", alias, err)
 		}
 	}
-	if _, err := CurveByName("P-224"); !errors.Is(err, ErrUnknownCurve) {
-		t.Errorf("P-224: %v", err)
+	if _, err := CurveByName("P-192"); !errors.Is(err, ErrUnknownCurve) {
+		t.Errorf("P-192: %v", err)
 	}
-	if _, err := CurveByOID([]byte{0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x21}); !errors.Is(err, ErrUnknownCurve) {
-		t.Errorf("P-224 OID: %v", err)
+	if _, err := CurveByOID([]byte{0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x01}); !errors.Is(err, ErrUnknownCurve) {
+		t.Errorf("P-192 OID: %v", err)
 	}
 }
 
@@ -561,4 +561,58 @@ func TestInvP256Chain(t *testing.T) {
 // both paths).
 func (k *PublicKey) ecdsaVerifyNoTable(hash, rs []byte) error {
 	return k.v.verify(hash, rs, false)
+}
+
+// TestP224AgainstCryptoElliptic cross-checks P-224 (which crypto/ecdh does
+// not have) with crypto/elliptic: k·G, k·P, and the compressed encoding
+// (p ≡ 1 mod 4 on P-224: decompression takes Tonelli–Shanks).
+func TestP224AgainstCryptoElliptic(t *testing.T) {
+	c, err := CurveByName("P-224")
+	if err != nil {
+		t.Fatal(err)
+	}
+	std := elliptic.P224()
+	r := testRand(t)
+	for i := range 64 {
+		k := randInt(r, std.Params().N)
+		if i == 0 {
+			k = new(big.Int).Sub(std.Params().N, big.NewInt(1))
+		}
+		kb := k.FillBytes(make([]byte, 28))
+		x, y, err := c.ScalarBaseMult(kb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wx, wy := std.ScalarBaseMult(kb) //nolint:staticcheck // the reference
+		if new(big.Int).SetBytes(x).Cmp(wx) != 0 || new(big.Int).SetBytes(y).Cmp(wy) != 0 {
+			t.Fatalf("k·G for k=%x", kb)
+		}
+		d := randInt(r, std.Params().N).FillBytes(make([]byte, 28))
+		px, py, err := c.ScalarMult(d, x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wx, wy = std.ScalarMult(wx, wy, d) //nolint:staticcheck // the reference
+		if new(big.Int).SetBytes(px).Cmp(wx) != 0 || new(big.Int).SetBytes(py).Cmp(wy) != 0 {
+			t.Fatalf("d·P for d=%x", d)
+		}
+		comp := c.MarshalCompressed(px, py)
+		if !bytes.Equal(comp, elliptic.MarshalCompressed(std, wx, wy)) {
+			t.Fatal("compressed encodings differ")
+		}
+		ux, uy, err := c.Unmarshal(comp)
+		if err != nil || !bytes.Equal(ux, px) || !bytes.Equal(uy, py) {
+			t.Fatalf("decompression: %v", err)
+		}
+	}
+	// An x with no point (found by trial) is refused.
+	for x := int64(1); ; x++ {
+		xb := big.NewInt(x).FillBytes(make([]byte, 28))
+		if ex, _ := elliptic.UnmarshalCompressed(std, append([]byte{2}, xb...)); ex == nil {
+			if _, _, err := c.Unmarshal(append([]byte{2}, xb...)); !errors.Is(err, ErrInvalidPoint) {
+				t.Fatalf("x=%d without a point: %v", x, err)
+			}
+			break
+		}
+	}
 }

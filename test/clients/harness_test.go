@@ -425,6 +425,7 @@ func objectListing(out, idHex string) string {
 
 // Named curves by the DER of their OID (CKA_EC_PARAMS).
 var curveByParams = map[string]elliptic.Curve{
+	"06052b81040021":       elliptic.P224(),
 	"06082a8648ce3d030107": elliptic.P256(),
 	"06052b81040022":       elliptic.P384(),
 	"06052b81040023":       elliptic.P521(),

@@ -44,6 +44,7 @@ var ecKeys = []ecKey{
 	{"11", "prime256v1", elliptic.P256(), "SHA256"},
 	{"12", "secp384r1", elliptic.P384(), "SHA384"},
 	{"13", "secp521r1", elliptic.P521(), "SHA512"},
+	{"14", "secp224r1", elliptic.P224(), "SHA224"},
 }
 
 // digestInfoPrefix is the DER prefix of a PKCS#1 v1.5 DigestInfo.
@@ -66,8 +67,8 @@ type signCase struct {
 
 // TestPKCS11Tool exercises, with OpenSC's pkcs11-tool, every mechanism
 // the module lists in `pkcs11-tool -M`, for every capability it claims and
-// every key type it applies to: key generation (RSA-2048, EC P-256, P-384,
-// P-521), signatures (checked with Go's crypto, then by pkcs11-tool
+// every key type it applies to: key generation (RSA-2048, EC P-224, P-256,
+// P-384, P-521), signatures (checked with Go's crypto, then by pkcs11-tool
 // --verify, good and tampered), decryption (of ciphertexts made by Go),
 // digests. pkcs11-tool 0.23 cannot encrypt with an RSA key, so C_Encrypt is
 // driven through p11-kit-client.so and miekg/pkcs11 (in-process: the test

@@ -21,7 +21,7 @@ type Vector struct {
 	TcID    int         // Wycheproof test case id
 	Comment string      // what the case tests
 	Flags   []string    // Wycheproof flags
-	Curve   string      // "P-256", "P-384", "P-521" or "secp256k1"
+	Curve   string      // "P-224", "P-256", "P-384", "P-521" or "secp256k1"
 	Hash    crypto.Hash // hash applied to Msg
 	Point   []byte      // public key, uncompressed SEC 1 (0x04‖X‖Y)
 	Msg     []byte      // message (not hashed)
@@ -31,8 +31,15 @@ type Vector struct {
 	Acceptable bool
 }
 
+// wycheproofKey is a test group's public key.
+type wycheproofKey struct {
+	Curve        string `json:"curve"`
+	Uncompressed string `json:"uncompressed"`
+}
+
 // Files are the vector files in the testdata directory.
 var Files = []string{
+	"ecdsa_secp224r1_sha224_p1363_test.json",
 	"ecdsa_secp256r1_sha256_p1363_test.json",
 	"ecdsa_secp384r1_sha384_p1363_test.json",
 	"ecdsa_secp521r1_sha512_p1363_test.json",
@@ -50,11 +57,11 @@ func Dir() string {
 }
 
 var curveNames = map[string]string{
-	"secp256r1": "P-256", "secp384r1": "P-384", "secp521r1": "P-521", "secp256k1": "secp256k1",
+	"secp224r1": "P-224", "secp256r1": "P-256", "secp384r1": "P-384", "secp521r1": "P-521", "secp256k1": "secp256k1",
 }
 
 var hashes = map[string]crypto.Hash{
-	"SHA-256": crypto.SHA256, "SHA-384": crypto.SHA384, "SHA-512": crypto.SHA512,
+	"SHA-224": crypto.SHA224, "SHA-256": crypto.SHA256, "SHA-384": crypto.SHA384, "SHA-512": crypto.SHA512,
 }
 
 // Load reads every vector of the named files (all of Files when none are
@@ -84,12 +91,11 @@ func LoadFile(path string) ([]Vector, error) {
 	var f struct {
 		Algorithm  string `json:"algorithm"`
 		TestGroups []struct {
-			Type      string `json:"type"`
-			Sha       string `json:"sha"`
-			PublicKey struct {
-				Curve        string `json:"curve"`
-				Uncompressed string `json:"uncompressed"`
-			} `json:"publicKey"`
+			Type      string        `json:"type"`
+			Sha       string        `json:"sha"`
+			PublicKey wycheproofKey `json:"publicKey"`
+			Key       wycheproofKey `json:"key"` // the name in files before 2024
+
 			Tests []struct {
 				TcID    int      `json:"tcId"`
 				Comment string   `json:"comment"`
@@ -106,6 +112,9 @@ func LoadFile(path string) ([]Vector, error) {
 	base := filepath.Base(path)
 	var out []Vector
 	for _, g := range f.TestGroups {
+		if g.PublicKey.Uncompressed == "" {
+			g.PublicKey = g.Key
+		}
 		if g.Type != "EcdsaP1363Verify" {
 			return nil, fmt.Errorf("ecdsatest: %s: group type %q, want EcdsaP1363Verify", base, g.Type)
 		}
