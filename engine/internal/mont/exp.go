@@ -5,6 +5,9 @@ package mont
 // limb count of n: fixed windows of w bits (w = 4 below 384 exponent bits,
 // 5 above), always w squarings and one multiplication per window, and a
 // table lookup that reads every entry. z has Limbs() limbs and may alias x.
+// On the IFMA kernel, moduli of 16, 24 and 32 limbs take the radix-2^52
+// path of ifma.go (windows of 5 bits whatever the exponent length; the
+// same rules otherwise).
 func (m *Modulus) Exp(z, x []uint64, e []byte) {
 	if useIFMA && m.l52 != 0 {
 		if amm, sel, ok := ifmaKernelsFor(m.l52, 1); ok {
