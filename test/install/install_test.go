@@ -1,4 +1,7 @@
-// Package install tests the installation: `make install` into a temporary
+// Package install tests what a new user meets first: the installation, and
+// the module's errors in the system log (syslog_test.go).
+//
+// The installation: `make install` into a temporary
 // DESTDIR (always), and the Debian package built by `make deb` installed on
 // this machine, its module loaded by its installed path, then removed
 // (only with MODEXP_TEST_DEB=1 as root: `make test-install`, which make test

@@ -1,4 +1,4 @@
-// Package syslog checks, with pkcs11-tool and the built module, that a
+// The system log: checks, with pkcs11-tool and the built module, that a
 // module run without a log file says why it fails in the system log: each
 // common mistake (a misspelt configuration key, a missing configuration
 // file, an unknown engine, a token file that cannot be opened, a bad log
@@ -8,7 +8,8 @@
 // /dev/log is replaced for the one pkcs11-tool process: it runs in a private
 // mount namespace (unshare -m, root only) whose /dev is a tmpfs holding the
 // few devices it needs and a /dev/log that leads to the test's socket.
-package syslog
+
+package install
 
 import (
 	"net"
@@ -19,20 +20,6 @@ import (
 	"testing"
 	"time"
 )
-
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("no go.mod above the test")
-		}
-		dir = filepath.Dir(dir)
-	}
-}
 
 // nsScript gives the command a /dev of its own whose log is $1/log.
 const nsScript = `set -e
