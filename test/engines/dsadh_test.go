@@ -1,0 +1,160 @@
+package engines
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/asn1"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/dh"
+	"github.com/modexp-token/modexp-token/engine/dsa"
+	"github.com/modexp-token/modexp-token/token"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// softEngine opens the software engine, for the peers' keys.
+func softEngine(t *testing.T) engine.Engine {
+	t.Helper()
+	e, err := engine.Open("soft")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func tattr(t uint64, v []byte) token.Attribute { return token.Attribute{Type: t, Value: v} }
+
+// dsaTestParams reads engine/dsa's 1024/160 parameters (made by openssl).
+func dsaTestParams(t *testing.T) *dsa.Parameters {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "engine", "dsa", "testdata", "params_1024_160.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		t.Fatal("no PEM block")
+	}
+	var p struct{ P, Q, G *big.Int }
+	if _, err := asn1.Unmarshal(blk.Bytes, &p); err != nil {
+		t.Fatal(err)
+	}
+	return &dsa.Parameters{P: p.P, Q: p.Q, G: p.G}
+}
+
+// TestDeviceDSADH: DSA signatures and DH agreements through the token on a
+// modexpd that flips a bit of 5% of its results. Every DSA signature's
+// g^k and both exponentiations of every DH agreement are requests to the
+// daemon. With fallback "soft" everything is released and right; with
+// "fail" the faulty operations answer CKR_DEVICE_ERROR; no wrong signature
+// or secret is ever released, and the token counts the faults.
+func TestDeviceDSADH(t *testing.T) {
+	p := dsaTestParams(t)
+	grp := dh.KnownGroups()[0] // ffdhe2048
+	nSig, nDH := 200, 40
+	if testing.Short() {
+		nSig, nDH = 60, 12
+	}
+	for _, fallback := range []string{"soft", "fail"} {
+		t.Run(fallback, func(t *testing.T) {
+			sock := filepath.Join(sockDir(t), "d.sock")
+			d := startDaemon(t, sock, "--engine", "soft", "--fault", "bitflip:0.05")
+			md := openModule(t, deviceLine(sock, ""), fallback)
+			sh := md.session()
+			before := d.status()
+
+			// DSA: a key pair made on the token (g^x on the device too:
+			// retried until the device gets it right with "fail").
+			var pub, priv uint64
+			var err error
+			for range 10 {
+				pub, priv, err = md.m.GenerateKeyPair(sh, &token.Mechanism{Type: ck.CKM_DSA_KEY_PAIR_GEN},
+					[]token.Attribute{tattr(ck.CKA_PRIME, p.P.Bytes()), tattr(ck.CKA_SUBPRIME, p.Q.Bytes()), tattr(ck.CKA_BASE, p.G.Bytes())}, nil)
+				if err == nil || !isRV(err, ck.CKR_DEVICE_ERROR) {
+					break
+				}
+			}
+			md.must(err)
+			res, err := md.m.GetAttributeValue(sh, pub, []uint64{ck.CKA_VALUE})
+			md.must(err)
+			y := new(big.Int).SetBytes(res[0].Value)
+			var released, refused int
+			for i := range nSig {
+				msg := []byte(fmt.Sprintf("dsa %d", i))
+				md.must(md.m.SignInit(sh, &token.Mechanism{Type: ck.CKM_DSA_SHA256}, priv))
+				sig, _, err := md.m.Sign(sh, msg, token.Out{Cap: 64})
+				switch {
+				case err == nil:
+					released++
+					h := sha256.Sum256(msg)
+					if verr := dsa.Verify(p, y, h[:], sig); verr != nil {
+						t.Fatalf("signature %d released but invalid: %v", i, verr)
+					}
+				case isRV(err, ck.CKR_DEVICE_ERROR):
+					refused++
+				default:
+					t.Fatalf("signature %d: %v", i, err)
+				}
+			}
+
+			// DH: our key imported, the peer's computed here.
+			x, _, _, err := dh.GenerateKey(t.Context(), softEngine(t), &grp, 0, nil)
+			md.must(err)
+			dhPriv, err := md.m.CreateObject(sh, []token.Attribute{
+				tattr(ck.CKA_CLASS, ck.ULong(ck.CKO_PRIVATE_KEY)), tattr(ck.CKA_KEY_TYPE, ck.ULong(ck.CKK_DH)),
+				tattr(ck.CKA_DERIVE, ck.Bool(true)), tattr(ck.CKA_PRIME, grp.P.Bytes()), tattr(ck.CKA_BASE, grp.G.Bytes()),
+				tattr(ck.CKA_VALUE, x),
+			})
+			md.must(err)
+			var dhReleased, dhRefused int
+			for i := range nDH {
+				_, peer, _, err := dh.GenerateKey(t.Context(), softEngine(t), &grp, 256, nil)
+				md.must(err)
+				want := new(big.Int).Exp(new(big.Int).SetBytes(peer), new(big.Int).SetBytes(x), grp.P).FillBytes(make([]byte, 256))
+				h, err := md.m.DeriveKey(sh, &token.Mechanism{Type: ck.CKM_DH_PKCS_DERIVE, Param: peer}, dhPriv, []token.Attribute{
+					tattr(ck.CKA_SENSITIVE, ck.Bool(false)), tattr(ck.CKA_EXTRACTABLE, ck.Bool(true)),
+				})
+				switch {
+				case err == nil:
+					dhReleased++
+					res, err := md.m.GetAttributeValue(sh, h, []uint64{ck.CKA_VALUE})
+					md.must(err)
+					if !bytes.Equal(res[0].Value, want) {
+						t.Fatalf("agreement %d released a wrong secret", i)
+					}
+				case isRV(err, ck.CKR_DEVICE_ERROR):
+					dhRefused++
+				default:
+					t.Fatalf("agreement %d: %v", i, err)
+				}
+			}
+			after := d.status()
+			st := md.status()
+			injected := after.FaultsInjected - before.FaultsInjected
+			t.Logf("fallback %s: DSA released %d refused %d; DH released %d refused %d; faults detected %d, injected %d (requests %d)",
+				fallback, released, refused, dhReleased, dhRefused, st.Faults, injected, after.modexps()-before.modexps())
+			if injected == 0 || st.Faults == 0 {
+				t.Fatalf("no fault injected (%d) or detected (%d): the test proves nothing", injected, st.Faults)
+			}
+			switch fallback {
+			case "soft":
+				if released != nSig || dhReleased != nDH {
+					t.Fatalf("with the software fallback every operation is released")
+				}
+			case "fail":
+				if refused == 0 && dhRefused == 0 {
+					t.Fatal("no operation refused")
+				}
+				if uint64(refused+dhRefused) > st.DeviceErrors {
+					t.Fatalf("refused %d+%d, device errors %d", refused, dhRefused, st.DeviceErrors)
+				}
+			}
+		})
+	}
+}
