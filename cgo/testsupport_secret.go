@@ -253,3 +253,151 @@ func tsNestedArray() uint64 {
 	_, rv := templateIn(&top, 1)
 	return uint64(rv)
 }
+
+// tsGCM describes a CK_GCM_PARAMS built by tsInit: Form 3 is PKCS#11
+// 3.0's structure (with ulIvBits), 2 the 2.40 one; NullIV passes a NULL
+// pIv with ulIvLen = len(IV); LenDelta is added to ulParameterLen.
+type tsGCM struct {
+	Form            int
+	IV, AAD         []byte
+	IVBits, TagBits uint64
+	NullIV          bool
+	LenDelta        int
+}
+
+// Operation kinds and calls of tsInit and tsCall.
+const (
+	tsKEncrypt = iota
+	tsKDecrypt
+	tsKSign
+	tsKVerify
+)
+
+// tsInit calls C_EncryptInit, C_DecryptInit, C_SignInit or C_VerifyInit
+// with a raw parameter (raw) or a CK_GCM_PARAMS (gcm non-nil).
+func tsInit(h uint64, kind int, mech uint64, raw []byte, gcm *tsGCM, key uint64) uint64 {
+	var arena cArena
+	defer arena.free()
+	m := (*C.CK_MECHANISM)(arena.alloc(unsafe.Sizeof(C.CK_MECHANISM{})))
+	m.mechanism = C.CK_MECHANISM_TYPE(mech)
+	switch {
+	case gcm != nil:
+		var iv, aad unsafe.Pointer
+		if len(gcm.IV) > 0 && !gcm.NullIV {
+			iv = arena.bytes(gcm.IV)
+		}
+		if len(gcm.AAD) > 0 {
+			aad = arena.bytes(gcm.AAD)
+		}
+		if gcm.Form == 2 {
+			g := (*C.MODEXP_GCM_PARAMS_2_40)(arena.alloc(unsafe.Sizeof(C.MODEXP_GCM_PARAMS_2_40{})))
+			g.pIv, g.ulIvLen, g.pAAD, g.ulAADLen, g.ulTagBits = (*C.CK_BYTE)(iv), C.CK_ULONG(len(gcm.IV)), (*C.CK_BYTE)(aad), C.CK_ULONG(len(gcm.AAD)), C.CK_ULONG(gcm.TagBits)
+			m.pParameter, m.ulParameterLen = unsafe.Pointer(g), sizeofGCM240
+		} else {
+			g := (*C.CK_GCM_PARAMS)(arena.alloc(unsafe.Sizeof(C.CK_GCM_PARAMS{})))
+			g.pIv, g.ulIvLen, g.ulIvBits = (*C.CK_BYTE)(iv), C.CK_ULONG(len(gcm.IV)), C.CK_ULONG(gcm.IVBits)
+			g.pAAD, g.ulAADLen, g.ulTagBits = (*C.CK_BYTE)(aad), C.CK_ULONG(len(gcm.AAD)), C.CK_ULONG(gcm.TagBits)
+			m.pParameter, m.ulParameterLen = unsafe.Pointer(g), sizeofGCM
+		}
+		m.ulParameterLen += C.CK_ULONG(gcm.LenDelta)
+	case raw != nil:
+		m.pParameter, m.ulParameterLen = arena.bytes(raw), C.CK_ULONG(len(raw))
+	}
+	sh, k := C.CK_SESSION_HANDLE(h), C.CK_OBJECT_HANDLE(key)
+	switch kind {
+	case tsKEncrypt:
+		return uint64(C.C_EncryptInit(sh, m, k))
+	case tsKDecrypt:
+		return uint64(C.C_DecryptInit(sh, m, k))
+	case tsKSign:
+		return uint64(C.C_SignInit(sh, m, k))
+	}
+	return uint64(C.C_VerifyInit(sh, m, k))
+}
+
+// Calls of tsCall.
+const (
+	tsCEncrypt = iota
+	tsCEncryptUpdate
+	tsCEncryptFinal
+	tsCDecrypt
+	tsCDecryptUpdate
+	tsCDecryptFinal
+	tsCSign
+	tsCSignFinal
+)
+
+// tsCall makes one output-producing call with input in (unused by the
+// Final calls) and an output buffer of capacity bytes (NULL when query).
+func tsCall(h uint64, call int, in []byte, query bool, capacity int) (rv, outLen uint64, out []byte) {
+	var arena cArena
+	defer arena.free()
+	pin := (*C.CK_BYTE)(arena.bytes(in))
+	buf := (*C.CK_BYTE)(arena.alloc(uintptr(capacity + 1)))
+	p := buf
+	if query {
+		p = nil
+	}
+	l := C.CK_ULONG(capacity)
+	sh, n := C.CK_SESSION_HANDLE(h), C.CK_ULONG(len(in))
+	var r C.CK_RV
+	switch call {
+	case tsCEncrypt:
+		r = C.C_Encrypt(sh, pin, n, p, &l)
+	case tsCEncryptUpdate:
+		r = C.C_EncryptUpdate(sh, pin, n, p, &l)
+	case tsCEncryptFinal:
+		r = C.C_EncryptFinal(sh, p, &l)
+	case tsCDecrypt:
+		r = C.C_Decrypt(sh, pin, n, p, &l)
+	case tsCDecryptUpdate:
+		r = C.C_DecryptUpdate(sh, pin, n, p, &l)
+	case tsCDecryptFinal:
+		r = C.C_DecryptFinal(sh, p, &l)
+	case tsCSign:
+		r = C.C_Sign(sh, pin, n, p, &l)
+	case tsCSignFinal:
+		r = C.C_SignFinal(sh, p, &l)
+	}
+	if r == C.CKR_OK && !query {
+		out = C.GoBytes(unsafe.Pointer(buf), C.int(l))
+	}
+	return uint64(r), uint64(l), out
+}
+
+// tsUpdate calls C_SignUpdate (sign) or C_VerifyUpdate.
+func tsUpdate(h uint64, sign bool, in []byte) uint64 {
+	var arena cArena
+	defer arena.free()
+	p := (*C.CK_BYTE)(arena.bytes(in))
+	if sign {
+		return uint64(C.C_SignUpdate(C.CK_SESSION_HANDLE(h), p, C.CK_ULONG(len(in))))
+	}
+	return uint64(C.C_VerifyUpdate(C.CK_SESSION_HANDLE(h), p, C.CK_ULONG(len(in))))
+}
+
+// tsVerifyCall calls C_Verify (data non-nil) or C_VerifyFinal.
+func tsVerifyCall(h uint64, data, sig []byte, final bool) uint64 {
+	var arena cArena
+	defer arena.free()
+	d, s := (*C.CK_BYTE)(arena.bytes(data)), (*C.CK_BYTE)(arena.bytes(sig))
+	if final {
+		return uint64(C.C_VerifyFinal(C.CK_SESSION_HANDLE(h), s, C.CK_ULONG(len(sig))))
+	}
+	return uint64(C.C_Verify(C.CK_SESSION_HANDLE(h), d, C.CK_ULONG(len(data)), s, C.CK_ULONG(len(sig))))
+}
+
+// tsDigestKey calls C_DigestInit(mech) then C_DigestKey(key), and
+// C_DigestFinal when both succeed.
+func tsDigestKey(h, mech, key uint64) (rv uint64, digest []byte) {
+	if r := tsDigestInit(h, mech); r != 0 {
+		return r, nil
+	}
+	if r := C.C_DigestKey(C.CK_SESSION_HANDLE(h), C.CK_OBJECT_HANDLE(key)); r != C.CKR_OK {
+		return uint64(r), nil
+	}
+	var buf [64]C.CK_BYTE
+	l := C.CK_ULONG(len(buf))
+	r := C.C_DigestFinal(C.CK_SESSION_HANDLE(h), &buf[0], &l)
+	return uint64(r), C.GoBytes(unsafe.Pointer(&buf[0]), C.int(l))
+}
