@@ -9,8 +9,8 @@
 #   make deadcode  functions no program reaches (.ci/deadcode.allow lists the accepted ones)
 #   make deps    the Debian packages the tests and the demo need
 #   make install / make uninstall   PREFIX (default /usr/local), DESTDIR: the
-#                module in $(LIBDIR)/pkcs11/, its p11-kit registration, the CLI
-#                and the daemon, man pages, bash completion, the systemd unit
+#                module in $(PREFIX)/lib/MULTIARCH/pkcs11/, its p11-kit registration, the CLI
+#                and the daemon, man pages, bash/zsh/fish completion, the systemd unit
 #   make deb     build/modexp-token_VERSION_ARCH.deb (PREFIX=/usr), dpkg-deb
 #   make clean
 
@@ -64,14 +64,17 @@ DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
 P11KITDIR ?= $(DATADIR)/p11-kit/modules
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR ?= $(DATADIR)/zsh/vendor-completions
+FISHCOMPDIR ?= $(DATADIR)/fish/vendor_completions.d
 SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
 INSTALLED := $(PKCS11DIR)/libmodexp-pkcs11.so $(P11KITDIR)/modexp-token.module \
 	$(BINDIR)/modexp-token $(BINDIR)/modexpd $(BASHCOMPDIR)/modexp-token \
+	$(ZSHCOMPDIR)/_modexp-token $(FISHCOMPDIR)/modexp-token.fish \
 	$(SYSTEMDDIR)/modexpd.service $(MANDIR)/man1/modexpd.1
 
 install: build
 	install -d $(DESTDIR)$(PKCS11DIR) $(DESTDIR)$(P11KITDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSTEMDDIR)
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(SYSTEMDDIR)
 	install -m 0644 $(LIB) $(DESTDIR)$(PKCS11DIR)/libmodexp-pkcs11.so
 	sed 's|^module: .*|module: $(PKCS11DIR)/libmodexp-pkcs11.so|' dist/p11-kit/modexp-token.module \
 		> $(DESTDIR)$(P11KITDIR)/modexp-token.module && chmod 0644 $(DESTDIR)$(P11KITDIR)/modexp-token.module
@@ -79,6 +82,8 @@ install: build
 	rm -rf $(BUILD)/man && $(CLI) man --dir $(BUILD)/man
 	install -m 0644 $(BUILD)/man/*.1 dist/man/modexpd.1 $(DESTDIR)$(MANDIR)/man1/
 	$(CLI) completion bash > $(DESTDIR)$(BASHCOMPDIR)/modexp-token
+	$(CLI) completion zsh > $(DESTDIR)$(ZSHCOMPDIR)/_modexp-token
+	$(CLI) completion fish > $(DESTDIR)$(FISHCOMPDIR)/modexp-token.fish
 	sed 's|@BINDIR@|$(BINDIR)|g' dist/systemd/modexpd.service > $(DESTDIR)$(SYSTEMDDIR)/modexpd.service
 	@echo "installed; the module is $(PKCS11DIR)/libmodexp-pkcs11.so (p11-kit list-modules shows it as modexp-token)"
 

@@ -82,6 +82,7 @@ func TestMakeInstallDestdir(t *testing.T) {
 				prefix + "/bin/modexp-token", prefix + "/bin/modexpd",
 				prefix + "/share/man/man1/modexp-token.1", prefix + "/share/man/man1/modexp-token-keys-generate.1",
 				prefix + "/share/man/man1/modexpd.1", prefix + "/share/bash-completion/completions/modexp-token",
+				prefix + "/share/zsh/vendor-completions/_modexp-token", prefix + "/share/fish/vendor_completions.d/modexp-token.fish",
 				prefix + "/lib/systemd/system/modexpd.service"}
 			for _, f := range files {
 				if _, err := os.Stat(dest + f); err != nil {
