@@ -1,12 +1,13 @@
 package clients
 
-// Go programs reach the module through p11-kit's remoting, never by loading
-// it: a Go-built module loaded into a Go process brings a second Go runtime
-// that takes over SIGURG (preemption) and can hang the host. The test binary
+// These tests reach the module through p11-kit's remoting: the test binary
 // loads p11-kit-client.so (C), which runs `p11-kit remote <module>` as a
 // child process (exec mode: P11_KIT_SERVER_ADDRESS='|p11-kit remote
 // /abs/path/libmodexp-pkcs11.so') and speaks p11-kit's RPC protocol over its
-// stdin/stdout. So crypto11 and miekg/pkcs11 run in-process here.
+// stdin/stdout. So crypto11 and miekg/pkcs11 run in-process here. Loading
+// the module itself into a Go program (a second Go runtime in the process,
+// unsupported upstream) is the other path: crypto11suite_test.go runs
+// crypto11's own suite both ways and stresses the in-process one.
 //
 // p11-kit 0.24's RPC forwards only mechanisms on its allow-list
 // (p11_rpc_mechanism_is_supported). Measured on this module (see
