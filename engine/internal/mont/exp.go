@@ -128,6 +128,12 @@ func tableSelectGeneric(out, table []uint64, k, entries int, idx uint64) {
 // e, by left-to-right binary exponentiation: the time depends on e (not on
 // x or n beyond their lengths). z may alias x.
 func (m *Modulus) ExpVarTime(z, x []uint64, e []byte) {
+	if useIFMA && m.l52 != 0 {
+		if amm, _, ok := ifmaKernelsFor(m.l52, 1); ok {
+			expVarTimeIFMA(m, z, x, e, amm)
+			return
+		}
+	}
 	k := len(m.n)
 	slab := make([]uint64, 2*k+m.ScratchLen())
 	xm := slab[:k]

@@ -2,6 +2,7 @@ package mont
 
 import (
 	"math/bits"
+	"sync"
 	"unsafe"
 )
 
@@ -221,8 +222,9 @@ func expIFMA(ms []*Modulus, zs, xs [][]uint64, es [][]byte, amm ammFunc, sel sel
 	offK0 := offRR + CL
 	offIdx := offK0 + C
 	size := offIdx + C
-	raw := make([]uint64, size+8)
-	s := raw[align64(raw):][:size]
+	raw := getSlab(size + 8)
+	defer putSlab(raw)
+	s := (*raw)[align64(*raw):][:size]
 	for c, m := range ms {
 		o := c * L
 		copy(s[offM+o:], m.n52)
@@ -272,7 +274,70 @@ func expIFMA(ms []*Modulus, zs, xs [][]uint64, es [][]byte, amm ammFunc, sel sel
 		t := from52(make([]uint64, k), s[offAcc+c*L:offAcc+c*L+L])
 		finalSub(zs[c][:k], t, 0, m.n)
 	}
+}
+
+// expVarTimeIFMA sets z = x^e mod m for x < m and a PUBLIC exponent e
+// (left-to-right binary, branching on the bits of e) on the radix-2^52
+// multiplication amm: the check of an RSA signature with e = 65537 is 17
+// products.
+func expVarTimeIFMA(m *Modulus, z, x []uint64, e []byte, amm ammFunc) {
+	L := m.l52
+	// Slab: x·R52 | acc | m | one | rr | k0.
+	offX, offAcc, offM, offOne, offRR, offK0 := 0, L, 2*L, 3*L, 4*L, 5*L
+	raw := getSlab(5*L + 1 + 8)
+	defer putSlab(raw)
+	s := (*raw)[align64(*raw):][:5*L+1]
 	clear(s)
+	copy(s[offM:], m.n52)
+	copy(s[offRR:], m.rr52)
+	s[offOne] = 1
+	s[offK0] = m.k052
+	to52(s[offAcc:offAcc+L], x[:len(m.n)])
+	amm(s, offX, offAcc, offRR, offM, offK0) // x·R52
+	amm(s, offAcc, offRR, offOne, offM, offK0) // R52: x^0
+	started := false
+	for _, by := range e {
+		for b := 7; b >= 0; b-- {
+			if started {
+				amm(s, offAcc, offAcc, offAcc, offM, offK0)
+			}
+			if by>>b&1 == 1 {
+				if started {
+					amm(s, offAcc, offAcc, offX, offM, offK0)
+				} else {
+					copy(s[offAcc:offAcc+L], s[offX:offX+L])
+					started = true
+				}
+			}
+		}
+	}
+	amm(s, offAcc, offAcc, offOne, offM, offK0) // at most n
+	k := len(m.n)
+	t := from52(make([]uint64, k), s[offAcc:offAcc+L])
+	finalSub(z[:k], t, 0, m.n)
+}
+
+// slabs recycles the scratch of the radix-2^52 exponentiations, one pool
+// per slab size (a few: digit count, chains, public or secret). Slabs are
+// cleared before they go back.
+var slabs sync.Map // int → *sync.Pool
+
+// getSlab returns a zeroed slab of n words.
+func getSlab(n int) *[]uint64 {
+	if p, ok := slabs.Load(n); ok {
+		if s, ok := p.(*sync.Pool).Get().(*[]uint64); ok {
+			return s
+		}
+	}
+	s := make([]uint64, n)
+	return &s
+}
+
+// putSlab clears the slab and returns it to its pool.
+func putSlab(s *[]uint64) {
+	clear(*s)
+	p, _ := slabs.LoadOrStore(len(*s), new(sync.Pool))
+	p.(*sync.Pool).Put(s)
 }
 
 // align64 returns the index of the first word of s on a 64-byte

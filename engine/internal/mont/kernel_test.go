@@ -133,8 +133,17 @@ func TestExpBothKernels(t *testing.T) {
 					e := randBig(r, bits)
 					z := make([]uint64, m.Limbs())
 					m.Exp(z, natOf(m, x), e.Bytes())
-					if got, want := bigOf(z), new(big.Int).Exp(x, e, n); got.Cmp(want) != 0 {
+					want := new(big.Int).Exp(x, e, n)
+					if got := bigOf(z); got.Cmp(want) != 0 {
 						t.Fatalf("%d bits: Exp = %x, want %x", bits, got, want)
+					}
+					m.ExpVarTime(z, natOf(m, x), e.Bytes())
+					if got := bigOf(z); got.Cmp(want) != 0 {
+						t.Fatalf("%d bits: ExpVarTime = %x, want %x", bits, got, want)
+					}
+					m.ExpVarTime(z, natOf(m, x), []byte{1, 0, 1})
+					if got, want := bigOf(z), new(big.Int).Exp(x, big.NewInt(65537), n); got.Cmp(want) != 0 {
+						t.Fatalf("%d bits: ExpVarTime(65537) = %x, want %x", bits, got, want)
 					}
 				}
 			})
