@@ -47,6 +47,44 @@ void modexp_fork_sigpipe_restore(const sigset_t *old);
 		}                                                           \
 	} while (0)
 
+/* FORK_GUARD_X: as FORK_GUARD, through forkmech.c's modexp_fx_NAME, which
+ * does in C the hashed mechanisms p11-kit's RPC does not carry (and
+ * forwards everything else). */
+#define FORK_GUARD_X(name, ...)                                             \
+	do {                                                                \
+		if (FORKED_CHILD()) {                                       \
+			CK_RV rv_ = CKR_GENERAL_ERROR;                      \
+			const CK_FUNCTION_LIST *t_ = modexp_fork_target(&rv_); \
+			if (t_ == NULL)                                     \
+				return rv_;                                 \
+			sigset_t old_;                                      \
+			modexp_fork_sigpipe_block(&old_);                   \
+			rv_ = modexp_fx_##name(t_, __VA_ARGS__);            \
+			modexp_fork_sigpipe_restore(&old_);                 \
+			return rv_;                                         \
+		}                                                           \
+	} while (0)
+
+/* forkmech.c */
+CK_RV modexp_fx_GetInfo(const CK_FUNCTION_LIST *t, CK_INFO_PTR pInfo, int major, int minor);
+CK_RV modexp_fx_GetMechanismList(const CK_FUNCTION_LIST *t, CK_SLOT_ID, CK_MECHANISM_TYPE_PTR, CK_ULONG_PTR);
+CK_RV modexp_fx_GetMechanismInfo(const CK_FUNCTION_LIST *t, CK_SLOT_ID, CK_MECHANISM_TYPE, CK_MECHANISM_INFO_PTR);
+CK_RV modexp_fx_CloseSession(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE);
+CK_RV modexp_fx_CloseAllSessions(const CK_FUNCTION_LIST *t, CK_SLOT_ID);
+CK_RV modexp_fx_DigestInit(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_MECHANISM_PTR);
+CK_RV modexp_fx_Digest(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG, CK_BYTE_PTR, CK_ULONG_PTR);
+CK_RV modexp_fx_DigestUpdate(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG);
+CK_RV modexp_fx_DigestKey(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_OBJECT_HANDLE);
+CK_RV modexp_fx_DigestFinal(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG_PTR);
+CK_RV modexp_fx_SignInit(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_MECHANISM_PTR, CK_OBJECT_HANDLE);
+CK_RV modexp_fx_Sign(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG, CK_BYTE_PTR, CK_ULONG_PTR);
+CK_RV modexp_fx_SignUpdate(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG);
+CK_RV modexp_fx_SignFinal(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG_PTR);
+CK_RV modexp_fx_VerifyInit(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_MECHANISM_PTR, CK_OBJECT_HANDLE);
+CK_RV modexp_fx_Verify(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG, CK_BYTE_PTR, CK_ULONG);
+CK_RV modexp_fx_VerifyUpdate(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG);
+CK_RV modexp_fx_VerifyFinal(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG);
+
 /* FORK_GUARD_3_0: a 3.0-only function in a forked child. */
 #define FORK_GUARD_3_0(name, args)                                          \
 	do {                                                                \
@@ -76,13 +114,13 @@ CK_RV C_Finalize(CK_VOID_PTR pReserved)
  * list and the exported symbol say 2.40, the 3.0 list says 3.0. */
 CK_RV C_GetInfo(CK_INFO_PTR pInfo)
 {
-	FORK_GUARD(C_GetInfo, (pInfo));
+	FORK_GUARD_X(GetInfo, pInfo, 2, 40);
 	return goGetInfo(pInfo, 2, 40);
 }
 
 static CK_RV modexp_GetInfo_3_0(CK_INFO_PTR pInfo)
 {
-	FORK_GUARD(C_GetInfo, (pInfo));
+	FORK_GUARD_X(GetInfo, pInfo, 3, 0);
 	return goGetInfo(pInfo, 3, 0);
 }
 
@@ -110,13 +148,13 @@ CK_RV C_GetTokenInfo(CK_SLOT_ID slotID, CK_TOKEN_INFO_PTR pInfo)
 
 CK_RV C_GetMechanismList(CK_SLOT_ID slotID, CK_MECHANISM_TYPE_PTR pMechanismList, CK_ULONG_PTR pulCount)
 {
-	FORK_GUARD(C_GetMechanismList, (slotID, pMechanismList, pulCount));
+	FORK_GUARD_X(GetMechanismList, slotID, pMechanismList, pulCount);
 	return goGetMechanismList(slotID, pMechanismList, pulCount);
 }
 
 CK_RV C_GetMechanismInfo(CK_SLOT_ID slotID, CK_MECHANISM_TYPE type, CK_MECHANISM_INFO_PTR pInfo)
 {
-	FORK_GUARD(C_GetMechanismInfo, (slotID, type, pInfo));
+	FORK_GUARD_X(GetMechanismInfo, slotID, type, pInfo);
 	return goGetMechanismInfo(slotID, type, pInfo);
 }
 
@@ -158,13 +196,13 @@ CK_RV C_OpenSession(CK_SLOT_ID slotID, CK_FLAGS flags, CK_VOID_PTR pApplication,
 
 CK_RV C_CloseSession(CK_SESSION_HANDLE hSession)
 {
-	FORK_GUARD(C_CloseSession, (hSession));
+	FORK_GUARD_X(CloseSession, hSession);
 	return goCloseSession(hSession);
 }
 
 CK_RV C_CloseAllSessions(CK_SLOT_ID slotID)
 {
-	FORK_GUARD(C_CloseAllSessions, (slotID));
+	FORK_GUARD_X(CloseAllSessions, slotID);
 	return goCloseAllSessions(slotID);
 }
 
@@ -341,32 +379,32 @@ CK_RV C_DecryptFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pLastPart, CK_ULONG
 
 CK_RV C_DigestInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism)
 {
-	FORK_GUARD(C_DigestInit, (hSession, pMechanism));
+	FORK_GUARD_X(DigestInit, hSession, pMechanism);
 	return goDigestInit(hSession, pMechanism);
 }
 
 CK_RV C_Digest(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
 	       CK_BYTE_PTR pDigest, CK_ULONG_PTR pulDigestLen)
 {
-	FORK_GUARD(C_Digest, (hSession, pData, ulDataLen, pDigest, pulDigestLen));
+	FORK_GUARD_X(Digest, hSession, pData, ulDataLen, pDigest, pulDigestLen);
 	return goDigest(hSession, pData, ulDataLen, pDigest, pulDigestLen);
 }
 
 CK_RV C_DigestUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
-	FORK_GUARD(C_DigestUpdate, (hSession, pPart, ulPartLen));
+	FORK_GUARD_X(DigestUpdate, hSession, pPart, ulPartLen);
 	return goDigestUpdate(hSession, pPart, ulPartLen);
 }
 
 CK_RV C_DigestKey(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hKey)
 {
-	FORK_GUARD(C_DigestKey, (hSession, hKey));
+	FORK_GUARD_X(DigestKey, hSession, hKey);
 	return goDigestKey(hSession, hKey);
 }
 
 CK_RV C_DigestFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pDigest, CK_ULONG_PTR pulDigestLen)
 {
-	FORK_GUARD(C_DigestFinal, (hSession, pDigest, pulDigestLen));
+	FORK_GUARD_X(DigestFinal, hSession, pDigest, pulDigestLen);
 	return goDigestFinal(hSession, pDigest, pulDigestLen);
 }
 
@@ -376,26 +414,26 @@ CK_RV C_DigestFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pDigest, CK_ULONG_PT
 
 CK_RV C_SignInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey)
 {
-	FORK_GUARD(C_SignInit, (hSession, pMechanism, hKey));
+	FORK_GUARD_X(SignInit, hSession, pMechanism, hKey);
 	return goSignInit(hSession, pMechanism, hKey);
 }
 
 CK_RV C_Sign(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
 	     CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
 {
-	FORK_GUARD(C_Sign, (hSession, pData, ulDataLen, pSignature, pulSignatureLen));
+	FORK_GUARD_X(Sign, hSession, pData, ulDataLen, pSignature, pulSignatureLen);
 	return goSign(hSession, pData, ulDataLen, pSignature, pulSignatureLen);
 }
 
 CK_RV C_SignUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
-	FORK_GUARD(C_SignUpdate, (hSession, pPart, ulPartLen));
+	FORK_GUARD_X(SignUpdate, hSession, pPart, ulPartLen);
 	return goSignUpdate(hSession, pPart, ulPartLen);
 }
 
 CK_RV C_SignFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
 {
-	FORK_GUARD(C_SignFinal, (hSession, pSignature, pulSignatureLen));
+	FORK_GUARD_X(SignFinal, hSession, pSignature, pulSignatureLen);
 	return goSignFinal(hSession, pSignature, pulSignatureLen);
 }
 
@@ -414,26 +452,26 @@ CK_RV C_SignRecover(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDa
 
 CK_RV C_VerifyInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey)
 {
-	FORK_GUARD(C_VerifyInit, (hSession, pMechanism, hKey));
+	FORK_GUARD_X(VerifyInit, hSession, pMechanism, hKey);
 	return goVerifyInit(hSession, pMechanism, hKey);
 }
 
 CK_RV C_Verify(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
 	       CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen)
 {
-	FORK_GUARD(C_Verify, (hSession, pData, ulDataLen, pSignature, ulSignatureLen));
+	FORK_GUARD_X(Verify, hSession, pData, ulDataLen, pSignature, ulSignatureLen);
 	return goVerify(hSession, pData, ulDataLen, pSignature, ulSignatureLen);
 }
 
 CK_RV C_VerifyUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
-	FORK_GUARD(C_VerifyUpdate, (hSession, pPart, ulPartLen));
+	FORK_GUARD_X(VerifyUpdate, hSession, pPart, ulPartLen);
 	return goVerifyUpdate(hSession, pPart, ulPartLen);
 }
 
 CK_RV C_VerifyFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen)
 {
-	FORK_GUARD(C_VerifyFinal, (hSession, pSignature, ulSignatureLen));
+	FORK_GUARD_X(VerifyFinal, hSession, pSignature, ulSignatureLen);
 	return goVerifyFinal(hSession, pSignature, ulSignatureLen);
 }
 

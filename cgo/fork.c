@@ -248,6 +248,9 @@ static char **fk_helper_env;           /* fk_env + P11_KIT_SERVER_ADDRESS */
 static pthread_t fk_spawner;           /* the thread inside the client's C_Initialize */
 static int fk_spawning;
 
+void modexp_fx_reset(void);     /* forkmech.c */
+void modexp_fx_forget_all(void); /* forkmech.c */
+
 static void fk_on_fork_child(void)
 {
 	int parent_forked = __atomic_load_n(&modexp_forked_child, __ATOMIC_SEQ_CST);
@@ -265,6 +268,7 @@ static void fk_on_fork_child(void)
 	__atomic_store_n(&fk_ready, 0, __ATOMIC_SEQ_CST);
 	fk_spawning = 0;
 	pthread_mutex_init(&fk_mu, NULL);
+	modexp_fx_reset(); /* the parent's emulated operations are not ours */
 	__atomic_store_n(&modexp_forked_child, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -452,6 +456,7 @@ CK_RV modexp_fork_finalize(CK_VOID_PTR reserved)
 		modexp_fork_sigpipe_block(&old);
 		rv = fk_target->C_Finalize(NULL);
 		modexp_fork_sigpipe_restore(&old);
+		modexp_fx_forget_all();
 	} else if (fk_inherited) {
 		fk_inherited = 0;
 		rv = CKR_OK;
