@@ -293,7 +293,7 @@ func expVarTimeIFMA(m *Modulus, z, x []uint64, e []byte, amm ammFunc) {
 	s[offOne] = 1
 	s[offK0] = m.k052
 	to52(s[offAcc:offAcc+L], x[:len(m.n)])
-	amm(s, offX, offAcc, offRR, offM, offK0) // x·R52
+	amm(s, offX, offAcc, offRR, offM, offK0)   // x·R52
 	amm(s, offAcc, offRR, offOne, offM, offK0) // R52: x^0
 	started := false
 	for _, by := range e {
