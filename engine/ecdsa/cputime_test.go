@@ -9,44 +9,12 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"os"
-	"runtime"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/modexp-token/modexp-token/engine/ec"
+	"github.com/modexp-token/modexp-token/engine/internal/cputime"
 )
-
-// threadCPU is the CPU time of the calling OS thread
-// (CLOCK_THREAD_CPUTIME_ID): on a shared machine it leaves out the time
-// spent waiting for a core. The caller locks its goroutine to the thread.
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		panic(err)
-	}
-	return time.Duration(ts.Nano())
-}
-
-// minThreadCPU runs f in batches of iters calls and returns the smallest
-// CPU time per call over the batches (the batch least disturbed by cache
-// and frequency effects of neighbours).
-func minThreadCPU(batches, iters int, f func()) time.Duration {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	best := time.Duration(1<<63 - 1)
-	for range batches {
-		c0 := threadCPU()
-		for range iters {
-			f()
-		}
-		if d := (threadCPU() - c0) / time.Duration(iters); d < best {
-			best = d
-		}
-	}
-	return best
-}
 
 // TestCPUTime reports per-thread CPU time of ScalarBaseMult, Sign (with a
 // prepared key: nonce, k·G, s, and the verification before release) and
@@ -83,7 +51,7 @@ func TestCPUTime(t *testing.T) {
 		}
 		const rounds = 5
 		best := func(cur *time.Duration, f func()) {
-			*cur = min(*cur, minThreadCPU(1, iters, f))
+			*cur = min(*cur, cputime.MinThread(1, iters, f))
 		}
 		inf := time.Duration(1<<63 - 1)
 		base, sign, verify := inf, inf, inf

@@ -10,40 +10,13 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
+	"github.com/modexp-token/modexp-token/engine/internal/cputime"
 	"github.com/modexp-token/modexp-token/engine/internal/mont"
 	"github.com/modexp-token/modexp-token/engine/soft"
 )
-
-// processCPU is the CPU time of the whole process (all threads, the
-// runtime's included) from CLOCK_PROCESS_CPUTIME_ID (nanosecond
-// resolution; getrusage's is a scheduler tick).
-func processCPU() time.Duration {
-	var ts syscall.Timespec
-	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 2 /* CLOCK_PROCESS_CPUTIME_ID */, uintptr(unsafe.Pointer(&ts)), 0)
-	return time.Duration(ts.Nano())
-}
-
-// minCPU runs f in batches of iters calls and returns the smallest process
-// CPU time per call: on a shared machine the minimum is the batch least
-// disturbed by neighbours.
-func minCPU(batches, iters int, f func()) time.Duration {
-	best := time.Duration(1<<63 - 1)
-	for range batches {
-		c0 := processCPU()
-		for range iters {
-			f()
-		}
-		if d := (processCPU() - c0) / time.Duration(iters); d < best {
-			best = d
-		}
-	}
-	return best
-}
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
@@ -76,17 +49,17 @@ func TestPrivateCPUTime(t *testing.T) {
 			t.Fatal(err)
 		}
 		iters := max(2, 32*2048*2048/(bits*bits))
-		priv := minCPU(7, iters, func() {
+		priv := cputime.MinProcess(7, iters, func() {
 			if _, _, err := k.Private(ctx, em); err != nil {
 				t.Fatal(err)
 			}
 		})
-		privX := minCPU(7, iters, func() {
+		privX := cputime.MinProcess(7, iters, func() {
 			if _, _, err := kx.Private(ctx, em); err != nil {
 				t.Fatal(err)
 			}
 		})
-		gorsaT := minCPU(7, iters, func() {
+		gorsaT := cputime.MinProcess(7, iters, func() {
 			if _, err := gorsa.SignPKCS1v15(nil, gk, crypto.SHA256, digest[:]); err != nil {
 				t.Fatal(err)
 			}
@@ -103,34 +76,34 @@ func TestPrivateCPUTime(t *testing.T) {
 		var blindT, crtT, unblindT, checkT, expsT time.Duration
 		parts := 4 * iters
 		for range parts {
-			c0 := processCPU()
+			c0 := cputime.Process()
 			rE, rInv, err := k.blind.take(k)
 			if err != nil {
 				t.Fatal(err)
 			}
 			blinded := make([]uint64, len(x))
 			k.n.MontMul(blinded, x, rE, tt)
-			c1 := processCPU()
+			c1 := cputime.Process()
 			sl, _, err := k.crtExp(ctx, pr, blinded)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c2 := processCPU()
+			c2 := cputime.Process()
 			k.n.MontMul(sl, sl, rInv, tt)
-			c3 := processCPU()
+			c3 := cputime.Process()
 			v := make([]uint64, len(x))
 			k.n.ExpVarTime(v, sl, k.eBytes)
 			if mont.Equal(v, x) != 1 {
 				t.Fatal("check failed")
 			}
-			c4 := processCPU()
+			c4 := cputime.Process()
 			mont.FillBytes(yp, blinded[:k.p.Limbs()])
 			mont.FillBytes(yq, blinded[:k.q.Limbs()])
 			yp[0], yq[0] = 0, 0 // below p and q
-			c5 := processCPU()
+			c5 := cputime.Process()
 			pr.eng.Exp(ctx, pr.pm, yp, k.crt.DP, false)
 			pr.eng.Exp(ctx, pr.qm, yq, k.crt.DQ, false)
-			c6 := processCPU()
+			c6 := cputime.Process()
 			blindT += c1 - c0
 			crtT += c2 - c1
 			unblindT += c3 - c2
@@ -190,7 +163,7 @@ func TestCRTPolicyCPUTime(t *testing.T) {
 					machineBusy = func() bool { return false }
 				}
 				var wg sync.WaitGroup
-				w0, c0 := time.Now(), processCPU()
+				w0, c0 := time.Now(), cputime.Process()
 				for range clients {
 					wg.Go(func() {
 						for range perClient {
@@ -202,7 +175,7 @@ func TestCRTPolicyCPUTime(t *testing.T) {
 					})
 				}
 				wg.Wait()
-				wall, c := time.Since(w0), processCPU()-c0
+				wall, c := time.Since(w0), cputime.Process()-c0
 				ops := float64(clients * perClient)
 				rate[i] = append(rate[i], ops/wall.Seconds())
 				cpu[i] = append(cpu[i], float64(c)/ops/1e6)

@@ -4,82 +4,31 @@ import (
 	"bytes"
 	"context"
 	"crypto"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"math/big"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine/soft"
+	"github.com/modexp-token/modexp-token/internal/wycheproof"
 
 	_ "crypto/sha1"
 	_ "crypto/sha256"
 	_ "crypto/sha512"
 )
 
-// Wycheproof file layout (the fields these tests use).
-type wpFile struct {
-	Algorithm  string    `json:"algorithm"`
-	TestGroups []wpGroup `json:"testGroups"`
-}
-
-type wpGroup struct {
-	SHA        string `json:"sha"`
-	PrivateKey struct {
-		Modulus         string `json:"modulus"`
-		PublicExponent  string `json:"publicExponent"`
-		PrivateExponent string `json:"privateExponent"`
-		Prime1          string `json:"prime1"`
-		Prime2          string `json:"prime2"`
-		Exponent1       string `json:"exponent1"`
-		Exponent2       string `json:"exponent2"`
-		Coefficient     string `json:"coefficient"`
-	} `json:"privateKey"`
-	PublicKey struct {
-		Modulus        string `json:"modulus"`
-		PublicExponent string `json:"publicExponent"`
-	} `json:"publicKey"`
-	Tests []wpTest `json:"tests"`
-}
-
-type wpTest struct {
-	TcID   int      `json:"tcId"`
-	Msg    string   `json:"msg"`
-	Sig    string   `json:"sig"`
-	Ct     string   `json:"ct"`
-	Result string   `json:"result"`
-	Flags  []string `json:"flags"`
-}
-
-// loadVectors reads a Wycheproof file from testdata; a missing file fails.
-func loadVectors(t *testing.T, name string) *wpFile {
+// loadVectors reads one of the shared Wycheproof files (internal/wycheproof,
+// also read by token/rsapad's tests); a missing file fails.
+func loadVectors(t *testing.T, name, schema string) *wycheproof.RSAFile {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", name))
+	f, err := wycheproof.RSA(name, schema)
 	if err != nil {
-		t.Fatalf("test vectors: %v", err)
+		t.Fatal(err)
 	}
-	var f wpFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		t.Fatalf("test vectors %s: %v", name, err)
-	}
-	if len(f.TestGroups) == 0 {
-		t.Fatalf("test vectors %s: no groups", name)
-	}
-	return &f
+	return f
 }
 
-func unhex(t *testing.T, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatalf("hex %q: %v", s, err)
-	}
-	return b
-}
-
-func bigHex(t *testing.T, s string) *big.Int { return new(big.Int).SetBytes(unhex(t, s)) }
+// num is a big-endian number of the vectors.
+func num(b []byte) *big.Int { return new(big.Int).SetBytes(b) }
 
 // DigestInfo prefixes of RFC 8017 §9.2, note 1.
 var digestInfoPrefix = map[string]struct {
@@ -145,14 +94,14 @@ func factorN(t *testing.T, n *big.Int, e int, d *big.Int) (p, q *big.Int) {
 // TestWycheproofSigGen signs every message of the PKCS#1 v1.5 generation
 // vectors with Private and compares with the expected signature.
 func TestWycheproofSigGen(t *testing.T) {
-	f := loadVectors(t, "rsa_pkcs1_2048_sig_gen_test.json")
+	f := loadVectors(t, "rsa_pkcs1_2048_sig_gen_test.json", "rsassa_pkcs1_generate_schema_v1.json")
 	eng := soft.New()
 	ctx := context.Background()
 	count := 0
 	for _, g := range f.TestGroups {
-		n := bigHex(t, g.PrivateKey.Modulus)
-		e := int(bigHex(t, g.PrivateKey.PublicExponent).Int64())
-		d := bigHex(t, g.PrivateKey.PrivateExponent)
+		n := num(g.PrivateKey.Modulus)
+		e := int(num(g.PrivateKey.PublicExponent).Int64())
+		d := num(g.PrivateKey.PrivateExponent)
 		p, q := factorN(t, n, e, d)
 		blinds := []bool{false, true}
 		if raceEnabled {
@@ -164,12 +113,12 @@ func TestWycheproofSigGen(t *testing.T) {
 				t.Fatalf("NewKey: %v", err)
 			}
 			for _, tc := range g.Tests {
-				em := emsaPKCS1(t, g.SHA, unhex(t, tc.Msg), k.Size())
+				em := emsaPKCS1(t, g.SHA, tc.Msg, k.Size())
 				got, _, err := k.Private(ctx, em)
 				if err != nil {
 					t.Fatalf("tcId %d: Private: %v", tc.TcID, err)
 				}
-				if want := unhex(t, tc.Sig); !bytes.Equal(got, want) {
+				if want := []byte(tc.Sig); !bytes.Equal(got, want) {
 					t.Fatalf("tcId %d (%s): signature %x…, want %x…", tc.TcID, g.SHA, got[:8], want[:8])
 				}
 				count++
@@ -199,23 +148,23 @@ func pkcs1v15Unpad(em []byte) ([]byte, bool) {
 // the message back; for every case the result raised to e must be the
 // ciphertext.
 func TestWycheproofDecrypt(t *testing.T) {
-	f := loadVectors(t, "rsa_pkcs1_2048_test.json")
+	f := loadVectors(t, "rsa_pkcs1_2048_test.json", "rsaes_pkcs1_decrypt_schema_v1.json")
 	eng := soft.New()
 	ctx := context.Background()
 	valid := 0
 	for _, g := range f.TestGroups {
 		pk := g.PrivateKey
 		priv := &PrivateKey{
-			N: bigHex(t, pk.Modulus), E: int(bigHex(t, pk.PublicExponent).Int64()),
-			D: bigHex(t, pk.PrivateExponent), P: bigHex(t, pk.Prime1), Q: bigHex(t, pk.Prime2),
-			Dp: bigHex(t, pk.Exponent1), Dq: bigHex(t, pk.Exponent2), Qinv: bigHex(t, pk.Coefficient),
+			N: num(pk.Modulus), E: int(num(pk.PublicExponent).Int64()),
+			D: num(pk.PrivateExponent), P: num(pk.Prime1), Q: num(pk.Prime2),
+			Dp: num(pk.Exponent1), Dq: num(pk.Exponent2), Qinv: num(pk.Coefficient),
 		}
 		k, err := NewKey(eng, priv, Options{})
 		if err != nil {
 			t.Fatalf("NewKey: %v", err)
 		}
 		for _, tc := range g.Tests {
-			ct := unhex(t, tc.Ct)
+			ct := []byte(tc.Ct)
 			em, _, err := k.Private(ctx, ct)
 			if len(ct) > k.Size() || new(big.Int).SetBytes(ct).Cmp(priv.N) >= 0 {
 				if !errors.Is(err, ErrInputRange) {
@@ -233,12 +182,12 @@ func TestWycheproofDecrypt(t *testing.T) {
 			msg, ok := pkcs1v15Unpad(em)
 			switch tc.Result {
 			case "valid":
-				if !ok || !bytes.Equal(msg, unhex(t, tc.Msg)) {
-					t.Fatalf("tcId %d: decrypted %x, want %s", tc.TcID, msg, tc.Msg)
+				if !ok || !bytes.Equal(msg, tc.Msg) {
+					t.Fatalf("tcId %d: decrypted %x, want %x", tc.TcID, msg, tc.Msg)
 				}
 				valid++
 			case "invalid":
-				if ok && bytes.Equal(msg, unhex(t, tc.Msg)) && tc.Msg != "" {
+				if ok && bytes.Equal(msg, tc.Msg) && len(tc.Msg) != 0 {
 					t.Fatalf("tcId %d: invalid ciphertext decrypted to the message", tc.TcID)
 				}
 			}
@@ -253,15 +202,15 @@ func TestWycheproofDecrypt(t *testing.T) {
 // Public: valid signatures give the expected encoded message; invalid ones
 // do not (or are out of range).
 func TestWycheproofPublic(t *testing.T) {
-	f := loadVectors(t, "rsa_signature_2048_sha256_test.json")
+	f := loadVectors(t, "rsa_signature_2048_sha256_test.json", "rsassa_pkcs1_verify_schema_v1.json")
 	var valid, invalid int
 	for _, g := range f.TestGroups {
-		n := bigHex(t, g.PublicKey.Modulus)
-		e := int(bigHex(t, g.PublicKey.PublicExponent).Int64())
+		n := num(g.PublicKey.Modulus)
+		e := int(num(g.PublicKey.PublicExponent).Int64())
 		size := (n.BitLen() + 7) / 8
 		for _, tc := range g.Tests {
-			sig := unhex(t, tc.Sig)
-			em := emsaPKCS1(t, g.SHA, unhex(t, tc.Msg), size)
+			sig := []byte(tc.Sig)
+			em := emsaPKCS1(t, g.SHA, tc.Msg, size)
 			got, err := Public(n, e, sig)
 			ok := err == nil && len(sig) == size && bytes.Equal(got, em)
 			switch tc.Result {

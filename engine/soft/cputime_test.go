@@ -6,40 +6,13 @@ import (
 	"context"
 	"math/big"
 	"os"
-	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
+	"github.com/modexp-token/modexp-token/engine/internal/cputime"
 	"github.com/modexp-token/modexp-token/engine/internal/mont"
 	"github.com/modexp-token/modexp-token/engine/soft"
 )
-
-// processCPU is the CPU time of the whole process (all threads) from
-// CLOCK_PROCESS_CPUTIME_ID (nanosecond resolution; getrusage's is a
-// scheduler tick).
-func processCPU() time.Duration {
-	var ts syscall.Timespec
-	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 2 /* CLOCK_PROCESS_CPUTIME_ID */, uintptr(unsafe.Pointer(&ts)), 0)
-	return time.Duration(ts.Nano())
-}
-
-// minCPU runs f in batches of iters calls and returns the smallest CPU
-// time per call: on a shared machine the minimum is the batch least
-// disturbed by neighbours.
-func minCPU(batches, iters int, f func()) time.Duration {
-	best := time.Duration(1<<63 - 1)
-	for range batches {
-		c0 := processCPU()
-		for range iters {
-			f()
-		}
-		if d := (processCPU() - c0) / time.Duration(iters); d < best {
-			best = d
-		}
-	}
-	return best
-}
 
 // TestExpCPUTime reports the CPU time (not wall time, which on a shared
 // machine mostly measures waiting) of a secret full-length exponentiation
@@ -63,12 +36,12 @@ func TestExpCPUTime(t *testing.T) {
 		ours, theirs := time.Duration(1<<63-1), time.Duration(1<<63-1)
 		z := new(big.Int)
 		for range 5 {
-			ours = min(ours, minCPU(1, iters, func() {
+			ours = min(ours, cputime.MinProcess(1, iters, func() {
 				if _, _, err := e.Exp(ctx, m, base.Bytes(), expB, false); err != nil {
 					t.Fatal(err)
 				}
 			}))
-			theirs = min(theirs, minCPU(1, iters, func() { z.Exp(base, exp, n) }))
+			theirs = min(theirs, cputime.MinProcess(1, iters, func() { z.Exp(base, exp, n) }))
 		}
 		t.Logf("%4d bits: soft secret Exp %7.3f ms, math/big Exp %7.3f ms, ratio %.2f (CPU per op, min of 5 batches of %d; kernel %s)",
 			bits, ms(ours), ms(theirs), float64(theirs)/float64(ours), iters, mont.Kernel())

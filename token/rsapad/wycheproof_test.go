@@ -3,17 +3,15 @@ package rsapad
 import (
 	"bytes"
 	"crypto"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"math/big"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/modexp-token/modexp-token/internal/wycheproof"
 )
 
-// Project Wycheproof vectors (C2SP/wycheproof, Apache-2.0, testdata/LICENSE),
-// copied unchanged into testdata/. Every test case runs: "valid" must be
+// Project Wycheproof vectors (internal/wycheproof: one copy of each file,
+// shared with engine/rsa's tests). Every test case runs: "valid" must be
 // accepted with the expected result, "invalid" rejected (by the raw RSA
 // step's range checks or by this package), and "acceptable" follows the
 // policy in acceptablePolicy.
@@ -28,74 +26,15 @@ var acceptablePolicy = map[string]bool{
 	"MissingNull": false,
 }
 
-type wpHex []byte
-
-func (h *wpHex) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	v, err := hex.DecodeString(s)
-	*h = v
-	return err
-}
-
-type wpTest struct {
-	TcID    int      `json:"tcId"`
-	Comment string   `json:"comment"`
-	Flags   []string `json:"flags"`
-	Msg     wpHex    `json:"msg"`
-	Sig     wpHex    `json:"sig"`
-	Ct      wpHex    `json:"ct"`
-	Label   wpHex    `json:"label"`
-	Result  string   `json:"result"`
-}
-
-type wpKey struct {
-	Modulus         wpHex `json:"modulus"`
-	PublicExponent  wpHex `json:"publicExponent"`
-	PrivateExponent wpHex `json:"privateExponent"`
-}
-
-type wpGroup struct {
-	Sha        string   `json:"sha"`
-	MgfSha     string   `json:"mgfSha"`
-	SLen       int      `json:"sLen"`
-	PublicKey  wpKey    `json:"publicKey"`
-	PrivateKey wpKey    `json:"privateKey"`
-	Tests      []wpTest `json:"tests"`
-}
-
-type wpFile struct {
-	Algorithm     string    `json:"algorithm"`
-	Schema        string    `json:"schema"`
-	NumberOfTests int       `json:"numberOfTests"`
-	TestGroups    []wpGroup `json:"testGroups"`
-}
-
-// loadWycheproof reads testdata/name, failing (not skipping) the test if
-// the file is missing, malformed, or of another schema.
-func loadWycheproof(t *testing.T, name, schema string) *wpFile {
+// loadWycheproof reads one of the shared vector files, failing (not
+// skipping) the test if it is missing, malformed, or of another schema.
+func loadWycheproof(t *testing.T, name, schema string) *wycheproof.RSAFile {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	f, err := wycheproof.RSA(name, schema)
 	if err != nil {
-		t.Fatalf("Wycheproof vectors missing: %v", err)
+		t.Fatal(err)
 	}
-	var f wpFile
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if f.Schema != schema {
-		t.Fatalf("%s: schema %q, want %q", name, f.Schema, schema)
-	}
-	n := 0
-	for _, g := range f.TestGroups {
-		n += len(g.Tests)
-	}
-	if n == 0 || n != f.NumberOfTests {
-		t.Fatalf("%s: %d test cases, header says %d", name, n, f.NumberOfTests)
-	}
-	return &f
+	return f
 }
 
 func wpHash(t *testing.T, name string) crypto.Hash {
@@ -118,7 +57,7 @@ type tally struct {
 // judge checks one test case's outcome: rawErr from the raw RSA step, err
 // from this package (only meaningful if rawErr is nil), and ok whether the
 // result (message, verification) matched the vector when err is nil.
-func (c *tally) judge(t *testing.T, tc wpTest, rawErr, err error, ok bool) {
+func (c *tally) judge(t *testing.T, tc wycheproof.Test, rawErr, err error, ok bool) {
 	t.Helper()
 	accepted := rawErr == nil && err == nil && ok
 	switch tc.Result {
@@ -174,7 +113,7 @@ func TestWycheproofPSS(t *testing.T) {
 			f := loadWycheproof(t, name, "rsassa_pss_verify_schema_v1.json")
 			var c tally
 			for _, g := range f.TestGroups {
-				h, mgf := wpHash(t, g.Sha), wpHash(t, g.MgfSha)
+				h, mgf := wpHash(t, g.SHA), wpHash(t, g.MGFSHA)
 				n := new(big.Int).SetBytes(g.PublicKey.Modulus)
 				e := new(big.Int).SetBytes(g.PublicKey.PublicExponent)
 				for _, tc := range g.Tests {
@@ -199,7 +138,7 @@ func TestWycheproofPKCS1v15Sign(t *testing.T) {
 	f := loadWycheproof(t, "rsa_signature_2048_sha256_test.json", "rsassa_pkcs1_verify_schema_v1.json")
 	var c tally
 	for _, g := range f.TestGroups {
-		h := wpHash(t, g.Sha)
+		h := wpHash(t, g.SHA)
 		n := new(big.Int).SetBytes(g.PublicKey.Modulus)
 		e := new(big.Int).SetBytes(g.PublicKey.PublicExponent)
 		for _, tc := range g.Tests {
@@ -232,7 +171,7 @@ func TestWycheproofOAEP(t *testing.T) {
 			f := loadWycheproof(t, name, "rsaes_oaep_decrypt_schema_v1.json")
 			var c tally
 			for _, g := range f.TestGroups {
-				h, mgf := wpHash(t, g.Sha), wpHash(t, g.MgfSha)
+				h, mgf := wpHash(t, g.SHA), wpHash(t, g.MGFSHA)
 				n := new(big.Int).SetBytes(g.PrivateKey.Modulus)
 				d := new(big.Int).SetBytes(g.PrivateKey.PrivateExponent)
 				k := (n.BitLen() + 7) / 8

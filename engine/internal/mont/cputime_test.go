@@ -6,39 +6,11 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"os"
-	"runtime"
-	"syscall"
 	"testing"
 	"time"
-	"unsafe"
+
+	"github.com/modexp-token/modexp-token/engine/internal/cputime"
 )
-
-// threadCPU is the calling thread's CPU time from
-// CLOCK_THREAD_CPUTIME_ID (nanosecond resolution; getrusage's is a tick).
-func threadCPU() time.Duration {
-	var ts syscall.Timespec
-	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 3 /* CLOCK_THREAD_CPUTIME_ID */, uintptr(unsafe.Pointer(&ts)), 0)
-	return time.Duration(ts.Nano())
-}
-
-// minCPU runs f batches times (iters calls each) and returns the smallest
-// thread CPU time per call: on a shared machine the minimum is the batch
-// least disturbed by neighbours (cache and TLB evictions, preemption).
-func minCPU(batches, iters int, f func()) time.Duration {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	best := time.Duration(1<<63 - 1)
-	for range batches {
-		c0 := threadCPU()
-		for range iters {
-			f()
-		}
-		if d := (threadCPU() - c0) / time.Duration(iters); d < best {
-			best = d
-		}
-	}
-	return best
-}
 
 // TestKernelCPUTime reports thread CPU time per multiplication and
 // squaring for each kernel (the minimum over batches; opt-in:
@@ -79,7 +51,7 @@ func TestKernelCPUTime(t *testing.T) {
 		}
 		for range 15 {
 			for i, o := range ops {
-				best[i] = min(best[i], minCPU(1, iters, o.f))
+				best[i] = min(best[i], cputime.MinThread(1, iters, o.f))
 			}
 		}
 		line := ""
@@ -101,8 +73,8 @@ func TestKernelCPUTime(t *testing.T) {
 			}
 			rows, fixed := time.Duration(1<<63-1), time.Duration(1<<63-1)
 			for range 7 {
-				rows = min(rows, minCPU(1, max(1, iters/1024), exp(false)))
-				fixed = min(fixed, minCPU(1, max(1, iters/1024), exp(true)))
+				rows = min(rows, cputime.MinThread(1, max(1, iters/1024), exp(false)))
+				fixed = min(fixed, cputime.MinThread(1, max(1, iters/1024), exp(true)))
 			}
 			t.Logf("%4d bits: secret Exp adx-rows %v, adx (unrolled) %v, ratio %.2f (min of 7 batches of %d, in turn)",
 				bits, rows, fixed, float64(rows)/float64(fixed), max(1, iters/1024))
@@ -148,7 +120,7 @@ func TestIFMACPUTime(t *testing.T) {
 		}
 		for range 9 {
 			for i, name := range names {
-				best[i] = min(best[i], minCPU(1, 20, run(name)))
+				best[i] = min(best[i], cputime.MinThread(1, 20, run(name)))
 			}
 		}
 		t.Logf("%4d-bit halves (RSA-%d private op, both halves): adx %v, ifma %v (%.2fx), ifma paired %v (%.2fx); thread CPU, min of 9 batches of 20, in turn",
@@ -193,8 +165,8 @@ func TestIFMAShapesCPUTime(t *testing.T) {
 				x1, x2 := natOf(p.m1, x1b), natOf(p.m2, x2b)
 				z1, z2 := make([]uint64, p.m1.Limbs()), make([]uint64, p.m2.Limbs())
 				withKernel(t, "ifma", func() {
-					pair[i] = min(pair[i], minCPU(1, 20, func() { ExpPair(p.m1, p.m2, z1, x1, e1, z2, x2, e2) }))
-					one[i] = min(one[i], minCPU(1, 20, func() { p.m1.Exp(z1, x1, e1) }))
+					pair[i] = min(pair[i], cputime.MinThread(1, 20, func() { ExpPair(p.m1, p.m2, z1, x1, e1, z2, x2, e2) }))
+					one[i] = min(one[i], cputime.MinThread(1, 20, func() { p.m1.Exp(z1, x1, e1) }))
 				})
 			}
 		}
