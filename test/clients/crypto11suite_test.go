@@ -143,7 +143,7 @@ func crypto11Tokens(t *testing.T) (env []string, module string) {
 	dir := t.TempDir()
 	conf := ""
 	for _, l := range []string{"token1", "token2"} {
-		conf += fmt.Sprintf("[[slot]]\nlabel = %q\ntoken_file = %q\nengine = \"soft\"\nkdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\n\n",
+		conf += fmt.Sprintf("[[slot]]\nlabel = %q\ntoken_file = %q\nengine = \"soft\"\nkdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n\n",
 			l, filepath.Join(dir, l+".db"))
 	}
 	confPath := filepath.Join(dir, "modexp-token.toml")
