@@ -38,6 +38,12 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 	if cm == nil {
 		return 0, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
 	}
+	// The base key first: an invalid handle is CKR_OBJECT_HANDLE_INVALID
+	// whatever the mechanism, as in C_WrapKey and C_UnwrapKey.
+	key, epoch, _, err := ss.slot.keyObject(baseKey)
+	if err != nil {
+		return 0, err
+	}
 	mech, ok := mechanisms[cm.Type]
 	if !ok || mech.derive == nil {
 		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s does not derive keys", ck.Name("CKM_", cm.Type))
@@ -66,10 +72,6 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 	}
 	if _, ok := t[ck.CKA_VALUE]; ok {
 		return 0, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "CKA_VALUE of a derived key is set by the token")
-	}
-	key, epoch, _, err := s.keyObject(baseKey)
-	if err != nil {
-		return 0, err
 	}
 	switch class := key.class(); {
 	case class != ck.CKO_PUBLIC_KEY && class != ck.CKO_PRIVATE_KEY && class != ck.CKO_SECRET_KEY:
