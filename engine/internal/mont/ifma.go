@@ -11,8 +11,9 @@ import (
 // gen_ifma_amd64.go) for the moduli of RSA CRT halves.
 //
 // Numbers are L digits of 52 bits, each in a 64-bit word, little-endian,
-// with L a multiple of the register's lanes (4 or 8) and 4n ≤ 2^(52L). The Montgomery radix is R52 = 2^(52L). The kernels compute
-// Almost Montgomery Multiplication: for a, b < 2n they return a value
+// with L a multiple of the register's lanes (4 or 8) and 4n ≤ 2^(52L).
+// The Montgomery radix is R52 = 2^(52L). The kernels compute Almost
+// Montgomery Multiplication: for a, b < 2n they return a value
 // below 2n congruent to a·b·R52⁻¹ mod n (ab/R52 < 4n²/R52 ≤ n, plus the
 // added multiple of n below n), with every digit normalised below 2^52,
 // so results feed the next multiplication without a final subtraction.
@@ -211,8 +212,9 @@ func expIFMA(ms []*Modulus, zs, xs [][]uint64, es [][]byte, amm ammFunc, sel sel
 	for _, e := range es {
 		nbytes = max(nbytes, len(e))
 	}
-	// Slab: table | acc | sel | m | one | rr | k0 | idx, every vector
-	// region on a 64-byte boundary.
+	// Slab: table | acc | sel | m | one | rr | k0 | idx, from a 64-byte
+	// boundary: every region of digits starts on a multiple of the
+	// register width, so that no load splits a cache line.
 	const offTable = 0
 	offAcc := ifmaEntries * CL
 	offSel := offAcc + CL
