@@ -205,10 +205,11 @@ type dsaPrivateKey struct {
 	bits int
 }
 
-// dsaPublicKey is a checked DSA public key object.
+// dsaPublicKey is a checked DSA public key object, prepared for
+// verification.
 type dsaPublicKey struct {
 	params *dsa.Parameters
-	y      *big.Int
+	pub    *dsa.PublicKey
 }
 
 // preparedDSAPrivate returns the DSA key of o prepared for the slot's
@@ -256,7 +257,11 @@ func (s *slot) preparedDSAPublic(o *object) (*dsaPublicKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &dsaPublicKey{params: p, y: new(big.Int).SetBytes(o.attrs[ck.CKA_VALUE])}
+	pub, err := dsa.NewPublicKey(p, new(big.Int).SetBytes(o.attrs[ck.CKA_VALUE]))
+	if err != nil {
+		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored DSA public key: %v", err)
+	}
+	k := &dsaPublicKey{params: p, pub: pub}
 	o.prepared = k
 	return k, nil
 }
@@ -295,7 +300,7 @@ func dsaVerify(op *operation, hash, sig []byte) error {
 	if want := 2 * ((k.params.Q.BitLen() + 7) / 8); len(sig) != want {
 		return ck.Errorf(ck.CKR_SIGNATURE_LEN_RANGE, "DSA signature of %d bytes, want %d", len(sig), want)
 	}
-	switch err := dsa.Verify(k.params, k.y, hash, sig); {
+	switch err := k.pub.Verify(hash, sig); {
 	case err == nil:
 		return nil
 	case errors.Is(err, dsa.ErrInvalidSignature):

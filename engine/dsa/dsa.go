@@ -19,6 +19,11 @@ import (
 // row means a broken engine.
 const maxNonceTries = 8
 
+// beforeCheck, when not nil, is called just before the check of each
+// signature: the constant-time trace test stops recording there (the check
+// works on public values, in variable time).
+var beforeCheck func()
+
 // Options select how signatures are made.
 type Options struct {
 	// Fallback, if non-nil, makes the signature again when the engine's
@@ -42,6 +47,7 @@ type Key struct {
 	x        []uint64      // the private value, limbs of q
 	xb       []byte        // x, qLen bytes
 	y        *big.Int      // g^x mod p, computed in software
+	pub      *PublicKey    // y prepared: the check before release
 	gb       []byte        // g, byte length of p
 	qPlain   []uint64      // q, limbs of q
 	qm2      []byte        // q−2 (Fermat inversion)
@@ -127,6 +133,9 @@ func newSoftKey(params *Parameters, x []byte) (*Key, error) {
 	yb := make([]byte, k.pm.Size())
 	mont.FillBytes(yb, y)
 	k.y = new(big.Int).SetBytes(yb)
+	if k.pub, err = NewPublicKey(params, k.y); err != nil {
+		return nil, err
+	}
 	return k, nil
 }
 
@@ -239,7 +248,10 @@ func (k *Key) signOn(ctx context.Context, pr *prepared, hash, extra []byte) ([]b
 		sig := make([]byte, 2*k.qLen)
 		mont.FillBytes(sig[:k.qLen], r)
 		mont.FillBytes(sig[k.qLen:], s)
-		if err := Verify(&k.params, k.y, hash, sig); err != nil {
+		if beforeCheck != nil {
+			beforeCheck()
+		}
+		if err := k.pub.Verify(hash, sig); err != nil {
 			clear(sig)
 			return nil, cost, fmt.Errorf("dsa: sign on engine %s: signature does not verify (%v): %w (%w)", pr.name, err, ErrFault, engine.ErrDevice)
 		}
@@ -312,41 +324,17 @@ func blindExponent(e, order []uint64) ([]byte, error) {
 }
 
 // Verify checks the signature r‖s of hash under the public value y, in
-// software with variable-time arithmetic (all inputs are public). The
-// parameters must have passed CheckParameters. It returns nil or an error
-// wrapping ErrInvalidSignature (or ErrInvalidKey for y not in [2, p−1]).
+// software with variable-time arithmetic (all inputs are public): it is
+// NewPublicKey followed by PublicKey.Verify (callers verifying repeatedly
+// with one key keep the PublicKey). It returns nil or an error wrapping
+// ErrInvalidSignature (ErrInvalidKey for y not in [2, p−1],
+// ErrInvalidParameters for bad parameters).
 func Verify(params *Parameters, y *big.Int, hash, sig []byte) error {
-	p, q, g := params.P, params.Q, params.G
-	qLen := (q.BitLen() + 7) / 8
-	if len(sig) != 2*qLen {
-		return fmt.Errorf("%w: %d bytes, want %d", ErrInvalidSignature, len(sig), 2*qLen)
+	k, err := NewPublicKey(params, y)
+	if err != nil {
+		return err
 	}
-	one := big.NewInt(1)
-	if y == nil || y.Cmp(one) <= 0 || y.Cmp(p) >= 0 {
-		return fmt.Errorf("%w: public value not in [2, p−1]", ErrInvalidKey)
-	}
-	r := new(big.Int).SetBytes(sig[:qLen])
-	s := new(big.Int).SetBytes(sig[qLen:])
-	if r.Sign() == 0 || r.Cmp(q) >= 0 || s.Sign() == 0 || s.Cmp(q) >= 0 {
-		return fmt.Errorf("%w: r or s not in [1, q−1]", ErrInvalidSignature)
-	}
-	w := new(big.Int).ModInverse(s, q)
-	if w == nil {
-		return fmt.Errorf("%w: s not invertible", ErrInvalidSignature)
-	}
-	z := new(big.Int).SetBytes(bits2int(hash, qLen, q.BitLen()))
-	u1 := z.Mul(z, w)
-	u1.Mod(u1, q)
-	u2 := w.Mul(r, w)
-	u2.Mod(u2, q)
-	v := new(big.Int).Exp(g, u1, p)
-	v.Mul(v, new(big.Int).Exp(y, u2, p))
-	v.Mod(v, p)
-	v.Mod(v, q)
-	if v.Cmp(r) != 0 {
-		return fmt.Errorf("%w: v ≠ r", ErrInvalidSignature)
-	}
-	return nil
+	return k.Verify(hash, sig)
 }
 
 // CheckPublic checks that y is in [2, p−1] and in the subgroup of order q

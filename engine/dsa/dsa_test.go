@@ -492,7 +492,8 @@ func TestGenerateParameters(t *testing.T) {
 func traceSign(t *testing.T, k *Key, hash []byte) string {
 	var ops strings.Builder
 	mont.SetTrace(func(op byte) { ops.WriteByte(op) })
-	defer mont.SetTrace(nil)
+	beforeCheck = func() { mont.SetTrace(nil) }
+	defer func() { mont.SetTrace(nil); beforeCheck = nil }()
 	if _, _, err := k.signOn(ctx, k.primary, hash, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -503,8 +504,8 @@ func traceSign(t *testing.T, k *Key, hash []byte) string {
 // table lookups of a signature on the software engine (g^k with the
 // blinded exponent, the reductions, and the blinded mod-q arithmetic with
 // the inversion by Fermat) is the same for different private values,
-// hashes and nonces. The check before release (public values, math/big)
-// does not go through the kernel.
+// hashes and nonces. The check before release (public values, variable
+// time) is left out of the trace.
 func TestSignTraceIndependentOfSecrets(t *testing.T) {
 	params := loadParams(t, Size{2048, 256})
 	eng := soft.New()
@@ -547,4 +548,66 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("unexpected error %v", err)
 		}
 	})
+}
+
+// TestMultiExp compares the simultaneous exponentiation with math/big for
+// exponents of different lengths, zero and one.
+func TestMultiExp(t *testing.T) {
+	p := loadParams(t, Size{2048, 256}).P
+	m, err := mont.NewModulus(p.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb := func(n int) []byte {
+		b := make([]byte, n)
+		rand.Read(b)
+		return b
+	}
+	for i, c := range [][2][]byte{
+		{rb(32), rb(32)}, {rb(32), rb(20)}, {rb(3), rb(32)}, {{0}, rb(32)}, {rb(32), nil}, {{0}, {0}}, {{1}, {1}},
+	} {
+		a := new(big.Int).Mod(new(big.Int).SetBytes(rb(256)), p)
+		b := new(big.Int).Mod(new(big.Int).SetBytes(rb(256)), p)
+		al, bl := make([]uint64, m.Limbs()), make([]uint64, m.Limbs())
+		mont.SetBytes(al, a.Bytes())
+		mont.SetBytes(bl, b.Bytes())
+		got := make([]byte, m.Size())
+		mont.FillBytes(got, multiExpVarTime(m, al, bl, c[0], c[1]))
+		want := new(big.Int).Exp(a, new(big.Int).SetBytes(c[0]), p)
+		want.Mul(want, new(big.Int).Exp(b, new(big.Int).SetBytes(c[1]), p))
+		want.Mod(want, p)
+		if !bytes.Equal(got, want.FillBytes(make([]byte, m.Size()))) {
+			t.Fatalf("case %d: a^e1·b^e2 wrong", i)
+		}
+	}
+}
+
+func BenchmarkSign2048(b *testing.B) {
+	params := loadParams(b, Size{2048, 256})
+	k, _ := newKey(b, soft.New(), params, Options{})
+	h := sha256.Sum256([]byte("bench"))
+	for b.Loop() {
+		if _, _, err := k.Sign(ctx, h[:], nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkVerify2048(b *testing.B) {
+	params := loadParams(b, Size{2048, 256})
+	k, _ := newKey(b, soft.New(), params, Options{})
+	h := sha256.Sum256([]byte("bench"))
+	sig, _, err := k.Sign(ctx, h[:], nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pub, err := NewPublicKey(params, k.Y())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := pub.Verify(h[:], sig); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
