@@ -32,7 +32,9 @@ void modexp_fork_sigpipe_restore(const sigset_t *old);
 
 #define FORKED_CHILD() __builtin_expect(__atomic_load_n(&modexp_forked_child, __ATOMIC_RELAXED), 0)
 
-#define FORK_GUARD(name, args)                                              \
+/* FORK_SERVE: in a forked child, answer with call (t_ is the function list
+ * serving the child) and return. */
+#define FORK_SERVE(call)                                                    \
 	do {                                                                \
 		if (FORKED_CHILD()) {                                       \
 			CK_RV rv_ = CKR_GENERAL_ERROR;                      \
@@ -41,29 +43,18 @@ void modexp_fork_sigpipe_restore(const sigset_t *old);
 				return rv_;                                 \
 			sigset_t old_;                                      \
 			modexp_fork_sigpipe_block(&old_);                   \
-			rv_ = t_->name args;                                \
+			rv_ = call;                                         \
 			modexp_fork_sigpipe_restore(&old_);                 \
 			return rv_;                                         \
 		}                                                           \
 	} while (0)
 
+#define FORK_GUARD(name, args) FORK_SERVE(t_->name args)
+
 /* FORK_GUARD_X: as FORK_GUARD, through forkmech.c's modexp_fx_NAME, which
  * does in C the hashed mechanisms p11-kit's RPC does not carry (and
  * forwards everything else). */
-#define FORK_GUARD_X(name, ...)                                             \
-	do {                                                                \
-		if (FORKED_CHILD()) {                                       \
-			CK_RV rv_ = CKR_GENERAL_ERROR;                      \
-			const CK_FUNCTION_LIST *t_ = modexp_fork_target(&rv_); \
-			if (t_ == NULL)                                     \
-				return rv_;                                 \
-			sigset_t old_;                                      \
-			modexp_fork_sigpipe_block(&old_);                   \
-			rv_ = modexp_fx_##name(t_, __VA_ARGS__);            \
-			modexp_fork_sigpipe_restore(&old_);                 \
-			return rv_;                                         \
-		}                                                           \
-	} while (0)
+#define FORK_GUARD_X(name, ...) FORK_SERVE(modexp_fx_##name(t_, __VA_ARGS__))
 
 /* forkmech.c */
 CK_RV modexp_fx_GetInfo(const CK_FUNCTION_LIST *t, CK_INFO_PTR pInfo, int major, int minor);

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -309,13 +308,7 @@ func TestTamperByteByByte(t *testing.T) {
 // clear CKA_SENSITIVE FALSE) gives nothing: the sealed values no longer
 // open as version-2 ones, so the next login's migration refuses them.
 func TestMigrateV2(t *testing.T) {
-	src, err := os.ReadFile("testdata/v2-token.db")
-	must(t, err)
-	path := filepath.Join(t.TempDir(), "token.db")
-	must(t, os.WriteFile(path, src, 0o600))
-	if v := schemaOf(t, path); v != 2 {
-		t.Fatalf("fixture schema %d", v)
-	}
+	path, _ := fixtureCopy(t, "v2-token.db", 2)
 	s := openStore(t, path, testOptions())
 	before, _, err := s.Objects(nil)
 	must(t, err)

@@ -3,8 +3,6 @@ package keystore
 import (
 	"bytes"
 	"encoding/binary"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -271,13 +269,7 @@ func schemaOf(t *testing.T, path string) uint32 {
 // login (to version 3, auth.go) with every object, sealed value and index
 // entry kept, and deltas from the generation of the upgrade on.
 func TestMigrateV1(t *testing.T) {
-	src, err := os.ReadFile("testdata/v1-token.db")
-	must(t, err)
-	path := filepath.Join(t.TempDir(), "token.db")
-	must(t, os.WriteFile(path, src, 0o600))
-	if v := schemaOf(t, path); v != 1 {
-		t.Fatalf("fixture schema %d", v)
-	}
+	path, src := fixtureCopy(t, "v1-token.db", 1)
 	s := openStore(t, path, testOptions())
 	before, g1, err := s.Objects(nil)
 	must(t, err)

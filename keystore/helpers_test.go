@@ -20,6 +20,24 @@ func testOptions() Options {
 	return Options{KDF: InsecureTestKDFParams, AllowWeakKDF: true, LockTimeout: 10 * time.Second}
 }
 
+// fixtureCopy copies testdata/name (a token file of schema version
+// schema) to a temporary directory and returns its path and contents.
+func fixtureCopy(t *testing.T, name string, schema uint32) (string, []byte) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "token.db")
+	if err := os.WriteFile(path, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v := schemaOf(t, path); v != schema {
+		t.Fatalf("fixture %s: schema %d, want %d", name, v, schema)
+	}
+	return path, src
+}
+
 // tokenPath is a token file in a fresh directory that does not exist yet.
 func tokenPath(t *testing.T) string {
 	t.Helper()

@@ -2,8 +2,6 @@ package keystore
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -102,10 +100,7 @@ func TestKDFFloor(t *testing.T) {
 // TestPolicyAdoptedByOldTokens: a token record without a policy (written
 // before policies were stored) gets the first login's options.
 func TestPolicyAdoptedByOldTokens(t *testing.T) {
-	src, err := os.ReadFile("testdata/v2-token.db")
-	must(t, err)
-	path := filepath.Join(t.TempDir(), "token.db")
-	must(t, os.WriteFile(path, src, 0o600))
+	path, _ := fixtureCopy(t, "v2-token.db", 2)
 	opts := testOptions()
 	opts.MaxPINTries = 4
 	s := openStore(t, path, opts)

@@ -7,12 +7,12 @@ import (
 	"math"
 	"math/big"
 	"os"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/internal/dudect"
 )
 
 // pkcs1Ciphertexts returns n ciphertexts under pub with valid PKCS#1 v1.5
@@ -171,44 +171,9 @@ func TestRSAPKCSDecryptTiming(t *testing.T) {
 		}
 		samples[c] = append(samples[c], float64(time.Since(start).Nanoseconds()))
 	}
-	tv := welchT(crop(samples[0], 0.9), crop(samples[1], 0.9))
+	tv := dudect.WelchT(dudect.Crop(samples[0], 0.9), dudect.Crop(samples[1], 0.9))
 	t.Logf("dudect: %d valid and %d invalid ciphertexts, Welch t = %.2f (|t| < 4.5: no leak detected)", count[0], count[1], tv)
 	if math.Abs(tv) > 10 {
 		t.Fatalf("timing differs between valid and invalid padding: t = %.2f", tv)
 	}
-}
-
-// crop keeps the samples below the p quantile (dudect's pre-processing
-// against the long tail of interruptions).
-func crop(xs []float64, p float64) []float64 {
-	s := append([]float64(nil), xs...)
-	slices.Sort(s)
-	cut := s[int(p*float64(len(s)-1))]
-	var out []float64
-	for _, x := range xs {
-		if x <= cut {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// welchT is Welch's t statistic of two samples.
-func welchT(a, b []float64) float64 {
-	mean := func(xs []float64) float64 {
-		var s float64
-		for _, x := range xs {
-			s += x
-		}
-		return s / float64(len(xs))
-	}
-	variance := func(xs []float64, m float64) float64 {
-		var s float64
-		for _, x := range xs {
-			s += (x - m) * (x - m)
-		}
-		return s / float64(len(xs)-1)
-	}
-	ma, mb := mean(a), mean(b)
-	return (ma - mb) / math.Sqrt(variance(a, ma)/float64(len(a))+variance(b, mb)/float64(len(b)))
 }

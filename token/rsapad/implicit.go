@@ -109,15 +109,7 @@ func DecodePKCS1v15EncryptImplicit(em, ciphertext, irKey []byte, k int) ([]byte,
 	}
 
 	// The real padding, as DecodePKCS1v15Encrypt checks it.
-	good := subtle.ConstantTimeByteEq(em[0], 0x00) & subtle.ConstantTimeByteEq(em[1], 0x02)
-	searching, sep := 1, 0
-	for i := 2; i < k; i++ {
-		isZero := subtle.ConstantTimeByteEq(em[i], 0x00)
-		sep = subtle.ConstantTimeSelect(searching&isZero, i, sep)
-		searching = subtle.ConstantTimeSelect(isZero, 0, searching)
-	}
-	good &= 1 - searching
-	good &= subtle.ConstantTimeLessOrEq(2+8, sep)
+	good, sep := checkType2(em)
 	realLen := k - sep - 1
 
 	// Select, reading every byte of both.

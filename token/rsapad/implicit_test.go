@@ -10,11 +10,12 @@ import (
 	"encoding/pem"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modexp-token/modexp-token/token/internal/dudect"
 )
 
 // irKeyOf returns the draft's test key and its implicit-rejection key.
@@ -173,32 +174,9 @@ func TestImplicitRejectionDecodeTiming(t *testing.T) {
 		}
 		samples[c] = append(samples[c], float64(time.Since(start).Nanoseconds()))
 	}
-	tv := welchT(crop(samples[0]), crop(samples[1]))
+	tv := dudect.WelchT(dudect.Crop(samples[0], 0.9), dudect.Crop(samples[1], 0.9))
 	t.Logf("dudect (decode only): %d valid and %d invalid, Welch t = %.2f (|t| < 4.5: no leak detected)", len(samples[0]), len(samples[1]), tv)
 	if math.Abs(tv) > 10 {
 		t.Fatalf("decoding time differs between valid and invalid padding: t = %.2f", tv)
 	}
-}
-
-func crop(xs []float64) []float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	cut := s[len(s)*9/10]
-	return slices.DeleteFunc(slices.Clone(xs), func(x float64) bool { return x > cut })
-}
-
-func welchT(a, b []float64) float64 {
-	stats := func(xs []float64) (m, v float64) {
-		for _, x := range xs {
-			m += x
-		}
-		m /= float64(len(xs))
-		for _, x := range xs {
-			v += (x - m) * (x - m)
-		}
-		return m, v / float64(len(xs)-1)
-	}
-	ma, va := stats(a)
-	mb, vb := stats(b)
-	return (ma - mb) / math.Sqrt(va/float64(len(a))+vb/float64(len(b)))
 }

@@ -120,6 +120,27 @@ func nonZeroRandom(b []byte, rand io.Reader) error {
 	return nil
 }
 
+// checkType2 checks em (len(em) = k ≥ 11) as 0x00 ‖ 0x02 ‖ PS ‖ 0x00 ‖ M
+// with PS at least eight nonzero bytes, in constant time: good is 1 when
+// it is, and sep the index of the separator (M = em[sep+1:]). Every byte is
+// examined the same way whatever its value.
+func checkType2(em []byte) (good, sep int) {
+	good = subtle.ConstantTimeByteEq(em[0], 0x00) & subtle.ConstantTimeByteEq(em[1], 0x02)
+	// Find the first zero byte after the block type without branching on
+	// any byte's value. sep is its index once found; searching is 1 until
+	// then.
+	searching := 1
+	for i := 2; i < len(em); i++ {
+		isZero := subtle.ConstantTimeByteEq(em[i], 0x00)
+		sep = subtle.ConstantTimeSelect(searching&isZero, i, sep)
+		searching = subtle.ConstantTimeSelect(isZero, 0, searching)
+	}
+	good &= 1 - searching
+	// PS = em[2:sep] must be at least eight bytes.
+	good &= subtle.ConstantTimeLessOrEq(2+8, sep)
+	return good, sep
+}
+
 // DecodePKCS1v15Encrypt returns the message inside em, a k-byte
 // RSAES-PKCS1-v1_5 encoded message (the output of the private operation),
 // checking 0x00 ‖ 0x02 ‖ PS ‖ 0x00 ‖ M with PS at least eight nonzero bytes
@@ -134,21 +155,7 @@ func DecodePKCS1v15Encrypt(em []byte, k int) ([]byte, error) {
 	if len(em) != k {
 		return nil, ErrDecryption
 	}
-	good := subtle.ConstantTimeByteEq(em[0], 0x00) & subtle.ConstantTimeByteEq(em[1], 0x02)
-
-	// Find the first zero byte after the block type without branching on
-	// any byte's value. sep is its index once found; searching is 1 until
-	// then.
-	searching, sep := 1, 0
-	for i := 2; i < k; i++ {
-		isZero := subtle.ConstantTimeByteEq(em[i], 0x00)
-		sep = subtle.ConstantTimeSelect(searching&isZero, i, sep)
-		searching = subtle.ConstantTimeSelect(isZero, 0, searching)
-	}
-	good &= 1 - searching
-	// PS = em[2:sep] must be at least eight bytes.
-	good &= subtle.ConstantTimeLessOrEq(2+8, sep)
-
+	good, sep := checkType2(em)
 	if good != 1 {
 		return nil, ErrDecryption
 	}
