@@ -165,7 +165,9 @@ func (e *Engine) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte,
 	if err != nil {
 		return nil, nil, engine.Cost{}, err
 	}
-	mont.ExpPair(am.m, bm.m, xa, xa, ea, xb, xb, eb)
+	if !mont.ExpPair(am.m, bm.m, xa, xa, ea, xb, xb, eb) {
+		return nil, nil, engine.Cost{}, errNoPair // not reached: CanPair said yes
+	}
 	ra = make([]byte, am.m.Size())
 	rb = make([]byte, bm.m.Size())
 	mont.FillBytes(ra, xa)

@@ -65,10 +65,7 @@ func ExpPair(m1, m2 *Modulus, z1, x1 []uint64, e1 []byte, z2, x2 []uint64, e2 []
 	if !CanPair(m1, m2) {
 		return false
 	}
-	amm, sel, ok := ifmaKernelsFor(m1.l52, 2)
-	if !ok {
-		return false
-	}
+	amm, sel, _ := ifmaKernelsFor(m1.l52, 2)
 	expIFMA([]*Modulus{m1, m2}, [][]uint64{z1, z2}, [][]uint64{x1, x2}, [][]byte{e1, e2}, amm, sel)
 	return true
 }
@@ -76,7 +73,11 @@ func ExpPair(m1, m2 *Modulus, z1, x1 []uint64, e1 []byte, z2, x2 []uint64, e2 []
 // CanPair reports whether ExpPair would pair exponentiations modulo m1
 // and m2 (it depends on their sizes and the kernel in use only).
 func CanPair(m1, m2 *Modulus) bool {
-	return useIFMA && m1.l52 != 0 && m1.l52 == m2.l52
+	if !useIFMA || m1.l52 == 0 || m1.l52 != m2.l52 {
+		return false
+	}
+	_, _, ok := ifmaKernelsFor(m1.l52, 2)
+	return ok
 }
 
 // ifmaKernelsFor returns the IFMA kernels in use for C chains of L
