@@ -3,7 +3,9 @@ package token
 import (
 	"bytes"
 	"encoding/binary"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
@@ -114,5 +116,11 @@ func TestTokenFileEditDoesNotExposeKey(t *testing.T) {
 	}
 	if n := len(find(t, m, sh, aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY))); n != 0 {
 		t.Fatalf("%d private keys served after the edit", n)
+	}
+	// And the refusal is in the module's log.
+	logText, err := os.ReadFile(filepath.Join(filepath.Dir(conf), "module.log"))
+	must(t, err)
+	if !strings.Contains(string(logText), "object record refused") || !strings.Contains(string(logText), "MAC mismatch") {
+		t.Fatalf("the refused record is not logged:\n%s", logText)
 	}
 }

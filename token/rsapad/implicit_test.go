@@ -180,3 +180,30 @@ func TestImplicitRejectionDecodeTiming(t *testing.T) {
 		t.Fatalf("decoding time differs between valid and invalid padding: t = %.2f", tv)
 	}
 }
+
+// FuzzImplicitRejection: any encoded message decodes without panic to what
+// DecodePKCS1v15Encrypt gives when the padding is valid, and to at most
+// k−11 bytes, the same each time, when not.
+func FuzzImplicitRejection(f *testing.F) {
+	f.Add(append([]byte{0, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0}, "msg"...), []byte("ciphertext"))
+	f.Add([]byte{0, 1, 0}, []byte{})
+	irKey := make([]byte, 32)
+	f.Fuzz(func(t *testing.T, em, ct []byte) {
+		k := len(em)
+		if k < 11 || k > 1024 {
+			return
+		}
+		ct = append(make([]byte, k), ct...)[len(ct):]
+		got, err := DecodePKCS1v15EncryptImplicit(em, ct, irKey, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, err := DecodePKCS1v15Encrypt(em, k); err == nil && !bytes.Equal(got, want) {
+			t.Fatalf("valid padding: %x, want %x", got, want)
+		}
+		again, _ := DecodePKCS1v15EncryptImplicit(em, ct, irKey, k)
+		if len(got) > k-11 || !bytes.Equal(got, again) {
+			t.Fatalf("%d bytes, or not deterministic", len(got))
+		}
+	})
+}

@@ -210,6 +210,18 @@ func TestWycheproofPKCS1v15Decrypt(t *testing.T) {
 				if err != nil && err != ErrDecryption {
 					t.Errorf("tcId %d: error %v is not ErrDecryption itself", tc.TcID, err)
 				}
+				// Implicit rejection agrees on every valid padding and
+				// answers every invalid one with a message, no error.
+				irKey, _ := ImplicitRejectionKey(g.PrivateKey.PrivateExponent, k)
+				ir, irErr := DecodePKCS1v15EncryptImplicit(em, leftPad(tc.Ct, k), irKey, k)
+				switch {
+				case irErr != nil:
+					t.Errorf("tcId %d: implicit rejection: %v", tc.TcID, irErr)
+				case err == nil && !bytes.Equal(ir, got):
+					t.Errorf("tcId %d: implicit rejection gave %x for a valid padding, want %x", tc.TcID, ir, got)
+				case len(ir) > k-11:
+					t.Errorf("tcId %d: implicit rejection gave %d bytes", tc.TcID, len(ir))
+				}
 			}
 			c.judge(t, tc, rawErr, err, bytes.Equal(got, tc.Msg))
 		}
