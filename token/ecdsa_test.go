@@ -659,22 +659,5 @@ func must2(b *testing.B, err error) {
 // testConfigB is testConfig for benchmarks.
 func testConfigB(b *testing.B) {
 	b.Helper()
-	dir := b.TempDir()
-	conf := dir + "/modexp.toml"
-	body := `[[slot]]
-label = "Bench"
-token_file = "token.db"
-engine = "soft"
-kdf_time = 1
-kdf_memory_kib = 64
-kdf_threads = 1
-kdf_insecure = true
-`
-	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	b.Setenv("MODEXP_TOKEN_CONF", conf)
-	b.Setenv("MODEXP_TOKEN_ENGINE", "")
-	b.Setenv("MODEXP_TOKEN_LOG", "")
-	b.Setenv("MODEXP_TOKEN_LOG_LEVEL", "")
+	writeConfig(b, "label = \"Bench\"\nengine = \"soft\"\n")
 }

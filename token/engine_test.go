@@ -4,15 +4,13 @@ import (
 	"crypto"
 	"crypto/rsa"
 	"crypto/sha256"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"math/big"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/modexp-token/modexp-token/internal/testkeys"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -20,48 +18,18 @@ import (
 // and points MODEXP_TOKEN_CONF at it; it returns the module log's path.
 func engineConfig(t *testing.T, engine, fallback string) string {
 	t.Helper()
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "modexp.toml")
-	logPath := filepath.Join(dir, "module.log")
-	body := fmt.Sprintf(`log = %q
-log_level = "debug"
-
-[[slot]]
-label = "Engine Test"
-token_file = "token.db"
-engine = %q
-fallback = %q
-kdf_time = 1
-kdf_memory_kib = 64
-kdf_threads = 1
-kdf_insecure = true
-`, logPath, engine, fallback)
-	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("MODEXP_TOKEN_CONF", conf)
-	t.Setenv("MODEXP_TOKEN_ENGINE", "")
-	t.Setenv("MODEXP_TOKEN_LOG", "")
-	t.Setenv("MODEXP_TOKEN_LOG_LEVEL", "")
+	_, logPath := writeConfig(t, fmt.Sprintf("label = \"Engine Test\"\nengine = %q\nfallback = %q\n", engine, fallback))
 	return logPath
 }
 
-// testKey reads one of engine/chip's public test keys (RSA, for tests only).
+// testKey is one of the fixed public test keys (internal/testkeys).
 func testKey(t *testing.T, bits int) *rsa.PrivateKey {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "engine", "internal", "testkeys", fmt.Sprintf("rsa%d.pem", bits)))
+	k, err := testkeys.Load(bits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	blk, _ := pem.Decode(b)
-	if blk == nil {
-		t.Fatal("no PEM block")
-	}
-	k, err := x509.ParsePKCS1PrivateKey(blk.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
+	return k.PrivateKey
 }
 
 // importRSA creates a session private key object from k.

@@ -17,25 +17,25 @@ const (
 	testUserPIN = "user-1234"
 )
 
-// testConfig writes a configuration with cheap Argon2 parameters into a
-// temporary directory and points MODEXP_TOKEN_CONF at it.
-func testConfig(t *testing.T, extra string) string {
+// writeConfig writes a one-slot configuration with cheap Argon2
+// parameters (slot: the slot's other keys, one per line) into a temporary
+// directory, points MODEXP_TOKEN_CONF at it and clears the environment
+// overrides. It returns the configuration's and the module log's paths.
+func writeConfig(t testing.TB, slot string) (conf, logPath string) {
 	t.Helper()
 	dir := t.TempDir()
-	conf := filepath.Join(dir, "modexp.toml")
+	conf = filepath.Join(dir, "modexp.toml")
+	logPath = filepath.Join(dir, "module.log")
 	body := fmt.Sprintf(`log = %q
 log_level = "debug"
 
 [[slot]]
-label = "Test Token"
 token_file = "token.db"
-engine = "soft"
 kdf_time = 1
 kdf_memory_kib = 64
 kdf_threads = 1
 kdf_insecure = true
-max_pin_tries = 3
-%s`, filepath.Join(dir, "module.log"), extra)
+%s`, logPath, slot)
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +43,14 @@ max_pin_tries = 3
 	t.Setenv("MODEXP_TOKEN_ENGINE", "")
 	t.Setenv("MODEXP_TOKEN_LOG", "")
 	t.Setenv("MODEXP_TOKEN_LOG_LEVEL", "")
+	return conf, logPath
+}
+
+// testConfig writes the configuration of most tests: one slot on the
+// software engine, three PIN tries, and extra keys of the slot.
+func testConfig(t *testing.T, extra string) string {
+	t.Helper()
+	conf, _ := writeConfig(t, "label = \"Test Token\"\nengine = \"soft\"\nmax_pin_tries = 3\n"+extra)
 	return conf
 }
 

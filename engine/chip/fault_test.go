@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/internal/testkeys"
+	"github.com/modexp-token/modexp-token/internal/testkeys"
 	"github.com/modexp-token/modexp-token/engine/rsa"
 	_ "github.com/modexp-token/modexp-token/engine/soft"
 )

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/internal/testkeys"
+	"github.com/modexp-token/modexp-token/internal/testkeys"
 )
 
 func TestSpecErrors(t *testing.T) {

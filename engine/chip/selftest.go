@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/chip/internal/randop"
+	"github.com/modexp-token/modexp-token/engine/internal/randop"
 )
 
 // kat returns a deterministic odd n-bit modulus (top bit set), a base

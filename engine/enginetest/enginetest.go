@@ -35,6 +35,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/internal/randop"
 	"github.com/modexp-token/modexp-token/engine/rsa"
 )
 
@@ -134,25 +135,11 @@ type suite struct {
 
 func (s *suite) rng(salt uint64) *mrand.Rand { return mrand.New(mrand.NewPCG(s.seed, salt)) }
 
-// randBits returns a random number of at most bits bits.
-func randBits(r *mrand.Rand, bits int) *big.Int {
-	b := make([]byte, (bits+7)/8)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	if ex := len(b)*8 - bits; ex > 0 {
-		b[0] &= 0xff >> ex
-	}
-	return new(big.Int).SetBytes(b)
-}
-
-// randModulus returns a random odd modulus of exactly bits bits.
-func randModulus(r *mrand.Rand, bits int) *big.Int {
-	n := randBits(r, bits)
-	n.SetBit(n, bits-1, 1)
-	n.SetBit(n, 0, 1)
-	return n
-}
+// The suite's random operands (engine/internal/randop).
+var (
+	randBits    = randop.Bits
+	randModulus = randop.Odd
+)
 
 func (s *suite) testInfo(t *testing.T) {
 	if s.info.Name == "" {

@@ -4,14 +4,12 @@ import (
 	"crypto"
 	"crypto/rsa"
 	"crypto/sha256"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"math/big"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/modexp-token/modexp-token/internal/testkeys"
 	"github.com/modexp-token/modexp-token/token"
 	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/config"
@@ -122,22 +120,14 @@ func (md *mod) status() token.EngineStatus {
 	return st
 }
 
-// testKey reads one of engine/chip's public test keys (for tests only).
+// testKey is one of the fixed public test keys (internal/testkeys).
 func testKey(t testing.TB, bits int) *rsa.PrivateKey {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "engine", "internal", "testkeys", fmt.Sprintf("rsa%d.pem", bits)))
+	k, err := testkeys.Load(bits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	blk, _ := pem.Decode(b)
-	if blk == nil {
-		t.Fatal("no PEM block")
-	}
-	k, err := x509.ParsePKCS1PrivateKey(blk.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
+	return k.PrivateKey
 }
 
 // verifySig checks a SHA256-RSA-PKCS signature with crypto/rsa.

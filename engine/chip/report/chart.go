@@ -13,7 +13,7 @@ import (
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/chip"
-	"github.com/modexp-token/modexp-token/engine/internal/testkeys"
+	"github.com/modexp-token/modexp-token/internal/testkeys"
 	"github.com/modexp-token/modexp-token/engine/rsa"
 )
 

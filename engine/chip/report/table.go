@@ -25,8 +25,8 @@ import (
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/chip"
-	"github.com/modexp-token/modexp-token/engine/chip/internal/randop"
-	"github.com/modexp-token/modexp-token/engine/internal/testkeys"
+	"github.com/modexp-token/modexp-token/engine/internal/randop"
+	"github.com/modexp-token/modexp-token/internal/testkeys"
 )
 
 // Row is one published figure and what the simulator gives for it.

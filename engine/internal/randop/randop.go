@@ -1,6 +1,7 @@
-// Package randop draws the deterministic operands of the chip simulators'
-// self-tests and of their reproduction table (engine/chip/report): the
-// same seed gives the same numbers in both.
+// Package randop draws deterministic random operands from a seeded
+// generator: the chip simulators' self-tests and reproduction table
+// (engine/chip/report: the same seed gives the same numbers in both) and
+// the engine conformance suite (engine/enginetest).
 package randop
 
 import (

@@ -1,11 +1,11 @@
 // Package testkeys holds fixed public RSA test keys (1024, 2048 and 4096
-// bits) for the engines' tests and the chip reproduction table
-// (engine/chip/report), whose published figures are measured on these so
-// that the table is the same on every run. Tests outside engine/ read the
-// PEM files in this directory.
+// bits) for the tests (engines, guard, token, test/engines) and the chip
+// reproduction table (engine/chip/report), whose published figures are
+// measured on these so that the table is the same on every run.
 package testkeys
 
 import (
+	"crypto/rsa"
 	"crypto/x509"
 	"embed"
 	"encoding/pem"
@@ -20,6 +20,8 @@ var files embed.FS
 type Key struct {
 	N, D, P, Q, Dp, Dq, Qinv *big.Int
 	E                        int
+	// PrivateKey is the same key for crypto/rsa (precomputed).
+	PrivateKey *rsa.PrivateKey
 }
 
 // Load returns the fixed key of 1024, 2048 or 4096 bits.
@@ -36,5 +38,6 @@ func Load(bits int) (*Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("test key %d: %w", bits, err)
 	}
-	return &Key{N: k.N, D: k.D, P: k.Primes[0], Q: k.Primes[1], Dp: k.Precomputed.Dp, Dq: k.Precomputed.Dq, Qinv: k.Precomputed.Qinv, E: k.E}, nil
+	return &Key{N: k.N, D: k.D, P: k.Primes[0], Q: k.Primes[1], Dp: k.Precomputed.Dp, Dq: k.Precomputed.Dq,
+		Qinv: k.Precomputed.Qinv, E: k.E, PrivateKey: k}, nil
 }
