@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/internal/testkeys"
 	"github.com/modexp-token/modexp-token/engine/rsa"
 	_ "github.com/modexp-token/modexp-token/engine/soft"
+	"github.com/modexp-token/modexp-token/internal/testkeys"
 )
 
 // expOnce returns whether e's exponentiation of random n-bit operands is right.

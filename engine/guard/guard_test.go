@@ -14,9 +14,9 @@ import (
 	"github.com/modexp-token/modexp-token/engine/ec"
 	"github.com/modexp-token/modexp-token/engine/ecdsa"
 	"github.com/modexp-token/modexp-token/engine/guard"
-	"github.com/modexp-token/modexp-token/internal/testkeys"
 	"github.com/modexp-token/modexp-token/engine/rsa"
 	"github.com/modexp-token/modexp-token/engine/soft"
+	"github.com/modexp-token/modexp-token/internal/testkeys"
 )
 
 func open(t *testing.T, spec string) engine.Engine {

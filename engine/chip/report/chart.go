@@ -13,8 +13,8 @@ import (
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/chip"
-	"github.com/modexp-token/modexp-token/internal/testkeys"
 	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/internal/testkeys"
 )
 
 // ChartOptions configure [WriteChart].
