@@ -150,20 +150,12 @@ func isPSS(t uint64) bool {
 	switch t {
 	case ck.CKM_RSA_PKCS_PSS, ck.CKM_SHA1_RSA_PKCS_PSS, ck.CKM_SHA224_RSA_PKCS_PSS,
 		ck.CKM_SHA256_RSA_PKCS_PSS, ck.CKM_SHA384_RSA_PKCS_PSS, ck.CKM_SHA512_RSA_PKCS_PSS,
-		ckmSHA3_256_RSA_PKCS_PSS, ckmSHA3_384_RSA_PKCS_PSS, ckmSHA3_512_RSA_PKCS_PSS,
-		ckmSHA3_224_RSA_PKCS_PSS:
+		ck.CKM_SHA3_256_RSA_PKCS_PSS, ck.CKM_SHA3_384_RSA_PKCS_PSS, ck.CKM_SHA3_512_RSA_PKCS_PSS,
+		ck.CKM_SHA3_224_RSA_PKCS_PSS:
 		return true
 	}
 	return false
 }
-
-// PKCS#11 3.0 PSS mechanisms absent from the 2.40 header.
-const (
-	ckmSHA3_256_RSA_PKCS_PSS = 0x63
-	ckmSHA3_384_RSA_PKCS_PSS = 0x64
-	ckmSHA3_512_RSA_PKCS_PSS = 0x65
-	ckmSHA3_224_RSA_PKCS_PSS = 0x67
-)
 
 // mechanismIn decodes a CK_MECHANISM. PSS, OAEP and ECDH1 derive
 // parameters must have exactly their structure's size (else

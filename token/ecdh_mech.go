@@ -8,8 +8,8 @@ package token
 // a DER OCTET STRING (clients send both); a point that is malformed, not on
 // the key's curve (invalid-curve and twist points), or at infinity is
 // CKR_MECHANISM_PARAM_INVALID, as is an unknown KDF, shared data with
-// CKD_NULL, or no public data. The KDFs are CKD_NULL and CKD_SHA1_KDF to
-// CKD_SHA512_KDF: the ANSI X9.63 KDF, K = H(Z‖1‖SharedInfo) ‖
+// CKD_NULL, or no public data. The KDFs are CKD_NULL, CKD_SHA1_KDF to
+// CKD_SHA512_KDF and (3.0) CKD_SHA3_224_KDF to CKD_SHA3_512_KDF: the ANSI X9.63 KDF, K = H(Z‖1‖SharedInfo) ‖
 // H(Z‖2‖SharedInfo) ‖ ... (32-bit big-endian counter) cut to the key's
 // length.
 //
@@ -32,6 +32,7 @@ package token
 
 import (
 	"crypto"
+	_ "crypto/sha3" // the SHA-3 mechanisms and KDFs
 	"crypto/subtle"
 	"encoding/binary"
 	"errors"
@@ -57,6 +58,11 @@ var ecdhKDFs = map[uint64]crypto.Hash{
 	ck.CKD_SHA256_KDF: crypto.SHA256,
 	ck.CKD_SHA384_KDF: crypto.SHA384,
 	ck.CKD_SHA512_KDF: crypto.SHA512,
+	// PKCS#11 3.0.
+	ck.CKD_SHA3_224_KDF: crypto.SHA3_224,
+	ck.CKD_SHA3_256_KDF: crypto.SHA3_256,
+	ck.CKD_SHA3_384_KDF: crypto.SHA3_384,
+	ck.CKD_SHA3_512_KDF: crypto.SHA3_512,
 }
 
 func init() {

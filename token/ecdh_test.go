@@ -33,6 +33,8 @@ func TestX963KDF(t *testing.T) {
 		{crypto.SHA1, "1c7d7b5f0597b03d06a018466ed1a93e30ed4b04dc64ccdd", "", "bf71dffd8f4d99223936beb46fee8ccc60439b7e"},
 		{crypto.SHA256, "96c05619d56c328ab95fe84b18264b08725b85e33fd34f08", "deadbeef",
 			"4A:91:EA:9C:29:7B:69:FF:42:85:83:69:D0:1A:40:48:02:54:99:8A:37:A3:EF:76:08:DA:CD:D6:D3:48:59:E8:F1:25:18:2C:11:1C:E7:43"},
+		{crypto.SHA3_256, "96c05619d56c328ab95fe84b18264b08725b85e33fd34f08", "deadbeef",
+			"75:40:46:9D:B0:6C:6F:53:9B:39:67:3C:4F:04:12:5B:FF:1C:D5:AD:D7:FE:26:63:A9:D7:5C:B5:D0:E6:0F:03:56:D4:C2:73:E3:C5:01:4D"},
 		{crypto.SHA512, "00ff00ff11", "0102",
 			"C0:01:04:3F:21:C6:F3:AB:F5:AD:B6:A7:D9:3C:65:B2:CD:1A:C7:35:4C:1A:9C:07:14:0E:12:1A:B0:51:19:3A:B6:D0:BD:EA:E6:25:69:91:29:18:B1:EA:A8:70:2F:EC:2B:38:AC:ED:92:5A:7E:53:92:1E:3E:29:C3:30:9B:6A:79:11:98:ED:93:20"},
 	}
@@ -237,7 +239,9 @@ func TestECDHDerive(t *testing.T) {
 		ckd uint64
 		h   crypto.Hash
 	}{{ck.CKD_SHA1_KDF, crypto.SHA1}, {ck.CKD_SHA224_KDF, crypto.SHA224}, {ck.CKD_SHA256_KDF, crypto.SHA256},
-		{ck.CKD_SHA384_KDF, crypto.SHA384}, {ck.CKD_SHA512_KDF, crypto.SHA512}} {
+		{ck.CKD_SHA384_KDF, crypto.SHA384}, {ck.CKD_SHA512_KDF, crypto.SHA512},
+		{ck.CKD_SHA3_224_KDF, crypto.SHA3_224}, {ck.CKD_SHA3_256_KDF, crypto.SHA3_256},
+		{ck.CKD_SHA3_384_KDF, crypto.SHA3_384}, {ck.CKD_SHA3_512_KDF, crypto.SHA3_512}} {
 		for _, pub := range [][]byte{raw, der} {
 			got, err := ecdhDeriveValue(t, m, sh, key, ck.CKM_ECDH1_DERIVE,
 				ECDH1DeriveParams{KDF: kdf.ckd, SharedData: []byte("shared info"), PublicData: pub}, aULong(ck.CKA_VALUE_LEN, 80))

@@ -1,6 +1,7 @@
 package token
 
-// ECDSA: CKM_EC_KEY_PAIR_GEN, CKM_ECDSA and CKM_ECDSA_SHA1..SHA512.
+// ECDSA: CKM_EC_KEY_PAIR_GEN, CKM_ECDSA, CKM_ECDSA_SHA1..SHA512 and
+// CKM_ECDSA_SHA3_224..SHA3_512.
 //
 // Signatures are raw r‖s, each half the byte length of the curve's order
 // (56 bytes for P-224, 64 for P-256, 96 for P-384, 132 for P-521). CKM_ECDSA signs its
@@ -81,6 +82,8 @@ var ecdsaHashMechs = []struct {
 	{ck.CKM_ECDSA_SHA1, crypto.SHA1}, {ck.CKM_ECDSA_SHA224, crypto.SHA224},
 	{ck.CKM_ECDSA_SHA256, crypto.SHA256}, {ck.CKM_ECDSA_SHA384, crypto.SHA384},
 	{ck.CKM_ECDSA_SHA512, crypto.SHA512},
+	{ck.CKM_ECDSA_SHA3_224, crypto.SHA3_224}, {ck.CKM_ECDSA_SHA3_256, crypto.SHA3_256},
+	{ck.CKM_ECDSA_SHA3_384, crypto.SHA3_384}, {ck.CKM_ECDSA_SHA3_512, crypto.SHA3_512},
 }
 
 func init() {

@@ -141,6 +141,8 @@ var (
 	}{
 		{ck.CKM_SHA_1, crypto.SHA1}, {ck.CKM_SHA224, crypto.SHA224}, {ck.CKM_SHA256, crypto.SHA256},
 		{ck.CKM_SHA384, crypto.SHA384}, {ck.CKM_SHA512, crypto.SHA512},
+		{ck.CKM_SHA3_224, crypto.SHA3_224}, {ck.CKM_SHA3_256, crypto.SHA3_256},
+		{ck.CKM_SHA3_384, crypto.SHA3_384}, {ck.CKM_SHA3_512, crypto.SHA3_512},
 	}
 	rsaPKCSHashMechs = []struct {
 		typ  uint64
@@ -149,6 +151,8 @@ var (
 		{ck.CKM_SHA1_RSA_PKCS, crypto.SHA1}, {ck.CKM_SHA224_RSA_PKCS, crypto.SHA224},
 		{ck.CKM_SHA256_RSA_PKCS, crypto.SHA256}, {ck.CKM_SHA384_RSA_PKCS, crypto.SHA384},
 		{ck.CKM_SHA512_RSA_PKCS, crypto.SHA512},
+		{ck.CKM_SHA3_224_RSA_PKCS, crypto.SHA3_224}, {ck.CKM_SHA3_256_RSA_PKCS, crypto.SHA3_256},
+		{ck.CKM_SHA3_384_RSA_PKCS, crypto.SHA3_384}, {ck.CKM_SHA3_512_RSA_PKCS, crypto.SHA3_512},
 	}
 	rsaPSSHashMechs = []struct {
 		typ  uint64
@@ -157,6 +161,8 @@ var (
 		{ck.CKM_SHA1_RSA_PKCS_PSS, crypto.SHA1}, {ck.CKM_SHA224_RSA_PKCS_PSS, crypto.SHA224},
 		{ck.CKM_SHA256_RSA_PKCS_PSS, crypto.SHA256}, {ck.CKM_SHA384_RSA_PKCS_PSS, crypto.SHA384},
 		{ck.CKM_SHA512_RSA_PKCS_PSS, crypto.SHA512},
+		{ck.CKM_SHA3_224_RSA_PKCS_PSS, crypto.SHA3_224}, {ck.CKM_SHA3_256_RSA_PKCS_PSS, crypto.SHA3_256},
+		{ck.CKM_SHA3_384_RSA_PKCS_PSS, crypto.SHA3_384}, {ck.CKM_SHA3_512_RSA_PKCS_PSS, crypto.SHA3_512},
 	}
 )
 

@@ -9,6 +9,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	_ "crypto/sha3" // the SHA-3 mechanisms
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 var p11Hashes = map[string]crypto.Hash{
 	"SHA-1": crypto.SHA1, "SHA1": crypto.SHA1, "SHA224": crypto.SHA224, "SHA256": crypto.SHA256,
 	"SHA384": crypto.SHA384, "SHA512": crypto.SHA512,
+	"SHA3-224": crypto.SHA3_224, "SHA3-256": crypto.SHA3_256, "SHA3-384": crypto.SHA3_384, "SHA3-512": crypto.SHA3_512,
 }
 
 // hashNames are pkcs11-tool's --hash-algorithm names, in order.
@@ -199,7 +201,13 @@ func TestPKCS11Tool(t *testing.T) {
 				continue // no exercise: reported by the deferred check
 			}
 			d := digest(h, msg)
-			cases = append(cases, signCase{n, "01", []string{"-m", n, "--mgf", mgfName(hn)}, msg, func(sig []byte) error {
+			args := []string{"-m", n, "--mgf", mgfName(hn)}
+			if strings.HasPrefix(hn, "SHA3") {
+				// pkcs11-tool 0.23 has no --mgf name for SHA-3, and
+				// picks MGF1 with the mechanism's hash by itself.
+				args = args[:2]
+			}
+			cases = append(cases, signCase{n, "01", args, msg, func(sig []byte) error {
 				return rsa.VerifyPSS(rsaPub, h, d, sig, &rsa.PSSOptions{SaltLength: h.Size(), Hash: h})
 			}})
 		case strings.HasSuffix(n, "-RSA-PKCS"):

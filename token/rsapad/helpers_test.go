@@ -78,7 +78,8 @@ func keys(t testing.TB) map[int]*rsa.PrivateKey {
 	return ks
 }
 
-var allHashes = []crypto.Hash{crypto.SHA1, crypto.SHA224, crypto.SHA256, crypto.SHA384, crypto.SHA512}
+var allHashes = []crypto.Hash{crypto.SHA1, crypto.SHA224, crypto.SHA256, crypto.SHA384, crypto.SHA512,
+	crypto.SHA3_224, crypto.SHA3_256, crypto.SHA3_384, crypto.SHA3_512}
 
 // digestOf returns h(msg).
 func digestOf(h crypto.Hash, msg []byte) []byte {

@@ -39,6 +39,11 @@ func TestDigestInfo(t *testing.T) {
 		crypto.SHA256: {2, 16, 840, 1, 101, 3, 4, 2, 1},
 		crypto.SHA384: {2, 16, 840, 1, 101, 3, 4, 2, 2},
 		crypto.SHA512: {2, 16, 840, 1, 101, 3, 4, 2, 3},
+		// RFC 8702 §2.
+		crypto.SHA3_224: {2, 16, 840, 1, 101, 3, 4, 2, 7},
+		crypto.SHA3_256: {2, 16, 840, 1, 101, 3, 4, 2, 8},
+		crypto.SHA3_384: {2, 16, 840, 1, 101, 3, 4, 2, 9},
+		crypto.SHA3_512: {2, 16, 840, 1, 101, 3, 4, 2, 10},
 	}
 	type algID struct {
 		Algorithm  asn1.ObjectIdentifier
@@ -64,7 +69,7 @@ func TestDigestInfo(t *testing.T) {
 			}
 		}
 	}
-	for _, h := range []crypto.Hash{0, crypto.MD5, crypto.SHA3_256, crypto.SHA512_256} {
+	for _, h := range []crypto.Hash{0, crypto.MD5, crypto.BLAKE2b_256, crypto.SHA512_256} {
 		if _, err := DigestInfo(h, make([]byte, 32)); !errors.Is(err, ErrHashUnsupported) {
 			t.Errorf("%v: err %v, want ErrHashUnsupported", h, err)
 		}
@@ -82,6 +87,10 @@ func TestMechanismAndMGFHash(t *testing.T) {
 		{ck.CKM_SHA256, ck.CKG_MGF1_SHA256, crypto.SHA256},
 		{ck.CKM_SHA384, ck.CKG_MGF1_SHA384, crypto.SHA384},
 		{ck.CKM_SHA512, ck.CKG_MGF1_SHA512, crypto.SHA512},
+		{ck.CKM_SHA3_224, ck.CKG_MGF1_SHA3_224, crypto.SHA3_224},
+		{ck.CKM_SHA3_256, ck.CKG_MGF1_SHA3_256, crypto.SHA3_256},
+		{ck.CKM_SHA3_384, ck.CKG_MGF1_SHA3_384, crypto.SHA3_384},
+		{ck.CKM_SHA3_512, ck.CKG_MGF1_SHA3_512, crypto.SHA3_512},
 	}
 	for _, tc := range tests {
 		if got, err := MechanismHash(tc.mech); err != nil || got != tc.want {
@@ -96,7 +105,7 @@ func TestMechanismAndMGFHash(t *testing.T) {
 			t.Errorf("MechanismHash(0x%x): err %v, want ErrHashUnsupported", m, err)
 		}
 	}
-	for _, m := range []uint64{0, 6, 0x100, ck.CKM_SHA256} {
+	for _, m := range []uint64{0, 10, 0x100, ck.CKM_SHA256} {
 		if _, err := MGFHash(m); !errors.Is(err, ErrHashUnsupported) {
 			t.Errorf("MGFHash(0x%x): err %v, want ErrHashUnsupported", m, err)
 		}
@@ -362,7 +371,7 @@ func TestOAEPParameters(t *testing.T) {
 		{"smallest modulus", 0, 2*20 + 2, crypto.SHA1, crypto.SHA1, rand.Reader, nil, ErrDecryption},
 		{"below smallest", 0, 2*20 + 1, crypto.SHA1, crypto.SHA512, rand.Reader, ErrKeyTooSmall, ErrKeyTooSmall},
 		{"MD5", 0, 256, crypto.MD5, crypto.SHA1, rand.Reader, ErrHashUnsupported, ErrHashUnsupported},
-		{"MGF SHA3", 0, 256, crypto.SHA256, crypto.SHA3_256, rand.Reader, ErrHashUnsupported, ErrHashUnsupported},
+		{"MGF BLAKE2b", 0, 256, crypto.SHA256, crypto.BLAKE2b_256, rand.Reader, ErrHashUnsupported, ErrHashUnsupported},
 		{"zero hash", 0, 256, 0, crypto.SHA256, rand.Reader, ErrHashUnsupported, ErrHashUnsupported},
 		{"nil rand", 0, 256, crypto.SHA256, crypto.SHA256, nil, ErrInvalidParameter, ErrDecryption},
 		{"broken rand", 0, 256, crypto.SHA256, crypto.SHA256, brokenReader{}, errBroken, ErrDecryption},

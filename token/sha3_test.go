@@ -1,0 +1,222 @@
+package token
+
+import (
+	"bytes"
+	"crypto"
+	stdecdsa "crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha3"
+	"encoding/asn1"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// TestSHA3Digests checks CKM_SHA3_* against FIPS 202's "abc" answers and
+// crypto/sha3, in one part and in several.
+func TestSHA3Digests(t *testing.T) {
+	m, slot := newModule(t)
+	sh := openRO(t, m, slot)
+	abc := map[uint64]string{
+		ck.CKM_SHA3_224: "e642824c3f8cf24ad09234ee7d3c766fc9a3a5168d0c94ad73b46fdf",
+		ck.CKM_SHA3_256: "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532",
+		ck.CKM_SHA3_384: "ec01498288516fc926459f58e2c6ad8df9b473cb0fc08c2596da7cf0e49be4b298d88cea927ac7f539f1edf228376d25",
+		ck.CKM_SHA3_512: "b751850b1a57168a5693cd924b6b096e08f621827444f70d884f5d0240d2712e10e116e9192af3c91a7ec57647e3934057340b4cf408d5a56592f8274eec53f0",
+	}
+	long := bytes.Repeat([]byte("SHA-3 through the token "), 100)
+	for mech, want := range abc {
+		for _, in := range [][]byte{[]byte("abc"), long} {
+			must(t, m.DigestInit(sh, &Mechanism{Type: mech}))
+			got, _, err := m.Digest(sh, in, Out{Cap: 64})
+			must(t, err)
+			must(t, m.DigestInit(sh, &Mechanism{Type: mech}))
+			for i := 0; i < len(in); i += 7 {
+				must(t, m.DigestUpdate(sh, in[i:min(i+7, len(in))]))
+			}
+			parts, _, err := m.DigestFinal(sh, Out{Cap: 64})
+			must(t, err)
+			h := mechanisms[mech].hash.New()
+			h.Write(in)
+			ref := h.Sum(nil)
+			if len(in) == 3 && hex.EncodeToString(got) != want {
+				t.Fatalf("%s(abc) = %x, want %s", ck.Name("CKM_", mech), got, want)
+			}
+			if !bytes.Equal(got, ref) || !bytes.Equal(parts, ref) {
+				t.Fatalf("%s: %x / %x, crypto/sha3 %x", ck.Name("CKM_", mech), got, parts, ref)
+			}
+		}
+	}
+	if d := sha3.Sum256([]byte("abc")); hex.EncodeToString(d[:]) != abc[ck.CKM_SHA3_256] {
+		t.Fatal("crypto/sha3 disagrees with FIPS 202")
+	}
+}
+
+// TestSHA3Signatures signs with every SHA-3 RSA and ECDSA mechanism and
+// checks the signatures with crypto/rsa and crypto/ecdsa (and the token's
+// own verification).
+func TestSHA3Signatures(t *testing.T) {
+	m, _, sh := readyToken(t)
+	priv, pub := rsaKeyTemplates(fuzzRSAKey)
+	rsaPriv, err := m.CreateObject(sh, priv)
+	must(t, err)
+	rsaPub, err := m.CreateObject(sh, pub)
+	must(t, err)
+	msg := []byte("signed with SHA-3")
+	mgf := map[crypto.Hash]uint64{crypto.SHA3_224: ck.CKG_MGF1_SHA3_224, crypto.SHA3_256: ck.CKG_MGF1_SHA3_256,
+		crypto.SHA3_384: ck.CKG_MGF1_SHA3_384, crypto.SHA3_512: ck.CKG_MGF1_SHA3_512}
+	hashMech := map[crypto.Hash]uint64{crypto.SHA3_224: ck.CKM_SHA3_224, crypto.SHA3_256: ck.CKM_SHA3_256,
+		crypto.SHA3_384: ck.CKM_SHA3_384, crypto.SHA3_512: ck.CKM_SHA3_512}
+	for _, hm := range rsaPKCSHashMechs[5:] {
+		sig, err := signWith(t, m, sh, rsaPriv, hm.typ, msg)
+		must(t, err)
+		must(t, rsa.VerifyPKCS1v15(&fuzzRSAKey.PublicKey, hm.hash, digest(hm.hash, msg), sig))
+		must(t, verifyWith(t, m, sh, rsaPub, hm.typ, msg, sig))
+	}
+	for _, hm := range rsaPSSHashMechs[5:] {
+		cm := &Mechanism{Type: hm.typ, PSS: &PSSParams{Hash: hashMech[hm.hash], MGF: mgf[hm.hash], SaltLen: 20}}
+		must(t, m.SignInit(sh, cm, rsaPriv))
+		sig, _, err := m.Sign(sh, msg, Out{Cap: 512})
+		must(t, err)
+		must(t, rsa.VerifyPSS(&fuzzRSAKey.PublicKey, hm.hash, digest(hm.hash, msg), sig, &rsa.PSSOptions{SaltLength: 20}))
+		must(t, m.VerifyInit(sh, cm, rsaPub))
+		must(t, m.Verify(sh, msg, sig))
+		// The hash of the parameter must be the mechanism's.
+		bad := &Mechanism{Type: hm.typ, PSS: &PSSParams{Hash: ck.CKM_SHA256, MGF: mgf[hm.hash], SaltLen: 32}}
+		wantRV(t, m.SignInit(sh, bad, rsaPriv), ck.CKR_MECHANISM_PARAM_INVALID)
+	}
+	k, err := stdecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	must(t, err)
+	c := curveOf(t, "P-256")
+	ecPriv, err := m.CreateObject(sh, ecPrivateTemplate(c, k.D.Bytes()))
+	must(t, err)
+	ecPub := importECPublic(t, m, sh, c, k.X.FillBytes(make([]byte, 32)), k.Y.FillBytes(make([]byte, 32)))
+	for _, hm := range ecdsaHashMechs[5:] {
+		sig, err := signWith(t, m, sh, ecPriv, hm.typ, msg)
+		must(t, err)
+		r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
+		if !stdecdsa.Verify(&k.PublicKey, digest(hm.hash, msg), r, s) {
+			t.Fatalf("%s: crypto/ecdsa rejects the signature", ck.Name("CKM_", hm.typ))
+		}
+		must(t, verifyWith(t, m, sh, ecPub, hm.typ, msg, sig))
+	}
+}
+
+// TestWycheproofSHA3 runs Wycheproof's SHA-3 signature vectors through
+// C_Verify: RSA PKCS#1 v1.5 (CKM_SHA3_*_RSA_PKCS) and ECDSA
+// (CKM_ECDSA_SHA3_*; the DER signatures converted to r‖s, those that are
+// not DER counted as refused: a PKCS#11 client cannot send them).
+func TestWycheproofSHA3(t *testing.T) {
+	m, _, sh := readyToken(t)
+	load := func(name string, v any) {
+		raw, err := os.ReadFile(filepath.Join("testdata", "wycheproof", name))
+		must(t, err)
+		must(t, json.Unmarshal(raw, v))
+	}
+	check := func(name string, valid bool, err error) bool {
+		switch {
+		case valid && err != nil:
+			t.Fatalf("%s: valid signature refused: %v", name, err)
+		case !valid && err == nil:
+			return false // an acceptable case verified
+		case err != nil && !isRV(err, ck.CKR_SIGNATURE_INVALID) && !isRV(err, ck.CKR_SIGNATURE_LEN_RANGE):
+			t.Fatalf("%s: %v", name, err)
+		}
+		return true
+	}
+	for file, mech := range map[string]uint64{
+		"rsa_signature_2048_sha3_256_test.json": ck.CKM_SHA3_256_RSA_PKCS,
+		"rsa_signature_2048_sha3_512_test.json": ck.CKM_SHA3_512_RSA_PKCS,
+	} {
+		var vf struct {
+			TestGroups []struct {
+				N, E  string
+				Tests []struct {
+					TcID             int
+					Msg, Sig, Result string
+				}
+			}
+		}
+		load(file, &vf)
+		n := 0
+		for _, g := range vf.TestGroups {
+			nb, _ := hex.DecodeString(g.N)
+			eb, _ := hex.DecodeString(g.E)
+			pub, err := m.CreateObject(sh, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PUBLIC_KEY), aULong(ck.CKA_KEY_TYPE, ck.CKK_RSA),
+				aBytes(ck.CKA_MODULUS, bytes.TrimLeft(nb, "\x00")), aBytes(ck.CKA_PUBLIC_EXPONENT, eb)})
+			must(t, err)
+			for _, v := range g.Tests {
+				msg, _ := hex.DecodeString(v.Msg)
+				sig, _ := hex.DecodeString(v.Sig)
+				n++
+				if !check(fmt.Sprintf("%s tcId %d", file, v.TcID), v.Result == "valid", verifyWith(t, m, sh, pub, mech, msg, sig)) && v.Result == "invalid" {
+					t.Fatalf("%s tcId %d: invalid signature verified", file, v.TcID)
+				}
+			}
+		}
+		if n == 0 {
+			t.Fatalf("%s: no vectors", file)
+		}
+	}
+	for file, mech := range map[string]uint64{
+		"ecdsa_secp256r1_sha3_256_test.json": ck.CKM_ECDSA_SHA3_256,
+		"ecdsa_secp384r1_sha3_384_test.json": ck.CKM_ECDSA_SHA3_384,
+	} {
+		var vf struct {
+			TestGroups []struct {
+				Key struct {
+					Curve, Uncompressed string
+				}
+				Tests []struct {
+					TcID             int
+					Msg, Sig, Result string
+				}
+			}
+		}
+		load(file, &vf)
+		var valid, refused int
+		for _, g := range vf.TestGroups {
+			c := curveOf(t, map[string]string{"secp256r1": "P-256", "secp384r1": "P-384"}[g.Key.Curve])
+			point, _ := hex.DecodeString(g.Key.Uncompressed)
+			pub, kerr := m.CreateObject(sh, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PUBLIC_KEY), aULong(ck.CKA_KEY_TYPE, ck.CKK_EC),
+				aBytes(ck.CKA_EC_PARAMS, c.OID()), aBytes(ck.CKA_EC_POINT, point)})
+			for _, v := range g.Tests {
+				name := fmt.Sprintf("%s tcId %d", file, v.TcID)
+				msg, _ := hex.DecodeString(v.Msg)
+				der, _ := hex.DecodeString(v.Sig)
+				var rs struct{ R, S *big.Int }
+				rest, err := asn1.Unmarshal(der, &rs)
+				n := c.OrderByteLen()
+				if kerr != nil || err != nil || len(rest) != 0 || rs.R.Sign() < 0 || rs.S.Sign() < 0 || rs.R.BitLen() > 8*n || rs.S.BitLen() > 8*n {
+					if v.Result == "valid" {
+						t.Fatalf("%s: valid case not expressible as r‖s (%v, %v)", name, kerr, err)
+					}
+					refused++
+					continue
+				}
+				sig := append(rs.R.FillBytes(make([]byte, n)), rs.S.FillBytes(make([]byte, n))...)
+				err = verifyWith(t, m, sh, pub, mech, msg, sig)
+				if !check(name, v.Result == "valid", err) && v.Result == "invalid" {
+					// A DER-only defect (a BER length, a sign byte): the
+					// r‖s form of the same values may be valid.
+					continue
+				}
+				if v.Result == "valid" {
+					valid++
+				} else if err != nil {
+					refused++
+				}
+			}
+		}
+		if valid == 0 || refused == 0 {
+			t.Fatalf("%s: %d valid, %d refused", file, valid, refused)
+		}
+	}
+}
