@@ -7,8 +7,14 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token"
@@ -288,5 +294,78 @@ func TestHMACThroughC(t *testing.T) {
 	rv, d := tsDigestKey(h, ck.CKM_SHA256, key)
 	if sum := sha256.Sum256(k); rv != 0 || !bytes.Equal(d, sum[:]) {
 		t.Fatalf("C_DigestKey = %v, %x", ck.Error(rv), d)
+	}
+}
+
+// TestOpenSSLCrossCheck compares the C ABI's AES-CTR, AES-CBC-PAD, AES-ECB,
+// AES-CMAC and HMAC-SHA256 with `openssl enc` and `openssl mac` on random
+// keys and messages.
+func TestOpenSSLCrossCheck(t *testing.T) {
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Fatalf("openssl not installed (make deps): %v", err)
+	}
+	h := readySession(t)
+	dir := t.TempDir()
+	for i, n := range []int{0, 1, 16, 33, 100} {
+		k := make([]byte, []int{16, 24, 32}[i%3])
+		rand.Read(k)
+		iv := make([]byte, 16)
+		rand.Read(iv)
+		msg := make([]byte, n)
+		rand.Read(msg)
+		in := filepath.Join(dir, "msg")
+		if err := os.WriteFile(in, msg, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		key := secretC(t, h, ck.CKK_AES, k)
+		bits := fmt.Sprint(8 * len(k))
+		openssl := func(args ...string) []byte {
+			out, err := exec.Command("openssl", args...).Output()
+			if err != nil {
+				t.Fatalf("openssl %v: %v", args, err)
+			}
+			return out
+		}
+		enc := func(cipher string, extra ...string) []byte {
+			return openssl(append([]string{"enc", "-" + cipher, "-K", hex.EncodeToString(k), "-in", in}, extra...)...)
+		}
+		for _, c := range []struct {
+			name string
+			mech uint64
+			raw  []byte
+			want []byte
+		}{
+			{"CTR", ck.CKM_AES_CTR, append(ck.ULong(128), iv...), enc("aes-"+bits+"-ctr", "-iv", hex.EncodeToString(iv))},
+			{"CBC_PAD", ck.CKM_AES_CBC_PAD, iv, enc("aes-"+bits+"-cbc", "-iv", hex.EncodeToString(iv))},
+		} {
+			rv, got := onceC(h, tsKEncrypt, c.mech, c.raw, nil, key, msg)
+			if rv != 0 || !bytes.Equal(got, c.want) {
+				t.Fatalf("%s, %d-byte key, %d bytes: %v, %x; openssl %x", c.name, len(k), n, ck.Error(rv), got, c.want)
+			}
+		}
+		if n%16 == 0 {
+			want := enc("aes-"+bits+"-ecb", "-nopad")
+			if rv, got := onceC(h, tsKEncrypt, ck.CKM_AES_ECB, nil, nil, key, msg); rv != 0 || !bytes.Equal(got, want) {
+				t.Fatalf("ECB: %v, %x; openssl %x", ck.Error(rv), got, want)
+			}
+		}
+		mac := func(args ...string) []byte {
+			b, err := hex.DecodeString(strings.TrimSpace(string(openssl(append([]string{"mac"}, args...)...))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+		want := mac("-cipher", "AES-"+bits+"-CBC", "-macopt", "hexkey:"+hex.EncodeToString(k), "-in", in, "CMAC")
+		tsInit(h, tsKSign, ck.CKM_AES_CMAC, nil, nil, key)
+		if rv, _, got := tsCall(h, tsCSign, msg, false, 16); rv != 0 || !bytes.Equal(got, want) {
+			t.Fatalf("CMAC: %v, %x; openssl %x", ck.Error(rv), got, want)
+		}
+		hkey := secretC(t, h, ck.CKK_SHA256_HMAC, k)
+		want = mac("-digest", "SHA256", "-macopt", "hexkey:"+hex.EncodeToString(k), "-in", in, "HMAC")
+		tsInit(h, tsKSign, ck.CKM_SHA256_HMAC, nil, nil, hkey)
+		if rv, _, got := tsCall(h, tsCSign, msg, false, 32); rv != 0 || !bytes.Equal(got, want) {
+			t.Fatalf("HMAC: %v, %x; openssl %x", ck.Error(rv), got, want)
+		}
 	}
 }

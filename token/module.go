@@ -70,6 +70,15 @@
 //     the operation.
 //   - C_GenerateRandom gives at most 1 MiB per call (CKR_ARGUMENTS_BAD
 //     beyond).
+//   - Secret keys default like private keys: CKA_PRIVATE and
+//     CKA_SENSITIVE true, CKA_EXTRACTABLE false. A CKA_VALUE_LEN stating
+//     the true length is accepted where the standard forbids it
+//     (C_CreateObject, C_UnwrapKey of AES keys): clients send it.
+//   - CKM_AES_GCM buffers the message until Final (Go's GCM is not
+//     incremental): its Update calls return no output.
+//   - C_DigestKey digests secret keys, sensitive ones too (the digest, not
+//     the value, leaves the token); public and private keys are
+//     CKR_KEY_INDIGESTIBLE.
 //
 // # Key material in memory
 //
