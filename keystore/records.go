@@ -195,12 +195,6 @@ func (d *decoder) bool() bool {
 	}
 }
 
-func (d *decoder) version() {
-	if v := d.byte(); d.err == nil && v != recordVersion {
-		d.fail("unknown record version %d", v)
-	}
-}
-
 func (d *decoder) finish() error {
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errTrailing
