@@ -57,7 +57,9 @@ func (v variant) suffix() string {
 // variants: the CRT halves of RSA-2048, -3072 and -4096 (1024-, 1536- and
 // 2048-bit moduli), one and two chains: 24, 32 and 40 digits of 52 bits in
 // 8-lane (ZMM) registers, and 20, 32 and 40 in 4-lane (YMM) ones (which
-// ifma.go uses: faster on AMD Zen 4, see ifmaWidth).
+// ifma.go uses: faster on AMD Zen 4, see ifmaWidth); and, one chain only
+// (two would need more than 32 registers), 60 and 80 digits for 3072- and
+// 4096-bit moduli (public operations, the check of a signature).
 var variants = []variant{
 	{24, 8, 1}, {24, 8, 2},
 	{32, 8, 1}, {32, 8, 2},
@@ -65,6 +67,7 @@ var variants = []variant{
 	{20, 4, 1}, {20, 4, 2},
 	{32, 4, 1}, {32, 4, 2},
 	{40, 4, 1}, {40, 4, 2},
+	{60, 4, 1}, {80, 4, 1},
 }
 
 // General-purpose registers, numbered as the emulator indexes them.
@@ -370,32 +373,43 @@ func genAMM(s, g *bytes.Buffer, v variant) {
 			cur, prev = prev, cur
 		}
 		// g: digits above 2^52−1 (carry out), p: digits equal to it
-		// (propagate a carry in); carries in = ((g<<1) + p) XOR p.
+		// (propagate a carry in); carries in = ((g<<1) + p) XOR p, one
+		// bit a digit, in one register or, beyond 64 digits, two (BX and
+		// CX are free after the loop).
+		gR, pR := [2]int{R11, BX}, [2]int{R12, CX}
 		for i := 0; i < V; i++ {
-			e.vcmpu(6, vMask, acc(c, i), kTmp)
-			e.kmovToGP(kTmp, AX)
-			if i == 0 {
-				e.movRR(AX, R11)
-			} else {
-				e.shl(W*i, AX)
-				e.or(AX, R11)
-			}
-			e.vcmpu(0, vMask, acc(c, i), kTmp)
-			e.kmovToGP(kTmp, AX)
-			if i == 0 {
-				e.movRR(AX, R12)
-			} else {
-				e.shl(W*i, AX)
-				e.or(AX, R12)
+			wd, sh := W*i/64, W*i%64
+			for _, cmp := range []struct {
+				pred int
+				r    int
+			}{{6, gR[wd]}, {0, pR[wd]}} {
+				e.vcmpu(cmp.pred, vMask, acc(c, i), kTmp)
+				e.kmovToGP(kTmp, AX)
+				if sh == 0 {
+					e.movRR(AX, cmp.r)
+				} else {
+					e.shl(sh, AX)
+					e.or(AX, cmp.r)
+				}
 			}
 		}
-		e.shl(1, R11)
-		e.add(R12, R11)
-		e.xor(R12, R11)
+		if V*W > 64 {
+			e.add(gR[0], gR[0])
+			e.adc(gR[1], gR[1])
+			e.add(pR[0], gR[0])
+			e.adc(pR[1], gR[1])
+			e.xor(pR[0], gR[0])
+			e.xor(pR[1], gR[1])
+		} else {
+			e.shl(1, R11)
+			e.add(R12, R11)
+			e.xor(R12, R11)
+		}
 		for i := 0; i < V; i++ {
-			e.movRR(R11, AX)
-			if i > 0 {
-				e.shr(W*i, AX)
+			wd, sh := W*i/64, W*i%64
+			e.movRR(gR[wd], AX)
+			if sh > 0 {
+				e.shr(sh, AX)
 			}
 			e.kmovFromGP(AX, kTmp)
 			e.vaddMasked(vOne, acc(c, i), kTmp, acc(c, i))

@@ -35,10 +35,11 @@ func ifmaDigits(k int) int { return ifmaShape[k] }
 // AMD Zen 4, where a ZMM operation is two YMM ones, the 4-lane kernels
 // take 3-4% less CPU time at 32 and 40 digits and 28% less for 1024-bit
 // moduli, where 20 digits suffice against 24 (TestIFMAShapesCPUTime), so
-// they are the ones used.
+// they are the ones used. 3072- and 4096-bit moduli (60 and 80 digits)
+// have one-chain kernels only: ExpPair does not pair them.
 var (
-	ifmaShape = map[int]int{16: 20, 24: 32, 32: 40}
-	ifmaWidth = map[int]int{20: 4, 24: 8, 32: 4, 40: 4}
+	ifmaShape = map[int]int{16: 20, 24: 32, 32: 40, 48: 60, 64: 80}
+	ifmaWidth = map[int]int{20: 4, 24: 8, 32: 4, 40: 4, 60: 4, 80: 4}
 )
 
 // ifmaEntries is the window table size of the radix-2^52 exponentiation
@@ -139,7 +140,7 @@ func from52(x, d []uint64) []uint64 {
 func ammRef(z, a, b, m []uint64, k0 uint64) {
 	L := len(m)
 	a, b, z = a[:L], b[:L], z[:L]
-	var tb [41]uint64
+	var tb [81]uint64
 	var t []uint64
 	if L+1 <= len(tb) {
 		t = tb[:L+1]

@@ -3977,6 +3977,1130 @@ func sel52x2_40yEmu(mem []uint64, outP, tableP, idxP int) {
 	m.vstore(19, 608, 7)
 }
 
+// amm52x1_60yEmu is amm52x1_60y on the emulator: the same instructions.
+func amm52x1_60yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
+	m := &ifmaMachine{mem: mem, w: 4}
+	m.gp[6] = uint64(aP)
+	m.gp[3] = uint64(bP)
+	m.gp[13] = uint64(mP)
+	m.gp[8] = uint64(k0P)
+	m.gp[0] = 0xfffffffffffff
+	m.vbroadcast(0, 25, -1)
+	m.gp[0] = 0x1
+	m.vbroadcast(0, 26, -1)
+	m.k[2] = m.gp[0] & 0xff
+	m.vxor(27, 27, 27)
+	m.gp[9] = 0x0
+	m.vxor(0, 0, 0)
+	m.vxor(1, 1, 1)
+	m.vxor(2, 2, 2)
+	m.vxor(3, 3, 3)
+	m.vxor(4, 4, 4)
+	m.vxor(5, 5, 5)
+	m.vxor(6, 6, 6)
+	m.vxor(7, 7, 7)
+	m.vxor(8, 8, 8)
+	m.vxor(9, 9, 9)
+	m.vxor(10, 10, 10)
+	m.vxor(11, 11, 11)
+	m.vxor(12, 12, 12)
+	m.vxor(13, 13, 13)
+	m.vxor(14, 14, 14)
+	m.gp[1] = 0x3c
+	for {
+		// chain 0: column 0 exactly, y = acc·k0 mod 2^52
+		m.movLoad(0, 3, 2)
+		m.vbroadcast(2, 20, -1)
+		m.mulx(0, 6, 0, 11)
+		m.add(0, 9)
+		m.adc0(11)
+		m.gp[2] = m.gp[9]
+		m.gp[2] *= m.load(0, 8)
+		m.gp[2] <<= 12
+		m.gp[2] >>= 12
+		m.vbroadcast(2, 22, -1)
+		m.mulx(0, 13, 0, 12)
+		m.add(0, 9)
+		m.adc(12, 11)
+		m.gp[9] >>= 52
+		m.gp[11] <<= 12
+		m.gp[9] |= m.gp[11]
+		// chain 0: low halves of a·b_i and m·y
+		m.madd52lo(0, 6, 20, 0)
+		m.madd52lo(32, 6, 20, 1)
+		m.madd52lo(64, 6, 20, 2)
+		m.madd52lo(96, 6, 20, 3)
+		m.madd52lo(128, 6, 20, 4)
+		m.madd52lo(160, 6, 20, 5)
+		m.madd52lo(192, 6, 20, 6)
+		m.madd52lo(224, 6, 20, 7)
+		m.madd52lo(256, 6, 20, 8)
+		m.madd52lo(288, 6, 20, 9)
+		m.madd52lo(320, 6, 20, 10)
+		m.madd52lo(352, 6, 20, 11)
+		m.madd52lo(384, 6, 20, 12)
+		m.madd52lo(416, 6, 20, 13)
+		m.madd52lo(448, 6, 20, 14)
+		m.madd52lo(0, 13, 22, 0)
+		m.madd52lo(32, 13, 22, 1)
+		m.madd52lo(64, 13, 22, 2)
+		m.madd52lo(96, 13, 22, 3)
+		m.madd52lo(128, 13, 22, 4)
+		m.madd52lo(160, 13, 22, 5)
+		m.madd52lo(192, 13, 22, 6)
+		m.madd52lo(224, 13, 22, 7)
+		m.madd52lo(256, 13, 22, 8)
+		m.madd52lo(288, 13, 22, 9)
+		m.madd52lo(320, 13, 22, 10)
+		m.madd52lo(352, 13, 22, 11)
+		m.madd52lo(384, 13, 22, 12)
+		m.madd52lo(416, 13, 22, 13)
+		m.madd52lo(448, 13, 22, 14)
+		// chain 0: shift down one digit; lane 0 joins column 0
+		m.valign(1, 0, 1, 0)
+		m.valign(1, 1, 2, 1)
+		m.valign(1, 2, 3, 2)
+		m.valign(1, 3, 4, 3)
+		m.valign(1, 4, 5, 4)
+		m.valign(1, 5, 6, 5)
+		m.valign(1, 6, 7, 6)
+		m.valign(1, 7, 8, 7)
+		m.valign(1, 8, 9, 8)
+		m.valign(1, 9, 10, 9)
+		m.valign(1, 10, 11, 10)
+		m.valign(1, 11, 12, 11)
+		m.valign(1, 12, 13, 12)
+		m.valign(1, 13, 14, 13)
+		m.valign(1, 14, 27, 14)
+		m.gp[0] = m.v[0][0]
+		m.add(0, 9)
+		// chain 0: high halves of a·b_i and m·y
+		m.madd52hi(0, 6, 20, 0)
+		m.madd52hi(32, 6, 20, 1)
+		m.madd52hi(64, 6, 20, 2)
+		m.madd52hi(96, 6, 20, 3)
+		m.madd52hi(128, 6, 20, 4)
+		m.madd52hi(160, 6, 20, 5)
+		m.madd52hi(192, 6, 20, 6)
+		m.madd52hi(224, 6, 20, 7)
+		m.madd52hi(256, 6, 20, 8)
+		m.madd52hi(288, 6, 20, 9)
+		m.madd52hi(320, 6, 20, 10)
+		m.madd52hi(352, 6, 20, 11)
+		m.madd52hi(384, 6, 20, 12)
+		m.madd52hi(416, 6, 20, 13)
+		m.madd52hi(448, 6, 20, 14)
+		m.madd52hi(0, 13, 22, 0)
+		m.madd52hi(32, 13, 22, 1)
+		m.madd52hi(64, 13, 22, 2)
+		m.madd52hi(96, 13, 22, 3)
+		m.madd52hi(128, 13, 22, 4)
+		m.madd52hi(160, 13, 22, 5)
+		m.madd52hi(192, 13, 22, 6)
+		m.madd52hi(224, 13, 22, 7)
+		m.madd52hi(256, 13, 22, 8)
+		m.madd52hi(288, 13, 22, 9)
+		m.madd52hi(320, 13, 22, 10)
+		m.madd52hi(352, 13, 22, 11)
+		m.madd52hi(384, 13, 22, 12)
+		m.madd52hi(416, 13, 22, 13)
+		m.madd52hi(448, 13, 22, 14)
+		m.gp[3] = m.gp[3] + 8
+		m.gp[1]--
+		if m.gp[1] == 0 {
+			break
+		}
+	}
+	m.gp[7] = uint64(zP)
+	// chain 0: column 0 into lane 0, then normalise
+	m.vbroadcast(9, 0, 2)
+	m.vsrl(52, 14, 29)
+	m.vsrl(52, 13, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 14, 14)
+	m.vadd(29, 14, 14, -1)
+	m.vsrl(52, 12, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 13, 13)
+	m.vadd(30, 13, 13, -1)
+	m.vsrl(52, 11, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 12, 12)
+	m.vadd(29, 12, 12, -1)
+	m.vsrl(52, 10, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 11, 11)
+	m.vadd(30, 11, 11, -1)
+	m.vsrl(52, 9, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 10, 10)
+	m.vadd(29, 10, 10, -1)
+	m.vsrl(52, 8, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 9, 9)
+	m.vadd(30, 9, 9, -1)
+	m.vsrl(52, 7, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 8, 8)
+	m.vadd(29, 8, 8, -1)
+	m.vsrl(52, 6, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 7, 7)
+	m.vadd(30, 7, 7, -1)
+	m.vsrl(52, 5, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 6, 6)
+	m.vadd(29, 6, 6, -1)
+	m.vsrl(52, 4, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 5, 5)
+	m.vadd(30, 5, 5, -1)
+	m.vsrl(52, 3, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 4, 4)
+	m.vadd(29, 4, 4, -1)
+	m.vsrl(52, 2, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 3, 3)
+	m.vadd(30, 3, 3, -1)
+	m.vsrl(52, 1, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 2, 2)
+	m.vadd(29, 2, 2, -1)
+	m.vsrl(52, 0, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 1, 1)
+	m.vadd(30, 1, 1, -1)
+	m.valign(3, 27, 29, 29)
+	m.vand(25, 0, 0)
+	m.vadd(29, 0, 0, -1)
+	m.vcmpu(6, 25, 0, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[11] = m.gp[0]
+	m.vcmpu(0, 25, 0, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[12] = m.gp[0]
+	m.vcmpu(6, 25, 1, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 1, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 2, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 2, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 3, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 3, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 4, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 4, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 5, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 20
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 5, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 20
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 6, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 24
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 6, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 24
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 7, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 28
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 7, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 28
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 8, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 32
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 8, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 32
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 9, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 36
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 9, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 36
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 10, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 40
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 10, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 40
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 11, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 44
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 11, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 44
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 12, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 48
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 12, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 48
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 13, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 52
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 13, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 52
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 14, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 56
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 14, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 56
+	m.gp[12] |= m.gp[0]
+	m.gp[11] <<= 1
+	m.add(12, 11)
+	m.gp[11] ^= m.gp[12]
+	m.gp[0] = m.gp[11]
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 0, 0, 1)
+	m.vand(25, 0, 0)
+	m.vstore(0, 0, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 4
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 1, 1, 1)
+	m.vand(25, 1, 1)
+	m.vstore(1, 32, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 8
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 2, 2, 1)
+	m.vand(25, 2, 2)
+	m.vstore(2, 64, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 12
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 3, 3, 1)
+	m.vand(25, 3, 3)
+	m.vstore(3, 96, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 16
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 4, 4, 1)
+	m.vand(25, 4, 4)
+	m.vstore(4, 128, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 20
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 5, 5, 1)
+	m.vand(25, 5, 5)
+	m.vstore(5, 160, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 24
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 6, 6, 1)
+	m.vand(25, 6, 6)
+	m.vstore(6, 192, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 28
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 7, 7, 1)
+	m.vand(25, 7, 7)
+	m.vstore(7, 224, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 32
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 8, 8, 1)
+	m.vand(25, 8, 8)
+	m.vstore(8, 256, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 36
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 9, 9, 1)
+	m.vand(25, 9, 9)
+	m.vstore(9, 288, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 40
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 10, 10, 1)
+	m.vand(25, 10, 10)
+	m.vstore(10, 320, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 44
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 11, 11, 1)
+	m.vand(25, 11, 11)
+	m.vstore(11, 352, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 48
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 12, 12, 1)
+	m.vand(25, 12, 12)
+	m.vstore(12, 384, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 52
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 13, 13, 1)
+	m.vand(25, 13, 13)
+	m.vstore(13, 416, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 56
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 14, 14, 1)
+	m.vand(25, 14, 14)
+	m.vstore(14, 448, 7)
+}
+
+// sel52x1_60yEmu is sel52x1_60y on the emulator.
+func sel52x1_60yEmu(mem []uint64, outP, tableP, idxP int) {
+	m := &ifmaMachine{mem: mem, w: 4}
+	m.gp[6] = uint64(tableP)
+	m.gp[3] = uint64(idxP)
+	m.gp[0] = 0x1
+	m.vbroadcast(0, 26, -1)
+	m.vxor(27, 27, 27)
+	m.movLoad(0, 3, 0)
+	m.vbroadcast(0, 22, -1)
+	m.vxor(0, 0, 0)
+	m.vxor(1, 1, 1)
+	m.vxor(2, 2, 2)
+	m.vxor(3, 3, 3)
+	m.vxor(4, 4, 4)
+	m.vxor(5, 5, 5)
+	m.vxor(6, 6, 6)
+	m.vxor(7, 7, 7)
+	m.vxor(8, 8, 8)
+	m.vxor(9, 9, 9)
+	m.vxor(10, 10, 10)
+	m.vxor(11, 11, 11)
+	m.vxor(12, 12, 12)
+	m.vxor(13, 13, 13)
+	m.vxor(14, 14, 14)
+	m.gp[1] = 0x20
+	for {
+		m.vcmpu(0, 27, 22, 1)
+		m.vload(0, 6, 28)
+		m.vblend(28, 0, 1, 0)
+		m.vload(32, 6, 28)
+		m.vblend(28, 1, 1, 1)
+		m.vload(64, 6, 28)
+		m.vblend(28, 2, 1, 2)
+		m.vload(96, 6, 28)
+		m.vblend(28, 3, 1, 3)
+		m.vload(128, 6, 28)
+		m.vblend(28, 4, 1, 4)
+		m.vload(160, 6, 28)
+		m.vblend(28, 5, 1, 5)
+		m.vload(192, 6, 28)
+		m.vblend(28, 6, 1, 6)
+		m.vload(224, 6, 28)
+		m.vblend(28, 7, 1, 7)
+		m.vload(256, 6, 28)
+		m.vblend(28, 8, 1, 8)
+		m.vload(288, 6, 28)
+		m.vblend(28, 9, 1, 9)
+		m.vload(320, 6, 28)
+		m.vblend(28, 10, 1, 10)
+		m.vload(352, 6, 28)
+		m.vblend(28, 11, 1, 11)
+		m.vload(384, 6, 28)
+		m.vblend(28, 12, 1, 12)
+		m.vload(416, 6, 28)
+		m.vblend(28, 13, 1, 13)
+		m.vload(448, 6, 28)
+		m.vblend(28, 14, 1, 14)
+		m.vadd(26, 27, 27, -1)
+		m.gp[6] = m.gp[6] + 480
+		m.gp[1]--
+		if m.gp[1] == 0 {
+			break
+		}
+	}
+	m.gp[7] = uint64(outP)
+	m.vstore(0, 0, 7)
+	m.vstore(1, 32, 7)
+	m.vstore(2, 64, 7)
+	m.vstore(3, 96, 7)
+	m.vstore(4, 128, 7)
+	m.vstore(5, 160, 7)
+	m.vstore(6, 192, 7)
+	m.vstore(7, 224, 7)
+	m.vstore(8, 256, 7)
+	m.vstore(9, 288, 7)
+	m.vstore(10, 320, 7)
+	m.vstore(11, 352, 7)
+	m.vstore(12, 384, 7)
+	m.vstore(13, 416, 7)
+	m.vstore(14, 448, 7)
+}
+
+// amm52x1_80yEmu is amm52x1_80y on the emulator: the same instructions.
+func amm52x1_80yEmu(mem []uint64, zP, aP, bP, mP, k0P int) {
+	m := &ifmaMachine{mem: mem, w: 4}
+	m.gp[6] = uint64(aP)
+	m.gp[3] = uint64(bP)
+	m.gp[13] = uint64(mP)
+	m.gp[8] = uint64(k0P)
+	m.gp[0] = 0xfffffffffffff
+	m.vbroadcast(0, 25, -1)
+	m.gp[0] = 0x1
+	m.vbroadcast(0, 26, -1)
+	m.k[2] = m.gp[0] & 0xff
+	m.vxor(27, 27, 27)
+	m.gp[9] = 0x0
+	m.vxor(0, 0, 0)
+	m.vxor(1, 1, 1)
+	m.vxor(2, 2, 2)
+	m.vxor(3, 3, 3)
+	m.vxor(4, 4, 4)
+	m.vxor(5, 5, 5)
+	m.vxor(6, 6, 6)
+	m.vxor(7, 7, 7)
+	m.vxor(8, 8, 8)
+	m.vxor(9, 9, 9)
+	m.vxor(10, 10, 10)
+	m.vxor(11, 11, 11)
+	m.vxor(12, 12, 12)
+	m.vxor(13, 13, 13)
+	m.vxor(14, 14, 14)
+	m.vxor(15, 15, 15)
+	m.vxor(16, 16, 16)
+	m.vxor(17, 17, 17)
+	m.vxor(18, 18, 18)
+	m.vxor(19, 19, 19)
+	m.gp[1] = 0x50
+	for {
+		// chain 0: column 0 exactly, y = acc·k0 mod 2^52
+		m.movLoad(0, 3, 2)
+		m.vbroadcast(2, 20, -1)
+		m.mulx(0, 6, 0, 11)
+		m.add(0, 9)
+		m.adc0(11)
+		m.gp[2] = m.gp[9]
+		m.gp[2] *= m.load(0, 8)
+		m.gp[2] <<= 12
+		m.gp[2] >>= 12
+		m.vbroadcast(2, 22, -1)
+		m.mulx(0, 13, 0, 12)
+		m.add(0, 9)
+		m.adc(12, 11)
+		m.gp[9] >>= 52
+		m.gp[11] <<= 12
+		m.gp[9] |= m.gp[11]
+		// chain 0: low halves of a·b_i and m·y
+		m.madd52lo(0, 6, 20, 0)
+		m.madd52lo(32, 6, 20, 1)
+		m.madd52lo(64, 6, 20, 2)
+		m.madd52lo(96, 6, 20, 3)
+		m.madd52lo(128, 6, 20, 4)
+		m.madd52lo(160, 6, 20, 5)
+		m.madd52lo(192, 6, 20, 6)
+		m.madd52lo(224, 6, 20, 7)
+		m.madd52lo(256, 6, 20, 8)
+		m.madd52lo(288, 6, 20, 9)
+		m.madd52lo(320, 6, 20, 10)
+		m.madd52lo(352, 6, 20, 11)
+		m.madd52lo(384, 6, 20, 12)
+		m.madd52lo(416, 6, 20, 13)
+		m.madd52lo(448, 6, 20, 14)
+		m.madd52lo(480, 6, 20, 15)
+		m.madd52lo(512, 6, 20, 16)
+		m.madd52lo(544, 6, 20, 17)
+		m.madd52lo(576, 6, 20, 18)
+		m.madd52lo(608, 6, 20, 19)
+		m.madd52lo(0, 13, 22, 0)
+		m.madd52lo(32, 13, 22, 1)
+		m.madd52lo(64, 13, 22, 2)
+		m.madd52lo(96, 13, 22, 3)
+		m.madd52lo(128, 13, 22, 4)
+		m.madd52lo(160, 13, 22, 5)
+		m.madd52lo(192, 13, 22, 6)
+		m.madd52lo(224, 13, 22, 7)
+		m.madd52lo(256, 13, 22, 8)
+		m.madd52lo(288, 13, 22, 9)
+		m.madd52lo(320, 13, 22, 10)
+		m.madd52lo(352, 13, 22, 11)
+		m.madd52lo(384, 13, 22, 12)
+		m.madd52lo(416, 13, 22, 13)
+		m.madd52lo(448, 13, 22, 14)
+		m.madd52lo(480, 13, 22, 15)
+		m.madd52lo(512, 13, 22, 16)
+		m.madd52lo(544, 13, 22, 17)
+		m.madd52lo(576, 13, 22, 18)
+		m.madd52lo(608, 13, 22, 19)
+		// chain 0: shift down one digit; lane 0 joins column 0
+		m.valign(1, 0, 1, 0)
+		m.valign(1, 1, 2, 1)
+		m.valign(1, 2, 3, 2)
+		m.valign(1, 3, 4, 3)
+		m.valign(1, 4, 5, 4)
+		m.valign(1, 5, 6, 5)
+		m.valign(1, 6, 7, 6)
+		m.valign(1, 7, 8, 7)
+		m.valign(1, 8, 9, 8)
+		m.valign(1, 9, 10, 9)
+		m.valign(1, 10, 11, 10)
+		m.valign(1, 11, 12, 11)
+		m.valign(1, 12, 13, 12)
+		m.valign(1, 13, 14, 13)
+		m.valign(1, 14, 15, 14)
+		m.valign(1, 15, 16, 15)
+		m.valign(1, 16, 17, 16)
+		m.valign(1, 17, 18, 17)
+		m.valign(1, 18, 19, 18)
+		m.valign(1, 19, 27, 19)
+		m.gp[0] = m.v[0][0]
+		m.add(0, 9)
+		// chain 0: high halves of a·b_i and m·y
+		m.madd52hi(0, 6, 20, 0)
+		m.madd52hi(32, 6, 20, 1)
+		m.madd52hi(64, 6, 20, 2)
+		m.madd52hi(96, 6, 20, 3)
+		m.madd52hi(128, 6, 20, 4)
+		m.madd52hi(160, 6, 20, 5)
+		m.madd52hi(192, 6, 20, 6)
+		m.madd52hi(224, 6, 20, 7)
+		m.madd52hi(256, 6, 20, 8)
+		m.madd52hi(288, 6, 20, 9)
+		m.madd52hi(320, 6, 20, 10)
+		m.madd52hi(352, 6, 20, 11)
+		m.madd52hi(384, 6, 20, 12)
+		m.madd52hi(416, 6, 20, 13)
+		m.madd52hi(448, 6, 20, 14)
+		m.madd52hi(480, 6, 20, 15)
+		m.madd52hi(512, 6, 20, 16)
+		m.madd52hi(544, 6, 20, 17)
+		m.madd52hi(576, 6, 20, 18)
+		m.madd52hi(608, 6, 20, 19)
+		m.madd52hi(0, 13, 22, 0)
+		m.madd52hi(32, 13, 22, 1)
+		m.madd52hi(64, 13, 22, 2)
+		m.madd52hi(96, 13, 22, 3)
+		m.madd52hi(128, 13, 22, 4)
+		m.madd52hi(160, 13, 22, 5)
+		m.madd52hi(192, 13, 22, 6)
+		m.madd52hi(224, 13, 22, 7)
+		m.madd52hi(256, 13, 22, 8)
+		m.madd52hi(288, 13, 22, 9)
+		m.madd52hi(320, 13, 22, 10)
+		m.madd52hi(352, 13, 22, 11)
+		m.madd52hi(384, 13, 22, 12)
+		m.madd52hi(416, 13, 22, 13)
+		m.madd52hi(448, 13, 22, 14)
+		m.madd52hi(480, 13, 22, 15)
+		m.madd52hi(512, 13, 22, 16)
+		m.madd52hi(544, 13, 22, 17)
+		m.madd52hi(576, 13, 22, 18)
+		m.madd52hi(608, 13, 22, 19)
+		m.gp[3] = m.gp[3] + 8
+		m.gp[1]--
+		if m.gp[1] == 0 {
+			break
+		}
+	}
+	m.gp[7] = uint64(zP)
+	// chain 0: column 0 into lane 0, then normalise
+	m.vbroadcast(9, 0, 2)
+	m.vsrl(52, 19, 29)
+	m.vsrl(52, 18, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 19, 19)
+	m.vadd(29, 19, 19, -1)
+	m.vsrl(52, 17, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 18, 18)
+	m.vadd(30, 18, 18, -1)
+	m.vsrl(52, 16, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 17, 17)
+	m.vadd(29, 17, 17, -1)
+	m.vsrl(52, 15, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 16, 16)
+	m.vadd(30, 16, 16, -1)
+	m.vsrl(52, 14, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 15, 15)
+	m.vadd(29, 15, 15, -1)
+	m.vsrl(52, 13, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 14, 14)
+	m.vadd(30, 14, 14, -1)
+	m.vsrl(52, 12, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 13, 13)
+	m.vadd(29, 13, 13, -1)
+	m.vsrl(52, 11, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 12, 12)
+	m.vadd(30, 12, 12, -1)
+	m.vsrl(52, 10, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 11, 11)
+	m.vadd(29, 11, 11, -1)
+	m.vsrl(52, 9, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 10, 10)
+	m.vadd(30, 10, 10, -1)
+	m.vsrl(52, 8, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 9, 9)
+	m.vadd(29, 9, 9, -1)
+	m.vsrl(52, 7, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 8, 8)
+	m.vadd(30, 8, 8, -1)
+	m.vsrl(52, 6, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 7, 7)
+	m.vadd(29, 7, 7, -1)
+	m.vsrl(52, 5, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 6, 6)
+	m.vadd(30, 6, 6, -1)
+	m.vsrl(52, 4, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 5, 5)
+	m.vadd(29, 5, 5, -1)
+	m.vsrl(52, 3, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 4, 4)
+	m.vadd(30, 4, 4, -1)
+	m.vsrl(52, 2, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 3, 3)
+	m.vadd(29, 3, 3, -1)
+	m.vsrl(52, 1, 29)
+	m.valign(3, 29, 30, 30)
+	m.vand(25, 2, 2)
+	m.vadd(30, 2, 2, -1)
+	m.vsrl(52, 0, 30)
+	m.valign(3, 30, 29, 29)
+	m.vand(25, 1, 1)
+	m.vadd(29, 1, 1, -1)
+	m.valign(3, 27, 30, 30)
+	m.vand(25, 0, 0)
+	m.vadd(30, 0, 0, -1)
+	m.vcmpu(6, 25, 0, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[11] = m.gp[0]
+	m.vcmpu(0, 25, 0, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[12] = m.gp[0]
+	m.vcmpu(6, 25, 1, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 1, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 2, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 2, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 3, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 3, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 4, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 4, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 16
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 5, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 20
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 5, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 20
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 6, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 24
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 6, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 24
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 7, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 28
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 7, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 28
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 8, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 32
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 8, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 32
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 9, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 36
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 9, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 36
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 10, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 40
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 10, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 40
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 11, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 44
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 11, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 44
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 12, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 48
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 12, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 48
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 13, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 52
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 13, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 52
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 14, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 56
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 14, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 56
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 15, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 60
+	m.gp[11] |= m.gp[0]
+	m.vcmpu(0, 25, 15, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 60
+	m.gp[12] |= m.gp[0]
+	m.vcmpu(6, 25, 16, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[3] = m.gp[0]
+	m.vcmpu(0, 25, 16, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[1] = m.gp[0]
+	m.vcmpu(6, 25, 17, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[3] |= m.gp[0]
+	m.vcmpu(0, 25, 17, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 4
+	m.gp[1] |= m.gp[0]
+	m.vcmpu(6, 25, 18, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[3] |= m.gp[0]
+	m.vcmpu(0, 25, 18, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 8
+	m.gp[1] |= m.gp[0]
+	m.vcmpu(6, 25, 19, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[3] |= m.gp[0]
+	m.vcmpu(0, 25, 19, 1)
+	m.gp[0] = m.k[1] & 0xff
+	m.gp[0] <<= 12
+	m.gp[1] |= m.gp[0]
+	m.add(11, 11)
+	m.adc(3, 3)
+	m.add(12, 11)
+	m.adc(1, 3)
+	m.gp[11] ^= m.gp[12]
+	m.gp[3] ^= m.gp[1]
+	m.gp[0] = m.gp[11]
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 0, 0, 1)
+	m.vand(25, 0, 0)
+	m.vstore(0, 0, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 4
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 1, 1, 1)
+	m.vand(25, 1, 1)
+	m.vstore(1, 32, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 8
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 2, 2, 1)
+	m.vand(25, 2, 2)
+	m.vstore(2, 64, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 12
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 3, 3, 1)
+	m.vand(25, 3, 3)
+	m.vstore(3, 96, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 16
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 4, 4, 1)
+	m.vand(25, 4, 4)
+	m.vstore(4, 128, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 20
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 5, 5, 1)
+	m.vand(25, 5, 5)
+	m.vstore(5, 160, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 24
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 6, 6, 1)
+	m.vand(25, 6, 6)
+	m.vstore(6, 192, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 28
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 7, 7, 1)
+	m.vand(25, 7, 7)
+	m.vstore(7, 224, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 32
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 8, 8, 1)
+	m.vand(25, 8, 8)
+	m.vstore(8, 256, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 36
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 9, 9, 1)
+	m.vand(25, 9, 9)
+	m.vstore(9, 288, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 40
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 10, 10, 1)
+	m.vand(25, 10, 10)
+	m.vstore(10, 320, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 44
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 11, 11, 1)
+	m.vand(25, 11, 11)
+	m.vstore(11, 352, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 48
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 12, 12, 1)
+	m.vand(25, 12, 12)
+	m.vstore(12, 384, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 52
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 13, 13, 1)
+	m.vand(25, 13, 13)
+	m.vstore(13, 416, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 56
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 14, 14, 1)
+	m.vand(25, 14, 14)
+	m.vstore(14, 448, 7)
+	m.gp[0] = m.gp[11]
+	m.gp[0] >>= 60
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 15, 15, 1)
+	m.vand(25, 15, 15)
+	m.vstore(15, 480, 7)
+	m.gp[0] = m.gp[3]
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 16, 16, 1)
+	m.vand(25, 16, 16)
+	m.vstore(16, 512, 7)
+	m.gp[0] = m.gp[3]
+	m.gp[0] >>= 4
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 17, 17, 1)
+	m.vand(25, 17, 17)
+	m.vstore(17, 544, 7)
+	m.gp[0] = m.gp[3]
+	m.gp[0] >>= 8
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 18, 18, 1)
+	m.vand(25, 18, 18)
+	m.vstore(18, 576, 7)
+	m.gp[0] = m.gp[3]
+	m.gp[0] >>= 12
+	m.k[1] = m.gp[0] & 0xff
+	m.vadd(26, 19, 19, 1)
+	m.vand(25, 19, 19)
+	m.vstore(19, 608, 7)
+}
+
+// sel52x1_80yEmu is sel52x1_80y on the emulator.
+func sel52x1_80yEmu(mem []uint64, outP, tableP, idxP int) {
+	m := &ifmaMachine{mem: mem, w: 4}
+	m.gp[6] = uint64(tableP)
+	m.gp[3] = uint64(idxP)
+	m.gp[0] = 0x1
+	m.vbroadcast(0, 26, -1)
+	m.vxor(27, 27, 27)
+	m.movLoad(0, 3, 0)
+	m.vbroadcast(0, 22, -1)
+	m.vxor(0, 0, 0)
+	m.vxor(1, 1, 1)
+	m.vxor(2, 2, 2)
+	m.vxor(3, 3, 3)
+	m.vxor(4, 4, 4)
+	m.vxor(5, 5, 5)
+	m.vxor(6, 6, 6)
+	m.vxor(7, 7, 7)
+	m.vxor(8, 8, 8)
+	m.vxor(9, 9, 9)
+	m.vxor(10, 10, 10)
+	m.vxor(11, 11, 11)
+	m.vxor(12, 12, 12)
+	m.vxor(13, 13, 13)
+	m.vxor(14, 14, 14)
+	m.vxor(15, 15, 15)
+	m.vxor(16, 16, 16)
+	m.vxor(17, 17, 17)
+	m.vxor(18, 18, 18)
+	m.vxor(19, 19, 19)
+	m.gp[1] = 0x20
+	for {
+		m.vcmpu(0, 27, 22, 1)
+		m.vload(0, 6, 28)
+		m.vblend(28, 0, 1, 0)
+		m.vload(32, 6, 28)
+		m.vblend(28, 1, 1, 1)
+		m.vload(64, 6, 28)
+		m.vblend(28, 2, 1, 2)
+		m.vload(96, 6, 28)
+		m.vblend(28, 3, 1, 3)
+		m.vload(128, 6, 28)
+		m.vblend(28, 4, 1, 4)
+		m.vload(160, 6, 28)
+		m.vblend(28, 5, 1, 5)
+		m.vload(192, 6, 28)
+		m.vblend(28, 6, 1, 6)
+		m.vload(224, 6, 28)
+		m.vblend(28, 7, 1, 7)
+		m.vload(256, 6, 28)
+		m.vblend(28, 8, 1, 8)
+		m.vload(288, 6, 28)
+		m.vblend(28, 9, 1, 9)
+		m.vload(320, 6, 28)
+		m.vblend(28, 10, 1, 10)
+		m.vload(352, 6, 28)
+		m.vblend(28, 11, 1, 11)
+		m.vload(384, 6, 28)
+		m.vblend(28, 12, 1, 12)
+		m.vload(416, 6, 28)
+		m.vblend(28, 13, 1, 13)
+		m.vload(448, 6, 28)
+		m.vblend(28, 14, 1, 14)
+		m.vload(480, 6, 28)
+		m.vblend(28, 15, 1, 15)
+		m.vload(512, 6, 28)
+		m.vblend(28, 16, 1, 16)
+		m.vload(544, 6, 28)
+		m.vblend(28, 17, 1, 17)
+		m.vload(576, 6, 28)
+		m.vblend(28, 18, 1, 18)
+		m.vload(608, 6, 28)
+		m.vblend(28, 19, 1, 19)
+		m.vadd(26, 27, 27, -1)
+		m.gp[6] = m.gp[6] + 640
+		m.gp[1]--
+		if m.gp[1] == 0 {
+			break
+		}
+	}
+	m.gp[7] = uint64(outP)
+	m.vstore(0, 0, 7)
+	m.vstore(1, 32, 7)
+	m.vstore(2, 64, 7)
+	m.vstore(3, 96, 7)
+	m.vstore(4, 128, 7)
+	m.vstore(5, 160, 7)
+	m.vstore(6, 192, 7)
+	m.vstore(7, 224, 7)
+	m.vstore(8, 256, 7)
+	m.vstore(9, 288, 7)
+	m.vstore(10, 320, 7)
+	m.vstore(11, 352, 7)
+	m.vstore(12, 384, 7)
+	m.vstore(13, 416, 7)
+	m.vstore(14, 448, 7)
+	m.vstore(15, 480, 7)
+	m.vstore(16, 512, 7)
+	m.vstore(17, 544, 7)
+	m.vstore(18, 576, 7)
+	m.vstore(19, 608, 7)
+}
+
 // ifmaEmu are the emulated kernels by digit count, chain count and lanes.
 var ifmaEmu = map[[3]int]ifmaEmuFuncs{
 	{24, 1, 8}: {amm52x1_24Emu, sel52x1_24Emu},
@@ -3991,4 +5115,6 @@ var ifmaEmu = map[[3]int]ifmaEmuFuncs{
 	{32, 2, 4}: {amm52x2_32yEmu, sel52x2_32yEmu},
 	{40, 1, 4}: {amm52x1_40yEmu, sel52x1_40yEmu},
 	{40, 2, 4}: {amm52x2_40yEmu, sel52x2_40yEmu},
+	{60, 1, 4}: {amm52x1_60yEmu, sel52x1_60yEmu},
+	{80, 1, 4}: {amm52x1_80yEmu, sel52x1_80yEmu},
 }

@@ -234,9 +234,15 @@ func TestIFMAKernelsAgree(t *testing.T) {
 // emulator and the assembly, alone and paired, against math/big.
 func TestIFMAExp(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
-	for _, bits := range []int{1024, 1536, 2048} {
+	for _, bits := range []int{1024, 1536, 2048, 3072, 4096} {
 		L := ifmaDigits(Limbs(bits / 8))
 		for _, C := range []int{1, 2} {
+			if _, ok := ifmaEmu[[3]int{L, C, ifmaWidth[L]}]; !ok {
+				continue // no pairs at this size
+			}
+			if raceEnabled && bits > 2048 {
+				continue
+			}
 			for name, set := range ifmaKernelSets(t, L, C) {
 				if name == "emu" && (bits > 1024 || raceEnabled) {
 					continue // slow; the model covers these, and the digits are compared above

@@ -124,6 +124,26 @@ func amm52x2_40y(z, a, b, m, k0 *uint64)
 //go:noescape
 func sel52x2_40y(out, table, idx *uint64)
 
+// amm52x1_60y: radix-2^52 Montgomery multiplication, 60 digits, 1 chain(s), 4 lanes.
+//
+//go:noescape
+func amm52x1_60y(z, a, b, m, k0 *uint64)
+
+// sel52x1_60y: table lookup, 60 digits, 1 chain(s), 4 lanes.
+//
+//go:noescape
+func sel52x1_60y(out, table, idx *uint64)
+
+// amm52x1_80y: radix-2^52 Montgomery multiplication, 80 digits, 1 chain(s), 4 lanes.
+//
+//go:noescape
+func amm52x1_80y(z, a, b, m, k0 *uint64)
+
+// sel52x1_80y: table lookup, 80 digits, 1 chain(s), 4 lanes.
+//
+//go:noescape
+func sel52x1_80y(out, table, idx *uint64)
+
 // ifmaASM are the assembly kernels by digit count, chain count and lanes.
 var ifmaASM = map[[3]int]ifmaASMFuncs{
 	{24, 1, 8}: {amm52x1_24, sel52x1_24},
@@ -138,4 +158,6 @@ var ifmaASM = map[[3]int]ifmaASMFuncs{
 	{32, 2, 4}: {amm52x2_32y, sel52x2_32y},
 	{40, 1, 4}: {amm52x1_40y, sel52x1_40y},
 	{40, 2, 4}: {amm52x2_40y, sel52x2_40y},
+	{60, 1, 4}: {amm52x1_60y, sel52x1_60y},
+	{80, 1, 4}: {amm52x1_80y, sel52x1_80y},
 }

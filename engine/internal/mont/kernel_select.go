@@ -114,6 +114,9 @@ func ifmaSelfTest() error {
 			W := ifmaWidth[L]
 			amm, sel, ok := ifmaASMKernelsW(L, C, W)
 			if !ok {
+				if C > 1 {
+					continue // no pairs at this size
+				}
 				return fmt.Errorf("no kernel for %d digits, %d chains, %d lanes", L, C, W)
 			}
 			ramm, rsel := refKernels(L, C)
