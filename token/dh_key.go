@@ -28,7 +28,6 @@ package token
 
 import (
 	"bytes"
-	"crypto/x509/pkix"
 	"encoding/asn1"
 	"errors"
 	"math/big"
@@ -36,6 +35,7 @@ import (
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/dh"
+	"github.com/modexp-token/modexp-token/engine/guard"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -114,25 +114,7 @@ var oidDHKeyAgreement = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 3, 1}
 
 // dhSPKI is the DER SubjectPublicKeyInfo of a DH public value.
 func dhSPKI(g *dh.Group, y []byte) []byte {
-	params, err := asn1.Marshal(struct{ P, G *big.Int }{g.P, g.G})
-	if err != nil {
-		return []byte{}
-	}
-	yDER, err := asn1.Marshal(new(big.Int).SetBytes(y))
-	if err != nil {
-		return []byte{}
-	}
-	der, err := asn1.Marshal(struct {
-		Algorithm pkix.AlgorithmIdentifier
-		PublicKey asn1.BitString
-	}{
-		Algorithm: pkix.AlgorithmIdentifier{Algorithm: oidDHKeyAgreement, Parameters: asn1.RawValue{FullBytes: params}},
-		PublicKey: asn1.BitString{Bytes: yDER, BitLength: 8 * len(yDER)},
-	})
-	if err != nil {
-		return []byte{}
-	}
-	return der
+	return integerSPKI(oidDHKeyAgreement, struct{ P, G *big.Int }{g.P, g.G}, new(big.Int).SetBytes(y))
 }
 
 func completeDHPublic(a attrMap) error {
@@ -187,34 +169,21 @@ type dhPrivateKey struct {
 // preparedDHPrivate returns the DH key of o prepared for the slot's
 // engines, once per object snapshot.
 func (s *slot) preparedDHPrivate(o *object) (*dhPrivateKey, error) {
-	o.prepOnce.Lock()
-	defer o.prepOnce.Unlock()
-	if k, ok := o.prepared.(*dhPrivateKey); ok {
-		return k, nil
-	}
-	if !o.complete {
-		return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
-	}
-	g, err := dhGroupOf(o.attrs, ck.CKR_KEY_TYPE_INCONSISTENT)
-	if err != nil {
-		return nil, err
-	}
-	rt, ok := s.guard.Exp(g.P.BitLen())
-	if !ok {
-		return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DH key: the engine %s takes at most %d bits (fallback %s)",
-			g.P.BitLen(), s.engineName(), s.guard.MaxExpBits(), s.cfg.Fallback)
-	}
-	key, err := dh.NewKey(rt.Primary, g, o.attrs[ck.CKA_VALUE], dh.Options{Fallback: rt.Fallback, OnFault: s.guard.Fault})
-	if err != nil {
-		if errors.Is(err, dh.ErrInvalidKey) || errors.Is(err, dh.ErrInvalidParameters) {
-			s.log.Error("stored DH key rejected by engine/dh", "object", o.handle, "err", err)
-			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored DH key: %v", err)
+	var g *dh.Group
+	return prepareExpKey(s, o, "DH", func() (int, error) {
+		var err error
+		g, err = dhGroupOf(o.attrs, ck.CKR_KEY_TYPE_INCONSISTENT)
+		if err != nil {
+			return 0, err
 		}
-		return nil, s.engineErr("prepare DH key", err)
-	}
-	k := &dhPrivateKey{key: key, bits: g.P.BitLen()}
-	o.prepared = k
-	return k, nil
+		return g.P.BitLen(), nil
+	}, func(rt guard.ExpRoute) (*dhPrivateKey, error) {
+		key, err := dh.NewKey(rt.Primary, g, o.attrs[ck.CKA_VALUE], dh.Options{Fallback: rt.Fallback, OnFault: s.guard.Fault})
+		if err != nil {
+			return nil, err
+		}
+		return &dhPrivateKey{key: key, bits: g.P.BitLen()}, nil
+	}, dh.ErrInvalidKey, dh.ErrInvalidParameters)
 }
 
 // dhDerive is CKM_DH_PKCS_DERIVE's work: Z = y^x mod p, cut to the

@@ -38,6 +38,7 @@ import (
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/dsa"
+	"github.com/modexp-token/modexp-token/engine/guard"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -125,7 +126,14 @@ var oidDSA = asn1.ObjectIdentifier{1, 2, 840, 10040, 4, 1}
 
 // dsaSPKI is the DER SubjectPublicKeyInfo of a DSA public key.
 func dsaSPKI(p *dsa.Parameters, y *big.Int) []byte {
-	params, err := asn1.Marshal(struct{ P, Q, G *big.Int }{p.P, p.Q, p.G})
+	return integerSPKI(oidDSA, struct{ P, Q, G *big.Int }{p.P, p.Q, p.G}, y)
+}
+
+// integerSPKI is the DER SubjectPublicKeyInfo of a public value y that is
+// an INTEGER (DSA, DH), with the algorithm's parameters (a structure for
+// encoding/asn1); empty if they cannot be encoded.
+func integerSPKI(oid asn1.ObjectIdentifier, params any, y *big.Int) []byte {
+	pDER, err := asn1.Marshal(params)
 	if err != nil {
 		return []byte{}
 	}
@@ -137,7 +145,7 @@ func dsaSPKI(p *dsa.Parameters, y *big.Int) []byte {
 		Algorithm pkix.AlgorithmIdentifier
 		PublicKey asn1.BitString
 	}{
-		Algorithm: pkix.AlgorithmIdentifier{Algorithm: oidDSA, Parameters: asn1.RawValue{FullBytes: params}},
+		Algorithm: pkix.AlgorithmIdentifier{Algorithm: oid, Parameters: asn1.RawValue{FullBytes: pDER}},
 		PublicKey: asn1.BitString{Bytes: yDER, BitLength: 8 * len(yDER)},
 	})
 	if err != nil {
@@ -215,32 +223,60 @@ type dsaPublicKey struct {
 // preparedDSAPrivate returns the DSA key of o prepared for the slot's
 // engines, once per object snapshot.
 func (s *slot) preparedDSAPrivate(o *object) (*dsaPrivateKey, error) {
+	var p *dsa.Parameters
+	return prepareExpKey(s, o, "DSA", func() (int, error) {
+		var err error
+		p, err = dsaParamsOf(o.attrs, ck.CKR_KEY_TYPE_INCONSISTENT)
+		if err != nil {
+			return 0, err
+		}
+		return p.P.BitLen(), nil
+	}, func(rt guard.ExpRoute) (*dsaPrivateKey, error) {
+		key, err := dsa.NewKey(rt.Primary, p, o.attrs[ck.CKA_VALUE], dsa.Options{Fallback: rt.Fallback, OnFault: s.guard.Fault})
+		if err != nil {
+			return nil, err
+		}
+		return &dsaPrivateKey{key: key, bits: p.P.BitLen()}, nil
+	}, dsa.ErrInvalidKey, dsa.ErrInvalidParameters)
+}
+
+// prepareExpKey returns o's DSA or DH private key (K) prepared once per
+// object snapshot: the private values must be unsealed, params reads the
+// key's parameters and returns p's bit length, the slot's guard gives the
+// route for that size (CKR_KEY_SIZE_RANGE without one) and build makes the
+// key on it. A key that build rejects with one of the rejected errors is
+// CKR_KEY_TYPE_INCONSISTENT (logged: a stored key engine/dsa or engine/dh
+// refuses); other errors are the engine's.
+func prepareExpKey[K any](s *slot, o *object, kind string, params func() (int, error),
+	build func(rt guard.ExpRoute) (K, error), rejected ...error) (K, error) {
+	var zero K
 	o.prepOnce.Lock()
 	defer o.prepOnce.Unlock()
-	if k, ok := o.prepared.(*dsaPrivateKey); ok {
+	if k, ok := o.prepared.(K); ok {
 		return k, nil
 	}
 	if !o.complete {
-		return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
+		return zero, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
 	}
-	p, err := dsaParamsOf(o.attrs, ck.CKR_KEY_TYPE_INCONSISTENT)
+	bits, err := params()
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	rt, ok := s.guard.Exp(p.P.BitLen())
+	rt, ok := s.guard.Exp(bits)
 	if !ok {
-		return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DSA key: the engine %s takes at most %d bits (fallback %s)",
-			p.P.BitLen(), s.engineName(), s.guard.MaxExpBits(), s.cfg.Fallback)
+		return zero, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit %s key: the engine %s takes at most %d bits (fallback %s)",
+			bits, kind, s.engineName(), s.guard.MaxExpBits(), s.cfg.Fallback)
 	}
-	key, err := dsa.NewKey(rt.Primary, p, o.attrs[ck.CKA_VALUE], dsa.Options{Fallback: rt.Fallback, OnFault: s.guard.Fault})
+	k, err := build(rt)
 	if err != nil {
-		if errors.Is(err, dsa.ErrInvalidKey) || errors.Is(err, dsa.ErrInvalidParameters) {
-			s.log.Error("stored DSA key rejected by engine/dsa", "object", o.handle, "err", err)
-			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored DSA key: %v", err)
+		for _, r := range rejected {
+			if errors.Is(err, r) {
+				s.log.Error("stored "+kind+" key rejected", "object", o.handle, "err", err)
+				return zero, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key: %v", kind, err)
+			}
 		}
-		return nil, s.engineErr("prepare DSA key", err)
+		return zero, s.engineErr("prepare "+kind+" key", err)
 	}
-	k := &dsaPrivateKey{key: key, bits: p.P.BitLen()}
 	o.prepared = k
 	return k, nil
 }
