@@ -18,7 +18,9 @@
 //
 //   - Nonce: RFC 6979's HMAC-DRBG (HMAC-SHA-256) seeded with x and the
 //     hash, hedged with N/8 fresh random bytes as the additional data k' of
-//     §3.6. With no additional data the nonces are exactly RFC 6979's.
+//     §3.6. With no additional data the nonces are exactly RFC 6979's
+//     (the signatures of its appendix A.2.1 and A.2.2 with SHA-256 are
+//     reproduced by the tests).
 //   - g^k mod p comes from the engine with the exponent blinded: the
 //     engine sees k + m·q for a fresh 64-bit m (g has order q, so the
 //     result is the same), always (N+64) bits rounded up to whole limbs
