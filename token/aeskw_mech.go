@@ -20,8 +20,8 @@ package token
 // in constant time, token/keywrap).
 
 import (
+	"crypto/cipher"
 	"errors"
-	"fmt"
 
 	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/keywrap"
@@ -37,12 +37,16 @@ func init() {
 		m.keyTypes = []uint64{ck.CKK_AES}
 		return m
 	}
+	kw := aesKeyWrapWith(keywrap.Wrap, true)
+	kwUnwrap := aesKeyWrapWith(keywrap.Unwrap, false)
+	kwp := aesKeyWrapWith(keywrap.WrapPad, true)
+	kwpUnwrap := aesKeyWrapWith(keywrap.UnwrapPad, false)
 	registerMechanism(aesKW(&mechanism{typ: ck.CKM_AES_KEY_WRAP, params: aesKWParams(8),
-		wrap: aesKeyWrap, unwrap: aesKeyUnwrap}))
+		wrap: kw, unwrap: kwUnwrap}))
 	registerMechanism(aesKW(&mechanism{typ: ck.CKM_AES_KEY_WRAP_PAD, params: aesKWParams(0),
-		wrap: aesKeyWrapPad, unwrap: aesKeyUnwrapPad, wrapsPrivate: true}))
+		wrap: kwp, unwrap: kwpUnwrap, wrapsPrivate: true}))
 	registerMechanism(aesKW(&mechanism{typ: ckmAESKeyWrapKWP, params: aesKWParams(4),
-		wrap: aesKeyWrapPad, unwrap: aesKeyUnwrapPad, wrapsPrivate: true}))
+		wrap: kwp, unwrap: kwpUnwrap, wrapsPrivate: true}))
 }
 
 // aesKWParams decodes an optional initial value of ivLen bytes (0: the
@@ -66,46 +70,24 @@ func aesKWParams(ivLen int) func(mech *mechanism, m *Mechanism) (any, error) {
 	}
 }
 
-func aesKeyWrap(op *operation, material []byte) ([]byte, error) {
-	b, err := op.aesBlock()
-	if err != nil {
-		return nil, err
-	}
-	out, err := keywrap.Wrap(b, op.params.([]byte), material)
-	if errors.Is(err, keywrap.ErrLength) {
-		return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "CKM_AES_KEY_WRAP wraps keys of 16 bytes or more in multiples of 8, not %d bytes (CKM_AES_KEY_WRAP_KWP wraps any)", len(material))
-	}
-	return out, kwErr(err)
-}
+// keyWrapFunc is one of token/keywrap's functions.
+type keyWrapFunc func(b cipher.Block, iv, in []byte) ([]byte, error)
 
-func aesKeyUnwrap(op *operation, wrapped []byte) ([]byte, error) {
-	b, err := op.aesBlock()
-	if err != nil {
-		return nil, err
+// aesKeyWrapWith makes a mechanism's wrap (or unwrap) from a keywrap
+// function: the operation's key is the AES key, its parameter the IV.
+func aesKeyWrapWith(f keyWrapFunc, wrap bool) func(op *operation, in []byte) ([]byte, error) {
+	return func(op *operation, in []byte) ([]byte, error) {
+		b, err := op.aesBlock()
+		if err != nil {
+			return nil, err
+		}
+		out, err := f(b, op.params.([]byte), in)
+		if wrap && errors.Is(err, keywrap.ErrLength) {
+			return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%s cannot wrap a key of %d bytes (CKM_AES_KEY_WRAP: 16 or more, in multiples of 8; CKM_AES_KEY_WRAP_KWP: any)",
+				ck.Name("CKM_", op.mech.typ), len(in))
+		}
+		return out, kwErr(err)
 	}
-	out, err := keywrap.Unwrap(b, op.params.([]byte), wrapped)
-	return out, kwErr(err)
-}
-
-func aesKeyWrapPad(op *operation, material []byte) ([]byte, error) {
-	b, err := op.aesBlock()
-	if err != nil {
-		return nil, err
-	}
-	out, err := keywrap.WrapPad(b, op.params.([]byte), material)
-	if errors.Is(err, keywrap.ErrLength) {
-		return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%s: a key of %d bytes", ck.Name("CKM_", op.mech.typ), len(material))
-	}
-	return out, kwErr(err)
-}
-
-func aesKeyUnwrapPad(op *operation, wrapped []byte) ([]byte, error) {
-	b, err := op.aesBlock()
-	if err != nil {
-		return nil, err
-	}
-	out, err := keywrap.UnwrapPad(b, op.params.([]byte), wrapped)
-	return out, kwErr(err)
 }
 
 // kwErr maps a keywrap error to its CKR code.
@@ -139,14 +121,11 @@ func streamUnwrap(op *operation, wrapped []byte) ([]byte, error) {
 		return nil, err
 	}
 	out, err := streamOnce(op, wrapped)
-	switch ck.RV(err) {
-	case uint64(ck.CKR_ENCRYPTED_DATA_LEN_RANGE):
-		return nil, fmt.Errorf("%w: %w", ck.CKR_WRAPPED_KEY_LEN_RANGE, err)
-	case uint64(ck.CKR_ENCRYPTED_DATA_INVALID):
-		return nil, fmt.Errorf("%w: %w", ck.CKR_WRAPPED_KEY_INVALID, err)
+	if err != nil {
+		return nil, unwrapErr(err)
 	}
-	if err == nil && len(out) == 0 {
+	if len(out) == 0 {
 		return nil, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "an empty key")
 	}
-	return out, err
+	return out, nil
 }

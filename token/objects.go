@@ -282,6 +282,19 @@ func (s *slot) storeLocked(ss *session, handle uint64, old *object, a attrMap, s
 	return o, nil
 }
 
+// storeNew stores a new object with attributes a under the session and
+// login rules (CKR_SESSION_READ_ONLY, CKR_USER_NOT_LOGGED_IN), checked
+// under the slot lock it takes.
+func (ss *session) storeNew(a attrMap, sch schema) (*object, error) {
+	s := ss.slot
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := ss.checkWritable(a, s.login); err != nil {
+		return nil, err
+	}
+	return s.storeLocked(ss, 0, nil, a, sch)
+}
+
 // CreateObject is C_CreateObject.
 func (m *Module) CreateObject(sh uint64, tmpl []Attribute) (uint64, error) {
 	ss, err := m.lock(sh)
@@ -299,12 +312,7 @@ func (m *Module) CreateObject(sh uint64, tmpl []Attribute) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := ss.checkWritable(a, s.login); err != nil {
-		return 0, err
-	}
-	o, err := s.storeLocked(ss, 0, nil, a, sch)
+	o, err := ss.storeNew(a, sch)
 	if err != nil {
 		return 0, err
 	}

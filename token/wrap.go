@@ -275,12 +275,7 @@ func (m *Module) UnwrapKey(sh uint64, cm *Mechanism, unwrappingKey uint64, wrapp
 	if err != nil {
 		return 0, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := ss.checkWritable(a, s.login); err != nil {
-		return 0, err
-	}
-	o, err := s.storeLocked(ss, 0, nil, a, sch)
+	o, err := ss.storeNew(a, sch)
 	if err != nil {
 		return 0, err
 	}
@@ -358,18 +353,23 @@ func rsaWrapWith(encrypt func(op *operation, in []byte) ([]byte, error)) func(op
 	}
 }
 
-// rsaUnwrapWith makes an RSA unwrap from a decryption: a wrapped key of
-// the wrong length is CKR_WRAPPED_KEY_LEN_RANGE, one that does not decrypt
-// CKR_WRAPPED_KEY_INVALID.
+// rsaUnwrapWith makes an RSA unwrap from a decryption.
 func rsaUnwrapWith(decrypt func(op *operation, in []byte) ([]byte, error)) func(op *operation, wrapped []byte) ([]byte, error) {
 	return func(op *operation, wrapped []byte) ([]byte, error) {
 		out, err := decrypt(op, wrapped)
-		switch ck.RV(err) {
-		case uint64(ck.CKR_ENCRYPTED_DATA_LEN_RANGE):
-			return nil, fmt.Errorf("%w: %w", ck.CKR_WRAPPED_KEY_LEN_RANGE, err)
-		case uint64(ck.CKR_ENCRYPTED_DATA_INVALID):
-			return nil, fmt.Errorf("%w: %w", ck.CKR_WRAPPED_KEY_INVALID, err)
-		}
-		return out, err
+		return out, unwrapErr(err)
 	}
+}
+
+// unwrapErr turns a decryption's error into an unwrap's: a ciphertext of
+// the wrong length is CKR_WRAPPED_KEY_LEN_RANGE, one that does not decrypt
+// CKR_WRAPPED_KEY_INVALID.
+func unwrapErr(err error) error {
+	switch ck.RV(err) {
+	case uint64(ck.CKR_ENCRYPTED_DATA_LEN_RANGE):
+		return fmt.Errorf("%w: %w", ck.CKR_WRAPPED_KEY_LEN_RANGE, err)
+	case uint64(ck.CKR_ENCRYPTED_DATA_INVALID):
+		return fmt.Errorf("%w: %w", ck.CKR_WRAPPED_KEY_INVALID, err)
+	}
+	return err
 }
