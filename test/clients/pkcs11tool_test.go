@@ -427,6 +427,76 @@ func TestPKCS11Tool(t *testing.T) {
 		})
 	}
 
+	// Key wrapping with pkcs11-tool --wrap/--unwrap: an AES key (imported,
+	// so openssl can check the deterministic wraps) under an imported KEK or
+	// an RSA key pair with CKA_WRAP/CKA_UNWRAP, unwrapped back to the same
+	// value. pkcs11-tool 0.23 gives C_WrapKey no CK_RSA_PKCS_OAEP_PARAMS, so
+	// its OAEP wrap must be refused (CKR_MECHANISM_PARAM_INVALID); OAEP
+	// wrapping with parameters is covered through C (cgo/wrap_test.go).
+	type wrapCase struct {
+		mech, wrapping string   // as -M names it; the wrapping key's ID
+		args           []string // -m and parameters
+		openssl        []string // openssl enc arguments giving the same wrap (nil: randomised)
+		refused        string   // the error pkcs11-tool must report instead
+	}
+	const wrapIV = "000102030405060708090a0b0c0d0e0f"
+	var wraps []wrapCase
+	for _, c := range []wrapCase{
+		{"AES-KEY-WRAP", "a1", []string{"-m", "AES-KEY-WRAP"}, []string{"-id-aes256-wrap", "-iv", "A6A6A6A6A6A6A6A6"}, ""},
+		{"mechtype-0x210A", "a1", []string{"-m", "0x210A"}, []string{"-id-aes256-wrap-pad", "-iv", "A65959A6"}, ""},
+		{"mechtype-0x210B", "a1", []string{"-m", "0x210B"}, []string{"-id-aes256-wrap-pad", "-iv", "A65959A6"}, ""},
+		{"AES-CBC-PAD", "a1", []string{"-m", "AES-CBC-PAD", "--iv", wrapIV}, []string{"-aes-256-cbc", "-iv", wrapIV}, ""},
+		{"RSA-PKCS", "a2", []string{"-m", "RSA-PKCS"}, nil, ""},
+		{"RSA-PKCS-OAEP", "a2", []string{"-m", "RSA-PKCS-OAEP", "--hash-algorithm", "SHA256", "--mgf", "MGF1-SHA256"}, nil, "CKR_MECHANISM_PARAM_INVALID"},
+	} {
+		if has(c.mech, "wrap") || has(c.mech, "unwrap") {
+			mark(c.mech, "wrap")
+			mark(c.mech, "unwrap")
+			wraps = append(wraps, c)
+		}
+	}
+	if len(wraps) > 0 {
+		t.Run("wrap", func(t *testing.T) {
+			tk := tk.with(t)
+			kek, target := make([]byte, 32), make([]byte, 16)
+			rand.Read(kek)
+			rand.Read(target)
+			tk.write("kek.bin", string(kek))
+			tk.write("target.bin", string(target))
+			tk.p11Login("--write-object", tk.path("kek.bin"), "--type", "secrkey", "--key-type", "AES:32", "--id", "a1", "--label", "kek", "--usage-wrap")
+			tk.p11Login("--write-object", tk.path("target.bin"), "--type", "secrkey", "--key-type", "AES:16", "--id", "a3", "--label", "wrapped", "--extractable")
+			tk.p11Login("--keypairgen", "--key-type", "rsa:2048", "--id", "a2", "--label", "rsa-wrap", "--usage-wrap")
+			for i, c := range wraps {
+				t.Run(c.mech, func(t *testing.T) {
+					tk := tk.with(t)
+					out := tk.path("wrapped-" + c.mech)
+					args := append([]string{"--login", "--pin", userPIN, "--module", tk.module, "--wrap", "--id", c.wrapping, "--application-id", "a3", "-o", out}, c.args...)
+					if c.refused != "" {
+						r := tk.run("pkcs11-tool", args...)
+						if r.err == nil || !strings.Contains(r.combined(), c.refused) {
+							t.Fatalf("pkcs11-tool --wrap %v: %v, want %s\n%s", c.args, r.err, c.refused, r.combined())
+						}
+						return
+					}
+					tk.mustRun("pkcs11-tool", args...)
+					got := tk.read("wrapped-" + c.mech)
+					if c.openssl != nil {
+						want := tk.mustRun("openssl", append(append([]string{"enc"}, c.openssl...), "-K", fmt.Sprintf("%x", kek), "-in", tk.path("target.bin"))...).stdout
+						if !bytes.Equal(got, []byte(want)) {
+							t.Fatalf("pkcs11-tool --wrap %v: %x, openssl enc %v: %x", c.args, got, c.openssl, want)
+						}
+					}
+					id := fmt.Sprintf("b%d", i)
+					tk.p11Login(append([]string{"--unwrap", "--id", c.wrapping, "-i", out, "--key-type", "AES:16", "--application-id", id, "--extractable"}, c.args...)...)
+					tk.p11Login("--read-object", "--type", "secrkey", "--id", id, "-o", tk.path("back-"+id))
+					if back := tk.read("back-" + id); !bytes.Equal(back, target) {
+						t.Fatalf("%s: unwrapped %x, want %x", c.mech, back, target)
+					}
+				})
+			}
+		})
+	}
+
 	// C_Encrypt, which pkcs11-tool 0.23 cannot drive for RSA keys.
 	for _, n := range []string{"RSA-PKCS", "RSA-PKCS-OAEP", "RSA-X-509"} {
 		if has(n, "encrypt") {
