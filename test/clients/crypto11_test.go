@@ -17,15 +17,16 @@ package clients
 // ECDH1-DERIVE and EDDSA. What crypto11 v1.6.2 uses for asymmetric keys is
 // all on the list: it hashes in Go and signs with CKM_RSA_PKCS (its own
 // DigestInfo), CKM_RSA_PKCS_PSS (with CK_RSA_PKCS_PSS_PARAMS),
-// CKM_ECDSA, decrypts with CKM_RSA_PKCS and CKM_RSA_PKCS_OAEP, generates
-// with CKM_RSA_PKCS_KEY_PAIR_GEN and CKM_EC_KEY_PAIR_GEN. The crypto11
-// features the allow-list hides are its symmetric ones (AES-GCM,
-// AES-CBC/CBC-PAD and DES3 block modes through NewGCM/NewCBC) and
-// DSA-with-hash — none of which this token offers anyway.
+// CKM_ECDSA and CKM_DSA, decrypts with CKM_RSA_PKCS and CKM_RSA_PKCS_OAEP,
+// generates with CKM_RSA_PKCS_KEY_PAIR_GEN, CKM_EC_KEY_PAIR_GEN and
+// CKM_DSA_KEY_PAIR_GEN. The crypto11 features the allow-list hides are its
+// symmetric ones (AES-GCM, AES-CBC/CBC-PAD and DES3 block modes through
+// NewGCM/NewCBC); the DSA-SHA* mechanisms it hides, crypto11 does not use.
 
 import (
 	"bytes"
 	"crypto"
+	"crypto/dsa" //nolint:staticcheck // deprecated; crypto11 takes its parameters and checks here
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -35,8 +36,11 @@ import (
 	_ "crypto/sha512" // crypto.SHA384/SHA512.New
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/asn1"
+	"encoding/pem"
 	"math/big"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -315,6 +319,47 @@ func TestCrypto11(t *testing.T) {
 			if err := k.Delete(); err != nil {
 				t.Errorf("%s: Delete: %v", curve.Params().Name, err)
 			}
+		}
+	})
+
+	// crypto11 generates DSA keys with CKM_DSA_KEY_PAIR_GEN on the domain
+	// parameters it is given and signs digests with CKM_DSA (both on
+	// p11-kit's allow-list), returning a DER signature.
+	t.Run("dsa", func(t *testing.T) {
+		b, err := os.ReadFile(filepath.Join(repoRoot(t), "engine", "dsa", "testdata", "params_2048_256.pem"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blk, _ := pem.Decode(b)
+		var pqg struct{ P, Q, G *big.Int }
+		if blk == nil {
+			t.Fatal("no DSA parameters")
+		}
+		if _, err := asn1.Unmarshal(blk.Bytes, &pqg); err != nil {
+			t.Fatal(err)
+		}
+		k, err := ctx.GenerateDSAKeyPairWithLabel([]byte{0xd5}, []byte("c11-dsa"), &dsa.Parameters{P: pqg.P, Q: pqg.Q, G: pqg.G})
+		if err != nil {
+			t.Fatalf("GenerateDSAKeyPair: %v", err)
+		}
+		pub, ok := k.Public().(*dsa.PublicKey)
+		if !ok || pub.P.Cmp(pqg.P) != 0 {
+			t.Fatalf("generated public key %T", k.Public())
+		}
+		d := digest(crypto.SHA256, msg)
+		sig, err := k.Sign(rand.Reader, d, crypto.SHA256)
+		if err != nil {
+			t.Fatalf("Sign: %v", err)
+		}
+		var rs struct{ R, S *big.Int }
+		if _, err := asn1.Unmarshal(sig, &rs); err != nil {
+			t.Fatalf("signature %x: %v", sig, err)
+		}
+		if !dsa.Verify(pub, d, rs.R, rs.S) {
+			t.Error("DSA signature does not verify (crypto/dsa)")
+		}
+		if err := k.Delete(); err != nil {
+			t.Errorf("Delete: %v", err)
 		}
 	})
 
