@@ -3,8 +3,8 @@
  *
  * Loads one or two PKCS#11 modules with dlopen (no other library: plain C
  * against <p11-kit-1/p11-kit/pkcs11.h>), logs in to a token on each, makes
- * or finds its keys, and measures ops/s for RSA and ECDSA sign/verify and for
- * key-pair generation, at several thread counts (one session per thread, all
+ * or finds its keys, and measures ops/s for RSA, ECDSA, DSA and Ed25519
+ * sign/verify, P-256 ECDH derivation and key-pair generation, at several thread counts (one session per thread, all
  * sharing the application's login state). The two modules are measured
  * alternately, cell by cell, in A-B-B-A rounds, so that drift in the load of
  * the machine hits both alike.
@@ -14,7 +14,9 @@
  * signing module must accept it, must reject it with one bit flipped
  * (CKR_SIGNATURE_INVALID), and the other module must accept it too (the
  * public key is copied there as a session object). A cell whose check fails
- * is reported as BAD, not as a rate.
+ * is reported as BAD, not as a rate. An ECDH cell is checked by agreement:
+ * each module derives with its own key and the other's public point, and
+ * the two secrets must be equal.
  *
  * Every call into a module runs under a watchdog: a phase that overruns its
  * limit prints what was measured so far and exits with status 3.
@@ -176,6 +178,9 @@ static const char *mech_name(CK_MECHANISM_TYPE m)
 	case CKM_ECDSA: return "CKM_ECDSA";
 	case CKM_DSA: return "CKM_DSA";
 	case CKM_DSA_KEY_PAIR_GEN: return "CKM_DSA_KEY_PAIR_GEN";
+	case CKM_EC_EDWARDS_KEY_PAIR_GEN: return "CKM_EC_EDWARDS_KEY_PAIR_GEN";
+	case CKM_EDDSA: return "CKM_EDDSA";
+	case CKM_ECDH1_DERIVE: return "CKM_ECDH1_DERIVE";
 	}
 	snprintf(buf, sizeof buf, "CKM_0x%lx", (unsigned long)m);
 	return buf;
@@ -238,9 +243,11 @@ static void *watchdog(void *arg)
 /* ------------------------------------------------------------------ */
 /* Keys and operations                                                 */
 
-enum { K_RSA2048, K_RSA3072, K_RSA4096, K_P256, K_P384, K_P521, K_DSA1024, K_DSA2048, K_N };
+enum { K_RSA2048, K_RSA3072, K_RSA4096, K_P256, K_P384, K_P521, K_DSA1024, K_DSA2048, K_ED25519, K_N };
 
 static const unsigned char OID_P256[] = {0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07};
+/* Ed25519's CKA_EC_PARAMS as pkcs11-tool and SoftHSMv2 have it: PrintableString "edwards25519". */
+static const unsigned char ED25519_PARAMS[] = {0x13, 0x0c, 'e', 'd', 'w', 'a', 'r', 'd', 's', '2', '5', '5', '1', '9'};
 static const unsigned char OID_P384[] = {0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22};
 static const unsigned char OID_P521[] = {0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x23};
 
@@ -318,7 +325,7 @@ static const struct dsaparams {
 
 static const struct keyspec {
 	const char *label;
-	int ec;
+	int ec; /* 1: a Weierstrass curve (CKK_EC), 2: Edwards (CKK_EC_EDWARDS) */
 	CK_ULONG bits;
 	const unsigned char *oid;
 	size_t oidlen;
@@ -333,6 +340,7 @@ static const struct keyspec {
 	{"bench-p521", 1, 521, OID_P521, sizeof OID_P521, 60, NULL},
 	{"bench-dsa1024", 0, 1024, NULL, 0, 60, &DSA1024},
 	{"bench-dsa2048", 0, 2048, NULL, 0, 60, &DSA2048},
+	{"bench-ed25519", 2, 256, ED25519_PARAMS, sizeof ED25519_PARAMS, 60, NULL},
 };
 
 /* The generation mechanism of a key spec. */
@@ -340,10 +348,23 @@ static CK_MECHANISM_TYPE gen_mech(const struct keyspec *ks)
 {
 	if (ks->dsa)
 		return CKM_DSA_KEY_PAIR_GEN;
+	if (ks->ec == 2)
+		return CKM_EC_EDWARDS_KEY_PAIR_GEN;
 	return ks->ec ? CKM_EC_KEY_PAIR_GEN : CKM_RSA_PKCS_KEY_PAIR_GEN;
 }
 
-typedef enum { OP_SIGN, OP_VERIFY, OP_KEYGEN } opkind_t;
+/* The signature mechanism of a key spec, for checks. */
+static CK_MECHANISM_TYPE sig_mech(const struct keyspec *ks)
+{
+	if (ks->dsa)
+		return CKM_DSA;
+	if (ks->ec == 2)
+		return CKM_EDDSA;
+	return ks->ec ? CKM_ECDSA : CKM_SHA256_RSA_PKCS;
+}
+
+/* OP_DERIVE: C_DeriveKey of a 32-byte generic secret, then C_DestroyObject of it. */
+typedef enum { OP_SIGN, OP_VERIFY, OP_KEYGEN, OP_DERIVE } opkind_t;
 
 typedef struct {
 	const char *id;
@@ -375,6 +396,9 @@ static const opdef_t OPS[] = {
 	{"dsa1024-verify", "DSA-1024/160 verify", OP_VERIFY, K_DSA1024, CKM_DSA, 0, 32},
 	{"dsa2048-sign", "DSA-2048/256 sign (32-byte hash)", OP_SIGN, K_DSA2048, CKM_DSA, 0, 32},
 	{"dsa2048-verify", "DSA-2048/256 verify", OP_VERIFY, K_DSA2048, CKM_DSA, 0, 32},
+	{"ed25519-sign", "Ed25519 sign EdDSA (32-byte msg)", OP_SIGN, K_ED25519, CKM_EDDSA, 0, 32},
+	{"ed25519-verify", "Ed25519 verify EdDSA", OP_VERIFY, K_ED25519, CKM_EDDSA, 0, 32},
+	{"p256-ecdh", "P-256 ECDH derive + destroy", OP_DERIVE, K_P256, CKM_ECDH1_DERIVE, 0, 0},
 	{"rsa2048-keygen", "RSA-2048 key-pair generation", OP_KEYGEN, K_RSA2048, CKM_RSA_PKCS_KEY_PAIR_GEN, 0, 0},
 	{"p256-keygen", "P-256 key-pair generation", OP_KEYGEN, K_P256, CKM_EC_KEY_PAIR_GEN, 0, 0},
 };
@@ -405,6 +429,8 @@ typedef struct {
 	CK_OBJECT_HANDLE xpub;  /* this public key copied into the other module */
 	int xok;
 	char xwhy[128];
+	unsigned char point[160]; /* EC keys: the public point, bare SEC 1 (an ECDH peer value) */
+	CK_ULONG pointlen;
 } bkey_t;
 
 typedef struct module {
@@ -708,7 +734,7 @@ static void gen_template(gentmpl_t *g, const struct keyspec *ks, int token, cons
 		g->mech.mechanism = CKM_DSA_KEY_PAIR_GEN;
 	} else if (ks->ec) {
 		g->pub[i++] = (CK_ATTRIBUTE){CKA_EC_PARAMS, (void *)ks->oid, ks->oidlen};
-		g->mech.mechanism = CKM_EC_KEY_PAIR_GEN;
+		g->mech.mechanism = gen_mech(ks);
 	} else {
 		g->pub[i++] = (CK_ATTRIBUTE){CKA_MODULUS_BITS, &g->bits, sizeof g->bits};
 		g->pub[i++] = (CK_ATTRIBUTE){CKA_PUBLIC_EXPONENT, g->e, sizeof g->e};
@@ -722,6 +748,8 @@ static void gen_template(gentmpl_t *g, const struct keyspec *ks, int token, cons
 	g->priv[i++] = (CK_ATTRIBUTE){CKA_SIGN, &g->yes, sizeof(CK_BBOOL)};
 	g->priv[i++] = (CK_ATTRIBUTE){CKA_LABEL, (void *)label, strlen(label)};
 	g->priv[i++] = (CK_ATTRIBUTE){CKA_ID, (void *)label, strlen(label)};
+	if (ks->ec == 1)
+		g->priv[i++] = (CK_ATTRIBUTE){CKA_DERIVE, &g->yes, sizeof(CK_BBOOL)}; /* p256-ecdh */
 	g->npriv = i;
 }
 
@@ -816,6 +844,18 @@ static void ensure_key(module_t *m, int k)
 			return;
 		}
 		key->siglen = ec_siglen(ks->bits);
+		/* The public point, unwrapped from CKA_EC_POINT's DER OCTET STRING. */
+		unsigned char der[sizeof key->point + 4];
+		CK_ATTRIBUTE p = {CKA_EC_POINT, der, sizeof der};
+		rv = m->f->C_GetAttributeValue(m->sess, key->pub, &p, 1);
+		if (rv != CKR_OK || p.ulValueLen < 3 || der[0] != 0x04) {
+			snprintf(key->why, sizeof key->why, "C_GetAttributeValue(CKA_EC_POINT): %s", rv_name(rv));
+			key->failed = 1;
+			return;
+		}
+		CK_ULONG hdr = der[1] == 0x81 ? 3 : 2;
+		key->pointlen = p.ulValueLen - hdr;
+		memcpy(key->point, der + hdr, key->pointlen);
 	} else {
 		CK_ATTRIBUTE a = {CKA_MODULUS, NULL, 0};
 		rv = m->f->C_GetAttributeValue(m->sess, key->pub, &a, 1);
@@ -877,7 +917,7 @@ static void import_pub(module_t *m, int k)
 		goto out;
 	}
 	CK_OBJECT_CLASS cls = CKO_PUBLIC_KEY;
-	CK_KEY_TYPE kt = ks->dsa ? CKK_DSA : ks->ec ? CKK_EC : CKK_RSA;
+	CK_KEY_TYPE kt = ks->dsa ? CKK_DSA : ks->ec == 2 ? CKK_EC_EDWARDS : ks->ec ? CKK_EC : CKK_RSA;
 	CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
 	CK_ATTRIBUTE t[] = {
 		{CKA_CLASS, &cls, sizeof cls},
@@ -955,6 +995,86 @@ static int check_signature(module_t *m, int k, const opdef_t *sigop, const unsig
 	return 1;
 }
 
+/* The template of a derived key: a 32-byte session generic secret whose
+ * value can be read (for the agreement check). */
+typedef struct {
+	CK_OBJECT_CLASS cls;
+	CK_KEY_TYPE kt;
+	CK_BBOOL yes, no;
+	CK_ULONG len;
+	CK_ATTRIBUTE t[6];
+} derivetmpl_t;
+
+static void derive_template(derivetmpl_t *d)
+{
+	d->cls = CKO_SECRET_KEY;
+	d->kt = CKK_GENERIC_SECRET;
+	d->yes = CK_TRUE;
+	d->no = CK_FALSE;
+	d->len = 32;
+	d->t[0] = (CK_ATTRIBUTE){CKA_CLASS, &d->cls, sizeof d->cls};
+	d->t[1] = (CK_ATTRIBUTE){CKA_KEY_TYPE, &d->kt, sizeof d->kt};
+	d->t[2] = (CK_ATTRIBUTE){CKA_TOKEN, &d->no, sizeof d->no};
+	d->t[3] = (CK_ATTRIBUTE){CKA_SENSITIVE, &d->no, sizeof d->no};
+	d->t[4] = (CK_ATTRIBUTE){CKA_EXTRACTABLE, &d->yes, sizeof d->yes};
+	d->t[5] = (CK_ATTRIBUTE){CKA_VALUE_LEN, &d->len, sizeof d->len};
+}
+
+/* ECDH (CKD_NULL) with priv and the bare peer point: the secret's value
+ * into out[32] (never timed). */
+static CK_RV derive_value(module_t *m, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE priv, const unsigned char *peer,
+			  CK_ULONG peerlen, unsigned char out[32])
+{
+	CK_ECDH1_DERIVE_PARAMS p = {CKD_NULL, 0, NULL, peerlen, (CK_BYTE_PTR)peer};
+	CK_MECHANISM mech = {CKM_ECDH1_DERIVE, &p, sizeof p};
+	derivetmpl_t d;
+	derive_template(&d);
+	CK_OBJECT_HANDLE h = 0;
+	CK_RV rv = m->f->C_DeriveKey(s, &mech, priv, d.t, 6, &h);
+	if (rv != CKR_OK)
+		return rv;
+	CK_ATTRIBUTE a = {CKA_VALUE, out, 32};
+	rv = m->f->C_GetAttributeValue(s, h, &a, 1);
+	if (rv == CKR_OK && a.ulValueLen != 32)
+		rv = CKR_GENERAL_ERROR;
+	CK_RV rv2 = m->f->C_DestroyObject(s, h);
+	return rv != CKR_OK ? rv : rv2;
+}
+
+/*
+ * The agreement check of an ECDH cell: m derives with its key and the other
+ * module's public point, the other module with its key and m's point; the
+ * secrets must be equal. Without the other module, m's own two derivations
+ * with its own point must agree. Returns 1 when good; otherwise writes why.
+ */
+static int check_agreement(module_t *m, int k, char *why, size_t whylen)
+{
+	bkey_t *key = &m->keys[k];
+	module_t *o = m->other;
+	unsigned char a[32], b[32];
+	phase(60, "%s: ECDH agreement check", m->name);
+	int cross = o != m && !o->dead && o->keys[k].ok && o->keys[k].pointlen > 0;
+	const bkey_t *peer = cross ? &o->keys[k] : key;
+	CK_RV rv = derive_value(m, m->sess, key->priv, peer->point, peer->pointlen, a);
+	if (rv != CKR_OK) {
+		snprintf(why, whylen, "C_DeriveKey with the %s point: %s", cross ? "other module's" : "own", rv_name(rv));
+		return 0;
+	}
+	if (cross)
+		rv = derive_value(o, o->sess, o->keys[k].priv, key->point, key->pointlen, b);
+	else
+		rv = derive_value(m, m->sess, key->priv, key->point, key->pointlen, b);
+	if (rv != CKR_OK) {
+		snprintf(why, whylen, "%s C_DeriveKey: %s", cross ? o->name : m->name, rv_name(rv));
+		return 0;
+	}
+	if (memcmp(a, b, 32) != 0) {
+		snprintf(why, whylen, "ECDH secrets differ%s", cross ? " between the modules" : "");
+		return 0;
+	}
+	return 1;
+}
+
 /* ------------------------------------------------------------------ */
 /* Workers                                                             */
 
@@ -1013,7 +1133,7 @@ static void check_new_pair(worker_t *w, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE pu
 {
 	module_t *m = w->m;
 	const struct keyspec *ks = &KEYS[w->op->key];
-	opdef_t sop = {"", "", OP_SIGN, w->op->key, ks->dsa ? CKM_DSA : ks->ec ? CKM_ECDSA : CKM_SHA256_RSA_PKCS, 0, 32};
+	opdef_t sop = {"", "", OP_SIGN, w->op->key, sig_mech(ks), 0, 32};
 	CK_MECHANISM mech = op_mechanism(&sop);
 	unsigned char sig[MAXSIG];
 	CK_ULONG slen = sizeof sig;
@@ -1063,6 +1183,14 @@ static void *worker(void *arg)
 	gentmpl_t g;
 	if (op->kind == OP_KEYGEN)
 		gen_template(&g, &KEYS[op->key], 0, "bench-tmp");
+	/* OP_DERIVE: the key's own public point as the peer's (a valid point). */
+	CK_ECDH1_DERIVE_PARAMS ecdh = {CKD_NULL, 0, NULL, key->pointlen, key->point};
+	derivetmpl_t dt;
+	if (op->kind == OP_DERIVE) {
+		mech.pParameter = &ecdh;
+		mech.ulParameterLen = sizeof ecdh;
+		derive_template(&dt);
+	}
 	CK_OBJECT_HANDLE keep_pub = 0, keep_priv = 0;
 
 	pthread_barrier_wait(w->bar);
@@ -1106,6 +1234,22 @@ static void *worker(void *arg)
 			rv = m->f->C_Verify(s, (CK_BYTE_PTR)w->base, op->dlen, (CK_BYTE_PTR)w->vsig, w->vsiglen);
 			if (rv != CKR_OK) {
 				record_err(w, "C_Verify", rv, &consecutive);
+				continue;
+			}
+			w->ops++;
+			consecutive = 0;
+			break;
+		}
+		case OP_DERIVE: {
+			CK_OBJECT_HANDLE h = 0;
+			rv = m->f->C_DeriveKey(s, &mech, key->priv, dt.t, 6, &h);
+			if (rv != CKR_OK) {
+				record_err(w, "C_DeriveKey", rv, &consecutive);
+				continue;
+			}
+			rv = m->f->C_DestroyObject(s, h);
+			if (rv != CKR_OK) {
+				record_err(w, "C_DestroyObject", rv, &consecutive);
 				continue;
 			}
 			w->ops++;
@@ -1301,6 +1445,14 @@ static void run_once(module_t *m, const opdef_t *op, int nthr, double seconds, c
 				c->bad = 1;
 				snprintf(c->bad_why, sizeof c->bad_why, "%s", w->keycheck_why);
 			}
+		}
+	}
+	if (op->kind == OP_DERIVE && !c->bad && c->ops > 0) {
+		char why[200];
+		c->checked++;
+		if (!check_agreement(m, op->key, why, sizeof why)) {
+			c->bad = 1;
+			snprintf(c->bad_why, sizeof c->bad_why, "%s", why);
 		}
 	}
 	if (op->kind == OP_VERIFY && !c->bad && c->ops > 0) {
