@@ -183,6 +183,25 @@ func TestConformancePublicSessionKeys(t *testing.T) {
 		t.Fatal("the signature does not verify")
 	}
 
+	// Secret session keys too: generated, wrapped and unwrapped without a
+	// login; an unwrapped key that would be private (the default) needs it.
+	aesGen := tsMech{Type: ck.CKM_AES_KEY_GEN}
+	public := func(extra ...tsAttr) []tsAttr {
+		return append([]tsAttr{{Type: ck.CKA_TOKEN, Value: tsBool(false)}, {Type: ck.CKA_PRIVATE, Value: tsBool(false)},
+			{Type: ck.CKA_VALUE_LEN, Value: tsULong(32)}}, extra...)
+	}
+	rv, kek := tsGenerateKey(h, aesGen, public(tsAttr{Type: ck.CKA_WRAP, Value: tsBool(true)}, tsAttr{Type: ck.CKA_UNWRAP, Value: tsBool(true)}))
+	wantRV(t, "C_GenerateKey(public session KEK, no login)", rv, ck.CKR_OK)
+	rv, k := tsGenerateKey(h, aesGen, public(tsAttr{Type: ck.CKA_EXTRACTABLE, Value: tsBool(true)}))
+	wantRV(t, "C_GenerateKey(public session key, no login)", rv, ck.CKR_OK)
+	rv, _, w := tsWrapKey(h, tsMech{Type: ck.CKM_AES_KEY_WRAP}, kek, k, false, 64)
+	wantRV(t, "C_WrapKey(public session keys, no login)", rv, ck.CKR_OK)
+	secret := []tsAttr{{Type: ck.CKA_CLASS, Value: tsULong(ck.CKO_SECRET_KEY)}, {Type: ck.CKA_KEY_TYPE, Value: tsULong(ck.CKK_AES)}}
+	rv, _ = tsUnwrapKey(h, tsMech{Type: ck.CKM_AES_KEY_WRAP}, kek, w, append(secret, tsAttr{Type: ck.CKA_PRIVATE, Value: tsBool(false)}))
+	wantRV(t, "C_UnwrapKey(public session key, no login)", rv, ck.CKR_OK)
+	rv, _ = tsUnwrapKey(h, tsMech{Type: ck.CKM_AES_KEY_WRAP}, kek, w, secret)
+	wantRV(t, "C_UnwrapKey(private by default, no login)", rv, ck.CKR_USER_NOT_LOGGED_IN)
+
 	// A private key pair needs the user; a token key pair a R/W session.
 	pub, priv = ecTemplates(true)
 	rv, _, _ = tsGenerateKeyPair(h, mech, pub, priv)

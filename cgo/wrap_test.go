@@ -22,6 +22,8 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
 	"math/big"
 	"os"
 	"os/exec"
@@ -498,4 +500,86 @@ func TestWrapAESCBCPad(t *testing.T) {
 	rv, nk = tsUnwrapKey(h, mech, wk, w, toTS([]token.Attribute{ulongAttr(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), ulongAttr(ck.CKA_KEY_TYPE, ck.CKK_RSA)}))
 	wantRV(t, "C_UnwrapKey(RSA private key)", rv, ck.CKR_OK)
 	attrIs(t, h, nk, ck.CKA_MODULUS, testRSAKey.N.Bytes())
+}
+
+// TestWrapWycheproofC runs Wycheproof's AES key wrap vectors (kw_test.json,
+// kwp_test.json in token/keywrap/testdata) through C_WrapKey and
+// C_UnwrapKey: each valid message, as a generic secret key, wraps to its
+// ciphertext; each valid ciphertext unwraps to a key holding the message;
+// each invalid one is refused (CKR_WRAPPED_KEY_INVALID or
+// CKR_WRAPPED_KEY_LEN_RANGE) and makes no object.
+func TestWrapWycheproofC(t *testing.T) {
+	h := readySession(t)
+	for _, f := range []struct {
+		file string
+		mech tsMech
+	}{
+		{"kw_test.json", tsMech{Type: ck.CKM_AES_KEY_WRAP}},
+		{"kwp_test.json", tsMech{Type: ckmKWP}},
+	} {
+		raw, err := os.ReadFile(filepath.Join("..", "token", "keywrap", "testdata", f.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			TestGroups []struct {
+				Tests []struct {
+					TcID            int
+					Key, Msg, Ct    string
+					Result, Comment string
+				}
+			}
+		}
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, g := range v.TestGroups {
+			for _, c := range g.Tests {
+				key, msg, ct := mustHex(t, c.Key), mustHex(t, c.Msg), mustHex(t, c.Ct)
+				if len(key) != 16 && len(key) != 24 && len(key) != 32 {
+					continue
+				}
+				n++
+				wk := aesKey(t, h, key, boolAttr(ck.CKA_WRAP, true), boolAttr(ck.CKA_UNWRAP, true))
+				rv, nk := tsUnwrapKey(h, f.mech, wk, ct, unwrapTemplate(ck.CKK_GENERIC_SECRET))
+				switch {
+				case c.Result == "valid":
+					if rv != 0 {
+						t.Fatalf("%s #%d (%s): C_UnwrapKey = %v", f.file, c.TcID, c.Comment, ck.Error(rv))
+					}
+					attrIs(t, h, nk, ck.CKA_VALUE, msg)
+					k := tsGenericKey(t, h, msg)
+					rv, _, w := tsWrapKey(h, f.mech, wk, k, false, len(ct)+64)
+					if rv != 0 || !bytes.Equal(w, ct) {
+						t.Fatalf("%s #%d: C_WrapKey = %v, %x; want %x", f.file, c.TcID, ck.Error(rv), w, ct)
+					}
+					tsDestroyObject(h, k)
+					tsDestroyObject(h, nk)
+				case c.Result == "invalid":
+					if rv != uint64(ck.CKR_WRAPPED_KEY_INVALID) && rv != uint64(ck.CKR_WRAPPED_KEY_LEN_RANGE) {
+						t.Fatalf("%s #%d (%s): C_UnwrapKey of an invalid wrap = %v", f.file, c.TcID, c.Comment, ck.Error(rv))
+					}
+				default: // "acceptable": an empty key, refused here
+					if rv == 0 {
+						tsDestroyObject(h, nk)
+					}
+				}
+				tsDestroyObject(h, wk)
+			}
+		}
+		if n < 150 {
+			t.Errorf("%s: %d vectors", f.file, n)
+		}
+		t.Logf("%s: %d vectors through C_WrapKey/C_UnwrapKey", f.file, n)
+	}
+}
+
+func mustHex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
