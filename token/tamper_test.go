@@ -57,23 +57,49 @@ func formatRecord(version byte, attrs []storedAttr, mac []byte) []byte {
 }
 
 // TestTokenFileEditDoesNotExposeKey is issue 17's first attack: with the
-// module closed, the sealed CKA_SENSITIVE and CKA_EXTRACTABLE of a private
-// key are replaced in the file by clear FALSE and TRUE (the record kept
-// otherwise). Before records were authenticated, the next login read
-// CKA_PRIVATE_EXPONENT and CKA_PRIME_1. Now the record is refused: the key
-// is not served at all.
+// module closed, the sealed CKA_SENSITIVE and CKA_EXTRACTABLE of a key are
+// replaced in the file by clear FALSE and TRUE (the record kept otherwise).
+// Before records were authenticated, the next login read
+// CKA_PRIVATE_EXPONENT and CKA_PRIME_1. Now the record is refused (and
+// logged): the key is not served at all. RSA and EC private keys and an AES
+// secret key alike: the record MAC knows no key type.
 func TestTokenFileEditDoesNotExposeKey(t *testing.T) {
+	priv, _ := rsaKeyTemplates(testRSAKey)
+	sensitive := []Attribute{aBool(ck.CKA_TOKEN, true), aBool(ck.CKA_SENSITIVE, true), aBool(ck.CKA_EXTRACTABLE, false)}
+	for _, tc := range []struct {
+		name    string
+		create  func(t *testing.T, m *Module, sh uint64) uint64
+		class   uint64
+		secrets []uint64
+	}{
+		{"RSA", func(t *testing.T, m *Module, sh uint64) uint64 {
+			h, err := m.CreateObject(sh, append(priv, sensitive...))
+			must(t, err)
+			return h
+		}, ck.CKO_PRIVATE_KEY, []uint64{ck.CKA_PRIVATE_EXPONENT, ck.CKA_PRIME_1}},
+		{"EC", func(t *testing.T, m *Module, sh uint64) uint64 {
+			_, h := genEC(t, m, sh, "P-256", true)
+			return h
+		}, ck.CKO_PRIVATE_KEY, []uint64{ck.CKA_VALUE}},
+		{"AES", func(t *testing.T, m *Module, sh uint64) uint64 {
+			h, err := m.CreateObject(sh, aesTmpl([]byte("0123456789abcdef"), sensitive...))
+			must(t, err)
+			return h
+		}, ck.CKO_SECRET_KEY, []uint64{ck.CKA_VALUE}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { editKeyRecord(t, tc.create, tc.class, tc.secrets) })
+	}
+}
+
+func editKeyRecord(t *testing.T, create func(*testing.T, *Module, uint64) uint64, class uint64, secrets []uint64) {
 	conf := testConfig(t, "")
 	m := load(t)
 	slot := m.SlotList(true)[0]
 	initToken(t, m, slot)
 	sh := openRW(t, m, slot)
 	must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
-	priv, _ := rsaKeyTemplates(testRSAKey)
-	priv = append(priv, aBool(ck.CKA_TOKEN, true), aBool(ck.CKA_SENSITIVE, true), aBool(ck.CKA_EXTRACTABLE, false))
-	h, err := m.CreateObject(sh, priv)
-	must(t, err)
-	res, err := m.GetAttributeValue(sh, h, []uint64{ck.CKA_PRIVATE_EXPONENT})
+	h := create(t, m, sh)
+	res, err := m.GetAttributeValue(sh, h, secrets[:1])
 	if err == nil && res[0].Err == 0 {
 		t.Fatal("sensitive key readable before the edit")
 	}
@@ -108,14 +134,14 @@ func TestTokenFileEditDoesNotExposeKey(t *testing.T) {
 	sh = openRW(t, m, slot)
 	must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
 	for _, o := range find(t, m, sh) {
-		for _, typ := range []uint64{ck.CKA_PRIVATE_EXPONENT, ck.CKA_PRIME_1} {
+		for _, typ := range secrets {
 			if got, err := m.GetAttributeValue(sh, o, []uint64{typ}); err == nil && got[0].Err == 0 && len(got[0].Value) > 0 {
 				t.Fatalf("object %d gave %s after the file was edited", o, ck.Name("CKA_", typ))
 			}
 		}
 	}
-	if n := len(find(t, m, sh, aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY))); n != 0 {
-		t.Fatalf("%d private keys served after the edit", n)
+	if n := len(find(t, m, sh, aULong(ck.CKA_CLASS, class))); n != 0 {
+		t.Fatalf("%d keys of class %s served after the edit", n, ck.Name("CKO_", class))
 	}
 	// And the refusal is in the module's log.
 	logText, err := os.ReadFile(filepath.Join(filepath.Dir(conf), "module.log"))
