@@ -111,6 +111,13 @@ without logging in; --json prints JSON.`,
 			return enc.Encode(objs)
 		}
 		printObjects(w, objs)
+		if len(objs) == 0 {
+			what := "no objects on this token"
+			if len(sel) > 0 {
+				what = "no object matches"
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s ('keys generate' or 'keys import' adds keys)\n", what)
+		}
 		return nil
 	}
 
