@@ -64,7 +64,6 @@ type Info struct {
 	MaxModulusBits int      // largest modulus Exp accepts; 0 = no limit
 	ConstantTime   bool     // secret exponents/scalars do not leak through timing
 	Simulated      bool     // results carry simulated hardware cost
-	NativeCRT      bool     // implements CRTEngine
 	Curves         []string // curves ScalarMult accepts ("P-256", "secp256k1", ...); nil = none
 	Cores          int      // operations that may usefully run at once (>= 1)
 }

@@ -66,8 +66,9 @@ func runBench(o *benchOpts, stdout io.Writer) error {
 	}
 	defer eng.Close()
 	info := eng.Info()
+	_, nativeCRT := eng.(engine.CRTEngine)
 	fmt.Fprintf(stdout, "engine    %s (%s; simulated %v, constant time %v, native CRT %v, cores %d)\n",
-		info.Name, info.Model, info.Simulated, info.ConstantTime, info.NativeCRT, info.Cores)
+		info.Name, info.Model, info.Simulated, info.ConstantTime, nativeCRT, info.Cores)
 	if *selftest {
 		t0 := time.Now()
 		err := eng.SelfTest(context.Background())

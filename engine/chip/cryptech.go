@@ -244,7 +244,7 @@ func (c *Cryptech) Close() error { return nil }
 
 // Info describes the simulator.
 func (c *CryptechA7) Info() engine.Info {
-	return engine.Info{Name: c.name, Model: "Cryptech A7", MaxModulusBits: c.maxBits, Simulated: true, NativeCRT: true, Cores: c.cores}
+	return engine.Info{Name: c.name, Model: "Cryptech A7", MaxModulusBits: c.maxBits, Simulated: true, Cores: c.cores}
 }
 
 // NewModulus prepares an odd modulus of 64 bits up to the operand buffer.

@@ -83,7 +83,7 @@ func newPUKCC(sp *Spec) (*PUKCC, error) {
 func (p *PUKCC) Info() engine.Info {
 	w := max(p.window, 1)
 	return engine.Info{Name: p.name, Model: "PUKCC sim", MaxModulusBits: pukccExpLimit[p.ram][w-1],
-		Simulated: true, NativeCRT: true, Curves: []string{"P-256", "P-384", "P-521"}, Cores: 1}
+		Simulated: true, Curves: []string{"P-256", "P-384", "P-521"}, Cores: 1}
 }
 
 // chooseWindow returns the configured window, or the largest one whose

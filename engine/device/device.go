@@ -250,6 +250,7 @@ type Engine struct {
 	log    *slog.Logger
 	info   engine.Info
 	limits limits
+	crt    bool           // the device does the whole CRT exponentiation (INFO NATIVE_CRT): Open returns a CRTEngine
 	cost   wire.CostModel // from INFO; zero: unknown
 	br     *breaker
 	nextID atomic.Uint32
@@ -321,7 +322,7 @@ func New(ctx context.Context, cfg Config) (engine.Engine, error) {
 		e.Close()
 		return nil, err
 	}
-	crt, ec := e.info.NativeCRT, len(e.info.Curves) > 0
+	crt, ec := e.crt, len(e.info.Curves) > 0
 	switch {
 	case crt && ec:
 		return crtECEngine{e}, nil
@@ -362,10 +363,10 @@ func (e *Engine) readInfo(f *wire.Frame) error {
 		MaxModulusBits: maxBits,
 		ConstantTime:   u(wire.TagConstantTime) == 1,
 		Simulated:      u(wire.TagSimulated) == 1,
-		NativeCRT:      u(wire.TagNativeCRT) == 1 && e.limits.maxCRTBits > 0,
 		Curves:         curves,
 		Cores:          max(u(wire.TagCores), 1),
 	}
+	e.crt = u(wire.TagNativeCRT) == 1 && e.limits.maxCRTBits > 0
 	if e.info.Model == "" {
 		e.info.Model = "MXP device"
 	}
@@ -396,7 +397,7 @@ func (e *Engine) readInfo(f *wire.Frame) error {
 		e.maxConns = min(max(2, e.info.Cores), MaxConns)
 	}
 	e.log.Info("device info", "name", e.cfg.Name, "model", e.info.Model, "max_bits", maxBits,
-		"crt", e.info.NativeCRT, "curves", curves, "cores", e.info.Cores,
+		"crt", e.crt, "curves", curves, "cores", e.info.Cores,
 		"cost_fixed_ns", e.cost.FixedNS, "cost_modexp_ps", e.cost.ModExpPS, "cost_ec_ps", e.cost.ECPS)
 	return nil
 }

@@ -195,7 +195,7 @@ type plainEngine struct{ e *bigengine.Engine }
 
 func (p plainEngine) Info() engine.Info {
 	in := p.e.Info()
-	in.NativeCRT, in.Curves = false, nil
+	in.Curves = nil
 	return in
 }
 func (p plainEngine) NewModulus(n []byte) (engine.Modulus, error) { return p.e.NewModulus(n) }

@@ -110,7 +110,7 @@ func (e *Engine) kat(ctx context.Context) error {
 			return fmt.Errorf("device: self-test modexp %d bits: wrong answer: %w", w, engine.ErrDevice)
 		}
 	}
-	if e.info.NativeCRT {
+	if e.crt {
 		crtOnce.Do(makeCRTFixtures)
 		for _, w := range katCRTWidths {
 			if w > e.limits.maxCRTBits {

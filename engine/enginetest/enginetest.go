@@ -154,9 +154,6 @@ func (s *suite) testInfo(t *testing.T) {
 	if s.info.MaxModulusBits < 0 {
 		t.Errorf("Info().MaxModulusBits = %d", s.info.MaxModulusBits)
 	}
-	if _, ok := s.e.(engine.CRTEngine); s.info.NativeCRT && !ok {
-		t.Error("Info().NativeCRT is set but the engine does not implement engine.CRTEngine")
-	}
 	if _, ok := s.e.(engine.ECEngine); len(s.info.Curves) > 0 && !ok {
 		t.Error("Info().Curves is not empty but the engine does not implement engine.ECEngine")
 	}

@@ -32,7 +32,7 @@ func (g *Guard) RSAKey(priv *rsa.PrivateKey) (*rsa.Key, error) {
 // unless it does the whole CRT natively.
 func (g *Guard) MaxRSAKeyBits() int {
 	in := g.primary.Info()
-	if in.MaxModulusBits == 0 || in.NativeCRT {
+	if _, native := g.primary.(engine.CRTEngine); in.MaxModulusBits == 0 || native {
 		return in.MaxModulusBits
 	}
 	return 2 * in.MaxModulusBits

@@ -17,7 +17,7 @@
 //     device: one round trip; the software engine on the IFMA kernel: the
 //     two halves interleaved on one core) and does not decline it with
 //     [engine.ErrUnsupported], or one ExpCRT call if it implements
-//     [engine.CRTEngine] with NativeCRT. With Options.ExponentBlinding the engine sees
+//     [engine.CRTEngine]. With Options.ExponentBlinding the engine sees
 //     d_p + k·(p−1) and d_q + k'·(q−1) with fresh 64-bit k, k'.
 //  4. Range check of the engine's outputs (length and value below the
 //     modulus), then Garner recombination in constant time: m2 mod p,

@@ -68,7 +68,7 @@ func corrupt(mode string, r, mod []byte, c engine.Cost) ([]byte, engine.Cost, er
 	return r, c, nil
 }
 
-// crtFake is a NativeCRT engine computing ExpCRT with math/big, with the
+// crtFake is a CRTEngine computing ExpCRT with math/big, with the
 // same fault modes, to exercise the CRTEngine path.
 type crtFake struct {
 	*soft.Engine
@@ -80,7 +80,7 @@ type crtFake struct {
 
 func (f *crtFake) Info() engine.Info {
 	i := f.Engine.Info()
-	i.Name, i.NativeCRT, i.ConstantTime = "crt-fake:"+f.mode, true, false
+	i.Name, i.ConstantTime = "crt-fake:"+f.mode, false
 	return i
 }
 
@@ -235,7 +235,7 @@ func TestPairEngineCorrect(t *testing.T) {
 	}
 }
 
-// TestCRTEngineCorrect runs the NativeCRT path with a correct engine.
+// TestCRTEngineCorrect runs the CRTEngine path with a correct engine.
 func TestCRTEngineCorrect(t *testing.T) {
 	priv := privOf(testKey(t, 1024))
 	for _, blind := range []bool{false, true} {

@@ -132,7 +132,7 @@ func NewKey(eng engine.Engine, priv *PrivateKey, opts Options) (*Key, error) {
 func (k *Key) prepare(eng engine.Engine) (*prepared, error) {
 	info := eng.Info()
 	pr := &prepared{eng: eng, name: info.Name, parallel: info.Cores >= 2, cores: info.Cores}
-	if ce, ok := eng.(engine.CRTEngine); ok && info.NativeCRT {
+	if ce, ok := eng.(engine.CRTEngine); ok {
 		pr.nativeCRT = ce
 		return pr, nil
 	}

@@ -33,7 +33,7 @@ func (m modulus) Bytes() []byte { return m.n.Bytes() }
 func (e *Engine) Info() engine.Info {
 	return engine.Info{
 		Name: "bigtest", Model: "bigtest", MaxModulusBits: e.MaxBits,
-		NativeCRT: true, Curves: []string{"P-256", "P-384", "P-521"}, Cores: 2,
+		Curves: []string{"P-256", "P-384", "P-521"}, Cores: 2,
 	}
 }
 
