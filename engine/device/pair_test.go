@@ -20,6 +20,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine/device/internal/bigengine"
 	"github.com/modexp-token/modexp-token/engine/device/wire"
 	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/engine/soft"
 )
 
 // expPair is the client's pair ability, asserted.
@@ -34,9 +35,16 @@ func expPair(t *testing.T, e engine.Engine) engine.PairEngine {
 
 // TestExpPair checks MODEXP_PAIR against math/big at sizes from 64 to
 // 4096 bits, moduli of different lengths in one pair, and that each pair is
-// one request on the wire.
+// one request on the wire; with a plain backing engine and with the
+// software engine, which computes pairs itself on the IFMA kernel.
 func TestExpPair(t *testing.T) {
-	d := startDaemon(t, bigengine.New(0))
+	for _, backend := range []engine.Engine{bigengine.New(0), soft.New()} {
+		t.Run(backend.Info().Name, func(t *testing.T) { testExpPair(t, backend) })
+	}
+}
+
+func testExpPair(t *testing.T, backend engine.Engine) {
+	d := startDaemon(t, backend)
 	e := openClient(t, d.config())
 	pe := expPair(t, e)
 	r := randFor(31)
