@@ -93,7 +93,8 @@ func gatherInfo(mechs bool) (*infoReport, error) {
 	if f := os.Getenv(config.EnvConf); f != "" {
 		rep.Config = configReport{File: f, From: config.EnvConf}
 	} else {
-		rep.Config = configReport{From: "built-in default (" + config.EnvConf + " is not set)"}
+		rep.Config = configReport{From: "built-in default (" + config.EnvConf + " is not set): one token in this user's " +
+			"data directory; a program running as another user (a server) sees another token, so give both the same " + config.EnvConf}
 	}
 	cfg, err := config.FromEnv()
 	if err != nil {
