@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/modexp-token/modexp-token/engine/soft"
 )
 
 func TestURIRoundTrip(t *testing.T) {
@@ -65,5 +68,24 @@ func TestEngineTableTSV(t *testing.T) {
 	var n, m int
 	if _, err := fmt.Sscanf(last, "%d of %d published figures reproduced", &n, &m); err != nil || n != m || m == 0 {
 		t.Fatalf("last line = %q (n=%d m=%d err=%v)", last, n, m, err)
+	}
+}
+
+func TestEngineInfo(t *testing.T) {
+	var out, errOut strings.Builder
+	if code := run([]string{"engine", "info"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	ki := soft.Kernels()
+	if !strings.Contains(out.String(), "kernel:       "+ki.Name+" (MODEXP_KERNEL="+ki.Requested+")") ||
+		!strings.Contains(out.String(), "cpu features: ") {
+		t.Fatalf("engine info:\n%s", out.String())
+	}
+	// A kernel selection error is the command's error.
+	out.Reset()
+	bad := ki
+	bad.Err = errors.New("MODEXP_KERNEL=\"x\": not a kernel")
+	if err := writeKernelInfo(&out, bad); err == nil || !strings.Contains(out.String(), "kernel:") {
+		t.Fatalf("writeKernelInfo with an error: %v\n%s", err, out.String())
 	}
 }
