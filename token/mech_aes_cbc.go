@@ -118,7 +118,7 @@ func (s *blockStream) updateLen(n int) (int, error) {
 
 func (s *blockStream) update(in []byte) ([]byte, error) {
 	n, _ := s.updateLen(len(in))
-	out := make([]byte, n)
+	out := make([]byte, n, n+aes.BlockSize) // room for Final's block (streamOnce)
 	if n == 0 {
 		s.buf = append(s.buf, in...)
 		return out, nil

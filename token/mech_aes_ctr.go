@@ -50,13 +50,14 @@ func ctrParams(mech *mechanism, m *Mechanism) (any, error) {
 	return p, nil
 }
 
-// ctrStream is AES-CTR with a counter of p.bits bits.
+// ctrStream is AES-CTR with a counter of p.bits bits. crypto/cipher's CTR
+// increments the whole block; that is the same keystream, because an input
+// that would carry out of the counter's bits is refused before any of it
+// is processed (updateLen).
 type ctrStream struct {
-	b       cipher.Block
-	ctr     [aes.BlockSize]byte // the next counter block
-	ks      [aes.BlockSize]byte // keystream of the current block
-	used    int                 // keystream bytes used (aes.BlockSize: none left)
-	left    *big.Int            // counter values left (nil: 2^128, never reached)
+	ks      cipher.Stream
+	used    int      // bytes of the current counter block used (16: none left)
+	left    *big.Int // counter values left (nil: 2^128, never reached)
 	errCode ck.Error
 }
 
@@ -66,7 +67,7 @@ func newCTRStream(op *operation) (symStream, error) {
 		return nil, err
 	}
 	p := op.params.(*ctrParam)
-	s := &ctrStream{b: b, ctr: p.cb, used: aes.BlockSize, errCode: ck.CKR_DATA_LEN_RANGE}
+	s := &ctrStream{ks: cipher.NewCTR(b, p.cb[:]), used: aes.BlockSize, errCode: ck.CKR_DATA_LEN_RANGE}
 	if op.kind == opDecrypt {
 		s.errCode = ck.CKR_ENCRYPTED_DATA_LEN_RANGE
 	}
@@ -103,29 +104,14 @@ func (s *ctrStream) update(in []byte) ([]byte, error) {
 	if s.left != nil {
 		s.left.Sub(s.left, big.NewInt(s.blocksNeeded(len(in))))
 	}
-	out := make([]byte, len(in))
-	for i := range in {
-		if s.used == aes.BlockSize {
-			s.b.Encrypt(s.ks[:], s.ctr[:])
-			s.used = 0
-			incBE(s.ctr[:])
-		}
-		out[i] = in[i] ^ s.ks[s.used]
-		s.used++
+	if avail := aes.BlockSize - s.used; len(in) <= avail {
+		s.used += len(in)
+	} else {
+		s.used = (len(in)-avail-1)%aes.BlockSize + 1
 	}
+	out := make([]byte, len(in))
+	s.ks.XORKeyStream(out, in)
 	return out, nil
 }
 
 func (s *ctrStream) final() ([]byte, error) { return []byte{}, nil }
-
-// incBE increments a big-endian counter (the bits above the counter never
-// change: the counter has no values left to wrap into them, see
-// updateLen).
-func incBE(b []byte) {
-	for i := len(b) - 1; i >= 0; i-- {
-		b[i]++
-		if b[i] != 0 {
-			return
-		}
-	}
-}

@@ -59,11 +59,14 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 		return err
 	}
 	op.key = key
+	// A secret key serves every kind of operation; the mechanism's key
+	// types then tell whether it fits.
+	class := key.class()
 	wantClass := keyClassFor[kind]
-	if kt := keyTypes[key.keyType()]; kt != nil && kt.secret {
+	if class == ck.CKO_SECRET_KEY {
 		wantClass = ck.CKO_SECRET_KEY
 	}
-	switch class := key.class(); {
+	switch {
 	case class != ck.CKO_PUBLIC_KEY && class != ck.CKO_PRIVATE_KEY && class != ck.CKO_SECRET_KEY:
 		return ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "object %d is not a key", keyHandle)
 	case class != wantClass || !mech.acceptsKeyType(key.keyType()):

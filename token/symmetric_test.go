@@ -270,3 +270,50 @@ func TestDigestKeySecret(t *testing.T) {
 	must(t, m.DigestInit(sh, &Mechanism{Type: ck.CKM_SHA256}))
 	wantRV(t, m.DigestKey(sh, 0xdead), ck.CKR_KEY_HANDLE_INVALID)
 }
+
+// BenchmarkSymmetric is one single-part C_EncryptInit + C_Encrypt (or
+// C_SignInit + C_Sign) of 4 KiB per mechanism through the Module.
+func BenchmarkSymmetric(b *testing.B) {
+	testConfigB(b)
+	m, err := LoadFromEnv()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	slot := m.SlotList(true)[0]
+	sh, err := m.OpenSession(slot, ck.CKF_SERIAL_SESSION)
+	must2(b, err)
+	aesKey, err := secretKeyOf(m, sh, ck.CKK_AES, make([]byte, 32))
+	must2(b, err)
+	macKey, err := secretKeyOf(m, sh, ck.CKK_GENERIC_SECRET, make([]byte, 32))
+	must2(b, err)
+	iv := make([]byte, 16)
+	data := make([]byte, 4096)
+	for _, c := range []struct {
+		name string
+		mech *Mechanism
+		key  uint64
+		sign bool
+	}{
+		{"AES-256-GCM", gcmMech(iv[:12], nil, 128), aesKey, false},
+		{"AES-256-CBC-PAD", &Mechanism{Type: ck.CKM_AES_CBC_PAD, Param: iv}, aesKey, false},
+		{"AES-256-CTR", ctrMech(128, iv), aesKey, false},
+		{"AES-256-CMAC", &Mechanism{Type: ck.CKM_AES_CMAC}, aesKey, true},
+		{"HMAC-SHA256", &Mechanism{Type: ck.CKM_SHA256_HMAC}, macKey, true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if c.sign {
+					must2(b, m.SignInit(sh, c.mech, c.key))
+					_, _, err = m.Sign(sh, data, Out{Cap: 64})
+				} else {
+					must2(b, m.EncryptInit(sh, c.mech, c.key))
+					_, _, err = m.Encrypt(sh, data, Out{Cap: 8192})
+				}
+				must2(b, err)
+			}
+		})
+	}
+}
