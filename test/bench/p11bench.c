@@ -177,6 +177,8 @@ static const char *mech_name(CK_MECHANISM_TYPE m)
 	case CKM_EC_KEY_PAIR_GEN: return "CKM_EC_KEY_PAIR_GEN";
 	case CKM_ECDSA: return "CKM_ECDSA";
 	case CKM_DSA: return "CKM_DSA";
+	case CKM_DH_PKCS_DERIVE: return "CKM_DH_PKCS_DERIVE";
+	case CKM_DH_PKCS_KEY_PAIR_GEN: return "CKM_DH_PKCS_KEY_PAIR_GEN";
 	case CKM_DSA_KEY_PAIR_GEN: return "CKM_DSA_KEY_PAIR_GEN";
 	case CKM_EC_EDWARDS_KEY_PAIR_GEN: return "CKM_EC_EDWARDS_KEY_PAIR_GEN";
 	case CKM_EDDSA: return "CKM_EDDSA";
@@ -243,7 +245,7 @@ static void *watchdog(void *arg)
 /* ------------------------------------------------------------------ */
 /* Keys and operations                                                 */
 
-enum { K_RSA2048, K_RSA3072, K_RSA4096, K_P256, K_P384, K_P521, K_DSA1024, K_DSA2048, K_ED25519, K_N };
+enum { K_RSA2048, K_RSA3072, K_RSA4096, K_P256, K_P384, K_P521, K_DSA1024, K_DSA2048, K_ED25519, K_DH2048, K_N };
 
 static const unsigned char OID_P256[] = {0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07};
 /* Ed25519's CKA_EC_PARAMS as pkcs11-tool and SoftHSMv2 have it: PrintableString "edwards25519". */
@@ -317,11 +319,35 @@ static const unsigned char DSA2048_G[] = {
 	0x24, 0x3f, 0x24, 0x28, 0xbb, 0x83, 0x3d, 0xa8, 0x89, 0x6f, 0x46, 0xe3, 0x08, 0xd8, 0x00, 0xf9,
 };
 
-static const struct dsaparams {
+/* RFC 7919 ffdhe2048, generator 2. */
+static const unsigned char FFDHE2048_P[] = {
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xad, 0xf8, 0x54, 0x58, 0xa2, 0xbb, 0x4a, 0x9a,
+	0xaf, 0xdc, 0x56, 0x20, 0x27, 0x3d, 0x3c, 0xf1, 0xd8, 0xb9, 0xc5, 0x83, 0xce, 0x2d, 0x36, 0x95,
+	0xa9, 0xe1, 0x36, 0x41, 0x14, 0x64, 0x33, 0xfb, 0xcc, 0x93, 0x9d, 0xce, 0x24, 0x9b, 0x3e, 0xf9,
+	0x7d, 0x2f, 0xe3, 0x63, 0x63, 0x0c, 0x75, 0xd8, 0xf6, 0x81, 0xb2, 0x02, 0xae, 0xc4, 0x61, 0x7a,
+	0xd3, 0xdf, 0x1e, 0xd5, 0xd5, 0xfd, 0x65, 0x61, 0x24, 0x33, 0xf5, 0x1f, 0x5f, 0x06, 0x6e, 0xd0,
+	0x85, 0x63, 0x65, 0x55, 0x3d, 0xed, 0x1a, 0xf3, 0xb5, 0x57, 0x13, 0x5e, 0x7f, 0x57, 0xc9, 0x35,
+	0x98, 0x4f, 0x0c, 0x70, 0xe0, 0xe6, 0x8b, 0x77, 0xe2, 0xa6, 0x89, 0xda, 0xf3, 0xef, 0xe8, 0x72,
+	0x1d, 0xf1, 0x58, 0xa1, 0x36, 0xad, 0xe7, 0x35, 0x30, 0xac, 0xca, 0x4f, 0x48, 0x3a, 0x79, 0x7a,
+	0xbc, 0x0a, 0xb1, 0x82, 0xb3, 0x24, 0xfb, 0x61, 0xd1, 0x08, 0xa9, 0x4b, 0xb2, 0xc8, 0xe3, 0xfb,
+	0xb9, 0x6a, 0xda, 0xb7, 0x60, 0xd7, 0xf4, 0x68, 0x1d, 0x4f, 0x42, 0xa3, 0xde, 0x39, 0x4d, 0xf4,
+	0xae, 0x56, 0xed, 0xe7, 0x63, 0x72, 0xbb, 0x19, 0x0b, 0x07, 0xa7, 0xc8, 0xee, 0x0a, 0x6d, 0x70,
+	0x9e, 0x02, 0xfc, 0xe1, 0xcd, 0xf7, 0xe2, 0xec, 0xc0, 0x34, 0x04, 0xcd, 0x28, 0x34, 0x2f, 0x61,
+	0x91, 0x72, 0xfe, 0x9c, 0xe9, 0x85, 0x83, 0xff, 0x8e, 0x4f, 0x12, 0x32, 0xee, 0xf2, 0x81, 0x83,
+	0xc3, 0xfe, 0x3b, 0x1b, 0x4c, 0x6f, 0xad, 0x73, 0x3b, 0xb5, 0xfc, 0xbc, 0x2e, 0xc2, 0x20, 0x05,
+	0xc5, 0x8e, 0xf1, 0x83, 0x7d, 0x16, 0x83, 0xb2, 0xc6, 0xf3, 0x4a, 0x26, 0xc1, 0xb2, 0xef, 0xfa,
+	0x88, 0x6b, 0x42, 0x38, 0x61, 0x28, 0x5c, 0x97, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+};
+static const unsigned char FFDHE_G[] = {0x02};
+
+/* Finite-field domain parameters: DSA (p, q, g) or DH (p, g; dh set, no q). */
+static const struct ffparams {
 	const unsigned char *p, *q, *g;
 	size_t plen, qlen, glen;
-} DSA1024 = {DSA1024_P, DSA1024_Q, DSA1024_G, sizeof DSA1024_P, sizeof DSA1024_Q, sizeof DSA1024_G},
-  DSA2048 = {DSA2048_P, DSA2048_Q, DSA2048_G, sizeof DSA2048_P, sizeof DSA2048_Q, sizeof DSA2048_G};
+	int dh;
+} DSA1024 = {DSA1024_P, DSA1024_Q, DSA1024_G, sizeof DSA1024_P, sizeof DSA1024_Q, sizeof DSA1024_G, 0},
+  DSA2048 = {DSA2048_P, DSA2048_Q, DSA2048_G, sizeof DSA2048_P, sizeof DSA2048_Q, sizeof DSA2048_G, 0},
+  DH2048 = {FFDHE2048_P, NULL, FFDHE_G, sizeof FFDHE2048_P, 0, sizeof FFDHE_G, 1};
 
 static const struct keyspec {
 	const char *label;
@@ -330,7 +356,7 @@ static const struct keyspec {
 	const unsigned char *oid;
 	size_t oidlen;
 	double gen_limit; /* watchdog limit for generating it, seconds */
-	const struct dsaparams *dsa; /* DSA keys: the domain parameters */
+	const struct ffparams *ff; /* DSA and DH keys: the domain parameters */
 } KEYS[K_N] = {
 	{"bench-rsa2048", 0, 2048, NULL, 0, 120, NULL},
 	{"bench-rsa3072", 0, 3072, NULL, 0, 300, NULL},
@@ -341,13 +367,14 @@ static const struct keyspec {
 	{"bench-dsa1024", 0, 1024, NULL, 0, 60, &DSA1024},
 	{"bench-dsa2048", 0, 2048, NULL, 0, 60, &DSA2048},
 	{"bench-ed25519", 2, 256, ED25519_PARAMS, sizeof ED25519_PARAMS, 60, NULL},
+	{"bench-dh2048", 0, 2048, NULL, 0, 60, &DH2048},
 };
 
 /* The generation mechanism of a key spec. */
 static CK_MECHANISM_TYPE gen_mech(const struct keyspec *ks)
 {
-	if (ks->dsa)
-		return CKM_DSA_KEY_PAIR_GEN;
+	if (ks->ff)
+		return ks->ff->dh ? CKM_DH_PKCS_KEY_PAIR_GEN : CKM_DSA_KEY_PAIR_GEN;
 	if (ks->ec == 2)
 		return CKM_EC_EDWARDS_KEY_PAIR_GEN;
 	return ks->ec ? CKM_EC_KEY_PAIR_GEN : CKM_RSA_PKCS_KEY_PAIR_GEN;
@@ -356,8 +383,8 @@ static CK_MECHANISM_TYPE gen_mech(const struct keyspec *ks)
 /* The signature mechanism of a key spec, for checks. */
 static CK_MECHANISM_TYPE sig_mech(const struct keyspec *ks)
 {
-	if (ks->dsa)
-		return CKM_DSA;
+	if (ks->ff)
+		return ks->ff->dh ? CKM_DH_PKCS_DERIVE : CKM_DSA;
 	if (ks->ec == 2)
 		return CKM_EDDSA;
 	return ks->ec ? CKM_ECDSA : CKM_SHA256_RSA_PKCS;
@@ -399,6 +426,7 @@ static const opdef_t OPS[] = {
 	{"ed25519-sign", "Ed25519 sign EdDSA (32-byte msg)", OP_SIGN, K_ED25519, CKM_EDDSA, 0, 32},
 	{"ed25519-verify", "Ed25519 verify EdDSA", OP_VERIFY, K_ED25519, CKM_EDDSA, 0, 32},
 	{"p256-ecdh", "P-256 ECDH derive + destroy", OP_DERIVE, K_P256, CKM_ECDH1_DERIVE, 0, 0},
+	{"dh2048-derive", "DH ffdhe2048 derive + destroy", OP_DERIVE, K_DH2048, CKM_DH_PKCS_DERIVE, 0, 0},
 	{"rsa2048-keygen", "RSA-2048 key-pair generation", OP_KEYGEN, K_RSA2048, CKM_RSA_PKCS_KEY_PAIR_GEN, 0, 0},
 	{"p256-keygen", "P-256 key-pair generation", OP_KEYGEN, K_P256, CKM_EC_KEY_PAIR_GEN, 0, 0},
 };
@@ -429,7 +457,7 @@ typedef struct {
 	CK_OBJECT_HANDLE xpub;  /* this public key copied into the other module */
 	int xok;
 	char xwhy[128];
-	unsigned char point[160]; /* EC keys: the public point, bare SEC 1 (an ECDH peer value) */
+	unsigned char point[512]; /* EC keys: the public point, bare SEC 1 (an ECDH peer value); DH keys: y */
 	CK_ULONG pointlen;
 } bkey_t;
 
@@ -727,11 +755,12 @@ static void gen_template(gentmpl_t *g, const struct keyspec *ks, int token, cons
 	g->pub[i++] = (CK_ATTRIBUTE){CKA_VERIFY, &g->yes, sizeof(CK_BBOOL)};
 	g->pub[i++] = (CK_ATTRIBUTE){CKA_LABEL, (void *)label, strlen(label)};
 	g->pub[i++] = (CK_ATTRIBUTE){CKA_ID, (void *)label, strlen(label)};
-	if (ks->dsa) {
-		g->pub[i++] = (CK_ATTRIBUTE){CKA_PRIME, (void *)ks->dsa->p, ks->dsa->plen};
-		g->pub[i++] = (CK_ATTRIBUTE){CKA_SUBPRIME, (void *)ks->dsa->q, ks->dsa->qlen};
-		g->pub[i++] = (CK_ATTRIBUTE){CKA_BASE, (void *)ks->dsa->g, ks->dsa->glen};
-		g->mech.mechanism = CKM_DSA_KEY_PAIR_GEN;
+	if (ks->ff) {
+		g->pub[i++] = (CK_ATTRIBUTE){CKA_PRIME, (void *)ks->ff->p, ks->ff->plen};
+		if (ks->ff->q)
+			g->pub[i++] = (CK_ATTRIBUTE){CKA_SUBPRIME, (void *)ks->ff->q, ks->ff->qlen};
+		g->pub[i++] = (CK_ATTRIBUTE){CKA_BASE, (void *)ks->ff->g, ks->ff->glen};
+		g->mech.mechanism = gen_mech(ks);
 	} else if (ks->ec) {
 		g->pub[i++] = (CK_ATTRIBUTE){CKA_EC_PARAMS, (void *)ks->oid, ks->oidlen};
 		g->mech.mechanism = gen_mech(ks);
@@ -748,8 +777,8 @@ static void gen_template(gentmpl_t *g, const struct keyspec *ks, int token, cons
 	g->priv[i++] = (CK_ATTRIBUTE){CKA_SIGN, &g->yes, sizeof(CK_BBOOL)};
 	g->priv[i++] = (CK_ATTRIBUTE){CKA_LABEL, (void *)label, strlen(label)};
 	g->priv[i++] = (CK_ATTRIBUTE){CKA_ID, (void *)label, strlen(label)};
-	if (ks->ec == 1)
-		g->priv[i++] = (CK_ATTRIBUTE){CKA_DERIVE, &g->yes, sizeof(CK_BBOOL)}; /* p256-ecdh */
+	if (ks->ec == 1 || (ks->ff && ks->ff->dh))
+		g->priv[i++] = (CK_ATTRIBUTE){CKA_DERIVE, &g->yes, sizeof(CK_BBOOL)}; /* p256-ecdh, dh2048-derive */
 	g->npriv = i;
 }
 
@@ -817,7 +846,17 @@ static void ensure_key(module_t *m, int k)
 
 	/* Expected signature length, from the public key. */
 	phase(60, "%s: C_GetAttributeValue %s", m->name, ks->label);
-	if (ks->dsa) {
+	if (ks->ff && ks->ff->dh) {
+		/* The public value y: the peer value of a derivation. */
+		CK_ATTRIBUTE a = {CKA_VALUE, key->point, sizeof key->point};
+		rv = m->f->C_GetAttributeValue(m->sess, key->pub, &a, 1);
+		if (rv != CKR_OK) {
+			snprintf(key->why, sizeof key->why, "C_GetAttributeValue(CKA_VALUE): %s", rv_name(rv));
+			key->failed = 1;
+			return;
+		}
+		key->pointlen = a.ulValueLen;
+	} else if (ks->ff) {
 		CK_ATTRIBUTE a = {CKA_SUBPRIME, NULL, 0};
 		rv = m->f->C_GetAttributeValue(m->sess, key->pub, &a, 1);
 		if (rv != CKR_OK) {
@@ -825,11 +864,11 @@ static void ensure_key(module_t *m, int k)
 			key->failed = 1;
 			return;
 		}
-		if (a.ulValueLen != ks->dsa->qlen) {
+		if (a.ulValueLen != ks->ff->qlen) {
 			snprintf(key->why, sizeof key->why, "existing %s has other parameters", ks->label);
 			return;
 		}
-		key->siglen = 2 * ks->dsa->qlen;
+		key->siglen = 2 * ks->ff->qlen;
 	} else if (ks->ec) {
 		CK_BYTE params[16];
 		CK_ATTRIBUTE a = {CKA_EC_PARAMS, params, sizeof params};
@@ -884,10 +923,15 @@ static void import_pub(module_t *m, int k)
 	key->xok = 0;
 	if (!key->ok || o->dead)
 		return;
+	if (ks->ff && ks->ff->dh) {
+		/* No verification cell: the derive cells check by agreement. */
+		snprintf(key->xwhy, sizeof key->xwhy, "DH keys are not imported");
+		return;
+	}
 	CK_ATTRIBUTE a[4];
 	memset(a, 0, sizeof a);
 	CK_ULONG na = 2;
-	if (ks->dsa) {
+	if (ks->ff) {
 		a[0] = (CK_ATTRIBUTE){CKA_PRIME, NULL, 0};
 		a[1] = (CK_ATTRIBUTE){CKA_SUBPRIME, NULL, 0};
 		a[2] = (CK_ATTRIBUTE){CKA_BASE, NULL, 0};
@@ -917,7 +961,7 @@ static void import_pub(module_t *m, int k)
 		goto out;
 	}
 	CK_OBJECT_CLASS cls = CKO_PUBLIC_KEY;
-	CK_KEY_TYPE kt = ks->dsa ? CKK_DSA : ks->ec == 2 ? CKK_EC_EDWARDS : ks->ec ? CKK_EC : CKK_RSA;
+	CK_KEY_TYPE kt = ks->ff ? CKK_DSA : ks->ec == 2 ? CKK_EC_EDWARDS : ks->ec ? CKK_EC : CKK_RSA;
 	CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
 	CK_ATTRIBUTE t[] = {
 		{CKA_CLASS, &cls, sizeof cls},
@@ -1020,13 +1064,16 @@ static void derive_template(derivetmpl_t *d)
 	d->t[5] = (CK_ATTRIBUTE){CKA_VALUE_LEN, &d->len, sizeof d->len};
 }
 
-/* ECDH (CKD_NULL) with priv and the bare peer point: the secret's value
- * into out[32] (never timed). */
+/* ECDH (CKD_NULL) with priv and the bare peer point, or DH
+ * (CKM_DH_PKCS_DERIVE, dh set) with the peer's y: the secret's value into
+ * out[32] (never timed). */
 static CK_RV derive_value(module_t *m, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE priv, const unsigned char *peer,
-			  CK_ULONG peerlen, unsigned char out[32])
+			  CK_ULONG peerlen, int dh, unsigned char out[32])
 {
 	CK_ECDH1_DERIVE_PARAMS p = {CKD_NULL, 0, NULL, peerlen, (CK_BYTE_PTR)peer};
 	CK_MECHANISM mech = {CKM_ECDH1_DERIVE, &p, sizeof p};
+	if (dh)
+		mech = (CK_MECHANISM){CKM_DH_PKCS_DERIVE, (CK_BYTE_PTR)peer, peerlen};
 	derivetmpl_t d;
 	derive_template(&d);
 	CK_OBJECT_HANDLE h = 0;
@@ -1055,15 +1102,16 @@ static int check_agreement(module_t *m, int k, char *why, size_t whylen)
 	phase(60, "%s: ECDH agreement check", m->name);
 	int cross = o != m && !o->dead && o->keys[k].ok && o->keys[k].pointlen > 0;
 	const bkey_t *peer = cross ? &o->keys[k] : key;
-	CK_RV rv = derive_value(m, m->sess, key->priv, peer->point, peer->pointlen, a);
+	int dh = KEYS[k].ff && KEYS[k].ff->dh;
+	CK_RV rv = derive_value(m, m->sess, key->priv, peer->point, peer->pointlen, dh, a);
 	if (rv != CKR_OK) {
 		snprintf(why, whylen, "C_DeriveKey with the %s point: %s", cross ? "other module's" : "own", rv_name(rv));
 		return 0;
 	}
 	if (cross)
-		rv = derive_value(o, o->sess, o->keys[k].priv, key->point, key->pointlen, b);
+		rv = derive_value(o, o->sess, o->keys[k].priv, key->point, key->pointlen, dh, b);
 	else
-		rv = derive_value(m, m->sess, key->priv, key->point, key->pointlen, b);
+		rv = derive_value(m, m->sess, key->priv, key->point, key->pointlen, dh, b);
 	if (rv != CKR_OK) {
 		snprintf(why, whylen, "%s C_DeriveKey: %s", cross ? o->name : m->name, rv_name(rv));
 		return 0;
@@ -1189,6 +1237,11 @@ static void *worker(void *arg)
 	if (op->kind == OP_DERIVE) {
 		mech.pParameter = &ecdh;
 		mech.ulParameterLen = sizeof ecdh;
+		if (op->mech == CKM_DH_PKCS_DERIVE) {
+			/* DH: the key's own y as the peer's (in the group). */
+			mech.pParameter = key->point;
+			mech.ulParameterLen = key->pointlen;
+		}
 		derive_template(&dt);
 	}
 	CK_OBJECT_HANDLE keep_pub = 0, keep_priv = 0;
