@@ -82,7 +82,9 @@
 // The trace test runs on the IFMA path too (its Go model and emulation on
 // every machine, the assembly where the CPU has it); the IFMA kernels use
 // only multiplies, adds, shifts, logic, lane moves, compares into mask
-// registers and blends, with no branch or address depending on values.
+// registers and blends, with no branch or address depending on values,
+// which TestIFMAKernelsConstantTimeByConstruction checks on the generated
+// assembly instruction by instruction (valgrind cannot run AVX-512).
 // The assembly kernel adds one check: run under valgrind's callgrind
 // (TestExpForInstructionCount), the instructions executed by each kernel
 // function during a 1024-bit Exp are the same, to the instruction, for
