@@ -160,39 +160,18 @@ func generateDHParams(s *slot, tmpl attrMap) (attrMap, error) {
 // mechanism: a new CKO_DOMAIN_PARAMETERS object.
 func (ss *session) generateDomainParams(mech *mechanism, cm *Mechanism, tmpl []Attribute) (uint64, error) {
 	s := ss.slot
-	if _, ok := s.mechanismInfo(mech); !ok {
-		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not offered by this slot", ck.Name("CKM_", cm.Type))
-	}
-	if _, err := mech.decode(cm); err != nil {
-		return 0, err
-	}
-	t, err := parseTemplate(tmpl)
+	t, err := ss.generateTemplate(mech, cm, tmpl, ck.CKO_DOMAIN_PARAMETERS)
 	if err != nil {
 		return 0, err
 	}
-	if err := defaultULong(t, ck.CKA_CLASS, ck.CKO_DOMAIN_PARAMETERS); err != nil {
-		return 0, err
-	}
-	if err := defaultULong(t, ck.CKA_KEY_TYPE, mech.keyTypes[0]); err != nil {
-		return 0, err
-	}
-	if _, _, err := checkTemplate(t, modeGenerate); err != nil {
-		return 0, err
-	}
-	_, login := s.currentEpoch()
-	probe := attrMap{ck.CKA_TOKEN: vFalse, ck.CKA_PRIVATE: vFalse}
-	for _, k := range []uint64{ck.CKA_TOKEN, ck.CKA_PRIVATE} {
-		if v, ok := t[k]; ok {
-			probe[k] = v
-		}
-	}
-	if err := ss.checkWritable(probe, login); err != nil {
+	if err := ss.checkTemplateWritable(t, false); err != nil {
 		return 0, err
 	}
 	vals, err := mech.generateParams(s, t)
 	if err != nil {
 		return 0, err
 	}
+	_, login := s.currentEpoch()
 	a, sch, err := buildObjectFrom(t, vals, keyOrigin{mode: modeGenerate, mech: cm.Type}, login)
 	if err != nil {
 		return 0, err

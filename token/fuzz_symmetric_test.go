@@ -80,3 +80,26 @@ func FuzzSymmetricParams(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeAttributes: the attribute-array parser never panics, refuses
+// with CKR_ATTRIBUTE_VALUE_INVALID, and what it accepts encodes back to
+// the same bytes.
+func FuzzDecodeAttributes(f *testing.F) {
+	f.Add([]byte{})
+	f.Add(EncodeAttributes([]Attribute{aBool(ck.CKA_SENSITIVE, true), aULong(ck.CKA_KEY_TYPE, ck.CKK_AES)}))
+	f.Add(EncodeAttributes([]Attribute{{Type: ck.CKA_LABEL, Value: []byte{}}, {Type: ck.CKA_ID, Value: []byte("id")}}))
+	f.Add(EncodeAttributes([]Attribute{{Type: ck.CKA_WRAP_TEMPLATE, Value: []byte{}}}))
+	f.Add(append(ck.ULong(ck.CKA_LABEL), ck.ULong(1<<62)...))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		list, err := DecodeAttributes(b)
+		if err != nil {
+			if !isRV(err, ck.CKR_ATTRIBUTE_VALUE_INVALID) {
+				t.Fatalf("refusal %v", err)
+			}
+			return
+		}
+		if !bytes.Equal(EncodeAttributes(list), b) {
+			t.Fatalf("%x decodes to %+v, which encodes differently", b, list)
+		}
+	})
+}

@@ -181,28 +181,11 @@ func (m *Module) GenerateKey(sh uint64, cm *Mechanism, tmpl []Attribute) (uint64
 	if !ok || mech.generateKey == nil {
 		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s does not generate keys", ck.Name("CKM_", cm.Type))
 	}
-	if _, ok := ss.slot.mechanismInfo(mech); !ok {
-		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not offered by this slot", ck.Name("CKM_", cm.Type))
-	}
-	if _, err := mech.decode(cm); err != nil {
-		return 0, err
-	}
-	t, err := parseTemplate(tmpl)
+	t, err := ss.generateTemplate(mech, cm, tmpl, ck.CKO_SECRET_KEY)
 	if err != nil {
 		return 0, err
 	}
-	if err := defaultULong(t, ck.CKA_CLASS, ck.CKO_SECRET_KEY); err != nil {
-		return 0, err
-	}
-	if v, ok := t[ck.CKA_KEY_TYPE]; !ok {
-		t[ck.CKA_KEY_TYPE] = ck.ULong(mech.keyTypes[0])
-	} else if kt, ok := ck.ParseULong(v); !ok || !mech.acceptsKeyType(kt) {
-		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "CKA_KEY_TYPE does not match %s", ck.Name("CKM_", cm.Type))
-	}
-	if _, _, err := checkTemplate(t, modeGenerate); err != nil {
-		return 0, err
-	}
-	if err := ss.checkSecretWritable(t); err != nil {
+	if err := ss.checkTemplateWritable(t, true); err != nil {
 		return 0, err
 	}
 	key, err := mech.generateKey(mech, t)
@@ -214,11 +197,41 @@ func (m *Module) GenerateKey(sh uint64, cm *Mechanism, tmpl []Attribute) (uint64
 	return h, err
 }
 
-// checkSecretWritable applies the session and login rules to a secret key
-// template before any work (CKA_TOKEN and CKA_PRIVATE with their
-// defaults).
-func (ss *session) checkSecretWritable(t attrMap) error {
-	probe := attrMap{ck.CKA_TOKEN: vFalse, ck.CKA_PRIVATE: vTrue}
+// generateTemplate is what C_GenerateKey checks before it generates
+// anything, for a key or domain parameters of class: the mechanism offered
+// by the slot, its parameter, and the template (CKA_CLASS defaults to
+// class, CKA_KEY_TYPE to the mechanism's first key type and must be one it
+// makes, every attribute known and settable on generation).
+func (ss *session) generateTemplate(mech *mechanism, cm *Mechanism, tmpl []Attribute, class uint64) (attrMap, error) {
+	if _, ok := ss.slot.mechanismInfo(mech); !ok {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not offered by this slot", ck.Name("CKM_", cm.Type))
+	}
+	if _, err := mech.decode(cm); err != nil {
+		return nil, err
+	}
+	t, err := parseTemplate(tmpl)
+	if err != nil {
+		return nil, err
+	}
+	if err := defaultULong(t, ck.CKA_CLASS, class); err != nil {
+		return nil, err
+	}
+	if v, ok := t[ck.CKA_KEY_TYPE]; !ok {
+		t[ck.CKA_KEY_TYPE] = ck.ULong(mech.keyTypes[0])
+	} else if kt, ok := ck.ParseULong(v); !ok || !mech.acceptsKeyType(kt) {
+		return nil, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "CKA_KEY_TYPE does not match %s", ck.Name("CKM_", cm.Type))
+	}
+	if _, _, err := checkTemplate(t, modeGenerate); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// checkTemplateWritable applies the session and login rules to a
+// generation template before any work: CKA_TOKEN (default false) and
+// CKA_PRIVATE (default private).
+func (ss *session) checkTemplateWritable(t attrMap, private bool) error {
+	probe := attrMap{ck.CKA_TOKEN: vFalse, ck.CKA_PRIVATE: ck.Bool(private)}
 	for _, k := range []uint64{ck.CKA_TOKEN, ck.CKA_PRIVATE} {
 		if v, ok := t[k]; ok {
 			probe[k] = v
