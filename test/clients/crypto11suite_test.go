@@ -18,6 +18,7 @@ import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
@@ -37,6 +38,7 @@ import (
 	"time"
 
 	"github.com/ThalesGroup/crypto11"
+	"github.com/miekg/pkcs11"
 )
 
 // crypto11Skips are the crypto11 tests not run, each with its reason.
@@ -53,7 +55,7 @@ var crypto11Skips = []struct{ name, why string }{
 	// tries the next only after nShield's or CloudHSM's error codes; this
 	// token (like SoftHSMv2, where crypto11 skips the test) answers the
 	// standard's CKR_MECHANISM_INVALID. HMAC through crypto11 is tested in
-	// TestCrypto11 (CipherGeneric key, NewHMAC).
+	// TestCrypto11InProcessStress (crypto11HMAC: a CipherGeneric key, NewHMAC).
 	{"TestHmac", "crypto11 falls back from CKM_NC_SHA*_HMAC_KEY_GEN only on nShield's error codes"},
 }
 
@@ -275,7 +277,8 @@ func TestCrypto11Suite(t *testing.T) {
 // runtimes collect garbage constantly (GOGC=5, and runtime.GC every 5 ms
 // in the host) and preempt (the default asynchronous preemption, SIGURG).
 // It must finish, every signature must verify, and the child must exit
-// cleanly. MODEXP_STRESS_SECONDS sets the duration (default 3).
+// cleanly. Before the stress the child checks crypto11's HMAC against
+// crypto/hmac (crypto11HMAC). MODEXP_STRESS_SECONDS sets the duration (default 3).
 func TestCrypto11InProcessStress(t *testing.T) {
 	if os.Getenv("MODEXP_C11_STRESS_CHILD") == "1" {
 		crypto11StressChild(t)
@@ -324,6 +327,7 @@ func crypto11StressChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	crypto11HMAC(t, ctx)
 	ecPub := ec.Public().(*ecdsa.PublicKey)
 	rnd, err := ctx.NewRandomReader()
 	if err != nil {
@@ -403,4 +407,44 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// crypto11HMAC makes a generic secret key with crypto11 (readable, so the
+// test can check) and compares crypto11's HMAC-SHA256 and
+// HMAC-SHA256-GENERAL (truncated to 16 bytes) through the module with
+// crypto/hmac's.
+func crypto11HMAC(t *testing.T, ctx *crypto11.Context) {
+	t.Helper()
+	tmpl, err := crypto11.NewAttributeSetWithID([]byte("stress-hmac"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = tmpl.Set(crypto11.CkaSensitive, false)
+	_ = tmpl.Set(crypto11.CkaExtractable, true)
+	key, err := ctx.GenerateSecretKeyWithAttributes(tmpl, 256, crypto11.CipherGeneric)
+	if err != nil {
+		t.Fatalf("GenerateSecretKey(CipherGeneric): %v", err)
+	}
+	defer func() { _ = key.Delete() }()
+	v, err := ctx.GetAttribute(key, crypto11.CkaValue)
+	if err != nil || len(v.Value) != 32 {
+		t.Fatalf("CKA_VALUE of the HMAC key: %v", err)
+	}
+	msg := []byte("HMAC through crypto11, in process")
+	want := hmac.New(sha256.New, v.Value)
+	want.Write(msg)
+	for _, c := range []struct {
+		mech, length int
+		want         []byte
+	}{{pkcs11.CKM_SHA256_HMAC, 0, want.Sum(nil)}, {pkcs11.CKM_SHA256_HMAC_GENERAL, 16, want.Sum(nil)[:16]}} {
+		h, err := key.NewHMAC(c.mech, c.length)
+		if err != nil {
+			t.Fatalf("NewHMAC(0x%x): %v", c.mech, err)
+		}
+		h.Write(msg[:10])
+		h.Write(msg[10:])
+		if got := h.Sum(nil); !bytes.Equal(got, c.want) {
+			t.Fatalf("crypto11 HMAC (0x%x) %x, crypto/hmac %x", c.mech, got, c.want)
+		}
+	}
 }
