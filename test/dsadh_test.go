@@ -26,15 +26,9 @@ import (
 // C_DeriveKey the secret that `openssl pkeyutl -derive` computes with the
 // peer's key, an OpenSSL key.
 func TestDSADHWithOpenSSL(t *testing.T) {
-	needTool(t, "gcc")
 	p := newP11(t)
 	p.initToken()
-	bin := p.path("dsadh")
-	src := filepath.Join(repoRoot, "test", "cclient", "dsadh.c")
-	if out, err := exec.Command("gcc", "-Wall", "-Wextra", "-Werror", "-O1",
-		"-I", filepath.Join(repoRoot, "cgo"), "-o", bin, src, "-ldl").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	bin := p.cClient("dsadh")
 
 	// DSA domain parameters and the message.
 	dsaPEM, err := os.ReadFile(filepath.Join(repoRoot, "engine", "dsa", "testdata", "params_2048_256.pem"))

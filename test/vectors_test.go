@@ -24,15 +24,9 @@ import (
 // answers: every case passes through C_CreateObject, C_DeriveKey, C_Verify,
 // C_Sign and C_Digest of the built library, as a C client calls them.
 func TestVectorsThroughCABI(t *testing.T) {
-	needTool(t, "gcc")
 	p := newP11(t)
 	p.initToken()
-	bin := p.path("vectors")
-	src := filepath.Join(repoRoot, "test", "cclient", "vectors.c")
-	if out, err := exec.Command("gcc", "-Wall", "-Wextra", "-Werror", "-O1",
-		"-I", filepath.Join(repoRoot, "cgo"), "-o", bin, src, "-ldl").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	bin := p.cClient("vectors")
 	dir := filepath.Join(repoRoot, "token", "testdata", "wycheproof")
 	load := func(name string, v any) {
 		raw, err := os.ReadFile(filepath.Join(dir, name))
@@ -137,6 +131,20 @@ func TestVectorsThroughCABI(t *testing.T) {
 		t.Fatalf("vectors: %v, %q (want %q)\n%s", err, summary, want, out)
 	}
 	t.Logf("%d ECDH, %d EdDSA, %d digest cases through the C ABI", counts["ecdh"], counts["eddsa"], counts["digest"])
+}
+
+// cClient compiles test/cclient/<name>.c against the module's header and
+// returns the program's path.
+func (p *p11) cClient(name string) string {
+	p.t.Helper()
+	needTool(p.t, "gcc")
+	bin := p.path(name)
+	src := filepath.Join(repoRoot, "test", "cclient", name+".c")
+	if out, err := exec.Command("gcc", "-Wall", "-Wextra", "-Werror", "-O1",
+		"-I", filepath.Join(repoRoot, "cgo"), "-o", bin, src, "-ldl").CombinedOutput(); err != nil {
+		p.t.Fatalf("gcc %s: %v\n%s", name, err, out)
+	}
+	return bin
 }
 
 // spkiECPoint returns the point of a hex SubjectPublicKeyInfo whose

@@ -38,21 +38,28 @@ import (
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
+// ecPublicSchema and ecPrivateSchema are the attributes of the keys named
+// by CKA_EC_PARAMS with a point in CKA_EC_POINT: CKK_EC and CKK_EC_EDWARDS.
+var (
+	ecPublicSchema = publicKeySchema.with(schema{
+		ck.CKA_EC_PARAMS: {kind: kindBytes, flags: fRequired | fFixed},
+		ck.CKA_EC_POINT:  {kind: kindBytes, flags: fRequired | fFixed | fGenerated},
+	})
+	ecPrivateSchema = privateKeySchema.with(schema{
+		// Required on import; on generation taken from the public
+		// template (given here too, it must be the same).
+		ck.CKA_EC_PARAMS: {kind: kindBytes, flags: fRequired | fFixed},
+		ck.CKA_VALUE:     {kind: kindBytes, flags: fRequired | fFixed | fGenerated | fSecret},
+		// Not in the standard's table: the public point, computed.
+		ck.CKA_EC_POINT: {kind: kindBytes, flags: fFixed | fGenerated},
+	})
+)
+
 func init() {
 	registerKeyType(&keyType{
-		typ: ck.CKK_EC,
-		publicSchema: publicKeySchema.with(schema{
-			ck.CKA_EC_PARAMS: {kind: kindBytes, flags: fRequired | fFixed},
-			ck.CKA_EC_POINT:  {kind: kindBytes, flags: fRequired | fFixed | fGenerated},
-		}),
-		privateSchema: privateKeySchema.with(schema{
-			// Required on import; on generation taken from the public
-			// template (given here too, it must be the same).
-			ck.CKA_EC_PARAMS: {kind: kindBytes, flags: fRequired | fFixed},
-			ck.CKA_VALUE:     {kind: kindBytes, flags: fRequired | fFixed | fGenerated | fSecret},
-			// Not in the standard's table: the public point, computed.
-			ck.CKA_EC_POINT: {kind: kindBytes, flags: fFixed | fGenerated},
-		}),
+		typ:             ck.CKK_EC,
+		publicSchema:    ecPublicSchema,
+		privateSchema:   ecPrivateSchema,
 		completePublic:  completeECPublic,
 		completePrivate: completeECPrivate,
 		bits: func(a attrMap) int {

@@ -325,12 +325,7 @@ func TestECDHEngines(t *testing.T) {
 		{"chip:pukcc,fault=bitflip", "soft", 0, true},
 	} {
 		t.Run(c.engine+"/"+c.fallback, func(t *testing.T) {
-			engineConfig(t, c.engine, c.fallback)
-			m := load(t)
-			slot := m.SlotList(true)[0]
-			initToken(t, m, slot)
-			sh := openRW(t, m, slot)
-			must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
+			m, slot, sh, _ := readyEngineToken(t, c.engine, c.fallback)
 			a, err := stdecdh.P256().GenerateKey(rand.Reader)
 			must(t, err)
 			b, err := stdecdh.P256().GenerateKey(rand.Reader)

@@ -55,16 +55,9 @@ const maxEdDSAMessage = 64 << 20
 
 func init() {
 	registerKeyType(&keyType{
-		typ: ck.CKK_EC_EDWARDS,
-		publicSchema: publicKeySchema.with(schema{
-			ck.CKA_EC_PARAMS: {kind: kindBytes, flags: fRequired | fFixed},
-			ck.CKA_EC_POINT:  {kind: kindBytes, flags: fRequired | fFixed | fGenerated},
-		}),
-		privateSchema: privateKeySchema.with(schema{
-			ck.CKA_EC_PARAMS: {kind: kindBytes, flags: fRequired | fFixed},
-			ck.CKA_VALUE:     {kind: kindBytes, flags: fRequired | fFixed | fGenerated | fSecret},
-			ck.CKA_EC_POINT:  {kind: kindBytes, flags: fFixed | fGenerated},
-		}),
+		typ:             ck.CKK_EC_EDWARDS,
+		publicSchema:    ecPublicSchema,
+		privateSchema:   ecPrivateSchema,
 		completePublic:  completeEdPublic,
 		completePrivate: completeEdPrivate,
 		bits: func(a attrMap) int {

@@ -168,3 +168,16 @@ func attr(t *testing.T, m *Module, sh, obj, typ uint64) []byte {
 	}
 	return res[0].Value
 }
+
+// readyEngineToken is readyToken on a slot with the given engine and
+// fallback policy; it returns the module log's path too.
+func readyEngineToken(t *testing.T, engine, fallback string) (m *Module, slot, sh uint64, logPath string) {
+	t.Helper()
+	logPath = engineConfig(t, engine, fallback)
+	m = load(t)
+	slot = m.SlotList(true)[0]
+	initToken(t, m, slot)
+	sh = openRW(t, m, slot)
+	must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
+	return m, slot, sh, logPath
+}
