@@ -66,6 +66,9 @@ func marshalPKCS8(k *object) ([]byte, error) {
 		}
 		key = ek
 	default:
+		if der, ok, err := marshalFFPKCS8(k); ok { // DSA, DH (pkcs8_ff.go)
+			return der, err
+		}
 		return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s private keys are not wrapped", ck.Name("CKK_", k.keyType()))
 	}
 	der, err := x509.MarshalPKCS8PrivateKey(key)
@@ -101,10 +104,13 @@ func paramsOfCurve(curve elliptic.Curve) []byte {
 	return nil
 }
 
-// parsePKCS8 decodes unwrapped key material as a PKCS#8 RSA or EC private
-// key and returns its attribute values and key type
+// parsePKCS8 decodes unwrapped key material as a PKCS#8 RSA, EC, DSA or DH
+// private key and returns its attribute values and key type
 // (CKR_WRAPPED_KEY_INVALID when it is not one).
 func parsePKCS8(der []byte) (attrMap, uint64, error) {
+	if vals, kt, ok, err := parseFFPKCS8(der); ok { // DSA, DH (pkcs8_ff.go)
+		return vals, kt, err
+	}
 	key, err := x509.ParsePKCS8PrivateKey(der)
 	if err != nil {
 		return nil, 0, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "not a PKCS#8 RSA or EC private key: %v", err)

@@ -8,6 +8,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"math/big"
+	"os"
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
@@ -77,6 +78,11 @@ func FuzzUnwrappedPrivate(f *testing.F) {
 		der, _ := x509.MarshalPKCS8PrivateKey(k)
 		f.Add(der)
 		f.Add(der[:len(der)/2])
+	}
+	for _, name := range []string{"dsa_pkcs8.der", "dh_pkcs8.der"} { // OpenSSL's (pkcs8_ff.go)
+		if der, err := os.ReadFile("testdata/" + name); err == nil {
+			f.Add(der)
+		}
 	}
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, der []byte) {
