@@ -160,7 +160,11 @@ func TestIFMAKernelsAgree(t *testing.T) {
 		L, C, W := v[0], v[1], v[2]
 		for _, bits := range []int{52*L - 2 - r.IntN(20), 64 * ((52*L - 2) / 64)} {
 			sets := ifmaKernelSetsW(t, L, C, W)
-			for it := 0; it < 12; it++ {
+			iters := 12
+			if raceEnabled {
+				iters = 6 // every boundary case once
+			}
+			for it := 0; it < iters; it++ {
 				cs := make([]ifmaCase, C)
 				CL := C * L
 				s := make([]uint64, 4*CL+C)
