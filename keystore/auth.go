@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Whole-record authentication (schema version 3)
@@ -177,7 +175,7 @@ func (r *objectRecord) verify(id uint64, sl *sealer) error {
 
 // upgradeAuth runs migration 2→3 in tx with sl if tx's file is of schema
 // version 2 (checkSchema already ran); a no-op otherwise.
-func upgradeAuth(tx *bolt.Tx, sl *sealer, log func(msg string, args ...any)) error {
+func upgradeAuth(tx kvTx, sl *sealer, log func(msg string, args ...any)) error {
 	if schemaVersion(tx) >= SchemaAuth {
 		return nil
 	}
@@ -194,7 +192,7 @@ func upgradeAuth(tx *bolt.Tx, sl *sealer, log func(msg string, args ...any)) err
 // migrate2to3 re-seals every sealed value under the version-3 AAD label
 // and MACs every record that passes; records that do not are left as they
 // are (and refused from then on), and logged.
-func migrate2to3(tx *bolt.Tx, sl *sealer, log func(msg string, args ...any)) error {
+func migrate2to3(tx kvTx, sl *sealer, log func(msg string, args ...any)) error {
 	objects := tx.Bucket(bucketObjects)
 	type update struct {
 		k, v []byte
@@ -203,7 +201,7 @@ func migrate2to3(tx *bolt.Tx, sl *sealer, log func(msg string, args ...any)) err
 	c := objects.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if len(k) != 8 || v == nil {
-			return fmt.Errorf("%s: bad object key %x: %w", tx.DB().Path(), k, ErrCorrupt)
+			return fmt.Errorf("%s: bad object key %x: %w", tx.Path(), k, ErrCorrupt)
 		}
 		id := binary.BigEndian.Uint64(k)
 		nv, err := migrateRecord(id, v, sl)

@@ -3,8 +3,6 @@ package keystore
 import (
 	"encoding/binary"
 	"fmt"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // The change log (schema version 2)
@@ -41,15 +39,15 @@ func genIDKey(gen, id uint64) []byte {
 }
 
 // changesFrom reads the oldest generation the log answers for.
-func changesFrom(tx *bolt.Tx) (uint64, error) {
+func changesFrom(tx kvTx) (uint64, error) {
 	v := tx.Bucket(bucketMeta).Get(keyChangesFrom)
 	if len(v) != 8 {
-		return 0, fmt.Errorf("keystore: %s: bad changesfrom field: %w", tx.DB().Path(), ErrCorrupt)
+		return 0, fmt.Errorf("keystore: %s: bad changesfrom field: %w", tx.Path(), ErrCorrupt)
 	}
 	return binary.BigEndian.Uint64(v), nil
 }
 
-func setChangesFrom(tx *bolt.Tx, g uint64) error {
+func setChangesFrom(tx kvTx, g uint64) error {
 	if err := tx.Bucket(bucketMeta).Put(keyChangesFrom, binary.BigEndian.AppendUint64(nil, g)); err != nil {
 		return fmt.Errorf("keystore: write changesfrom: %w", err)
 	}
@@ -57,7 +55,7 @@ func setChangesFrom(tx *bolt.Tx, g uint64) error {
 }
 
 // raiseChangesFrom sets changesfrom to g if that is later.
-func raiseChangesFrom(tx *bolt.Tx, g uint64) error {
+func raiseChangesFrom(tx kvTx, g uint64) error {
 	cur, err := changesFrom(tx)
 	if err != nil {
 		return err
@@ -69,7 +67,7 @@ func raiseChangesFrom(tx *bolt.Tx, g uint64) error {
 }
 
 // unstamp removes id's stamp and changed entry (if any).
-func unstamp(tx *bolt.Tx, id uint64) error {
+func unstamp(tx kvTx, id uint64) error {
 	stamps := tx.Bucket(bucketStamps)
 	k := idKey(id)
 	old := stamps.Get(k)
@@ -77,7 +75,7 @@ func unstamp(tx *bolt.Tx, id uint64) error {
 		return nil
 	}
 	if len(old) != 8 {
-		return fmt.Errorf("keystore: %s: bad stamp of object %d: %w", tx.DB().Path(), id, ErrCorrupt)
+		return fmt.Errorf("keystore: %s: bad stamp of object %d: %w", tx.Path(), id, ErrCorrupt)
 	}
 	if err := tx.Bucket(bucketChanged).Delete(genIDKey(binary.BigEndian.Uint64(old), id)); err != nil {
 		return fmt.Errorf("keystore: change log of object %d: %w", id, err)
@@ -89,7 +87,7 @@ func unstamp(tx *bolt.Tx, id uint64) error {
 }
 
 // logPut records that object id was written at generation gen.
-func logPut(tx *bolt.Tx, id, gen uint64) error {
+func logPut(tx kvTx, id, gen uint64) error {
 	if err := unstamp(tx, id); err != nil {
 		return err
 	}
@@ -104,7 +102,7 @@ func logPut(tx *bolt.Tx, id, gen uint64) error {
 
 // logDelete records that object id was deleted at generation gen and
 // prunes tombstones maxLogAge or more generations old.
-func logDelete(tx *bolt.Tx, id, gen uint64) error {
+func logDelete(tx kvTx, id, gen uint64) error {
 	if err := unstamp(tx, id); err != nil {
 		return err
 	}
@@ -120,7 +118,7 @@ func logDelete(tx *bolt.Tx, id, gen uint64) error {
 	c := deleted.Cursor()
 	for k, _ := c.First(); k != nil; k, _ = c.First() {
 		if len(k) != 16 {
-			return fmt.Errorf("keystore: %s: bad tombstone %x: %w", tx.DB().Path(), k, ErrCorrupt)
+			return fmt.Errorf("keystore: %s: bad tombstone %x: %w", tx.Path(), k, ErrCorrupt)
 		}
 		g := binary.BigEndian.Uint64(k)
 		if g > cutoff {
@@ -139,7 +137,7 @@ func logDelete(tx *bolt.Tx, id, gen uint64) error {
 
 // resetLog empties the change log and makes it start at generation from
 // (InitToken: every object is gone, every cache must reload).
-func resetLog(tx *bolt.Tx, from uint64) error {
+func resetLog(tx kvTx, from uint64) error {
 	for _, name := range bucketsV2 {
 		if err := tx.DeleteBucket(name); err != nil {
 			return fmt.Errorf("keystore: delete bucket %q: %w", name, err)
@@ -165,7 +163,7 @@ func resetLog(tx *bolt.Tx, from uint64) error {
 // caller replaces its cache. An uninitialised token gives
 // ErrNotInitialized.
 func (s *Store) Changes(key *Key, since uint64) (changed []Object, deleted []uint64, gen uint64, full bool, err error) {
-	err = s.view(func(tx *bolt.Tx) error {
+	err = s.view(func(tx kvTx) error {
 		changed, deleted, full = nil, nil, false
 		sl, err := s.openSealer(tx, key)
 		if err != nil {
@@ -228,13 +226,13 @@ func (s *Store) Changes(key *Key, since uint64) (changed []Object, deleted []uin
 
 // objectsTx decodes every object of tx, leaving out (and logging) the
 // records refused.
-func (s *Store) objectsTx(tx *bolt.Tx, sl *sealer) ([]Object, error) {
+func (s *Store) objectsTx(tx kvTx, sl *sealer) ([]Object, error) {
 	var objs []Object
 	schema := schemaVersion(tx)
 	c := tx.Bucket(bucketObjects).Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if len(k) != 8 || v == nil {
-			return nil, fmt.Errorf("keystore: %s: bad object key %x: %w", tx.DB().Path(), k, ErrCorrupt)
+			return nil, fmt.Errorf("keystore: %s: bad object key %x: %w", tx.Path(), k, ErrCorrupt)
 		}
 		id := binary.BigEndian.Uint64(k)
 		obj, err := toObject(id, v, sl, schema)

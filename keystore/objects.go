@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // AttrID is CKA_ID, the attribute the index serves (FindByCKAID).
@@ -32,7 +30,7 @@ func idKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
 // openSealer returns the sealer for key on the token of tx (nil for a nil
 // key). In a write transaction with a key, a file of schema version 2 is
 // upgraded first (auth.go).
-func (s *Store) openSealer(tx *bolt.Tx, key *Key) (*sealer, error) {
+func (s *Store) openSealer(tx kvTx, key *Key) (*sealer, error) {
 	rec, err := loadToken(tx)
 	if err != nil {
 		return nil, err
@@ -114,7 +112,7 @@ func (s *Store) refuse(id uint64, err error) {
 func (s *Store) Objects(key *Key) ([]Object, uint64, error) {
 	var objs []Object
 	var gen uint64
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.view(func(tx kvTx) error {
 		sl, err := s.openSealer(tx, key)
 		if err != nil {
 			return err
@@ -137,7 +135,7 @@ func (s *Store) Objects(key *Key) ([]Object, uint64, error) {
 // key nil, sealed attributes are absent from Attrs.
 func (s *Store) Get(key *Key, id uint64) (Object, error) {
 	var obj Object
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.view(func(tx kvTx) error {
 		sl, err := s.openSealer(tx, key)
 		if err != nil {
 			return err
@@ -163,7 +161,7 @@ func (s *Store) Get(key *Key, id uint64) (Object, error) {
 func (s *Store) FindByCKAID(key *Key, value []byte) ([]Object, uint64, error) {
 	var objs []Object
 	var gen uint64
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.view(func(tx kvTx) error {
 		sl, err := s.openSealer(tx, key)
 		if err != nil {
 			return err
@@ -240,7 +238,7 @@ func (s *Store) PutObjects(key *Key, objs []Object) ([]uint64, error) {
 		}
 	}
 	var ids []uint64
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx kvTx) error {
 		ids = ids[:0]
 		sl, err := s.openSealer(tx, key)
 		if err != nil {
@@ -272,7 +270,7 @@ func (s *Store) PutObjects(key *Key, objs []Object) ([]uint64, error) {
 // putTx writes one object (and its index entry) in tx, MAC'd when sl is
 // not nil (the file is then of schema version 3: openSealer upgraded it).
 // A record that would need a MAC (auth.go) is refused without a key.
-func putTx(tx *bolt.Tx, sl *sealer, obj Object, schema uint32) (uint64, error) {
+func putTx(tx kvTx, sl *sealer, obj Object, schema uint32) (uint64, error) {
 	types := make([]uint64, 0, len(obj.Attrs))
 	for t := range obj.Attrs {
 		types = append(types, t)
@@ -329,7 +327,7 @@ func putTx(tx *bolt.Tx, sl *sealer, obj Object, schema uint32) (uint64, error) {
 }
 
 // setIndex replaces id's index entry by prefix (none if prefix is nil).
-func setIndex(tx *bolt.Tx, id uint64, prefix []byte) error {
+func setIndex(tx kvTx, id uint64, prefix []byte) error {
 	idx, rev := tx.Bucket(bucketIndex), tx.Bucket(bucketIndexRev)
 	k := idKey(id)
 	if old := rev.Get(k); old != nil {
@@ -356,7 +354,7 @@ func setIndex(tx *bolt.Tx, id uint64, prefix []byte) error {
 // Delete removes the object with id (ErrNotFound if none). One write
 // transaction.
 func (s *Store) Delete(id uint64) error {
-	return s.update(func(tx *bolt.Tx) error {
+	return s.update(func(tx kvTx) error {
 		if err := checkSchema(tx); err != nil {
 			return err
 		}

@@ -320,7 +320,7 @@ func TestManyObjects(t *testing.T) {
 	s, key := initStore(t, testOptions())
 	const n = 2000
 	// Bulk-load in one raw transaction (Put does one fsync per object).
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx kvTx) error {
 		sl, err := s.openSealer(tx, key)
 		if err != nil {
 			return err

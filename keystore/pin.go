@@ -3,8 +3,6 @@ package keystore
 import (
 	"bytes"
 	"fmt"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // UserType selects a PIN record.
@@ -48,14 +46,14 @@ const pinRetries = 3
 // checkPIN verifies pin for who and returns the unlocked key. If then is
 // not nil it runs in the write transaction that accepted the PIN and may
 // change rec (which is saved afterwards).
-func (s *Store) checkPIN(who UserType, pin []byte, then func(tx *bolt.Tx, rec *tokenRecord, key *Key) error) (*Key, error) {
+func (s *Store) checkPIN(who UserType, pin []byte, then func(tx kvTx, rec *tokenRecord, key *Key) error) (*Key, error) {
 	if err := who.valid(); err != nil {
 		return nil, err
 	}
 	for range pinRetries {
 		var snap pinRecord
 		var serial string
-		err := s.view(func(tx *bolt.Tx) error {
+		err := s.view(func(tx kvTx) error {
 			rec, err := loadToken(tx)
 			if err != nil {
 				return err
@@ -86,7 +84,7 @@ func (s *Store) checkPIN(who UserType, pin []byte, then func(tx *bolt.Tx, rec *t
 		changed := false
 		if ok && snap.Tries == 0 && then == nil {
 			// Fast path: confirm nothing changed meanwhile, no write.
-			err = s.view(func(tx *bolt.Tx) error {
+			err = s.view(func(tx kvTx) error {
 				rec, err := loadToken(tx)
 				if err != nil {
 					return err
@@ -104,7 +102,7 @@ func (s *Store) checkPIN(who UserType, pin []byte, then func(tx *bolt.Tx, rec *t
 			}
 			// Changed: decide in a write transaction below.
 		}
-		err = s.update(func(tx *bolt.Tx) error {
+		err = s.update(func(tx kvTx) error {
 			rec, err := loadToken(tx)
 			if err != nil {
 				return err
@@ -179,7 +177,7 @@ func (s *Store) Login(who UserType, pin []byte) (*Key, error) {
 // transaction when nothing is needed).
 func (s *Store) upgrade(key *Key) error {
 	var need bool
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.view(func(tx kvTx) error {
 		rec, err := loadToken(tx)
 		if err != nil {
 			return err
@@ -190,7 +188,7 @@ func (s *Store) upgrade(key *Key) error {
 	if err != nil || !need {
 		return err
 	}
-	return s.update(func(tx *bolt.Tx) error {
+	return s.update(func(tx kvTx) error {
 		sl, err := s.openSealer(tx, key) // upgrades the schema
 		sl.wipe()
 		if err != nil {
@@ -214,7 +212,7 @@ func (s *Store) upgrade(key *Key) error {
 // never held across Argon2id).
 func (s *Store) newPINKDF() (KDFParams, error) {
 	var p KDFParams
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.view(func(tx kvTx) error {
 		rec, err := loadToken(tx)
 		if err != nil {
 			return err
@@ -241,7 +239,7 @@ func (s *Store) SetPIN(who UserType, oldPIN, newPIN []byte) error {
 		return err
 	}
 	defer pending.wipe()
-	key, err := s.checkPIN(who, oldPIN, func(tx *bolt.Tx, rec *tokenRecord, key *Key) error {
+	key, err := s.checkPIN(who, oldPIN, func(tx kvTx, rec *tokenRecord, key *Key) error {
 		pr, err := pending.record(key.key[:], who, rec.Serial)
 		if err != nil {
 			return err
@@ -276,7 +274,7 @@ func (s *Store) InitUserPIN(soKey *Key, pin []byte) error {
 		return err
 	}
 	defer pending.wipe()
-	return s.update(func(tx *bolt.Tx) error {
+	return s.update(func(tx kvTx) error {
 		rec, err := loadToken(tx)
 		if err != nil {
 			return err

@@ -99,10 +99,11 @@ func validateBackup(path string, o Options) (uint64, error) {
 	}
 	s := &Store{path: path, opts: o}
 	var gen uint64
-	err = s.view(func(tx *bolt.Tx) error {
-		for cerr := range tx.Check() {
+	err = s.run(modeRead, func(btx *bolt.Tx) error {
+		for cerr := range btx.Check() {
 			return fmt.Errorf("keystore: restore: backup fails bbolt's check (%v): %w", cerr, ErrCorrupt)
 		}
+		tx := boltTx{btx}
 		if _, err := loadToken(tx); err != nil {
 			return err
 		}
@@ -110,7 +111,7 @@ func validateBackup(path string, o Options) (uint64, error) {
 		if gen, err = generation(tx); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketObjects).ForEach(func(k, v []byte) error {
+		return btx.Bucket(bucketObjects).ForEach(func(k, v []byte) error {
 			if len(k) != 8 || v == nil {
 				return fmt.Errorf("keystore: restore: bad object key %x: %w", k, ErrCorrupt)
 			}
@@ -180,7 +181,7 @@ func readGenerationUnlocked(path string) (gen uint64) {
 		return 0
 	}
 	s := &Store{path: tmp.Name(), opts: Options{LockTimeout: time.Second, MaxPINTries: DefaultMaxPINTries, KDF: DefaultKDFParams}}
-	_ = s.view(func(tx *bolt.Tx) error {
+	_ = s.view(func(tx kvTx) error {
 		if err := checkSchema(tx); err != nil {
 			return err
 		}
@@ -205,7 +206,7 @@ func setGeneration(path string, gen uint64) error {
 			return nil // schema version 1: its migration starts the log
 		}
 		// Another file: every cache reloads it whole.
-		return setChangesFrom(tx, gen)
+		return setChangesFrom(boltTx{tx}, gen)
 	})
 	if cerr := db.Close(); err == nil {
 		err = cerr

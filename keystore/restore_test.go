@@ -186,7 +186,8 @@ func TestWriteDuringRestoreLandsInNewFile(t *testing.T) {
 		// The write transaction itself (Put's read-only check first would
 		// hide the window): what Put runs after that check.
 		var id uint64
-		err := s.runReplaced(modeWrite, func(tx *bolt.Tx) error {
+		err := s.runReplaced(modeWrite, func(btx *bolt.Tx) error {
+			tx := boltTx{btx}
 			sl, err := s.openSealer(tx, key)
 			if err != nil {
 				return err

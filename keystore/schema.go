@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // File layout (schema version 2)
@@ -84,13 +82,13 @@ var (
 
 // migrations[v] upgrades a file from schema version v to v+1 inside a
 // write transaction.
-var migrations = map[uint32]func(*bolt.Tx) error{
+var migrations = map[uint32]func(kvTx) error{
 	1: migrate1to2,
 }
 
 // migrate1to2 adds the change log: empty buckets, complete from the
 // file's current generation on (nothing is known of earlier changes).
-func migrate1to2(tx *bolt.Tx) error {
+func migrate1to2(tx kvTx) error {
 	for _, b := range bucketsV2 {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return fmt.Errorf("keystore: create bucket %q: %w", b, err)
@@ -104,20 +102,18 @@ func migrate1to2(tx *bolt.Tx) error {
 }
 
 // schemaVersion reads the (already checked) schema version of tx's file.
-func schemaVersion(tx *bolt.Tx) uint32 {
+func schemaVersion(tx kvTx) uint32 {
 	return binary.BigEndian.Uint32(tx.Bucket(bucketMeta).Get(keySchema))
 }
 
 // checkSchema verifies that tx holds a token file of a known schema
 // version. A file with no buckets at all is an uninitialised bbolt file
 // (ErrNotInitialized); anything else unexpected is ErrCorrupt.
-func checkSchema(tx *bolt.Tx) error {
-	path := tx.DB().Path()
+func checkSchema(tx kvTx) error {
+	path := tx.Path()
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil {
-		empty := true
-		_ = tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
-		if empty {
+		if tx.Empty() {
 			return fmt.Errorf("keystore: %s: no token: %w", path, ErrNotInitialized)
 		}
 		return fmt.Errorf("keystore: %s: not a token file (no meta bucket): %w", path, ErrCorrupt)
@@ -150,17 +146,17 @@ func checkSchema(tx *bolt.Tx) error {
 	return checkBuckets(tx, bucketsV2)
 }
 
-func checkBuckets(tx *bolt.Tx, names [][]byte) error {
+func checkBuckets(tx kvTx, names [][]byte) error {
 	for _, b := range names {
 		if tx.Bucket(b) == nil {
-			return fmt.Errorf("keystore: %s: bucket %q missing: %w", tx.DB().Path(), b, ErrCorrupt)
+			return fmt.Errorf("keystore: %s: bucket %q missing: %w", tx.Path(), b, ErrCorrupt)
 		}
 	}
 	return nil
 }
 
 // migrate runs the migrations that need no key, up to keylessVersion.
-func migrate(tx *bolt.Tx, from uint32) error {
+func migrate(tx kvTx, from uint32) error {
 	for v := from; v < keylessVersion; v++ {
 		m, ok := migrations[v]
 		if !ok {
@@ -174,7 +170,7 @@ func migrate(tx *bolt.Tx, from uint32) error {
 }
 
 // createSchema makes the buckets of a new token file.
-func createSchema(tx *bolt.Tx) error {
+func createSchema(tx kvTx) error {
 	meta, err := tx.CreateBucket(bucketMeta)
 	if err != nil {
 		return fmt.Errorf("keystore: create meta bucket: %w", err)
@@ -198,17 +194,17 @@ func createSchema(tx *bolt.Tx) error {
 }
 
 // generation reads the change counter.
-func generation(tx *bolt.Tx) (uint64, error) {
+func generation(tx kvTx) (uint64, error) {
 	v := tx.Bucket(bucketMeta).Get(keyGeneration)
 	if len(v) != 8 {
-		return 0, fmt.Errorf("keystore: %s: bad generation field: %w", tx.DB().Path(), ErrCorrupt)
+		return 0, fmt.Errorf("keystore: %s: bad generation field: %w", tx.Path(), ErrCorrupt)
 	}
 	return binary.BigEndian.Uint64(v), nil
 }
 
 // bumpGeneration increments the change counter; every write transaction
 // calls it once.
-func bumpGeneration(tx *bolt.Tx) (uint64, error) {
+func bumpGeneration(tx kvTx) (uint64, error) {
 	g, err := generation(tx)
 	if err != nil {
 		return 0, err
@@ -221,23 +217,23 @@ func bumpGeneration(tx *bolt.Tx) (uint64, error) {
 }
 
 // loadToken checks the schema and decodes the token record.
-func loadToken(tx *bolt.Tx) (*tokenRecord, error) {
+func loadToken(tx kvTx) (*tokenRecord, error) {
 	if err := checkSchema(tx); err != nil {
 		return nil, err
 	}
 	v := tx.Bucket(bucketToken).Get(keyRecord)
 	if v == nil {
-		return nil, fmt.Errorf("keystore: %s: token record missing: %w", tx.DB().Path(), ErrCorrupt)
+		return nil, fmt.Errorf("keystore: %s: token record missing: %w", tx.Path(), ErrCorrupt)
 	}
 	rec, err := decodeTokenRecord(v)
 	if err != nil {
-		return nil, fmt.Errorf("keystore: %s: %w: %w", tx.DB().Path(), ErrCorrupt, err)
+		return nil, fmt.Errorf("keystore: %s: %w: %w", tx.Path(), ErrCorrupt, err)
 	}
 	return rec, nil
 }
 
 // saveToken writes the token record.
-func saveToken(tx *bolt.Tx, rec *tokenRecord) error {
+func saveToken(tx kvTx, rec *tokenRecord) error {
 	if err := tx.Bucket(bucketToken).Put(keyRecord, encodeTokenRecord(rec)); err != nil {
 		return fmt.Errorf("keystore: write token record: %w", err)
 	}

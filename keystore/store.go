@@ -22,6 +22,9 @@ import (
 type Store struct {
 	path string
 	opts Options
+	// remote, when not nil, is the store the token lives in instead of a
+	// file (etcd.go); path is then only its name in messages.
+	remote remoteBackend
 	// mu orders this process's own transactions (writers exclusive), so
 	// goroutines of one process queue here instead of polling the flock.
 	mu     sync.RWMutex
@@ -38,7 +41,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{path: path, opts: o}
-	err = s.view(func(tx *bolt.Tx) error {
+	err = s.view(func(tx kvTx) error {
 		_, err := loadToken(tx)
 		return err
 	})
@@ -51,8 +54,10 @@ func Open(path string, opts Options) (*Store, error) {
 // Close releases the store. The file is not held open between calls, so
 // Close only makes later calls fail with ErrClosed.
 func (s *Store) Close() error {
-	s.closed.Store(true)
-	return nil
+	if s.closed.Swap(true) || s.remote == nil {
+		return nil
+	}
+	return s.remote.close()
 }
 
 // Path returns the token file's path.
@@ -62,9 +67,12 @@ func (s *Store) Path() string { return s.path }
 // transaction) and returns the number of bytes written. Sealed attributes
 // and wrapped keys stay sealed in the copy.
 func (s *Store) Backup(w io.Writer) (int64, error) {
+	if s.remote != nil {
+		return 0, fmt.Errorf("keystore: %s: backup of a token not in a file: use store copy", s.path)
+	}
 	var n int64
-	err := s.view(func(tx *bolt.Tx) error {
-		if _, err := loadToken(tx); err != nil {
+	err := s.run(modeRead, func(tx *bolt.Tx) error {
+		if _, err := loadToken(boltTx{tx}); err != nil {
 			return err
 		}
 		var err error
@@ -90,9 +98,57 @@ const (
 // without reporting an error (the function recorded its outcome itself).
 var errNoWrite = errors.New("keystore: nothing to write")
 
-func (s *Store) view(fn func(*bolt.Tx) error) error { return s.run(modeRead, fn) }
+// remoteBackend is a store other than the token file (the seam, kv.go).
+type remoteBackend interface {
+	// view runs fn in a read-only snapshot transaction.
+	view(fn func(kvTx) error) error
+	// update runs fn in a serializable read-write transaction, again
+	// from the start if it conflicts with another writer; fn returning
+	// errNoWrite rolls it back.
+	update(fn func(kvTx) error) error
+	// close releases the backend's connections.
+	close() error
+}
 
-func (s *Store) update(fn func(*bolt.Tx) error) error { return s.run(modeWrite, fn) }
+func (s *Store) view(fn func(kvTx) error) error {
+	if s.closed.Load() {
+		return fmt.Errorf("keystore: %s: %w", s.path, ErrClosed)
+	}
+	if s.remote != nil {
+		return s.remote.view(fn)
+	}
+	return s.run(modeRead, func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+}
+
+func (s *Store) update(fn func(kvTx) error) error {
+	return s.updateMode(modeWrite, fn)
+}
+
+// updateMode is update, or with modeCreate the transaction that makes a
+// new token (a file is created).
+func (s *Store) updateMode(mode txMode, fn func(kvTx) error) error {
+	if s.closed.Load() {
+		return fmt.Errorf("keystore: %s: %w", s.path, ErrClosed)
+	}
+	if s.remote != nil {
+		if mode == modeWrite {
+			// A transaction must find a token, as with a file.
+			inner := fn
+			fn = func(tx kvTx) error {
+				if tx.Empty() {
+					return fmt.Errorf("keystore: %s: %w", s.path, ErrNotInitialized)
+				}
+				return inner(tx)
+			}
+		}
+		err := s.remote.update(fn)
+		if errors.Is(err, errNoWrite) {
+			err = nil
+		}
+		return err
+	}
+	return s.run(mode, func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+}
 
 // run opens the file, runs fn in one transaction and closes the file.
 //

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // TokenRecord is the token's public record.
@@ -27,7 +25,7 @@ type TokenRecord struct {
 // Token returns the token record (ErrNotInitialized if none).
 func (s *Store) Token() (TokenRecord, error) {
 	var tr TokenRecord
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.view(func(tx kvTx) error {
 		rec, err := loadToken(tx)
 		if err != nil {
 			return err
@@ -63,7 +61,7 @@ func (s *Store) Token() (TokenRecord, error) {
 // across InitToken.
 func (s *Store) Generation() (uint64, error) {
 	var g uint64
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.view(func(tx kvTx) error {
 		if _, err := loadToken(tx); err != nil {
 			return err
 		}
@@ -136,7 +134,7 @@ func (s *Store) InitTokenPolicy(soPIN []byte, label string, p Policy) error {
 	// An existing token: the old SO PIN decides.
 	_, err = s.Token()
 	if err == nil {
-		key, err := s.checkPIN(SO, soPIN, func(tx *bolt.Tx, rec *tokenRecord, _ *Key) error {
+		key, err := s.checkPIN(SO, soPIN, func(tx kvTx, rec *tokenRecord, _ *Key) error {
 			if err := wipeObjects(tx); err != nil {
 				return err
 			}
@@ -158,12 +156,12 @@ func (s *Store) InitTokenPolicy(soPIN []byte, label string, p Policy) error {
 	}
 
 	// No token yet: create the file and the schema.
-	if dir := filepath.Dir(s.path); dir != "" {
+	if dir := filepath.Dir(s.path); dir != "" && s.remote == nil {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("keystore: create directory: %w", err)
 		}
 	}
-	err = s.run(modeCreate, func(tx *bolt.Tx) error {
+	err = s.updateMode(modeCreate, func(tx kvTx) error {
 		switch err := checkSchema(tx); {
 		case err == nil:
 			return errExists // another process initialised it meanwhile
@@ -191,7 +189,7 @@ func (s *Store) InitTokenPolicy(soPIN []byte, label string, p Policy) error {
 
 // wipeObjects destroys every object, index entry and the change log,
 // keeping the ID sequence so IDs are never reused.
-func wipeObjects(tx *bolt.Tx) error {
+func wipeObjects(tx kvTx) error {
 	// Every cache must reload: the log starts again at the generation
 	// this transaction ends with (InitToken bumps it once).
 	g, err := generation(tx)
