@@ -17,6 +17,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
@@ -317,6 +318,10 @@ func TestWrapPrivateKeys(t *testing.T) {
 	rv, hEC := tsCreate(h, []token.Attribute{ulongAttr(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), ulongAttr(ck.CKA_KEY_TYPE, ck.CKK_EC),
 		bytesAttr(ck.CKA_EC_PARAMS, p384), bytesAttr(ck.CKA_VALUE, d), boolAttr(ck.CKA_EXTRACTABLE, true)})
 	wantRV(t, "C_CreateObject(EC)", rv, ck.CKR_OK)
+	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
+	rv, hEd := tsCreate(h, []token.Attribute{ulongAttr(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), ulongAttr(ck.CKA_KEY_TYPE, ck.CKK_EC_EDWARDS),
+		bytesAttr(ck.CKA_EC_PARAMS, []byte{0x06, 0x03, 0x2b, 0x65, 0x70}), bytesAttr(ck.CKA_VALUE, edKey.Seed()), boolAttr(ck.CKA_EXTRACTABLE, true)})
+	wantRV(t, "C_CreateObject(Ed25519)", rv, ck.CKR_OK)
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name string
@@ -327,6 +332,7 @@ func TestWrapPrivateKeys(t *testing.T) {
 	}{
 		{"RSA-2048", hRSA, testRSAKey, tsMech{Type: ck.CKM_SHA256_RSA_PKCS}, ck.CKK_RSA},
 		{"P-384", hEC, ecKey, tsMech{Type: ck.CKM_ECDSA}, ck.CKK_EC},
+		{"Ed25519", hEd, edKey, tsMech{Type: ck.CKM_EDDSA}, ck.CKK_EC_EDWARDS},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, m := range []uint64{ck.CKM_AES_KEY_WRAP_PAD, ckmKWP} {
@@ -365,6 +371,9 @@ func TestWrapPrivateKeys(t *testing.T) {
 				if c.kt == ck.CKK_EC {
 					in = dg[:]
 				}
+				if c.kt == ck.CKK_EC_EDWARDS {
+					attrIs(t, h, nk, ck.CKA_EC_PARAMS, append([]byte{0x13, 0x0c}, "edwards25519"...))
+				}
 				rv, sig := tsSign(h, c.mech, nk, in)
 				wantRV(t, "C_Sign with the unwrapped key", rv, ck.CKR_OK)
 				switch k := c.want.(type) {
@@ -377,9 +386,13 @@ func TestWrapPrivateKeys(t *testing.T) {
 					if !ecdsa.Verify(&k.PublicKey, dg[:], new(big.Int).SetBytes(sig[:n]), new(big.Int).SetBytes(sig[n:])) {
 						t.Fatal("signature does not verify")
 					}
+				case ed25519.PrivateKey:
+					if !ed25519.Verify(k.Public().(ed25519.PublicKey), msg, sig) {
+						t.Fatal("Ed25519 signature does not verify")
+					}
 				}
 				// The template's key type must be the wrapped key's.
-				other := ck.CKK_EC
+				other := uint64(ck.CKK_EC)
 				if c.kt == ck.CKK_EC {
 					other = ck.CKK_RSA
 				}

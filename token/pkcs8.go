@@ -3,13 +3,14 @@ package token
 // Private keys as wrapped key material: PKCS#8 PrivateKeyInfo (RFC 5208),
 // DER, as SoftHSMv2, OpenSSL and crypto/x509 write it. RSA keys carry
 // n, e, d, p, q and the CRT values; EC keys the named curve, the scalar and
-// the public point. Encoding goes through crypto/x509 (big.Int: not
+// the public point; Ed25519 keys (RFC 8410) the 32-byte private key. Encoding goes through crypto/x509 (big.Int: not
 // constant time, as every DER encoder of a key; the values are the
 // caller's to take, and no operation depends on them here).
 
 import (
 	"bytes"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/x509"
@@ -65,11 +66,20 @@ func marshalPKCS8(k *object) ([]byte, error) {
 			return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "EC key: %v", err)
 		}
 		key = ek
+	case ck.CKK_EC_EDWARDS:
+		seed, ok := k.attrs[ck.CKA_VALUE]
+		if !ok {
+			return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "Ed25519 key value is sealed")
+		}
+		if len(seed) != ed25519.SeedSize {
+			return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "Ed25519 key of %d bytes", len(seed))
+		}
+		key = ed25519.NewKeyFromSeed(seed)
 	default:
 		if der, ok, err := marshalFFPKCS8(k); ok { // DSA, DH (pkcs8_ff.go)
 			return der, err
 		}
-		return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s private keys are not wrapped", ck.Name("CKK_", k.keyType()))
+		return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s private keys are not wrapped (RSA, EC, Ed25519, DSA and DH keys are)", ck.Name("CKK_", k.keyType()))
 	}
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
@@ -140,6 +150,10 @@ func parsePKCS8(der []byte) (attrMap, uint64, error) {
 			return nil, 0, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "EC key: %v", err)
 		}
 		return attrMap{ck.CKA_EC_PARAMS: params, ck.CKA_VALUE: d}, ck.CKK_EC, nil
+	case ed25519.PrivateKey:
+		// CKA_EC_PARAMS is left to the template (any of Ed25519's
+		// encodings); unwrappedPrivate defaults it.
+		return attrMap{ck.CKA_VALUE: bytes.Clone(k.Seed())}, ck.CKK_EC_EDWARDS, nil
 	}
 	return nil, 0, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "PKCS#8 key of type %T is not supported", key)
 }

@@ -3,6 +3,7 @@ package token
 import (
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
@@ -30,6 +31,8 @@ func TestPKCS8RoundTrip(t *testing.T) {
 		}
 		keys = append(keys, k)
 	}
+	_, ed, _ := ed25519.GenerateKey(rand.Reader)
+	keys = append(keys, ed)
 	for _, key := range keys {
 		der, err := x509.MarshalPKCS8PrivateKey(key)
 		if err != nil {
@@ -41,6 +44,9 @@ func TestPKCS8RoundTrip(t *testing.T) {
 		}
 		a := vals.clone()
 		a[ck.CKA_CLASS], a[ck.CKA_KEY_TYPE] = ck.ULong(ck.CKO_PRIVATE_KEY), ck.ULong(kt)
+		if kt == ck.CKK_EC_EDWARDS {
+			a[ck.CKA_EC_PARAMS] = ed25519OID
+		}
 		obj, _, err := buildObjectFrom(a, nil, keyOrigin{mode: modeCreate}, userLoggedIn)
 		if err != nil {
 			t.Fatalf("%T: build: %v", key, err)

@@ -337,6 +337,11 @@ func unwrappedPrivate(t attrMap, material []byte, login loginState) (attrMap, sc
 	if err := sameValues(t, vals); err != nil {
 		return nil, nil, err
 	}
+	if found == ck.CKK_EC_EDWARDS {
+		if _, ok := t[ck.CKA_EC_PARAMS]; !ok {
+			t[ck.CKA_EC_PARAMS] = ed25519Printable // as SoftHSMv2 and pkcs11-tool name it
+		}
+	}
 	return buildObjectFrom(t, vals, keyOrigin{mode: modeUnwrap}, login)
 }
 
