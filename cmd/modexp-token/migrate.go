@@ -215,8 +215,8 @@ var (
 
 // keyTypesHere are the key types this token holds, by class.
 var keyTypesHere = map[uint64][]uint64{
-	ck.CKO_PRIVATE_KEY: {ck.CKK_RSA, ck.CKK_EC, ck.CKK_EC_EDWARDS},
-	ck.CKO_PUBLIC_KEY:  {ck.CKK_RSA, ck.CKK_EC, ck.CKK_EC_EDWARDS},
+	ck.CKO_PRIVATE_KEY: {ck.CKK_RSA, ck.CKK_EC, ck.CKK_EC_EDWARDS, ck.CKK_DSA, ck.CKK_DH},
+	ck.CKO_PUBLIC_KEY:  {ck.CKK_RSA, ck.CKK_EC, ck.CKK_EC_EDWARDS, ck.CKK_DSA, ck.CKK_DH},
 	ck.CKO_SECRET_KEY:  {ck.CKK_AES, ck.CKK_GENERIC_SECRET, ck.CKK_SHA_1_HMAC, ck.CKK_SHA224_HMAC, ck.CKK_SHA256_HMAC, ck.CKK_SHA384_HMAC, ck.CKK_SHA512_HMAC},
 }
 
