@@ -86,13 +86,25 @@ type Engine interface {
 	// NewModulus prepares the odd modulus n (big-endian, > 1).
 	NewModulus(n []byte) (Modulus, error)
 	// Exp returns base^exp mod m, big-endian, padded to m's byte length.
-	// base must be < m. Unless public is true, exp is secret and must not
-	// leak (the exponent's length in bits may be padded up to m's length).
-	Exp(ctx context.Context, m Modulus, base, exp []byte, public bool) ([]byte, Cost, error)
+	// base must be < m. exp is secret and must not leak (its length in
+	// bits may be padded up to m's length).
+	Exp(ctx context.Context, m Modulus, base, exp []byte) ([]byte, Cost, error)
+	// ExpVarTime is Exp for a public exponent (a public key's e, a
+	// verification): it may take time that depends on exp.
+	ExpVarTime(ctx context.Context, m Modulus, base, exp []byte) ([]byte, Cost, error)
 	// SelfTest runs known-answer tests on the engine.
 	SelfTest(ctx context.Context) error
 	// Close releases the engine's resources (connections, goroutines).
 	Close() error
+}
+
+// ExpMode calls e.ExpVarTime when public, else e.Exp: for code that carries
+// the flag as data (the wire protocol, ExpOp).
+func ExpMode(ctx context.Context, e Engine, m Modulus, base, exp []byte, public bool) ([]byte, Cost, error) {
+	if public {
+		return e.ExpVarTime(ctx, m, base, exp)
+	}
+	return e.Exp(ctx, m, base, exp)
 }
 
 // CRTKey is an RSA private key in CRT form, as big-endian byte strings.

@@ -74,7 +74,7 @@ func TestDaemonBinary(t *testing.T) {
 	}
 	base, exp := big.NewInt(123456789), big.NewInt(987654321)
 	want := new(big.Int).Exp(base, exp, n)
-	r, _, err := e.Exp(context.Background(), m, base.Bytes(), exp.Bytes(), false)
+	r, _, err := e.Exp(context.Background(), m, base.Bytes(), exp.Bytes())
 	if err != nil || new(big.Int).SetBytes(r).Cmp(want) != 0 {
 		t.Fatalf("Exp through the daemon: %x, %v", r, err)
 	}
@@ -87,7 +87,7 @@ func TestDaemonBinary(t *testing.T) {
 	// A request in flight when SIGTERM arrives is still answered.
 	done := make(chan error, 1)
 	go func() {
-		r, _, err := e.Exp(context.Background(), m, base.Bytes(), exp.Bytes(), false)
+		r, _, err := e.Exp(context.Background(), m, base.Bytes(), exp.Bytes())
 		if err == nil && new(big.Int).SetBytes(r).Cmp(want) != 0 {
 			err = os.ErrInvalid
 		}

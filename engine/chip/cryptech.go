@@ -193,11 +193,11 @@ func ownModulus(e engine.Engine, m engine.Modulus) (*modulus, error) {
 	return mm.(*modulus), nil
 }
 
-// Exp runs one exponentiation. With pad (the June 2015 driver) the
+// expMode runs one exponentiation. With pad (the June 2015 driver) the
 // exponent is padded to (at least) the operand length L, so public and private
 // exponents take the same time, as the post measured; pad=false is the
 // later short-exponent path.
-func (c *Cryptech) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+func (c *Cryptech) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
 	mod, err := ownModulus(c, m)
 	if err != nil {
 		return nil, engine.Cost{}, err
@@ -228,6 +228,16 @@ func (c *Cryptech) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, 
 	}
 	c.inject(out, bits)
 	return out, cost, c.settle(ctx, cost)
+}
+
+// Exp is [engine.Engine]'s: the exponent is secret.
+func (c *Cryptech) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return c.expMode(ctx, m, base, exp, false)
+}
+
+// ExpVarTime is [engine.Engine]'s: the exponent is public.
+func (c *Cryptech) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return c.expMode(ctx, m, base, exp, true)
 }
 
 // SelfTest runs known-answer exponentiations at 256 and 1024 bits
@@ -284,9 +294,9 @@ func expA7(ctx context.Context, mm *montMod, x, e *big.Int, nbits int) (*big.Int
 	return mm.mont(Z, big.NewInt(1)), nil
 }
 
-// Exp runs one exponentiation over EXPONENT_BITS = the modulus length for
+// expMode runs one exponentiation over EXPONENT_BITS = the modulus length for
 // a secret exponent, the exponent's own length for a public one.
-func (c *CryptechA7) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+func (c *CryptechA7) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
 	mod, err := ownModulus(c, m)
 	if err != nil {
 		return nil, engine.Cost{}, err
@@ -316,6 +326,16 @@ func (c *CryptechA7) Exp(ctx context.Context, m engine.Modulus, base, exp []byte
 	}
 	c.inject(out, bits)
 	return out, cost, c.settle(ctx, cost)
+}
+
+// Exp is [engine.Engine]'s: the exponent is secret.
+func (c *CryptechA7) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return c.expMode(ctx, m, base, exp, false)
+}
+
+// ExpVarTime is [engine.Engine]'s: the exponent is public.
+func (c *CryptechA7) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return c.expMode(ctx, m, base, exp, true)
 }
 
 // cost: conversions in and out plus one slot per exponent bit, and extra

@@ -31,7 +31,7 @@ func checkExp(t *testing.T, e engine.Engine, m, x, d *big.Int, public bool) engi
 	if mod.BitLen() != m.BitLen() || !bytes.Equal(mod.Bytes(), m.Bytes()) {
 		t.Fatalf("modulus round trip failed")
 	}
-	got, cost, err := e.Exp(context.Background(), mod, x.Bytes(), d.Bytes(), public)
+	got, cost, err := engine.ExpMode(context.Background(), e, mod, x.Bytes(), d.Bytes(), public)
 	if err != nil {
 		t.Fatalf("%s: Exp(%d bits): %v", e.Info().Name, m.BitLen(), err)
 	}

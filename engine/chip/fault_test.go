@@ -24,7 +24,7 @@ func expOnce(t *testing.T, e engine.Engine, r *rand.Rand, n int) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := e.Exp(context.Background(), mod, x.Bytes(), d.Bytes(), false)
+	got, _, err := e.Exp(context.Background(), mod, x.Bytes(), d.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestZeroAbove(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, cost, err := e.Exp(context.Background(), mod, randBits(r, n-1).Bytes(), randBits(r, n).Bytes(), false)
+		got, cost, err := e.Exp(context.Background(), mod, randBits(r, n-1).Bytes(), randBits(r, n).Bytes())
 		if err != nil {
 			t.Fatal(err)
 		}

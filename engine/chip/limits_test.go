@@ -91,19 +91,19 @@ func TestOrupLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = e.Exp(context.Background(), mod, []byte{2}, randBits(r, 600).Bytes(), false)
+	_, _, err = e.Exp(context.Background(), mod, []byte{2}, randBits(r, 600).Bytes())
 	wantTooLarge(t, "600-bit exponent", err)
-	_, _, err = e.Exp(context.Background(), mod, m.Bytes(), []byte{3}, false)
+	_, _, err = e.Exp(context.Background(), mod, m.Bytes(), []byte{3})
 	wantTooLarge(t, "base = modulus", err)
 
 	small := mustOpen(t, "chip:orup561,ni=100")
 	mod, _ = small.NewModulus(m.Bytes())
-	_, _, err = small.Exp(context.Background(), mod, []byte{2}, []byte{3}, false)
+	_, _, err = small.Exp(context.Background(), mod, []byte{2}, []byte{3})
 	wantTooLarge(t, "ni=100 for 561 bits", err)
 
 	short := mustOpen(t, "chip:orup561,nj=64")
 	mod, _ = short.NewModulus(m.Bytes())
-	_, _, err = short.Exp(context.Background(), mod, []byte{2}, randBits(r, 100).Bytes(), false)
+	_, _, err = short.Exp(context.Background(), mod, []byte{2}, randBits(r, 100).Bytes())
 	wantTooLarge(t, "100-bit exponent with nj=64", err)
 
 	scaled := mustOpen(t, "chip:orup561,scaled")
@@ -140,7 +140,7 @@ func TestPUKCCLimits(t *testing.T) {
 			t.Fatalf("%s %d: %v", c.spec, c.bits, err)
 		}
 		// A short exponent keeps the big sizes fast; the limit is on the modulus.
-		_, _, err = e.Exp(ctx, mod, []byte{2}, []byte{0x81, 0x23}, false)
+		_, _, err = e.Exp(ctx, mod, []byte{2}, []byte{0x81, 0x23})
 		if c.ok && err != nil {
 			t.Errorf("%s, %d bits: %v", c.spec, c.bits, err)
 		}
@@ -265,7 +265,7 @@ func TestTimeScale(t *testing.T) {
 	mod, _ := slow.NewModulus(m.Bytes())
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, _, err := slow.Exp(ctx, mod, []byte{2}, []byte{3}, false); !errors.Is(err, context.DeadlineExceeded) {
+	if _, _, err := slow.Exp(ctx, mod, []byte{2}, []byte{3}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("cancelled sleep: %v", err)
 	}
 }

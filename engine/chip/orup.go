@@ -254,13 +254,13 @@ func (p *orupMod) flip(r *rand.Rand, lambda float64, z []uint64) {
 	}
 }
 
-// Exp computes base^exp mod m by parallel right-to-left binary
+// expMode computes base^exp mod m by parallel right-to-left binary
 // exponentiation: each exponent bit takes one slot in which Z·P and P·P
 // are both computed from the old P; Z takes the product only when the bit
 // is set, so every slot costs the same. nj slots: the modulus length for a
 // secret exponent (the exponent is padded), the exponent's length for a
 // public one, or the nj option.
-func (o *Orup) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+func (o *Orup) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
 	mod, err := o.own(m)
 	if err != nil {
 		return nil, engine.Cost{}, err
@@ -286,6 +286,16 @@ func (o *Orup) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, publ
 	}
 	o.inject(out, p.n)
 	return out, cost, o.settle(ctx, cost)
+}
+
+// Exp is [engine.Engine]'s: the exponent is secret.
+func (o *Orup) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return o.expMode(ctx, m, base, exp, false)
+}
+
+// ExpVarTime is [engine.Engine]'s: the exponent is public.
+func (o *Orup) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return o.expMode(ctx, m, base, exp, true)
 }
 
 func (o *Orup) own(m engine.Modulus) (*modulus, error) {

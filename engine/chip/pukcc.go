@@ -260,9 +260,9 @@ func (p *PUKCC) cycles(ops float64, L int) engine.Cost {
 	return engine.Cost{Cycles: uint64(math.Round(c)), Device: seconds(c, p.f)}
 }
 
-// Exp is ExpMod: the Regular sliding-window exponentiation for a secret
+// expMode is ExpMod: the Regular sliding-window exponentiation for a secret
 // exponent, or the Fast option (public = true).
-func (p *PUKCC) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+func (p *PUKCC) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
 	mod, err := p.own(m)
 	if err != nil {
 		return nil, engine.Cost{}, err
@@ -303,6 +303,16 @@ func (p *PUKCC) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, pub
 	}
 	p.inject(out, bits)
 	return out, cost, p.settle(ctx, cost)
+}
+
+// Exp is [engine.Engine]'s: the exponent is secret.
+func (p *PUKCC) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return p.expMode(ctx, m, base, exp, false)
+}
+
+// ExpVarTime is [engine.Engine]'s: the exponent is public.
+func (p *PUKCC) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return p.expMode(ctx, m, base, exp, true)
 }
 
 // ExpCRT is PUKCL's CRT service: both half exponentiations (base reduced

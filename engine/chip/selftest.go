@@ -36,7 +36,7 @@ func selfTestExp(ctx context.Context, e engine.Engine, profile string, sizes []i
 		if err != nil {
 			return fmt.Errorf("chip: %s: self-test at %d bits: %w", profile, n, err)
 		}
-		got, _, err := e.Exp(ctx, mod, x.Bytes(), d.Bytes(), false)
+		got, _, err := e.Exp(ctx, mod, x.Bytes(), d.Bytes())
 		if err != nil {
 			return fmt.Errorf("chip: %s: self-test at %d bits: %w", profile, n, err)
 		}

@@ -28,7 +28,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 	ctx := context.Background()
 	ping := func() error { return dev.Ping(ctx, []byte("ping")) }
-	modexp := func() error { _, _, err := e.Exp(ctx, m, c.base.Bytes(), c.exp.Bytes(), false); return err }
+	modexp := func() error { _, _, err := e.Exp(ctx, m, c.base.Bytes(), c.exp.Bytes()); return err }
 	for _, op := range []struct {
 		name string
 		f    func() error

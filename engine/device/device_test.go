@@ -97,7 +97,7 @@ func TestModExp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _, err := e.Exp(ctx, m, base.Bytes(), exp.Bytes(), public)
+			got, _, err := engine.ExpMode(ctx, e, m, base.Bytes(), exp.Bytes(), public)
 			if err != nil {
 				t.Fatalf("%d bits: %v", bits, err)
 			}
@@ -121,10 +121,10 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("1025-bit modulus: %v", err)
 	}
 	m, _ := e.NewModulus([]byte{0x0B})
-	if _, _, err := e.Exp(ctx, m, []byte{11}, []byte{3}, false); err == nil || isDevice(err) {
+	if _, _, err := e.Exp(ctx, m, []byte{11}, []byte{3}); err == nil || isDevice(err) {
 		t.Errorf("base = modulus: %v", err)
 	}
-	if _, _, err := e.Exp(ctx, m, []byte{2}, bytes.Repeat([]byte{1}, wire.MaxOperand+1), false); !errors.Is(err, engine.ErrOperandTooLarge) {
+	if _, _, err := e.Exp(ctx, m, []byte{2}, bytes.Repeat([]byte{1}, wire.MaxOperand+1)); !errors.Is(err, engine.ErrOperandTooLarge) {
 		t.Errorf("long exponent: %v", err)
 	}
 	ec := e.(engine.ECEngine)
@@ -232,7 +232,7 @@ func TestConcurrent(t *testing.T) {
 				errs <- err
 				return
 			}
-			got, _, err := e.Exp(context.Background(), m, base.Bytes(), exp.Bytes(), true)
+			got, _, err := e.ExpVarTime(context.Background(), m, base.Bytes(), exp.Bytes())
 			if err != nil {
 				errs <- err
 				return
@@ -292,7 +292,7 @@ func TestDeadlineAndCancel(t *testing.T) {
 	// A deadline shorter than the operation: the client gives up in time.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	start := time.Now()
-	_, _, err := e.Exp(ctx, m, []byte{2}, []byte{250}, false)
+	_, _, err := e.Exp(ctx, m, []byte{2}, []byte{250})
 	cancel()
 	if !isDevice(err) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("deadline: %v", err)
@@ -304,7 +304,7 @@ func TestDeadlineAndCancel(t *testing.T) {
 	// A cancelled context is the caller's choice: not a device error.
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(30*time.Millisecond, cancel)
-	_, _, err = e.Exp(ctx, m, []byte{2}, []byte{250}, false)
+	_, _, err = e.Exp(ctx, m, []byte{2}, []byte{250})
 	if !errors.Is(err, context.Canceled) || isDevice(err) {
 		t.Fatalf("cancel: %v", err)
 	}
@@ -314,7 +314,7 @@ func TestDeadlineAndCancel(t *testing.T) {
 	cfg.Timeout = 40 * time.Millisecond
 	short := openClient(t, cfg)
 	m2, _ := short.NewModulus([]byte{0x0B})
-	if _, _, err := short.Exp(context.Background(), m2, []byte{2}, []byte{250}, false); !errors.Is(err, context.DeadlineExceeded) {
+	if _, _, err := short.Exp(context.Background(), m2, []byte{2}, []byte{250}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("default deadline: %v", err)
 	}
 
@@ -385,7 +385,7 @@ func TestLeaderHandOff(t *testing.T) {
 			}
 			res := make(chan result, 3)
 			run := func(ctx context.Context, x byte) {
-				out, _, err := e.Exp(ctx, m, []byte{2}, []byte{x}, false)
+				out, _, err := e.Exp(ctx, m, []byte{2}, []byte{x})
 				res <- result{x, out, err, time.Since(start)}
 			}
 			ctx, cancel := tc.ctx()
@@ -415,7 +415,7 @@ func TestLeaderHandOff(t *testing.T) {
 				t.Errorf("answers not delivered as they came: 20 ms at %v, 120 ms at %v", got[20].at, got[120].at)
 			}
 			// The next call reads past the interrupted reader's deadline.
-			if out, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{5}, false); err != nil || out[0] != want(5) {
+			if out, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{5}); err != nil || out[0] != want(5) {
 				t.Fatalf("after: %x, %v", out, err)
 			}
 			if n := healthOf(t, e).Reconnects; n != before {

@@ -41,7 +41,7 @@ func (c expCase) run(ctx context.Context, e engine.Engine) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, _, err := e.Exp(ctx, m, c.base.Bytes(), c.exp.Bytes(), false)
+	r, _, err := e.Exp(ctx, m, c.base.Bytes(), c.exp.Bytes())
 	return r, err
 }
 
@@ -310,7 +310,7 @@ func TestBusy(t *testing.T) {
 	for range 6 {
 		wg.Go(func() {
 			m, _ := e.NewModulus([]byte{0x0B})
-			if _, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{5}, true); err != nil {
+			if _, _, err := e.ExpVarTime(context.Background(), m, []byte{2}, []byte{5}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -326,7 +326,7 @@ func TestDrain(t *testing.T) {
 	results := make(chan error, 8)
 	for range 8 {
 		wg.Go(func() {
-			r, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{150}, false)
+			r, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{150})
 			if err == nil && (len(r) != 1 || r[0] != byte(new(big.Int).Exp(big.NewInt(2), big.NewInt(150), big.NewInt(11)).Int64())) {
 				err = errors.New("wrong result")
 			}
@@ -356,7 +356,7 @@ func TestDrain(t *testing.T) {
 		t.Errorf("socket left behind: %v", err)
 	}
 	// New work after the drain: a device error, fast.
-	if _, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{1}, false); !isDevice(err) {
+	if _, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{1}); !isDevice(err) {
 		t.Errorf("after shutdown: %v", err)
 	}
 }
@@ -527,7 +527,7 @@ func TestStatusOp(t *testing.T) {
 		newExpCase(uint64(i), 256).run(context.Background(), e)
 	}
 	m, _ := e.NewModulus([]byte{0x0B})
-	e.Exp(context.Background(), m, []byte{12}, []byte{1}, false) // refused client-side: not counted
+	e.Exp(context.Background(), m, []byte{12}, []byte{1}) // refused client-side: not counted
 	c := dialRaw(t, d.path)
 	c.send(wire.NewRequest(wire.OpModExp, 1).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{20}).Add(wire.TagExp, []byte{1}))
 	c.recv()

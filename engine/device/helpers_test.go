@@ -179,7 +179,7 @@ func mustGet(t *testing.T, f *wire.Frame, tag wire.Tag) []byte {
 // ctx), so tests can order answers.
 type sleepyEngine struct{ *bigengine.Engine }
 
-func (e sleepyEngine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+func (e sleepyEngine) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
 	if len(exp) > 0 {
 		select {
 		case <-time.After(time.Duration(exp[len(exp)-1]) * time.Millisecond):
@@ -187,7 +187,17 @@ func (e sleepyEngine) Exp(ctx context.Context, m engine.Modulus, base, exp []byt
 			return nil, engine.Cost{}, ctx.Err()
 		}
 	}
-	return e.Engine.Exp(ctx, m, base, exp, public)
+	return engine.ExpMode(ctx, e.Engine, m, base, exp, public)
+}
+
+// Exp is [engine.Engine]'s: the exponent is secret.
+func (e sleepyEngine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return e.expMode(ctx, m, base, exp, false)
+}
+
+// ExpVarTime is [engine.Engine]'s: the exponent is public.
+func (e sleepyEngine) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return e.expMode(ctx, m, base, exp, true)
 }
 
 // plainEngine hides the big engine's CRT and EC abilities.
@@ -199,8 +209,18 @@ func (p plainEngine) Info() engine.Info {
 	return in
 }
 func (p plainEngine) NewModulus(n []byte) (engine.Modulus, error) { return p.e.NewModulus(n) }
-func (p plainEngine) Exp(ctx context.Context, m engine.Modulus, b, x []byte, pub bool) ([]byte, engine.Cost, error) {
-	return p.e.Exp(ctx, m, b, x, pub)
+func (p plainEngine) expMode(ctx context.Context, m engine.Modulus, b, x []byte, pub bool) ([]byte, engine.Cost, error) {
+	return engine.ExpMode(ctx, p.e, m, b, x, pub)
+}
+
+// Exp is [engine.Engine]'s: the exponent is secret.
+func (p plainEngine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return p.expMode(ctx, m, base, exp, false)
+}
+
+// ExpVarTime is [engine.Engine]'s: the exponent is public.
+func (p plainEngine) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return p.expMode(ctx, m, base, exp, true)
 }
 func (p plainEngine) SelfTest(ctx context.Context) error { return p.e.SelfTest(ctx) }
 func (p plainEngine) Close() error                       { return nil }

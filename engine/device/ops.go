@@ -117,8 +117,8 @@ func (e *Engine) expOperands(m engine.Modulus, base, exp []byte) (*modulus, []by
 	return dm, base, exp, nil
 }
 
-// Exp returns base^exp mod m on the device.
-func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+// expMode returns base^exp mod m on the device.
+func (e *Engine) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
 	dm, base, exp, err := e.expOperands(m, base, exp)
 	if err != nil {
 		return nil, engine.Cost{}, err
@@ -135,6 +135,16 @@ func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, pu
 	return r, cost(resp), err
 }
 
+// Exp is [engine.Engine]'s: the exponent is secret.
+func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return e.expMode(ctx, m, base, exp, false)
+}
+
+// ExpVarTime is [engine.Engine]'s: the exponent is public.
+func (e *Engine) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return e.expMode(ctx, m, base, exp, true)
+}
+
 // ExpPair returns a.Base^a.Exp mod a.M and b.Base^b.Exp mod b.M. A device
 // whose INFO lists MODEXP_PAIR gets both in one request (one round trip;
 // the device decides whether to run them at once); with another device, or
@@ -147,8 +157,8 @@ func (e *Engine) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte,
 			eb error
 			wg sync.WaitGroup
 		)
-		wg.Go(func() { rb, cb, eb = e.Exp(ctx, b.M, b.Base, b.Exp, b.Public) })
-		ra, c, err = e.Exp(ctx, a.M, a.Base, a.Exp, a.Public)
+		wg.Go(func() { rb, cb, eb = engine.ExpMode(ctx, e, b.M, b.Base, b.Exp, b.Public) })
+		ra, c, err = engine.ExpMode(ctx, e, a.M, a.Base, a.Exp, a.Public)
 		wg.Wait()
 		c = c.Add(cb)
 		if err == nil {

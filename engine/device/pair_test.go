@@ -287,7 +287,7 @@ func TestConnectionPool(t *testing.T) {
 		for range tc.callers {
 			wg.Go(func() {
 				for range 3 {
-					out, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{1, 30}, false) // 30 ms each
+					out, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{1, 30}) // 30 ms each
 					if err != nil || !bytes.Equal(out, []byte{new(big.Int).Exp(big.NewInt(2), big.NewInt(286), big.NewInt(11)).Bytes()[0]}) {
 						bad.Add(1)
 					}
@@ -366,7 +366,7 @@ func TestReadWaitOff(t *testing.T) {
 	e := openClient(t, cfg)
 	m, _ := e.NewModulus([]byte{0x0B})
 	for x := range byte(20) {
-		out, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{x}, false)
+		out, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{x})
 		if err != nil || out[0] != byte(new(big.Int).Exp(big.NewInt(2), big.NewInt(int64(x)), big.NewInt(11)).Int64()) {
 			t.Fatalf("2^%d mod 11: %x, %v", x, out, err)
 		}
@@ -385,11 +385,11 @@ func TestSoloCancelNotBehind(t *testing.T) {
 	m, _ := e.NewModulus([]byte{0x0B})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	if _, _, err := e.Exp(ctx, m, []byte{2}, []byte{250}, false); !errors.Is(err, context.DeadlineExceeded) {
+	if _, _, err := e.Exp(ctx, m, []byte{2}, []byte{250}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("slow request: %v", err)
 	}
 	start := time.Now()
-	out, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{1}, false)
+	out, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{1})
 	if err != nil || !bytes.Equal(out, []byte{2}) {
 		t.Fatalf("next request: %x, %v", out, err)
 	}

@@ -55,7 +55,7 @@ func TestTCPWithTLS(t *testing.T) {
 	}
 	defer e.Close()
 	m, _ := e.NewModulus([]byte{0x0B})
-	if r, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{10}, false); err != nil || r[0] != 1 {
+	if r, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{10}); err != nil || r[0] != 1 {
 		t.Fatalf("Exp over TLS: %v %v", r, err)
 	}
 

@@ -462,9 +462,9 @@ func (k *Key) deriveOn(ctx context.Context, pr *prepared, yb []byte) ([]byte, en
 	}
 	if !paired {
 		var c2 engine.Cost
-		z1, cost, err = pr.eng.Exp(ctx, pr.pm, yb, e1, false)
+		z1, cost, err = pr.eng.Exp(ctx, pr.pm, yb, e1)
 		if err == nil {
-			z2, c2, err = pr.eng.Exp(ctx, pr.pm, yInvB, e2, false)
+			z2, c2, err = pr.eng.Exp(ctx, pr.pm, yInvB, e2)
 			cost = cost.Add(c2)
 		}
 	}
@@ -570,7 +570,7 @@ func GenerateKey(ctx context.Context, eng engine.Engine, group *Group, valueBits
 		clear(x)
 		return nil, nil, cost, err
 	}
-	ey, cost, err := k.primary.eng.Exp(ctx, k.primary.pm, group.G.FillBytes(make([]byte, k.pm.Size())), e, false)
+	ey, cost, err := k.primary.eng.Exp(ctx, k.primary.pm, group.G.FillBytes(make([]byte, k.pm.Size())), e)
 	clear(e)
 	if err != nil {
 		clear(x)

@@ -205,7 +205,7 @@ func (r *recorder) Info() engine.Info {
 	return i
 }
 
-func (r *recorder) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+func (r *recorder) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
 	if public {
 		panic("secret exponentiation asked as public")
 	}
@@ -214,7 +214,7 @@ func (r *recorder) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, 
 	r.n++
 	n := r.n
 	r.mu.Unlock()
-	out, c, err := r.Engine.Exp(ctx, m, base, exp, public)
+	out, c, err := engine.ExpMode(ctx, r.Engine, m, base, exp, public)
 	if err != nil {
 		return out, c, err
 	}
@@ -233,6 +233,16 @@ func (r *recorder) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, 
 	return out, c, nil
 }
 
+// Exp is [engine.Engine]'s: the exponent is secret.
+func (r *recorder) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return r.expMode(ctx, m, base, exp, false)
+}
+
+// ExpVarTime is [engine.Engine]'s: the exponent is public.
+func (r *recorder) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return r.expMode(ctx, m, base, exp, true)
+}
+
 // pairRecorder adds ExpPair (one call for both exponentiations).
 type pairRecorder struct {
 	*recorder
@@ -241,11 +251,11 @@ type pairRecorder struct {
 
 func (p *pairRecorder) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte, c engine.Cost, err error) {
 	p.pairs++
-	ra, c, err = p.Exp(ctx, a.M, a.Base, a.Exp, a.Public)
+	ra, c, err = engine.ExpMode(ctx, p, a.M, a.Base, a.Exp, a.Public)
 	if err != nil {
 		return nil, nil, c, err
 	}
-	rb, c2, err := p.Exp(ctx, b.M, b.Base, b.Exp, b.Public)
+	rb, c2, err := engine.ExpMode(ctx, p, b.M, b.Base, b.Exp, b.Public)
 	return ra, rb, c.Add(c2), err
 }
 

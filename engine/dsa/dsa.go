@@ -223,7 +223,7 @@ func (k *Key) signOn(ctx context.Context, pr *prepared, hash, extra []byte) ([]b
 		if err != nil {
 			return nil, cost, err
 		}
-		gk, c, err := pr.eng.Exp(ctx, pr.pm, k.gb, exp, false)
+		gk, c, err := pr.eng.Exp(ctx, pr.pm, k.gb, exp)
 		clear(exp)
 		cost = cost.Add(c)
 		if err != nil {
@@ -392,7 +392,7 @@ func GenerateKey(ctx context.Context, eng engine.Engine, params *Parameters, rnd
 	if err != nil {
 		return nil, nil, cost, err
 	}
-	ey, cost, err := k.primary.eng.Exp(ctx, k.primary.pm, k.gb, exp, false)
+	ey, cost, err := k.primary.eng.Exp(ctx, k.primary.pm, k.gb, exp)
 	clear(exp)
 	if err != nil {
 		clear(x)

@@ -285,14 +285,14 @@ func (r *recorder) Info() engine.Info {
 	return i
 }
 
-func (r *recorder) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+func (r *recorder) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
 	if public {
 		panic("secret exponentiation asked as public")
 	}
 	r.mu.Lock()
 	r.exps = append(r.exps, bytes.Clone(exp))
 	r.mu.Unlock()
-	out, c, err := r.Engine.Exp(ctx, m, base, exp, public)
+	out, c, err := engine.ExpMode(ctx, r.Engine, m, base, exp, public)
 	if err != nil {
 		return out, c, err
 	}
@@ -307,6 +307,16 @@ func (r *recorder) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, 
 		return nil, c, fmt.Errorf("link down: %w", engine.ErrDevice)
 	}
 	return out, c, nil
+}
+
+// Exp is [engine.Engine]'s: the exponent is secret.
+func (r *recorder) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return r.expMode(ctx, m, base, exp, false)
+}
+
+// ExpVarTime is [engine.Engine]'s: the exponent is public.
+func (r *recorder) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return r.expMode(ctx, m, base, exp, true)
 }
 
 // TestBlindedExponent: the engine sees k + m·q: of fixed length, different

@@ -385,7 +385,10 @@ func (f *fakeEngine) Info() engine.Info {
 	return engine.Info{Name: "fake", Curves: ec.Names(), Cores: 1}
 }
 func (f *fakeEngine) NewModulus([]byte) (engine.Modulus, error) { return nil, engine.ErrUnsupported }
-func (f *fakeEngine) Exp(context.Context, engine.Modulus, []byte, []byte, bool) ([]byte, engine.Cost, error) {
+func (f *fakeEngine) Exp(context.Context, engine.Modulus, []byte, []byte) ([]byte, engine.Cost, error) {
+	return nil, engine.Cost{}, engine.ErrUnsupported
+}
+func (f *fakeEngine) ExpVarTime(context.Context, engine.Modulus, []byte, []byte) ([]byte, engine.Cost, error) {
 	return nil, engine.Cost{}, engine.ErrUnsupported
 }
 func (f *fakeEngine) SelfTest(context.Context) error { return nil }

@@ -174,7 +174,7 @@ func (s *suite) testLimits(t *testing.T) {
 		n := randModulus(r, max+64)
 		m, err := s.e.NewModulus(n.Bytes())
 		if err == nil {
-			_, _, err = s.e.Exp(ctx, m, []byte{2}, []byte{3}, true)
+			_, _, err = s.e.ExpVarTime(ctx, m, []byte{2}, []byte{3})
 		}
 		if !errors.Is(err, engine.ErrOperandTooLarge) {
 			t.Errorf("%d-bit modulus beyond MaxModulusBits %d: error = %v, want engine.ErrOperandTooLarge", max+64, max, err)
@@ -188,7 +188,7 @@ func (s *suite) testLimits(t *testing.T) {
 	}
 	for _, base := range []*big.Int{n, new(big.Int).Add(n, big.NewInt(1)), new(big.Int).Lsh(n, 8)} {
 		for _, public := range []bool{false, true} {
-			if _, _, err := s.e.Exp(ctx, m, base.Bytes(), []byte{1, 0, 1}, public); !errors.Is(err, engine.ErrOperandTooLarge) {
+			if _, _, err := engine.ExpMode(ctx, s.e, m, base.Bytes(), []byte{1, 0, 1}, public); !errors.Is(err, engine.ErrOperandTooLarge) {
 				t.Errorf("Exp with base ≥ modulus (public=%v): error = %v, want engine.ErrOperandTooLarge", public, err)
 			}
 		}
@@ -199,7 +199,7 @@ func (s *suite) testLimits(t *testing.T) {
 func (s *suite) checkExp(t *testing.T, m engine.Modulus, n, base *big.Int, exp []byte, public bool) {
 	t.Helper()
 	size := (n.BitLen() + 7) / 8
-	got, _, err := s.e.Exp(context.Background(), m, base.FillBytes(make([]byte, size)), exp, public)
+	got, _, err := engine.ExpMode(context.Background(), s.e, m, base.FillBytes(make([]byte, size)), exp, public)
 	if err != nil {
 		t.Fatalf("Exp(%d bits, public=%v, exp %d bytes): %v", n.BitLen(), public, len(exp), err)
 	}
@@ -311,7 +311,7 @@ func (s *suite) testConcurrent(t *testing.T) {
 				}
 				base := new(big.Int).Mod(randBits(r, bits), n)
 				exp := randBits(r, bits).Bytes()
-				got, _, err := s.e.Exp(context.Background(), m, base.Bytes(), exp, i%3 == 0)
+				got, _, err := engine.ExpMode(context.Background(), s.e, m, base.Bytes(), exp, i%3 == 0)
 				if err != nil {
 					errs <- err
 					return

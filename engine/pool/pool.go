@@ -373,9 +373,9 @@ func (p *Pool) do(ctx context.Context, f func(m *member, eng engine.Engine) erro
 	return fmt.Errorf("pool: %w", errors.Join(errs...))
 }
 
-// Exp runs base^exp mod m on one member (retrying on another after a
+// expMode runs base^exp mod m on one member (retrying on another after a
 // device failure).
-func (p *Pool) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) (out []byte, c engine.Cost, err error) {
+func (p *Pool) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) (out []byte, c engine.Cost, err error) {
 	mod, ok := m.(*modulus)
 	if !ok {
 		return nil, engine.Cost{}, fmt.Errorf("pool: modulus %T not made by this pool: %w", m, engine.ErrInvalidModulus)
@@ -385,7 +385,7 @@ func (p *Pool) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, publ
 		if err != nil {
 			return err
 		}
-		r, cost, err := eng.Exp(ctx, pm, base, exp, public)
+		r, cost, err := engine.ExpMode(ctx, eng, pm, base, exp, public)
 		c = c.Add(cost)
 		out = r
 		return err
@@ -394,6 +394,16 @@ func (p *Pool) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, publ
 		return nil, c, err
 	}
 	return out, c, nil
+}
+
+// Exp is [engine.Engine]'s: the exponent is secret.
+func (p *Pool) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return p.expMode(ctx, m, base, exp, false)
+}
+
+// ExpVarTime is [engine.Engine]'s: the exponent is public.
+func (p *Pool) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return p.expMode(ctx, m, base, exp, true)
 }
 
 // SelfTest runs every member's self-test at once. A member that fails is

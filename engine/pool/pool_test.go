@@ -31,7 +31,7 @@ func TestSpreadAndCorrect(t *testing.T) {
 		wg.Go(func() {
 			base := big.NewInt(int64(1000 + i))
 			exp := big.NewInt(int64(65537 + 2*i))
-			got, _, err := e.Exp(context.Background(), m, base.Bytes(), exp.Bytes(), false)
+			got, _, err := e.Exp(context.Background(), m, base.Bytes(), exp.Bytes())
 			if err != nil {
 				t.Error(err)
 				return
@@ -63,7 +63,7 @@ func TestMemberDownAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 4 {
-		got, _, err := e.Exp(context.Background(), m, []byte{3}, []byte{5}, true)
+		got, _, err := e.ExpVarTime(context.Background(), m, []byte{3}, []byte{5})
 		if err != nil {
 			t.Fatal(err)
 		}

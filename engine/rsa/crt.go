@@ -112,13 +112,13 @@ func (k *Key) crtExp(ctx context.Context, pr *prepared, y []uint64) ([]uint64, e
 	switch {
 	case paired:
 	case k.splitCRT(pr):
-		wg.Go(func() { m2, c2, err2 = pr.eng.Exp(ctx, pr.qm, yqb, dqE, false) })
-		m1, c1, err1 = pr.eng.Exp(ctx, pr.pm, ypb, dpE, false)
+		wg.Go(func() { m2, c2, err2 = pr.eng.Exp(ctx, pr.qm, yqb, dqE) })
+		m1, c1, err1 = pr.eng.Exp(ctx, pr.pm, ypb, dpE)
 		wg.Wait()
 	default:
-		m1, c1, err1 = pr.eng.Exp(ctx, pr.pm, ypb, dpE, false)
+		m1, c1, err1 = pr.eng.Exp(ctx, pr.pm, ypb, dpE)
 		if err1 == nil {
-			m2, c2, err2 = pr.eng.Exp(ctx, pr.qm, yqb, dqE, false)
+			m2, c2, err2 = pr.eng.Exp(ctx, pr.qm, yqb, dqE)
 		}
 	}
 	cost := c1.Add(c2)

@@ -39,17 +39,27 @@ func (f *faultyEngine) Info() engine.Info {
 	return i
 }
 
-func (f *faultyEngine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+func (f *faultyEngine) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
 	f.mu.Lock()
 	f.calls++
 	f.bases = append(f.bases, append([]byte(nil), base...))
 	f.exps = append(f.exps, append([]byte(nil), exp...))
 	f.mu.Unlock()
-	r, c, err := f.Engine.Exp(ctx, m, base, exp, public)
+	r, c, err := engine.ExpMode(ctx, f.Engine, m, base, exp, public)
 	if err != nil || (f.target != nil && !bytes.Equal(m.Bytes(), f.target)) {
 		return r, c, err
 	}
 	return corrupt(f.mode, r, m.Bytes(), c)
+}
+
+// Exp is [engine.Engine]'s: the exponent is secret.
+func (f *faultyEngine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return f.expMode(ctx, m, base, exp, false)
+}
+
+// ExpVarTime is [engine.Engine]'s: the exponent is public.
+func (f *faultyEngine) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return f.expMode(ctx, m, base, exp, true)
 }
 
 func corrupt(mode string, r, mod []byte, c engine.Cost) ([]byte, engine.Cost, error) {
@@ -115,11 +125,11 @@ func (f *pairFake) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byt
 	f.mu.Lock()
 	f.pairs++
 	f.mu.Unlock()
-	ra, ca, err := f.Exp(ctx, a.M, a.Base, a.Exp, a.Public)
+	ra, ca, err := engine.ExpMode(ctx, f, a.M, a.Base, a.Exp, a.Public)
 	if err != nil {
 		return nil, nil, ca, err
 	}
-	rb, cb, err := f.Exp(ctx, b.M, b.Base, b.Exp, b.Public)
+	rb, cb, err := engine.ExpMode(ctx, f, b.M, b.Base, b.Exp, b.Public)
 	return ra, rb, ca.Add(cb), err
 }
 

@@ -217,7 +217,7 @@ func millerRabin(ctx context.Context, eng engine.Engine, random io.Reader, w *bi
 		}
 		b := new(big.Int).SetBytes(buf)
 		b.Mod(b, bound).Add(b, big.NewInt(2))
-		z, _, err := eng.Exp(ctx, mod, b.Bytes(), m, false)
+		z, _, err := eng.Exp(ctx, mod, b.Bytes(), m)
 		if err != nil {
 			return false, fmt.Errorf("rsa: generate: Miller–Rabin exp: %w", err)
 		}
@@ -226,7 +226,7 @@ func millerRabin(ctx context.Context, eng engine.Engine, random io.Reader, w *bi
 		}
 		composite := true
 		for j := 1; j < a; j++ {
-			z, _, err = eng.Exp(ctx, mod, z, []byte{2}, true)
+			z, _, err = eng.ExpVarTime(ctx, mod, z, []byte{2})
 			if err != nil {
 				return false, fmt.Errorf("rsa: generate: Miller–Rabin square: %w", err)
 			}

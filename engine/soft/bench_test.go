@@ -113,7 +113,7 @@ func BenchmarkExp(b *testing.B) {
 		b.Run(fmt.Sprintf("%d/soft-secret", bits), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := e.Exp(ctx, m, baseB, expB, false); err != nil {
+				if _, _, err := e.Exp(ctx, m, baseB, expB); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -121,7 +121,7 @@ func BenchmarkExp(b *testing.B) {
 		b.Run(fmt.Sprintf("%d/soft-public-65537", bits), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := e.Exp(ctx, m, baseB, []byte{1, 0, 1}, true); err != nil {
+				if _, _, err := e.ExpVarTime(ctx, m, baseB, []byte{1, 0, 1}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -85,12 +85,12 @@ func (e *Engine) NewModulus(n []byte) (engine.Modulus, error) {
 	return &modulus{m}, nil
 }
 
-// Exp returns base^exp mod m, padded to m's byte length. With public false
+// expMode returns base^exp mod m, padded to m's byte length. With public false
 // the exponent is secret: it is padded to at least m's byte length and the
 // computation is constant-time (see the package doc); with public true a
 // faster variable-time method is used. base must be below m
 // (ErrOperandTooLarge otherwise); the exponent may be at most 4096 bytes.
-func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+func (e *Engine) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, engine.Cost{}, fmt.Errorf("soft: exp: %w", err)
 	}
@@ -119,6 +119,16 @@ func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, pu
 	out := make([]byte, mm.m.Size())
 	mont.FillBytes(out, x)
 	return out, engine.Cost{}, nil
+}
+
+// Exp is [engine.Engine]'s: the exponent is secret.
+func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return e.expMode(ctx, m, base, exp, false)
+}
+
+// ExpVarTime is [engine.Engine]'s: the exponent is public.
+func (e *Engine) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return e.expMode(ctx, m, base, exp, true)
 }
 
 // errNoPair declines an ExpPair the kernel in use cannot interleave.
@@ -209,7 +219,7 @@ func (e *Engine) SelfTest(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("soft: self-test %d bits: %w", tc.bits, err)
 		}
-		got, _, err := e.Exp(ctx, m, base.Bytes(), exp, tc.public)
+		got, _, err := engine.ExpMode(ctx, e, m, base.Bytes(), exp, tc.public)
 		if err != nil {
 			return fmt.Errorf("soft: self-test %d bits: %w", tc.bits, err)
 		}

@@ -35,7 +35,7 @@ func (foreignModulus) Bytes() []byte { return []byte{0xfb} }
 
 func TestExpErrors(t *testing.T) {
 	e := soft.New()
-	if _, _, err := e.Exp(context.Background(), foreignModulus{}, []byte{1}, []byte{1}, false); !errors.Is(err, engine.ErrUnsupported) {
+	if _, _, err := e.Exp(context.Background(), foreignModulus{}, []byte{1}, []byte{1}); !errors.Is(err, engine.ErrUnsupported) {
 		t.Errorf("foreign modulus: %v", err)
 	}
 	m, err := e.NewModulus([]byte{0xfb})
@@ -44,10 +44,10 @@ func TestExpErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := e.Exp(ctx, m, []byte{1}, []byte{1}, false); !errors.Is(err, context.Canceled) {
+	if _, _, err := e.Exp(ctx, m, []byte{1}, []byte{1}); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled context: %v", err)
 	}
-	if _, _, err := e.Exp(context.Background(), m, []byte{1}, make([]byte, 5000), false); !errors.Is(err, engine.ErrOperandTooLarge) {
+	if _, _, err := e.Exp(context.Background(), m, []byte{1}, make([]byte, 5000)); !errors.Is(err, engine.ErrOperandTooLarge) {
 		t.Errorf("huge exponent: %v", err)
 	}
 }

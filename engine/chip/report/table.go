@@ -205,7 +205,7 @@ func run(ctx context.Context, e engine.Engine, m, x, d *big.Int, public bool) (e
 	if err != nil {
 		return engine.Cost{}, "", err
 	}
-	got, cost, err := e.Exp(ctx, mod, x.Bytes(), d.Bytes(), public)
+	got, cost, err := engine.ExpMode(ctx, e, mod, x.Bytes(), d.Bytes(), public)
 	if err != nil {
 		return engine.Cost{}, "", err
 	}
@@ -488,7 +488,7 @@ func (t *table) cryptech() error {
 		if err != nil {
 			return err
 		}
-		got, _, err := faulty.Exp(t.ctx, mod, msg.Bytes(), k.D.Bytes(), false)
+		got, _, err := faulty.Exp(t.ctx, mod, msg.Bytes(), k.D.Bytes())
 		if err != nil {
 			return err
 		}

@@ -88,7 +88,7 @@ func timeModExp(ctx context.Context, eng engine.Engine, bits int) (time.Duration
 		if err != nil {
 			return 0, false
 		}
-		if _, _, err := eng.Exp(ctx, m, base, exp, false); err != nil {
+		if _, _, err := eng.Exp(ctx, m, base, exp); err != nil {
 			return 0, false
 		}
 		ts = append(ts, time.Since(start))

@@ -279,7 +279,7 @@ func (s *Server) exp(ctx context.Context, a expArgs) ([]byte, engine.Cost, error
 	if err != nil {
 		return nil, engine.Cost{}, err
 	}
-	r, cost, err := s.cfg.Engine.Exp(ctx, mod, a.base, a.exp, a.public)
+	r, cost, err := engine.ExpMode(ctx, s.cfg.Engine, mod, a.base, a.exp, a.public)
 	if err != nil {
 		return nil, cost, err
 	}

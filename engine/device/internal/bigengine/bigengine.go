@@ -51,8 +51,8 @@ func (e *Engine) NewModulus(n []byte) (engine.Modulus, error) {
 
 func pad(v *big.Int, n int) []byte { return v.FillBytes(make([]byte, n)) }
 
-// Exp returns base^exp mod m.
-func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+// expMode returns base^exp mod m.
+func (e *Engine) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, engine.Cost{}, err
 	}
@@ -63,6 +63,16 @@ func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte, pu
 	}
 	r := new(big.Int).Exp(b, new(big.Int).SetBytes(exp), n)
 	return pad(r, (n.BitLen()+7)/8), engine.Cost{Cycles: uint64(n.BitLen())}, nil
+}
+
+// Exp is [engine.Engine]'s: the exponent is secret.
+func (e *Engine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return e.expMode(ctx, m, base, exp, false)
+}
+
+// ExpVarTime is [engine.Engine]'s: the exponent is public.
+func (e *Engine) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return e.expMode(ctx, m, base, exp, true)
 }
 
 // ExpCRT returns base^d mod p·q.
@@ -89,7 +99,7 @@ func (e *Engine) SelfTest(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r, _, err := e.Exp(ctx, m, []byte{3}, []byte{5}, true)
+	r, _, err := e.ExpVarTime(ctx, m, []byte{3}, []byte{5})
 	if err != nil {
 		return err
 	}
