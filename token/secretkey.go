@@ -287,12 +287,7 @@ func (ss *session) createSecretKey(tmpl attrMap, value []byte, origin keyOrigin)
 	if err != nil {
 		return 0, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := ss.checkWritable(a, s.login); err != nil {
-		return 0, err
-	}
-	o, err := s.storeLocked(ss, 0, nil, a, sch)
+	o, err := ss.storeNew(a, sch)
 	if err != nil {
 		return 0, err
 	}
