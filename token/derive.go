@@ -8,7 +8,9 @@ package token
 // (a private key of a type the mechanism accepts, with CKA_DERIVE true,
 // the mechanism in its CKA_ALLOWED_MECHANISMS, its private values
 // unsealed) and the template (class CKO_SECRET_KEY, the default; key type
-// CKK_GENERIC_SECRET when absent) — then asks the mechanism for the new
+// CKK_GENERIC_SECRET when absent; the base key's CKA_DERIVE_TEMPLATE added
+// to it, a conflicting value CKR_TEMPLATE_INCONSISTENT) — then asks the
+// mechanism for the new
 // key's value and stores it as a secret key built from the template
 // (storeDerivedKey).
 //
@@ -59,6 +61,9 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 	}
 	t, err := parseTemplate(tmpl)
 	if err != nil {
+		return 0, err
+	}
+	if err := mergeKeyTemplate(t, key, ck.CKA_DERIVE_TEMPLATE); err != nil {
 		return 0, err
 	}
 	if err := defaultULong(t, ck.CKA_CLASS, ck.CKO_SECRET_KEY); err != nil {

@@ -346,3 +346,30 @@ func TestECDHEngines(t *testing.T) {
 		})
 	}
 }
+
+// TestECDHDeriveTemplate: the base key's CKA_DERIVE_TEMPLATE is added to
+// the derivation template, and a template that contradicts it is refused.
+func TestECDHDeriveTemplate(t *testing.T) {
+	m, _, sh := readyToken(t)
+	c := curveOf(t, "P-256")
+	mine, err := stdecdh.P256().GenerateKey(rand.Reader)
+	must(t, err)
+	peer, err := stdecdh.P256().GenerateKey(rand.Reader)
+	must(t, err)
+	z, err := mine.ECDH(peer.PublicKey())
+	must(t, err)
+	dt := EncodeAttributes([]Attribute{aULong(ck.CKA_KEY_TYPE, ck.CKK_AES), aULong(ck.CKA_VALUE_LEN, 16), aBool(ck.CKA_EXTRACTABLE, true)})
+	key, err := m.CreateObject(sh, ecPrivateTemplate(c, mine.Bytes(), aBool(ck.CKA_DERIVE, true), aBytes(ck.CKA_DERIVE_TEMPLATE, dt)))
+	must(t, err)
+	p := &ECDH1DeriveParams{KDF: ck.CKD_NULL, PublicData: peer.PublicKey().Bytes()}
+	h, err := m.DeriveKey(sh, &Mechanism{Type: ck.CKM_ECDH1_DERIVE, ECDH: p}, key, []Attribute{aBool(ck.CKA_SENSITIVE, false)})
+	must(t, err)
+	if kt := attr(t, m, sh, h, ck.CKA_KEY_TYPE); !bytes.Equal(kt, ck.ULong(ck.CKK_AES)) {
+		t.Fatalf("key type %x", kt)
+	}
+	if v := attr(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(v, z[:16]) {
+		t.Fatalf("value %x, want %x", v, z[:16])
+	}
+	_, err = m.DeriveKey(sh, &Mechanism{Type: ck.CKM_ECDH1_DERIVE, ECDH: p}, key, []Attribute{aULong(ck.CKA_KEY_TYPE, ck.CKK_GENERIC_SECRET)})
+	wantRV(t, err, ck.CKR_TEMPLATE_INCONSISTENT)
+}

@@ -237,7 +237,7 @@ func (m *Module) UnwrapKey(sh uint64, cm *Mechanism, unwrappingKey uint64, wrapp
 	if err := checkWrappingKey(uk, unwrappingKey, s, mech, info, unwrappingRole); err != nil {
 		return 0, err
 	}
-	if err := mergeUnwrapTemplate(t, uk); err != nil {
+	if err := mergeKeyTemplate(t, uk, ck.CKA_UNWRAP_TEMPLATE); err != nil {
 		return 0, err
 	}
 	class, ok := t.ulong(ck.CKA_CLASS)
@@ -283,16 +283,18 @@ func (m *Module) UnwrapKey(sh uint64, cm *Mechanism, unwrappingKey uint64, wrapp
 	return o.handle, nil
 }
 
-// mergeUnwrapTemplate adds the unwrapping key's CKA_UNWRAP_TEMPLATE to t;
-// an attribute t gives with another value is CKR_TEMPLATE_INCONSISTENT.
-func mergeUnwrapTemplate(t attrMap, uk *object) error {
-	ut, err := uk.attrs.templateAttr(ck.CKA_UNWRAP_TEMPLATE)
+// mergeKeyTemplate adds the template that key k holds in attribute at
+// (CKA_UNWRAP_TEMPLATE of an unwrapping key, CKA_DERIVE_TEMPLATE of a base
+// key) to t; an attribute t gives with another value is
+// CKR_TEMPLATE_INCONSISTENT.
+func mergeKeyTemplate(t attrMap, k *object, at uint64) error {
+	ut, err := k.attrs.templateAttr(at)
 	if err != nil {
-		return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "the unwrapping key's CKA_UNWRAP_TEMPLATE: %v", err)
+		return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "the key's %s: %v", describe(at), err)
 	}
 	for typ, v := range ut {
 		if got, ok := t[typ]; ok && string(got) != string(v) {
-			return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s conflicts with the unwrapping key's CKA_UNWRAP_TEMPLATE", describe(typ))
+			return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s conflicts with the key's %s", describe(typ), describe(at))
 		}
 		t[typ] = v
 	}
