@@ -1,0 +1,275 @@
+package clients
+
+// TestPKCS11Tool's exercises of the secret-key mechanisms: AES and generic
+// secret key generation, the AES block modes, CMAC and HMAC.
+
+import (
+	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/miekg/pkcs11"
+)
+
+// IDs of the secret keys TestPKCS11Tool generates with pkcs11-tool.
+const (
+	aesGenID  = "c1" // AES-256, extractable
+	hmacGenID = "c2" // generic secret of 32 bytes, extractable
+)
+
+// secretKeyIDs are the IDs of secret keys TestPKCS11Tool signs with.
+var secretKeyIDs = map[string]bool{aesGenID: true, hmacGenID: true}
+
+// hmacMechs are the HMAC mechanisms by pkcs11-tool's names, with their
+// hashes, CKM_*_HMAC_GENERAL values and `openssl mac -digest` names.
+var hmacMechs = []struct {
+	name    string
+	h       func() hash.Hash
+	general uint
+	digest  string
+}{
+	{"SHA-1-HMAC", sha1.New, pkcs11.CKM_SHA_1_HMAC_GENERAL, "SHA1"},
+	{"SHA224-HMAC", sha256.New224, pkcs11.CKM_SHA224_HMAC_GENERAL, "SHA224"},
+	{"SHA256-HMAC", sha256.New, pkcs11.CKM_SHA256_HMAC_GENERAL, "SHA256"},
+	{"SHA384-HMAC", sha512.New384, pkcs11.CKM_SHA384_HMAC_GENERAL, "SHA384"},
+	{"SHA512-HMAC", sha512.New, pkcs11.CKM_SHA512_HMAC_GENERAL, "SHA512"},
+}
+
+// secretKeys generates an AES-256 key (AES-KEY-GEN) and a generic secret
+// (GENERIC-SECRET-KEY-GEN) with pkcs11-tool --keygen, both extractable, and
+// reads their values back; the AES key then encrypts and decrypts with
+// AES-ECB, AES-CBC and AES-CBC-PAD through pkcs11-tool --encrypt/--decrypt,
+// checked against `openssl enc`. It returns the HMAC signatures for
+// TestPKCS11Tool's signing loop (pkcs11-tool --sign/--verify with
+// SHA*-HMAC, checked with crypto/hmac and `openssl mac`).
+func (ex *p11Exercises) secretKeys(t *testing.T, msg []byte) []signCase {
+	t.Helper()
+	tk := ex.tk
+	var aesKey, hmacKey []byte
+	gen := func(mech, keyType, id string, size int) []byte {
+		if !ex.has(mech, "generate") {
+			return nil
+		}
+		tk.p11Login("--keygen", "--key-type", keyType, "--id", id, "--label", strings.ToLower(mech), "--extractable")
+		tk.p11Login("--read-object", "--type", "secrkey", "--id", id, "--output-file", tk.path("key-"+id))
+		v := tk.read("key-" + id)
+		if len(v) != size || bytes.Equal(v, make([]byte, size)) {
+			t.Fatalf("%s: key of %d bytes generated (%x), want %d random bytes", mech, len(v), v, size)
+		}
+		ex.mark(mech, "generate")
+		return v
+	}
+	aesKey = gen("AES-KEY-GEN", "AES:32", aesGenID, 32)
+	hmacKey = gen("GENERIC-SECRET-KEY-GEN", "GENERIC:32", hmacGenID, 32)
+
+	// The AES modes pkcs11-tool 0.23 has parameters for (AES-CTR and
+	// AES-GCM: in process). 100 bytes for the padded mode, 64 otherwise.
+	const iv = "0f0e0d0c0b0a09080706050403020100"
+	for _, c := range []struct{ mech, cipher string }{
+		{"AES-ECB", "aes-256-ecb"}, {"AES-CBC", "aes-256-cbc"}, {"AES-CBC-PAD", "aes-256-cbc"},
+	} {
+		if !ex.has(c.mech, "encrypt") && !ex.has(c.mech, "decrypt") {
+			continue
+		}
+		if aesKey == nil {
+			t.Errorf("%s listed, but no AES key could be generated (no AES-KEY-GEN)", c.mech)
+			continue
+		}
+		ex.mark(c.mech, "encrypt")
+		ex.mark(c.mech, "decrypt")
+		t.Run("encrypt/"+c.mech, func(t *testing.T) {
+			tk := tk.with(t)
+			pt := make([]byte, 64)
+			ossl := []string{"enc", "-" + c.cipher, "-K", hex.EncodeToString(aesKey), "-nopad"}
+			if c.mech == "AES-CBC-PAD" {
+				pt, ossl = make([]byte, 100), ossl[:len(ossl)-1]
+			}
+			rand.Read(pt)
+			args := []string{"-m", c.mech, "--id", aesGenID}
+			if c.mech != "AES-ECB" {
+				args = append(args, "--iv", iv)
+				ossl = append(ossl, "-iv", iv)
+			}
+			in := tk.write("pt-"+c.mech, string(pt))
+			want := []byte(tk.mustRun("openssl", append(ossl, "-in", in)...).stdout)
+			tk.p11Login(append(args, "--encrypt", "-i", in, "-o", tk.path("ct-"+c.mech))...)
+			if got := tk.read("ct-" + c.mech); !bytes.Equal(got, want) {
+				t.Fatalf("pkcs11-tool --encrypt %v: %x\nopenssl enc: %x", args, got, want)
+			}
+			// Decrypt what openssl made.
+			tk.write("ossl-"+c.mech, string(want))
+			tk.p11Login(append(args, "--decrypt", "-i", tk.path("ossl-"+c.mech), "-o", tk.path("dec-"+c.mech))...)
+			if got := tk.read("dec-" + c.mech); !bytes.Equal(got, pt) {
+				t.Fatalf("pkcs11-tool --decrypt %v of openssl's ciphertext: %x, want %x", args, got, pt)
+			}
+		})
+	}
+
+	// HMAC: signed and verified in TestPKCS11Tool's signing loop.
+	var cases []signCase
+	msgFile := tk.write("hmac-msg.bin", string(msg))
+	for _, m := range hmacMechs {
+		if !ex.has(m.name, "sign") {
+			continue
+		}
+		if hmacKey == nil {
+			t.Errorf("%s listed, but no generic secret could be generated (no GENERIC-SECRET-KEY-GEN)", m.name)
+			continue
+		}
+		mac := hmac.New(m.h, hmacKey)
+		mac.Write(msg)
+		want := mac.Sum(nil)
+		cases = append(cases, signCase{m.name, hmacGenID, []string{"-m", m.name}, msg, func(sig []byte) error {
+			if !bytes.Equal(sig, want) {
+				return fmt.Errorf("MAC %x, crypto/hmac %x", sig, want)
+			}
+			out, err := exec.Command("openssl", "mac", "-digest", m.digest, "-macopt", "hexkey:"+hex.EncodeToString(hmacKey),
+				"-in", msgFile, "HMAC").Output()
+			if err != nil || !strings.EqualFold(strings.TrimSpace(string(out)), hex.EncodeToString(sig)) {
+				return fmt.Errorf("openssl mac -digest %s: %s (%v), token %x", m.digest, out, err, sig)
+			}
+			return nil
+		}})
+	}
+	return cases
+}
+
+// symmetric is the child's part for secret keys: AES-CTR and AES-GCM
+// (parameters pkcs11-tool 0.23 cannot pass), AES-CMAC and
+// CKM_AES_CMAC_GENERAL (pkcs11-tool 0.23 looks for a private key to sign
+// with them), and the CKM_SHA*_HMAC_GENERAL mechanisms (a CK_MAC_GENERAL_PARAMS
+// length). Each checked with crypto/cipher, crypto/hmac or `openssl mac`,
+// and each signature by C_Verify, good and altered.
+func (c *inProcessClient) symmetric() {
+	t := c.t
+	key := make([]byte, 32)
+	rand.Read(key)
+	aesKey := c.secretKey(pkcs11.CKK_AES, key)
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := make([]byte, 100) // not whole blocks
+	rand.Read(msg)
+
+	// AES-CTR: CK_AES_CTR_PARAMS is a CK_ULONG of counter bits and the
+	// 16-byte counter block; the whole block counts (128 bits), as
+	// crypto/cipher's CTR does.
+	cb := make([]byte, aes.BlockSize)
+	rand.Read(cb)
+	cb[15] = 0xff // the counter carries into the next byte at once
+	ctr := pkcs11.NewMechanism(pkcs11.CKM_AES_CTR, append(ulongParam(128), cb...))
+	want := make([]byte, len(msg))
+	cipher.NewCTR(block, cb).XORKeyStream(want, msg)
+	if got := c.encrypt(ctr, aesKey, msg); !bytes.Equal(got, want) {
+		t.Errorf("AES-CTR: %x, crypto/cipher %x", got, want)
+	} else {
+		c.exercised(pkcs11.CKM_AES_CTR, "AES-CTR", "encrypt")
+	}
+	if got, err := c.decrypt(ctr, aesKey, want); err != nil || !bytes.Equal(got, msg) {
+		t.Errorf("AES-CTR decryption: %x, %v", got, err)
+	} else {
+		c.exercised(pkcs11.CKM_AES_CTR, "AES-CTR", "decrypt")
+	}
+
+	// AES-GCM, 96-bit IV, additional data, 128-bit tag.
+	gcm, err := cipher.NewGCM(block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonce, aad := make([]byte, 12), []byte("additional data")
+	rand.Read(nonce)
+	want = gcm.Seal(nil, nonce, msg, aad)
+	gp := pkcs11.NewGCMParams(nonce, aad, 128)
+	got := c.encrypt(pkcs11.NewMechanism(pkcs11.CKM_AES_GCM, gp), aesKey, msg)
+	gp.Free()
+	if !bytes.Equal(got, want) {
+		t.Errorf("AES-GCM: %x, crypto/cipher %x", got, want)
+	} else {
+		c.exercised(pkcs11.CKM_AES_GCM, "AES-GCM", "encrypt")
+	}
+	gp = pkcs11.NewGCMParams(nonce, aad, 128)
+	pt, err := c.decrypt(pkcs11.NewMechanism(pkcs11.CKM_AES_GCM, gp), aesKey, want)
+	gp.Free()
+	bad := bytes.Clone(want)
+	bad[len(bad)-1] ^= 1
+	gp = pkcs11.NewGCMParams(nonce, aad, 128)
+	_, badErr := c.decrypt(pkcs11.NewMechanism(pkcs11.CKM_AES_GCM, gp), aesKey, bad)
+	gp.Free()
+	if err != nil || !bytes.Equal(pt, msg) || badErr == nil {
+		t.Errorf("AES-GCM decryption: %x, %v; of an altered tag: %v", pt, err, badErr)
+	} else {
+		c.exercised(pkcs11.CKM_AES_GCM, "AES-GCM", "decrypt")
+	}
+
+	// AES-CMAC (16 bytes) and CKM_AES_CMAC_GENERAL (asked for 12), against
+	// `openssl mac`.
+	out, err := exec.Command("openssl", "mac", "-cipher", "AES-256-CBC", "-macopt", "hexkey:"+hex.EncodeToString(key),
+		"-in", writeTemp(t, msg), "CMAC").Output()
+	if err != nil {
+		t.Fatalf("openssl mac CMAC: %v", err)
+	}
+	cmac, err := hex.DecodeString(strings.TrimSpace(string(out)))
+	if err != nil || len(cmac) != 16 {
+		t.Fatalf("openssl mac CMAC gave %q", out)
+	}
+	for _, m := range []struct {
+		ckm  uint
+		name string
+		mech *pkcs11.Mechanism
+		want []byte
+	}{
+		{pkcs11.CKM_AES_CMAC, "AES-CMAC", pkcs11.NewMechanism(pkcs11.CKM_AES_CMAC, nil), cmac},
+		{pkcs11.CKM_AES_CMAC_GENERAL, "AES-CMAC-GENERAL", pkcs11.NewMechanism(pkcs11.CKM_AES_CMAC_GENERAL, ulongParam(12)), cmac[:12]},
+	} {
+		if sig := c.sign(m.mech, aesKey, msg); !bytes.Equal(sig, m.want) {
+			t.Errorf("%s: %x, openssl mac %x", m.name, sig, m.want)
+		} else if c.verifies(m.mech, aesKey, msg, sig) {
+			c.exercised(m.ckm, m.name, "sign")
+			c.exercised(m.ckm, m.name, "verify")
+		}
+	}
+
+	// CKM_SHA*_HMAC_GENERAL, 10 bytes of the HMAC.
+	hkey := make([]byte, 32)
+	rand.Read(hkey)
+	hmacKey := c.secretKey(pkcs11.CKK_GENERIC_SECRET, hkey)
+	for _, m := range hmacMechs {
+		mac := hmac.New(m.h, hkey)
+		mac.Write(msg)
+		want := mac.Sum(nil)[:10]
+		mech := pkcs11.NewMechanism(m.general, ulongParam(10))
+		if sig := c.sign(mech, hmacKey, msg); !bytes.Equal(sig, want) {
+			t.Errorf("%s-GENERAL: %x, crypto/hmac %x", m.name, sig, want)
+		} else if c.verifies(mech, hmacKey, msg, sig) {
+			c.exercised(m.general, m.name+"-GENERAL", "sign")
+			c.exercised(m.general, m.name+"-GENERAL", "verify")
+		}
+	}
+}
+
+// writeTemp writes b to a file of the test's temporary directory.
+func writeTemp(t *testing.T, b []byte) string {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
+}
