@@ -46,6 +46,18 @@ func TestX963KDF(t *testing.T) {
 	}
 }
 
+// ecdhPair makes two crypto/ecdh keys on std and their shared secret.
+func ecdhPair(t *testing.T, std stdecdh.Curve) (mine, peer *stdecdh.PrivateKey, z []byte) {
+	t.Helper()
+	mine, err := std.GenerateKey(rand.Reader)
+	must(t, err)
+	peer, err = std.GenerateKey(rand.Reader)
+	must(t, err)
+	z, err = mine.ECDH(peer.PublicKey())
+	must(t, err)
+	return mine, peer, z
+}
+
 // TestECDHMultCrossCheck compares the engine path's x-coordinate with Go's
 // crypto/ecdh on random key pairs.
 func TestECDHMultCrossCheck(t *testing.T) {
@@ -54,12 +66,7 @@ func TestECDHMultCrossCheck(t *testing.T) {
 		name := map[stdecdh.Curve]string{stdecdh.P256(): "P-256", stdecdh.P384(): "P-384", stdecdh.P521(): "P-521"}[std]
 		c := curveOf(t, name)
 		for range 8 {
-			a, err := std.GenerateKey(rand.Reader)
-			must(t, err)
-			b, err := std.GenerateKey(rand.Reader)
-			must(t, err)
-			want, err := a.ECDH(b.PublicKey())
-			must(t, err)
+			a, b, want := ecdhPair(t, std)
 			qx, qy, err := c.Unmarshal(b.PublicKey().Bytes())
 			must(t, err)
 			for _, check := range []bool{false, true} {
@@ -222,14 +229,8 @@ func FuzzECDHDeriveParams(f *testing.F) {
 // encodings, AES and generic templates, and checks the refusals.
 func TestECDHDerive(t *testing.T) {
 	m, _, sh := readyToken(t)
-	std := stdecdh.P384()
 	c := curveOf(t, "P-384")
-	mine, err := std.GenerateKey(rand.Reader)
-	must(t, err)
-	peer, err := std.GenerateKey(rand.Reader)
-	must(t, err)
-	z, err := mine.ECDH(peer.PublicKey())
-	must(t, err)
+	mine, peer, z := ecdhPair(t, stdecdh.P384())
 	key := importECDHKey(t, m, sh, c, mine.Bytes())
 	raw := peer.PublicKey().Bytes()
 	qx, qy, err := c.Unmarshal(raw)
@@ -326,12 +327,7 @@ func TestECDHEngines(t *testing.T) {
 	} {
 		t.Run(c.engine+"/"+c.fallback, func(t *testing.T) {
 			m, slot, sh, _ := readyEngineToken(t, c.engine, c.fallback)
-			a, err := stdecdh.P256().GenerateKey(rand.Reader)
-			must(t, err)
-			b, err := stdecdh.P256().GenerateKey(rand.Reader)
-			must(t, err)
-			want, err := a.ECDH(b.PublicKey())
-			must(t, err)
+			a, b, want := ecdhPair(t, stdecdh.P256())
 			key := importECDHKey(t, m, sh, curveOf(t, "P-256"), a.Bytes())
 			got, err := ecdhDeriveValue(t, m, sh, key, ck.CKM_ECDH1_DERIVE, ECDH1DeriveParams{KDF: ck.CKD_NULL, PublicData: b.PublicKey().Bytes()})
 			wantRV(t, err, c.code)
@@ -352,12 +348,7 @@ func TestECDHEngines(t *testing.T) {
 func TestECDHDeriveTemplate(t *testing.T) {
 	m, _, sh := readyToken(t)
 	c := curveOf(t, "P-256")
-	mine, err := stdecdh.P256().GenerateKey(rand.Reader)
-	must(t, err)
-	peer, err := stdecdh.P256().GenerateKey(rand.Reader)
-	must(t, err)
-	z, err := mine.ECDH(peer.PublicKey())
-	must(t, err)
+	mine, peer, z := ecdhPair(t, stdecdh.P256())
 	dt := EncodeAttributes([]Attribute{aULong(ck.CKA_KEY_TYPE, ck.CKK_AES), aULong(ck.CKA_VALUE_LEN, 16), aBool(ck.CKA_EXTRACTABLE, true)})
 	key, err := m.CreateObject(sh, ecPrivateTemplate(c, mine.Bytes(), aBool(ck.CKA_DERIVE, true), aBytes(ck.CKA_DERIVE_TEMPLATE, dt)))
 	must(t, err)
