@@ -16,6 +16,8 @@
 //	mechanisms registry of small values (params, key types)      mechanism.go
 //	operations sign/verify, encrypt/decrypt, digest, keygen      sign.go, crypt.go, digest.go, keygen.go, random.go
 //	engines   the slot's engine and its guard (engine/guard)       engine.go
+//	RSA       CKK_RSA keys, the RSA private and public operations rsa_key.go (mechanisms: sign.go, crypt.go)
+//	key types the registry of key types and their schemas        keytype.go
 //	EC        CKK_EC keys, ECDSA and ECDH mechanisms             ec_key.go, ecdsa_mech.go, ecdh_mech.go
 //	wrapping  C_WrapKey/C_UnwrapKey, AES key wrap, PKCS#8        wrap.go, aeskw_mech.go, pkcs8.go
 //	secret    CKO_SECRET_KEY (AES, generic, HMAC), C_GenerateKey  secretkey.go, attrarray.go

@@ -8,10 +8,8 @@ package token
 // the session that made them.
 
 import (
-	"math/big"
 	"sync"
 
-	"github.com/modexp-token/modexp-token/engine/rsa"
 	"github.com/modexp-token/modexp-token/keystore"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
@@ -96,36 +94,4 @@ func (o *object) stripped() *object {
 		}
 	}
 	return n
-}
-
-// rsaPrivateKey returns the engine/rsa form of an RSA private key object.
-func (o *object) rsaPrivateKey() (*rsa.PrivateKey, error) {
-	a := o.attrs
-	d, ok := bigAttr(a, ck.CKA_PRIVATE_EXPONENT)
-	if !ok || !o.complete {
-		return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
-	}
-	e, err := rsaExponent(a[ck.CKA_PUBLIC_EXPONENT])
-	if err != nil {
-		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored RSA key without usable public exponent")
-	}
-	big := func(t uint64) *big.Int { v, _ := bigAttr(a, t); return v }
-	return &rsa.PrivateKey{
-		N: big(ck.CKA_MODULUS), E: e, D: d,
-		P: big(ck.CKA_PRIME_1), Q: big(ck.CKA_PRIME_2),
-		Dp: big(ck.CKA_EXPONENT_1), Dq: big(ck.CKA_EXPONENT_2), Qinv: big(ck.CKA_COEFFICIENT),
-	}, nil
-}
-
-// rsaPublic returns the modulus and public exponent of an RSA key object.
-func (o *object) rsaPublic() (*big.Int, int, error) {
-	n, ok := bigAttr(o.attrs, ck.CKA_MODULUS)
-	if !ok || n.Sign() == 0 {
-		return nil, 0, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "RSA key without modulus")
-	}
-	e, err := rsaExponent(o.attrs[ck.CKA_PUBLIC_EXPONENT])
-	if err != nil {
-		return nil, 0, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "RSA key without usable public exponent")
-	}
-	return n, e, nil
 }

@@ -6,12 +6,8 @@ package token
 
 import (
 	"crypto/subtle"
-	"errors"
 	"fmt"
-	"time"
 
-	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/rsa"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -120,39 +116,6 @@ func (op *operation) keyBits() int {
 
 // keyBytes is the byte length of the RSA modulus.
 func (op *operation) keyBytes() int { return (op.keyBits() + 7) / 8 }
-
-// rsaPrivate runs the private operation on the slot's engine (through
-// engine/rsa, which checks the result before release).
-func (op *operation) rsaPrivate(c []byte) (out []byte, err error) {
-	start := time.Now()
-	var cost engine.Cost
-	defer func() { op.slot.guard.Done(opNames[op.kind], op.keyBits(), cost, time.Since(start), err) }()
-	k, err := op.slot.preparedRSA(op.key)
-	if err != nil {
-		return nil, err
-	}
-	out, cost, err = k.Private(bg, c)
-	if err != nil {
-		return nil, op.slot.engineErr(opNames[op.kind], err)
-	}
-	return out, nil
-}
-
-// rsaPublic runs the public operation (software, public data only).
-func (op *operation) rsaPublic(m []byte) ([]byte, error) {
-	n, e, err := op.key.rsaPublic()
-	if err != nil {
-		return nil, err
-	}
-	out, err := rsa.Public(n, e, m)
-	if err != nil {
-		if errors.Is(err, rsa.ErrInputRange) {
-			return nil, fmt.Errorf("token: public operation: %w: %w", ck.CKR_DATA_INVALID, err)
-		}
-		return nil, fmt.Errorf("token: public operation: %w: %w", ck.CKR_FUNCTION_FAILED, err)
-	}
-	return out, nil
-}
 
 // leftPad returns b left-padded with zeros to k bytes (len(b) ≤ k).
 func leftPad(b []byte, k int) []byte {

@@ -360,30 +360,6 @@ func (s *slot) currentEpoch() (uint64, loginState) {
 	return s.epoch, s.login
 }
 
-// preparedRSA returns the RSA private key of o prepared for the engine,
-// preparing it once per snapshot.
-func (s *slot) preparedRSA(o *object) (*rsa.Key, error) {
-	o.prepOnce.Lock()
-	defer o.prepOnce.Unlock()
-	if k, ok := o.prepared.(*rsa.Key); ok {
-		return k, nil
-	}
-	priv, err := o.rsaPrivateKey()
-	if err != nil {
-		return nil, err
-	}
-	k, err := s.guard.RSAKey(priv) // after the known-answer test at the key's size
-	if err != nil {
-		if errors.Is(err, rsa.ErrInvalidKey) {
-			s.log.Error("stored key rejected by engine/rsa", "object", o.handle, "err", err)
-			return nil, fmt.Errorf("token: prepare key: %w: %w", ck.CKR_KEY_TYPE_INCONSISTENT, err)
-		}
-		return nil, s.engineErr("prepare key", err)
-	}
-	o.prepared = k
-	return k, nil
-}
-
 // ensureTokenDir creates the directory of the token file (0700).
 func (s *slot) ensureTokenDir() error {
 	if err := os.MkdirAll(filepath.Dir(s.cfg.TokenFile), 0o700); err != nil {

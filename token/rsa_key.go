@@ -1,0 +1,317 @@
+package token
+
+// RSA keys (CKK_RSA): the key type (schemas, the completion and checks of
+// imported keys), the engine/rsa form of a key object, its preparation on
+// the slot's guard, and the private and public operations the RSA
+// mechanisms (sign.go, crypt.go) run.
+
+import (
+	stdrsa "crypto/rsa"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// RSA sizes the token accepts for imported keys (operations are further
+// limited by each mechanism's MechanismInfo).
+const (
+	rsaImportMinBits = 512
+	rsaImportMaxBits = 16384
+	rsaMaxExponent   = 1<<31 - 1 // public exponents are ints in engine/rsa and crypto/rsa
+)
+
+func init() {
+	rsaValue := attrSpec{kind: kindBytes, flags: fFixed | fGenerated}
+	rsaSecret := attrSpec{kind: kindBytes, flags: fFixed | fGenerated | fSecret}
+	registerKeyType(&keyType{
+		typ: ck.CKK_RSA,
+		publicSchema: publicKeySchema.with(schema{
+			ck.CKA_MODULUS:         {kind: kindBytes, flags: fRequired | fFixed | fGenerated},
+			ck.CKA_MODULUS_BITS:    {kind: kindULong, flags: fFixed},
+			ck.CKA_PUBLIC_EXPONENT: {kind: kindBytes, flags: fRequired | fFixed},
+		}),
+		privateSchema: privateKeySchema.with(schema{
+			ck.CKA_MODULUS:          {kind: kindBytes, flags: fRequired | fFixed | fGenerated},
+			ck.CKA_PUBLIC_EXPONENT:  rsaValue,
+			ck.CKA_PRIVATE_EXPONENT: {kind: kindBytes, flags: fRequired | fFixed | fGenerated | fSecret},
+			ck.CKA_PRIME_1:          rsaSecret,
+			ck.CKA_PRIME_2:          rsaSecret,
+			ck.CKA_EXPONENT_1:       rsaSecret,
+			ck.CKA_EXPONENT_2:       rsaSecret,
+			ck.CKA_COEFFICIENT:      rsaSecret,
+		}),
+		completePublic:  completeRSAPublic,
+		completePrivate: completeRSAPrivate,
+		bits:            func(a attrMap) int { return new(big.Int).SetBytes(a[ck.CKA_MODULUS]).BitLen() },
+	})
+}
+
+// rsaPublicValues checks and returns the modulus and public exponent.
+func rsaPublicValues(a attrMap) (*big.Int, int, error) {
+	n := new(big.Int).SetBytes(a[ck.CKA_MODULUS])
+	if n.Bit(0) == 0 || n.BitLen() < rsaImportMinBits || n.BitLen() > rsaImportMaxBits {
+		return nil, 0, invalid(ck.CKA_MODULUS, "must be odd, 512 to 16384 bits")
+	}
+	eb, ok := a[ck.CKA_PUBLIC_EXPONENT]
+	if !ok {
+		return n, 0, nil
+	}
+	e, err := rsaExponent(eb)
+	return n, e, err
+}
+
+// rsaExponent parses a public exponent: odd, 3 ≤ e < 2^31.
+func rsaExponent(b []byte) (int, error) {
+	e := new(big.Int).SetBytes(b)
+	if e.BitLen() > 31 || e.Int64() < 3 || e.Bit(0) == 0 {
+		return 0, invalid(ck.CKA_PUBLIC_EXPONENT, "must be odd, 3 to 2^31-1")
+	}
+	return int(e.Int64()), nil
+}
+
+func completeRSAPublic(a attrMap) error {
+	n, e, err := rsaPublicValues(a)
+	if err != nil {
+		return err
+	}
+	if v, ok := a[ck.CKA_MODULUS_BITS]; ok {
+		if bits, _ := ck.ParseULong(v); bits != uint64(n.BitLen()) {
+			return inconsistent("CKA_MODULUS_BITS does not match CKA_MODULUS")
+		}
+	}
+	a[ck.CKA_MODULUS_BITS] = ck.ULong(uint64(n.BitLen()))
+	a[ck.CKA_PUBLIC_KEY_INFO] = rsaSPKI(n, e)
+	return nil
+}
+
+// rsaSPKI is the DER SubjectPublicKeyInfo of (n, e).
+func rsaSPKI(n *big.Int, e int) []byte {
+	der, err := x509.MarshalPKIXPublicKey(&stdrsa.PublicKey{N: n, E: e})
+	if err != nil {
+		return []byte{}
+	}
+	return der
+}
+
+// completeRSAPrivate checks an RSA private key and computes what is
+// missing: the primes from (n, e, d), the public exponent from the primes,
+// and the CRT values. Values given must agree with each other
+// (CKR_TEMPLATE_INCONSISTENT).
+func completeRSAPrivate(a attrMap) error {
+	n, e, err := rsaPublicValues(a)
+	if err != nil {
+		return err
+	}
+	d := new(big.Int).SetBytes(a[ck.CKA_PRIVATE_EXPONENT])
+	if d.Sign() <= 0 || d.Cmp(n) >= 0 {
+		return invalid(ck.CKA_PRIVATE_EXPONENT, "must be in [1, n)")
+	}
+	one := big.NewInt(1)
+	p, hasP := bigAttr(a, ck.CKA_PRIME_1)
+	q, hasQ := bigAttr(a, ck.CKA_PRIME_2)
+	switch {
+	case hasP && hasQ:
+	case hasP || hasQ:
+		if !hasP {
+			p = q
+		}
+		if p.Cmp(one) <= 0 || new(big.Int).Mod(n, p).Sign() != 0 {
+			return inconsistent("prime does not divide the modulus")
+		}
+		other := new(big.Int).Div(n, p)
+		if hasP {
+			q = other
+		} else {
+			p, q = other, p
+		}
+	default:
+		if e == 0 {
+			return ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "RSA private key needs CKA_PUBLIC_EXPONENT or the primes")
+		}
+		p, q = factorRSA(n, e, d)
+		if p == nil {
+			return inconsistent("CKA_PRIVATE_EXPONENT does not match the modulus and public exponent")
+		}
+	}
+	if p.Cmp(one) <= 0 || q.Cmp(one) <= 0 || new(big.Int).Mul(p, q).Cmp(n) != 0 {
+		return inconsistent("primes do not multiply to the modulus")
+	}
+	pm1 := new(big.Int).Sub(p, one)
+	qm1 := new(big.Int).Sub(q, one)
+	if e == 0 {
+		// e = d^-1 mod λ(n); the public exponent of a valid key is this one.
+		g := new(big.Int).GCD(nil, nil, pm1, qm1)
+		lambda := new(big.Int).Div(new(big.Int).Mul(pm1, qm1), g)
+		inv := new(big.Int).ModInverse(d, lambda)
+		if inv == nil || inv.BitLen() > 31 {
+			return inconsistent("no usable public exponent for this private exponent")
+		}
+		e = int(inv.Int64())
+		a[ck.CKA_PUBLIC_EXPONENT] = inv.Bytes()
+	}
+	eb := big.NewInt(int64(e))
+	ed := new(big.Int).Mul(eb, d)
+	if new(big.Int).Mod(ed, pm1).Cmp(one) != 0 || new(big.Int).Mod(ed, qm1).Cmp(one) != 0 {
+		return inconsistent("private exponent does not invert the public exponent")
+	}
+	qinv := new(big.Int).ModInverse(q, p)
+	if qinv == nil {
+		return inconsistent("primes are not coprime")
+	}
+	derived := []struct {
+		t uint64
+		v *big.Int
+	}{
+		{ck.CKA_PRIME_1, p},
+		{ck.CKA_PRIME_2, q},
+		{ck.CKA_EXPONENT_1, new(big.Int).Mod(d, pm1)},
+		{ck.CKA_EXPONENT_2, new(big.Int).Mod(d, qm1)},
+		{ck.CKA_COEFFICIENT, qinv},
+	}
+	for _, dv := range derived {
+		if given, ok := bigAttr(a, dv.t); ok {
+			if given.Cmp(dv.v) != 0 {
+				return inconsistent(describe(dv.t) + " does not match the key")
+			}
+			continue
+		}
+		a[dv.t] = dv.v.Bytes()
+	}
+	a[ck.CKA_PUBLIC_KEY_INFO] = rsaSPKI(n, e)
+	return nil
+}
+
+// factorRSA recovers the primes of n from a private exponent (NIST SP
+// 800-56B rev. 2, appendix C.2), or returns nils if d does not fit.
+func factorRSA(n *big.Int, e int, d *big.Int) (*big.Int, *big.Int) {
+	one := big.NewInt(1)
+	nm1 := new(big.Int).Sub(n, one)
+	k := new(big.Int).Mul(d, big.NewInt(int64(e)))
+	k.Sub(k, one)
+	if k.Sign() == 0 || k.Bit(0) == 1 {
+		return nil, nil
+	}
+	t := k.TrailingZeroBits()
+	r := new(big.Int).Rsh(k, t)
+	y, x := new(big.Int), new(big.Int)
+	for g := int64(2); g < 200; g++ {
+		y.Exp(big.NewInt(g), r, n)
+		if y.Cmp(one) == 0 || y.Cmp(nm1) == 0 {
+			continue
+		}
+		for i := uint(1); i <= t; i++ {
+			x.Exp(y, big.NewInt(2), n)
+			if x.Cmp(one) == 0 {
+				p := new(big.Int).GCD(nil, nil, new(big.Int).Sub(y, one), n)
+				if p.Cmp(one) == 0 || p.Cmp(n) == 0 {
+					break
+				}
+				q := new(big.Int).Div(n, p)
+				if p.Cmp(q) < 0 {
+					p, q = q, p
+				}
+				return p, q
+			}
+			if x.Cmp(nm1) == 0 {
+				break
+			}
+			y.Set(x)
+		}
+	}
+	return nil, nil
+}
+
+// rsaPrivateKey returns the engine/rsa form of an RSA private key object.
+func (o *object) rsaPrivateKey() (*rsa.PrivateKey, error) {
+	a := o.attrs
+	d, ok := bigAttr(a, ck.CKA_PRIVATE_EXPONENT)
+	if !ok || !o.complete {
+		return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
+	}
+	e, err := rsaExponent(a[ck.CKA_PUBLIC_EXPONENT])
+	if err != nil {
+		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored RSA key without usable public exponent")
+	}
+	big := func(t uint64) *big.Int { v, _ := bigAttr(a, t); return v }
+	return &rsa.PrivateKey{
+		N: big(ck.CKA_MODULUS), E: e, D: d,
+		P: big(ck.CKA_PRIME_1), Q: big(ck.CKA_PRIME_2),
+		Dp: big(ck.CKA_EXPONENT_1), Dq: big(ck.CKA_EXPONENT_2), Qinv: big(ck.CKA_COEFFICIENT),
+	}, nil
+}
+
+// rsaPublic returns the modulus and public exponent of an RSA key object.
+func (o *object) rsaPublic() (*big.Int, int, error) {
+	n, ok := bigAttr(o.attrs, ck.CKA_MODULUS)
+	if !ok || n.Sign() == 0 {
+		return nil, 0, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "RSA key without modulus")
+	}
+	e, err := rsaExponent(o.attrs[ck.CKA_PUBLIC_EXPONENT])
+	if err != nil {
+		return nil, 0, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "RSA key without usable public exponent")
+	}
+	return n, e, nil
+}
+
+// preparedRSA returns the RSA private key of o prepared for the engine,
+// preparing it once per snapshot.
+func (s *slot) preparedRSA(o *object) (*rsa.Key, error) {
+	o.prepOnce.Lock()
+	defer o.prepOnce.Unlock()
+	if k, ok := o.prepared.(*rsa.Key); ok {
+		return k, nil
+	}
+	priv, err := o.rsaPrivateKey()
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.guard.RSAKey(priv) // after the known-answer test at the key's size
+	if err != nil {
+		if errors.Is(err, rsa.ErrInvalidKey) {
+			s.log.Error("stored key rejected by engine/rsa", "object", o.handle, "err", err)
+			return nil, fmt.Errorf("token: prepare key: %w: %w", ck.CKR_KEY_TYPE_INCONSISTENT, err)
+		}
+		return nil, s.engineErr("prepare key", err)
+	}
+	o.prepared = k
+	return k, nil
+}
+
+// rsaPrivate runs the private operation on the slot's engine (through
+// engine/rsa, which checks the result before release).
+func (op *operation) rsaPrivate(c []byte) (out []byte, err error) {
+	start := time.Now()
+	var cost engine.Cost
+	defer func() { op.slot.guard.Done(opNames[op.kind], op.keyBits(), cost, time.Since(start), err) }()
+	k, err := op.slot.preparedRSA(op.key)
+	if err != nil {
+		return nil, err
+	}
+	out, cost, err = k.Private(bg, c)
+	if err != nil {
+		return nil, op.slot.engineErr(opNames[op.kind], err)
+	}
+	return out, nil
+}
+
+// rsaPublic runs the public operation (software, public data only).
+func (op *operation) rsaPublic(m []byte) ([]byte, error) {
+	n, e, err := op.key.rsaPublic()
+	if err != nil {
+		return nil, err
+	}
+	out, err := rsa.Public(n, e, m)
+	if err != nil {
+		if errors.Is(err, rsa.ErrInputRange) {
+			return nil, fmt.Errorf("token: public operation: %w: %w", ck.CKR_DATA_INVALID, err)
+		}
+		return nil, fmt.Errorf("token: public operation: %w: %w", ck.CKR_FUNCTION_FAILED, err)
+	}
+	return out, nil
+}
