@@ -68,50 +68,28 @@ var crypto11RemoteSkips = []struct{ name, why string }{
 	{"TestBlockMode", "uses CKM_AES_GCM, which p11-kit's RPC does not carry"},
 }
 
-// crypto11Suite builds crypto11's test binary once per test run.
-var crypto11Suite struct {
-	once sync.Once
-	bin  string
-	src  string
-	err  error
-}
-
-// buildCrypto11Suite copies crypto11's source from the module cache into a
-// directory of its own and compiles its tests, offline.
+// buildCrypto11Suite copies crypto11's source from the module cache into
+// a temporary directory of t and compiles its tests, offline.
 func buildCrypto11Suite(t *testing.T) (bin, src string) {
 	t.Helper()
-	crypto11Suite.once.Do(func() {
-		root := repoRoot(t)
-		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/ThalesGroup/crypto11").Output()
-		if err != nil {
-			crypto11Suite.err = fmt.Errorf("go list crypto11: %v (run `go mod download`)", err)
-			return
-		}
-		from := strings.TrimSpace(string(out))
-		dir, err := os.MkdirTemp("", "modexp-crypto11-")
-		if err != nil {
-			crypto11Suite.err = err
-			return
-		}
-		src := filepath.Join(dir, "src")
-		if err := copyTree(from, src); err != nil {
-			crypto11Suite.err = err
-			return
-		}
-		bin := filepath.Join(dir, "crypto11.test")
-		cmd := exec.Command("go", "test", "-c", "-o", bin, ".")
-		cmd.Dir = src
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local", "GOWORK=off")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			crypto11Suite.err = fmt.Errorf("build crypto11's tests in %s (from %s, module root %s): %v\n%s", src, from, root, err, b)
-			return
-		}
-		crypto11Suite.bin, crypto11Suite.src = bin, src
-	})
-	if crypto11Suite.err != nil {
-		t.Fatal(crypto11Suite.err)
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/ThalesGroup/crypto11").Output()
+	if err != nil {
+		t.Fatalf("go list crypto11: %v (run `go mod download`)", err)
 	}
-	return crypto11Suite.bin, crypto11Suite.src
+	from := strings.TrimSpace(string(out))
+	dir := t.TempDir()
+	src = filepath.Join(dir, "src")
+	if err := copyTree(from, src); err != nil {
+		t.Fatal(err)
+	}
+	bin = filepath.Join(dir, "crypto11.test")
+	cmd := exec.Command("go", "test", "-c", "-o", bin, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local", "GOWORK=off")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build crypto11's tests in %s (from %s): %v\n%s", src, from, err, b)
+	}
+	return bin, src
 }
 
 // copyTree copies a directory of regular files (the module cache's are
