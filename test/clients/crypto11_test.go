@@ -37,10 +37,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
-	"encoding/pem"
 	"math/big"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -326,24 +324,13 @@ func TestCrypto11(t *testing.T) {
 	// parameters it is given and signs digests with CKM_DSA (both on
 	// p11-kit's allow-list), returning a DER signature.
 	t.Run("dsa", func(t *testing.T) {
-		b, err := os.ReadFile(filepath.Join(repoRoot(t), "engine", "dsa", "testdata", "params_2048_256.pem"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		blk, _ := pem.Decode(b)
-		var pqg struct{ P, Q, G *big.Int }
-		if blk == nil {
-			t.Fatal("no DSA parameters")
-		}
-		if _, err := asn1.Unmarshal(blk.Bytes, &pqg); err != nil {
-			t.Fatal(err)
-		}
-		k, err := ctx.GenerateDSAKeyPairWithLabel([]byte{0xd5}, []byte("c11-dsa"), &dsa.Parameters{P: pqg.P, Q: pqg.Q, G: pqg.G})
+		params := dsaTestParams(t)
+		k, err := ctx.GenerateDSAKeyPairWithLabel([]byte{0xd5}, []byte("c11-dsa"), &params)
 		if err != nil {
 			t.Fatalf("GenerateDSAKeyPair: %v", err)
 		}
 		pub, ok := k.Public().(*dsa.PublicKey)
-		if !ok || pub.P.Cmp(pqg.P) != 0 {
+		if !ok || pub.P.Cmp(params.P) != 0 {
 			t.Fatalf("generated public key %T", k.Public())
 		}
 		d := digest(crypto.SHA256, msg)

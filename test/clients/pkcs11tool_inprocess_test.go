@@ -52,7 +52,7 @@ func (ex *p11Exercises) inProcess(t *testing.T, extra ...string) map[string][]by
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", "^TestPKCS11Tool$", "-test.v", "-test.count=1")
 	cmd.Env = append(append(append([]string(nil), ex.tk.env...), inProcessEnv+"=1", inProcessModuleEnv+"="+ex.tk.module), extra...)
-	cmd.Dir = ex.tk.dir
+	start := time.Now()
 	b, err := cmd.CombinedOutput()
 	out := string(b)
 	if ctx.Err() != nil {
@@ -62,10 +62,12 @@ func (ex *p11Exercises) inProcess(t *testing.T, extra ...string) map[string][]by
 		t.Fatalf("in-process child: %v\n%s", err, tail(out, 60))
 	}
 	data := map[string][]byte{}
+	n := 0
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
 		switch {
 		case len(f) == 3 && f[0] == "EXERCISED":
+			n++
 			for _, n := range strings.Split(f[1], ",") {
 				ex.mark(n, f[2])
 			}
@@ -77,6 +79,7 @@ func (ex *p11Exercises) inProcess(t *testing.T, extra ...string) map[string][]by
 			data[f[1]] = v
 		}
 	}
+	t.Logf("in-process child: %d capabilities exercised in %v", n, time.Since(start).Round(time.Millisecond))
 	return data
 }
 
@@ -126,6 +129,7 @@ func inProcessChild(t *testing.T) {
 	defer p.Logout(s)
 	c := &inProcessClient{t: t, p: p, s: s}
 	c.symmetric()
+	c.dsaDH()
 }
 
 // secretKey makes a session secret key with the given value.

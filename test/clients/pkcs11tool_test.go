@@ -73,9 +73,17 @@ type signCase struct {
 // every key type it applies to: key generation (RSA-2048, EC P-224, P-256,
 // P-384, P-521), signatures (checked with Go's crypto, then by pkcs11-tool
 // --verify, good and tampered), decryption (of ciphertexts made by Go),
-// digests. pkcs11-tool 0.23 cannot encrypt with an RSA key, so C_Encrypt is
-// driven through p11-kit-client.so and miekg/pkcs11 (in-process: the test
-// loads p11-kit's C client, not the Go module). A listed mechanism or
+// digests, secret keys (AES and generic keygen, AES-ECB/CBC/CBC-PAD with
+// --encrypt/--decrypt checked by openssl enc, HMAC; pkcs11tool_symmetric_test.go)
+// and DSA (signatures with a key the in-process child made;
+// pkcs11tool_dsadh_test.go). pkcs11-tool 0.23 cannot encrypt with an RSA
+// key, so C_Encrypt is driven through p11-kit-client.so and miekg/pkcs11
+// (in-process: the test loads p11-kit's C client, not the Go module). What
+// neither pkcs11-tool nor p11-kit's RPC can carry (AES-CTR, AES-GCM, CMAC,
+// the *_HMAC_GENERAL and CMAC_GENERAL lengths, DSA and DH key and
+// parameter generation, DH derivation) a child of this test binary drives
+// with the module loaded in process (pkcs11tool_inprocess_test.go), each
+// result checked with Go's crypto or openssl. A listed mechanism or
 // capability this test does not know fails the test: add its exercise.
 // Then `pkcs11-tool --test --login` runs in full on the same token, and its
 // output is read.
@@ -165,7 +173,7 @@ func TestPKCS11Tool(t *testing.T) {
 	k := (rsaPub.N.BitLen() + 7) / 8
 	msg := []byte("exercised by pkcs11-tool\n")
 	// What pkcs11-tool cannot drive, driven in process.
-	ex.inProcess(t)
+	inproc := ex.inProcess(t)
 
 	// Signatures.
 	var cases []signCase
@@ -278,6 +286,7 @@ func TestPKCS11Tool(t *testing.T) {
 		}
 	}
 	cases = append(cases, ex.secretKeys(t, msg)...)
+	cases = append(cases, ex.dsaSignCases(t, inproc, names, msg)...)
 	for _, c := range cases {
 		mark(c.args[1], "sign")
 		if has(c.args[1], "verify") {
