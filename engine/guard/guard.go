@@ -212,7 +212,7 @@ func (g *Guard) Status() Status {
 	}
 	g.mu.Unlock()
 	sort.Ints(st.KATSizes)
-	if p := pool.Of(g.primary); p != nil {
+	if p, ok := g.primary.(*pool.Pool); ok {
 		st.Members = p.Members()
 	}
 	return st

@@ -149,9 +149,8 @@ func New(specs []string) (engine.Engine, error) {
 	}
 	if len(p.info.Curves) == 0 {
 		p.info.Curves = nil
-		return p, nil
 	}
-	return ecPool{p}, nil
+	return p, nil
 }
 
 func (p *Pool) closeAll() {
@@ -448,10 +447,10 @@ func (p *Pool) Close() error {
 	return errors.Join(errs...)
 }
 
-// ecPool adds scalar multiplication when every member serves curves.
-type ecPool struct{ *Pool }
-
-func (p ecPool) ec(ctx context.Context, curve string, f func(e engine.ECEngine) (x, y []byte, c engine.Cost, err error)) (x, y []byte, c engine.Cost, err error) {
+// ec runs f on one member for curve, which every member must serve
+// (Info().Curves: the curves common to all members; a pool whose members
+// share none lists none, and callers decide by Info().Curves).
+func (p *Pool) ec(ctx context.Context, curve string, f func(e engine.ECEngine) (x, y []byte, c engine.Cost, err error)) (x, y []byte, c engine.Cost, err error) {
 	if !slices.Contains(p.info.Curves, curve) {
 		return nil, nil, engine.Cost{}, fmt.Errorf("pool: curve %q: %w", curve, engine.ErrUnsupported)
 	}
@@ -473,31 +472,20 @@ func (p ecPool) ec(ctx context.Context, curve string, f func(e engine.ECEngine) 
 }
 
 // ScalarBaseMult returns k·G on one member.
-func (p ecPool) ScalarBaseMult(ctx context.Context, curve string, k []byte) (x, y []byte, c engine.Cost, err error) {
+func (p *Pool) ScalarBaseMult(ctx context.Context, curve string, k []byte) (x, y []byte, c engine.Cost, err error) {
 	return p.ec(ctx, curve, func(e engine.ECEngine) ([]byte, []byte, engine.Cost, error) {
 		return e.ScalarBaseMult(ctx, curve, k)
 	})
 }
 
 // ScalarMult returns k·(px, py) on one member.
-func (p ecPool) ScalarMult(ctx context.Context, curve string, k, px, py []byte) (x, y []byte, c engine.Cost, err error) {
+func (p *Pool) ScalarMult(ctx context.Context, curve string, k, px, py []byte) (x, y []byte, c engine.Cost, err error) {
 	return p.ec(ctx, curve, func(e engine.ECEngine) ([]byte, []byte, engine.Cost, error) {
 		return e.ScalarMult(ctx, curve, k, px, py)
 	})
 }
 
-// Of returns the *Pool behind an engine made by New or Open, or nil.
-func Of(e engine.Engine) *Pool {
-	switch p := e.(type) {
-	case *Pool:
-		return p
-	case ecPool:
-		return p.Pool
-	}
-	return nil
-}
-
 var (
 	_ engine.Engine   = (*Pool)(nil)
-	_ engine.ECEngine = ecPool{}
+	_ engine.ECEngine = (*Pool)(nil)
 )

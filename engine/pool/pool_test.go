@@ -42,9 +42,9 @@ func TestSpreadAndCorrect(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for _, ms := range Of(e).Members() {
+	for _, ms := range e.(*Pool).Members() {
 		if ms.Ops == 0 {
-			t.Fatalf("member %s took no operation: %+v", ms.Spec, Of(e).Members())
+			t.Fatalf("member %s took no operation: %+v", ms.Spec, e.(*Pool).Members())
 		}
 	}
 }
@@ -71,7 +71,7 @@ func TestMemberDownAtStart(t *testing.T) {
 			t.Fatalf("3^5 mod 197 = %d", got[0])
 		}
 	}
-	st := Of(e).Members()
+	st := e.(*Pool).Members()
 	if !st[0].Open || st[1].Open || st[1].LastOpen == "" || st[0].Ops != 4 {
 		t.Fatalf("members: %+v", st)
 	}
