@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/x509"
-	"encoding/pem"
-	"strings"
 	"testing"
 )
 
@@ -19,24 +17,7 @@ func TestEd25519GnuTLS(t *testing.T) {
 	tk := newToken(t)
 	tk.genEC("25", "ed-gnutls", "edwards25519")
 	_, onToken := tk.publicKey("25")
-	tmpl := tk.write("ed.tmpl", "cn = \"ed25519 test\"\nexpiration_days = 2\nca\ncert_signing_key\nsigning_key\n")
-	cert := tk.path("ed-cert.pem")
-	tk.gnutls("certtool", "--provider", tk.module, "--generate-self-signed",
-		"--load-privkey", tk.uri("ed-gnutls", "private", false), "--template", tmpl, "--outfile", cert)
-	if r := tk.mustRun("certtool", "--verify", "--load-ca-certificate", cert, "--infile", cert); !strings.Contains(r.combined(), "Chain verification output: Verified.") {
-		t.Errorf("certtool --verify:\n%s", r.combined())
-	}
-	if r := tk.mustRun("openssl", "verify", "-CAfile", cert, cert); !strings.Contains(r.stdout, ": OK") {
-		t.Errorf("openssl verify:\n%s", r.combined())
-	}
-	block, _ := pem.Decode(tk.read("ed-cert.pem"))
-	if block == nil {
-		t.Fatal("certtool wrote no PEM certificate")
-	}
-	c, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := tk.certtoolSelfSigned(tk.uri("ed-gnutls", "private", false), "ed25519 test")
 	pub, ok := c.PublicKey.(ed25519.PublicKey)
 	if !ok || c.SignatureAlgorithm != x509.PureEd25519 || !bytes.Equal(pub, onToken.(ed25519.PublicKey)) {
 		t.Fatalf("certificate: %v key %T, not the token's Ed25519 key", c.SignatureAlgorithm, c.PublicKey)

@@ -3,6 +3,7 @@ package clients
 import (
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -181,28 +182,37 @@ func TestGnuTLS(t *testing.T) {
 
 	t.Run("certtool-self-signed", func(t *testing.T) {
 		tk := tk.with(t)
-		tmpl := tk.write("cert.tmpl", "cn = \"gnutls test\"\nexpiration_days = 2\nca\ncert_signing_key\nsigning_key\n")
-		cert := tk.path("gnutls-cert.pem")
-		tk.gnutls("certtool", "--provider", tk.module, "--generate-self-signed",
-			"--load-privkey", keyURI, "--template", tmpl, "--outfile", cert)
-		r := tk.mustRun("certtool", "--verify", "--load-ca-certificate", cert, "--infile", cert)
-		if !strings.Contains(r.combined(), "Chain verification output: Verified.") {
-			t.Errorf("certtool --verify:\n%s", r.combined())
-		}
-		if r := tk.mustRun("openssl", "verify", "-CAfile", cert, cert); !strings.Contains(r.stdout, ": OK") {
-			t.Errorf("openssl verify:\n%s", r.combined())
-		}
-		block, _ := pem.Decode(tk.read("gnutls-cert.pem"))
-		if block == nil {
-			t.Fatal("certtool wrote no PEM certificate")
-		}
-		c, err := x509.ParseCertificate(block.Bytes)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := tk.certtoolSelfSigned(keyURI, "gnutls test")
 		_, onToken := tk.publicKey("02")
 		if !publicKeysEqual(c.PublicKey, onToken) {
 			t.Fatalf("certificate key %v is not the token key %v", c.PublicKey, onToken)
 		}
 	})
+}
+
+// certtoolSelfSigned makes a self-signed CA certificate with certtool and
+// the token key keyURI, checks that certtool and OpenSSL verify it, and
+// returns it.
+func (tk *testToken) certtoolSelfSigned(keyURI, cn string) *x509.Certificate {
+	tk.t.Helper()
+	tmpl := tk.write("cert.tmpl", fmt.Sprintf("cn = %q\nexpiration_days = 2\nca\ncert_signing_key\nsigning_key\n", cn))
+	cert := tk.path("certtool-cert.pem")
+	tk.gnutls("certtool", "--provider", tk.module, "--generate-self-signed",
+		"--load-privkey", keyURI, "--template", tmpl, "--outfile", cert)
+	r := tk.mustRun("certtool", "--verify", "--load-ca-certificate", cert, "--infile", cert)
+	if !strings.Contains(r.combined(), "Chain verification output: Verified.") {
+		tk.t.Errorf("certtool --verify:\n%s", r.combined())
+	}
+	if r := tk.mustRun("openssl", "verify", "-CAfile", cert, cert); !strings.Contains(r.stdout, ": OK") {
+		tk.t.Errorf("openssl verify:\n%s", r.combined())
+	}
+	block, _ := pem.Decode(tk.read("certtool-cert.pem"))
+	if block == nil {
+		tk.t.Fatal("certtool wrote no PEM certificate")
+	}
+	c, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		tk.t.Fatal(err)
+	}
+	return c
 }
