@@ -3,7 +3,12 @@
 // user runs: OpenSSL with libp11's engine, p11-kit and GnuTLS (p11tool,
 // certtool), OpenSSH (ssh-keygen, ssh-agent, ssh-add), Go through crypto11
 // and p11-kit's remoting, and OpenSC's pkcs11-tool. docs/USAGE.md gives the
-// same recipes for people; these tests keep them honest.
+// same recipes for people; these tests keep them honest. What none of
+// those can drive (mechanism parameters pkcs11-tool 0.23 has no option for,
+// DSA and DH key and parameter generation, DH derivation: the mechanisms
+// p11-kit's RPC does not carry) TestPKCS11Tool drives from a child of the
+// test binary that loads the module in process with miekg/pkcs11
+// (pkcs11tool_inprocess_test.go).
 //
 // The package has no code of its own: everything is in its _test.go files.
 //
