@@ -1,6 +1,7 @@
 # ModExp Token build.
 #
-#   make build   build/libmodexp-pkcs11.so (PKCS#11 module), build/modexp-token (CLI), build/modexpd (device daemon)
+#   make build   build/libmodexp-pkcs11.so (PKCS#11 module), build/libmodexp-pkcs11-fleet.so (the
+#                module with the etcd keystore, docs/FLEET.md), build/modexp-token (CLI), build/modexpd (device daemon)
 #   make test    gofmt check, go vet, race tests of the pure-Go packages, the
 #                cgo package tests, the integration tests in test/
 #   make demo    a token in build/demo on the software engine, a key, a
@@ -18,6 +19,10 @@ SHELL := /bin/bash
 GO ?= go
 BUILD := build
 LIB := $(BUILD)/libmodexp-pkcs11.so
+# The module with the etcd keystore backend (build tag modexp_etcd): kept
+# out of LIB, whose users of token files must not pay for the etcd client.
+LIB_FLEET := $(BUILD)/libmodexp-pkcs11-fleet.so
+ETCD_TAGS := -tags modexp_etcd
 CLI := $(BUILD)/modexp-token
 
 # Only the C_* entry points are exported (see cgo/exports.map).
@@ -32,11 +37,11 @@ DEB_PACKAGES := gcc make openssl opensc p11-kit gnutls-bin libengine-pkcs11-open
 	softhsm2 libp11-kit-dev p11-kit-modules openssh-client nginx binutils util-linux
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: all build lib cli install uninstall deb test-install bench bench-device test test-purego test-ifma fmt-check vet test-go test-cgo test-integration deadcode deps demo clean
+.PHONY: all build lib lib-fleet cli install uninstall deb test-install bench bench-device test test-purego test-ifma fmt-check vet test-go test-cgo test-integration deadcode deps demo clean
 
 all: build
 
-build: lib cli
+build: lib lib-fleet cli
 
 # go build decides itself what is stale; always ask it.
 lib:
@@ -44,10 +49,15 @@ lib:
 	$(GO) build -buildmode=c-shared -ldflags='$(LIB_LDFLAGS)' -o $(LIB) ./cgo
 	@rm -f $(BUILD)/libmodexp-pkcs11.h
 
+lib-fleet:
+	@mkdir -p $(BUILD)
+	$(GO) build $(ETCD_TAGS) -buildmode=c-shared -ldflags='$(LIB_LDFLAGS)' -o $(LIB_FLEET) ./cgo
+	@rm -f $(BUILD)/libmodexp-pkcs11-fleet.h
+
 # The CLI and the device daemon.
 cli:
 	@mkdir -p $(BUILD)
-	$(GO) build -ldflags='$(VERSION_LDFLAGS)' -o $(CLI) ./cmd/modexp-token
+	$(GO) build $(ETCD_TAGS) -ldflags='$(VERSION_LDFLAGS)' -o $(CLI) ./cmd/modexp-token
 	$(GO) build -ldflags='$(VERSION_LDFLAGS)' -o $(BUILD)/modexpd ./cmd/modexpd
 
 # Installation. The module goes to the multiarch pkcs11/ directory
@@ -118,6 +128,7 @@ TESTHOOKS := -tags modexp_testhooks
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet $(ETCD_TAGS) ./keystore ./token ./internal/etcdtest ./cmd/modexp-token
 	$(GO) vet $(TESTHOOKS) ./cgo
 
 # Pure-Go packages under the race detector. cgo/ is excluded (a module built
@@ -125,6 +136,7 @@ vet:
 # too (it drives the built .so and the CLI).
 test-go:
 	$(GO) test -race $$($(GO) list ./... | grep -v -e '/cgo$$' -e '/test$$' -e '/test/')
+	$(GO) test -race $(ETCD_TAGS) -run 'Etcd|Backend|Fleet' ./keystore ./token
 
 # The pure-Go arithmetic kept for machines without MULX/ADX, tested everywhere.
 # Then the trace test: the EC scalar multiplications' sequence of field

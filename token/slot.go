@@ -91,13 +91,15 @@ func (m *Module) openSlot(sc config.Slot, level slog.Level) (*slot, error) {
 		AllowWeakKDF: sc.KDFInsecure,
 		Logger:       s.log,
 	}
-	if _, err := s.st(); err != nil && !errors.Is(err, keystore.ErrCorrupt) {
+	if _, err := s.st(); err != nil && !errors.Is(err, keystore.ErrCorrupt) && !errors.Is(err, keystore.ErrUnavailable) {
 		// A corrupt file leaves the slot up (CKR_TOKEN_NOT_RECOGNIZED in
-		// its token info); anything else (bad options) fails the load.
+		// its token info), and so does an unreachable etcd cluster (tried
+		// again at the next use); anything else (bad options) fails the
+		// load.
 		s.guard.Close()
 		return nil, fmt.Errorf("token: slot %d: %w", sc.ID, err)
 	}
-	s.log.Info("slot opened", "token_file", sc.TokenFile, "engine", s.engineName(),
+	s.log.Info("slot opened", "token_store", sc.StoreName(), "engine", s.engineName(),
 		"fallback", sc.Fallback, "exponent_blinding", sc.Blinding())
 	s.guard.SelfTest() // a failure is logged and counted; results are checked anyway
 	return s, nil
@@ -128,10 +130,23 @@ func (s *slot) st() (*keystore.Store, error) {
 	if s.store != nil {
 		return s.store, nil
 	}
-	st, err := keystore.Open(s.cfg.TokenFile, s.storeOpts)
+	var st *keystore.Store
+	var err error
+	if sc := s.cfg; sc.Etcd() {
+		st, err = keystore.OpenEtcd(keystore.EtcdConfig{
+			Endpoints: sc.EtcdEndpoints, Prefix: sc.EtcdPrefix,
+			CAFile: sc.EtcdCA, CertFile: sc.EtcdCert, KeyFile: sc.EtcdKey,
+			DialTimeout: sc.EtcdDialTimeout.Duration, RequestTimeout: sc.EtcdRequestTimeout.Duration,
+		}, s.storeOpts)
+	} else {
+		st, err = keystore.Open(s.cfg.TokenFile, s.storeOpts)
+	}
 	if err != nil {
-		if errors.Is(err, keystore.ErrCorrupt) {
-			s.log.Error("token file corrupt", "token_file", s.cfg.TokenFile, "err", err)
+		switch {
+		case errors.Is(err, keystore.ErrCorrupt):
+			s.log.Error("token file corrupt", "token_store", s.cfg.StoreName(), "err", err)
+		case errors.Is(err, keystore.ErrUnavailable):
+			s.log.Error("token store unreachable", "token_store", s.cfg.StoreName(), "err", err)
 		}
 		return nil, err
 	}
@@ -163,6 +178,9 @@ func (s *slot) storeErr(what string, err error) error {
 	case errors.Is(err, keystore.ErrKeyMismatch):
 		code = ck.CKR_USER_NOT_LOGGED_IN
 		s.log.Warn("token re-initialised elsewhere: login no longer valid", "op", what)
+	case errors.Is(err, keystore.ErrUnavailable):
+		code = ck.CKR_DEVICE_ERROR
+		s.log.Error("token store unreachable", "op", what, "err", err)
 	case errors.Is(err, keystore.ErrLocked):
 		code = ck.CKR_FUNCTION_FAILED
 		s.log.Warn("token file busy", "op", what, "err", err)
@@ -362,6 +380,9 @@ func (s *slot) currentEpoch() (uint64, loginState) {
 
 // ensureTokenDir creates the directory of the token file (0700).
 func (s *slot) ensureTokenDir() error {
+	if s.cfg.Etcd() {
+		return nil
+	}
 	if err := os.MkdirAll(filepath.Dir(s.cfg.TokenFile), 0o700); err != nil {
 		return fmt.Errorf("token: create token directory: %w: %w", ck.CKR_DEVICE_ERROR, err)
 	}

@@ -118,7 +118,9 @@ func gatherInfo(mechs bool) (*infoReport, error) {
 	// Before the module opens (and creates) the token files.
 	fileProblems := map[uint64][]string{}
 	for _, sc := range cfg.Slots {
-		fileProblems[sc.ID] = tokenFileProblems(sc.TokenFile)
+		if !sc.Etcd() {
+			fileProblems[sc.ID] = tokenFileProblems(sc.TokenFile)
+		}
 	}
 	m, err := token.Load(cfg)
 	if err != nil {

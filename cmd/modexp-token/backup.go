@@ -39,6 +39,10 @@ func slotConfig(id uint64) (config.Slot, keystore.Options, error) {
 	}
 	for _, sc := range cfg.Slots {
 		if sc.ID == id {
+			if sc.Etcd() {
+				// Backup, restore and delete work on a token file.
+				return config.Slot{}, keystore.Options{}, fmt.Errorf("slot 0x%x: the token is in etcd (%s), not in a file: use etcd's own snapshots (docs/FLEET.md)", id, sc.StoreName())
+			}
 			opts := keystore.Options{
 				LockTimeout:  sc.LockTimeout.Duration,
 				MaxPINTries:  sc.MaxPINTries,

@@ -164,6 +164,33 @@ type Slot struct {
 	// a deployment that needs no PKCS#1 v1.5 decryption turns it off, and
 	// the mechanism then lists only sign, verify and encrypt.
 	RSAPKCSDecrypt *bool `toml:"rsa_pkcs_decrypt"`
+
+	// The token in an etcd cluster instead of a file (docs/FLEET.md):
+	// EtcdEndpoints (client URLs) with EtcdPrefix (the token's key
+	// prefix: one token per prefix), and optional client TLS (CA bundle,
+	// client certificate and key). token_file is then not used.
+	EtcdEndpoints []string `toml:"etcd_endpoints"`
+	EtcdPrefix    string   `toml:"etcd_prefix"`
+	EtcdCA        string   `toml:"etcd_ca"`
+	EtcdCert      string   `toml:"etcd_cert"`
+	EtcdKey       string   `toml:"etcd_key"`
+	// EtcdDialTimeout and EtcdRequestTimeout bound connecting and each
+	// request (default 3s each): an unreachable cluster is an error
+	// after them, never a hang.
+	EtcdDialTimeout    Duration `toml:"etcd_dial_timeout"`
+	EtcdRequestTimeout Duration `toml:"etcd_request_timeout"`
+}
+
+// Etcd reports whether the slot's token is in an etcd cluster.
+func (s Slot) Etcd() bool { return len(s.EtcdEndpoints) > 0 }
+
+// StoreName names the slot's token store in messages: the token file, or
+// etcd:PREFIX.
+func (s Slot) StoreName() string {
+	if s.Etcd() {
+		return "etcd:" + s.EtcdPrefix
+	}
+	return s.TokenFile
 }
 
 // RSAPKCSDecryptOn reports whether CKM_RSA_PKCS decryption is offered
@@ -272,11 +299,21 @@ func Parse(b []byte, dir string) (*Config, error) {
 	}
 	for i := range c.Slots {
 		s := &c.Slots[i]
-		if s.TokenFile == "" {
-			return nil, fmt.Errorf("%w: slot %d: token_file missing", ErrInvalid, i+1)
-		}
-		if s.TokenFile, err = resolve(s.TokenFile, dir); err != nil {
-			return nil, err
+		if s.Etcd() {
+			for _, f := range []*string{&s.EtcdCA, &s.EtcdCert, &s.EtcdKey} {
+				if *f != "" {
+					if *f, err = resolve(*f, dir); err != nil {
+						return nil, err
+					}
+				}
+			}
+		} else {
+			if s.TokenFile == "" {
+				return nil, fmt.Errorf("%w: slot %d: token_file missing", ErrInvalid, i+1)
+			}
+			if s.TokenFile, err = resolve(s.TokenFile, dir); err != nil {
+				return nil, err
+			}
 		}
 		if s.Log != "" {
 			if s.Log, err = resolve(s.Log, dir); err != nil {
@@ -342,16 +379,28 @@ func (c *Config) normalize() error {
 		if k := s.KDFTime != 0; k != (s.KDFMemoryKiB != 0) || k != (s.KDFThreads != 0) {
 			return fmt.Errorf("%w: slot %d: kdf_time, kdf_memory_kib and kdf_threads go together", ErrInvalid, i+1)
 		}
-		if !filepath.IsAbs(s.TokenFile) {
-			return fmt.Errorf("%w: slot %d: token_file %q is not absolute", ErrInvalid, i+1, s.TokenFile)
+		if s.Etcd() {
+			switch {
+			case s.TokenFile != "":
+				return fmt.Errorf("%w: slot %d: token_file and etcd_endpoints exclude each other", ErrInvalid, i+1)
+			case s.EtcdPrefix == "":
+				return fmt.Errorf("%w: slot %d: etcd_endpoints need an etcd_prefix (the token's keys)", ErrInvalid, i+1)
+			case (s.EtcdCert == "") != (s.EtcdKey == ""):
+				return fmt.Errorf("%w: slot %d: etcd_cert and etcd_key go together", ErrInvalid, i+1)
+			}
+		} else {
+			if !filepath.IsAbs(s.TokenFile) {
+				return fmt.Errorf("%w: slot %d: token_file %q is not absolute", ErrInvalid, i+1, s.TokenFile)
+			}
+			s.TokenFile = filepath.Clean(s.TokenFile)
 		}
-		s.TokenFile = filepath.Clean(s.TokenFile)
-		if j, dup := files[s.TokenFile]; dup {
-			return fmt.Errorf("%w: slots %d and %d share token file %s", ErrInvalid, j, i+1, s.TokenFile)
+		store := s.StoreName()
+		if j, dup := files[store]; dup {
+			return fmt.Errorf("%w: slots %d and %d share token store %s", ErrInvalid, j, i+1, store)
 		}
-		files[s.TokenFile] = i + 1
+		files[store] = i + 1
 		if s.ID == 0 {
-			s.ID = DeriveSlotID(s.TokenFile)
+			s.ID = DeriveSlotID(store)
 		}
 		if j, dup := ids[s.ID]; dup {
 			return fmt.Errorf("%w: slots %d and %d share slot id %d", ErrInvalid, j, i+1, s.ID)

@@ -180,3 +180,37 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestParseEtcdSlot(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Parse([]byte(`[[slot]]
+etcd_endpoints = ["https://10.0.0.1:2379", "https://10.0.0.2:2379"]
+etcd_prefix = "/tokens/signing/"
+etcd_ca = "ca.pem"
+etcd_cert = "client.pem"
+etcd_key = "client-key.pem"
+etcd_request_timeout = "2s"
+
+[[slot]]
+etcd_endpoints = ["https://10.0.0.1:2379"]
+etcd_prefix = "/tokens/tls/"
+`), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Slots[0]
+	if !s.Etcd() || s.StoreName() != "etcd:/tokens/signing/" || s.EtcdCA != filepath.Join(dir, "ca.pem") ||
+		s.EtcdRequestTimeout.Seconds() != 2 || s.ID != DeriveSlotID("etcd:/tokens/signing/") || s.ID == c.Slots[1].ID {
+		t.Fatalf("etcd slot: %+v", s)
+	}
+	for name, src := range map[string]string{
+		"no prefix":     "[[slot]]\netcd_endpoints = [\"http://127.0.0.1:2379\"]\n",
+		"file and etcd": "[[slot]]\ntoken_file = \"a.db\"\netcd_endpoints = [\"http://127.0.0.1:2379\"]\netcd_prefix = \"/t/\"\n",
+		"cert no key":   "[[slot]]\netcd_endpoints = [\"http://127.0.0.1:2379\"]\netcd_prefix = \"/t/\"\netcd_cert = \"c.pem\"\n",
+		"same prefix":   "[[slot]]\netcd_endpoints = [\"http://a:2379\"]\netcd_prefix = \"/t/\"\n[[slot]]\netcd_endpoints = [\"http://b:2379\"]\netcd_prefix = \"/t/\"\n",
+	} {
+		if _, err := Parse([]byte(src), dir); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -1,0 +1,245 @@
+//go:build modexp_etcd
+
+package keystore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modexp-token/modexp-token/internal/etcdtest"
+)
+
+var etcdServer etcdtest.Shared
+
+// etcdConfig is a fresh token prefix on the shared test server.
+func etcdConfig(t testing.TB) EtcdConfig {
+	return EtcdConfig{Endpoints: []string{etcdServer.Endpoint(t)}, Prefix: etcdServer.Prefix(t)}
+}
+
+func openEtcdStore(t testing.TB, cfg EtcdConfig, opts Options) *Store {
+	t.Helper()
+	s, err := OpenEtcd(cfg, opts)
+	if err != nil {
+		t.Fatalf("OpenEtcd: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	etcdServer.Stop()
+	os.Exit(code)
+}
+
+// eachBackend runs fn against a fresh token in a file and in etcd; open
+// returns a new Store (another host, with nothing shared but the store)
+// on that token each time it is called.
+func eachBackend(t *testing.T, fn func(t *testing.T, open func() *Store)) {
+	t.Run("file", func(t *testing.T) {
+		path := tokenPath(t)
+		fn(t, func() *Store { return openStore(t, path, testOptions()) })
+	})
+	t.Run("etcd", func(t *testing.T) {
+		cfg := etcdConfig(t)
+		fn(t, func() *Store { return openEtcdStore(t, cfg, testOptions()) })
+	})
+}
+
+// initWith initialises s (SO and user PINs) and returns the user's key.
+func initWith(t *testing.T, s *Store) *Key {
+	t.Helper()
+	if err := s.InitToken(soPIN, "test token"); err != nil {
+		t.Fatalf("InitToken: %v", err)
+	}
+	so, err := s.Login(SO, soPIN)
+	if err != nil {
+		t.Fatalf("Login(SO): %v", err)
+	}
+	defer so.Wipe()
+	if err := s.InitUserPIN(so, userPIN); err != nil {
+		t.Fatalf("InitUserPIN: %v", err)
+	}
+	key, err := s.Login(User, userPIN)
+	if err != nil {
+		t.Fatalf("Login(User): %v", err)
+	}
+	t.Cleanup(key.Wipe)
+	return key
+}
+
+// keyPair is a private and a public key object sharing CKA_ID id.
+func keyPair(id string) []Object {
+	class := func(c uint64) []byte { return binary.LittleEndian.AppendUint64(nil, c) }
+	return []Object{
+		{Attrs: map[uint64][]byte{attrClass: class(classPrivateKey), AttrID: []byte(id), 0x123: []byte("private exponent " + id)},
+			Sealed: map[uint64]bool{0x123: true}},
+		{Attrs: map[uint64][]byte{attrClass: class(2), AttrID: []byte(id), 0x120: []byte("modulus " + id)}},
+	}
+}
+
+func TestBackendObjects(t *testing.T) {
+	eachBackend(t, func(t *testing.T, open func() *Store) {
+		a := open()
+		if _, err := a.Token(); !errors.Is(err, ErrNotInitialized) {
+			t.Fatalf("Token before InitToken: %v", err)
+		}
+		key := initWith(t, a)
+		b := open() // another host
+		bkey, err := b.Login(User, userPIN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bkey.Wipe()
+		_, gen0, err := b.Objects(bkey)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		ids, err := a.PutObjects(key, keyPair("k1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The other host finds the pair through the change log and the
+		// index, its sealed value opened and its MAC checked.
+		changed, deleted, gen1, full, err := b.Changes(bkey, gen0)
+		if err != nil || full || len(changed) != 2 || len(deleted) != 0 || gen1 <= gen0 {
+			t.Fatalf("Changes: %d changed, %v deleted, gen %d→%d, full %v, %v", len(changed), deleted, gen0, gen1, full, err)
+		}
+		found, _, err := b.FindByCKAID(bkey, []byte("k1"))
+		if err != nil || len(found) != 2 {
+			t.Fatalf("FindByCKAID: %d, %v", len(found), err)
+		}
+		priv, err := b.Get(bkey, ids[0])
+		if err != nil || string(priv.Attrs[0x123]) != "private exponent k1" || !priv.Verified {
+			t.Fatalf("Get: %+v, %v", priv, err)
+		}
+		// Without a key: public values only.
+		pub, err := b.Get(nil, ids[0])
+		if err != nil || pub.Attrs[0x123] != nil || !pub.Sealed[0x123] {
+			t.Fatalf("Get without key: %+v, %v", pub, err)
+		}
+		// Update, then delete on b: a sees both.
+		obj := found[1]
+		if obj.ID != ids[1] {
+			obj = found[0]
+		}
+		obj.Attrs[AttrID] = []byte("k2")
+		if _, err := b.Put(bkey, obj); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Delete(ids[0]); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Delete(ids[0]); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("second Delete: %v", err)
+		}
+		changed, deleted, _, full, err = a.Changes(key, gen1)
+		if err != nil || full || len(changed) != 1 || changed[0].ID != ids[1] || len(deleted) != 1 || deleted[0] != ids[0] {
+			t.Fatalf("Changes after update+delete: %+v, %v, full %v, %v", changed, deleted, full, err)
+		}
+		if f, _, _ := a.FindByCKAID(key, []byte("k1")); len(f) != 0 {
+			t.Fatalf("k1 still indexed: %d", len(f))
+		}
+		if f, _, _ := a.FindByCKAID(key, []byte("k2")); len(f) != 1 {
+			t.Fatalf("k2 not indexed: %d", len(f))
+		}
+		// Many objects: listing pages through them.
+		var many []Object
+		for i := range 40 {
+			many = append(many, Object{Attrs: map[uint64][]byte{AttrID: fmt.Appendf(nil, "m%d", i)}})
+		}
+		for i := 0; i < len(many); i += 4 {
+			if _, err := a.PutObjects(key, many[i:i+4]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		objs, _, err := b.Objects(bkey)
+		if err != nil || len(objs) != 41 {
+			t.Fatalf("Objects: %d, %v", len(objs), err)
+		}
+		// Re-initialisation wipes every object, and IDs are not reused.
+		if err := a.InitToken(soPIN, "again"); err != nil {
+			t.Fatal(err)
+		}
+		if objs, _, err := b.Objects(nil); err != nil || len(objs) != 0 {
+			t.Fatalf("Objects after InitToken: %d, %v", len(objs), err)
+		}
+		so, err := b.Login(SO, soPIN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer so.Wipe()
+		id, err := b.Put(so, Object{Attrs: map[uint64][]byte{AttrID: []byte("after")}})
+		if err != nil || id <= ids[1] {
+			t.Fatalf("Put after InitToken: id %d (last %d), %v", id, ids[1], err)
+		}
+	})
+}
+
+// TestBackendLockoutRace: hosts guessing PINs at once never get more
+// wrong tries than the limit between them.
+func TestBackendLockoutRace(t *testing.T) {
+	eachBackend(t, func(t *testing.T, open func() *Store) {
+		a := open()
+		initWith(t, a)
+		limit := testOptions().MaxPINTries
+		if limit == 0 {
+			limit = DefaultMaxPINTries
+		}
+		var incorrect, locked atomic.Int64
+		var wg sync.WaitGroup
+		for range 3 {
+			s := open()
+			for range 3 {
+				wg.Go(func() {
+					for range limit {
+						_, err := s.Login(User, []byte("wrong"))
+						switch {
+						case errors.Is(err, ErrPINIncorrect):
+							incorrect.Add(1)
+						case errors.Is(err, ErrPINLocked):
+							locked.Add(1)
+						default:
+							t.Errorf("Login: %v", err)
+						}
+					}
+				})
+			}
+		}
+		wg.Wait()
+		if incorrect.Load() != int64(limit) {
+			t.Fatalf("%d wrong PINs counted as incorrect, limit %d (%d locked)", incorrect.Load(), limit, locked.Load())
+		}
+		if _, err := a.Login(User, userPIN); !errors.Is(err, ErrPINLocked) {
+			t.Fatalf("right PIN after lockout: %v", err)
+		}
+	})
+}
+
+// TestEtcdUnreachable: a cluster that does not answer gives
+// ErrUnavailable in bounded time.
+func TestEtcdUnreachable(t *testing.T) {
+	u, err := etcdtest.FreeLoopbackURL() // nothing listens there
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = OpenEtcd(EtcdConfig{Endpoints: []string{u.String()}, Prefix: "/x/",
+		DialTimeout: 300 * time.Millisecond, RequestTimeout: 300 * time.Millisecond}, testOptions())
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("OpenEtcd on a closed port: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("OpenEtcd took %v", d)
+	}
+	if _, err := OpenEtcd(EtcdConfig{Endpoints: []string{u.String()}}, testOptions()); err == nil {
+		t.Fatal("empty prefix accepted")
+	}
+}
