@@ -11,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -109,7 +111,7 @@ func OpenEtcd(cfg EtcdConfig, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("keystore: etcd %v: %v: %w", cfg.Endpoints, err, ErrUnavailable)
 	}
 	name := "etcd:" + cfg.Prefix
-	be := &etcdBackend{cli: cli, cfg: cfg, name: name}
+	be := &etcdBackend{cli: cli, cfg: cfg, name: name, log: o.Logger}
 	s := &Store{path: name, opts: o, remote: be}
 	err = s.view(func(tx kvTx) error {
 		_, err := loadToken(tx)
@@ -159,11 +161,87 @@ type etcdBackend struct {
 	cli  *clientv3.Client
 	cfg  EtcdConfig
 	name string
+	log  *slog.Logger
 	// mu makes this process's own writers queue instead of conflicting.
 	mu sync.Mutex
+
+	// The watch (follow): live while a watch on the commit key is
+	// established; stop cancels it.
+	followMu sync.Mutex
+	live     atomic.Bool
+	stop     context.CancelFunc
+	done     chan struct{}
 }
 
-func (e *etcdBackend) close() error { return e.cli.Close() }
+func (e *etcdBackend) close() error {
+	e.followMu.Lock()
+	if e.stop != nil {
+		e.stop()
+		<-e.done
+		e.stop = nil
+	}
+	e.followMu.Unlock()
+	return e.cli.Close()
+}
+
+// follow watches the commit key, which every committed write transaction
+// puts: changed is called after every commit by any host, and whenever
+// the watch is (re)established (changes may have been missed while it was
+// down). The client resumes a broken watch from the last revision it saw;
+// a watch that ends (no leader, compaction, the cluster gone) is started
+// again from the revision after the last event, after a pause; a compacted
+// revision needs nothing special: changed makes the caller ask the change
+// log, which answers with a full reload when it is too far behind. No
+// polling: an idle token costs nothing but the watch stream.
+func (e *etcdBackend) follow(changed func()) {
+	e.followMu.Lock()
+	defer e.followMu.Unlock()
+	if e.stop != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e.stop, e.done = cancel, make(chan struct{})
+	go func() {
+		defer close(e.done)
+		var next int64 // revision to resume from (0: now)
+		pause := 100 * time.Millisecond
+		for ctx.Err() == nil {
+			opts := []clientv3.OpOption{clientv3.WithCreatedNotify()}
+			if next > 0 {
+				opts = append(opts, clientv3.WithRev(next))
+			}
+			wch := e.cli.Watch(clientv3.WithRequireLeader(ctx), e.commitKey(), opts...)
+			for resp := range wch {
+				if err := resp.Err(); err != nil {
+					if resp.CompactRevision != 0 {
+						next = 0 // from now: changed below makes the caller catch up
+					}
+					e.log.Warn("keystore: etcd watch ended", "store", e.name, "err", err)
+					break
+				}
+				if resp.Created {
+					e.live.Store(true)
+					pause = 100 * time.Millisecond
+					changed()
+					continue
+				}
+				if len(resp.Events) > 0 {
+					next = resp.Events[len(resp.Events)-1].Kv.ModRevision + 1
+					changed()
+				}
+			}
+			e.live.Store(false)
+			select {
+			case <-ctx.Done():
+			case <-time.After(pause):
+				pause = min(2*pause, 2*time.Second)
+			}
+		}
+	}()
+}
+
+// following reports whether the watch is established now.
+func (e *etcdBackend) following() bool { return e.live.Load() }
 
 func (e *etcdBackend) key(parts ...string) string { return e.cfg.Prefix + strings.Join(parts, "") }
 
@@ -193,8 +271,10 @@ func (e *etcdBackend) netErr(what string, err error) error {
 // which runs again.
 var errCompacted = errors.New("keystore: etcd revision compacted")
 
+// ctx bounds a request; a member without a leader answers at once
+// (ErrNoLeader) instead of at the timeout.
 func (e *etcdBackend) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), e.cfg.RequestTimeout)
+	return context.WithTimeout(clientv3.WithRequireLeader(context.Background()), e.cfg.RequestTimeout)
 }
 
 // begin starts a transaction: one request reads the commit key and every

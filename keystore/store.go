@@ -108,7 +108,30 @@ type remoteBackend interface {
 	update(fn func(kvTx) error) error
 	// close releases the backend's connections.
 	close() error
+	// follow calls changed after every change to the token by anyone.
+	follow(changed func())
+	// following reports whether follow's watch is established now.
+	following() bool
 }
+
+// Follow has changed called after every change committed to the token, by
+// this process or another host, and whenever the notification stream is
+// re-established (changes may have been missed meanwhile): the caller then
+// asks Changes. It reports false for a token file (no notifications: ask
+// Generation or Changes). Calls come from one goroutine, in order; Close
+// stops them.
+func (s *Store) Follow(changed func()) bool {
+	if s.remote == nil || s.closed.Load() {
+		return false
+	}
+	s.remote.follow(changed)
+	return true
+}
+
+// Following reports whether Follow's notifications are flowing now: while
+// true, a cache that applied every notified change is up to date without
+// asking the store.
+func (s *Store) Following() bool { return s.remote != nil && s.remote.following() }
 
 func (s *Store) view(fn func(kvTx) error) error {
 	if s.closed.Load() {

@@ -85,11 +85,22 @@ func (s *slot) refreshLocked() error {
 	if err != nil {
 		return s.storeErr("generation", err)
 	}
+	following := st.Following()
+	if following && !s.stale.Swap(false) {
+		return nil // notified of every change, and none since the last
+	}
 	changed, deleted, gen, full, err := st.Changes(s.key, s.gen)
 	if errors.Is(err, keystore.ErrNotInitialized) {
 		changed, deleted, gen, full, err = nil, nil, 0, true, nil
 	}
 	if err != nil {
+		s.stale.Store(true)
+		if errors.Is(err, keystore.ErrUnavailable) {
+			// The cluster is out of reach: the cache as it is serves
+			// searches (signing never asks the store).
+			s.log.Warn("token store unreachable: serving the object cache as it was", "err", err)
+			return nil
+		}
 		return s.storeErr("generation", err)
 	}
 	if !full && gen == s.gen {
@@ -97,6 +108,38 @@ func (s *slot) refreshLocked() error {
 	}
 	s.applyLocked(changed, deleted, gen, full)
 	return nil
+}
+
+// changed is the keystore's notification of a change (a token in etcd,
+// keystore.Store.Follow): it marks the cache stale and wakes follow. It
+// never blocks (it runs on the store's watch goroutine).
+func (s *slot) changed() {
+	s.stale.Store(true)
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// follow applies notified changes to a loaded cache as they come, so a
+// key made or deleted on another host is in this host's cache before
+// anyone asks; it ends when the slot closes.
+func (s *slot) follow() {
+	s.storeMu.Lock()
+	notify, done := s.notify, s.done
+	s.storeMu.Unlock()
+	for {
+		select {
+		case <-done:
+			return
+		case <-notify:
+		}
+		s.mu.Lock()
+		if s.loaded {
+			_ = s.refreshLocked() // errors are logged; the next search asks again
+		}
+		s.mu.Unlock()
+	}
 }
 
 // applyLocked applies what the keystore reported: changed objects (every

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/modexp-token/modexp-token/internal/etcdtest"
 	"github.com/modexp-token/modexp-token/token/ck"
@@ -19,6 +21,12 @@ var etcdServer etcdtest.Shared
 // etcdHost loads a module ("a host": its own caches) whose one slot is the
 // token under prefix on the shared test etcd member.
 func etcdHost(t *testing.T, prefix string) (*Module, uint64) {
+	t.Helper()
+	return etcdHostOn(t, etcdServer.Endpoint(t), prefix)
+}
+
+// etcdHostOn is etcdHost on the member at endpoint, with short timeouts.
+func etcdHostOn(t *testing.T, endpoint, prefix string) (*Module, uint64) {
 	t.Helper()
 	dir := t.TempDir()
 	body := fmt.Sprintf(`log = %q
@@ -34,7 +42,9 @@ kdf_threads = 1
 kdf_insecure = true
 etcd_endpoints = [%q]
 etcd_prefix = %q
-`, filepath.Join(dir, "module.log"), etcdServer.Endpoint(t), prefix)
+etcd_dial_timeout = "500ms"
+etcd_request_timeout = "500ms"
+`, filepath.Join(dir, "module.log"), endpoint, prefix)
 	cfg, err := config.Parse([]byte(body), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -72,8 +82,8 @@ func TestFleetTwoHosts(t *testing.T) {
 		must(t, a.SetAttributeValue(shA, privA, []Attribute{aBytes(ck.CKA_ID, id)}))
 		must(t, a.SetAttributeValue(shA, pubA, []Attribute{aBytes(ck.CKA_ID, id)}))
 	}
-	privs := find(t, b, shB, aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), aBytes(ck.CKA_ID, id))
-	pubs := find(t, b, shB, aULong(ck.CKA_CLASS, ck.CKO_PUBLIC_KEY), aBytes(ck.CKA_ID, id))
+	privs := waitFind(t, b, shB, 1, aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), aBytes(ck.CKA_ID, id))
+	pubs := waitFind(t, b, shB, 1, aULong(ck.CKA_CLASS, ck.CKO_PUBLIC_KEY), aBytes(ck.CKA_ID, id))
 	if len(privs) != 1 || len(pubs) != 1 {
 		t.Fatalf("host b finds %d private, %d public keys", len(privs), len(pubs))
 	}
@@ -83,12 +93,109 @@ func TestFleetTwoHosts(t *testing.T) {
 	must(t, verifyWith(t, a, shA, pubA, ck.CKM_ECDSA, digest[:], sig))
 
 	must(t, a.DestroyObject(shA, privA))
-	if got := find(t, b, shB, aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), aBytes(ck.CKA_ID, id)); len(got) != 0 {
-		t.Fatalf("host b still finds the deleted key: %v", got)
+	waitFind(t, b, shB, 0, aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), aBytes(ck.CKA_ID, id))
+}
+
+// waitFind searches until it finds n objects (a change reaches another
+// host through etcd's watch: milliseconds, not at once), failing after a
+// second.
+func waitFind(t *testing.T, m *Module, sh uint64, n int, tmpl ...Attribute) []uint64 {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for {
+		got := find(t, m, sh, tmpl...)
+		if len(got) == n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("found %d objects, want %d, after 1s", len(got), n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
+// TestFleetPropagation: objects made on one host reach the other's cache
+// through the watch, without a call on that host asking the store (a
+// search with the watch live and nothing notified answers from the cache:
+// the loop below sees an object only once the notification was applied).
+func TestFleetPropagation(t *testing.T) {
+	prefix := etcdServer.Prefix(t)
+	a, slotA := etcdHost(t, prefix)
+	b, slotB := etcdHost(t, prefix)
+	initToken(t, a, slotA)
+	shA := openRW(t, a, slotA)
+	shB := openRO(t, b, slotB)
+	find(t, b, shB) // loads b's cache; the watch is established with it
+	var lat []time.Duration
+	for i := range 20 {
+		label := fmt.Sprintf("obj-%d", i)
+		start := time.Now()
+		_, err := a.CreateObject(shA, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_DATA), aBool(ck.CKA_TOKEN, true), aStr(ck.CKA_LABEL, label)})
+		must(t, err)
+		waitFind(t, b, shB, 1, aStr(ck.CKA_LABEL, label))
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	t.Logf("create on a → seen on b: p50 %v, p99 %v (n=%d, loopback, one member)", lat[len(lat)/2], lat[len(lat)*99/100], len(lat))
+}
+
+// TestFleetClusterDown: with the cluster stopped, signing goes on from the
+// cache and searches answer from it, writes fail fast with
+// CKR_DEVICE_ERROR; all recovers when the cluster is back.
+func TestFleetClusterDown(t *testing.T) {
+	dir := t.TempDir()
+	cu, err := etcdtest.FreeLoopbackURL()
+	must(t, err)
+	pu, err := etcdtest.FreeLoopbackURL()
+	must(t, err)
+	e := etcdtest.StartProcess(t, dir, "down", cu, pu)
+	m, slot := etcdHostOn(t, cu.String(), "/down/")
+	initToken(t, m, slot)
+	sh := openRW(t, m, slot)
+	must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
+	pub, priv := genEC(t, m, sh, "P-256", true)
+	digest := sha256.Sum256([]byte("while the cluster is down"))
+
+	e.Kill()
+	start := time.Now()
+	for range 20 {
+		sig, err := signWith(t, m, sh, priv, ck.CKM_ECDSA, digest[:])
+		must(t, err)
+		must(t, verifyWith(t, m, sh, pub, ck.CKM_ECDSA, digest[:], sig))
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("20 signatures with the cluster down took %v", d)
+	}
+	if got := find(t, m, sh, aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY)); len(got) != 1 {
+		t.Fatalf("search with the cluster down: %v", got)
+	}
+	gen := func() error {
+		_, _, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_EC_KEY_PAIR_GEN},
+			[]Attribute{aBytes(ck.CKA_EC_PARAMS, curveOf(t, "P-256").OID()), aBool(ck.CKA_TOKEN, true)},
+			[]Attribute{aBool(ck.CKA_TOKEN, true), aBool(ck.CKA_SIGN, true)})
+		return err
+	}
+	start = time.Now()
+	wantRV(t, gen(), ck.CKR_DEVICE_ERROR)
+	t.Logf("keygen failed in %v", time.Since(start))
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("keygen with the cluster down failed after %v", d)
+	}
+
+	etcdtest.StartProcess(t, dir, "down", cu, pu)
+	start = time.Now()
+	for err = gen(); err != nil; err = gen() {
+		if time.Since(start) > 15*time.Second {
+			t.Fatalf("keygen not back 15s after the cluster: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("writes back %v after the cluster", time.Since(start))
+	waitFind(t, m, sh, 2, aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY))
+}
+
 func TestMain(m *testing.M) {
+	etcdtest.MaybeServe()
 	code := m.Run()
 	etcdServer.Stop()
 	os.Exit(code)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"sync"
+	"sync/atomic"
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/guard"
@@ -46,6 +47,13 @@ type slot struct {
 	storeMu   sync.Mutex
 	store     *keystore.Store // nil until opened (a corrupt file is retried)
 	storeOpts keystore.Options
+
+	// A token in etcd notifies changes (cache.go): stale is set by every
+	// notification, notify wakes follow, which refreshes the cache; done
+	// ends it at close.
+	stale  atomic.Bool
+	notify chan struct{}
+	done   chan struct{}
 
 	mu       sync.Mutex
 	login    loginState
@@ -114,6 +122,10 @@ func (s *slot) close() error {
 	s.mu.Unlock()
 	s.storeMu.Lock()
 	defer s.storeMu.Unlock()
+	if s.done != nil {
+		close(s.done)
+		s.done = nil
+	}
 	var err error
 	if s.store != nil {
 		err = s.store.Close()
@@ -151,6 +163,11 @@ func (s *slot) st() (*keystore.Store, error) {
 		return nil, err
 	}
 	s.store = st
+	if s.cfg.Etcd() && s.notify == nil {
+		s.notify, s.done = make(chan struct{}, 1), make(chan struct{})
+		go s.follow()
+		st.Follow(s.changed)
+	}
 	return st, nil
 }
 

@@ -6,10 +6,13 @@
 package etcdtest
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -40,6 +43,13 @@ func Start(dir, name string) (*embed.Etcd, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	e, err := StartAt(dir, name, cu, pu)
+	return e, cu.String(), err
+}
+
+// StartAt starts (or starts again, on the same data directory) a
+// single-member cluster on the given client and peer URLs.
+func StartAt(dir, name string, cu, pu *url.URL) (*embed.Etcd, error) {
 	cfg := embed.NewConfig()
 	cfg.Name = name
 	cfg.Dir = dir
@@ -51,15 +61,15 @@ func Start(dir, name string) (*embed.Etcd, string, error) {
 	cfg.InitialCluster = name + "=" + pu.String()
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	select {
 	case <-e.Server.ReadyNotify():
 	case <-time.After(20 * time.Second):
 		e.Close()
-		return nil, "", fmt.Errorf("etcd not ready in 20s")
+		return nil, fmt.Errorf("etcd not ready in 20s")
 	}
-	return e, cu.String(), nil
+	return e, nil
 }
 
 // Shared is one member started by the first test that asks for it and
@@ -102,4 +112,82 @@ func (s *Shared) Stop() {
 	if s.dir != "" {
 		_ = os.RemoveAll(s.dir)
 	}
+}
+
+// The member in a child process: the test binary runs itself with
+// envServe set (its TestMain calls MaybeServe first), so a test can kill
+// it with SIGKILL, a crash and not a graceful stop (which waits seconds
+// for open watch streams).
+const envServe = "MODEXP_ETCDTEST_SERVE"
+
+// MaybeServe, called first in a TestMain, turns the process into an etcd
+// member when it was started by StartProcess: it never returns then.
+func MaybeServe() {
+	v := os.Getenv(envServe)
+	if v == "" {
+		return
+	}
+	var dir, name, c, p string
+	if _, err := fmt.Sscan(v, &dir, &name, &c, &p); err != nil {
+		fmt.Fprintln(os.Stderr, "etcdtest:", err)
+		os.Exit(2)
+	}
+	cu, err1 := url.Parse(c)
+	pu, err2 := url.Parse(p)
+	if err1 != nil || err2 != nil {
+		os.Exit(2)
+	}
+	if _, err := StartAt(dir, name, cu, pu); err != nil {
+		fmt.Fprintln(os.Stderr, "etcdtest:", err)
+		os.Exit(1)
+	}
+	fmt.Println("ready")
+	select {}
+}
+
+// Process is a member running in a child process.
+type Process struct {
+	cmd *exec.Cmd
+}
+
+// StartProcess starts a single-member cluster in a child process (the
+// test binary, see MaybeServe) on dir and the given URLs, and waits until
+// it serves. The test's cleanup kills it.
+func StartProcess(t testing.TB, dir, name string, cu, pu *url.URL) *Process {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %s %s", envServe, dir, name, cu, pu))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &Process{cmd: cmd}
+	t.Cleanup(p.Kill)
+	ready := make(chan bool, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		ready <- line == "ready\n"
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatal("etcd child process failed to start")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("etcd child process not ready in 20s")
+	}
+	return p
+}
+
+// Kill kills the member with SIGKILL and waits for it.
+func (p *Process) Kill() {
+	if p.cmd.ProcessState != nil {
+		return
+	}
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
 }
