@@ -1,0 +1,540 @@
+"""What a PyKCS11 user does with a token, checked against independent code.
+
+Run by test/pyclient (pyclient_test.go) with Debian's /usr/bin/python3:
+
+    PYKCS11LIB     the PKCS#11 module
+    PYKCS11PIN     the user PIN of the token labelled PYKCS11TOKEN
+    PYKCS11TOKEN   the token label
+    PYKCS11RESULTS a file that receives {"test name": "pass"|"fail"|"error"|"skip"}
+
+Every result the token computes is compared with Python's hashlib/hmac or
+python3-cryptography (the Debian package), never with the token itself.
+"""
+
+import hashlib
+import hmac
+import json
+import os
+import sys
+import unittest
+
+import PyKCS11
+from PyKCS11 import LowLevel
+from PyKCS11.LowLevel import *  # noqa: F401,F403 (the CK* constants)
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.keywrap import aes_key_wrap
+from cryptography.hazmat.primitives import padding as sympadding
+
+LIB = os.environ["PYKCS11LIB"]
+PIN = os.environ["PYKCS11PIN"]
+LABEL = os.environ.get("PYKCS11TOKEN", "t")
+
+# Fixed, made-up key material for known-answer comparisons.
+AES_KEY = bytes(range(32))
+HMAC_KEY = bytes(range(100, 164))
+MSG = b"The quick brown fox jumps over the lazy dog" * 3
+
+P256_OID = bytes.fromhex("06082a8648ce3d030107")
+
+pkcs11 = PyKCS11.PyKCS11Lib()
+pkcs11.load(LIB)
+
+
+def token_slot():
+    for s in pkcs11.getSlotList(tokenPresent=True):
+        if pkcs11.getTokenInfo(s).label.strip() == LABEL:
+            return s
+    raise RuntimeError("no token labelled %r" % LABEL)
+
+
+SLOT = token_slot()
+
+
+def der_octets(der):
+    """The content of a DER OCTET STRING (CKA_EC_POINT is one)."""
+    if der[0] != 0x04:
+        raise ValueError("not an OCTET STRING")
+    n = der[1]
+    if n < 0x80:
+        return bytes(der[2:2 + n])
+    k = n & 0x7F
+    ln = int.from_bytes(bytes(der[2:2 + k]), "big")
+    return bytes(der[2 + k:2 + k + ln])
+
+
+class TokenTest(unittest.TestCase):
+    """A logged-in R/W session per test; session objects vanish with it."""
+
+    def setUp(self):
+        self.session = pkcs11.openSession(SLOT, CKF_SERIAL_SESSION | CKF_RW_SESSION)
+        self.session.login(PIN)
+
+    def tearDown(self):
+        try:
+            self.session.logout()
+        except PyKCS11.PyKCS11Error:
+            pass
+        self.session.closeSession()
+
+    def assertCKR(self, ckr, fn, *args):
+        with self.assertRaises(PyKCS11.PyKCS11Error) as cm:
+            fn(*args)
+        self.assertEqual(cm.exception.value, ckr, str(cm.exception))
+
+    def need(self, *mechs):
+        have = set(pkcs11.getMechanismList(SLOT))
+        for m in mechs:
+            if m not in have:
+                self.skipTest("%s not listed" % m)
+
+    def aes_key(self, value=AES_KEY, extra=()):
+        t = [
+            (CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_AES), (CKA_TOKEN, CK_FALSE),
+            (CKA_VALUE, value), (CKA_ENCRYPT, CK_TRUE), (CKA_DECRYPT, CK_TRUE),
+            (CKA_WRAP, CK_TRUE), (CKA_UNWRAP, CK_TRUE), (CKA_EXTRACTABLE, CK_TRUE),
+            (CKA_SENSITIVE, CK_FALSE),
+        ]
+        overridden = set(a for a, _ in extra)
+        t = [(a, v) for a, v in t if a not in overridden] + list(extra)
+        return self.session.createObject(t)
+
+    def rsa_pair(self, bits=2048):
+        pub = [(CKA_CLASS, CKO_PUBLIC_KEY), (CKA_TOKEN, CK_FALSE), (CKA_MODULUS_BITS, bits),
+               (CKA_PUBLIC_EXPONENT, (0x01, 0x00, 0x01)), (CKA_ENCRYPT, CK_TRUE),
+               (CKA_VERIFY, CK_TRUE), (CKA_WRAP, CK_TRUE)]
+        priv = [(CKA_CLASS, CKO_PRIVATE_KEY), (CKA_TOKEN, CK_FALSE), (CKA_PRIVATE, CK_TRUE),
+                (CKA_SENSITIVE, CK_TRUE), (CKA_DECRYPT, CK_TRUE), (CKA_SIGN, CK_TRUE),
+                (CKA_UNWRAP, CK_TRUE)]
+        return self.session.generateKeyPair(pub, priv, mecha=PyKCS11.MechanismRSAGENERATEKEYPAIR)
+
+    def rsa_public(self, pub):
+        n, e = self.session.getAttributeValue(pub, [CKA_MODULUS, CKA_PUBLIC_EXPONENT])
+        return rsa.RSAPublicNumbers(int.from_bytes(bytes(e), "big"),
+                                    int.from_bytes(bytes(n), "big")).public_key()
+
+    def ec_pair(self, derive=False):
+        pub = [(CKA_CLASS, CKO_PUBLIC_KEY), (CKA_TOKEN, CK_FALSE), (CKA_EC_PARAMS, P256_OID),
+               (CKA_VERIFY, CK_TRUE)]
+        priv = [(CKA_CLASS, CKO_PRIVATE_KEY), (CKA_TOKEN, CK_FALSE), (CKA_PRIVATE, CK_TRUE),
+                (CKA_SENSITIVE, CK_TRUE), (CKA_SIGN, CK_TRUE), (CKA_DERIVE, CK_TRUE if derive else CK_FALSE)]
+        m = PyKCS11.Mechanism(CKM_EC_KEY_PAIR_GEN, None)
+        return self.session.generateKeyPair(pub, priv, mecha=m)
+
+    def ec_public(self, pub):
+        (point,) = self.session.getAttributeValue(pub, [CKA_EC_POINT])
+        return ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), der_octets(point))
+
+
+class TestInfo(TokenTest):
+    def test_getInfo(self):
+        info = pkcs11.getInfo()
+        self.assertIn(info.cryptokiVersion[0], (2, 3))
+        self.assertTrue(info.manufacturerID.strip())
+        self.assertTrue(info.libraryDescription.strip())
+
+    def test_getSlotList(self):
+        slots = pkcs11.getSlotList(tokenPresent=True)
+        self.assertIn(SLOT, slots)
+        self.assertTrue(set(slots) <= set(pkcs11.getSlotList()))
+        si = pkcs11.getSlotInfo(SLOT)
+        self.assertTrue(si.flags & CKF_TOKEN_PRESENT)
+
+    def test_getTokenInfo(self):
+        ti = pkcs11.getTokenInfo(SLOT)
+        self.assertEqual(ti.label.strip(), LABEL)
+        for f in (CKF_TOKEN_INITIALIZED, CKF_USER_PIN_INITIALIZED, CKF_LOGIN_REQUIRED):
+            self.assertTrue(ti.flags & f, hex(f))
+        self.assertTrue(ti.flags & CKF_RNG)
+        self.assertLessEqual(ti.ulMinPinLen, len(PIN))
+
+    def test_getMechanismList(self):
+        mechs = pkcs11.getMechanismList(SLOT)
+        for m in ("CKM_AES_CBC", "CKM_SHA256", "CKM_RSA_PKCS_KEY_PAIR_GEN", "CKM_SHA256_HMAC"):
+            self.assertIn(m, mechs)
+
+    def test_getMechanismInfo(self):
+        i = pkcs11.getMechanismInfo(SLOT, "CKM_RSA_PKCS_KEY_PAIR_GEN")
+        self.assertTrue(i.flags & CKF_GENERATE_KEY_PAIR)
+        self.assertLessEqual(i.ulMinKeySize, 2048)
+        self.assertGreaterEqual(i.ulMaxKeySize, 2048)
+        i = pkcs11.getMechanismInfo(SLOT, "CKM_AES_CBC")
+        self.assertTrue(i.flags & CKF_ENCRYPT and i.flags & CKF_DECRYPT)
+
+    def test_unknown_mechanism_info(self):
+        info = LowLevel.CK_MECHANISM_INFO()
+        self.assertEqual(pkcs11.lib.C_GetMechanismInfo(SLOT, 0x7FFFFFF0, info), CKR_MECHANISM_INVALID)
+
+
+class TestSession(TokenTest):
+    def test_login_logout(self):
+        self.assertEqual(self.session.getSessionInfo().state, CKS_RW_USER_FUNCTIONS)
+        self.session.logout()
+        self.assertEqual(self.session.getSessionInfo().state, CKS_RW_PUBLIC_SESSION)
+        self.session.login(PIN)
+        self.assertEqual(self.session.getSessionInfo().state, CKS_RW_USER_FUNCTIONS)
+
+    def test_login_twice(self):
+        self.assertCKR(CKR_USER_ALREADY_LOGGED_IN, self.session.login, PIN)
+
+    def test_wrong_pin(self):
+        self.session.logout()
+        self.assertCKR(CKR_PIN_INCORRECT, self.session.login, PIN + "9")
+        self.session.login(PIN)  # the counter resets
+
+    def test_ro_session(self):
+        ro = pkcs11.openSession(SLOT)
+        try:
+            self.assertEqual(ro.getSessionInfo().state, CKS_RO_USER_FUNCTIONS)
+            self.assertCKR(CKR_SESSION_READ_ONLY, ro.createObject,
+                           [(CKA_CLASS, CKO_DATA), (CKA_TOKEN, CK_TRUE), (CKA_VALUE, b"x")])
+        finally:
+            ro.closeSession()
+
+    def test_private_objects_hidden_after_logout(self):
+        self.session.createObject([(CKA_CLASS, CKO_DATA), (CKA_TOKEN, CK_FALSE), (CKA_PRIVATE, CK_TRUE),
+                                   (CKA_LABEL, "py-private"), (CKA_VALUE, b"secret")])
+        self.assertEqual(len(self.session.findObjects([(CKA_LABEL, "py-private")])), 1)
+        self.session.logout()
+        self.assertEqual(self.session.findObjects([(CKA_LABEL, "py-private")]), [])
+
+
+class TestSymmetric(TokenTest):
+    def test_generateKey_AES(self):
+        t = [(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_AES), (CKA_TOKEN, CK_FALSE),
+             (CKA_VALUE_LEN, 32), (CKA_ENCRYPT, CK_TRUE), (CKA_DECRYPT, CK_TRUE)]
+        k = self.session.generateKey(t)
+        vlen, ktype, local = self.session.getAttributeValue(k, [CKA_VALUE_LEN, CKA_KEY_TYPE, CKA_LOCAL])
+        self.assertEqual((vlen, ktype, local), (32, CKK_AES, True))
+        iv = bytes(16)
+        ct = self.session.encrypt(k, MSG[:64], PyKCS11.Mechanism(CKM_AES_CBC, iv))
+        self.assertEqual(bytes(self.session.decrypt(k, ct, PyKCS11.Mechanism(CKM_AES_CBC, iv))), MSG[:64])
+
+    def test_generateKey_generic_secret(self):
+        t = [(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_GENERIC_SECRET), (CKA_TOKEN, CK_FALSE),
+             (CKA_VALUE_LEN, 32), (CKA_SIGN, CK_TRUE), (CKA_VERIFY, CK_TRUE),
+             (CKA_SENSITIVE, CK_FALSE), (CKA_EXTRACTABLE, CK_TRUE)]
+        k = self.session.generateKey(t, mecha=PyKCS11.Mechanism(CKM_GENERIC_SECRET_KEY_GEN))
+        (value,) = self.session.getAttributeValue(k, [CKA_VALUE])
+        self.assertEqual(len(value), 32)
+        mac = self.session.sign(k, MSG, PyKCS11.Mechanism(CKM_SHA256_HMAC))
+        self.assertEqual(bytes(mac), hmac.new(bytes(value), MSG, hashlib.sha256).digest())
+
+    def test_aes_ecb(self):
+        k = self.aes_key()
+        ct = bytes(self.session.encrypt(k, MSG[:96], PyKCS11.Mechanism(CKM_AES_ECB)))
+        e = Cipher(algorithms.AES(AES_KEY), modes.ECB()).encryptor()
+        self.assertEqual(ct, e.update(MSG[:96]) + e.finalize())
+        self.assertEqual(bytes(self.session.decrypt(k, ct, PyKCS11.Mechanism(CKM_AES_ECB))), MSG[:96])
+
+    def test_aes_cbc(self):
+        k = self.aes_key()
+        iv = bytes(range(16))
+        ct = bytes(self.session.encrypt(k, MSG[:96], PyKCS11.Mechanism(CKM_AES_CBC, iv)))
+        e = Cipher(algorithms.AES(AES_KEY), modes.CBC(iv)).encryptor()
+        self.assertEqual(ct, e.update(MSG[:96]) + e.finalize())
+        self.assertEqual(bytes(self.session.decrypt(k, ct, PyKCS11.Mechanism(CKM_AES_CBC, iv))), MSG[:96])
+
+    def test_aes_cbc_pad(self):
+        k = self.aes_key()
+        iv = bytes(range(16, 32))
+        ct = bytes(self.session.encrypt(k, MSG, PyKCS11.Mechanism(CKM_AES_CBC_PAD, iv)))
+        p = sympadding.PKCS7(128).padder()
+        e = Cipher(algorithms.AES(AES_KEY), modes.CBC(iv)).encryptor()
+        self.assertEqual(ct, e.update(p.update(MSG) + p.finalize()) + e.finalize())
+        self.assertEqual(bytes(self.session.decrypt(k, ct, PyKCS11.Mechanism(CKM_AES_CBC_PAD, iv))), MSG)
+
+    def test_aes_cbc_wrong_length(self):
+        k = self.aes_key()
+        self.assertCKR(CKR_DATA_LEN_RANGE, self.session.encrypt, k, b"x" * 15,
+                       PyKCS11.Mechanism(CKM_AES_CBC, bytes(16)))
+
+    def test_aes_gcm(self):
+        self.need("CKM_AES_GCM")
+        k = self.aes_key()
+        iv, aad = bytes(range(12)), b"header"
+        m = PyKCS11.AES_GCM_Mechanism(iv, aad, 128)
+        ct = bytes(self.session.encrypt(k, MSG, m))
+        self.assertEqual(ct, AESGCM(AES_KEY).encrypt(iv, MSG, aad))
+        self.assertEqual(bytes(self.session.decrypt(k, ct, PyKCS11.AES_GCM_Mechanism(iv, aad, 128))), MSG)
+        bad = ct[:-1] + bytes([ct[-1] ^ 1])
+        with self.assertRaises(PyKCS11.PyKCS11Error) as cm:
+            self.session.decrypt(k, bad, PyKCS11.AES_GCM_Mechanism(iv, aad, 128))
+        self.assertIn(cm.exception.value, (CKR_ENCRYPTED_DATA_INVALID, CKR_GENERAL_ERROR))
+
+    def test_hmac(self):
+        k = self.session.createObject([
+            (CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_GENERIC_SECRET), (CKA_TOKEN, CK_FALSE),
+            (CKA_VALUE, HMAC_KEY), (CKA_SIGN, CK_TRUE), (CKA_VERIFY, CK_TRUE)])
+        for mech, h in ((CKM_SHA256_HMAC, hashlib.sha256), (CKM_SHA384_HMAC, hashlib.sha384),
+                        (CKM_SHA512_HMAC, hashlib.sha512), (CKM_SHA_1_HMAC, hashlib.sha1)):
+            want = hmac.new(HMAC_KEY, MSG, h).digest()
+            got = bytes(self.session.sign(k, MSG, PyKCS11.Mechanism(mech)))
+            self.assertEqual(got, want, PyKCS11.CKM[mech])
+            self.assertTrue(self.session.verify(k, MSG, want, PyKCS11.Mechanism(mech)))
+            self.assertFalse(self.session.verify(k, MSG + b"!", want, PyKCS11.Mechanism(mech)))
+
+    def test_digest(self):
+        for mech, h in ((CKM_SHA_1, hashlib.sha1), (CKM_SHA256, hashlib.sha256),
+                        (CKM_SHA384, hashlib.sha384), (CKM_SHA512, hashlib.sha512)):
+            got = bytes(self.session.digest(MSG, PyKCS11.Mechanism(mech)))
+            self.assertEqual(got, h(MSG).digest(), PyKCS11.CKM[mech])
+
+    def test_digest_multipart(self):
+        d = self.session.digestSession(PyKCS11.Mechanism(CKM_SHA256))
+        for i in range(0, len(MSG), 7):
+            d.update(MSG[i:i + 7])
+        self.assertEqual(bytes(d.final()), hashlib.sha256(MSG).digest())
+
+    def test_wrap_unwrap_aes_key_wrap(self):
+        self.need("CKM_AES_KEY_WRAP")
+        kek = self.aes_key()
+        inner_value = bytes(range(200, 232))
+        inner = self.aes_key(inner_value)
+        m = PyKCS11.Mechanism(CKM_AES_KEY_WRAP)
+        wrapped = bytes(self.session.wrapKey(kek, inner, m))
+        self.assertEqual(wrapped, aes_key_wrap(AES_KEY, inner_value))
+        t = [(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_AES), (CKA_TOKEN, CK_FALSE),
+             (CKA_ENCRYPT, CK_TRUE), (CKA_DECRYPT, CK_TRUE), (CKA_SENSITIVE, CK_FALSE),
+             (CKA_EXTRACTABLE, CK_TRUE)]
+        k2 = self.session.unwrapKey(kek, wrapped, t, m)
+        (v,) = self.session.getAttributeValue(k2, [CKA_VALUE])
+        self.assertEqual(bytes(v), inner_value)
+
+    def test_wrap_refused_when_not_extractable(self):
+        self.need("CKM_AES_KEY_WRAP")
+        kek = self.aes_key()
+        inner = self.aes_key(bytes(32), [(CKA_EXTRACTABLE, CK_FALSE), (CKA_SENSITIVE, CK_TRUE)])
+        self.assertCKR(CKR_KEY_UNEXTRACTABLE, self.session.wrapKey, kek, inner,
+                       PyKCS11.Mechanism(CKM_AES_KEY_WRAP))
+
+
+class TestRSA(TokenTest):
+    @classmethod
+    def setUpClass(cls):
+        cls.s = pkcs11.openSession(SLOT, CKF_SERIAL_SESSION | CKF_RW_SESSION)
+        cls.s.login(PIN)
+        pub = [(CKA_CLASS, CKO_PUBLIC_KEY), (CKA_TOKEN, CK_TRUE), (CKA_MODULUS_BITS, 2048),
+               (CKA_PUBLIC_EXPONENT, (0x01, 0x00, 0x01)), (CKA_ENCRYPT, CK_TRUE),
+               (CKA_VERIFY, CK_TRUE), (CKA_WRAP, CK_TRUE), (CKA_LABEL, "py-rsa"), (CKA_ID, b"\x01")]
+        priv = [(CKA_CLASS, CKO_PRIVATE_KEY), (CKA_TOKEN, CK_TRUE), (CKA_PRIVATE, CK_TRUE),
+                (CKA_SENSITIVE, CK_TRUE), (CKA_DECRYPT, CK_TRUE), (CKA_SIGN, CK_TRUE),
+                (CKA_UNWRAP, CK_TRUE), (CKA_LABEL, "py-rsa"), (CKA_ID, b"\x01")]
+        cls.s.generateKeyPair(pub, priv, mecha=PyKCS11.MechanismRSAGENERATEKEYPAIR)
+        cls.s.logout()
+        cls.s.closeSession()
+
+    def keys(self):
+        pub = self.session.findObjects([(CKA_CLASS, CKO_PUBLIC_KEY), (CKA_LABEL, "py-rsa")])
+        priv = self.session.findObjects([(CKA_CLASS, CKO_PRIVATE_KEY), (CKA_LABEL, "py-rsa")])
+        self.assertEqual((len(pub), len(priv)), (1, 1))
+        return pub[0], priv[0]
+
+    def test_generateKeyPair_attributes(self):
+        pub, priv = self.keys()
+        bits, = self.session.getAttributeValue(pub, [CKA_MODULUS_BITS])
+        self.assertEqual(bits, 2048)
+        n1, = self.session.getAttributeValue(pub, [CKA_MODULUS])
+        n2, = self.session.getAttributeValue(priv, [CKA_MODULUS])
+        self.assertEqual(bytes(n1), bytes(n2))
+        sens, extr, asens, nextr = self.session.getAttributeValue(
+            priv, [CKA_SENSITIVE, CKA_EXTRACTABLE, CKA_ALWAYS_SENSITIVE, CKA_NEVER_EXTRACTABLE])
+        self.assertTrue(sens and asens)
+
+    def test_sensitive_attribute_refused(self):
+        _, priv = self.keys()
+        self.assertEqual(self.session.getAttributeValue(priv, [CKA_PRIVATE_EXPONENT]), [None])
+        t = LowLevel.ckattrlist(1)
+        t[0].SetType(CKA_PRIVATE_EXPONENT)
+        rv = pkcs11.lib.C_GetAttributeValue(self.session.session, priv, t)
+        self.assertEqual(rv, CKR_ATTRIBUTE_SENSITIVE)
+
+    def test_sign_pkcs1(self):
+        pub, priv = self.keys()
+        sig = bytes(self.session.sign(priv, MSG, PyKCS11.Mechanism(CKM_SHA256_RSA_PKCS)))
+        self.rsa_public(pub).verify(sig, MSG, padding.PKCS1v15(), hashes.SHA256())
+        self.assertTrue(self.session.verify(pub, MSG, sig, PyKCS11.Mechanism(CKM_SHA256_RSA_PKCS)))
+        bad = sig[:-1] + bytes([sig[-1] ^ 1])
+        self.assertFalse(self.session.verify(pub, MSG, bad, PyKCS11.Mechanism(CKM_SHA256_RSA_PKCS)))
+
+    def test_sign_pss(self):
+        self.need("CKM_SHA256_RSA_PKCS_PSS")
+        pub, priv = self.keys()
+        m = PyKCS11.RSA_PSS_Mechanism(CKM_SHA256_RSA_PKCS_PSS, CKM_SHA256, CKG_MGF1_SHA256, 32)
+        sig = bytes(self.session.sign(priv, MSG, m))
+        self.rsa_public(pub).verify(sig, MSG, padding.PSS(padding.MGF1(hashes.SHA256()), 32), hashes.SHA256())
+        self.assertTrue(self.session.verify(pub, MSG, sig, m))
+
+    def oaep(self, ckm, mgf, h):
+        self.need("CKM_RSA_PKCS_OAEP")
+        pub, priv = self.keys()
+        m = PyKCS11.RSAOAEPMechanism(ckm, mgf)
+        ct = self.rsa_public(pub).encrypt(MSG[:64], padding.OAEP(padding.MGF1(h), h, None))
+        self.assertEqual(bytes(self.session.decrypt(priv, ct, m)), MSG[:64])
+        ct2 = self.session.encrypt(pub, MSG[:32], m)
+        self.assertEqual(bytes(self.session.decrypt(priv, ct2, m)), MSG[:32])
+
+    def test_oaep_sha1(self):
+        self.oaep(CKM_SHA_1, CKG_MGF1_SHA1, hashes.SHA1())
+
+    def test_oaep_sha256(self):
+        self.oaep(CKM_SHA256, CKG_MGF1_SHA256, hashes.SHA256())
+
+    def test_wrong_key_type(self):
+        pub, priv = self.keys()
+        self.assertCKR(CKR_KEY_TYPE_INCONSISTENT, self.session.sign, priv, MSG, PyKCS11.Mechanism(CKM_SHA256_HMAC))
+
+    def test_wrap_aes_with_rsa_oaep(self):
+        self.need("CKM_RSA_PKCS_OAEP")
+        pub, priv = self.keys()
+        inner = self.aes_key()
+        m = PyKCS11.RSAOAEPMechanism(CKM_SHA_1, CKG_MGF1_SHA1)
+        wrapped = self.session.wrapKey(pub, inner, m)
+        t = [(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_AES), (CKA_TOKEN, CK_FALSE),
+             (CKA_ENCRYPT, CK_TRUE), (CKA_SENSITIVE, CK_FALSE), (CKA_EXTRACTABLE, CK_TRUE)]
+        k2 = self.session.unwrapKey(priv, wrapped, t, m)
+        (v,) = self.session.getAttributeValue(k2, [CKA_VALUE])
+        self.assertEqual(bytes(v), AES_KEY)
+
+
+class TestEC(TokenTest):
+    def test_generateKeyPair_EC(self):
+        pub, priv = self.ec_pair()
+        params, = self.session.getAttributeValue(priv, [CKA_EC_PARAMS])
+        self.assertEqual(bytes(params), P256_OID)
+        self.ec_public(pub)  # a valid point on P-256
+
+    def test_ecdsa(self):
+        pub, priv = self.ec_pair()
+        digest = hashlib.sha256(MSG).digest()
+        sig = bytes(self.session.sign(priv, digest, PyKCS11.Mechanism(CKM_ECDSA)))
+        self.assertEqual(len(sig), 64)
+        der = encode_dss_signature(int.from_bytes(sig[:32], "big"), int.from_bytes(sig[32:], "big"))
+        self.ec_public(pub).verify(der, MSG, ec.ECDSA(hashes.SHA256()))
+        self.assertTrue(self.session.verify(pub, digest, sig, PyKCS11.Mechanism(CKM_ECDSA)))
+        self.assertFalse(self.session.verify(pub, bytes(32), sig, PyKCS11.Mechanism(CKM_ECDSA)))
+
+    def test_ecdsa_sha256(self):
+        self.need("CKM_ECDSA_SHA256")
+        pub, priv = self.ec_pair()
+        sig = bytes(self.session.sign(priv, MSG, PyKCS11.Mechanism(CKM_ECDSA_SHA256)))
+        der = encode_dss_signature(int.from_bytes(sig[:32], "big"), int.from_bytes(sig[32:], "big"))
+        self.ec_public(pub).verify(der, MSG, ec.ECDSA(hashes.SHA256()))
+
+    def test_ecdh_derive(self):
+        self.need("CKM_ECDH1_DERIVE")
+        pub, priv = self.ec_pair(derive=True)
+        peer = ec.generate_private_key(ec.SECP256R1())
+        from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+        peer_point = peer.public_key().public_bytes(Encoding.X962, PublicFormat.UncompressedPoint)
+        t = [(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_GENERIC_SECRET), (CKA_TOKEN, CK_FALSE),
+             (CKA_VALUE_LEN, 32), (CKA_SENSITIVE, CK_FALSE), (CKA_EXTRACTABLE, CK_TRUE)]
+        k = self.session.deriveKey(priv, t, PyKCS11.ECDH1_DERIVE_Mechanism(peer_point))
+        (v,) = self.session.getAttributeValue(k, [CKA_VALUE])
+        self.assertEqual(bytes(v), peer.exchange(ec.ECDH(), self.ec_public(pub)))
+
+
+class TestObjects(TokenTest):
+    def test_create_find_destroy(self):
+        h = self.session.createObject([(CKA_CLASS, CKO_DATA), (CKA_TOKEN, CK_TRUE), (CKA_PRIVATE, CK_FALSE),
+                                       (CKA_LABEL, "py-data"), (CKA_APPLICATION, "pykcs11"),
+                                       (CKA_VALUE, b"hello")])
+        found = self.session.findObjects([(CKA_CLASS, CKO_DATA), (CKA_LABEL, "py-data")])
+        self.assertEqual(len(found), 1)
+        v, app = self.session.getAttributeValue(found[0], [CKA_VALUE, CKA_APPLICATION])
+        self.assertEqual((bytes(v), app), (b"hello", "pykcs11"))
+        # a second session sees the token object
+        s2 = pkcs11.openSession(SLOT)
+        try:
+            self.assertEqual(len(s2.findObjects([(CKA_LABEL, "py-data")])), 1)
+        finally:
+            s2.closeSession()
+        self.session.destroyObject(h)
+        self.assertEqual(self.session.findObjects([(CKA_LABEL, "py-data")]), [])
+
+    def test_findObjects_templates(self):
+        for i in range(3):
+            self.session.createObject([(CKA_CLASS, CKO_DATA), (CKA_TOKEN, CK_FALSE),
+                                       (CKA_LABEL, "py-many"), (CKA_APPLICATION, "app%d" % i)])
+        self.assertEqual(len(self.session.findObjects([(CKA_LABEL, "py-many")])), 3)
+        self.assertEqual(len(self.session.findObjects([(CKA_LABEL, "py-many"), (CKA_APPLICATION, "app2")])), 1)
+        self.assertEqual(self.session.findObjects([(CKA_LABEL, "py-many"), (CKA_APPLICATION, "app7")]), [])
+        self.assertEqual(self.session.findObjects([(CKA_LABEL, "py-many"), (CKA_CLASS, CKO_SECRET_KEY)]), [])
+
+    def test_setAttributeValue(self):
+        k = self.aes_key(extra=[(CKA_LABEL, "before")])
+        self.session.setAttributeValue(k, [(CKA_LABEL, "after"), (CKA_ID, b"\x42")])
+        label, kid = self.session.getAttributeValue(k, [CKA_LABEL, CKA_ID])
+        self.assertEqual((label, bytes(kid)), ("after", b"\x42"))
+        self.assertCKR(CKR_ATTRIBUTE_READ_ONLY, self.session.setAttributeValue, k, [(CKA_CLASS, CKO_DATA)])
+
+    def test_sensitive_cannot_be_cleared(self):
+        k = self.aes_key(extra=[(CKA_SENSITIVE, CK_TRUE)])
+        self.assertEqual(self.session.getAttributeValue(k, [CKA_VALUE]), [None])
+        self.assertCKR(CKR_ATTRIBUTE_READ_ONLY, self.session.setAttributeValue, k, [(CKA_SENSITIVE, CK_FALSE)])
+
+    def test_destroy_invalid_handle(self):
+        h = PyKCS11.CK_OBJECT_HANDLE(self.session)
+        h.assign(0x7FFFFF00)
+        self.assertCKR(CKR_OBJECT_HANDLE_INVALID, self.session.destroyObject, h)
+
+    def test_create_incomplete_template(self):
+        with self.assertRaises(PyKCS11.PyKCS11Error) as cm:
+            self.session.createObject([(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_AES), (CKA_TOKEN, CK_FALSE)])
+        self.assertIn(cm.exception.value, (CKR_TEMPLATE_INCOMPLETE, CKR_ATTRIBUTE_VALUE_INVALID))
+
+
+class TestRandom(TokenTest):
+    def test_generateRandom(self):
+        a = bytes(self.session.generateRandom(64))
+        b = bytes(self.session.generateRandom(64))
+        self.assertEqual(len(a), 64)
+        self.assertNotEqual(a, b)
+        self.assertNotEqual(a, bytes(64))
+
+    def test_seedRandom(self):
+        try:
+            self.session.seedRandom(b"extra entropy")
+        except PyKCS11.PyKCS11Error as e:
+            self.assertEqual(e.value, CKR_RANDOM_SEED_NOT_SUPPORTED)
+        self.assertEqual(len(self.session.generateRandom(16)), 16)
+
+
+class Recorder(unittest.TextTestResult):
+    """Keeps one outcome per test for the Go side."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.outcomes = {}
+
+    def _name(self, test):
+        return "%s.%s" % (type(test).__name__, test._testMethodName) if hasattr(test, "_testMethodName") else str(test)
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self.outcomes[self._name(test)] = "pass"
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self.outcomes[self._name(test)] = "fail"
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self.outcomes[self._name(test)] = "error"
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self.outcomes[self._name(test)] = "skip"
+
+
+if __name__ == "__main__":
+    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+    runner = unittest.TextTestRunner(stream=sys.stderr, verbosity=2, resultclass=Recorder)
+    result = runner.run(suite)
+    with open(os.environ["PYKCS11RESULTS"], "w") as f:
+        json.dump(result.outcomes, f, indent=1, sort_keys=True)
+    sys.exit(0)
