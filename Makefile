@@ -137,7 +137,7 @@ vet:
 # too (it drives the built .so and the CLI).
 test-go:
 	$(GO) test -race $$($(GO) list ./... | grep -v -e '/cgo$$' -e '/test$$' -e '/test/')
-	$(GO) test -race $(ETCD_TAGS) -run 'Etcd|Backend|Fleet' ./keystore ./token
+	$(GO) test -race $(ETCD_TAGS) -run 'Etcd|Backend|Fleet|StoreCopy' ./keystore ./token ./cmd/modexp-token
 
 # The pure-Go arithmetic kept for machines without MULX/ADX, tested everywhere.
 # Then the trace test: the EC scalar multiplications' sequence of field

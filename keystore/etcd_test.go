@@ -243,3 +243,61 @@ func TestEtcdUnreachable(t *testing.T) {
 		t.Fatal("empty prefix accepted")
 	}
 }
+
+// TestCopyFileEtcdAndBack: a token copied from a file to etcd and back
+// opens with the same PINs, its objects verified, its index working.
+func TestCopyFileEtcdAndBack(t *testing.T) {
+	file := openStore(t, tokenPath(t), testOptions())
+	key := initWith(t, file)
+	if _, err := file.PutObjects(key, keyPair("pair")); err != nil {
+		t.Fatal(err)
+	}
+	var many []Object
+	for i := range 250 { // more than one batch
+		many = append(many, Object{Attrs: map[uint64][]byte{AttrID: fmt.Appendf(nil, "d%d", i)}})
+	}
+	if _, err := file.PutObjects(key, many); err != nil {
+		t.Fatal(err)
+	}
+	check := func(s *Store, want int) {
+		t.Helper()
+		k, err := s.Login(User, userPIN)
+		if err != nil {
+			t.Fatalf("%s: Login: %v", s.Path(), err)
+		}
+		defer k.Wipe()
+		objs, _, err := s.Objects(k)
+		if err != nil || len(objs) != want {
+			t.Fatalf("%s: %d objects, want %d: %v", s.Path(), len(objs), want, err)
+		}
+		pair, _, err := s.FindByCKAID(k, []byte("pair"))
+		if err != nil || len(pair) != 2 || !pair[0].Verified {
+			t.Fatalf("%s: FindByCKAID: %+v, %v", s.Path(), pair, err)
+		}
+	}
+	etcd := openEtcdStore(t, etcdConfig(t), testOptions())
+	n, err := Copy(etcd, file)
+	if err != nil || n != 252 {
+		t.Fatalf("Copy file→etcd: %d, %v", n, err)
+	}
+	check(etcd, 252)
+	if _, err := Copy(etcd, file); !errors.Is(err, ErrTokenExists) {
+		t.Fatalf("Copy onto a token: %v", err)
+	}
+	ek, err := etcd.Login(User, userPIN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ek.Wipe()
+	if _, err := etcd.Put(ek, Object{Attrs: map[uint64][]byte{AttrID: []byte("made in etcd")}}); err != nil {
+		t.Fatal(err)
+	}
+	back := openStore(t, tokenPath(t), testOptions())
+	if n, err := Copy(back, etcd); err != nil || n != 253 {
+		t.Fatalf("Copy etcd→file: %d, %v", n, err)
+	}
+	check(back, 253)
+	if _, err := Copy(back, file); !errors.Is(err, ErrTokenExists) {
+		t.Fatalf("Copy onto a token file: %v", err)
+	}
+}

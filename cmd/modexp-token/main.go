@@ -168,7 +168,7 @@ first slot.
 		}
 	}
 	add("token", infoCmd(), initCmd(), pinCmd(), tokenCmd())
-	add("keys", keysCmd(), backupCmd(), restoreCmd())
+	add("keys", keysCmd(), backupCmd(), restoreCmd(), storeCmd())
 	add("engines", engineCmd(), benchCmd())
 	root.AddCommand(manCmd(root))
 	return root
