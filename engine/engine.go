@@ -86,8 +86,12 @@ type Engine interface {
 	// NewModulus prepares the odd modulus n (big-endian, > 1).
 	NewModulus(n []byte) (Modulus, error)
 	// Exp returns base^exp mod m, big-endian, padded to m's byte length.
-	// base must be < m. exp is secret and must not leak (its length in
-	// bits may be padded up to m's length).
+	// base must be < m. exp is secret: its value must not leak, its byte
+	// length is public. Callers pass a secret exponent at a length that
+	// does not depend on its value (leading zero bytes kept, e.g. dp at
+	// the byte length of p); engines may process it over exactly that
+	// length (the software engine does) and must not shorten it by
+	// stripping leading zeros.
 	Exp(ctx context.Context, m Modulus, base, exp []byte) ([]byte, Cost, error)
 	// ExpVarTime is Exp for a public exponent (a public key's e, a
 	// verification): it may take time that depends on exp.

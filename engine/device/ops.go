@@ -33,6 +33,15 @@ func bitLen(b []byte) int {
 	return (len(b)-1)*8 + bits.Len8(b[0])
 }
 
+// expBits is the exponent length a request is predicted with: the bit
+// length of a public exponent, the whole byte length of a secret one.
+func expBits(exp []byte, public bool) int {
+	if public {
+		return bitLen(exp)
+	}
+	return 8 * len(exp)
+}
+
 func trim(b []byte) []byte {
 	for len(b) > 0 && b[0] == 0 {
 		b = b[1:]
@@ -96,8 +105,10 @@ func (e *Engine) result(resp *wire.Frame, t wire.Tag, n []byte) ([]byte, error) 
 }
 
 // expOperands checks one exponentiation's operands against the device's
-// limits and returns them without leading zeros.
-func (e *Engine) expOperands(m engine.Modulus, base, exp []byte) (*modulus, []byte, []byte, error) {
+// limits and returns them without leading zeros, except a secret exponent:
+// it keeps the caller's length (public; the value is not), which the
+// device's software engine processes in full (see engine.Engine's Exp).
+func (e *Engine) expOperands(m engine.Modulus, base, exp []byte, public bool) (*modulus, []byte, []byte, error) {
 	dm, ok := m.(*modulus)
 	if !ok {
 		pm, err := e.NewModulus(m.Bytes())
@@ -110,7 +121,9 @@ func (e *Engine) expOperands(m engine.Modulus, base, exp []byte) (*modulus, []by
 	if len(base) > len(dm.n) || len(base) == len(dm.n) && bytes.Compare(base, dm.n) >= 0 {
 		return nil, nil, nil, fmt.Errorf("device: exp: base not below the modulus: %w", engine.ErrOperandTooLarge)
 	}
-	exp = trim(exp)
+	if public {
+		exp = trim(exp)
+	}
 	if len(exp) > wire.MaxOperand {
 		return nil, nil, nil, fmt.Errorf("device: exponent of %d bytes: %w", len(exp), engine.ErrOperandTooLarge)
 	}
@@ -119,7 +132,7 @@ func (e *Engine) expOperands(m engine.Modulus, base, exp []byte) (*modulus, []by
 
 // expMode returns base^exp mod m on the device.
 func (e *Engine) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
-	dm, base, exp, err := e.expOperands(m, base, exp)
+	dm, base, exp, err := e.expOperands(m, base, exp, public)
 	if err != nil {
 		return nil, engine.Cost{}, err
 	}
@@ -127,7 +140,7 @@ func (e *Engine) expMode(ctx context.Context, m engine.Modulus, base, exp []byte
 	if public {
 		req.AddU8(wire.TagMode, wire.ModePublic)
 	}
-	resp, err := e.call(ctx, req, e.cost.ModExp(dm.bits, bitLen(exp)))
+	resp, err := e.call(ctx, req, e.cost.ModExp(dm.bits, expBits(exp, public)))
 	if err != nil {
 		return nil, engine.Cost{}, err
 	}
@@ -169,11 +182,11 @@ func (e *Engine) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte,
 		}
 		return ra, rb, c, nil
 	}
-	ma, baseA, expA, err := e.expOperands(a.M, a.Base, a.Exp)
+	ma, baseA, expA, err := e.expOperands(a.M, a.Base, a.Exp, a.Public)
 	if err != nil {
 		return nil, nil, engine.Cost{}, err
 	}
-	mb, baseB, expB, err := e.expOperands(b.M, b.Base, b.Exp)
+	mb, baseB, expB, err := e.expOperands(b.M, b.Base, b.Exp, b.Public)
 	if err != nil {
 		return nil, nil, engine.Cost{}, err
 	}
@@ -184,7 +197,7 @@ func (e *Engine) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte,
 		req.AddU8(wire.TagMode, wire.ModePublic)
 	}
 	// Predicted as one after the other: what a busy device does.
-	predicted := e.cost.ModExp(ma.bits, bitLen(expA)) + e.cost.ModExp(mb.bits, bitLen(expB))
+	predicted := e.cost.ModExp(ma.bits, expBits(expA, a.Public)) + e.cost.ModExp(mb.bits, expBits(expB, b.Public))
 	resp, err := e.call(ctx, req, predicted)
 	if err != nil {
 		return nil, nil, engine.Cost{}, err

@@ -20,8 +20,14 @@
 //     windows of 5 bits (4 for exponents under 384 bits): the same number
 //     of squarings and multiplications whatever the exponent, and each
 //     table lookup reads all 32 (or 16) entries and keeps one with a mask.
-//     The exponent is processed over its full byte length, and padded to at
-//     least the modulus length, so its real length does not show.
+//     The exponent is processed over the byte length the caller gives,
+//     leading zero bytes included: that length is public, the value is not
+//     (the contract of Go's crypto/internal/fips140/bigmod). Callers pass
+//     secret exponents at a fixed length that does not depend on the value
+//     (RSA's dp and dq at the byte length of p and q, a blinded DSA nonce
+//     or DH value at one limb more than the order), so a short exponent
+//     (a DSA nonce: 320 bits for a 2048-bit p) costs what its length
+//     costs, not a full-length exponentiation.
 //   - The base is checked to be below the modulus with a borrow-based
 //     comparison; the Montgomery constant R² mod n is computed by
 //     constant-time doubling, not with math/big (RSA primes are moduli).

@@ -86,10 +86,11 @@ func (e *Engine) NewModulus(n []byte) (engine.Modulus, error) {
 }
 
 // expMode returns base^exp mod m, padded to m's byte length. With public false
-// the exponent is secret: it is padded to at least m's byte length and the
-// computation is constant-time (see the package doc); with public true a
-// faster variable-time method is used. base must be below m
-// (ErrOperandTooLarge otherwise); the exponent may be at most 4096 bytes.
+// the exponent is secret: it is processed over the byte length the caller
+// gives (public), leading zero bytes included, in constant time (see the
+// package doc); with public true a faster variable-time method is used.
+// base must be below m (ErrOperandTooLarge otherwise); the exponent may be
+// at most 4096 bytes.
 func (e *Engine) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, engine.Cost{}, fmt.Errorf("soft: exp: %w", err)
@@ -109,12 +110,7 @@ func (e *Engine) expMode(ctx context.Context, m engine.Modulus, base, exp []byte
 	if public {
 		mm.m.ExpVarTime(x, x, exp)
 	} else {
-		if len(exp) < mm.m.Size() {
-			// Pad a short secret exponent to the modulus length so that
-			// its length does not show either.
-			exp = append(make([]byte, mm.m.Size()-len(exp)), exp...)
-		}
-		mm.m.Exp(x, x, exp)
+		mm.m.Exp(x, x, exp) // over len(exp) bytes: the length is public
 	}
 	out := make([]byte, mm.m.Size())
 	mont.FillBytes(out, x)
@@ -142,8 +138,8 @@ var errNoPair = fmt.Errorf("soft: exp pair: not interleaved by the kernel in use
 // two cores. Otherwise, or for public exponents, it returns an error
 // wrapping engine.ErrUnsupported before doing anything, and the caller
 // (engine/rsa) runs two Exp calls as it would for an engine without
-// ExpPair. Arguments and results are as for Exp; the exponents are
-// padded to the modulus length (and to each other's length).
+// ExpPair. Arguments and results are as for Exp; both exponents are
+// processed over the longer one's byte length.
 func (e *Engine) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte, c engine.Cost, err error) {
 	am, ok1 := a.M.(*modulus)
 	bm, ok2 := b.M.(*modulus)
@@ -161,11 +157,7 @@ func (e *Engine) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte,
 		if mont.SetBytes(x, op.Base)&mm.m.Less(x) != 1 {
 			return nil, nil, fmt.Errorf("soft: exp pair: base not below the modulus: %w", engine.ErrOperandTooLarge)
 		}
-		exp := op.Exp
-		if len(exp) < mm.m.Size() {
-			exp = append(make([]byte, mm.m.Size()-len(exp)), exp...)
-		}
-		return x, exp, nil
+		return x, op.Exp, nil
 	}
 	xa, ea, err := prep(am, a)
 	if err != nil {

@@ -39,13 +39,16 @@ func TestExpTraceIndependentOfSecrets(t *testing.T) {
 
 func testExpTrace(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for _, bits := range []int{256, 1024, 2048} {
+	// Exponents at the modulus length, and short ones of the shapes the
+	// callers give (a blinded DSA nonce or a short DH value: 40 bytes;
+	// 17 bytes: an odd length): the length is public, the value is not.
+	for _, c := range []struct{ bits, elen int }{{256, 32}, {1024, 128}, {1024, 40}, {2048, 256}, {2048, 40}, {2048, 17}} {
+		bits, elen := c.bits, c.elen
 		if raceEnabled && bits > 1024 {
 			continue
 		}
 		n := randOdd(r, bits)
 		m := mustModulus(t, n)
-		elen := bits / 8
 		exps := [][]byte{make([]byte, elen), make([]byte, elen), make([]byte, elen), make([]byte, elen)}
 		for i := range exps[1] {
 			exps[1][i] = 0xff
@@ -62,14 +65,14 @@ func testExpTrace(t *testing.T) {
 		for _, e := range exps {
 			for _, b := range bases {
 				if got := traceExp(m, natOf(m, b), e); got != ref {
-					t.Fatalf("%d bits: kernel trace differs for exponent %x…", bits, e[:4])
+					t.Fatalf("%d bits, %d-byte exponent: kernel trace differs for exponent %x…", bits, elen, e[:4])
 				}
 			}
 		}
 		// A different modulus of the same length must give the same trace too.
 		m2 := mustModulus(t, randOdd(r, bits))
 		if got := traceExp(m2, natOf(m2, big.NewInt(5)), exps[3]); got != ref {
-			t.Fatalf("%d bits: kernel trace differs between moduli", bits)
+			t.Fatalf("%d bits, %d-byte exponent: kernel trace differs between moduli", bits, elen)
 		}
 	}
 }

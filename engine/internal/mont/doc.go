@@ -19,7 +19,10 @@
 //   - [Modulus.Exp] uses a fixed window of 4 or 5 bits (chosen from the
 //     exponent's byte length, which is public), always does the same
 //     sequence of squarings and multiplications, and reads every table
-//     entry on each lookup, keeping the wanted one with a mask.
+//     entry on each lookup, keeping the wanted one with a mask. The
+//     exponent is processed over exactly its byte length, leading zero
+//     bytes included: callers give a secret exponent at a length that
+//     does not depend on its value, as Go's bigmod does.
 //   - Comparisons return 0/1 words computed from borrows, never booleans
 //     that a caller could branch on by accident.
 //   - [NewModulus] computes R² mod n by constant-time modular doubling and
