@@ -3,6 +3,7 @@
 package keystore
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/internal/etcdtest"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 )
 
 var etcdServer etcdtest.Shared
@@ -33,6 +36,7 @@ func openEtcdStore(t testing.TB, cfg EtcdConfig, opts Options) *Store {
 }
 
 func TestMain(m *testing.M) {
+	etcdtest.MaybeServe()
 	code := m.Run()
 	etcdServer.Stop()
 	os.Exit(code)
@@ -300,4 +304,156 @@ func TestCopyFileEtcdAndBack(t *testing.T) {
 	if _, err := Copy(back, file); !errors.Is(err, ErrTokenExists) {
 		t.Fatalf("Copy onto a token file: %v", err)
 	}
+}
+
+// leader returns the index of the cluster's leader among its members.
+func leader(t *testing.T, c *etcdtest.Cluster) int {
+	t.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for i, m := range c.Members {
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			st, err := cli.Status(ctx, m.Client.String())
+			cancel()
+			if err == nil && st.Leader != 0 && st.Leader == st.Header.MemberId {
+				return i
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("no leader in 10s")
+	return -1
+}
+
+// TestEtcdClusterFaults: two hosts under a mixed load of writes, deletes
+// and wrong PINs on a three-member cluster whose leader, then a
+// follower, is killed with SIGKILL (and started again): every
+// acknowledged write is on both hosts afterwards, every acknowledged
+// delete gone, no call hangs, and the wrong PINs counted never exceed the
+// lockout limit.
+func TestEtcdClusterFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a three-member cluster")
+	}
+	c := etcdtest.StartCluster(t, 3)
+	cfg := EtcdConfig{Endpoints: c.Endpoints(), Prefix: "/faults/", DialTimeout: time.Second, RequestTimeout: time.Second}
+	opts := testOptions()
+	opts.MaxPINTries = 50
+	hosts := []*Store{openEtcdStore(t, cfg, opts), openEtcdStore(t, cfg, opts)}
+	key := initWith(t, hosts[0])
+	keys := []*Key{key, nil}
+	var err error
+	if keys[1], err = hosts[1].Login(User, userPIN); err != nil {
+		t.Fatal(err)
+	}
+	defer keys[1].Wipe()
+
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	written := map[uint64]bool{} // acknowledged: true live, false deleted
+	var wrong, slowest atomic.Int64
+	var failed atomic.Int64
+	timed := func(f func() error) error {
+		start := time.Now()
+		err := f()
+		if d := int64(time.Since(start)); d > slowest.Load() {
+			slowest.Store(d)
+		}
+		if err != nil {
+			failed.Add(1)
+		}
+		return err
+	}
+	var wg sync.WaitGroup
+	for h := range hosts {
+		s, k := hosts[h], keys[h]
+		wg.Go(func() { // writes and deletes
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var ids []uint64
+				if timed(func() (err error) { ids, err = s.PutObjects(k, keyPair(fmt.Sprintf("h%d-%d", h, i))); return }) == nil {
+					mu.Lock()
+					written[ids[0]], written[ids[1]] = true, true
+					mu.Unlock()
+					if i%3 == 0 && timed(func() error { return s.Delete(ids[1]) }) == nil {
+						mu.Lock()
+						written[ids[1]] = false
+						mu.Unlock()
+					}
+				}
+			}
+		})
+		wg.Go(func() { // wrong PINs
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+				_ = timed(func() error {
+					_, err := s.Login(User, []byte("wrong"))
+					switch {
+					case errors.Is(err, ErrPINIncorrect):
+						wrong.Add(1)
+						return nil
+					case errors.Is(err, ErrPINLocked):
+						return nil // the limit reached: what must happen
+					}
+					return err
+				})
+			}
+		})
+	}
+	pause := func() { time.Sleep(700 * time.Millisecond) }
+	pause()
+	l := leader(t, c)
+	c.Members[l].Kill()
+	pause()
+	c.Members[l].Restart(t)
+	pause()
+	f := (leader(t, c) + 1) % 3
+	c.Members[f].Kill()
+	pause()
+	c.Members[f].Restart(t)
+	pause()
+	close(stop)
+	wg.Wait()
+
+	if d := time.Duration(slowest.Load()); d > 5*time.Second {
+		t.Errorf("slowest call %v", d)
+	}
+	for h, s := range hosts {
+		objs, _, err := s.Objects(keys[h])
+		if err != nil {
+			t.Fatalf("host %d: Objects: %v", h, err)
+		}
+		have := map[uint64]bool{}
+		for _, o := range objs {
+			have[o.ID] = true
+		}
+		for id, live := range written {
+			if have[id] != live {
+				t.Errorf("host %d: object %d present %v, acknowledged live %v", h, id, have[id], live)
+			}
+		}
+	}
+	tr, err := hosts[1].Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := opts.MaxPINTries - tr.UserTriesLeft
+	if int(wrong.Load()) > counted || counted > opts.MaxPINTries {
+		t.Errorf("%d wrong PINs acknowledged, %d counted, limit %d", wrong.Load(), counted, opts.MaxPINTries)
+	}
+	t.Logf("%d objects acknowledged, %d wrong PINs (%d counted), %d calls failed during the faults, slowest call %v",
+		len(written), wrong.Load(), counted, failed.Load(), time.Duration(slowest.Load()))
 }

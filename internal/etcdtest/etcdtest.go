@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -50,7 +51,13 @@ func Start(dir, name string) (*embed.Etcd, string, error) {
 // StartAt starts (or starts again, on the same data directory) a
 // single-member cluster on the given client and peer URLs.
 func StartAt(dir, name string, cu, pu *url.URL) (*embed.Etcd, error) {
+	return startMember(dir, name, cu, pu, name+"="+pu.String())
+}
+
+// startMember starts one member of the cluster initial (name=peerURL,...).
+func startMember(dir, name string, cu, pu *url.URL, initial string) (*embed.Etcd, error) {
 	cfg := embed.NewConfig()
+	cfg.TickMs, cfg.ElectionMs = 50, 500 // tests: elections in about a second
 	cfg.Name = name
 	cfg.Dir = dir
 	cfg.LogLevel = "error"
@@ -58,7 +65,7 @@ func StartAt(dir, name string, cu, pu *url.URL) (*embed.Etcd, error) {
 	cfg.UnsafeNoFsync = true // tests: speed over durability
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
-	cfg.InitialCluster = name + "=" + pu.String()
+	cfg.InitialCluster = initial
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, err
@@ -127,8 +134,8 @@ func MaybeServe() {
 	if v == "" {
 		return
 	}
-	var dir, name, c, p string
-	if _, err := fmt.Sscan(v, &dir, &name, &c, &p); err != nil {
+	var dir, name, c, p, initial string
+	if _, err := fmt.Sscan(v, &dir, &name, &c, &p, &initial); err != nil {
 		fmt.Fprintln(os.Stderr, "etcdtest:", err)
 		os.Exit(2)
 	}
@@ -137,7 +144,7 @@ func MaybeServe() {
 	if err1 != nil || err2 != nil {
 		os.Exit(2)
 	}
-	if _, err := StartAt(dir, name, cu, pu); err != nil {
+	if _, err := startMember(dir, name, cu, pu, initial); err != nil {
 		fmt.Fprintln(os.Stderr, "etcdtest:", err)
 		os.Exit(1)
 	}
@@ -155,8 +162,13 @@ type Process struct {
 // it serves. The test's cleanup kills it.
 func StartProcess(t testing.TB, dir, name string, cu, pu *url.URL) *Process {
 	t.Helper()
+	return startProcess(t, dir, name, cu, pu, name+"="+pu.String())
+}
+
+func startProcess(t testing.TB, dir, name string, cu, pu *url.URL, initial string) *Process {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %s %s", envServe, dir, name, cu, pu))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %s %s %s", envServe, dir, name, cu, pu, initial))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -190,4 +202,70 @@ func (p *Process) Kill() {
 	}
 	_ = p.cmd.Process.Kill()
 	_ = p.cmd.Wait()
+}
+
+// Member is one member of a Cluster.
+type Member struct {
+	Name, Dir string
+	Client    *url.URL
+	peer      *url.URL
+	initial   string
+	proc      *Process
+}
+
+// Cluster is a cluster of members in child processes.
+type Cluster struct {
+	Members []*Member
+}
+
+// StartCluster starts an n-member cluster in child processes on loopback
+// ports, data in t.TempDir(), and waits until every member serves.
+func StartCluster(t testing.TB, n int) *Cluster {
+	t.Helper()
+	c := &Cluster{}
+	var initial []string
+	for i := range n {
+		cu, err := FreeLoopbackURL()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pu, err := FreeLoopbackURL()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &Member{Name: fmt.Sprintf("m%d", i), Dir: t.TempDir(), Client: cu, peer: pu}
+		c.Members = append(c.Members, m)
+		initial = append(initial, m.Name+"="+pu.String())
+	}
+	for _, m := range c.Members {
+		m.initial = strings.Join(initial, ",")
+	}
+	// Members wait for each other's votes: start them together.
+	var wg sync.WaitGroup
+	for _, m := range c.Members {
+		wg.Go(func() { m.proc = startProcess(t, m.Dir, m.Name, m.Client, m.peer, m.initial) }) // Fatal there ends only that goroutine: checked below
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	return c
+}
+
+// Endpoints are the members' client URLs.
+func (c *Cluster) Endpoints() []string {
+	var eps []string
+	for _, m := range c.Members {
+		eps = append(eps, m.Client.String())
+	}
+	return eps
+}
+
+// Kill kills the member with SIGKILL.
+func (m *Member) Kill() { m.proc.Kill() }
+
+// Restart starts a killed member again on its data and ports.
+func (m *Member) Restart(t testing.TB) {
+	t.Helper()
+	m.proc = startProcess(t, m.Dir, m.Name, m.Client, m.peer, m.initial)
 }
