@@ -469,12 +469,19 @@ func (c *curve[E]) hashToInt(e *E, hash []byte) {
 }
 
 // ecdsaSignature computes r = rx mod n and s = k⁻¹·(e + r·d) mod n and
-// writes r‖s into dst (2 × the order's byte length). Constant time in k
-// and d; rx, the hash and the output are public.
-func (c *curve[E]) ecdsaSignature(dst, k, d, hash, rx []byte) error {
+// writes r‖s into dst (2 × the order's byte length), and s⁻¹ mod n into
+// sinv when it is not nil (the order's byte length). Constant time in k and
+// d; rx, the hash, the output and s⁻¹ (a function of s) are public.
+//
+// One inversion gives both inverses: with t = e + r·d and i = (k·t)⁻¹,
+// s = t²·i and s⁻¹ = k²·i (t = 0 makes i = 0 and s = 0, refused below).
+func (c *curve[E]) ecdsaSignature(dst, sinv, k, d, hash, rx []byte) error {
 	fn := &c.fn
 	if len(dst) != 2*fn.size {
 		return fmt.Errorf("ec: signature buffer of %d bytes, want %d", len(dst), 2*fn.size)
+	}
+	if sinv != nil && len(sinv) != fn.size {
+		return fmt.Errorf("ec: inverse buffer of %d bytes, want %d", len(sinv), fn.size)
 	}
 	if !c.validScalar(k) {
 		return fmt.Errorf("%w: nonce not in [1, n-1]", ErrInvalidScalar)
@@ -493,21 +500,29 @@ func (c *curve[E]) ecdsaSignature(dst, k, d, hash, rx []byte) error {
 		return fmt.Errorf("%w: r = 0", ErrInvalidScalar)
 	}
 	c.hashToInt(&e, hash)
-	var km, kinv, dm, rm, em, s E
+	var km, dm, rm, em, t, kt, i, s, w E
 	fn.toMont(&km, &kk)
-	fn.inv(&kinv, &km)
 	fn.toMont(&dm, &dd)
 	fn.toMont(&rm, &r)
 	fn.toMont(&em, &e)
-	fn.mul(&s, &rm, &dm)
-	fn.add(&s, &s, &em)
-	fn.mul(&s, &s, &kinv)
+	fn.mul(&t, &rm, &dm)
+	fn.add(&t, &t, &em) // t = e + r·d
+	fn.mul(&kt, &km, &t)
+	fn.inv(&i, &kt) // (k·t)⁻¹
+	fn.mul(&s, &t, &t)
+	fn.mul(&s, &s, &i)
 	fn.fromMont(&s, &s)
+	fn.mul(&w, &km, &km)
+	fn.mul(&w, &w, &i)
+	fn.fromMont(&w, &w)
 	if isZero(&s) == 1 {
 		return fmt.Errorf("%w: s = 0", ErrInvalidScalar)
 	}
 	putBytes(dst[:fn.size], &r)
 	putBytes(dst[fn.size:], &s)
+	if sinv != nil {
+		putBytes(sinv, &w)
+	}
 	return nil
 }
 
@@ -623,13 +638,18 @@ func (c *curve[E]) ecdsaVerify(px, py, hash, rs []byte) error {
 	if err := c.decodePoint(&q, px, py); err != nil {
 		return fmt.Errorf("ec: public key: %w", err)
 	}
-	return c.verifyPoint(&q, nil, hash, rs)
+	return c.verifyPoint(&q, nil, hash, rs, nil)
 }
 
 // verifyPoint checks r‖s on the hash under the public point q, using q's
 // comb table when it has one (then both products are table sums and no
 // doubling is needed) and interleaved wNAFs otherwise.
-func (c *curve[E]) verifyPoint(q *affine[E], qComb *varComb[E], hash, rs []byte) error {
+//
+// sinv, when not nil, is s⁻¹ mod n as the signer computed it
+// (ecdsaSignature): it saves the inversion of s once s·sinv ≡ 1 (mod n) is
+// checked, so the verification is the same as with an inverse computed
+// here; a wrong sinv makes it fail.
+func (c *curve[E]) verifyPoint(q *affine[E], qComb *varComb[E], hash, rs, sinv []byte) error {
 	fn := &c.fn
 	if len(rs) != 2*fn.size {
 		return fmt.Errorf("%w: %d bytes, want %d", ErrInvalidSignature, len(rs), 2*fn.size)
@@ -641,12 +661,25 @@ func (c *curve[E]) verifyPoint(q *affine[E], qComb *varComb[E], hash, rs []byte)
 	if !fn.setCanonical(&s, rs[fn.size:]) || isZero(&s) == 1 {
 		return fmt.Errorf("%w: s not in [1, n-1]", ErrInvalidSignature)
 	}
-	var e, sinv, w, u1, u2 E
+	var e, si, w, u1, u2 E
 	c.hashToInt(&e, hash)
-	fn.invVarTime(&sinv, &s) // s is public
-	fn.toMont(&w, &sinv)     // s⁻¹·R
-	fn.mul(&u1, &e, &w)      // e·s⁻¹, plain
-	fn.mul(&u2, &r, &w)      // r·s⁻¹, plain
+	if sinv != nil {
+		var one, chk E
+		one[0] = 1
+		if len(sinv) != fn.size || !fn.setCanonical(&si, sinv) {
+			return fmt.Errorf("%w: s⁻¹ not a %d-byte scalar", ErrInvalidSignature, fn.size)
+		}
+		fn.toMont(&w, &si)   // s⁻¹·R
+		fn.mul(&chk, &s, &w) // s·s⁻¹
+		if equal(&chk, &one) != 1 {
+			return fmt.Errorf("%w: s·s⁻¹ ≠ 1 mod n", ErrInvalidSignature)
+		}
+	} else {
+		fn.invVarTime(&si, &s) // s is public
+		fn.toMont(&w, &si)     // s⁻¹·R
+	}
+	fn.mul(&u1, &e, &w) // e·s⁻¹, plain
+	fn.mul(&u2, &r, &w) // r·s⁻¹, plain
 	var p point[E]
 	if qComb != nil {
 		acc := jacobian[E]{inf: true}
@@ -712,10 +745,10 @@ func (k *pubKey[E]) precompute() {
 	})
 }
 
-func (k *pubKey[E]) verify(hash, rs []byte, fast bool) error {
+func (k *pubKey[E]) verify(hash, rs, sinv []byte, fast bool) error {
 	if fast {
 		k.precompute()
-		return k.c.verifyPoint(&k.q, k.comb, hash, rs)
+		return k.c.verifyPoint(&k.q, k.comb, hash, rs, sinv)
 	}
-	return k.c.verifyPoint(&k.q, nil, hash, rs)
+	return k.c.verifyPoint(&k.q, nil, hash, rs, sinv)
 }

@@ -31,7 +31,7 @@ type impl interface {
 	isOnCurveBytes(x, y []byte) bool
 	validScalar(k []byte) bool
 	decompress(x []byte, odd bool) ([]byte, error)
-	ecdsaSignature(dst, k, d, hash, rx []byte) error
+	ecdsaSignature(dst, sinv, k, d, hash, rx []byte) error
 	ecdsaVerify(px, py, hash, rs []byte) error
 	newPublicKey(px, py []byte) (verifier, error)
 	precompute()
@@ -40,7 +40,7 @@ type impl interface {
 // verifier is a curve's validated public key.
 type verifier interface {
 	precompute()
-	verify(hash, rs []byte, fast bool) error
+	verify(hash, rs, sinv []byte, fast bool) error
 }
 
 // Curve is a named prime-order curve: P-224, P-256, P-384, P-521 or
@@ -278,7 +278,17 @@ func (c *Curve) IsValidScalar(k []byte) bool { return c.impl.validScalar(k) }
 // or s = 0 is ErrInvalidScalar (draw another nonce). It does not check
 // that rx belongs to k: callers verify the signature.
 func (c *Curve) ECDSASignature(dst, k, d, hash, rx []byte) error {
-	return c.impl.ecdsaSignature(dst, k, d, hash, rx)
+	return c.impl.ecdsaSignature(dst, nil, k, d, hash, rx)
+}
+
+// ECDSASignatureInverse is ECDSASignature that also writes s⁻¹ mod n into
+// sinv (OrderByteLen bytes; public, as s is), at no extra inversion, for
+// PublicKey.ECDSAVerifyInverseVarTime. Time independent of k and d.
+func (c *Curve) ECDSASignatureInverse(dst, sinv, k, d, hash, rx []byte) error {
+	if sinv == nil {
+		return fmt.Errorf("ec: no inverse buffer")
+	}
+	return c.impl.ecdsaSignature(dst, sinv, k, d, hash, rx)
 }
 
 // ECDSAVerifyVarTime checks the r‖s signature (2·OrderByteLen bytes) of
@@ -325,5 +335,17 @@ func (k *PublicKey) Precompute() { k.v.precompute() }
 // Curve.ECDSAVerifyVarTime does, with the key's comb table (built on
 // first use). Variable time: every input is public.
 func (k *PublicKey) ECDSAVerifyVarTime(hash, rs []byte) error {
-	return k.v.verify(hash, rs, true)
+	return k.v.verify(hash, rs, nil, true)
+}
+
+// ECDSAVerifyInverseVarTime is ECDSAVerifyVarTime given s⁻¹ mod n as well
+// (OrderByteLen bytes, from ECDSASignatureInverse): it checks
+// s·s⁻¹ ≡ 1 (mod n) and then verifies as ECDSAVerifyVarTime does, without
+// inverting s. A wrong s⁻¹ is ErrInvalidSignature, so the result is that of
+// a verification of r‖s alone. Variable time: every input is public.
+func (k *PublicKey) ECDSAVerifyInverseVarTime(hash, rs, sinv []byte) error {
+	if sinv == nil {
+		return fmt.Errorf("%w: no s⁻¹", ErrInvalidSignature)
+	}
+	return k.v.verify(hash, rs, sinv, true)
 }

@@ -44,7 +44,9 @@
 // reduction for 2⁵²¹ − 1. Constant-time inversion is Fermat's x^(m−2)
 // with a sliding window over the public exponent, and for the P-521 prime
 // an addition chain (524 squarings, 13 products); the verification inverts s (public) with a variable-time
-// binary extended Euclid. math/big is used only to derive constants and
+// binary extended Euclid, unless the signer hands it s⁻¹
+// (ECDSASignatureInverse inverts k·(e + r·d) once for both k⁻¹ and s⁻¹;
+// PublicKey.ECDSAVerifyInverseVarTime checks s·s⁻¹ ≡ 1 first). math/big is used only to derive constants and
 // in tests.
 //
 // Points are projective (X:Y:Z) and added with the complete formulas of

@@ -509,6 +509,82 @@ func TestPublicKey(t *testing.T) {
 	}
 }
 
+// TestECDSASignatureInverse checks that ECDSASignatureInverse gives the
+// same r‖s as ECDSASignature and the true s⁻¹ mod n, that
+// ECDSAVerifyInverseVarTime accepts exactly what ECDSAVerifyVarTime
+// accepts with it, and that it refuses a wrong s⁻¹ (and a right s⁻¹ with
+// an altered s).
+func TestECDSASignatureInverse(t *testing.T) {
+	for _, c := range Curves() {
+		t.Run(c.Name(), func(t *testing.T) {
+			t.Parallel()
+			p := c.Params()
+			r := testRand(t)
+			olen := c.OrderByteLen()
+			d := new(big.Int).Add(randInt(r, new(big.Int).Sub(p.N, big.NewInt(1))), big.NewInt(1))
+			q := p.refMult(d, p.refG())
+			pk, err := c.NewPublicKey(c.pad(q.x), c.pad(q.y))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 4 {
+				k := new(big.Int).Add(randInt(r, new(big.Int).Sub(p.N, big.NewInt(1))), big.NewInt(1))
+				if i == 0 {
+					k.SetInt64(1)
+				}
+				R := p.refMult(k, p.refG())
+				hash := []byte{byte(i), 9, 8, 7}
+				kb, db := k.FillBytes(make([]byte, olen)), d.FillBytes(make([]byte, olen))
+				rs, rs2 := make([]byte, 2*olen), make([]byte, 2*olen)
+				sinv := make([]byte, olen)
+				if err := c.ECDSASignature(rs, kb, db, hash, c.pad(R.x)); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.ECDSASignatureInverse(rs2, sinv, kb, db, hash, c.pad(R.x)); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(rs, rs2) {
+					t.Fatalf("r‖s %x, with the inverse %x", rs, rs2)
+				}
+				s := new(big.Int).SetBytes(rs[olen:])
+				if want := new(big.Int).ModInverse(s, p.N); want.Cmp(new(big.Int).SetBytes(sinv)) != 0 {
+					t.Fatalf("s⁻¹ = %x, want %x", sinv, want)
+				}
+				if err := pk.ECDSAVerifyInverseVarTime(hash, rs, sinv); err != nil {
+					t.Fatalf("verify with s⁻¹: %v", err)
+				}
+				wrong := bytes.Clone(sinv)
+				wrong[olen-1] ^= 1
+				if err := pk.ECDSAVerifyInverseVarTime(hash, rs, wrong); !errors.Is(err, ErrInvalidSignature) {
+					t.Fatalf("wrong s⁻¹: %v", err)
+				}
+				if err := pk.ECDSAVerifyInverseVarTime(hash, rs, sinv[1:]); !errors.Is(err, ErrInvalidSignature) {
+					t.Fatalf("short s⁻¹: %v", err)
+				}
+				if err := pk.ECDSAVerifyInverseVarTime(hash, rs, p.N.FillBytes(make([]byte, olen))); !errors.Is(err, ErrInvalidSignature) {
+					t.Fatalf("s⁻¹ = n: %v", err)
+				}
+				if err := pk.ECDSAVerifyInverseVarTime(hash, rs, nil); !errors.Is(err, ErrInvalidSignature) {
+					t.Fatalf("no s⁻¹: %v", err)
+				}
+				bad := bytes.Clone(rs)
+				bad[olen+3] ^= 0x10
+				if err := pk.ECDSAVerifyInverseVarTime(hash, bad, sinv); !errors.Is(err, ErrInvalidSignature) {
+					t.Fatalf("altered s, its old inverse: %v", err)
+				}
+				hash[0] ^= 0x80
+				if err := pk.ECDSAVerifyInverseVarTime(hash, rs, sinv); !errors.Is(err, ErrInvalidSignature) {
+					t.Fatalf("altered hash: %v", err)
+				}
+			}
+			one := new(big.Int).SetInt64(1).FillBytes(make([]byte, olen))
+			if err := c.ECDSASignatureInverse(make([]byte, 2*olen), make([]byte, olen+1), one, one, []byte{1}, c.pad(p.Gx)); err == nil {
+				t.Fatal("inverse buffer of the wrong length accepted")
+			}
+		})
+	}
+}
+
 func TestSelfTest(t *testing.T) {
 	if err := SelfTest(); err != nil {
 		t.Fatal(err)
@@ -560,7 +636,7 @@ func TestInvP256Chain(t *testing.T) {
 // ecdsaVerifyNoTable verifies without building the table (tests compare
 // both paths).
 func (k *PublicKey) ecdsaVerifyNoTable(hash, rs []byte) error {
-	return k.v.verify(hash, rs, false)
+	return k.v.verify(hash, rs, nil, false)
 }
 
 // TestP224AgainstCryptoElliptic cross-checks P-224 (which crypto/ecdh does

@@ -39,6 +39,12 @@ func TestConstantTimeTrace(t *testing.T) {
 			"ECDSASignature(d)": func(k []byte) {
 				c.ECDSASignature(make([]byte, 2*c.OrderByteLen()), d, k, hash, rx)
 			},
+			"ECDSASignatureInverse(k)": func(k []byte) {
+				c.ECDSASignatureInverse(make([]byte, 2*c.OrderByteLen()), make([]byte, c.OrderByteLen()), k, d, hash, rx)
+			},
+			"ECDSASignatureInverse(d)": func(k []byte) {
+				c.ECDSASignatureInverse(make([]byte, 2*c.OrderByteLen()), make([]byte, c.OrderByteLen()), d, k, hash, rx)
+			},
 			"IsValidScalar": func(k []byte) { c.IsValidScalar(k) },
 		}
 		for name, op := range ops {

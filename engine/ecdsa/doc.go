@@ -24,11 +24,14 @@
 //     appendix A.2.5 and A.2.7).
 //   - k·G comes from the engine; its result must be a point on the curve
 //     (engine.ErrDevice otherwise).
-//   - s = k⁻¹·(e + r·d) mod n is computed by [ec.Curve.ECDSASignature] in
-//     constant time (Montgomery arithmetic mod n, k⁻¹ by Fermat); r = 0 or
-//     s = 0 draws the next nonce.
+//   - s = k⁻¹·(e + r·d) mod n is computed by [ec.Curve.ECDSASignatureInverse]
+//     in constant time (Montgomery arithmetic mod n, one Fermat inversion of
+//     k·(e + r·d) that gives both k⁻¹ and s⁻¹); r = 0 or s = 0 draws the
+//     next nonce.
 //   - The signature is verified with the public point, which was computed
-//     in software from d when the key was made ([NewPrivateKey]); a
+//     in software from d when the key was made ([NewPrivateKey]), using the
+//     s⁻¹ of the previous step once s·s⁻¹ ≡ 1 (mod n) is checked
+//     ([ec.PublicKey.ECDSAVerifyInverseVarTime]: no second inversion); a
 //     signature that does not verify is an error wrapping engine.ErrDevice,
 //     and is wiped.
 //

@@ -121,7 +121,7 @@ func (k *PrivateKey) signTo(ctx context.Context, eng engine.ECEngine, rs, hash [
 // the check before release uses the public key's comb table.
 func (k *PrivateKey) signExtra(ctx context.Context, eng engine.ECEngine, rs, hash, extra []byte, table bool) error {
 	c := k.curve
-	var kBuf [66]byte
+	var kBuf, sinvBuf [66]byte
 	var drbg nonceDRBG
 	defer func() {
 		clear(kBuf[:])
@@ -137,7 +137,10 @@ func (k *PrivateKey) signExtra(ctx context.Context, eng engine.ECEngine, rs, has
 		if err != nil {
 			return fmt.Errorf("ecdsa: sign: %w", err)
 		}
-		err = c.ECDSASignature(rs, nonce, k.d, hash, rx)
+		// s⁻¹ comes with s (no second inversion); the check below
+		// verifies that it is the inverse of the s released.
+		sinv := sinvBuf[:c.OrderByteLen()]
+		err = c.ECDSASignatureInverse(rs, sinv, nonce, k.d, hash, rx)
 		if errors.Is(err, ec.ErrInvalidScalar) {
 			continue // r = 0 or s = 0 (RFC 6979 §3.4): the next nonce
 		}
@@ -145,7 +148,7 @@ func (k *PrivateKey) signExtra(ctx context.Context, eng engine.ECEngine, rs, has
 			return fmt.Errorf("ecdsa: sign: %w", err)
 		}
 		if table {
-			err = k.pub.ECDSAVerifyVarTime(hash, rs)
+			err = k.pub.ECDSAVerifyInverseVarTime(hash, rs, sinv)
 		} else {
 			err = c.ECDSAVerifyVarTime(k.x, k.y, hash, rs)
 		}
