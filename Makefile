@@ -2,7 +2,7 @@
 #
 #   make build   build/libmodexp-pkcs11.so (PKCS#11 module), build/libmodexp-pkcs11-fleet.so (the
 #                module with the etcd keystore, docs/FLEET.md), build/modexp-token (CLI), build/modexpd (device daemon)
-#   make test    gofmt check, go vet, race tests of the pure-Go packages, the
+#   make test    gofmt check, go vet, make deadcode, race tests of the pure-Go packages, the
 #                cgo package tests, the integration tests in test/
 #   make demo    a token in build/demo on the software engine, a key, a
 #                signature by pkcs11-tool verified by openssl
@@ -117,7 +117,7 @@ deb: build
 	dpkg-deb --root-owner-group $(DEB_COMPRESS) --build $(BUILD)/deb/root $(DEB)
 	@echo "$(DEB)"
 
-test: deps fmt-check vet test-go test-purego test-cgo test-integration test-install
+test: deps fmt-check vet deadcode test-go test-purego test-cgo test-integration test-install
 
 fmt-check:
 	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './build/*')); \
