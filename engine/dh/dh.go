@@ -390,17 +390,41 @@ func (k *Key) blind() ([]byte, error) {
 }
 
 // CheckPublic checks a public value of the group: 1 < y < p−1 and, for a
-// group with a known q, y^q ≡ 1 (mod p). Variable time (public values).
+// group with a known q, y^q ≡ 1 (mod p). For the RFC 7919 groups, whose
+// primes are safe (p = 2q+1), that is Euler's criterion: y^q ≡ (y/p), so
+// the check is the Jacobi symbol (y/p) = 1 (the subgroup of order q is the
+// quadratic residues), a gcd-like computation instead of a full-length
+// exponentiation. Variable time (public values).
 func CheckPublic(group *Group, y []byte) error {
 	yv := new(big.Int).SetBytes(y)
 	pm1 := new(big.Int).Sub(group.P, big.NewInt(1))
 	if yv.Cmp(big.NewInt(1)) <= 0 || yv.Cmp(pm1) >= 0 {
 		return fmt.Errorf("%w: not in (1, p−1)", ErrInvalidPublic)
 	}
-	if group.Q != nil && new(big.Int).Exp(yv, group.Q, group.P).Cmp(big.NewInt(1)) != 0 {
+	if group.Q == nil {
+		return nil
+	}
+	inSubgroup := false
+	if knownSafePrime(group) {
+		inSubgroup = big.Jacobi(yv, group.P) == 1
+	} else {
+		inSubgroup = new(big.Int).Exp(yv, group.Q, group.P).Cmp(big.NewInt(1)) == 0
+	}
+	if !inSubgroup {
 		return fmt.Errorf("%w: not in the subgroup of order q of %s", ErrInvalidPublic, group.Name)
 	}
 	return nil
+}
+
+// knownSafePrime reports whether the group's p and q are those of an RFC
+// 7919 group: p a safe prime and q = (p−1)/2.
+func knownSafePrime(group *Group) bool {
+	for _, kg := range knownGroups() {
+		if group.P.Cmp(kg.P) == 0 && group.Q.Cmp(kg.Q) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Derive returns the shared secret Z = y^x mod p for the peer's public

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	mrand "math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -151,6 +152,52 @@ func TestCheckPublicRejects(t *testing.T) {
 	} {
 		if _, _, err := k.Derive(ctx, y); !errors.Is(err, ErrInvalidPublic) {
 			t.Errorf("peer %s: %v", name, err)
+		}
+	}
+}
+
+// TestCheckPublicJacobi: for the RFC 7919 groups CheckPublic tests the
+// subgroup of order q with the Jacobi symbol; it must accept exactly the
+// values y with y^q ≡ 1 (mod p) (math/big), for random values, public
+// values of generated keys, and their negations (non-residues: −1 is not
+// a square modulo these primes, p ≡ 3 mod 4).
+func TestCheckPublicJacobi(t *testing.T) {
+	r := mrand.New(mrand.NewPCG(31, 32))
+	one := big.NewInt(1)
+	for _, g := range KnownGroups()[:2] { // ffdhe2048, ffdhe3072: keeps it fast
+		pm1 := new(big.Int).Sub(g.P, one)
+		var ys []*big.Int
+		for range 20 {
+			b := make([]byte, len(g.P.Bytes()))
+			for i := range b {
+				b[i] = byte(r.Uint32())
+			}
+			ys = append(ys, new(big.Int).Mod(new(big.Int).SetBytes(b), g.P))
+		}
+		for range 2 {
+			_, y, _, err := GenerateKey(ctx, soft.New(), &g, 0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			yv := new(big.Int).SetBytes(y)
+			ys = append(ys, yv, new(big.Int).Sub(g.P, yv))
+		}
+		ys = append(ys, big.NewInt(2), big.NewInt(3), big.NewInt(4), new(big.Int).Sub(pm1, one))
+		accepted, rejected := 0, 0
+		for _, y := range ys {
+			want := y.Cmp(one) > 0 && y.Cmp(pm1) < 0 && new(big.Int).Exp(y, g.Q, g.P).Cmp(one) == 0
+			err := CheckPublic(&g, y.Bytes())
+			if (err == nil) != want {
+				t.Fatalf("%s: CheckPublic(%x…) = %v, y^q = 1: %v", g.Name, y.Bytes()[:4], err, want)
+			}
+			if want {
+				accepted++
+			} else {
+				rejected++
+			}
+		}
+		if accepted < 5 || rejected < 5 {
+			t.Fatalf("%s: %d accepted, %d rejected: the sample does not exercise both sides", g.Name, accepted, rejected)
 		}
 	}
 }
