@@ -457,3 +457,36 @@ func TestEtcdClusterFaults(t *testing.T) {
 	t.Logf("%d objects acknowledged, %d wrong PINs (%d counted), %d calls failed during the faults, slowest call %v",
 		len(written), wrong.Load(), counted, failed.Load(), time.Duration(slowest.Load()))
 }
+
+// TestOnEtcd runs the keystore's tests that go through openStore (no raw
+// file access) again with every token in etcd: the token file's path
+// names a prefix, so a test reopening a path reopens the same token. Left
+// out: the corruption, restore and migration tests (they edit the file),
+// PolicyLivesInTheToken (reads the file), and ManyObjects and
+// ChangesCostIsTheChange, which bulk-load thousands of objects in one
+// transaction, over etcd's --max-txn-ops (TestCopyFileEtcdAndBack and the
+// cluster test write hundreds, in transactions of a key pair).
+func TestOnEtcd(t *testing.T) {
+	endpoint := etcdServer.Endpoint(t)
+	run := etcdPrefixRun.Add(1)
+	openHook = func(t *testing.T, path string, opts Options) *Store {
+		return openEtcdStore(t, EtcdConfig{Endpoints: []string{endpoint}, Prefix: fmt.Sprintf("/onetcd/%d%s/", run, path)}, opts)
+	}
+	defer func() { openHook = nil }()
+	for _, tc := range []struct {
+		name string
+		fn   func(*testing.T)
+	}{
+		{"Changes", TestChanges}, {"ChangesAfterInitToken", TestChangesAfterInitToken},
+		{"FindByCKAID", TestFindByCKAID}, {"ObjectsRoundTrip", TestObjectsRoundTrip},
+		{"PutUpdateDelete", TestPutUpdateDelete}, {"WipedKey", TestWipedKey},
+		{"InitTokenReinitialises", TestInitTokenReinitialises}, {"InitUserPINClearsLockout", TestInitUserPINClearsLockout},
+		{"InitUserPINNeedsSOKey", TestInitUserPINNeedsSOKey}, {"Login", TestLogin}, {"SetPIN", TestSetPIN},
+		{"GenerationCountsChanges", TestGenerationCountsChanges},
+		{"ClosedStore", TestClosedStore},
+	} {
+		t.Run(tc.name, tc.fn)
+	}
+}
+
+var etcdPrefixRun atomic.Uint64

@@ -44,8 +44,15 @@ func tokenPath(t *testing.T) string {
 	return filepath.Join(t.TempDir(), "token", "token.db")
 }
 
+// openHook, when set (TestOnEtcd), opens the token named path in another
+// backend instead of the file.
+var openHook func(t *testing.T, path string, opts Options) *Store
+
 func openStore(t *testing.T, path string, opts Options) *Store {
 	t.Helper()
+	if openHook != nil {
+		return openHook(t, path, opts)
+	}
 	s, err := Open(path, opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
