@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import json
 import os
+import struct
 import sys
 import unittest
 
@@ -27,7 +28,11 @@ from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.keywrap import aes_key_wrap
+from cryptography.hazmat.primitives.keywrap import aes_key_wrap, aes_key_wrap_with_padding
+from cryptography.hazmat.primitives.asymmetric import ed25519
+from cryptography.hazmat.primitives.cmac import CMAC
+from cryptography.hazmat.primitives.kdf.x963kdf import X963KDF
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from cryptography.hazmat.primitives import padding as sympadding
 
 LIB = os.environ["PYKCS11LIB"]
@@ -40,6 +45,10 @@ HMAC_KEY = bytes(range(100, 164))
 MSG = b"The quick brown fox jumps over the lazy dog" * 3
 
 P256_OID = bytes.fromhex("06082a8648ce3d030107")
+P384_OID = bytes.fromhex("06052b81040022")
+K256_OID = bytes.fromhex("06052b8104000a")
+ED25519_OID = bytes.fromhex("06032b6570")
+CURVES = {P256_OID: ec.SECP256R1(), P384_OID: ec.SECP384R1(), K256_OID: ec.SECP256K1()}
 
 pkcs11 = PyKCS11.PyKCS11Lib()
 pkcs11.load(LIB)
@@ -117,17 +126,17 @@ class TokenTest(unittest.TestCase):
         return rsa.RSAPublicNumbers(int.from_bytes(bytes(e), "big"),
                                     int.from_bytes(bytes(n), "big")).public_key()
 
-    def ec_pair(self, derive=False):
-        pub = [(CKA_CLASS, CKO_PUBLIC_KEY), (CKA_TOKEN, CK_FALSE), (CKA_EC_PARAMS, P256_OID),
+    def ec_pair(self, derive=False, oid=P256_OID):
+        pub = [(CKA_CLASS, CKO_PUBLIC_KEY), (CKA_TOKEN, CK_FALSE), (CKA_EC_PARAMS, oid),
                (CKA_VERIFY, CK_TRUE)]
         priv = [(CKA_CLASS, CKO_PRIVATE_KEY), (CKA_TOKEN, CK_FALSE), (CKA_PRIVATE, CK_TRUE),
                 (CKA_SENSITIVE, CK_TRUE), (CKA_SIGN, CK_TRUE), (CKA_DERIVE, CK_TRUE if derive else CK_FALSE)]
         m = PyKCS11.Mechanism(CKM_EC_KEY_PAIR_GEN, None)
         return self.session.generateKeyPair(pub, priv, mecha=m)
 
-    def ec_public(self, pub):
+    def ec_public(self, pub, oid=P256_OID):
         (point,) = self.session.getAttributeValue(pub, [CKA_EC_POINT])
-        return ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), der_octets(point))
+        return ec.EllipticCurvePublicKey.from_encoded_point(CURVES[oid], der_octets(point))
 
 
 class TestInfo(TokenTest):
@@ -177,6 +186,25 @@ class TestSession(TokenTest):
         self.assertEqual(self.session.getSessionInfo().state, CKS_RW_PUBLIC_SESSION)
         self.session.login(PIN)
         self.assertEqual(self.session.getSessionInfo().state, CKS_RW_USER_FUNCTIONS)
+
+    def test_setPin(self):
+        self.session.setPin(PIN, PIN + "56")
+        self.session.logout()
+        self.assertCKR(CKR_PIN_INCORRECT, self.session.login, PIN)
+        self.session.login(PIN + "56")
+        self.session.setPin(PIN + "56", PIN)
+
+    def test_session_info(self):
+        info = self.session.getSessionInfo()
+        self.assertEqual(info.slotID, SLOT)
+        self.assertTrue(info.flags & CKF_RW_SESSION and info.flags & CKF_SERIAL_SESSION)
+
+    def test_waitForSlotEvent_dont_block(self):
+        with self.assertRaises(PyKCS11.PyKCS11Error) as cm:
+            pkcs11.waitForSlotEvent(CKF_DONT_BLOCK)
+        self.assertIn(cm.exception.value, (CKR_NO_EVENT, CKR_FUNCTION_NOT_SUPPORTED))
+        if cm.exception.value != CKR_NO_EVENT:
+            self.skipTest("C_WaitForSlotEvent not supported")
 
     def test_login_twice(self):
         self.assertCKR(CKR_USER_ALREADY_LOGGED_IN, self.session.login, PIN)
@@ -313,6 +341,90 @@ class TestSymmetric(TokenTest):
                        PyKCS11.Mechanism(CKM_AES_KEY_WRAP))
 
 
+    def test_aes_ctr(self):
+        self.need("CKM_AES_CTR")
+        k = self.aes_key()
+        ctr = bytes(range(0xF0, 0x100))
+        # CK_AES_CTR_PARAMS: CK_ULONG ulCounterBits, CK_BYTE cb[16] (LP64 layout)
+        m = PyKCS11.Mechanism(CKM_AES_CTR, struct.pack("<Q", 128) + ctr)
+        ct = bytes(self.session.encrypt(k, MSG, m))
+        e = Cipher(algorithms.AES(AES_KEY), modes.CTR(ctr)).encryptor()
+        self.assertEqual(ct, e.update(MSG) + e.finalize())
+        m = PyKCS11.Mechanism(CKM_AES_CTR, struct.pack("<Q", 128) + ctr)
+        self.assertEqual(bytes(self.session.decrypt(k, ct, m)), MSG)
+
+    def test_aes_cmac(self):
+        self.need("CKM_AES_CMAC")
+        k = self.aes_key(extra=[(CKA_SIGN, CK_TRUE), (CKA_VERIFY, CK_TRUE)])
+        mac = bytes(self.session.sign(k, MSG, PyKCS11.Mechanism(CKM_AES_CMAC)))
+        c = CMAC(algorithms.AES(AES_KEY))
+        c.update(MSG)
+        self.assertEqual(mac, c.finalize())
+        self.assertTrue(self.session.verify(k, MSG, mac, PyKCS11.Mechanism(CKM_AES_CMAC)))
+
+    def test_aes_big_message(self):
+        k = self.aes_key()
+        data = os.urandom(1 << 20)
+        iv = bytes(16)
+        ct = bytes(self.session.encrypt(k, data, PyKCS11.Mechanism(CKM_AES_CBC_PAD, iv)))
+        d = Cipher(algorithms.AES(AES_KEY), modes.CBC(iv)).decryptor()
+        u = sympadding.PKCS7(128).unpadder()
+        self.assertEqual(u.update(d.update(ct) + d.finalize()) + u.finalize(), data)
+
+    def test_check_value(self):
+        k = self.aes_key()
+        (kcv,) = self.session.getAttributeValue(k, [CKA_CHECK_VALUE])
+        if kcv is None:
+            self.skipTest("no CKA_CHECK_VALUE")
+        e = Cipher(algorithms.AES(AES_KEY), modes.ECB()).encryptor()
+        self.assertEqual(bytes(kcv), (e.update(bytes(16)) + e.finalize())[:3])
+
+    def test_digest_key(self):
+        k = self.session.createObject([
+            (CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_GENERIC_SECRET), (CKA_TOKEN, CK_FALSE),
+            (CKA_VALUE, HMAC_KEY)])
+        d = self.session.digestSession(PyKCS11.Mechanism(CKM_SHA256))
+        d.update(b"prefix")
+        d.digestKey(k)
+        self.assertEqual(bytes(d.final()), hashlib.sha256(b"prefix" + HMAC_KEY).digest())
+
+    def test_hmac_key_type(self):
+        k = self.session.createObject([
+            (CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_SHA256_HMAC), (CKA_TOKEN, CK_FALSE),
+            (CKA_VALUE, HMAC_KEY[:32]), (CKA_SIGN, CK_TRUE)])
+        got = bytes(self.session.sign(k, MSG, PyKCS11.Mechanism(CKM_SHA256_HMAC)))
+        self.assertEqual(got, hmac.new(HMAC_KEY[:32], MSG, hashlib.sha256).digest())
+
+    def test_wrap_unwrap_aes_key_wrap_pad(self):
+        for name in ("CKM_AES_KEY_WRAP_PAD", "CKM_AES_KEY_WRAP_KWP"):
+            if name not in pkcs11.getMechanismList(SLOT):
+                continue
+            with self.subTest(name):
+                kek = self.aes_key()
+                inner_value = bytes(range(1, 37))  # 36 bytes: padding needed, long enough for SoftHSMv2's HMAC minimum
+                inner = self.session.createObject([
+                    (CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_GENERIC_SECRET), (CKA_TOKEN, CK_FALSE),
+                    (CKA_VALUE, inner_value), (CKA_EXTRACTABLE, CK_TRUE), (CKA_SENSITIVE, CK_TRUE)])
+                m = PyKCS11.Mechanism(PyKCS11.CKM[name])
+                wrapped = bytes(self.session.wrapKey(kek, inner, m))
+                if name == "CKM_AES_KEY_WRAP_KWP":
+                    self.assertEqual(wrapped, aes_key_wrap_with_padding(AES_KEY, inner_value))
+                t = [(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_GENERIC_SECRET), (CKA_TOKEN, CK_FALSE),
+                     (CKA_SIGN, CK_TRUE)]
+                k2 = self.session.unwrapKey(kek, wrapped, t, m)
+                mac = bytes(self.session.sign(k2, MSG, PyKCS11.Mechanism(CKM_SHA256_HMAC)))
+                self.assertEqual(mac, hmac.new(inner_value, MSG, hashlib.sha256).digest())
+                local, = self.session.getAttributeValue(k2, [CKA_LOCAL])
+                self.assertFalse(local)
+
+    def test_public_session_key_without_login(self):
+        self.session.logout()
+        t = [(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_AES), (CKA_TOKEN, CK_FALSE),
+             (CKA_PRIVATE, CK_FALSE), (CKA_VALUE_LEN, 16), (CKA_ENCRYPT, CK_TRUE)]
+        k = self.session.generateKey(t)
+        self.assertEqual(len(self.session.encrypt(k, bytes(16), PyKCS11.Mechanism(CKM_AES_ECB))), 16)
+
+
 class TestRSA(TokenTest):
     @classmethod
     def setUpClass(cls):
@@ -384,6 +496,19 @@ class TestRSA(TokenTest):
     def test_oaep_sha256(self):
         self.oaep(CKM_SHA256, CKG_MGF1_SHA256, hashes.SHA256())
 
+    def test_sign_sha384_sha512_pkcs1(self):
+        pub, priv = self.keys()
+        for mech, h in ((CKM_SHA384_RSA_PKCS, hashes.SHA384()), (CKM_SHA512_RSA_PKCS, hashes.SHA512())):
+            sig = bytes(self.session.sign(priv, MSG, PyKCS11.Mechanism(mech)))
+            self.rsa_public(pub).verify(sig, MSG, padding.PKCS1v15(), h)
+
+    def test_rsa_pkcs_encrypt(self):
+        pub, priv = self.keys()
+        ct = self.rsa_public(pub).encrypt(MSG[:40], padding.PKCS1v15())
+        self.assertEqual(bytes(self.session.decrypt(priv, ct, PyKCS11.MechanismRSAPKCS1)), MSG[:40])
+        ct2 = self.session.encrypt(pub, MSG[:40], PyKCS11.MechanismRSAPKCS1)
+        self.assertEqual(bytes(self.session.decrypt(priv, ct2, PyKCS11.MechanismRSAPKCS1)), MSG[:40])
+
     def test_wrong_key_type(self):
         pub, priv = self.keys()
         self.assertCKR(CKR_KEY_TYPE_INCONSISTENT, self.session.sign, priv, MSG, PyKCS11.Mechanism(CKM_SHA256_HMAC))
@@ -425,17 +550,75 @@ class TestEC(TokenTest):
         der = encode_dss_signature(int.from_bytes(sig[:32], "big"), int.from_bytes(sig[32:], "big"))
         self.ec_public(pub).verify(der, MSG, ec.ECDSA(hashes.SHA256()))
 
+    def ecdh(self, oid, kdf=CKD_NULL, length=None):
+        self.need("CKM_ECDH1_DERIVE")
+        pub, priv = self.ec_pair(derive=True, oid=oid)
+        peer = ec.generate_private_key(CURVES[oid])
+        peer_point = peer.public_key().public_bytes(Encoding.X962, PublicFormat.UncompressedPoint)
+        t = [(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_GENERIC_SECRET), (CKA_TOKEN, CK_FALSE),
+             (CKA_SENSITIVE, CK_FALSE), (CKA_EXTRACTABLE, CK_TRUE)]
+        if length:
+            t.append((CKA_VALUE_LEN, length))
+        k = self.session.deriveKey(priv, t, PyKCS11.ECDH1_DERIVE_Mechanism(peer_point, kdf))
+        (v,) = self.session.getAttributeValue(k, [CKA_VALUE])
+        return bytes(v), peer.exchange(ec.ECDH(), self.ec_public(pub, oid))
+
     def test_ecdh_derive(self):
+        got, z = self.ecdh(P256_OID, length=32)
+        self.assertEqual(got, z)
+
+    def test_ecdh_derive_p384(self):
+        got, z = self.ecdh(P384_OID, length=48)
+        self.assertEqual(got, z)
+
+    def test_ecdh_derive_secp256k1(self):
+        got, z = self.ecdh(K256_OID, length=32)
+        self.assertEqual(got, z)
+
+    def test_ecdh_derive_sha256_kdf(self):
+        got, z = self.ecdh(P256_OID, kdf=CKD_SHA256_KDF, length=32)
+        self.assertEqual(got, X963KDF(hashes.SHA256(), 32, None).derive(z))
+
+    def test_ecdh_derive_aes_key(self):
         self.need("CKM_ECDH1_DERIVE")
         pub, priv = self.ec_pair(derive=True)
         peer = ec.generate_private_key(ec.SECP256R1())
-        from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
         peer_point = peer.public_key().public_bytes(Encoding.X962, PublicFormat.UncompressedPoint)
-        t = [(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_GENERIC_SECRET), (CKA_TOKEN, CK_FALSE),
-             (CKA_VALUE_LEN, 32), (CKA_SENSITIVE, CK_FALSE), (CKA_EXTRACTABLE, CK_TRUE)]
+        t = [(CKA_CLASS, CKO_SECRET_KEY), (CKA_KEY_TYPE, CKK_AES), (CKA_TOKEN, CK_FALSE),
+             (CKA_VALUE_LEN, 16), (CKA_ENCRYPT, CK_TRUE), (CKA_DECRYPT, CK_TRUE)]
         k = self.session.deriveKey(priv, t, PyKCS11.ECDH1_DERIVE_Mechanism(peer_point))
-        (v,) = self.session.getAttributeValue(k, [CKA_VALUE])
-        self.assertEqual(bytes(v), peer.exchange(ec.ECDH(), self.ec_public(pub)))
+        z = peer.exchange(ec.ECDH(), self.ec_public(pub))
+        ct = bytes(self.session.encrypt(k, bytes(16), PyKCS11.Mechanism(CKM_AES_ECB)))
+        # PKCS#11 does not say which end of Z a shorter key takes: this
+        # module takes the leading bytes (as OpenSSL and kryoptic do),
+        # SoftHSMv2 2.6 the trailing ones. AES-ECB of zeros tells which.
+        def ecb0(key):
+            e = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+            return e.update(bytes(16)) + e.finalize()
+        self.assertNotEqual(ct, ecb0(z[-16:]), "the key is the trailing bytes of Z")
+        self.assertEqual(ct, ecb0(z[:16]))
+
+    def test_ecdsa_p384(self):
+        pub, priv = self.ec_pair(oid=P384_OID)
+        digest = hashlib.sha384(MSG).digest()
+        sig = bytes(self.session.sign(priv, digest, PyKCS11.Mechanism(CKM_ECDSA)))
+        self.assertEqual(len(sig), 96)
+        der = encode_dss_signature(int.from_bytes(sig[:48], "big"), int.from_bytes(sig[48:], "big"))
+        self.ec_public(pub, P384_OID).verify(der, MSG, ec.ECDSA(hashes.SHA384()))
+
+    def test_ed25519(self):
+        self.need("CKM_EC_EDWARDS_KEY_PAIR_GEN", "CKM_EDDSA")
+        pubt = [(CKA_CLASS, CKO_PUBLIC_KEY), (CKA_TOKEN, CK_FALSE), (CKA_EC_PARAMS, ED25519_OID),
+                (CKA_VERIFY, CK_TRUE)]
+        privt = [(CKA_CLASS, CKO_PRIVATE_KEY), (CKA_TOKEN, CK_FALSE), (CKA_SIGN, CK_TRUE)]
+        pub, priv = self.session.generateKeyPair(pubt, privt, mecha=PyKCS11.Mechanism(CKM_EC_EDWARDS_KEY_PAIR_GEN))
+        sig = bytes(self.session.sign(priv, MSG, PyKCS11.Mechanism(CKM_EDDSA)))
+        (point,) = self.session.getAttributeValue(pub, [CKA_EC_POINT])
+        raw = bytes(point)
+        if len(raw) != 32:
+            raw = der_octets(raw)
+        ed25519.Ed25519PublicKey.from_public_bytes(raw).verify(sig, MSG)
+        self.assertTrue(self.session.verify(pub, MSG, sig, PyKCS11.Mechanism(CKM_EDDSA)))
 
 
 class TestObjects(TokenTest):
@@ -525,6 +708,12 @@ class Recorder(unittest.TextTestResult):
     def addError(self, test, err):
         super().addError(test, err)
         self.outcomes[self._name(test)] = "error"
+
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            failed = issubclass(err[0], test.failureException)
+            self.outcomes[self._name(test)] = "fail" if failed else "error"
 
     def addSkip(self, test, reason):
         super().addSkip(test, reason)
