@@ -7,6 +7,7 @@
 #   make demo    a token in build/demo on the software engine, a key, a
 #                signature by pkcs11-tool verified by openssl
 #   make bench   ops/s of ours vs SoftHSMv2 (test/bench/run.sh), about 2 minutes
+#   make bench-nginx  TLS handshakes/s of nginx on ours vs SoftHSMv2 (test/bench/nginx.sh), a few minutes
 #   make deadcode  functions no program reaches (.ci/deadcode.allow lists the accepted ones)
 #   make deps    the Debian packages the tests and the demo need
 #   make install / make uninstall   PREFIX (default /usr/local), DESTDIR: the
@@ -38,7 +39,7 @@ DEB_PACKAGES := gcc make openssl opensc p11-kit gnutls-bin libengine-pkcs11-open
 	python3-pykcs11 python3-cryptography
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: all build lib lib-fleet cli install uninstall deb test-install bench bench-device test test-purego test-ifma fmt-check vet test-go test-cgo test-integration deadcode deps demo clean
+.PHONY: all build lib lib-fleet cli install uninstall deb test-install bench bench-device bench-nginx test test-purego test-ifma fmt-check vet test-go test-cgo test-integration deadcode deps demo clean
 
 all: build
 
@@ -200,6 +201,14 @@ bench: deps build
 # DEVICE_OPTS adds options to the device spec.
 bench-device: deps build
 	BENCH_OUT=$(CURDIR)/$(BUILD)/bench-device test/bench/device.sh
+
+# nginx with its TLS key on the token (libp11 engine), ours against SoftHSMv2
+# alternating: master/worker modes, RSA-2048/P-256, TLS 1.3/1.2; handshakes/s,
+# p99 and server CPU per handshake by process (issue 16), a few minutes.
+# BENCH_SECONDS (default 3), BENCH_ROUNDS (2), BENCH_MODES, BENCH_KEYS,
+# BENCH_TLS; table and TSV in build/bench-nginx/. Not part of make test.
+bench-nginx: deps build
+	BENCH_OUT=$(CURDIR)/$(BUILD)/bench-nginx test/bench/nginx.sh
 
 deps:
 	@missing=""; \
