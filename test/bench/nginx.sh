@@ -223,6 +223,7 @@ cpus=$(nproc)
 {
 	echo "# nginx benchmark: $(uname -m), $cpus CPUs, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')"
 	echo "# $(nginx -v 2>&1), $(openssl version), our module $OURS ($(stat -c '%y' "$OURS" | cut -d. -f1)), SoftHSMv2 $SOFTHSM"
+	if [[ -x $root/build/modexp-token ]]; then "$root/build/modexp-token" engine info 2>&1 | sed 's/^/# /' || true; fi
 	echo "# ${SECONDS_PER_RUN} s per run, $ROUNDS runs per module and cell (alternating), $CONNS clients; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$OUT/nginx.txt"
 cat "$OUT/nginx.txt" >&2
