@@ -56,28 +56,6 @@ func eachBackend(t *testing.T, fn func(t *testing.T, open func() *Store)) {
 	})
 }
 
-// initWith initialises s (SO and user PINs) and returns the user's key.
-func initWith(t *testing.T, s *Store) *Key {
-	t.Helper()
-	if err := s.InitToken(soPIN, "test token"); err != nil {
-		t.Fatalf("InitToken: %v", err)
-	}
-	so, err := s.Login(SO, soPIN)
-	if err != nil {
-		t.Fatalf("Login(SO): %v", err)
-	}
-	defer so.Wipe()
-	if err := s.InitUserPIN(so, userPIN); err != nil {
-		t.Fatalf("InitUserPIN: %v", err)
-	}
-	key, err := s.Login(User, userPIN)
-	if err != nil {
-		t.Fatalf("Login(User): %v", err)
-	}
-	t.Cleanup(key.Wipe)
-	return key
-}
-
 // keyPair is a private and a public key object sharing CKA_ID id.
 func keyPair(id string) []Object {
 	class := func(c uint64) []byte { return binary.LittleEndian.AppendUint64(nil, c) }

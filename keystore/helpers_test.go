@@ -66,6 +66,12 @@ func openStore(t *testing.T, path string, opts Options) *Store {
 func initStore(t *testing.T, opts Options) (*Store, *Key) {
 	t.Helper()
 	s := openStore(t, tokenPath(t), opts)
+	return s, initWith(t, s)
+}
+
+// initWith initialises s (SO and user PINs) and returns the user's key.
+func initWith(t *testing.T, s *Store) *Key {
+	t.Helper()
 	if err := s.InitToken(soPIN, "test token"); err != nil {
 		t.Fatalf("InitToken: %v", err)
 	}
@@ -82,7 +88,7 @@ func initStore(t *testing.T, opts Options) (*Store, *Key) {
 		t.Fatalf("Login(User): %v", err)
 	}
 	t.Cleanup(key.Wipe)
-	return s, key
+	return key
 }
 
 func wantErr(t *testing.T, what string, err error, targets ...error) {

@@ -43,13 +43,7 @@ func slotConfig(id uint64) (config.Slot, keystore.Options, error) {
 				// Backup, restore and delete work on a token file.
 				return config.Slot{}, keystore.Options{}, fmt.Errorf("slot 0x%x: the token is in etcd (%s), not in a file: use etcd's own snapshots (docs/FLEET.md)", id, sc.StoreName())
 			}
-			opts := keystore.Options{
-				LockTimeout:  sc.LockTimeout.Duration,
-				MaxPINTries:  sc.MaxPINTries,
-				KDF:          keystore.KDFParams{Time: sc.KDFTime, MemoryKiB: sc.KDFMemoryKiB, Threads: sc.KDFThreads},
-				AllowWeakKDF: sc.KDFInsecure,
-			}
-			return sc, opts, nil
+			return sc, storeOptions(sc), nil
 		}
 	}
 	return config.Slot{}, keystore.Options{}, notFoundf("no slot 0x%x", id)

@@ -13,15 +13,20 @@ import (
 	"github.com/modexp-token/modexp-token/token/config"
 )
 
-// openSlotStore opens the keystore of a configured slot, in a file or in
-// etcd.
-func openSlotStore(sc config.Slot) (*keystore.Store, error) {
-	opts := keystore.Options{
+// storeOptions are the keystore options of a configured slot.
+func storeOptions(sc config.Slot) keystore.Options {
+	return keystore.Options{
 		LockTimeout:  sc.LockTimeout.Duration,
 		MaxPINTries:  sc.MaxPINTries,
 		KDF:          keystore.KDFParams{Time: sc.KDFTime, MemoryKiB: sc.KDFMemoryKiB, Threads: sc.KDFThreads},
 		AllowWeakKDF: sc.KDFInsecure,
 	}
+}
+
+// openSlotStore opens the keystore of a configured slot, in a file or in
+// etcd.
+func openSlotStore(sc config.Slot) (*keystore.Store, error) {
+	opts := storeOptions(sc)
 	if sc.Etcd() {
 		return keystore.OpenEtcd(keystore.EtcdConfig{
 			Endpoints: sc.EtcdEndpoints, Prefix: sc.EtcdPrefix,
