@@ -6,6 +6,8 @@
 #                cgo package tests, the integration tests in test/
 #   make demo    a token in build/demo on the software engine, a key, a
 #                signature by pkcs11-tool verified by openssl
+#   make demo-fleet  a local three-member etcd cluster, a key made on one host and
+#                used by pkcs11-tool on another (docs/FLEET.md)
 #   make bench   ops/s of ours vs SoftHSMv2 (test/bench/run.sh), about 2 minutes
 #   make bench-nginx  TLS handshakes/s of nginx on ours vs SoftHSMv2 (test/bench/nginx.sh), a few minutes
 #   make deadcode  functions no program reaches (.ci/deadcode.allow lists the accepted ones)
@@ -39,7 +41,7 @@ DEB_PACKAGES := gcc make openssl opensc p11-kit gnutls-bin libengine-pkcs11-open
 	python3-pykcs11 python3-cryptography
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: all build lib lib-fleet cli install uninstall deb test-install bench bench-device bench-nginx test test-purego test-ifma fmt-check vet test-go test-cgo test-integration deadcode deps demo clean
+.PHONY: all build lib lib-fleet cli install uninstall deb test-install bench bench-device bench-nginx test test-purego test-ifma fmt-check vet test-go test-cgo test-integration deadcode deps demo demo-fleet clean
 
 all: build
 
@@ -249,6 +251,11 @@ demo: deps build
 	@echo "  pkcs11-tool --module $(CURDIR)/$(LIB) --login --pin 123456 -O  # what pkcs11-tool sees"
 	@echo
 	@echo "More recipes (OpenSSL, p11-kit, GnuTLS, OpenSSH, nginx): docs/USAGE.md"
+
+# A three-member etcd cluster on loopback, two hosts, a key made on one and
+# used by pkcs11-tool on the other (docs/FLEET.md).
+demo-fleet: deps build
+	test/fleet/demo.sh
 
 clean:
 	rm -rf $(BUILD)

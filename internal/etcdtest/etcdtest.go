@@ -144,6 +144,12 @@ func MaybeServe() {
 	if err1 != nil || err2 != nil {
 		os.Exit(2)
 	}
+	Serve(dir, name, cu, pu, initial)
+}
+
+// Serve runs one member of the cluster initial (name=peerURL,...) until
+// the process is killed; it prints "ready" once the member serves.
+func Serve(dir, name string, cu, pu *url.URL, initial string) {
 	if _, err := startMember(dir, name, cu, pu, initial); err != nil {
 		fmt.Fprintln(os.Stderr, "etcdtest:", err)
 		os.Exit(1)
