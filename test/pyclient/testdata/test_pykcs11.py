@@ -11,6 +11,7 @@ Every result the token computes is compared with Python's hashlib/hmac or
 python3-cryptography (the Debian package), never with the token itself.
 """
 
+import ctypes
 import hashlib
 import hmac
 import json
@@ -647,6 +648,26 @@ class TestObjects(TokenTest):
         self.assertEqual(len(self.session.findObjects([(CKA_LABEL, "py-many"), (CKA_APPLICATION, "app2")])), 1)
         self.assertEqual(self.session.findObjects([(CKA_LABEL, "py-many"), (CKA_APPLICATION, "app7")]), [])
         self.assertEqual(self.session.findObjects([(CKA_LABEL, "py-many"), (CKA_CLASS, CKO_SECRET_KEY)]), [])
+
+    def test_copyObject(self):
+        # PyKCS11 1.5.12 has no C_CopyObject: a user reaches the module's
+        # exported function through ctypes (dlopen gives the same instance).
+        class Attr(ctypes.Structure):
+            _fields_ = [("type", ctypes.c_ulong), ("pValue", ctypes.c_void_p), ("ulValueLen", ctypes.c_ulong)]
+        label = ctypes.create_string_buffer(b"py-copy", 7)
+        tmpl = (Attr * 1)(Attr(CKA_LABEL, ctypes.cast(label, ctypes.c_void_p), 7))
+        k = self.aes_key(extra=[(CKA_LABEL, "py-original")])
+        out = ctypes.c_ulong()
+        fn = ctypes.CDLL(LIB).C_CopyObject
+        fn.argtypes = [ctypes.c_ulong, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.POINTER(ctypes.c_ulong)]
+        rv = fn(self.session.session.value(), k.value(), tmpl, 1, ctypes.byref(out))
+        self.assertEqual(rv, CKR_OK)
+        (copy,) = self.session.findObjects([(CKA_LABEL, "py-copy")])
+        self.assertEqual(copy.value(), out.value)
+        ct = self.session.encrypt(copy, bytes(16), PyKCS11.Mechanism(CKM_AES_ECB))
+        e = Cipher(algorithms.AES(AES_KEY), modes.ECB()).encryptor()
+        self.assertEqual(bytes(ct), e.update(bytes(16)) + e.finalize())
+        self.assertEqual(len(self.session.findObjects([(CKA_LABEL, "py-original")])), 1)
 
     def test_setAttributeValue(self):
         k = self.aes_key(extra=[(CKA_LABEL, "before")])
