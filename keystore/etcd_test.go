@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -468,3 +469,64 @@ func TestOnEtcd(t *testing.T) {
 }
 
 var etcdPrefixRun atomic.Uint64
+
+// BenchmarkBackends: for a file token and an etcd token (one member on
+// loopback) side by side, a key pair written (keygen's store part) and a
+// cold open of 10,000 objects (MODEXP_BENCH_OBJECTS): Objects with the
+// key, as a module does at login.
+//
+//	go test -tags modexp_etcd -run XXX -bench Backends ./keystore
+func BenchmarkBackends(b *testing.B) {
+	n := 10000
+	if s := os.Getenv("MODEXP_BENCH_OBJECTS"); s != "" {
+		fmt.Sscan(s, &n)
+	}
+	for _, backend := range []string{"file", "etcd"} {
+		var s *Store
+		if backend == "file" {
+			var err error
+			if s, err = Open(filepath.Join(b.TempDir(), "token.db"), testOptions()); err != nil {
+				b.Fatal(err)
+			}
+		} else {
+			s = openEtcdStore(b, etcdConfig(b), testOptions())
+		}
+		if err := s.InitToken(soPIN, "bench"); err != nil {
+			b.Fatal(err)
+		}
+		key, err := s.Login(SO, soPIN)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(backend+"/keypair-write", func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				if _, err := s.PutObjects(key, keyPair(fmt.Sprint(i))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		have, _, err := s.Objects(nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := len(have); i < n; i += 10 { // ten key pairs a transaction
+			var batch []Object
+			for j := range 5 {
+				batch = append(batch, keyPair(fmt.Sprintf("bulk-%d-%d", i, j))...)
+			}
+			if _, err := s.PutObjects(key, batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(fmt.Sprintf("%s/open-%d", backend, n), func(b *testing.B) {
+			for b.Loop() {
+				objs, _, err := s.Objects(key)
+				if err != nil || len(objs) < n {
+					b.Fatalf("%d objects, %v", len(objs), err)
+				}
+			}
+		})
+		key.Wipe()
+		s.Close()
+	}
+}
