@@ -195,6 +195,11 @@ class TestSession(TokenTest):
         self.session.login(PIN + "56")
         self.session.setPin(PIN + "56", PIN)
 
+    def test_closed_session(self):
+        s2 = pkcs11.openSession(SLOT)
+        s2.closeSession()
+        self.assertCKR(CKR_SESSION_HANDLE_INVALID, s2.generateRandom, 8)
+
     def test_session_info(self):
         info = self.session.getSessionInfo()
         self.assertEqual(info.slotID, SLOT)
@@ -294,6 +299,20 @@ class TestSymmetric(TokenTest):
         with self.assertRaises(PyKCS11.PyKCS11Error) as cm:
             self.session.decrypt(k, bad, PyKCS11.AES_GCM_Mechanism(iv, aad, 128))
         self.assertIn(cm.exception.value, (CKR_ENCRYPTED_DATA_INVALID, CKR_GENERAL_ERROR))
+
+    def test_aes_gcm_short_tag(self):
+        self.need("CKM_AES_GCM")
+        k = self.aes_key()
+        iv, aad = bytes(range(12)), b"header"
+        ct = bytes(self.session.encrypt(k, MSG, PyKCS11.AES_GCM_Mechanism(iv, aad, 96)))
+        full = AESGCM(AES_KEY).encrypt(iv, MSG, aad)
+        self.assertEqual(ct, full[:len(MSG) + 12])
+        self.assertEqual(bytes(self.session.decrypt(k, ct, PyKCS11.AES_GCM_Mechanism(iv, aad, 96))), MSG)
+
+    def test_key_function_not_permitted(self):
+        k = self.aes_key(extra=[(CKA_ENCRYPT, CK_FALSE)])
+        self.assertCKR(CKR_KEY_FUNCTION_NOT_PERMITTED, self.session.encrypt, k, bytes(16),
+                       PyKCS11.Mechanism(CKM_AES_ECB))
 
     def test_hmac(self):
         k = self.session.createObject([
@@ -668,6 +687,17 @@ class TestObjects(TokenTest):
         e = Cipher(algorithms.AES(AES_KEY), modes.ECB()).encryptor()
         self.assertEqual(bytes(ct), e.update(bytes(16)) + e.finalize())
         self.assertEqual(len(self.session.findObjects([(CKA_LABEL, "py-original")])), 1)
+
+    def test_getAttributeValue_invalid_type(self):
+        # CKR_ATTRIBUTE_TYPE_INVALID for one attribute: PyKCS11 asks again
+        # one by one and gives None for it, the others filled in.
+        k = self.aes_key(extra=[(CKA_LABEL, "mixed")])
+        label, modulus, ktype = self.session.getAttributeValue(k, [CKA_LABEL, CKA_MODULUS, CKA_KEY_TYPE])
+        self.assertEqual((label, modulus, ktype), ("mixed", None, CKK_AES))
+        t = LowLevel.ckattrlist(2)
+        t[0].SetType(CKA_KEY_TYPE)
+        t[1].SetType(CKA_MODULUS)
+        self.assertEqual(pkcs11.lib.C_GetAttributeValue(self.session.session, k, t), CKR_ATTRIBUTE_TYPE_INVALID)
 
     def test_setAttributeValue(self):
         k = self.aes_key(extra=[(CKA_LABEL, "before")])
