@@ -54,11 +54,12 @@
 // curves), 7–9 for a = 0 (secp256k1). Complete formulas have no exceptional
 // case (P + P, P + (−P), the identity), so no branch is needed on any point.
 //
-//   - ScalarBaseMult: k is recoded into signed 5-bit digits (Booth, digits
-//     in [−16, 16]); a comb table of the generator (row i holds j·32^i·G,
-//     j = 1..16, affine; built once, on first use, with one batched
+//   - ScalarBaseMult: k is recoded into signed 6-bit digits (Booth, digits
+//     in [−32, 32]); a comb table of the generator (row i holds j·64^i·G,
+//     j = 1..32, affine; built once, on first use, with one batched
 //     inversion) gives k·G as one mixed addition per digit, no doubling
-//     (52 additions for the 256-bit curves).
+//     (43 additions for the 256-bit curves; each lookup reads the row's 32
+//     entries, for four limbs with the selection kept in registers).
 //   - ScalarMult: a 16-entry table of the point, then for each 4-bit window
 //     from the top: four doublings and one complete addition.
 //   - DoubleScalarMultVarTime (verification only; public scalars): wNAF
