@@ -88,13 +88,17 @@ type nonceDRBG struct {
 	t     [2 * 64]byte
 	msg   [maxDRBGMsg]byte
 	h1buf [66]byte
+	// used: a candidate was returned, so the next call starts with the
+	// K and V update of §3.2 step h.3 (done lazily: a signature almost
+	// always takes the first nonce, and saves two HMACs).
+	used bool
 }
 
 // init seeds the generator. d is the private key (OrderByteLen bytes),
 // hash the message hash, extra the additional data (may be empty: then the
 // nonces are exactly RFC 6979's).
 func (g *nonceDRBG) init(c *ec.Curve, d, hash, extra []byte) {
-	g.c, g.h = c, nonceHash(c)
+	g.c, g.h, g.used = c, nonceHash(c), false
 	hlen := g.h.size()
 	g.k, g.v = g.kb[:hlen], g.vb[:hlen]
 	for i := range g.v {
@@ -116,6 +120,10 @@ func (g *nonceDRBG) init(c *ec.Curve, d, hash, extra []byte) {
 // into k (reused). Candidates outside the range are skipped (§3.2 step h.3).
 func (g *nonceDRBG) next(k []byte) []byte {
 	olen := g.c.OrderByteLen()
+	if g.used {
+		g.update()
+	}
+	g.used = true
 	for {
 		t := g.t[:0]
 		for len(t) < olen {
@@ -123,17 +131,21 @@ func (g *nonceDRBG) next(k []byte) []byte {
 			t = append(t, g.v...)
 		}
 		k = bits2int(g.c, k[:0], t[:olen])
-		ok := g.c.IsValidScalar(k)
-		// Step h.3: update K and V whether or not k is used, so a second
-		// call (r = 0 or s = 0) gives a fresh k.
-		m := append(g.msg[:0], g.v...)
-		m = append(m, 0)
-		g.k = g.h.hmac(g.k, g.k, m)
-		g.v = g.h.hmac(g.v, g.k, g.v)
-		if ok {
+		if g.c.IsValidScalar(k) {
 			return k
 		}
+		g.update() // step h.3: k out of range, the next candidate
 	}
+}
+
+// update is step h.3's K = HMAC_K(V ‖ 0x00), V = HMAC_K(V): after a
+// candidate out of range, and before the nonce after one that was
+// returned (r = 0 or s = 0), so every candidate is fresh.
+func (g *nonceDRBG) update() {
+	m := append(g.msg[:0], g.v...)
+	m = append(m, 0)
+	g.k = g.h.hmac(g.k, g.k, m)
+	g.v = g.h.hmac(g.v, g.k, g.v)
 }
 
 // wipe clears the generator's secret state.
@@ -142,6 +154,7 @@ func (g *nonceDRBG) wipe() {
 	clear(g.vb[:])
 	clear(g.t[:])
 	clear(g.msg[:])
+	g.used = false
 }
 
 // bits2int appends to dst the leftmost OrderBits bits of b as an

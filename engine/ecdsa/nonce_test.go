@@ -7,6 +7,8 @@ import (
 	"crypto/sha512"
 	"hash"
 	"testing"
+
+	"github.com/modexp-token/modexp-token/engine/ec"
 )
 
 // TestDRBGHMAC checks the allocation-free HMAC of the nonce DRBG against
@@ -22,6 +24,51 @@ func TestDRBGHMAC(t *testing.T) {
 				if got, want := h.hmac(nil, key, msg), m.Sum(nil); !bytes.Equal(got, want) {
 					t.Errorf("hash %d key %d msg %d: %x, want %x", h, klen, mlen, got, want)
 				}
+			}
+		}
+	}
+}
+
+// TestDRBGSequence checks the nonce DRBG's successive candidates (the
+// retries after r = 0 or s = 0) against RFC 6979 §3.2 written plainly
+// with crypto/hmac, on P-256 with SHA-256, with and without additional
+// data.
+func TestDRBGSequence(t *testing.T) {
+	c, err := ec.CurveByName("P-256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := bytes.Repeat([]byte{0x5a}, 32)
+	h := sha256.Sum256([]byte("sequence"))
+	mac := func(key []byte, parts ...[]byte) []byte {
+		m := hmac.New(sha256.New, key)
+		for _, p := range parts {
+			m.Write(p)
+		}
+		return m.Sum(nil)
+	}
+	for _, extra := range [][]byte{nil, bytes.Repeat([]byte{7}, 32)} {
+		// Reference: h1 = bits2octets(h); n > h here for this hash.
+		h1 := bits2octets(c, nil, h[:])
+		k, v := make([]byte, 32), bytes.Repeat([]byte{1}, 32)
+		k = mac(k, v, []byte{0}, d, h1, extra)
+		v = mac(k, v)
+		k = mac(k, v, []byte{1}, d, h1, extra)
+		v = mac(k, v)
+		var want [][]byte
+		for len(want) < 3 {
+			v = mac(k, v)
+			if c.IsValidScalar(v) {
+				want = append(want, bytes.Clone(v))
+			}
+			k = mac(k, v, []byte{0})
+			v = mac(k, v)
+		}
+		var g nonceDRBG
+		g.init(c, d, h[:], extra)
+		for i, w := range want {
+			if got := g.next(nil); !bytes.Equal(got, w) {
+				t.Fatalf("extra %x: nonce %d = %x, want %x", extra, i, got, w)
 			}
 		}
 	}
