@@ -7,7 +7,7 @@ package token
 //     Mechanism.GCM from either form: PKCS#11 3.0's (with ulIvBits) or
 //     2.40's (without). The IV is 1 to 4096 bytes (12 is the recommended
 //     size; the caller must never repeat an IV under one key); ulIvBits
-//     must be 8·ulIvLen (0 is taken for that too: clients zero it). The
+//     is ignored (ulIvLen decides: Node's pkcs11js leaves it garbage). The
 //     tag is 32, 64, 96, 104, 112, 120 or 128 bits (NIST SP 800-38D §5.2.1.2);
 //     anything else is CKR_MECHANISM_PARAM_INVALID. The AAD is any length.
 //   - Go's crypto/cipher GCM is not incremental: the Update calls buffer
@@ -58,9 +58,9 @@ func gcmParams(mech *mechanism, m *Mechanism) (any, error) {
 	if len(p.IV) < 1 || len(p.IV) > gcmMaxIV {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: IV of %d bytes, want 1 to %d", len(p.IV), gcmMaxIV)
 	}
-	if p.IVBits != 0 && p.IVBits != 8*uint64(len(p.IV)) {
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: ulIvBits %d for a %d-byte IV", p.IVBits, len(p.IV))
-	}
+	// ulIvBits is not checked: ulIvLen is authoritative (as in SoftHSMv2).
+	// pkcs11js 2.1.7, under graphene-pk11 too, hands over CK_GCM_PARAMS
+	// with ulIvBits uninitialised (test/nodeclient).
 	switch p.TagBits {
 	case 32, 64, 96, 104, 112, 120, 128:
 	default:
