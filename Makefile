@@ -38,7 +38,7 @@ VERSION_LDFLAGS := -X github.com/modexp-token/modexp-token/cmd/internal/version.
 # Debian packages: PKCS#11 clients and tools used by the tests and the demo.
 DEB_PACKAGES := gcc make openssl opensc p11-kit gnutls-bin libengine-pkcs11-openssl \
 	softhsm2 libp11-kit-dev p11-kit-modules openssh-client nginx binutils util-linux \
-	python3-pykcs11 python3-cryptography
+	python3-pykcs11 python3-cryptography nodejs g++ python3
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: all build lib lib-fleet cli install uninstall deb test-install bench bench-device bench-nginx test test-purego test-ifma fmt-check vet test-go test-cgo test-integration deadcode deps demo demo-fleet clean

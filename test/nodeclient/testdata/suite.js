@@ -1,0 +1,403 @@
+// The Node client suite: what graphene-pk11's and pkcs11js's own tests do
+// (module info, slots, sessions, login, key generation, ciphers, signatures,
+// digests, object search, attributes, wrapping, derivation, random, error
+// codes), through both libraries, against one PKCS#11 module.
+//
+// Usage: node suite.js MODULE TOKEN_LABEL USER_PIN
+// NODE_PATH names the node_modules directory holding pkcs11js and
+// graphene-pk11. Prints one JSON line per case: {"case","ok","err"}; exits 0
+// when the cases ran (pass or fail), 2 when the module cannot even load.
+"use strict";
+
+const crypto = require("crypto");
+const pkcs11js = require("pkcs11js");
+const graphene = require("graphene-pk11");
+
+const [modulePath, tokenLabel, userPIN] = process.argv.slice(2);
+if (!modulePath || !tokenLabel || !userPIN) {
+  console.error("usage: node suite.js MODULE TOKEN_LABEL USER_PIN");
+  process.exit(2);
+}
+
+function report(name, ok, err) {
+  process.stdout.write(JSON.stringify({ case: name, ok, err: err || "" }) + "\n");
+}
+
+function run(name, fn) {
+  try {
+    fn();
+    report(name, true);
+  } catch (e) {
+    report(name, false, (e && e.message ? e.message : String(e)).split("\n")[0]);
+  }
+}
+
+function assert(cond, msg) {
+  if (!cond) throw new Error("assertion failed: " + msg);
+}
+
+function assertEq(a, b, msg) {
+  if (!Buffer.from(a).equals(Buffer.from(b))) throw new Error("assertion failed: " + msg);
+}
+
+// expectCKR runs fn and checks it fails with the named CKR_ code.
+function expectCKR(fn, name) {
+  const want = pkcs11js[name];
+  try {
+    fn();
+  } catch (e) {
+    if (e.code === want || String(e.message).startsWith(name)) return;
+    throw new Error(`want ${name}, got ${e.message}`);
+  }
+  throw new Error(`want ${name}, got success`);
+}
+
+const b64url = (b) => Buffer.from(b).toString("base64url");
+
+// ecPoint unwraps CKA_EC_POINT: a DER OCTET STRING holding 04||X||Y (or the
+// raw point, as some modules return).
+function ecPoint(v) {
+  if (v[0] === 0x04 && v.length === 65) return v;
+  assert(v[0] === 0x04 && v[1] === 65, "EC_POINT is an OCTET STRING of 65 bytes");
+  return v.subarray(2);
+}
+
+function ecPublicKeyFromPoint(point) {
+  return crypto.createPublicKey({
+    format: "jwk",
+    key: { kty: "EC", crv: "P-256", x: b64url(point.subarray(1, 33)), y: b64url(point.subarray(33, 65)) },
+  });
+}
+
+const P256 = Buffer.from("06082a8648ce3d030107", "hex");
+const data = Buffer.from("The quick brown fox jumps over the lazy dog, from Node.");
+
+// ---------------------------------------------------------------- pkcs11js
+function pkcs11jsCases() {
+  const p = new pkcs11js.PKCS11();
+  p.load(modulePath);
+  p.C_Initialize();
+  let session;
+  try {
+    run("pkcs11js: C_GetInfo", () => {
+      const info = p.C_GetInfo();
+      assert(info.cryptokiVersion.major >= 2, "cryptoki version");
+      assert(typeof info.manufacturerID === "string" && info.manufacturerID.trim() !== "", "manufacturerID");
+    });
+    let slot;
+    run("pkcs11js: slots and token info", () => {
+      const slots = p.C_GetSlotList(true);
+      assert(slots.length >= 1, "one slot with a token");
+      slot = slots.find((s) => p.C_GetTokenInfo(s).label.trim() === tokenLabel);
+      assert(slot, "token labelled " + tokenLabel);
+      p.C_GetSlotInfo(slot);
+      const mechs = p.C_GetMechanismList(slot);
+      assert(mechs.includes(pkcs11js.CKM_AES_CBC_PAD), "CKM_AES_CBC_PAD listed");
+      const mi = p.C_GetMechanismInfo(slot, pkcs11js.CKM_AES_KEY_GEN);
+      assert(mi.maxKeySize >= 32, "AES key sizes");
+    });
+    if (!slot) return;
+    run("pkcs11js: session and login", () => {
+      session = p.C_OpenSession(slot, pkcs11js.CKF_RW_SESSION | pkcs11js.CKF_SERIAL_SESSION);
+      p.C_Login(session, pkcs11js.CKU_USER, userPIN);
+      const si = p.C_GetSessionInfo(session);
+      assert(si.state === 3, "state CKS_RW_USER_FUNCTIONS (3), got " + si.state);
+    });
+    if (!session) return;
+
+    let aes;
+    run("pkcs11js: AES key generate", () => {
+      aes = p.C_GenerateKey(session, { mechanism: pkcs11js.CKM_AES_KEY_GEN }, [
+        { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_SECRET_KEY },
+        { type: pkcs11js.CKA_KEY_TYPE, value: pkcs11js.CKK_AES },
+        { type: pkcs11js.CKA_TOKEN, value: false },
+        { type: pkcs11js.CKA_LABEL, value: "node aes" },
+        { type: pkcs11js.CKA_VALUE_LEN, value: 32 },
+        { type: pkcs11js.CKA_ENCRYPT, value: true },
+        { type: pkcs11js.CKA_DECRYPT, value: true },
+        { type: pkcs11js.CKA_WRAP, value: true },
+        { type: pkcs11js.CKA_UNWRAP, value: true },
+      ]);
+    });
+    run("pkcs11js: AES-GCM encrypt/decrypt", () => {
+      const mech = {
+        mechanism: pkcs11js.CKM_AES_GCM,
+        parameter: { type: pkcs11js.CK_PARAMS_AES_GCM, iv: crypto.randomBytes(12), aad: Buffer.from("aad"), ivBits: 96, tagBits: 128 },
+      };
+      p.C_EncryptInit(session, mech, aes);
+      const ct = p.C_Encrypt(session, data, Buffer.alloc(data.length + 16));
+      assert(ct.length === data.length + 16, "GCM ciphertext length");
+      p.C_DecryptInit(session, mech, aes);
+      const pt = p.C_Decrypt(session, ct, Buffer.alloc(ct.length));
+      assertEq(pt, data, "GCM round trip");
+      // A flipped tag bit is refused.
+      ct[ct.length - 1] ^= 1;
+      p.C_DecryptInit(session, mech, aes);
+      expectCKR(() => p.C_Decrypt(session, ct, Buffer.alloc(ct.length)), "CKR_ENCRYPTED_DATA_INVALID");
+    });
+    run("pkcs11js: AES-CBC multi-part", () => {
+      const mech = { mechanism: pkcs11js.CKM_AES_CBC_PAD, parameter: crypto.randomBytes(16) };
+      p.C_EncryptInit(session, mech, aes);
+      const parts = [p.C_EncryptUpdate(session, data.subarray(0, 20), Buffer.alloc(64))];
+      parts.push(p.C_EncryptUpdate(session, data.subarray(20), Buffer.alloc(64)));
+      parts.push(p.C_EncryptFinal(session, Buffer.alloc(32)));
+      const ct = Buffer.concat(parts);
+      p.C_DecryptInit(session, mech, aes);
+      const pt = Buffer.concat([p.C_DecryptUpdate(session, ct, Buffer.alloc(ct.length)), p.C_DecryptFinal(session, Buffer.alloc(32))]);
+      assertEq(pt, data, "CBC multi-part round trip");
+    });
+    run("pkcs11js: digest SHA-256 (one-shot and multi-part)", () => {
+      const want = crypto.createHash("sha256").update(data).digest();
+      p.C_DigestInit(session, { mechanism: pkcs11js.CKM_SHA256 });
+      assertEq(p.C_Digest(session, data, Buffer.alloc(32)), want, "one-shot digest");
+      p.C_DigestInit(session, { mechanism: pkcs11js.CKM_SHA256 });
+      p.C_DigestUpdate(session, data.subarray(0, 7));
+      p.C_DigestUpdate(session, data.subarray(7));
+      assertEq(p.C_DigestFinal(session, Buffer.alloc(32)), want, "multi-part digest");
+    });
+    run("pkcs11js: random", () => {
+      p.C_SeedRandom(session, Buffer.from("seed"));
+      const a = p.C_GenerateRandom(session, Buffer.alloc(32));
+      const b = p.C_GenerateRandom(session, Buffer.alloc(32));
+      assert(a.length === 32 && !a.equals(b), "two random blocks differ");
+    });
+    run("pkcs11js: find objects", () => {
+      p.C_FindObjectsInit(session, [{ type: pkcs11js.CKA_LABEL, value: "node aes" }]);
+      const found = p.C_FindObjects(session, 10);
+      p.C_FindObjectsFinal(session);
+      assert(found.length === 1 && found[0].equals(aes), "the AES key, once");
+    });
+    run("pkcs11js: get/set attributes", () => {
+      p.C_SetAttributeValue(session, aes, [{ type: pkcs11js.CKA_LABEL, value: "node aes 2" }]);
+      const attrs = p.C_GetAttributeValue(session, aes, [{ type: pkcs11js.CKA_LABEL }, { type: pkcs11js.CKA_VALUE_LEN }]);
+      assert(attrs[0].value.toString() === "node aes 2", "label changed");
+      assert(attrs[1].value.length === 8 && attrs[1].value.readBigUInt64LE() === 32n, "CKA_VALUE_LEN 32 (a CK_ULONG)");
+    });
+    run("pkcs11js: error codes", () => {
+      expectCKR(() => p.C_GetAttributeValue(session, Buffer.from([0xee, 0xee, 0xee, 0, 0, 0, 0, 0]), [{ type: pkcs11js.CKA_LABEL }]), "CKR_OBJECT_HANDLE_INVALID");
+      expectCKR(() => p.C_GetAttributeValue(session, aes, [{ type: pkcs11js.CKA_VALUE }]), "CKR_ATTRIBUTE_SENSITIVE");
+      expectCKR(() => p.C_DigestInit(session, { mechanism: 0x7fff0000 }), "CKR_MECHANISM_INVALID");
+      expectCKR(() => p.C_Login(session, pkcs11js.CKU_USER, userPIN), "CKR_USER_ALREADY_LOGGED_IN");
+      expectCKR(() => p.C_GetSessionInfo(Buffer.from([0xee, 0xee, 0, 0, 0, 0, 0, 0])), "CKR_SESSION_HANDLE_INVALID");
+    });
+    run("pkcs11js: destroy object", () => {
+      p.C_DestroyObject(session, aes);
+      expectCKR(() => p.C_GetAttributeValue(session, aes, [{ type: pkcs11js.CKA_LABEL }]), "CKR_OBJECT_HANDLE_INVALID");
+    });
+    run("pkcs11js: wrong PIN", () => {
+      const s2 = p.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION);
+      p.C_Logout(session);
+      try {
+        expectCKR(() => p.C_Login(s2, pkcs11js.CKU_USER, userPIN + "0"), "CKR_PIN_INCORRECT");
+      } finally {
+        p.C_CloseSession(s2);
+        p.C_Login(session, pkcs11js.CKU_USER, userPIN);
+      }
+    });
+  } finally {
+    if (session) {
+      try { p.C_Logout(session); } catch (e) { /* already logged out */ }
+      p.C_CloseSession(session);
+    }
+    p.C_Finalize();
+  }
+}
+
+// ---------------------------------------------------------------- graphene
+function grapheneCases() {
+  const mod = graphene.Module.load(modulePath, "module");
+  mod.initialize();
+  let session;
+  try {
+    run("graphene: module info", () => {
+      assert(mod.cryptokiVersion.major >= 2, "cryptoki version");
+      assert(mod.libraryDescription.trim() !== "", "library description");
+    });
+    let slot;
+    run("graphene: slots and token", () => {
+      const slots = mod.getSlots(true);
+      for (let i = 0; i < slots.length; i++) {
+        if (slots.items(i).getToken().label.trim() === tokenLabel) slot = slots.items(i);
+      }
+      assert(slot, "token labelled " + tokenLabel);
+      assert(slot.getToken().flags & graphene.TokenFlag.TOKEN_INITIALIZED, "token initialised");
+      const mechs = slot.getMechanisms();
+      assert(mechs.length > 10, "mechanisms listed");
+    });
+    if (!slot) return;
+    run("graphene: session and login", () => {
+      session = slot.open(graphene.SessionFlag.SERIAL_SESSION | graphene.SessionFlag.RW_SESSION);
+      session.login(userPIN, graphene.UserType.USER);
+    });
+    if (!session) return;
+
+    let aes;
+    run("graphene: AES key generate", () => {
+      aes = session.generateKey(graphene.KeyGenMechanism.AES, {
+        class: graphene.ObjectClass.SECRET_KEY, keyType: graphene.KeyType.AES, token: false,
+        label: "graphene aes", valueLen: 16, encrypt: true, decrypt: true, wrap: true, unwrap: true, extractable: true,
+      });
+      assert(aes.getAttribute({ valueLen: null }).valueLen === 16, "valueLen 16");
+    });
+    run("graphene: AES-CBC encrypt/decrypt", () => {
+      const alg = { name: "AES_CBC_PAD", params: crypto.randomBytes(16) };
+      const c = session.createCipher(alg, aes);
+      const ct = Buffer.concat([c.update(data), c.final()]);
+      const d = session.createDecipher(alg, aes);
+      assertEq(Buffer.concat([d.update(ct), d.final()]), data, "CBC round trip");
+    });
+    run("graphene: AES-GCM encrypt/decrypt", () => {
+      const alg = { name: "AES_GCM", params: new graphene.AesGcmParams(crypto.randomBytes(12), Buffer.from("aad"), 128) };
+      const ct = session.createCipher(alg, aes).once(data, Buffer.alloc(data.length + 16));
+      const pt = session.createDecipher(alg, aes).once(ct, Buffer.alloc(ct.length));
+      assertEq(pt, data, "GCM round trip");
+    });
+
+    let hmac;
+    run("graphene: generic secret generate", () => {
+      hmac = session.generateKey(graphene.KeyGenMechanism.GENERIC_SECRET, {
+        class: graphene.ObjectClass.SECRET_KEY, keyType: graphene.KeyType.GENERIC_SECRET, token: false,
+        label: "graphene hmac", valueLen: 32, sign: true, verify: true, extractable: true, sensitive: false,
+      });
+    });
+    run("graphene: HMAC-SHA256 sign/verify", () => {
+      const mac = session.createSign("SHA256_HMAC", hmac).once(data);
+      const want = crypto.createHmac("sha256", hmac.getAttribute({ value: null }).value).update(data).digest();
+      assertEq(mac, want, "HMAC matches Node's");
+      assert(session.createVerify("SHA256_HMAC", hmac).once(data, mac), "HMAC verifies");
+      const bad = Buffer.from(mac); bad[0] ^= 1;
+      let ok;
+      try { ok = session.createVerify("SHA256_HMAC", hmac).once(data, bad); } catch (e) { ok = false; }
+      assert(!ok, "a wrong HMAC is refused");
+    });
+    run("graphene: wrap/unwrap AES-KW", () => {
+      const wrapped = session.wrapKey("AES_KEY_WRAP", aes, hmac);
+      assert(wrapped.length === 40, "RFC 3394 output of 40 bytes");
+      const back = session.unwrapKey("AES_KEY_WRAP", aes, wrapped, {
+        class: graphene.ObjectClass.SECRET_KEY, keyType: graphene.KeyType.GENERIC_SECRET, token: false,
+        sign: true, verify: true, extractable: true, sensitive: false,
+      });
+      assertEq(back.getAttribute({ value: null }).value, hmac.getAttribute({ value: null }).value, "unwrapped value");
+    });
+
+    let rsa;
+    run("graphene: RSA-2048 key pair", () => {
+      rsa = session.generateKeyPair(graphene.KeyGenMechanism.RSA,
+        { keyType: graphene.KeyType.RSA, token: false, modulusBits: 2048, publicExponent: Buffer.from([1, 0, 1]), verify: true, encrypt: true, wrap: true },
+        { keyType: graphene.KeyType.RSA, token: false, private: true, sensitive: true, sign: true, decrypt: true, unwrap: true });
+    });
+    let rsaPub;
+    run("graphene: RSA PKCS#1 v1.5 and PSS signatures checked by Node", () => {
+      const a = rsa.publicKey.getAttribute({ modulus: null, publicExponent: null });
+      rsaPub = crypto.createPublicKey({ format: "jwk", key: { kty: "RSA", n: b64url(a.modulus), e: b64url(a.publicExponent) } });
+      const sig = session.createSign("SHA256_RSA_PKCS", rsa.privateKey).once(data);
+      assert(crypto.verify("sha256", data, rsaPub, sig), "PKCS#1 v1.5 signature verifies in Node");
+      assert(session.createVerify("SHA256_RSA_PKCS", rsa.publicKey).once(data, sig), "and in the module");
+      const pss = { name: "SHA256_RSA_PKCS_PSS", params: new graphene.RsaPssParams(graphene.MechanismEnum.SHA256, graphene.RsaMgf.MGF1_SHA256, 32) };
+      const psig = session.createSign(pss, rsa.privateKey).once(data);
+      assert(crypto.verify("sha256", data, { key: rsaPub, padding: crypto.constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }, psig), "PSS signature verifies in Node");
+    });
+    run("graphene: RSA-OAEP encrypted by Node, decrypted by the module", () => {
+      const ct = crypto.publicEncrypt({ key: rsaPub, padding: crypto.constants.RSA_PKCS1_OAEP_PADDING, oaepHash: "sha1" }, data);
+      const alg = { name: "RSA_PKCS_OAEP", params: new graphene.RsaOaepParams() };
+      assertEq(session.createDecipher(alg, rsa.privateKey).once(ct, Buffer.alloc(256)), data, "OAEP plaintext");
+    });
+    run("graphene: wrap/unwrap RSA-OAEP", () => {
+      const alg = { name: "RSA_PKCS_OAEP", params: new graphene.RsaOaepParams() };
+      const wrapped = session.wrapKey(alg, rsa.publicKey, aes);
+      const back = session.unwrapKey(alg, rsa.privateKey, wrapped, {
+        class: graphene.ObjectClass.SECRET_KEY, keyType: graphene.KeyType.AES, token: false, encrypt: true, decrypt: true,
+      });
+      const iv = crypto.randomBytes(16);
+      const c = session.createCipher({ name: "AES_CBC_PAD", params: iv }, aes);
+      const ct = Buffer.concat([c.update(data), c.final()]);
+      const d = session.createDecipher({ name: "AES_CBC_PAD", params: iv }, back);
+      assertEq(Buffer.concat([d.update(ct), d.final()]), data, "the unwrapped key decrypts");
+    });
+
+    let ec;
+    run("graphene: EC P-256 key pair", () => {
+      ec = session.generateKeyPair(graphene.KeyGenMechanism.EC,
+        { keyType: graphene.KeyType.EC, token: false, paramsEC: P256, verify: true, derive: true },
+        { keyType: graphene.KeyType.EC, token: false, private: true, sign: true, derive: true });
+    });
+    run("graphene: ECDSA (hash by Node) checked by Node", () => {
+      const pub = ecPublicKeyFromPoint(ecPoint(ec.publicKey.getAttribute({ pointEC: null }).pointEC));
+      const hash = crypto.createHash("sha256").update(data).digest();
+      const sig = session.createSign("ECDSA", ec.privateKey).once(hash);
+      assert(sig.length === 64, "r||s of 64 bytes");
+      assert(crypto.verify("sha256", data, { key: pub, dsaEncoding: "ieee-p1363" }, sig), "ECDSA verifies in Node");
+      assert(session.createVerify("ECDSA", ec.publicKey).once(hash, sig), "and verifies in the module");
+    });
+    run("graphene: ECDSA_SHA256 checked by Node", () => {
+      const pub = ecPublicKeyFromPoint(ecPoint(ec.publicKey.getAttribute({ pointEC: null }).pointEC));
+      const sig = session.createSign("ECDSA_SHA256", ec.privateKey).once(data);
+      assert(sig.length === 64, "r||s of 64 bytes");
+      assert(crypto.verify("sha256", data, { key: pub, dsaEncoding: "ieee-p1363" }, sig), "ECDSA verifies in Node");
+      const nodeSig = crypto.sign("sha256", data, { key: crypto.generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey, dsaEncoding: "ieee-p1363" });
+      let ok;
+      try { ok = session.createVerify("ECDSA_SHA256", ec.publicKey).once(data, nodeSig); } catch (e) { ok = false; }
+      assert(!ok, "another key's signature is refused");
+      assert(session.createVerify("ECDSA_SHA256", ec.publicKey).once(data, sig), "and verifies in the module");
+    });
+    run("graphene: ECDH derive matches Node", () => {
+      const peer = crypto.createECDH("prime256v1");
+      peer.generateKeys();
+      const secret = session.deriveKey(
+        { name: "ECDH1_DERIVE", params: new graphene.EcdhParams(graphene.EcKdf.NULL, null, peer.getPublicKey()) },
+        ec.privateKey,
+        { class: graphene.ObjectClass.SECRET_KEY, keyType: graphene.KeyType.GENERIC_SECRET, token: false, valueLen: 32, extractable: true, sensitive: false });
+      const want = peer.computeSecret(ecPoint(ec.publicKey.getAttribute({ pointEC: null }).pointEC));
+      assertEq(secret.getAttribute({ value: null }).value, want, "shared secret");
+    });
+    run("graphene: digest", () => {
+      const want = crypto.createHash("sha512").update(data).digest();
+      assertEq(session.createDigest("SHA512").once(data), want, "SHA-512");
+    });
+    run("graphene: random", () => {
+      assert(session.generateRandom(48).length === 48, "48 bytes");
+    });
+    run("graphene: token object, find, attributes, destroy", () => {
+      const k = session.generateKey(graphene.KeyGenMechanism.AES, {
+        class: graphene.ObjectClass.SECRET_KEY, keyType: graphene.KeyType.AES, token: true, private: true,
+        label: "graphene token key", id: Buffer.from("0102", "hex"), valueLen: 32, encrypt: true, decrypt: true,
+      });
+      try {
+        const found = session.find({ class: graphene.ObjectClass.SECRET_KEY, label: "graphene token key" });
+        assert(found.length === 1, "found once");
+        const obj = found.items(0).toType();
+        assertEq(obj.id, Buffer.from("0102", "hex"), "CKA_ID");
+        obj.label = "renamed";
+        assert(obj.getAttribute({ label: null }).label === "renamed", "label set");
+        assert(session.find({ label: "graphene token key" }).length === 0, "old label gone");
+        assert(obj.getAttribute({ token: null }).token === true, "token object");
+        let sensitive;
+        try { obj.getAttribute({ value: null }); sensitive = false; } catch (e) { sensitive = /CKR_ATTRIBUTE_SENSITIVE/.test(e.message); }
+        assert(sensitive, "CKA_VALUE of a sensitive key is refused with CKR_ATTRIBUTE_SENSITIVE");
+      } finally {
+        k.destroy();
+      }
+      assert(session.find({ label: "renamed" }).length === 0, "destroyed");
+    });
+    run("graphene: error codes", () => {
+      let code;
+      try { session.createSign("SHA256_HMAC", aes).once(data); } catch (e) { code = e.code; }
+      assert(code === pkcs11js.CKR_KEY_TYPE_INCONSISTENT || code === pkcs11js.CKR_KEY_FUNCTION_NOT_PERMITTED,
+        "HMAC with an AES key without CKA_SIGN: CKR_KEY_TYPE_INCONSISTENT or CKR_KEY_FUNCTION_NOT_PERMITTED, got " + code);
+    });
+  } finally {
+    if (session) {
+      try { session.logout(); } catch (e) { /* not logged in */ }
+      session.close();
+    }
+    mod.finalize();
+  }
+}
+
+try {
+  pkcs11jsCases();
+  grapheneCases();
+} catch (e) {
+  console.error("suite: " + (e && e.stack ? e.stack : e));
+  process.exit(2);
+}
