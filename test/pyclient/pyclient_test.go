@@ -1,7 +1,9 @@
 // Package pyclient runs a PyKCS11 unittest suite (testdata/test_pykcs11.py,
 // Debian's python3-pykcs11 with python3-cryptography as the independent
 // check) against the module built by `make build` and against SoftHSMv2,
-// and requires ours to pass every test SoftHSMv2 passes.
+// and requires ours to pass every test SoftHSMv2 passes (in fact every test
+// but those in knownUnsupported, which is empty). A second process
+// (testdata/persist.py) then finds and uses the suite's token RSA key.
 package pyclient
 
 import (
@@ -148,6 +150,14 @@ func runSuite(t *testing.T, kind string) map[string]string {
 		t.Fatalf("pyclient: %s suite ran no tests\n%s", kind, out)
 	}
 	t.Logf("%s:\n%s", kind, out)
+
+	// A new process (the module loaded afresh) finds the suite's token key.
+	persist := exec.Command(python, filepath.Join(filepath.Dir(script), "persist.py"))
+	persist.Env = env
+	pout, err := persist.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(pout)) != "ok" {
+		t.Errorf("pyclient: %s: the token key did not survive the process: %v\n%s", kind, err, pout)
+	}
 	return res
 }
 
