@@ -12,13 +12,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 // TestCClient compiles test/cclient/client.c, runs it against the module
 // and checks its report; the public key and signatures it prints are then
 // verified here with crypto/rsa, independently of the token.
 func TestCClient(t *testing.T) {
-	needTool(t, "gcc")
+	e2e.NeedTool(t, "gcc")
 	env, dir := tokenEnv(t)
 	bin := filepath.Join(dir, "cclient")
 	src := filepath.Join(repoRoot, "test", "cclient", "client.c")

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 const (
@@ -28,8 +30,8 @@ type p11 struct {
 
 func newP11(t *testing.T) *p11 {
 	t.Helper()
-	needTool(t, "pkcs11-tool")
-	needTool(t, "openssl")
+	e2e.NeedTool(t, "pkcs11-tool")
+	e2e.NeedTool(t, "openssl")
 	env, dir := tokenEnv(t)
 	return &p11{t: t, env: env, dir: dir}
 }
@@ -37,7 +39,7 @@ func newP11(t *testing.T) *p11 {
 // run runs pkcs11-tool; a non-zero exit fails the test.
 func (p *p11) run(args ...string) string {
 	p.t.Helper()
-	return mustRun(p.t, p.env, "pkcs11-tool", append([]string{"--module", libPath}, args...)...)
+	return e2e.MustRun(p.t, p.env, "pkcs11-tool", append([]string{"--module", libPath}, args...)...)
 }
 
 // try runs pkcs11-tool and returns its output and error.
@@ -48,7 +50,7 @@ func (p *p11) try(args ...string) (string, error) {
 
 func (p *p11) openssl(args ...string) string {
 	p.t.Helper()
-	return mustRun(p.t, p.env, "openssl", args...)
+	return e2e.MustRun(p.t, p.env, "openssl", args...)
 }
 
 func (p *p11) path(name string) string { return filepath.Join(p.dir, name) }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 // entryPoints are the PKCS#11 2.40 and 3.0 functions: the library exports
@@ -34,7 +36,7 @@ C_VerifyMessage C_VerifyMessageBegin C_VerifyMessageNext C_MessageVerifyFinal
 // holds the PKCS#11 entry points and nothing else (no _cgo_*, no Go
 // exports, no runtime symbols).
 func TestExportedSymbols(t *testing.T) {
-	needTool(t, "nm")
+	e2e.NeedTool(t, "nm")
 	out, err := exec.Command("nm", "-D", "--defined-only", libPath).Output()
 	if err != nil {
 		t.Fatalf("nm -D: %v", err)
@@ -82,7 +84,7 @@ var testOnly = []string{"Cfunc_ts_", "modexp_fork_test_", "main.ts", "main.testH
 // TestNoTestSupport reads the full symbol table (static symbols too) and
 // checks that no test support was linked into the library.
 func TestNoTestSupport(t *testing.T) {
-	needTool(t, "nm")
+	e2e.NeedTool(t, "nm")
 	out, err := exec.Command("nm", libPath).Output()
 	if err != nil {
 		t.Fatalf("nm: %v", err)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 // TestVectorsThroughCABI compiles test/cclient/vectors.c and feeds it, on a
@@ -137,7 +139,7 @@ func TestVectorsThroughCABI(t *testing.T) {
 // returns the program's path.
 func (p *p11) cClient(name string) string {
 	p.t.Helper()
-	needTool(p.t, "gcc")
+	e2e.NeedTool(p.t, "gcc")
 	bin := p.path(name)
 	src := filepath.Join(repoRoot, "test", "cclient", name+".c")
 	if out, err := exec.Command("gcc", "-Wall", "-Wextra", "-Werror", "-O1",

@@ -39,6 +39,8 @@ import (
 
 	"github.com/ThalesGroup/crypto11"
 	"github.com/miekg/pkcs11"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 // crypto11Skips are the crypto11 tests not run, each with its reason.
@@ -122,8 +124,8 @@ func crypto11Tokens(t *testing.T) (env []string, module string) {
 	dir := t.TempDir()
 	conf := ""
 	for _, l := range []string{"token1", "token2"} {
-		conf += fmt.Sprintf("[[slot]]\nlabel = %q\ntoken_file = %q\nengine = \"soft\"\nkdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n\n",
-			l, filepath.Join(dir, l+".db"))
+		conf += fmt.Sprintf("[[slot]]\nlabel = %q\ntoken_file = %q\nengine = \"soft\"\n%s\n",
+			l, filepath.Join(dir, l+".db"), e2e.CheapKDF)
 	}
 	confPath := filepath.Join(dir, "modexp-token.toml")
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {

@@ -23,6 +23,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 // Fixed secrets of every test token. They protect throw-away tokens in
@@ -37,7 +39,6 @@ const (
 const (
 	softHSMLib     = "/usr/lib/softhsm/libsofthsm2.so"
 	p11KitClient   = "/usr/lib/x86_64-linux-gnu/pkcs11/p11-kit-client.so"
-	libp11Engine   = "/usr/lib/x86_64-linux-gnu/engines-3/pkcs11.so"
 	commandTimeout = 60 * time.Second
 )
 
@@ -62,39 +63,10 @@ func moduleKind(t *testing.T) string {
 	}
 }
 
-var (
-	rootOnce sync.Once
-	rootDir  string
-	rootErr  error
-)
-
-// repoRoot is the directory holding go.mod, found upwards from the test's
-// working directory.
+// repoRoot is the directory holding go.mod (e2e.Root).
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	rootOnce.Do(func() {
-		dir, err := os.Getwd()
-		if err != nil {
-			rootErr = err
-			return
-		}
-		for {
-			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-				rootDir = dir
-				return
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				rootErr = errors.New("no go.mod above the working directory")
-				return
-			}
-			dir = parent
-		}
-	})
-	if rootErr != nil {
-		t.Fatalf("clients: find repository root: %v", rootErr)
-	}
-	return rootDir
+	return e2e.Root()
 }
 
 // ourModule is the absolute path of the module built by `make build`, or
@@ -103,7 +75,7 @@ func ourModule(t *testing.T) string {
 	t.Helper()
 	p := os.Getenv("MODEXP_CLIENTS_LIB")
 	if p == "" {
-		p = filepath.Join(repoRoot(t), "build", "libmodexp-pkcs11.so")
+		p = e2e.Lib()
 	}
 	p, err := filepath.Abs(p)
 	if err != nil {
@@ -174,8 +146,7 @@ func newToken(t *testing.T) *testToken {
 	case kindModExp:
 		tk.module = ourModule(t)
 		// Fast PIN hashing: these tokens guard nothing.
-		conf := fmt.Sprintf("[[slot]]\nlabel = %q\ntoken_file = %q\nengine = \"soft\"\n"+
-			"kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n", tokenLabel, tk.path("token.db"))
+		conf := fmt.Sprintf("[[slot]]\nlabel = %q\ntoken_file = %q\nengine = \"soft\"\n%s", tokenLabel, tk.path("token.db"), e2e.CheapKDF)
 		tk.env = append(tk.env, "MODEXP_TOKEN_CONF="+tk.write("modexp-token.toml", conf))
 		if e := os.Getenv("MODEXP_TOKEN_ENGINE"); e != "" {
 			tk.env = append(tk.env, "MODEXP_TOKEN_ENGINE="+e)

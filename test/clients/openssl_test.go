@@ -12,26 +12,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 // opensslConf is the minimal configuration that loads libp11's engine
 // for our module; it is given (as OPENSSL_CONF) only to the commands that
 // use a key on the token. docs/USAGE.md prints the same file.
 func (tk *testToken) opensslConf() string {
-	conf := fmt.Sprintf(`openssl_conf = openssl_init
-
-[openssl_init]
-engines = engine_section
-
-[engine_section]
-pkcs11 = pkcs11_section
-
-[pkcs11_section]
-engine_id = pkcs11
-dynamic_path = %s
-MODULE_PATH = %s
-init = 0
-`, libp11Engine, tk.module)
+	conf := e2e.OpenSSLEngineConf(tk.module)
 	return tk.write("openssl.cnf", conf)
 }
 
@@ -85,7 +74,7 @@ func publicKeysEqual(a, b any) bool {
 // CertificateVerify the token signs.
 func TestOpenSSLEngine(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat(libp11Engine); err != nil {
+	if _, err := os.Stat(e2e.LibP11Engine); err != nil {
 		t.Fatalf("libp11 engine missing (Debian libengine-pkcs11-openssl): %v", err)
 	}
 	tk := newToken(t)

@@ -16,11 +16,12 @@ import (
 	"fmt"
 	"math/big"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 const (
@@ -28,29 +29,10 @@ const (
 	userPIN = "123456"
 )
 
-var (
-	repoRoot string
-	libPath  string // build/libmodexp-pkcs11.so, built by TestMain
-)
+var libPath = e2e.Lib() // build/libmodexp-pkcs11.so, built by TestMain
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	wd, err := os.Getwd()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	repoRoot = filepath.Dir(filepath.Dir(wd))
-	cmd := exec.Command("make", "-s", "-C", repoRoot, "lib")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "make lib: %v\n%s", err, out)
-		return 1
-	}
-	libPath = filepath.Join(repoRoot, "build", "libmodexp-pkcs11.so")
-	return m.Run()
+	os.Exit(e2e.Main(m))
 }
 
 // host runs pkcs11-tool and openssl against one private token.
@@ -62,49 +44,16 @@ type host struct {
 
 func newHost(t *testing.T) *host {
 	t.Helper()
-	for _, tool := range []string{"pkcs11-tool", "openssl"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed (run make deps)", tool)
-		}
-	}
-	dir := t.TempDir()
-	for _, d := range []string{"home", "data"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	conf := filepath.Join(dir, "modexp-token.toml")
-	body := fmt.Sprintf(`[[slot]]
-label = "ecdsa"
-token_file = %q
-engine = "soft"
-kdf_time = 1
-kdf_memory_kib = 64
-kdf_threads = 1
-kdf_insecure = true
-`, filepath.Join(dir, "token.db"))
-	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	h := &host{t: t, dir: dir, env: append(os.Environ(),
-		"MODEXP_TOKEN_CONF="+conf,
-		"MODEXP_TOKEN_ENGINE=",
-		"MODEXP_TOKEN_LOG="+filepath.Join(dir, "module.log"),
-		"HOME="+filepath.Join(dir, "home"),
-		"XDG_DATA_HOME="+filepath.Join(dir, "data"),
-	)}
+	e2e.NeedTool(t, "pkcs11-tool", "openssl")
+	k := e2e.NewToken(t, "ecdsa", "")
+	h := &host{t: t, dir: k.Dir, env: k.Env}
 	h.p11("--init-token", "--label", "ecdsa", "--so-pin", soPIN)
 	h.p11("--login", "--login-type", "so", "--so-pin", soPIN, "--init-pin", "--pin", userPIN)
 	return h
 }
 
 func (h *host) cmd(name string, args ...string) (string, error) {
-	c := exec.Command(name, args...)
-	c.Env = h.env
-	var out bytes.Buffer
-	c.Stdout, c.Stderr = &out, &out
-	err := c.Run()
-	return out.String(), err
+	return e2e.Run(h.env, e2e.DefaultTimeout, name, args...)
 }
 
 func (h *host) must(name string, args ...string) string {

@@ -17,6 +17,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine/rsa"
 
 	_ "github.com/modexp-token/modexp-token/engine/all"
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 // prepared returns the RSA-2048 test key prepared on eng (with exponent
@@ -65,7 +66,7 @@ func runOps(tb testing.TB, key *rsa.Key, n, workers int) time.Duration {
 //
 //	go test -run '^$' -bench RSA2048Sign -benchtime 200x ./test/engines/
 func BenchmarkRSA2048Sign(b *testing.B) {
-	sock := filepath.Join(sockDir(b), "d.sock")
+	sock := filepath.Join(e2e.SockDir(b), "d.sock")
 	startDaemon(b, sock, "--engine", "soft")
 	for _, spec := range []string{"soft", "device:unix:" + sock} {
 		name := "soft"
@@ -131,7 +132,7 @@ func TestDeviceOverhead(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("MODEXP_OVERHEAD_ROUNDS")); err == nil && v > 0 {
 		rounds = v
 	}
-	sock := filepath.Join(sockDir(t), "d.sock")
+	sock := filepath.Join(e2e.SockDir(t), "d.sock")
 	args := []string{"--engine", "soft"}
 	if p := os.Getenv("MODEXP_DAEMON_CPUPROFILE"); p != "" {
 		args = append(args, "--cpuprofile", p)
@@ -150,7 +151,7 @@ func TestDeviceOverhead(t *testing.T) {
 	ks, kd := prepared(t, soft), prepared(t, dev)
 	runOps(t, ks, 8, 2)
 	runOps(t, kd, 8, 2)
-	self, dpid := os.Getpid(), d.cmd.Process.Pid
+	self, dpid := os.Getpid(), d.Pid()
 	var wallS, wallD, cpuS, cpuD, cpuDC, cpuDD []time.Duration
 	per := func(d time.Duration) time.Duration { return d / perRound }
 	for range rounds {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -38,13 +39,13 @@ func TestDeviceBitflip(t *testing.T) {
 			if fallback == "fail" {
 				n = total / 5
 			}
-			sock := filepath.Join(sockDir(t), "d.sock")
+			sock := filepath.Join(e2e.SockDir(t), "d.sock")
 			d := startDaemon(t, sock, "--engine", "soft", "--fault", "bitflip:0.01")
 			md := openModule(t, deviceLine(sock, ""), fallback)
 			key := testKey(t, 1024)
 			sh := md.session()
 			h := md.importKey(sh, key, 1)
-			before := d.status()
+			before := d.Status()
 
 			const workers = 4
 			var (
@@ -80,12 +81,12 @@ func TestDeviceBitflip(t *testing.T) {
 			}
 			wg.Wait()
 			el := time.Since(start)
-			after := d.status()
+			after := d.Status()
 			st := md.status()
 			injected := after.FaultsInjected - before.FaultsInjected
 			t.Logf("fallback %s: %d signatures in %v (%.0f/s): released %d, invalid %d, refused %d; faults detected by the token %d, injected by modexpd %d (requests %d)",
 				fallback, n, el.Round(time.Millisecond), float64(n)/el.Seconds(), released.Load(), invalid.Load(), refused.Load(),
-				st.Faults, injected, after.modexps()-before.modexps())
+				st.Faults, injected, after.Modexps()-before.Modexps())
 			if e := firstErr.Load(); e != nil {
 				t.Fatalf("%d unexpected errors, first: %v", other.Load(), e)
 			}
@@ -126,7 +127,7 @@ func TestDeviceBitflip(t *testing.T) {
 func TestDeviceZeroAbove(t *testing.T) {
 	for _, fallback := range []string{"fail", "soft"} {
 		t.Run(fallback, func(t *testing.T) {
-			sock := filepath.Join(sockDir(t), "d.sock")
+			sock := filepath.Join(e2e.SockDir(t), "d.sock")
 			startDaemon(t, sock, "--engine", "soft", "--fault", "zero-above:512")
 			md := openModule(t, deviceLine(sock, ""), fallback)
 			if st := md.status(); st.SelfTest == "passed" {
@@ -175,7 +176,7 @@ func TestDeviceZeroAbove(t *testing.T) {
 func TestDeviceKillRestart(t *testing.T) {
 	for _, fallback := range []string{"fail", "soft"} {
 		t.Run(fallback, func(t *testing.T) {
-			sock := filepath.Join(sockDir(t), "d.sock")
+			sock := filepath.Join(e2e.SockDir(t), "d.sock")
 			d := startDaemon(t, sock, "--engine", "soft")
 			md := openModule(t, deviceLine(sock, ",timeout=2s"), fallback)
 			key := testKey(t, 2048)
@@ -218,17 +219,17 @@ func TestDeviceKillRestart(t *testing.T) {
 			}
 			time.Sleep(time.Second)
 			okBefore := ok.Load()
-			d.kill()
+			d.Kill()
 			killedAt := time.Now()
 			time.Sleep(3 * time.Second)
 			okDown, failedDown := ok.Load()-okBefore, failed.Load()
-			d.start()
+			d.Start()
 			restarted := time.Now()
-			reqBefore := d.status().modexps()
+			reqBefore := d.Status().Modexps()
 			// Recovery: the device takes requests again.
 			var recovered time.Duration
 			for time.Since(restarted) < 40*time.Second {
-				if d.status().modexps() > reqBefore+10 {
+				if d.Status().Modexps() > reqBefore+10 {
 					recovered = time.Since(restarted)
 					break
 				}
@@ -276,7 +277,7 @@ func TestDeviceKillRestart(t *testing.T) {
 // single refused signature (fallback "fail"); restarted, it takes requests
 // again.
 func TestDevicePool(t *testing.T) {
-	dir := sockDir(t)
+	dir := e2e.SockDir(t)
 	sa, sb := filepath.Join(dir, "a.sock"), filepath.Join(dir, "b.sock")
 	a := startDaemon(t, sa, "--engine", "soft")
 	b := startDaemon(t, sb, "--engine", "soft")
@@ -305,24 +306,24 @@ func TestDevicePool(t *testing.T) {
 			t.Fatalf("%d signatures failed", bad.Load())
 		}
 	}
-	a0, b0 := a.status().modexps(), b.status().modexps()
+	a0, b0 := a.Status().Modexps(), b.Status().Modexps()
 	signN(100)
-	a1, b1 := a.status().modexps(), b.status().modexps()
+	a1, b1 := a.Status().Modexps(), b.Status().Modexps()
 	t.Logf("100 signatures: device a %d requests, device b %d", a1-a0, b1-b0)
 	if a1-a0 < 40 || b1-b0 < 40 {
 		t.Fatalf("load not spread: a %d, b %d requests for 200 halves", a1-a0, b1-b0)
 	}
-	a.kill()
+	a.Kill()
 	signN(100)
-	b2 := b.status().modexps()
+	b2 := b.Status().Modexps()
 	t.Logf("a killed, 100 signatures: device b %d requests", b2-b1)
 	if b2-b1 < 200 {
 		t.Fatalf("device b took %d requests for 200 halves", b2-b1)
 	}
-	a.start()
+	a.Start()
 	time.Sleep(1500 * time.Millisecond) // past a's cool-down
 	signN(100)
-	a3 := a.status().modexps()
+	a3 := a.Status().Modexps()
 	st := md.status()
 	t.Logf("a restarted, 100 signatures: device a %d requests; %+v", a3, st)
 	if a3 == 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/dh"
 	"github.com/modexp-token/modexp-token/engine/dsa"
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 	"github.com/modexp-token/modexp-token/token"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
@@ -63,11 +64,11 @@ func TestDeviceDSADH(t *testing.T) {
 	}
 	for _, fallback := range []string{"soft", "fail"} {
 		t.Run(fallback, func(t *testing.T) {
-			sock := filepath.Join(sockDir(t), "d.sock")
+			sock := filepath.Join(e2e.SockDir(t), "d.sock")
 			d := startDaemon(t, sock, "--engine", "soft", "--fault", "bitflip:0.05")
 			md := openModule(t, deviceLine(sock, ""), fallback)
 			sh := md.session()
-			before := d.status()
+			before := d.Status()
 
 			// DSA: a key pair made on the token (g^x on the device too:
 			// retried until the device gets it right with "fail").
@@ -134,11 +135,11 @@ func TestDeviceDSADH(t *testing.T) {
 					t.Fatalf("agreement %d: %v", i, err)
 				}
 			}
-			after := d.status()
+			after := d.Status()
 			st := md.status()
 			injected := after.FaultsInjected - before.FaultsInjected
 			t.Logf("fallback %s: DSA released %d refused %d; DH released %d refused %d; faults detected %d, injected %d (requests %d)",
-				fallback, released, refused, dhReleased, dhRefused, st.Faults, injected, after.modexps()-before.modexps())
+				fallback, released, refused, dhReleased, dhRefused, st.Faults, injected, after.Modexps()-before.Modexps())
 			if injected == 0 || st.Faults == 0 {
 				t.Fatalf("no fault injected (%d) or detected (%d): the test proves nothing", injected, st.Faults)
 			}

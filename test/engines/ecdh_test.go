@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 	"github.com/modexp-token/modexp-token/token"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
@@ -23,11 +24,11 @@ func TestDeviceECDH(t *testing.T) {
 	}
 	for _, fallback := range []string{"soft", "fail"} {
 		t.Run(fallback, func(t *testing.T) {
-			sock := filepath.Join(sockDir(t), "d.sock")
+			sock := filepath.Join(e2e.SockDir(t), "d.sock")
 			d := startDaemon(t, sock, "--engine", "soft", "--fault", "bitflip:0.2")
 			md := openModule(t, deviceLine(sock, ""), fallback)
 			sh := md.session()
-			before := d.status()
+			before := d.Status()
 			mine, err := ecdh.P256().GenerateKey(rand.Reader)
 			md.must(err)
 			priv, err := md.m.CreateObject(sh, []token.Attribute{
@@ -59,7 +60,7 @@ func TestDeviceECDH(t *testing.T) {
 					t.Fatalf("derivation %d: %v", i, err)
 				}
 			}
-			after := d.status()
+			after := d.Status()
 			st := md.status()
 			injected := after.FaultsInjected - before.FaultsInjected
 			t.Logf("fallback %s: ECDH released %d refused %d; faults detected %d, injected %d", fallback, released, refused, st.Faults, injected)

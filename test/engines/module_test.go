@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/internal/testkeys"
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 	"github.com/modexp-token/modexp-token/token"
 	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/config"
@@ -31,11 +32,7 @@ label = "engines test"
 token_file = %q
 %s
 fallback = %q
-kdf_time = 1
-kdf_memory_kib = 64
-kdf_threads = 1
-kdf_insecure = true
-`, filepath.Join(dir, "module.log"), filepath.Join(dir, "token.db"), engineLines, fallback)
+%s`, filepath.Join(dir, "module.log"), filepath.Join(dir, "token.db"), engineLines, fallback, e2e.CheapKDF)
 }
 
 // mod is a token.Module in this process with one initialised token and a

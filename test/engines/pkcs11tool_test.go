@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 // tool is pkcs11-tool on the built module with one token whose slot
@@ -25,22 +27,9 @@ type tool struct {
 
 func newTool(t *testing.T) *tool {
 	t.Helper()
-	needTool(t, "pkcs11-tool")
-	dir := t.TempDir()
-	for _, d := range []string{"home", "data"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tl := &tool{t: t, dir: dir, conf: filepath.Join(dir, "modexp-token.toml")}
-	tl.env = append(os.Environ(),
-		"MODEXP_TOKEN_CONF="+tl.conf,
-		"MODEXP_TOKEN_ENGINE=",
-		"MODEXP_TOKEN_LOG="+filepath.Join(dir, "module.log"),
-		"MODEXP_TOKEN_LOG_LEVEL=debug",
-		"HOME="+filepath.Join(dir, "home"),
-		"XDG_DATA_HOME="+filepath.Join(dir, "data"),
-	)
+	e2e.NeedTool(t, "pkcs11-tool")
+	tk := e2e.NewToken(t, "engines", "")
+	tl := &tool{t: t, dir: tk.Dir, conf: tk.Conf, env: tk.With("MODEXP_TOKEN_LOG_LEVEL=debug")}
 	tl.engine(`engine = "soft"`, "fail")
 	tl.run("--init-token", "--label", "engines", "--so-pin", soPIN)
 	tl.run("--login", "--login-type", "so", "--so-pin", soPIN, "--init-pin", "--pin", userPIN)
@@ -222,10 +211,10 @@ func TestPkcs11ToolDevice(t *testing.T) {
 	tl := newTool(t)
 	tl.run("--login", "--pin", userPIN, "--keypairgen", "--key-type", "rsa:2048", "--id", "01", "--label", "dev")
 	pub := tl.pub("01").(*rsa.PublicKey)
-	sock := filepath.Join(sockDir(t), "d.sock")
+	sock := filepath.Join(e2e.SockDir(t), "d.sock")
 	d := startDaemon(t, sock, "--engine", "soft")
 	tl.engine(deviceLine(sock, ""), "fail")
-	before := d.status().modexps()
+	before := d.Status().Modexps()
 	msg := []byte("through modexpd")
 	sig, out, err := tl.sign("01", "SHA256-RSA-PKCS", msg)
 	if err != nil {
@@ -235,11 +224,11 @@ func TestPkcs11ToolDevice(t *testing.T) {
 		t.Fatalf("signature invalid: %v", err)
 	}
 	// Self-test, KAT and the signature: at least the two CRT halves of each.
-	if n := d.status().modexps() - before; n < 4 {
+	if n := d.Status().Modexps() - before; n < 4 {
 		t.Fatalf("the daemon saw %d MODEXP requests", n)
 	}
 	// The daemon stopped: the token refuses instead of hanging.
-	d.stop()
+	d.Stop()
 	_, out, err = tl.sign("01", "SHA256-RSA-PKCS", msg)
 	if err == nil {
 		t.Fatalf("signed with the daemon stopped:\n%s", out)

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 // TestForkedChildIsTheSameToken is issue 17's sixth point: in a forked
@@ -32,7 +34,7 @@ func TestForkedChildIsTheSameToken(t *testing.T) {
 	if tk.ecErr != "" {
 		t.Fatal(tk.ecErr)
 	}
-	needTool(t, "gcc")
+	e2e.NeedTool(t, "gcc")
 	bin := filepath.Join(tk.dir, "forkmech")
 	src := filepath.Join(repoRoot, "test", "fork", "csrc", "forkmech.c")
 	if out, err := exec.Command("gcc", "-Wall", "-Wextra", "-Werror", "-O1", "-o", bin, src, "-ldl").CombinedOutput(); err != nil {

@@ -7,42 +7,24 @@
 package fork
 
 import (
-	"bytes"
-	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
-// Paths filled by TestMain.
+// Paths of the module and what TestMain built.
 var (
-	repoRoot string // the module root
-	libPath  string // build/libmodexp-pkcs11.so, freshly built
+	repoRoot = e2e.Root() // the module root
+	libPath  = e2e.Lib()  // build/libmodexp-pkcs11.so, freshly built
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	wd, err := os.Getwd()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	repoRoot = filepath.Dir(filepath.Dir(wd))
-	cmd := exec.Command("make", "-s", "-C", repoRoot, "lib")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "make lib: %v\n%s", err, out)
-		return 1
-	}
-	libPath = filepath.Join(repoRoot, "build", "libmodexp-pkcs11.so")
-	return m.Run()
+	os.Exit(e2e.Main(m))
 }
 
 // The token's PINs and key labels.
@@ -66,33 +48,9 @@ type token struct {
 // CKM_EC_KEY_PAIR_GEN, a P-256 key "ec" (id 02).
 func newToken(t *testing.T) *token {
 	t.Helper()
-	needTool(t, "pkcs11-tool")
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "modexp-token.toml")
-	body := fmt.Sprintf(`[[slot]]
-label = "t"
-token_file = %q
-engine = "soft"
-kdf_time = 1
-kdf_memory_kib = 64
-kdf_threads = 1
-kdf_insecure = true
-`, filepath.Join(dir, "token.db"))
-	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{"home", "data"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tk := &token{t: t, dir: dir}
-	tk.env = append(os.Environ(),
-		"MODEXP_TOKEN_CONF="+conf,
-		"MODEXP_TOKEN_LOG="+filepath.Join(dir, "module.log"),
-		"HOME="+filepath.Join(dir, "home"),
-		"XDG_DATA_HOME="+filepath.Join(dir, "data"),
-	)
+	e2e.NeedTool(t, "pkcs11-tool")
+	k := e2e.NewToken(t, "t", "")
+	tk := &token{t: t, dir: k.Dir, env: k.Env}
 	tk.p11(nil, "--init-token", "--label", "t", "--so-pin", soPIN)
 	tk.p11(nil, "--login", "--login-type", "so", "--so-pin", soPIN, "--init-pin", "--pin", userPIN)
 	tk.p11(nil, "--login", "--pin", userPIN, "--keypairgen", "--key-type", "rsa:2048", "--id", "01", "--label", "rsa")
@@ -119,38 +77,16 @@ func (tk *token) p11(extraEnv []string, args ...string) string {
 // run runs a command in the token's environment (plus extraEnv) in its own
 // process group, killed as a group at the deadline; returns stdout+stderr.
 func (tk *token) run(extraEnv []string, timeout time.Duration, name string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = append(append([]string{}, tk.env...), extraEnv...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		return out.String(), fmt.Errorf("%s timed out after %v (a hang): %w", name, timeout, ctx.Err())
-	}
-	return out.String(), err
+	return e2e.Run(append(append([]string{}, tk.env...), extraEnv...), timeout, name, args...)
 }
 
 // path is a file in the token's directory.
 func (tk *token) path(name string) string { return filepath.Join(tk.dir, name) }
 
-// needTool skips the test when a host program is missing (make deps installs
-// them).
-func needTool(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s not installed (run make deps)", name)
-	}
-}
-
 // buildForksign compiles forksign.c into dir.
 func buildForksign(t *testing.T, dir string) string {
 	t.Helper()
-	needTool(t, "gcc")
+	e2e.NeedTool(t, "gcc")
 	bin := filepath.Join(dir, "forksign")
 	src := filepath.Join(repoRoot, "test", "fork", "csrc", "forksign.c")
 	if out, err := exec.Command("gcc", "-Wall", "-Wextra", "-Werror", "-O1", "-o", bin, src,

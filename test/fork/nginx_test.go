@@ -15,10 +15,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// libp11Engine is libp11's OpenSSL engine (Debian libengine-pkcs11-openssl).
-const libp11Engine = "/usr/lib/x86_64-linux-gnu/engines-3/pkcs11.so"
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
+)
 
 // handshakesPerKey is the number of sequential full TLS handshakes per key.
 const handshakesPerKey = 200
@@ -38,9 +37,9 @@ type tlsKey struct {
 // foreground (daemon off) and the daemonised master (a forked child itself,
 // whose workers are grandchildren) are tested.
 func TestNginx(t *testing.T) {
-	needTool(t, "nginx")
-	needTool(t, "openssl")
-	if _, err := os.Stat(libp11Engine); err != nil {
+	e2e.NeedTool(t, "nginx")
+	e2e.NeedTool(t, "openssl")
+	if _, err := os.Stat(e2e.LibP11Engine); err != nil {
 		t.Fatalf("libp11 engine missing (Debian libengine-pkcs11-openssl): %v", err)
 	}
 	for _, daemon := range []bool{false, true} {
@@ -55,20 +54,7 @@ func TestNginx(t *testing.T) {
 func testNginx(t *testing.T, daemon bool) {
 	tk := newToken(t)
 	conf := tk.path("openssl.cnf")
-	writeFile(t, conf, fmt.Sprintf(`openssl_conf = openssl_init
-
-[openssl_init]
-engines = engine_section
-
-[engine_section]
-pkcs11 = pkcs11_section
-
-[pkcs11_section]
-engine_id = pkcs11
-dynamic_path = %s
-MODULE_PATH = %s
-init = 0
-`, libp11Engine, libPath))
+	writeFile(t, conf, e2e.OpenSSLEngineConf(libPath))
 	engineEnv := []string{"OPENSSL_CONF=" + conf}
 
 	keys := []*tlsKey{{label: "rsa"}}

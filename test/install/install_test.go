@@ -16,25 +16,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 // repoRoot is the directory holding go.mod.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
+	return e2e.Root()
 }
 
 // run runs a command and returns its combined output, failing the test on
@@ -151,7 +140,7 @@ func TestDebianPackage(t *testing.T) {
 
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "modexp-token.toml")
-	body := "[[slot]]\nlabel = \"deb\"\ntoken_file = \"token.db\"\nkdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n"
+	body := "[[slot]]\nlabel = \"deb\"\ntoken_file = \"token.db\"\n" + e2e.CheapKDF
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}

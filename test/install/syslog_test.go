@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 // nsScript gives the command a /dev of its own whose log is $1/log.
@@ -89,7 +91,7 @@ func TestModuleErrorsReachSyslog(t *testing.T) {
 	if _, err := exec.LookPath("pkcs11-tool"); err != nil {
 		t.Fatal("pkcs11-tool not installed (make deps)")
 	}
-	lib := filepath.Join(repoRoot(t), "build", "libmodexp-pkcs11.so")
+	lib := e2e.Lib()
 	if _, err := os.Stat(lib); err != nil {
 		t.Fatalf("module not built (make build): %v", err)
 	}
@@ -104,7 +106,7 @@ func TestModuleErrorsReachSyslog(t *testing.T) {
 	}
 	write("afile", "not a directory")
 	write("damaged.db", strings.Repeat("not a token file\n", 300))
-	fast := "kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n"
+	fast := e2e.CheapKDF
 	cases := []struct {
 		name  string
 		conf  string // file body, "" = none

@@ -30,6 +30,7 @@ import (
 
 	_ "github.com/modexp-token/modexp-token/engine/all" // the engines a slot may name
 	"github.com/modexp-token/modexp-token/keystore"
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 	"github.com/modexp-token/modexp-token/token"
 	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/config"
@@ -79,7 +80,7 @@ func ourToken(t testing.TB, dir string, n int, pub *rsa.PublicKey, cheapKDF bool
 	t.Helper()
 	body := fmt.Sprintf("[[slot]]\nlabel = \"large\"\ntoken_file = %q\nengine = \"soft\"\n", filepath.Join(dir, "token.db"))
 	if cheapKDF {
-		body += "kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n"
+		body += e2e.CheapKDF
 	}
 	cfg, err := config.Parse([]byte(body), dir)
 	if err != nil {

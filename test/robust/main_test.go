@@ -23,6 +23,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,12 +43,8 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	wd, err := os.Getwd()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	repoRoot = filepath.Dir(filepath.Dir(wd))
+	repoRoot = e2e.Root()
+	var err error
 	binDir, err = os.MkdirTemp("", "modexp-robust-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -62,31 +59,19 @@ func run(m *testing.M) int {
 		{"go", "build", "-o", cliPath, "./cmd/modexp-token"},
 		{"go", "build", "-o", helperBin, "./test/robust/robusthelper"},
 	} {
-		if err := build(b...); err != nil {
+		if err := e2e.Build(b...); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}
 	// The module: a private copy, so that a parallel `go test ./...` does
 	// not race with test/ over build/libmodexp-pkcs11.so.
-	libErr = build("go", "build", "-buildmode=c-shared",
-		"-ldflags=-extldflags=-Wl,--version-script="+filepath.Join(repoRoot, "cgo", "exports.map"),
-		"-o", libPath, "./cgo")
+	libErr = e2e.BuildLibAt(libPath)
 	if libErr == nil {
-		libErr = build("gcc", "-Wall", "-Wextra", "-Werror", "-O1", "-o", signerBin,
+		libErr = e2e.Build("gcc", "-Wall", "-Wextra", "-Werror", "-O1", "-o", signerBin,
 			filepath.Join(repoRoot, "test", "robust", "csigner", "signer.c"), "-ldl")
 	}
 	return m.Run()
-}
-
-func build(args ...string) error {
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return nil
 }
 
 // needLib fails the test when the module or the C signer did not build.
@@ -114,24 +99,10 @@ type tok struct {
 // with cheap Argon2id parameters and extra slot settings.
 func newTok(t *testing.T, extra string) *tok {
 	t.Helper()
-	dir := t.TempDir()
-	k := &tok{dir: dir, conf: filepath.Join(dir, "modexp.toml"), file: filepath.Join(dir, "token.db"),
-		log: filepath.Join(dir, "module.log")}
-	body := fmt.Sprintf("[[slot]]\nlabel = \"robust\"\ntoken_file = %q\nengine = \"soft\"\n"+
-		"kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n%s", k.file, extra)
-	if err := os.WriteFile(k.conf, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	home := filepath.Join(dir, "home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	k.env = append(os.Environ(),
-		"MODEXP_TOKEN_CONF="+k.conf, "MODEXP_TOKEN_LOG="+k.log, "MODEXP_TOKEN_ENGINE=",
-		"HOME="+home, "XDG_DATA_HOME="+filepath.Join(dir, "data"),
+	tk := e2e.NewToken(t, "robust", extra)
+	return &tok{dir: tk.Dir, conf: tk.Conf, file: tk.File, log: tk.Log, env: tk.With(
 		"MODEXP_TOKEN_SO_PIN="+soPIN, "MODEXP_TOKEN_PIN="+userPIN,
-		"ROBUST_SO_PIN="+soPIN, "ROBUST_USER_PIN="+userPIN, "ROBUST_NEW_PIN="+newPIN)
-	return k
+		"ROBUST_SO_PIN="+soPIN, "ROBUST_USER_PIN="+userPIN, "ROBUST_NEW_PIN="+newPIN)}
 }
 
 // with returns k's environment with more variables.

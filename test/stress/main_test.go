@@ -30,11 +30,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 // Filled by TestMain.
 var (
-	repoRoot  string
 	libPath   string
 	badargs   string // compiled csrc/badargs.c
 	stressBin string // compiled csrc/stress.c
@@ -46,12 +47,6 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	wd, err := os.Getwd()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	repoRoot = filepath.Dir(filepath.Dir(wd))
 	dir, err := os.MkdirTemp("", "modexp-stress-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -68,30 +63,18 @@ func buildAll(dir string) error {
 	libPath = os.Getenv("STRESS_LIB")
 	if libPath == "" {
 		libPath = filepath.Join(dir, "libmodexp-pkcs11.so")
-		if err := build("go", "build", "-buildmode=c-shared",
-			"-ldflags=-extldflags=-Wl,--version-script="+filepath.Join(repoRoot, "cgo", "exports.map"),
-			"-o", libPath, "./cgo"); err != nil {
-			return err
+		if err := e2e.BuildLibAt(libPath); err != nil {
+			return fmt.Errorf("stress: %w", err)
 		}
 	}
 	badargs = filepath.Join(dir, "badargs")
 	stressBin = filepath.Join(dir, "stress")
 	for _, p := range [][2]string{{badargs, "badargs.c"}, {stressBin, "stress.c"}} {
-		if err := build("gcc", "-O2", "-pthread", "-Wall", "-Wextra", "-Werror",
-			"-I", filepath.Join(repoRoot, "cgo"), "-o", p[0],
-			filepath.Join(repoRoot, "test", "stress", "csrc", p[1]), "-ldl"); err != nil {
-			return err
+		if err := e2e.Build("gcc", "-O2", "-pthread", "-Wall", "-Wextra", "-Werror",
+			"-I", filepath.Join(e2e.Root(), "cgo"), "-o", p[0],
+			filepath.Join(e2e.Root(), "test", "stress", "csrc", p[1]), "-ldl"); err != nil {
+			return fmt.Errorf("stress: %w", err)
 		}
-	}
-	return nil
-}
-
-func build(args ...string) error {
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("stress: %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
 	return nil
 }
@@ -120,23 +103,8 @@ type token struct {
 // with cheap Argon2id, and the environment pointing there.
 func newToken(t *testing.T) *token {
 	t.Helper()
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "modexp.toml")
-	body := fmt.Sprintf("[[slot]]\nlabel = \"stress\"\ntoken_file = %q\nengine = \"soft\"\n"+
-		"kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n", filepath.Join(dir, "token.db"))
-	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{"home", "data"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	k := &token{dir: dir, log: filepath.Join(dir, "module.log")}
-	k.env = append(os.Environ(),
-		"MODEXP_TOKEN_CONF="+conf, "MODEXP_TOKEN_LOG="+k.log, "MODEXP_TOKEN_ENGINE=",
-		"HOME="+filepath.Join(dir, "home"), "XDG_DATA_HOME="+filepath.Join(dir, "data"))
-	return k
+	tk := e2e.NewToken(t, "stress", "")
+	return &token{dir: tk.Dir, log: tk.Log, env: tk.Env}
 }
 
 // runC runs a C program with the token's environment under a deadline and
