@@ -11,6 +11,8 @@
 #          worker: the key paths hold a variable, so each worker loads the
 #                  module and looks the key up on every handshake;
 #   key    RSA-2048, P-256;  TLS 1.3 and TLS 1.2.
+# A third server keeps its key in a PEM file (no engine, no token): the
+# baseline, the CPU a handshake costs nginx and OpenSSL alone.
 # Per cell: handshakes/s, p50/p99 latency and the server's CPU per handshake
 # split by process (nginx master, nginx workers, helpers = p11-kit-remote),
 # from /proc/<pid>/stat of the server's process group before and after.
@@ -33,12 +35,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 OURS=${OURS:-$root/build/libmodexp-pkcs11.so}
-if [[ -z "${SOFTHSM:-}" ]]; then
-	for c in /usr/lib/softhsm/libsofthsm2.so /usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so \
-		/usr/lib/aarch64-linux-gnu/softhsm/libsofthsm2.so /usr/local/lib/softhsm/libsofthsm2.so; do
-		if [[ -f $c ]]; then SOFTHSM=$c; break; fi
-	done
-fi
+# shellcheck source=softhsm.sh
+. "$here/softhsm.sh"
 ENGINE_SO=
 for c in /usr/lib/x86_64-linux-gnu/engines-3/pkcs11.so /usr/lib/aarch64-linux-gnu/engines-3/pkcs11.so; do
 	if [[ -f $c ]]; then ENGINE_SO=$c; break; fi
@@ -87,7 +85,6 @@ trap 'exit 130' INT TERM
 mkdir -p "$tmp/lib" "$tmp/ours/data" "$tmp/ours/home" "$tmp/softhsm/tokens"
 cp "$OURS" "$tmp/lib/libmodexp-pkcs11.so"
 declare -A module=([ours]=$tmp/lib/libmodexp-pkcs11.so [softhsm]=$SOFTHSM)
-declare -A modname=([ours]=ModExp [softhsm]=SoftHSMv2)
 
 # Ours: the default configuration (one slot, token file under
 # $XDG_DATA_HOME/modexp-token/); SoftHSMv2: its own configuration.
@@ -134,12 +131,22 @@ EOF
 			{ cat "$tmp/setup.log" >&2; die "openssl req ($m, $k) failed"; }
 	done
 done
+# The baseline's keys, in files.
+for k in rsa ec; do
+	alg=(-newkey rsa:2048)
+	if [[ $k == ec ]]; then alg=(-newkey ec -pkeyopt ec_paramgen_curve:P-256); fi
+	openssl req -new -x509 "${alg[@]}" -nodes -keyout "$tmp/file-$k.key" -subj /CN=localhost \
+		-addext subjectAltName=DNS:localhost -days 2 -sha256 -out "$tmp/file-$k.crt" >>"$tmp/setup.log" 2>&1 ||
+		{ cat "$tmp/setup.log" >&2; die "openssl req (file, $k) failed"; }
+done
 
-# free_port prints a loopback port nothing listens on.
+# free_port prints a loopback port nothing listens on, below the ephemeral
+# range (the client's thousands of closed connections hold ports there).
 free_port() {
-	local p
+	local p lo
+	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range || lo=32768
 	while :; do
-		p=$((20000 + RANDOM % 30000))
+		p=$((10000 + RANDOM % (lo > 12000 ? lo - 10000 : 2000)))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
 	done
 }
@@ -147,9 +154,11 @@ free_port() {
 # start_nginx MODULE KEY MODE: starts nginx in its own session (so its
 # workers and their helpers share one process group) and sets $pid and $port.
 start_nginx() {
-	local m=$1 k=$2 mode=$3 prefix=$tmp/nginx-$1-$2-$3 v="" try
+	local m=$1 k=$2 mode=$3 prefix=$tmp/nginx-$1-$2-$3 v="" try engine="ssl_engine pkcs11;" cnf=$tmp/$1.cnf
 	mkdir -p "$prefix/logs"
 	if [[ $mode == worker ]]; then v='$bench_v'; fi
+	local keyref="engine:pkcs11:pkcs11:token=t;object=$k;type=private;pin-value=$PIN$v"
+	if [[ $m == file ]]; then keyref=$tmp/file-$k.key$v engine="" cnf=/dev/null; fi
 	for try in 1 2 3; do
 		port=$(free_port)
 		: >"$prefix/logs/error.log" # a failed try's bind error is not the run's
@@ -165,7 +174,7 @@ env HOME;
 env MODEXP_TOKEN_LOG;
 pid $prefix/nginx.pid;
 error_log $prefix/logs/error.log notice;
-ssl_engine pkcs11;
+$engine
 events { worker_connections 256; }
 http {
     access_log off;
@@ -176,12 +185,12 @@ http {
         ssl_session_cache off;
         ssl_session_tickets off;
         ssl_certificate $tmp/$m-$k.crt$v;
-        ssl_certificate_key "engine:pkcs11:pkcs11:token=t;object=$k;type=private;pin-value=$PIN$v";
+        ssl_certificate_key "$keyref";
         location / { return 200 "ok\n"; }
     }
 }
 EOF
-		OPENSSL_CONF=$tmp/$m.cnf setsid nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" \
+		OPENSSL_CONF=$cnf setsid nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" \
 			>"$prefix/stdout" 2>&1 </dev/null &
 		pid=$!
 		groups+=("$pid")
@@ -236,14 +245,14 @@ IFS=, read -ra key_list <<<"$KEYS"
 IFS=, read -ra tls_list <<<"$TLSV"
 for mode in "${mode_list[@]}"; do
 	for k in "${key_list[@]}"; do
-		for m in ours softhsm; do
+		for m in ours softhsm file; do
 			start_nginx "$m" "$k" "$mode"
 			pids[$m]=$pid ports[$m]=$port
 			# Warm up: every worker serves (helpers started, keys looked up).
 			load "$m" "$k" 1.3 0.5 >/dev/null || { status=1; echo "nginx.sh: warm-up failed ($m, $k, $mode)" >&2; }
 		done
 		if [[ "${BENCH_SMOKE:-0}" == 1 ]]; then
-			for m in ours softhsm; do
+			for m in ours softhsm file; do
 				for v in "${tls_list[@]}"; do
 					load "$m" "$k" "$v" 0.3 >/dev/null || { status=1; echo "nginx.sh: smoke run failed ($m, $k, $mode, TLS $v)" >&2; }
 				done
@@ -258,8 +267,8 @@ for mode in "${mode_list[@]}"; do
 		else
 			for v in "${tls_list[@]}"; do
 				for ((r = 1; r <= ROUNDS; r++)); do
-					order="ours softhsm"
-					if ((r % 2 == 0)); then order="softhsm ours"; fi
+					order="ours softhsm file"
+					if ((r % 2 == 0)); then order="file softhsm ours"; fi
 					for m in $order; do
 						if line=$(load "$m" "$k" "$v" "$SECONDS_PER_RUN"); then
 							printf '%s\t%s\t%s\t%s\t%d\t%s\n' "$mode" "$k" "$v" "$m" "$r" "$line" >>"$OUT/nginx.tsv"
@@ -272,7 +281,7 @@ for mode in "${mode_list[@]}"; do
 				done
 			done
 		fi
-		for m in ours softhsm; do
+		for m in ours softhsm file; do
 			stop_nginx "${pids[$m]}"
 			prefix=$tmp/nginx-$m-$k-$mode
 			if grep -E '\[(alert|emerg|crit)\]|exited on signal' "$prefix/logs/error.log" >&2; then
@@ -291,7 +300,7 @@ fi
 # The table: per cell the mean over the runs of each module; ratio =
 # ours/SoftHSMv2 in handshakes/s, and in handshakes per server CPU second
 # (the figure that holds when the machine is shared). CPU ms per handshake:
-# nginx (master+workers) + helpers.
+# nginx (master+workers) + helpers; "key in a file": the baseline's total.
 awk -F'\t' -v cpus="$cpus" '
 NR == 1 { next }
 {
@@ -304,17 +313,18 @@ NR == 1 { next }
 function f(x) { return sprintf("%.0f", x) }
 END {
 	keyname["rsa"] = "RSA-2048"; keyname["ec"] = "P-256"
-	print "| mode | key | TLS | hs/s ours | hs/s SoftHSMv2 | ratio | p99 ms ours / SoftHSMv2 | CPU ms/hs ours: nginx + helpers | CPU ms/hs SoftHSMv2 | ratio per CPU |"
-	print "|---|---|---|---|---|---|---|---|---|---|"
+	print "| mode | key | TLS | hs/s ours | hs/s SoftHSMv2 | ratio | p99 ms ours / SoftHSMv2 | CPU ms/hs ours: nginx + helpers | CPU ms/hs SoftHSMv2 | ratio per CPU | CPU ms/hs key in a file |"
+	print "|---|---|---|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= n; i++) {
 		split(order[i], a, SUBSEP)
-		o = order[i] SUBSEP "ours"; s = order[i] SUBSEP "softhsm"
+		o = order[i] SUBSEP "ours"; s = order[i] SUBSEP "softhsm"; b = order[i] SUBSEP "file"
 		if (!runs[o] || !runs[s]) continue
 		ho = hs[o] / runs[o]; hsx = hs[s] / runs[s]
 		to = tot[o] / runs[o]; ts = tot[s] / runs[s]
-		printf "| %s | %s | %s | %s | %s | %.2fx | %.1f / %.1f | %.2f + %.2f = %.2f | %.2f | %s |\n", a[1], keyname[a[2]], a[3],
+		printf "| %s | %s | %s | %s | %s | %.2fx | %.1f / %.1f | %.2f + %.2f = %.2f | %.2f | %s | %s |\n", a[1], keyname[a[2]], a[3],
 			f(ho), f(hsx), (hsx > 0 ? ho / hsx : 0), p99[o] / runs[o], p99[s] / runs[s],
-			ngx[o] / runs[o], hlp[o] / runs[o], to, ts, (to > 0 ? sprintf("%.2fx", ts / to) : "n/a")
+			ngx[o] / runs[o], hlp[o] / runs[o], to, ts, (to > 0 ? sprintf("%.2fx", ts / to) : "n/a"),
+			(runs[b] ? sprintf("%.2f", tot[b] / runs[b]) : "n/a")
 		if (fail[o] + fail[s] > 0) printf "|   | failed handshakes: ours %d, SoftHSMv2 %d |\n", fail[o], fail[s]
 	}
 }' "$OUT/nginx.tsv" >>"$OUT/nginx.txt"

@@ -24,12 +24,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 OURS=${OURS:-$root/build/libmodexp-pkcs11.so}
-if [[ -z "${SOFTHSM:-}" ]]; then
-	for c in /usr/lib/softhsm/libsofthsm2.so /usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so \
-		/usr/lib/aarch64-linux-gnu/softhsm/libsofthsm2.so /usr/local/lib/softhsm/libsofthsm2.so; do
-		if [[ -f $c ]]; then SOFTHSM=$c; break; fi
-	done
-fi
+# shellcheck source=softhsm.sh
+. "$here/softhsm.sh"
 OUT=${BENCH_OUT:-$root/build/bench}
 CC=${CC:-cc}
 
