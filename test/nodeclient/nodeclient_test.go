@@ -22,24 +22,17 @@ const (
 	softHSMLib = "/usr/lib/softhsm/libsofthsm2.so"
 )
 
-// repoRoot is the directory holding go.mod, upwards from the test's
-// working directory.
+// repoRoot is the checkout: go test runs in test/nodeclient.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err == nil {
+		_, err = os.Stat(filepath.Join(root, "go.mod"))
+	}
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("nodeclient: the checkout two levels up: %v", err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("nodeclient: no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return root
 }
 
 // run runs a command with env and fails the test with its output when it
@@ -79,7 +72,12 @@ func nodeModules(t *testing.T, root string) string {
 	_, addonErr := os.Stat(filepath.Join(nm, "pkcs11js", "build", "Release", "pkcs11.node"))
 	_, grapheneErr := os.Stat(filepath.Join(nm, "graphene-pk11", "package.json"))
 	if bytes.Equal(have, want) && addonErr == nil && grapheneErr == nil {
-		return nm
+		// The addon is tied to Node's ABI: a Node upgrade means a rebuild.
+		load := exec.Command("node", "-e", `require("pkcs11js"); require("graphene-pk11")`)
+		load.Env = append(os.Environ(), "NODE_PATH="+nm)
+		if err := load.Run(); err == nil {
+			return nm
+		}
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
