@@ -178,7 +178,10 @@ func (s *slot) preparedDHPrivate(o *object) (*dhPrivateKey, error) {
 		}
 		return g.P.BitLen(), nil
 	}, func(rt guard.ExpRoute) (*dhPrivateKey, error) {
-		key, err := dh.NewKey(rt.Primary, g, o.attrs[ck.CKA_VALUE], dh.Options{Fallback: rt.Fallback, OnFault: s.guard.Fault})
+		// CKA_VALUE_BITS (x's bit length, public) lets a short x take
+		// engine/dh's split exponents.
+		vb, _ := ck.ParseULong(o.attrs[ck.CKA_VALUE_BITS])
+		key, err := dh.NewKey(rt.Primary, g, o.attrs[ck.CKA_VALUE], dh.Options{Fallback: rt.Fallback, OnFault: s.guard.Fault, ValueBits: int(min(vb, dhMaxBits))})
 		if err != nil {
 			return nil, err
 		}

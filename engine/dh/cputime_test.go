@@ -12,8 +12,9 @@ import (
 )
 
 // TestCPUTime reports the thread CPU time of Derive on the software engine
-// (peer check, the two blinded exponentiations and the check) for the RFC
-// 7919 groups, beside one math/big Exp of the unblinded x in the same run.
+// (peer check, the two blinded exponentiations and the check; and, for a
+// short x, the four split ones) for the RFC 7919 groups, beside one
+// math/big Exp of the unblinded x in the same run.
 // Opt-in: MODEXP_CPUTIME=1 (go test -run CPUTime -v ./engine/dh).
 func TestCPUTime(t *testing.T) {
 	if os.Getenv("MODEXP_CPUTIME") != "1" {
@@ -28,6 +29,9 @@ func TestCPUTime(t *testing.T) {
 		derive := cputime.MinProcess(3, 10, func() { k.Derive(ctx, peer) })
 		xv, yv := new(big.Int).SetBytes(x), new(big.Int).SetBytes(peer)
 		ref := cputime.MinThread(3, 10, func() { new(big.Int).Exp(yv, xv, g.P) })
-		t.Logf("%s: Derive %v (process CPU), math/big y^x %v", g.Name, derive, ref)
+		bits := 2 * map[int]int{2048: 112, 3072: 128, 4096: 152}[g.P.BitLen()] // ≈ twice the strength
+		short, _ := shortKey(t, soft.New(), &g, bits, Options{})
+		split := cputime.MinProcess(3, 10, func() { short.Derive(ctx, peer) })
+		t.Logf("%s: Derive %v (process CPU; a %d-bit x split: %v), math/big y^x %v", g.Name, derive, bits, split, ref)
 	}
 }

@@ -274,6 +274,8 @@ func (r *recorder) expMode(ctx context.Context, m engine.Modulus, base, exp []by
 		out[len(out)-1] ^= 1
 	case "zero":
 		clear(out)
+	case "identity": // the exponent ignored: base^1
+		out = append(make([]byte, len(out)-len(base)), base...)
 	case "device-error":
 		return nil, c, fmt.Errorf("gone: %w", engine.ErrDevice)
 	}
@@ -432,19 +434,172 @@ func TestDeriveTraceIndependentOfSecrets(t *testing.T) {
 	for i, bits := range []int{0, 0, 256, 1000} {
 		k, _ := pair(t, eng, g, bits)
 		_, peer := pair(t, eng, g, 0)
-		var ops strings.Builder
-		mont.SetTrace(func(op byte) { ops.WriteByte(op) })
-		_, _, err := k.Derive(ctx, peer)
-		mont.SetTrace(nil)
+		got := traceDerive(t, k, peer)
+		if i == 0 {
+			ref = got
+		} else if got != ref {
+			t.Fatalf("kernel trace differs for key %d", i)
+		}
+	}
+}
+
+// shortKey returns a key with x of exactly bits bits and Options.ValueBits
+// = bits (the split path when bits is at most a quarter of q's), and x.
+func shortKey(t testing.TB, eng engine.Engine, g *Group, bits int, opts Options) (*Key, []byte) {
+	t.Helper()
+	x, _, _, err := GenerateKey(ctx, soft.New(), g, bits, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.ValueBits = bits
+	k, err := NewKey(eng, g, x, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, x
+}
+
+// TestSplitAgreement: keys with a short private value declared in
+// Options.ValueBits derive math/big's y^x through the split exponents,
+// for the sizes where the split is used; NewKey refuses a value bound x
+// does not meet.
+func TestSplitAgreement(t *testing.T) {
+	eng := soft.New()
+	for _, g := range KnownGroups()[:2] {
+		_, peer := pair(t, eng, &g, 0)
+		for _, bits := range []int{2, 225, 256, 275, g.Q.BitLen() / 4} {
+			k, x := shortKey(t, eng, &g, bits, Options{})
+			if k.short == 0 || k.short != (bits+65+7)/8 {
+				t.Fatalf("%s, %d bits: split exponents of %d bytes", g.Name, bits, k.short)
+			}
+			want := new(big.Int).Exp(new(big.Int).SetBytes(peer), new(big.Int).SetBytes(x), g.P).FillBytes(make([]byte, len(g.P.Bytes())))
+			for range 3 {
+				z, _, err := k.Derive(ctx, peer)
+				if err != nil || !bytes.Equal(z, want) {
+					t.Fatalf("%s, %d bits: derive wrong (%v)", g.Name, bits, err)
+				}
+			}
+		}
+		// Above a quarter of q's bits: the blinded path.
+		k, _ := shortKey(t, eng, &g, g.Q.BitLen()/4+1, Options{})
+		if k.short != 0 {
+			t.Fatalf("%s: split used above a quarter of q", g.Name)
+		}
+		// x = 1 declared as 1 bit; a full-range x declared at q's length.
+		if k, err := NewKey(eng, &g, []byte{1}, Options{ValueBits: 1}); err != nil || k.short == 0 {
+			t.Fatalf("%s: x = 1 with ValueBits 1: %v", g.Name, err)
+		} else if z, _, err := k.Derive(ctx, peer); err != nil || !bytes.Equal(z, peer) {
+			t.Fatalf("%s: x = 1: %v", g.Name, err)
+		}
+		xf, _, _, err := GenerateKey(ctx, eng, &g, g.Q.BitLen()-1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ops.Len() == 0 {
-			t.Fatal("no trace")
+		if k, err := NewKey(eng, &g, xf, Options{ValueBits: g.Q.BitLen()}); err != nil || k.short != 0 {
+			t.Fatalf("%s: ValueBits = q's length: %v", g.Name, err)
 		}
+	}
+	g := ffdhe(t, "ffdhe2048")
+	x, _, _, err := GenerateKey(ctx, eng, g, 300, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, vb := range []int{299, 1, g.Q.BitLen() + 1, -1} {
+		if _, err := NewKey(eng, g, x, Options{ValueBits: vb}); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("a 300-bit x with ValueBits %d: %v", vb, err)
+		}
+	}
+}
+
+// TestSplitExponents: on the split path the engine gets four
+// exponentiations in two pair calls, each exponent of the fixed split
+// length, e0 − e1 = e2 − e3 = x, and fresh randomness each time.
+func TestSplitExponents(t *testing.T) {
+	g := ffdhe(t, "ffdhe2048")
+	_, peer := pair(t, soft.New(), g, 0)
+	pr := &pairRecorder{recorder: &recorder{Engine: soft.New()}}
+	k, x := shortKey(t, pr, g, 225, Options{})
+	if _, _, err := k.Derive(ctx, peer); err != nil {
+		t.Fatal(err)
+	}
+	if pr.pairs != 2 || len(pr.exps) != 4 {
+		t.Fatalf("%d pair calls, %d exponentiations", pr.pairs, len(pr.exps))
+	}
+	xv := new(big.Int).SetBytes(x)
+	e := make([]*big.Int, 4)
+	for i, b := range pr.exps {
+		if len(b) != (225+65+7)/8 {
+			t.Fatalf("exponent %d of %d bytes", i, len(b))
+		}
+		e[i] = new(big.Int).SetBytes(b)
+	}
+	if new(big.Int).Sub(e[0], e[1]).Cmp(xv) != 0 || new(big.Int).Sub(e[2], e[3]).Cmp(xv) != 0 || e[1].Cmp(e[3]) == 0 {
+		t.Fatal("split exponents are not x + r, r with fresh r")
+	}
+}
+
+// TestSplitFaultyEngineNeverReleases: the faults of
+// TestFaultyEngineNeverReleases, and an engine that ignores the exponent,
+// on the split path: no wrong secret, a fault reported, the fallback's
+// right answer.
+func TestSplitFaultyEngineNeverReleases(t *testing.T) {
+	g := ffdhe(t, "ffdhe2048")
+	_, peer := pair(t, soft.New(), g, 0)
+	for _, mode := range []string{"flip-second", "flip", "zero", "device-error", "identity"} {
+		rec := &recorder{Engine: soft.New(), mode: mode}
+		faults := 0
+		k, x := shortKey(t, rec, g, 225, Options{OnFault: func(error) { faults++ }})
+		want := new(big.Int).Exp(new(big.Int).SetBytes(peer), new(big.Int).SetBytes(x), g.P).FillBytes(make([]byte, 256))
+		z, _, err := k.Derive(ctx, peer)
+		if z != nil || err == nil {
+			t.Fatalf("%s: released %x…", mode, z[:min(len(z), 4)])
+		}
+		if mode == "identity" {
+			continue // z1 = y·y⁻¹ = 1: refused as a secret of 1
+		}
+		if !errors.Is(err, engine.ErrDevice) || faults != 1 {
+			t.Fatalf("%s: err %v, faults %d", mode, err, faults)
+		}
+		k, err = NewKey(rec, g, x, Options{Fallback: soft.New(), ValueBits: 225})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if z, _, err = k.Derive(ctx, peer); err != nil || !bytes.Equal(z, want) {
+			t.Fatalf("%s with fallback: %v", mode, err)
+		}
+	}
+}
+
+// traceDerive returns the kernel calls of one Derive (not empty).
+func traceDerive(t *testing.T, k *Key, peer []byte) string {
+	t.Helper()
+	var ops strings.Builder
+	mont.SetTrace(func(op byte) { ops.WriteByte(op) })
+	_, _, err := k.Derive(ctx, peer)
+	mont.SetTrace(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ops.Len() == 0 {
+		t.Fatal("no trace")
+	}
+	return ops.String()
+}
+
+// TestSplitTraceIndependentOfSecrets: on the software engine the kernel
+// calls of a split agreement are the same for different private values of
+// one declared length and different peers.
+func TestSplitTraceIndependentOfSecrets(t *testing.T) {
+	g := ffdhe(t, "ffdhe2048")
+	eng := soft.New()
+	var ref string
+	for i := range 4 {
+		k, _ := shortKey(t, eng, g, 225, Options{})
+		_, peer := pair(t, eng, g, 0)
+		got := traceDerive(t, k, peer)
 		if i == 0 {
-			ref = ops.String()
-		} else if ops.String() != ref {
+			ref = got
+		} else if got != ref {
 			t.Fatalf("kernel trace differs for key %d", i)
 		}
 	}
