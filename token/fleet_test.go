@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,13 @@ func etcdHost(t *testing.T, prefix string) (*Module, uint64) {
 
 // etcdHostOn is etcdHost on the member at endpoint, with short timeouts.
 func etcdHostOn(t *testing.T, endpoint, prefix string) (*Module, uint64) {
+	t.Helper()
+	m, slot, _ := etcdHostLog(t, endpoint, prefix)
+	return m, slot
+}
+
+// etcdHostLog is etcdHostOn, also returning the module log's path.
+func etcdHostLog(t *testing.T, endpoint, prefix string) (*Module, uint64, string) {
 	t.Helper()
 	dir := t.TempDir()
 	body := fmt.Sprintf(`log = %q
@@ -58,7 +66,7 @@ etcd_request_timeout = "500ms"
 	if len(slots) != 1 {
 		t.Fatalf("slots = %v", slots)
 	}
-	return m, slots[0]
+	return m, slots[0], filepath.Join(dir, "module.log")
 }
 
 // TestFleetTwoHosts: two module instances share one token in etcd; a key
@@ -192,6 +200,25 @@ func TestFleetClusterDown(t *testing.T) {
 	}
 	t.Logf("writes back %v after the cluster", time.Since(start))
 	waitFind(t, m, sh, 2, aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY))
+}
+
+// TestFleetUnreachableAtLoad: a cluster that does not answer when the
+// module loads leaves the slot up; its calls fail in bounded time with
+// CKR_DEVICE_ERROR and a log line, and the store is tried again later.
+func TestFleetUnreachableAtLoad(t *testing.T) {
+	u, err := etcdtest.FreeLoopbackURL() // nothing listens there
+	must(t, err)
+	start := time.Now()
+	m, slot, logPath := etcdHostLog(t, u.String(), "/nowhere/")
+	_, err = m.TokenInfo(slot)
+	wantRV(t, err, ck.CKR_DEVICE_ERROR)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("load and C_GetTokenInfo took %v", d)
+	}
+	logs, err := os.ReadFile(logPath)
+	if err != nil || !strings.Contains(string(logs), "token store unreachable") {
+		t.Fatalf("no log line: %v\n%s", err, logs)
+	}
 }
 
 func TestMain(m *testing.M) {
