@@ -12,7 +12,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
+
+// TestMain builds the module (make lib) before the tests.
+func TestMain(m *testing.M) { os.Exit(e2e.Main(m)) }
 
 // Secrets of the throwaway tokens.
 const (
@@ -22,51 +27,19 @@ const (
 	softHSMLib = "/usr/lib/softhsm/libsofthsm2.so"
 )
 
-// repoRoot is the checkout: go test runs in test/nodeclient.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err == nil {
-		_, err = os.Stat(filepath.Join(root, "go.mod"))
-	}
-	if err != nil {
-		t.Fatalf("nodeclient: the checkout two levels up: %v", err)
-	}
-	return root
-}
-
-// run runs a command with env and fails the test with its output when it
-// fails.
-func run(t *testing.T, env []string, name string, args ...string) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return out
-}
-
 // nodeModules returns build/nodeclient/node_modules with the pinned
 // pkcs11js and graphene-pk11 (testdata/package.json), installing them with
 // npm when absent or stale. It skips the test when node or npm is missing
 // or the npm registry cannot be reached, and fails it when the install
 // fails otherwise (e.g. the addon does not compile).
-func nodeModules(t *testing.T, root string) string {
+func nodeModules(t *testing.T) string {
 	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("nodeclient: %s not installed (Debian package nodejs, with npm; `make deps`)", tool)
-		}
-	}
+	e2e.NeedTool(t, "node", "npm") // Debian package nodejs (nodesource's ships npm)
 	want, err := os.ReadFile(filepath.Join("testdata", "package.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(root, "build", "nodeclient")
+	dir := filepath.Join(e2e.Root(), "build", "nodeclient")
 	nm := filepath.Join(dir, "node_modules")
 	have, _ := os.ReadFile(filepath.Join(dir, "package.json"))
 	_, addonErr := os.Stat(filepath.Join(nm, "pkcs11js", "build", "Release", "pkcs11.node"))
@@ -132,28 +105,20 @@ type result struct {
 
 // runSuite initialises a throwaway token of kind ("modexp" or "softhsm")
 // and runs testdata/suite.js against it.
-func runSuite(t *testing.T, root, nm, kind string) []result {
+func runSuite(t *testing.T, nm, kind string) []result {
 	t.Helper()
-	dir := t.TempDir()
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir, "LC_ALL=C", "NODE_PATH=" + nm}
 	var module string
+	var env []string
 	switch kind {
 	case "modexp":
-		module = filepath.Join(root, "build", "libmodexp-pkcs11.so")
-		if _, err := os.Stat(module); err != nil {
-			t.Fatalf("nodeclient: module not built (run `make build`): %v", err)
-		}
-		conf := fmt.Sprintf("[[slot]]\nlabel = %q\ntoken_file = %q\nengine = \"soft\"\n"+
-			"kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n", tokenLabel, filepath.Join(dir, "token.db"))
-		confPath := filepath.Join(dir, "modexp-token.toml")
-		if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		env = append(env, "MODEXP_TOKEN_CONF="+confPath, "MODEXP_TOKEN_LOG="+filepath.Join(dir, "module.log"))
-		run(t, env, "pkcs11-tool", "--module", module, "--init-token", "--label", tokenLabel, "--so-pin", soPIN)
-		run(t, env, "pkcs11-tool", "--module", module, "--login", "--login-type", "so", "--so-pin", soPIN, "--init-pin", "--pin", userPIN)
+		module = e2e.Lib()
+		tk := e2e.NewToken(t, tokenLabel, "")
+		env = tk.With("NODE_PATH=" + nm)
+		e2e.MustRun(t, env, "pkcs11-tool", "--module", module, "--init-token", "--label", tokenLabel, "--so-pin", soPIN)
+		e2e.MustRun(t, env, "pkcs11-tool", "--module", module, "--login", "--login-type", "so", "--so-pin", soPIN, "--init-pin", "--pin", userPIN)
 	case "softhsm":
 		module = softHSMLib
+		dir := t.TempDir()
 		tokens := filepath.Join(dir, "tokens")
 		if err := os.Mkdir(tokens, 0o700); err != nil {
 			t.Fatal(err)
@@ -163,8 +128,8 @@ func runSuite(t *testing.T, root, nm, kind string) []result {
 		if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		env = append(env, "SOFTHSM2_CONF="+confPath)
-		run(t, env, "softhsm2-util", "--init-token", "--free", "--label", tokenLabel, "--so-pin", soPIN, "--pin", userPIN)
+		env = append(os.Environ(), "SOFTHSM2_CONF="+confPath, "HOME="+dir, "NODE_PATH="+nm)
+		e2e.MustRun(t, env, "softhsm2-util", "--init-token", "--free", "--label", tokenLabel, "--so-pin", soPIN, "--pin", userPIN)
 	}
 	script, err := filepath.Abs(filepath.Join("testdata", "suite.js"))
 	if err != nil {
@@ -199,15 +164,10 @@ func runSuite(t *testing.T, root, nm, kind string) []result {
 // module and SoftHSMv2: the module must pass every case, and every case
 // SoftHSMv2 passes in particular.
 func TestNodeClients(t *testing.T) {
-	root := repoRoot(t)
-	for _, tool := range []string{"pkcs11-tool", "softhsm2-util"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("nodeclient: %s not installed (run `make deps`)", tool)
-		}
-	}
-	nm := nodeModules(t, root)
-	ours := runSuite(t, root, nm, "modexp")
-	theirs := runSuite(t, root, nm, "softhsm")
+	e2e.NeedTool(t, "pkcs11-tool", "softhsm2-util")
+	nm := nodeModules(t)
+	ours := runSuite(t, nm, "modexp")
+	theirs := runSuite(t, nm, "softhsm")
 	soft := map[string]result{}
 	for _, r := range theirs {
 		soft[r.Case] = r
