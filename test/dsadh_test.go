@@ -6,16 +6,14 @@ import (
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"encoding/hex"
-	"encoding/pem"
 	"math/big"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine/dh"
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 // TestDSADHWithOpenSSL compiles test/cclient/dsadh.c and runs it on a token
@@ -31,18 +29,8 @@ func TestDSADHWithOpenSSL(t *testing.T) {
 	bin := p.cClient("dsadh")
 
 	// DSA domain parameters and the message.
-	dsaPEM, err := os.ReadFile(filepath.Join(repoRoot, "engine", "dsa", "testdata", "params_2048_256.pem"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blk, _ := pem.Decode(dsaPEM)
 	var dp struct{ P, Q, G *big.Int }
-	if blk == nil {
-		t.Fatal("no DSA parameters")
-	}
-	if _, err := asn1.Unmarshal(blk.Bytes, &dp); err != nil {
-		t.Fatal(err)
-	}
+	dp.P, dp.Q, dp.G = e2e.DSAParams(t, "params_2048_256.pem")
 	msg := []byte("DSA through the C ABI, verified by openssl")
 	msgPath := p.write("msg.bin", msg)
 

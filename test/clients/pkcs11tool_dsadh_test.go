@@ -11,17 +11,14 @@ import (
 	"crypto"
 	"crypto/dsa" //nolint:staticcheck // deprecated; the independent check of the token's DSA
 	"crypto/rand"
-	"encoding/asn1"
-	"encoding/pem"
 	"fmt"
 	"math/big"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/miekg/pkcs11"
 	"github.com/modexp-token/modexp-token/engine/dh"
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 // dsaGenID is the CKA_ID of the DSA key pair the child generates.
@@ -31,19 +28,8 @@ const dsaGenID = "d5"
 // engine/dsa/testdata/params_2048_256.pem.
 func dsaTestParams(t *testing.T) dsa.Parameters {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "engine", "dsa", "testdata", "params_2048_256.pem"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blk, _ := pem.Decode(b)
-	if blk == nil {
-		t.Fatal("no DSA parameters")
-	}
-	var pqg struct{ P, Q, G *big.Int }
-	if _, err := asn1.Unmarshal(blk.Bytes, &pqg); err != nil {
-		t.Fatal(err)
-	}
-	return dsa.Parameters{P: pqg.P, Q: pqg.Q, G: pqg.G}
+	p, q, g := e2e.DSAParams(t, "params_2048_256.pem")
+	return dsa.Parameters{P: p, Q: q, G: g}
 }
 
 // dsaSignCases are TestPKCS11Tool's signatures with the DSA key the child

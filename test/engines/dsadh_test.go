@@ -3,11 +3,8 @@ package engines
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/asn1"
-	"encoding/pem"
 	"fmt"
 	"math/big"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -34,19 +31,8 @@ func tattr(t uint64, v []byte) token.Attribute { return token.Attribute{Type: t,
 // dsaTestParams reads engine/dsa's 1024/160 parameters (made by openssl).
 func dsaTestParams(t *testing.T) *dsa.Parameters {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "engine", "dsa", "testdata", "params_1024_160.pem"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blk, _ := pem.Decode(b)
-	if blk == nil {
-		t.Fatal("no PEM block")
-	}
-	var p struct{ P, Q, G *big.Int }
-	if _, err := asn1.Unmarshal(blk.Bytes, &p); err != nil {
-		t.Fatal(err)
-	}
-	return &dsa.Parameters{P: p.P, Q: p.Q, G: p.G}
+	p, q, g := e2e.DSAParams(t, "params_1024_160.pem")
+	return &dsa.Parameters{P: p, Q: q, G: g}
 }
 
 // TestDeviceDSADH: DSA signatures and DH agreements through the token on a
