@@ -146,6 +146,41 @@ function pkcs11jsCases() {
       const pt = Buffer.concat([p.C_DecryptUpdate(session, ct, Buffer.alloc(ct.length)), p.C_DecryptFinal(session, Buffer.alloc(32))]);
       assertEq(pt, data, "CBC multi-part round trip");
     });
+    run("pkcs11js: AES key import, ECB/CBC/CTR/GCM checked by Node", () => {
+      const value = crypto.randomBytes(32);
+      const k = p.C_CreateObject(session, [
+        { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_SECRET_KEY },
+        { type: pkcs11js.CKA_KEY_TYPE, value: pkcs11js.CKK_AES },
+        { type: pkcs11js.CKA_TOKEN, value: false },
+        { type: pkcs11js.CKA_VALUE, value },
+        { type: pkcs11js.CKA_ENCRYPT, value: true },
+        { type: pkcs11js.CKA_DECRYPT, value: true },
+      ]);
+      const block = crypto.randomBytes(48);
+      const nodeEnc = (alg, iv, pad) => {
+        const c = crypto.createCipheriv(alg, value, iv);
+        c.setAutoPadding(pad);
+        return Buffer.concat([c.update(block), c.final()]);
+      };
+      const enc = (mech, outLen) => {
+        p.C_EncryptInit(session, mech, k);
+        return p.C_Encrypt(session, block, Buffer.alloc(outLen));
+      };
+      assertEq(enc({ mechanism: pkcs11js.CKM_AES_ECB }, 48), nodeEnc("aes-256-ecb", null, false), "ECB");
+      const iv = crypto.randomBytes(16);
+      assertEq(enc({ mechanism: pkcs11js.CKM_AES_CBC_PAD, parameter: iv }, 64), nodeEnc("aes-256-cbc", iv, true), "CBC-PAD");
+      const ctr = Buffer.alloc(24);
+      ctr.writeBigUInt64LE(128n, 0); // CK_AES_CTR_PARAMS: ulCounterBits, cb[16]
+      iv.copy(ctr, 8);
+      assertEq(enc({ mechanism: pkcs11js.CKM_AES_CTR, parameter: ctr }, 48), nodeEnc("aes-256-ctr", iv, false), "CTR");
+      const gcmIV = crypto.randomBytes(12);
+      const ct = enc({ mechanism: pkcs11js.CKM_AES_GCM, parameter: { type: pkcs11js.CK_PARAMS_GCM, iv: gcmIV, ivBits: 96, aad: Buffer.from("aad"), tagBits: 128 } }, 64);
+      const d = crypto.createDecipheriv("aes-256-gcm", value, gcmIV);
+      d.setAAD(Buffer.from("aad"));
+      d.setAuthTag(ct.subarray(48));
+      assertEq(Buffer.concat([d.update(ct.subarray(0, 48)), d.final()]), block, "GCM (3.0 CK_GCM_PARAMS) decrypted by Node");
+      p.C_DestroyObject(session, k);
+    });
     run("pkcs11js: digest SHA-256 (one-shot and multi-part)", () => {
       const want = crypto.createHash("sha256").update(data).digest();
       p.C_DigestInit(session, { mechanism: pkcs11js.CKM_SHA256 });
@@ -378,6 +413,16 @@ function grapheneCases() {
         k.destroy();
       }
       assert(session.find({ label: "renamed" }).length === 0, "destroyed");
+    });
+    run("graphene: data object create and copy", () => {
+      const obj = session.create({ class: graphene.ObjectClass.DATA, token: false, label: "graphene data", application: "node", value: Buffer.from("payload") });
+      const copy = obj.copy({ label: "graphene data copy" });
+      const a = copy.getAttribute({ label: null, application: null, value: null });
+      assert(a.label === "graphene data copy" && a.application === "node", "copied attributes");
+      assertEq(a.value, Buffer.from("payload"), "copied value");
+      assert(session.find({ class: graphene.ObjectClass.DATA, application: "node" }).length === 2, "both found");
+      copy.destroy();
+      obj.destroy();
     });
     run("graphene: error codes", () => {
       let code;
