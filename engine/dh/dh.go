@@ -23,7 +23,9 @@
 // independent blinding (one [engine.PairEngine.ExpPair] call where the
 // engine has it): z1 = y^(x+m1·n) and z2 = (y⁻¹)^(x+m2·n). Their product
 // is y^((m1−m2)·n) = 1 when both are right; z1 is released only if
-// z1·z2 ≡ 1 (mod p) and 1 < z1 < p.
+// z1·z2 ≡ 1 (mod p) and 1 < z1 < p, and, for a group with a known q, not
+// z1 = y unless x = 1 (an engine that ignores the exponent returns y and
+// y⁻¹, whose product passes).
 //
 // A key whose private value is declared short (Options.ValueBits, PKCS #11
 // CKA_VALUE_BITS, at most a quarter of the order's bits: RFC 7919 §5.2 and
@@ -550,6 +552,16 @@ func (k *Key) deriveOn(ctx context.Context, pr *prepared, yb []byte) ([]byte, en
 		one[0] = 1
 		ok = mont.Equal(b, one) == 1
 		mont.SetBytes(a, z1)
+		if ok && k.short == 0 && k.group.Q != nil {
+			// An engine that ignores the exponent returns y and y⁻¹,
+			// whose product passes; y has order q, so z1 = y only for
+			// x = 1. (The split path gives z1 = 1 there.)
+			yl := make([]uint64, limbs)
+			mont.SetBytes(yl, yb)
+			oneX := make([]uint64, len(k.x))
+			oneX[0] = 1
+			ok = mont.Equal(a, yl)&(1^mont.Equal(k.x, oneX)) == 0
+		}
 		if ok && mont.Equal(a, one) == 1 {
 			clear(z1)
 			return nil, cost, fmt.Errorf("%w: shared secret is 1", ErrInvalidPublic)

@@ -316,7 +316,7 @@ func TestFaultyEngineNeverReleases(t *testing.T) {
 	}
 	_, peer := pair(t, soft.New(), g, 0)
 	want := new(big.Int).Exp(new(big.Int).SetBytes(peer), new(big.Int).SetBytes(x), g.P).FillBytes(make([]byte, 256))
-	for _, mode := range []string{"flip-second", "flip", "zero", "device-error"} {
+	for _, mode := range []string{"flip-second", "flip", "zero", "device-error", "identity"} {
 		rec := &recorder{Engine: soft.New(), mode: mode}
 		faults := 0
 		k, err := NewKey(rec, g, x, Options{OnFault: func(error) { faults++ }})
@@ -484,6 +484,13 @@ func TestSplitAgreement(t *testing.T) {
 		k, _ := shortKey(t, eng, &g, g.Q.BitLen()/4+1, Options{})
 		if k.short != 0 {
 			t.Fatalf("%s: split used above a quarter of q", g.Name)
+		}
+		// x = 1 without a declared length (the blinded path) gives y: not
+		// taken for an engine that ignores the exponent.
+		if k, err := NewKey(eng, &g, []byte{1}, Options{}); err != nil || k.short != 0 {
+			t.Fatalf("%s: x = 1: %v", g.Name, err)
+		} else if z, _, err := k.Derive(ctx, peer); err != nil || !bytes.Equal(z, peer) {
+			t.Fatalf("%s: x = 1, blinded: %v", g.Name, err)
 		}
 		// x = 1 declared as 1 bit; a full-range x declared at q's length.
 		if k, err := NewKey(eng, &g, []byte{1}, Options{ValueBits: 1}); err != nil || k.short == 0 {
