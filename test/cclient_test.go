@@ -5,7 +5,6 @@ import (
 	"crypto"
 	"crypto/rsa"
 	"crypto/sha256"
-	"encoding/hex"
 	"math/big"
 	"os/exec"
 	"path/filepath"
@@ -37,27 +36,7 @@ func TestCClient(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatalf("client timed out (a hang: fork? lock?)\n%s", out)
 	}
-	data := map[string][]byte{}
-	summary := ""
-	for _, line := range strings.Split(out, "\n") {
-		switch {
-		case strings.HasPrefix(line, "FAIL "):
-			t.Error(line)
-		case strings.HasPrefix(line, "DATA "):
-			f := strings.Fields(line)
-			if len(f) != 3 {
-				t.Errorf("bad DATA line %q", line)
-				continue
-			}
-			b, derr := hex.DecodeString(f[2])
-			if derr != nil {
-				t.Errorf("bad DATA line %q: %v", line, derr)
-			}
-			data[f[1]] = b
-		case strings.HasPrefix(line, "SUMMARY "):
-			summary = line
-		}
-	}
+	data, summary := cReport(t, out)
 	if err != nil || summary == "" || !strings.Contains(summary, "fail=0") {
 		t.Fatalf("client: %v, %q\n%s", err, summary, out)
 	}

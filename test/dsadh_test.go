@@ -53,21 +53,7 @@ func TestDSADHWithOpenSSL(t *testing.T) {
 	cmd.Env = p.env
 	outb, err := cmd.CombinedOutput()
 	out := string(outb)
-	data := map[string][]byte{}
-	summary := ""
-	for _, line := range strings.Split(out, "\n") {
-		switch {
-		case strings.HasPrefix(line, "FAIL "):
-			t.Error(line)
-		case strings.HasPrefix(line, "DATA "):
-			f := strings.Fields(line)
-			if len(f) == 3 {
-				data[f[1]], _ = hex.DecodeString(f[2])
-			}
-		case strings.HasPrefix(line, "SUMMARY "):
-			summary = line
-		}
-	}
+	data, summary := cReport(t, out)
 	if err != nil || !strings.Contains(summary, "fail=0") {
 		t.Fatalf("dsadh: %v, %q\n%s", err, summary, out)
 	}

@@ -5,7 +5,9 @@
 package test
 
 import (
+	"encoding/hex"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/modexp-token/modexp-token/test/internal/e2e"
@@ -34,4 +36,32 @@ func tokenEnv(t *testing.T) (env []string, dir string) {
 func runCmd(t *testing.T, env []string, name string, args ...string) (string, error) {
 	t.Helper()
 	return e2e.Run(env, e2e.DefaultTimeout, name, args...)
+}
+
+// cReport reads the report of a C client in test/cclient: each "FAIL ..."
+// line fails the test, "DATA name hex" lines are returned by name, and the
+// "SUMMARY ..." line is returned as it is ("" when there is none).
+func cReport(t *testing.T, out string) (data map[string][]byte, summary string) {
+	t.Helper()
+	data = map[string][]byte{}
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "FAIL "):
+			t.Error(line)
+		case strings.HasPrefix(line, "DATA "):
+			f := strings.Fields(line)
+			if len(f) != 3 {
+				t.Errorf("bad DATA line %q", line)
+				continue
+			}
+			b, err := hex.DecodeString(f[2])
+			if err != nil {
+				t.Errorf("bad DATA line %q: %v", line, err)
+			}
+			data[f[1]] = b
+		case strings.HasPrefix(line, "SUMMARY "):
+			summary = line
+		}
+	}
+	return data, summary
 }
