@@ -436,8 +436,8 @@ func TestECDSASignature(t *testing.T) {
 			r := testRand(t)
 			olen := c.OrderByteLen()
 			for i := range 3 {
-				d := new(big.Int).Add(randInt(r, new(big.Int).Sub(p.N, big.NewInt(1))), big.NewInt(1))
-				k := new(big.Int).Add(randInt(r, new(big.Int).Sub(p.N, big.NewInt(1))), big.NewInt(1))
+				d := randNonZero(r, p.N)
+				k := randNonZero(r, p.N)
 				q := p.refMult(d, p.refG())
 				hash := make([]byte, []int{32, 48, 64, 80}[i%4]+i)
 				for j := range hash {
@@ -472,7 +472,7 @@ func TestPublicKey(t *testing.T) {
 			p := c.Params()
 			r := testRand(t)
 			olen := c.OrderByteLen()
-			d := new(big.Int).Add(randInt(r, new(big.Int).Sub(p.N, big.NewInt(1))), big.NewInt(1))
+			d := randNonZero(r, p.N)
 			q := p.refMult(d, p.refG())
 			pk, err := c.NewPublicKey(c.pad(q.x), c.pad(q.y))
 			if err != nil {
@@ -483,7 +483,7 @@ func TestPublicKey(t *testing.T) {
 			}
 			pk.Precompute()
 			for i := range 4 {
-				k := new(big.Int).Add(randInt(r, new(big.Int).Sub(p.N, big.NewInt(1))), big.NewInt(1))
+				k := randNonZero(r, p.N)
 				R := p.refMult(k, p.refG())
 				hash := []byte{byte(i), 1, 2, 3}
 				rs := make([]byte, 2*olen)
@@ -521,14 +521,14 @@ func TestECDSASignatureInverse(t *testing.T) {
 			p := c.Params()
 			r := testRand(t)
 			olen := c.OrderByteLen()
-			d := new(big.Int).Add(randInt(r, new(big.Int).Sub(p.N, big.NewInt(1))), big.NewInt(1))
+			d := randNonZero(r, p.N)
 			q := p.refMult(d, p.refG())
 			pk, err := c.NewPublicKey(c.pad(q.x), c.pad(q.y))
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i := range 4 {
-				k := new(big.Int).Add(randInt(r, new(big.Int).Sub(p.N, big.NewInt(1))), big.NewInt(1))
+				k := randNonZero(r, p.N)
 				if i == 0 {
 					k.SetInt64(1)
 				}
@@ -691,4 +691,9 @@ func TestP224AgainstCryptoElliptic(t *testing.T) {
 			break
 		}
 	}
+}
+
+// randNonZero returns a uniform integer in [1, n−1].
+func randNonZero(r *rand.Rand, n *big.Int) *big.Int {
+	return new(big.Int).Add(randInt(r, new(big.Int).Sub(n, big.NewInt(1))), big.NewInt(1))
 }
