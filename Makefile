@@ -9,6 +9,7 @@
 #   make demo-fleet  a local three-member etcd cluster, a key made on one host and
 #                used by pkcs11-tool on another (docs/FLEET.md)
 #   make bench   ops/s of ours vs SoftHSMv2 (test/bench/run.sh), about 2 minutes
+#   make bench-fleet  sign ops/s on an etcd token vs a file token (test/bench/fleet.sh), about a minute
 #   make bench-nginx  TLS handshakes/s of nginx on ours vs SoftHSMv2 (test/bench/nginx.sh), a few minutes
 #   make deadcode  functions no program reaches (.ci/deadcode.allow lists the accepted ones)
 #   make deps    the Debian packages the tests and the demo need
@@ -41,7 +42,7 @@ DEB_PACKAGES := gcc make openssl opensc p11-kit gnutls-bin libengine-pkcs11-open
 	python3-pykcs11 python3-cryptography nodejs g++ python3
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: all build lib lib-fleet cli install uninstall deb test-install bench bench-device bench-nginx test test-purego test-ifma fmt-check vet test-go test-cgo test-integration deadcode deps demo demo-fleet clean
+.PHONY: all build lib lib-fleet cli install uninstall deb test-install bench bench-device bench-fleet bench-nginx test test-purego test-ifma fmt-check vet test-go test-cgo test-integration deadcode deps demo demo-fleet clean
 
 all: build
 
@@ -203,6 +204,13 @@ bench: deps build
 # DEVICE_OPTS adds options to the device spec.
 bench-device: deps build
 	BENCH_OUT=$(CURDIR)/$(BUILD)/bench-device test/bench/device.sh
+
+# A token in etcd against a token file (issue 18): the fleet module, two slots
+# (one on a one-member etcd on loopback ports started and stopped by the
+# script), RSA-2048 and P-256 sign in alternating rounds; etcd/file ops/s and
+# per CPU. Same variables as bench; table and TSV in build/bench-fleet/.
+bench-fleet: deps build
+	BENCH_OUT=$(CURDIR)/$(BUILD)/bench-fleet test/bench/fleet.sh
 
 # nginx with its TLS key on the token (libp11 engine), ours against SoftHSMv2
 # alternating: master/worker modes, RSA-2048/P-256, TLS 1.3/1.2; handshakes/s,
