@@ -1,7 +1,8 @@
-// Package fleet runs make demo-fleet's script (demo.sh) as a test: a
-// three-member etcd cluster on loopback, a key made with the CLI on one
-// host, signed by pkcs11-tool through build/libmodexp-pkcs11-fleet.so on
-// another, the signature verified by openssl.
+// Package fleet tests build/libmodexp-pkcs11-fleet.so with tokens in etcd:
+// make demo-fleet's script (demo.sh) as a test — a three-member etcd
+// cluster on loopback, a key made with the CLI on one host, signed by
+// pkcs11-tool on another, the signature verified by openssl — and the
+// fault test (fault_test.go): hosts signing while the member is killed.
 package fleet
 
 import (
