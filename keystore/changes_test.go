@@ -182,12 +182,16 @@ func TestChangesCostIsTheChange(t *testing.T) {
 	for i := range 3000 {
 		objs = append(objs, labelled(string(binary.BigEndian.AppendUint32(nil, uint32(i)))))
 	}
-	ids, err := s.PutObjects(nil, objs)
-	must(t, err)
+	var ids []uint64
+	for batch := range slices.Chunk(objs, bulkBatch) {
+		got, err := s.PutObjects(nil, batch)
+		must(t, err)
+		ids = append(ids, got...)
+	}
 	g := mustGen(t, s)
 	o := labelled("changed")
 	o.ID = ids[1234]
-	_, err = s.Put(nil, o)
+	_, err := s.Put(nil, o)
 	must(t, err)
 	must(t, s.Delete(ids[42]))
 	changed, deleted, _, full, err := s.Changes(nil, g)

@@ -441,10 +441,9 @@ func TestEtcdClusterFaults(t *testing.T) {
 // file access) again with every token in etcd: the token file's path
 // names a prefix, so a test reopening a path reopens the same token. Left
 // out: the corruption, restore and migration tests (they edit the file),
-// PolicyLivesInTheToken (reads the file), and ManyObjects and
-// ChangesCostIsTheChange, which bulk-load thousands of objects in one
-// transaction, over etcd's --max-txn-ops (TestCopyFileEtcdAndBack and the
-// cluster test write hundreds, in transactions of a key pair).
+// and PolicyLivesInTheToken (reads the file). ManyObjects and
+// ChangesCostIsTheChange load thousands of objects in transactions of
+// bulkBatch, under etcd's --max-txn-ops.
 func TestOnEtcd(t *testing.T) {
 	endpoint := etcdServer.Endpoint(t)
 	run := etcdPrefixRun.Add(1)
@@ -463,6 +462,7 @@ func TestOnEtcd(t *testing.T) {
 		{"InitUserPINNeedsSOKey", TestInitUserPINNeedsSOKey}, {"Login", TestLogin}, {"SetPIN", TestSetPIN},
 		{"GenerationCountsChanges", TestGenerationCountsChanges},
 		{"ClosedStore", TestClosedStore},
+		{"ManyObjects", TestManyObjects}, {"ChangesCostIsTheChange", TestChangesCostIsTheChange},
 	} {
 		t.Run(tc.name, tc.fn)
 	}
