@@ -29,7 +29,7 @@ import (
 // attribute. A protected record without a MAC is refused, with or without
 // the key. A private value (privateValueTypes) of a private or secret key
 // stored in the clear is refused too. Refused records are left out of
-// Objects, Changes and FindByCKAID (logged, as an error, to
+// Objects and Changes (logged, as an error, to
 // Options.Logger); Get returns ErrUnauthentic for them.
 //
 // When the MAC is checked: the MAC key needs the token key, hence a login.
@@ -182,8 +182,8 @@ func upgradeAuth(tx kvTx, sl *sealer, log func(msg string, args ...any)) error {
 	if err := migrate2to3(tx, sl, log); err != nil {
 		return fmt.Errorf("keystore: migrate schema 2→3: %w", err)
 	}
-	if err := tx.Bucket(bucketMeta).Put(keySchema, binary.BigEndian.AppendUint32(nil, SchemaVersion)); err != nil {
-		return fmt.Errorf("keystore: write schema version: %w", err)
+	if err := migrate3to4(tx); err != nil {
+		return err
 	}
 	_, err := bumpGeneration(tx)
 	return err

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -42,18 +43,18 @@ func fixtureObjects() []Object {
 		return o
 	}
 	return []Object{
-		{Attrs: map[uint64][]byte{tClass: ckULong(0), tToken: {1}, tPrivate: {0}, tLabel: []byte("public data"), AttrID: []byte("id-pub")}},
+		{Attrs: map[uint64][]byte{tClass: ckULong(0), tToken: {1}, tPrivate: {0}, tLabel: []byte("public data"), tID: []byte("id-pub")}},
 		allSealed(Object{Attrs: map[uint64][]byte{tClass: ckULong(3), tToken: {1}, tPrivate: {1}, tKeyType: ckULong(0),
 			tSensitive: {1}, tExtractable: {0}, tAlwaysSensitive: {1}, tNeverExtractable: {1}, tSign: {1}, tModifiable: {1},
-			tModulus: []byte("modulus-1"), tPrivExp: fixtureSecrets[0], tPrime1: fixtureSecrets[1], AttrID: []byte("id-1")}}),
+			tModulus: []byte("modulus-1"), tPrivExp: fixtureSecrets[0], tPrime1: fixtureSecrets[1], tID: []byte("id-1")}}),
 		{Attrs: map[uint64][]byte{tClass: ckULong(3), tToken: {1}, tPrivate: {0}, tKeyType: ckULong(0),
 			tSensitive: {1}, tExtractable: {0}, tAlwaysSensitive: {1}, tNeverExtractable: {1}, tSign: {1}, tModifiable: {0},
-			tModulus: []byte("modulus-2"), tPrivExp: fixtureSecrets[2], AttrID: []byte("id-2")},
+			tModulus: []byte("modulus-2"), tPrivExp: fixtureSecrets[2], tID: []byte("id-2")},
 			Sealed: map[uint64]bool{tPrivExp: true}},
 		allSealed(Object{Attrs: map[uint64][]byte{tClass: ckULong(4), tToken: {1}, tPrivate: {1}, tKeyType: ckULong(0x1f),
 			tSensitive: {1}, tExtractable: {0}, tValue: fixtureSecrets[3]}}),
 		{Attrs: map[uint64][]byte{tClass: ckULong(2), tToken: {1}, tPrivate: {0}, tKeyType: ckULong(0),
-			tModulus: []byte("modulus-1"), AttrID: []byte("id-1")}},
+			tModulus: []byte("modulus-1"), tID: []byte("id-1")}},
 	}
 }
 
@@ -320,11 +321,17 @@ func TestMigrateV2(t *testing.T) {
 	if v := schemaOf(t, path); v != 2 {
 		t.Fatalf("a keyless write moved the schema to %d", v)
 	}
+	if !hasIndex(t, path) {
+		t.Fatal("a keyless write dropped the index of a version-2 file")
+	}
 	key, err := s.Login(User, userPIN)
 	must(t, err)
 	defer key.Wipe()
 	if v := schemaOf(t, path); v != SchemaVersion {
 		t.Fatalf("schema after login: %d", v)
+	}
+	if hasIndex(t, path) {
+		t.Fatal("CKA_ID index kept by the upgrade")
 	}
 	after, _, err := s.Objects(key)
 	must(t, err)
@@ -374,5 +381,64 @@ func TestMigrateV2(t *testing.T) {
 	}
 	if len(objs) != 2 {
 		t.Fatalf("%d objects after the downgrade, want the 2 public ones", len(objs))
+	}
+}
+
+// TestMigrateV3 makes a version-3 file (a version-4 one given back its
+// schema number and the CKA_ID index buckets, with entries): read as is,
+// and upgraded to version 4 by the first write, without a key, the index
+// buckets dropped and every record's MAC still checking.
+func TestMigrateV3(t *testing.T) {
+	path := tokenPath(t)
+	s := openStore(t, path, testOptions())
+	key := initWith(t, s)
+	_, err := s.PutObjects(key, []Object{
+		{Attrs: map[uint64][]byte{tClass: ckULong(3), tID: []byte("pair"), tPrivExp: []byte("d")}, Sealed: map[uint64]bool{tPrivExp: true}},
+		{Attrs: map[uint64][]byte{tClass: ckULong(2), tID: []byte("pair"), tModulus: []byte("n")}},
+	})
+	must(t, err)
+	before, _, err := s.Objects(key)
+	must(t, err)
+	key.Wipe()
+	must(t, s.Close())
+	rawUpdate(t, path, func(tx *bolt.Tx) error {
+		must(t, tx.Bucket(bucketMeta).Put(keySchema, binary.BigEndian.AppendUint32(nil, 3)))
+		idx, err := tx.CreateBucket(bucketIndex)
+		must(t, err)
+		rev, err := tx.CreateBucket(bucketIndexRev)
+		must(t, err)
+		for _, o := range before {
+			entry := append([]byte{'c', 4, 'p', 'a', 'i', 'r'}, idKey(o.ID)...)
+			must(t, idx.Put(entry, []byte{}))
+			must(t, rev.Put(idKey(o.ID), entry))
+		}
+		return nil
+	})
+	src := readFile(t, path)
+
+	s = openStore(t, path, testOptions())
+	if objs, _, err := s.Objects(nil); err != nil || len(objs) != len(before) {
+		t.Fatalf("version-3 read: %d objects, %v", len(objs), err)
+	}
+	if !bytes.Equal(readFile(t, path), src) {
+		t.Fatal("reading a version-3 file changed it")
+	}
+	_, err = s.Put(nil, Object{Attrs: map[uint64][]byte{tLabel: []byte("keyless")}})
+	must(t, err)
+	if v := schemaOf(t, path); v != SchemaVersion || hasIndex(t, path) {
+		t.Fatalf("after a keyless write: schema %d, index kept %v", v, hasIndex(t, path))
+	}
+	key, err = s.Login(User, userPIN)
+	must(t, err)
+	defer key.Wipe()
+	after, _, err := s.Objects(key)
+	must(t, err)
+	if len(after) != len(before)+1 {
+		t.Fatalf("%d objects after the upgrade, want %d", len(after), len(before)+1)
+	}
+	for i, o := range before {
+		if !after[i].Verified || !reflect.DeepEqual(after[i], o) {
+			t.Fatalf("object %d after the upgrade: %+v, was %+v", o.ID, after[i], o)
+		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 // labelled is a public object with label (attribute 3) and CKA_ID.
 func labelled(label string) Object {
-	return Object{Attrs: map[uint64][]byte{3: []byte(label), AttrID: []byte("id " + label)}}
+	return Object{Attrs: map[uint64][]byte{3: []byte(label), tID: []byte("id " + label)}}
 }
 
 func changedIDs(objs []Object) []uint64 {
@@ -260,6 +260,18 @@ func rawView(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
 	must(t, db.View(fn))
 }
 
+// hasIndex reports whether the file at path has either bucket of the
+// CKA_ID index of schema versions 1–3.
+func hasIndex(t *testing.T, path string) bool {
+	t.Helper()
+	var has bool
+	rawView(t, path, func(tx *bolt.Tx) error {
+		has = tx.Bucket(bucketIndex) != nil || tx.Bucket(bucketIndexRev) != nil
+		return nil
+	})
+	return has
+}
+
 func schemaOf(t *testing.T, path string) uint32 {
 	t.Helper()
 	var v uint32
@@ -270,8 +282,9 @@ func schemaOf(t *testing.T, path string) uint32 {
 // TestMigrateV1 opens testdata/v1-token.db, written by the schema-version-1
 // keystore (commit f0f30b3): readable as is without a key (Changes answers
 // full), upgraded in place by the first write (to version 2) and the first
-// login (to version 3, auth.go) with every object, sealed value and index
-// entry kept, and deltas from the generation of the upgrade on.
+// login (to version 3, auth.go, and on to version 4: the CKA_ID index
+// dropped) with every object and sealed value kept, and deltas from the
+// generation of the upgrade on.
 func TestMigrateV1(t *testing.T) {
 	path, src := fixtureCopy(t, "v1-token.db", 1)
 	s := openStore(t, path, testOptions())
@@ -302,6 +315,9 @@ func TestMigrateV1(t *testing.T) {
 	if v := schemaOf(t, path); v != SchemaVersion {
 		t.Fatalf("schema after the login: %d", v)
 	}
+	if hasIndex(t, path) {
+		t.Fatal("CKA_ID index kept by the upgrade")
+	}
 	after, _, err := s.Objects(key)
 	must(t, err)
 	if len(after) != 4 {
@@ -327,9 +343,9 @@ func TestMigrateV1(t *testing.T) {
 		id  string
 		n   int
 	}{{nil, "id-public", 1}, {key, "id-private", 1}, {nil, "id-private", 0}, {nil, "id new", 1}} {
-		found, _, err := s.FindByCKAID(tc.key, []byte(tc.id))
+		found, _, err := findByID(s, tc.key, []byte(tc.id))
 		if err != nil || len(found) != tc.n {
-			t.Fatalf("FindByCKAID(%q): %d, %v", tc.id, len(found), err)
+			t.Fatalf("findByID(%q): %d, %v", tc.id, len(found), err)
 		}
 	}
 	// A cache at the generation before the first upgrade gets a delta:

@@ -12,9 +12,10 @@ import (
 //
 // Copy moves a token from one store to another (a file to etcd, etcd to a
 // file) record by record, as stored: the token record with its PIN
-// records, the objects with their sealed values and MACs, the index and
-// the change log. Nothing is opened or re-sealed (no PIN is needed), and
-// the copy opens with the same PINs. The source is read in one read
+// records, the objects with their sealed values and MACs, and the change
+// log (not the CKA_ID index of a version-3 file, which nothing reads).
+// Nothing is opened or re-sealed (no PIN is needed), and the copy opens
+// with the same PINs. The source is read in one read
 // transaction (a consistent copy, taken online). The destination is
 // written in batches (etcd bounds the operations of one transaction),
 // its meta bucket last: until the copy is complete the destination holds

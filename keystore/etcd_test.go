@@ -61,9 +61,9 @@ func eachBackend(t *testing.T, fn func(t *testing.T, open func() *Store)) {
 func keyPair(id string) []Object {
 	class := func(c uint64) []byte { return binary.LittleEndian.AppendUint64(nil, c) }
 	return []Object{
-		{Attrs: map[uint64][]byte{attrClass: class(classPrivateKey), AttrID: []byte(id), 0x123: []byte("private exponent " + id)},
+		{Attrs: map[uint64][]byte{attrClass: class(classPrivateKey), tID: []byte(id), 0x123: []byte("private exponent " + id)},
 			Sealed: map[uint64]bool{0x123: true}},
-		{Attrs: map[uint64][]byte{attrClass: class(2), AttrID: []byte(id), 0x120: []byte("modulus " + id)}},
+		{Attrs: map[uint64][]byte{attrClass: class(2), tID: []byte(id), 0x120: []byte("modulus " + id)}},
 	}
 }
 
@@ -95,9 +95,9 @@ func TestBackendObjects(t *testing.T) {
 		if err != nil || full || len(changed) != 2 || len(deleted) != 0 || gen1 <= gen0 {
 			t.Fatalf("Changes: %d changed, %v deleted, gen %d→%d, full %v, %v", len(changed), deleted, gen0, gen1, full, err)
 		}
-		found, _, err := b.FindByCKAID(bkey, []byte("k1"))
+		found, _, err := findByID(b, bkey, []byte("k1"))
 		if err != nil || len(found) != 2 {
-			t.Fatalf("FindByCKAID: %d, %v", len(found), err)
+			t.Fatalf("findByID: %d, %v", len(found), err)
 		}
 		priv, err := b.Get(bkey, ids[0])
 		if err != nil || string(priv.Attrs[0x123]) != "private exponent k1" || !priv.Verified {
@@ -113,7 +113,7 @@ func TestBackendObjects(t *testing.T) {
 		if obj.ID != ids[1] {
 			obj = found[0]
 		}
-		obj.Attrs[AttrID] = []byte("k2")
+		obj.Attrs[tID] = []byte("k2")
 		if _, err := b.Put(bkey, obj); err != nil {
 			t.Fatal(err)
 		}
@@ -127,16 +127,16 @@ func TestBackendObjects(t *testing.T) {
 		if err != nil || full || len(changed) != 1 || changed[0].ID != ids[1] || len(deleted) != 1 || deleted[0] != ids[0] {
 			t.Fatalf("Changes after update+delete: %+v, %v, full %v, %v", changed, deleted, full, err)
 		}
-		if f, _, _ := a.FindByCKAID(key, []byte("k1")); len(f) != 0 {
+		if f, _, _ := findByID(a, key, []byte("k1")); len(f) != 0 {
 			t.Fatalf("k1 still indexed: %d", len(f))
 		}
-		if f, _, _ := a.FindByCKAID(key, []byte("k2")); len(f) != 1 {
+		if f, _, _ := findByID(a, key, []byte("k2")); len(f) != 1 {
 			t.Fatalf("k2 not indexed: %d", len(f))
 		}
 		// Many objects: listing pages through them.
 		var many []Object
 		for i := range 40 {
-			many = append(many, Object{Attrs: map[uint64][]byte{AttrID: fmt.Appendf(nil, "m%d", i)}})
+			many = append(many, Object{Attrs: map[uint64][]byte{tID: fmt.Appendf(nil, "m%d", i)}})
 		}
 		for i := 0; i < len(many); i += 4 {
 			if _, err := a.PutObjects(key, many[i:i+4]); err != nil {
@@ -159,7 +159,7 @@ func TestBackendObjects(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer so.Wipe()
-		id, err := b.Put(so, Object{Attrs: map[uint64][]byte{AttrID: []byte("after")}})
+		id, err := b.Put(so, Object{Attrs: map[uint64][]byte{tID: []byte("after")}})
 		if err != nil || id <= ids[1] {
 			t.Fatalf("Put after InitToken: id %d (last %d), %v", id, ids[1], err)
 		}
@@ -237,7 +237,7 @@ func TestCopyFileEtcdAndBack(t *testing.T) {
 	}
 	var many []Object
 	for i := range 250 { // more than one batch
-		many = append(many, Object{Attrs: map[uint64][]byte{AttrID: fmt.Appendf(nil, "d%d", i)}})
+		many = append(many, Object{Attrs: map[uint64][]byte{tID: fmt.Appendf(nil, "d%d", i)}})
 	}
 	if _, err := file.PutObjects(key, many); err != nil {
 		t.Fatal(err)
@@ -253,9 +253,9 @@ func TestCopyFileEtcdAndBack(t *testing.T) {
 		if err != nil || len(objs) != want {
 			t.Fatalf("%s: %d objects, want %d: %v", s.Path(), len(objs), want, err)
 		}
-		pair, _, err := s.FindByCKAID(k, []byte("pair"))
+		pair, _, err := findByID(s, k, []byte("pair"))
 		if err != nil || len(pair) != 2 || !pair[0].Verified {
-			t.Fatalf("%s: FindByCKAID: %+v, %v", s.Path(), pair, err)
+			t.Fatalf("%s: findByID: %+v, %v", s.Path(), pair, err)
 		}
 	}
 	etcd := openEtcdStore(t, etcdConfig(t), testOptions())
@@ -272,7 +272,7 @@ func TestCopyFileEtcdAndBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ek.Wipe()
-	if _, err := etcd.Put(ek, Object{Attrs: map[uint64][]byte{AttrID: []byte("made in etcd")}}); err != nil {
+	if _, err := etcd.Put(ek, Object{Attrs: map[uint64][]byte{tID: []byte("made in etcd")}}); err != nil {
 		t.Fatal(err)
 	}
 	back := openStore(t, tokenPath(t), testOptions())
@@ -456,7 +456,7 @@ func TestOnEtcd(t *testing.T) {
 		fn   func(*testing.T)
 	}{
 		{"Changes", TestChanges}, {"ChangesAfterInitToken", TestChangesAfterInitToken},
-		{"FindByCKAID", TestFindByCKAID}, {"ObjectsRoundTrip", TestObjectsRoundTrip},
+		{"ObjectsRoundTrip", TestObjectsRoundTrip},
 		{"PutUpdateDelete", TestPutUpdateDelete}, {"WipedKey", TestWipedKey},
 		{"InitTokenReinitialises", TestInitTokenReinitialises}, {"InitUserPINClearsLockout", TestInitUserPINClearsLockout},
 		{"InitUserPINNeedsSOKey", TestInitUserPINNeedsSOKey}, {"Login", TestLogin}, {"SetPIN", TestSetPIN},

@@ -132,3 +132,22 @@ func readFile(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// tID is CKA_ID.
+const tID = 0x102
+
+// findByID returns the objects of s whose CKA_ID is value, read with key
+// (a sealed CKA_ID is found only with the key), and the generation.
+func findByID(s *Store, key *Key, value []byte) ([]Object, uint64, error) {
+	objs, gen, err := s.Objects(key)
+	if err != nil {
+		return nil, 0, err
+	}
+	var found []Object
+	for _, o := range objs {
+		if v, ok := o.Attrs[tID]; ok && bytes.Equal(v, value) {
+			found = append(found, o)
+		}
+	}
+	return found, gen, nil
+}

@@ -85,7 +85,7 @@ func twoProcWorker(t *testing.T, path, me, other string) {
 	put := func(label string) uint64 {
 		t.Helper()
 		id, err := s.Put(key, Object{
-			Attrs:  map[uint64][]byte{3: []byte(label), 0x11: []byte("secret " + label), AttrID: []byte(label)},
+			Attrs:  map[uint64][]byte{3: []byte(label), 0x11: []byte("secret " + label), tID: []byte(label)},
 			Sealed: map[uint64]bool{0x11: true},
 		})
 		if err != nil {
@@ -168,7 +168,7 @@ func twoProcWorker(t *testing.T, path, me, other string) {
 	if deltas < twoProcObjects {
 		t.Errorf("%s: only %d delta updates of the cache", me, deltas)
 	}
-	if found, _, err := s.FindByCKAID(nil, []byte(other+" 1")); err != nil || len(found) != 1 {
-		t.Errorf("%s: FindByCKAID of the other's object: %d, %v", me, len(found), err)
+	if found, _, err := findByID(s, nil, []byte(other+" 1")); err != nil || len(found) != 1 {
+		t.Errorf("%s: findByID of the other's object: %d, %v", me, len(found), err)
 	}
 }

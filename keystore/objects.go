@@ -1,14 +1,10 @@
 package keystore
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"slices"
 )
-
-// AttrID is CKA_ID, the attribute the index serves (FindByCKAID).
-const AttrID = 0x102
 
 // Object is a stored object: its attributes by type. Sealed lists the types
 // whose values are encrypted at rest (private objects' attributes, sensitive
@@ -154,64 +150,6 @@ func (s *Store) Get(key *Key, id uint64) (Object, error) {
 	return obj, err
 }
 
-// FindByCKAID returns the objects whose CKA_ID equals value, through the
-// index (no scan), with the generation it reflects. Objects whose CKA_ID is
-// sealed are found only with a key (their index entry is an HMAC under a
-// sub-key of the token key, never the plaintext).
-func (s *Store) FindByCKAID(key *Key, value []byte) ([]Object, uint64, error) {
-	var objs []Object
-	var gen uint64
-	err := s.view(func(tx kvTx) error {
-		sl, err := s.openSealer(tx, key)
-		if err != nil {
-			return err
-		}
-		defer sl.wipe()
-		if gen, err = generation(tx); err != nil {
-			return err
-		}
-		prefixes := [][]byte{indexPrefix('c', value)}
-		if sl != nil {
-			prefixes = append(prefixes, indexPrefix('h', sl.indexMAC(value)))
-		}
-		var ids []uint64
-		c := tx.Bucket(bucketIndex).Cursor()
-		for _, p := range prefixes {
-			for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
-				if len(k) == len(p)+8 {
-					ids = append(ids, binary.BigEndian.Uint64(k[len(p):]))
-				}
-			}
-		}
-		slices.Sort(ids)
-		objects := tx.Bucket(bucketObjects)
-		for _, id := range slices.Compact(ids) {
-			v := objects.Get(idKey(id))
-			if v == nil {
-				return fmt.Errorf("keystore: %s: index names missing object %d: %w", s.path, id, ErrCorrupt)
-			}
-			obj, err := toObject(id, v, sl, schemaVersion(tx))
-			if err != nil {
-				s.refuse(id, err)
-				continue
-			}
-			objs = append(objs, obj)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	return objs, gen, nil
-}
-
-// indexPrefix is the index key of value without the object ID.
-func indexPrefix(kind byte, value []byte) []byte {
-	p := []byte{kind}
-	p = binary.AppendUvarint(p, uint64(len(value)))
-	return append(p, value...)
-}
-
 // Put stores obj (new if ID is 0), sealing Sealed attributes under key, and
 // returns its ID. key may be nil only if nothing is sealed. Putting a
 // non-zero ID that is not stored fails with ErrNotFound (an object deleted
@@ -267,8 +205,8 @@ func (s *Store) PutObjects(key *Key, objs []Object) ([]uint64, error) {
 	return ids, nil
 }
 
-// putTx writes one object (and its index entry) in tx, MAC'd when sl is
-// not nil (the file is then of schema version 3: openSealer upgraded it).
+// putTx writes one object in tx, MAC'd when sl is
+// not nil (the file is then of schema version 3 or later: openSealer upgraded it).
 // A record that would need a MAC (auth.go) is refused without a key.
 func putTx(tx kvTx, sl *sealer, obj Object, schema uint32) (uint64, error) {
 	types := make([]uint64, 0, len(obj.Attrs))
@@ -287,7 +225,6 @@ func putTx(tx kvTx, sl *sealer, obj Object, schema uint32) (uint64, error) {
 		return 0, fmt.Errorf("keystore: put object %d: %w", id, ErrNotFound)
 	}
 	rec := &objectRecord{Attrs: make([]storedAttr, 0, len(types))}
-	var index []byte
 	for _, t := range types {
 		a := storedAttr{Type: t, Sealed: obj.Sealed[t], Value: obj.Attrs[t]}
 		if a.Sealed {
@@ -299,13 +236,6 @@ func putTx(tx kvTx, sl *sealer, obj Object, schema uint32) (uint64, error) {
 			a.Value = []byte{}
 		}
 		rec.Attrs = append(rec.Attrs, a)
-		if t == AttrID {
-			if a.Sealed {
-				index = indexPrefix('h', sl.indexMAC(obj.Attrs[t]))
-			} else {
-				index = indexPrefix('c', obj.Attrs[t])
-			}
-		}
 	}
 	if err := rec.checkPolicy(id, 0); err != nil {
 		return 0, err
@@ -320,35 +250,7 @@ func putTx(tx kvTx, sl *sealer, obj Object, schema uint32) (uint64, error) {
 	if err := objects.Put(idKey(id), encodeObjectRecord(rec, mac)); err != nil {
 		return 0, fmt.Errorf("keystore: write object %d: %w", id, err)
 	}
-	if err := setIndex(tx, id, index); err != nil {
-		return 0, err
-	}
 	return id, nil
-}
-
-// setIndex replaces id's index entry by prefix (none if prefix is nil).
-func setIndex(tx kvTx, id uint64, prefix []byte) error {
-	idx, rev := tx.Bucket(bucketIndex), tx.Bucket(bucketIndexRev)
-	k := idKey(id)
-	if old := rev.Get(k); old != nil {
-		if err := idx.Delete(bytes.Clone(old)); err != nil {
-			return fmt.Errorf("keystore: delete index of object %d: %w", id, err)
-		}
-		if err := rev.Delete(k); err != nil {
-			return fmt.Errorf("keystore: delete index of object %d: %w", id, err)
-		}
-	}
-	if prefix == nil {
-		return nil
-	}
-	entry := append(prefix, k...)
-	if err := idx.Put(entry, []byte{}); err != nil {
-		return fmt.Errorf("keystore: index object %d: %w", id, err)
-	}
-	if err := rev.Put(k, entry); err != nil {
-		return fmt.Errorf("keystore: index object %d: %w", id, err)
-	}
-	return nil
 }
 
 // Delete removes the object with id (ErrNotFound if none). One write
@@ -365,9 +267,6 @@ func (s *Store) Delete(id uint64) error {
 		}
 		if err := objects.Delete(k); err != nil {
 			return fmt.Errorf("keystore: delete object %d: %w", id, err)
-		}
-		if err := setIndex(tx, id, nil); err != nil {
-			return err
 		}
 		gen, err := bumpGeneration(tx)
 		if err != nil {

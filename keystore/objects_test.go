@@ -16,7 +16,7 @@ func TestObjectsRoundTrip(t *testing.T) {
 	big := make([]byte, 100<<10)
 	_, _ = rand.Read(big)
 	objs := []Object{
-		{Attrs: map[uint64][]byte{0: {3}, 3: []byte("public label"), AttrID: {1, 2}}},
+		{Attrs: map[uint64][]byte{0: {3}, 3: []byte("public label"), tID: {1, 2}}},
 		{Attrs: map[uint64][]byte{0: {3}, 0x11: []byte("private value"), 0x2: {1}}, Sealed: map[uint64]bool{0x11: true, 0x2: true}},
 		{Attrs: map[uint64][]byte{0x120: {}, 0x121: nil}, Sealed: map[uint64]bool{0x121: true}},
 		{Attrs: map[uint64][]byte{0x11: big, 1 << 63: []byte("max type")}, Sealed: map[uint64]bool{0x11: true, 0x999: true, 1 << 63: false}},
@@ -100,85 +100,14 @@ func TestPutUpdateDelete(t *testing.T) {
 	wantErr(t, "Put of a deleted object", err, ErrNotFound)
 }
 
-func TestFindByCKAID(t *testing.T) {
-	s, key := initStore(t, testOptions())
-	put := func(obj Object) uint64 {
-		t.Helper()
-		id, err := s.Put(key, obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
-	pubA := put(Object{Attrs: map[uint64][]byte{AttrID: []byte("A"), 0: {3}}})
-	privA := put(Object{Attrs: map[uint64][]byte{AttrID: []byte("A"), 0x11: []byte("k")}, Sealed: map[uint64]bool{AttrID: true, 0x11: true}})
-	pubAB := put(Object{Attrs: map[uint64][]byte{AttrID: []byte("AB")}})
-	empty := put(Object{Attrs: map[uint64][]byte{AttrID: {}}})
-	noID := put(Object{Attrs: map[uint64][]byte{3: []byte("A")}})
-	for i := range 50 { // noise
-		put(Object{Attrs: map[uint64][]byte{AttrID: fmt.Appendf(nil, "n%d", i)}})
-	}
-
-	ids := func(k *Key, v []byte) []uint64 {
-		t.Helper()
-		objs, _, err := s.FindByCKAID(k, v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []uint64
-		for _, o := range objs {
-			if !bytes.Equal(o.Attrs[AttrID], v) && !(k == nil && o.Sealed[AttrID]) {
-				t.Fatalf("FindByCKAID(%q) returned object %d with CKA_ID %q", v, o.ID, o.Attrs[AttrID])
-			}
-			out = append(out, o.ID)
-		}
-		return out
-	}
-	tests := []struct {
-		name string
-		key  *Key
-		v    []byte
-		want []uint64
-	}{
-		{"public and sealed with key", key, []byte("A"), []uint64{pubA, privA}},
-		{"sealed hidden without key", nil, []byte("A"), []uint64{pubA}},
-		{"no prefix match", key, []byte("AB"), []uint64{pubAB}},
-		{"empty ID", key, []byte{}, []uint64{empty}},
-		{"absent", key, []byte("Z"), nil},
-		{"noise", nil, []byte("n7"), []uint64{noID + 8}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := ids(tt.key, tt.v); fmt.Sprint(got) != fmt.Sprint(tt.want) {
-				t.Fatalf("got %v, want %v", got, tt.want)
-			}
-		})
-	}
-	// Updates move the entry; deletes remove it.
-	if _, err := s.Put(key, Object{ID: privA, Attrs: map[uint64][]byte{AttrID: []byte("Z")}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Delete(pubA); err != nil {
-		t.Fatal(err)
-	}
-	if got := ids(key, []byte("A")); got != nil {
-		t.Fatalf("after update and delete, A finds %v", got)
-	}
-	if got := ids(nil, []byte("Z")); fmt.Sprint(got) != fmt.Sprint([]uint64{privA}) {
-		t.Fatalf("after update, Z finds %v", got)
-	}
-}
-
-// Sealed values never reach the file in the clear; clear ones do (which
-// shows the search would find them).
 func TestSealedPlaintextNotInFile(t *testing.T) {
 	s, key := initStore(t, testOptions())
 	secret := []byte("SECRET-PRIME-FACTOR-0123456789-abcdef")
 	sealedID := []byte("SEALED-CKA-ID-VALUE-42")
 	public := []byte("PUBLIC-MODULUS-9876543210-fedcba")
 	if _, err := s.Put(key, Object{
-		Attrs:  map[uint64][]byte{0x124: secret, AttrID: sealedID, 0x120: public},
-		Sealed: map[uint64]bool{0x124: true, AttrID: true},
+		Attrs:  map[uint64][]byte{0x124: secret, tID: sealedID, 0x120: public},
+		Sealed: map[uint64]bool{0x124: true, tID: true},
 	}); err != nil {
 		t.Fatal(err)
 	}

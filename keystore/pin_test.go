@@ -172,7 +172,7 @@ func TestSetPIN(t *testing.T) {
 
 func TestInitTokenReinitialises(t *testing.T) {
 	s, key := initStore(t, testOptions())
-	oldID, err := s.Put(key, Object{Attrs: map[uint64][]byte{3: []byte("old"), 0x11: []byte("s"), AttrID: []byte("id")}, Sealed: map[uint64]bool{0x11: true}})
+	oldID, err := s.Put(key, Object{Attrs: map[uint64][]byte{3: []byte("old"), 0x11: []byte("s"), tID: []byte("id")}, Sealed: map[uint64]bool{0x11: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestInitTokenReinitialises(t *testing.T) {
 	if objs, _, err := s.Objects(nil); err != nil || len(objs) != 0 {
 		t.Fatalf("objects survived InitToken: %d, %v", len(objs), err)
 	}
-	if found, _, err := s.FindByCKAID(nil, []byte("id")); err != nil || len(found) != 0 {
+	if found, _, err := findByID(s, nil, []byte("id")); err != nil || len(found) != 0 {
 		t.Fatalf("index survived InitToken: %d, %v", len(found), err)
 	}
 	_, err = s.Login(User, userPIN)

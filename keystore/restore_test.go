@@ -220,24 +220,24 @@ func TestWriteDuringRestoreLandsInNewFile(t *testing.T) {
 func TestPutObjectsAllOrNothing(t *testing.T) {
 	s, key := initStore(t, testOptions())
 	ids, err := s.PutObjects(key, []Object{
-		{Attrs: map[uint64][]byte{AttrID: []byte("pair"), 1: []byte("pub")}},
-		{Attrs: map[uint64][]byte{AttrID: []byte("pair"), 2: []byte("priv")}, Sealed: map[uint64]bool{2: true}},
+		{Attrs: map[uint64][]byte{tID: []byte("pair"), 1: []byte("pub")}},
+		{Attrs: map[uint64][]byte{tID: []byte("pair"), 2: []byte("priv")}, Sealed: map[uint64]bool{2: true}},
 	})
 	if err != nil || len(ids) != 2 || ids[0] == ids[1] {
 		t.Fatalf("PutObjects: %v, %v", ids, err)
 	}
-	found, _, err := s.FindByCKAID(key, []byte("pair"))
+	found, _, err := findByID(s, key, []byte("pair"))
 	if err != nil || len(found) != 2 {
-		t.Fatalf("FindByCKAID: %d objects, %v", len(found), err)
+		t.Fatalf("findByID: %d objects, %v", len(found), err)
 	}
 	gen, _ := s.Generation()
 	// The second object names an ID that does not exist: nothing is stored.
 	_, err = s.PutObjects(key, []Object{
-		{Attrs: map[uint64][]byte{AttrID: []byte("half"), 1: []byte("pub")}},
+		{Attrs: map[uint64][]byte{tID: []byte("half"), 1: []byte("pub")}},
 		{ID: 999, Attrs: map[uint64][]byte{2: []byte("x")}},
 	})
 	wantErr(t, "PutObjects with a missing ID", err, ErrNotFound)
-	if found, _, _ := s.FindByCKAID(key, []byte("half")); len(found) != 0 {
+	if found, _, _ := findByID(s, key, []byte("half")); len(found) != 0 {
 		t.Fatalf("half of a failed PutObjects was stored: %+v", found)
 	}
 	if g, _ := s.Generation(); g != gen {

@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// File layout (schema version 2)
+// File layout (schema version 4)
 //
 //	meta     "kind"       "modexp-token keystore"
 //	         "schema"     uint32 big-endian: schema version
@@ -17,10 +17,6 @@ import (
 //	token    "record"     token record (records.go)
 //	objects  id (uint64 big-endian) → object record; the bucket sequence
 //	         allocates IDs and is never reset, so IDs are not reused
-//	index    kind ‖ uvarint(len v) ‖ v ‖ id → empty: CKA_ID lookup; kind 'c'
-//	         with v the clear value, or 'h' with v = HMAC(index key, value)
-//	         when CKA_ID is sealed (the plaintext never reaches the index)
-//	indexrev id → the object's index key, so Delete needs no key
 //	stamps   (version 2) id → uint64 generation of the object's last write
 //	changed  (version 2) gen ‖ id → empty: each live object once, at the
 //	         generation of its last write (an object with no stamp was
@@ -29,9 +25,20 @@ import (
 //	         maxTombstones are kept, the oldest pruned (changesfrom moves
 //	         past them)
 //
-// Version 3 (auth.go): the same buckets; object records written with the
-// token key end with a MAC, and sealed values use a new AAD label.
-// Migration 2→3 needs the token key: it runs in the first write
+// Version 4: version 3 without the CKA_ID index (buckets "index" and
+// "indexrev", a persisted lookup by CKA_ID kept up to date by every write).
+// Nothing read it: the token answers C_FindObjects from its cache, which
+// holds every object and keeps its own CKA_ID index (token/find.go), and
+// the change log keeps the caches of every process in step. Migration
+// 3→4 (first write transaction, no key needed) deletes the two buckets;
+// the records and their MACs are untouched. Files of versions 1 and 2
+// keep their (from now on stale, never read) index buckets until the
+// upgrade to version 3, which goes on to version 4 in the same
+// transaction (upgradeAuth).
+//
+// Version 3 (auth.go): the same buckets as version 2; object records
+// written with the token key end with a MAC, and sealed values use a new
+// AAD label. Migration 2→3 needs the token key: it runs in the first write
 // transaction that has it (Login runs one), not in the first write.
 //
 // Version 1 had no change log. Migration 1→2 (first write transaction)
@@ -46,10 +53,14 @@ import (
 // migrations, and to SchemaVersion by the first one with the token key
 // (upgradeAuth); a higher version is refused with ErrSchemaVersion (a
 // newer keystore wrote it). A version-3 file is refused by a version-2
-// keystore: upgrade every process sharing a token together.
+// keystore, a version-4 file by a version-3 one: upgrade every process
+// sharing a token together.
 
 // SchemaVersion is the schema version this code reads and writes.
-const SchemaVersion = 3
+const SchemaVersion = 4
+
+// schemaNoIndex is the first schema version without the CKA_ID index.
+const schemaNoIndex = 4
 
 // keylessVersion is the version the migrations that need no key reach.
 const keylessVersion = 2
@@ -60,8 +71,8 @@ var (
 	bucketMeta     = []byte("meta")
 	bucketToken    = []byte("token")
 	bucketObjects  = []byte("objects")
-	bucketIndex    = []byte("index")
-	bucketIndexRev = []byte("indexrev")
+	bucketIndex    = []byte("index")    // versions 1–3 only
+	bucketIndexRev = []byte("indexrev") // versions 1–3 only
 	bucketStamps   = []byte("stamps")
 	bucketChanged  = []byte("changed")
 	bucketDeleted  = []byte("deleted")
@@ -73,10 +84,11 @@ var (
 	keyChangesFrom = []byte("changesfrom")
 )
 
-// bucketsV1 are the buckets of every schema version; bucketsV2 those
-// version 2 adds (the change log, changes.go).
+// bucketsV1 are the buckets of every schema version (besides the index
+// buckets versions 1–3 also have); bucketsV2 those version 2 adds (the
+// change log, changes.go).
 var (
-	bucketsV1 = [][]byte{bucketToken, bucketObjects, bucketIndex, bucketIndexRev}
+	bucketsV1 = [][]byte{bucketToken, bucketObjects}
 	bucketsV2 = [][]byte{bucketStamps, bucketChanged, bucketDeleted}
 )
 
@@ -99,6 +111,23 @@ func migrate1to2(tx kvTx) error {
 		return err
 	}
 	return setChangesFrom(tx, g)
+}
+
+// migrate3to4 drops the CKA_ID index (buckets absent already are fine)
+// and sets the schema version.
+func migrate3to4(tx kvTx) error {
+	for _, b := range [][]byte{bucketIndex, bucketIndexRev} {
+		if tx.Bucket(b) == nil {
+			continue
+		}
+		if err := tx.DeleteBucket(b); err != nil {
+			return fmt.Errorf("keystore: migrate schema 3→4: delete bucket %q: %w", b, err)
+		}
+	}
+	if err := tx.Bucket(bucketMeta).Put(keySchema, binary.BigEndian.AppendUint32(nil, schemaNoIndex)); err != nil {
+		return fmt.Errorf("keystore: write schema version: %w", err)
+	}
+	return nil
 }
 
 // schemaVersion reads the (already checked) schema version of tx's file.
@@ -137,6 +166,10 @@ func checkSchema(tx kvTx) error {
 			return checkBuckets(tx, bucketsV1)
 		}
 		if err := migrate(tx, version); err != nil {
+			return err
+		}
+	case version == schemaNoIndex-1 && tx.Writable():
+		if err := migrate3to4(tx); err != nil {
 			return err
 		}
 	}

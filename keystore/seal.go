@@ -4,7 +4,6 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hkdf"
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
@@ -22,7 +21,7 @@ import (
 // Argon2id(PIN, salt). Sealed attributes use a sub-key derived from it with
 // HKDF-SHA256; the AAD names the object ID and the attribute type, so a
 // sealed value moved to another object or attribute fails to open. A second
-// sub-key keys the HMAC that indexes sealed CKA_ID values.
+// sub-key keys the object records' MACs (auth.go).
 
 const (
 	tokenKeySize = 32
@@ -40,7 +39,6 @@ const (
 	aadAttr   = "modexp-token/keystore/v3/attr"
 	aadPIN    = "modexp-token/keystore/v1/pin"
 	infoSeal  = "modexp-token/keystore/v1 seal key"
-	infoIndex = "modexp-token/keystore/v1 index key"
 	infoMAC   = "modexp-token/keystore/v3 object MAC key"
 )
 
@@ -73,10 +71,9 @@ func (k *Key) UserType() UserType { return k.who }
 
 // sealer holds the sub-keys derived from a Key for one Store call.
 type sealer struct {
-	aead     cipher.AEAD
-	indexKey []byte
-	macKey   []byte // keys the object records' MACs (auth.go)
-	serial   string
+	aead   cipher.AEAD
+	macKey []byte // keys the object records' MACs (auth.go)
+	serial string
 }
 
 // sealer derives the sub-keys for one call, checking that k belongs to the
@@ -99,22 +96,17 @@ func (k *Key) sealer(serial string) (*sealer, error) {
 	if err != nil {
 		return nil, err
 	}
-	indexKey, err := hkdf.Key(sha256.New, k.key[:], nil, infoIndex, 32)
-	if err != nil {
-		return nil, fmt.Errorf("keystore: derive index key: %w", err)
-	}
 	macKey, err := hkdf.Key(sha256.New, k.key[:], nil, infoMAC, 32)
 	if err != nil {
 		return nil, fmt.Errorf("keystore: derive MAC key: %w", err)
 	}
-	return &sealer{aead: aead, indexKey: indexKey, macKey: macKey, serial: serial}, nil
+	return &sealer{aead: aead, macKey: macKey, serial: serial}, nil
 }
 
 // wipe zeroes what Go lets us zero (the AES key schedule inside the AEAD
 // cannot be reached).
 func (s *sealer) wipe() {
 	if s != nil {
-		clear(s.indexKey)
 		clear(s.macKey)
 	}
 }
@@ -166,13 +158,6 @@ func (s *sealer) openLabel(label string, id, typ uint64, sealed []byte) ([]byte,
 		return nil, fmt.Errorf("keystore: object %d attribute %#x: %w: %w", id, typ, ErrCorrupt, ErrUnsealFailed)
 	}
 	return pt, nil
-}
-
-// indexMAC keys the index entry of a sealed indexed value.
-func (s *sealer) indexMAC(value []byte) []byte {
-	m := hmac.New(sha256.New, s.indexKey)
-	m.Write(value)
-	return m.Sum(nil)
 }
 
 // kdfRuns counts Argon2id derivations (tests check that every PIN attempt

@@ -187,7 +187,7 @@ func (s *Store) InitTokenPolicy(soPIN []byte, label string, p Policy) error {
 	return err
 }
 
-// wipeObjects destroys every object, index entry and the change log,
+// wipeObjects destroys every object and the change log,
 // keeping the ID sequence so IDs are never reused.
 func wipeObjects(tx kvTx) error {
 	// Every cache must reload: the log starts again at the generation
@@ -200,7 +200,7 @@ func wipeObjects(tx kvTx) error {
 		return err
 	}
 	seq := tx.Bucket(bucketObjects).Sequence()
-	for _, name := range [][]byte{bucketObjects, bucketIndex, bucketIndexRev} {
+	for _, name := range [][]byte{bucketObjects} {
 		if err := tx.DeleteBucket(name); err != nil {
 			return fmt.Errorf("keystore: delete bucket %q: %w", name, err)
 		}
