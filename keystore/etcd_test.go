@@ -509,7 +509,7 @@ func BenchmarkBackends(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for i := len(have); i < n; i += 10 { // ten key pairs a transaction
+		for i := len(have); i < n; i += 10 { // five key pairs (ten objects) a transaction
 			var batch []Object
 			for j := range 5 {
 				batch = append(batch, keyPair(fmt.Sprintf("bulk-%d-%d", i, j))...)
