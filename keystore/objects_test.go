@@ -243,8 +243,8 @@ func TestWipedKey(t *testing.T) {
 }
 
 // bulkBatch objects a transaction in the bulk loads of TestManyObjects and
-// TestChangesCostIsTheChange: an object put by PutObjects is about five
-// etcd operations (30 objects were 153), and etcd refuses a transaction of
+// TestChangesCostIsTheChange: an object put by PutObjects is about three
+// etcd operations (60 objects were 183), and etcd refuses a transaction of
 // more than --max-txn-ops (128 by default, kept in the tests' members).
 const bulkBatch = 20
 
