@@ -161,6 +161,7 @@ etcd_request_timeout = "1s"
 		var pub *ecdsa.PublicKey
 		var sigs, during, bad, failed int
 		var maxUS float64
+		var slowest time.Time
 		write := ""
 		for line := range strings.Lines(outs[i].String()) {
 			f := strings.Fields(line)
@@ -173,7 +174,9 @@ etcd_request_timeout = "1s"
 			case "SIG":
 				ms, _ := strconv.ParseFloat(f[1], 64)
 				us, _ := strconv.ParseFloat(f[2], 64)
-				maxUS = max(maxUS, us)
+				if us > maxUS {
+					maxUS, slowest = us, time.UnixMilli(int64(ms))
+				}
 				h, _ := hex.DecodeString(f[3])
 				sig, _ := hex.DecodeString(f[4])
 				sigs++
@@ -189,7 +192,8 @@ etcd_request_timeout = "1s"
 				write = strings.TrimSpace(line)
 			}
 		}
-		t.Logf("host %d: %d signatures (%d while the member was down), slowest sign call %.1f ms, %s", i, sigs, during, maxUS/1e3, write)
+		t.Logf("host %d: %d signatures (%d while the member was down), slowest sign call %.1f ms (ended %+.2f s after the kill), %s",
+			i, sigs, during, maxUS/1e3, slowest.Sub(down).Seconds(), write)
 		if bad != 0 || failed != 0 || sigs < 100 || during < 10 {
 			t.Errorf("host %d: %d bad signatures, %d failed calls, %d signatures, %d during the outage\n%s", i, bad, failed, sigs, during, tail(outs[i].String()))
 		}
