@@ -27,8 +27,9 @@ import (
 // ports) is killed with SIGKILL and restarted on its data. Every
 // signature must verify (Go's crypto/ecdsa, outside the module), no sign
 // call may fail or take long (signing never asks the cluster), signatures
-// continue during the outage, and each host's write (C_CreateObject of a
-// token object) succeeds once the member is back.
+// continue during the outage, a key generation by the CLI meanwhile fails
+// within seconds, and each host's write (C_CreateObject of a token object)
+// succeeds once the member is back.
 func TestFleetFault(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -148,11 +149,23 @@ etcd_request_timeout = "1s"
 	time.Sleep(3 * time.Second)
 	down := time.Now()
 	kill()
-	time.Sleep(3 * time.Second)
+	// A write while the member is down fails with CKR_DEVICE_ERROR, within
+	// the timeouts (a new process: dial, open and login, 1 s each at most).
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	wcmd := exec.CommandContext(wctx, cli, "keys", "generate", "--type", "ec:P-256", "--label", "during-outage")
+	wcmd.Env = append(os.Environ(), env...)
+	w0 := time.Now()
+	wout, werr := wcmd.CombinedOutput()
+	wtook := time.Since(w0)
+	wcancel()
+	if werr == nil || wtook > 5*time.Second || !strings.Contains(string(wout), "CKR_DEVICE_ERROR") {
+		t.Errorf("a key generation with the member down: %v after %v\n%s", werr, wtook, wout)
+	}
+	time.Sleep(3*time.Second - time.Since(down))
 	up := time.Now()
 	start()
 	wg.Wait()
-	t.Logf("member killed at +3 s for %v", up.Sub(down).Round(time.Millisecond))
+	t.Logf("member killed at +3 s for %v; a key generation meanwhile failed after %v", up.Sub(down).Round(time.Millisecond), wtook.Round(time.Millisecond))
 
 	for i := range outs {
 		if errs[i] != nil {
