@@ -312,8 +312,9 @@ func leader(t *testing.T, c *etcdtest.Cluster) int {
 // TestEtcdClusterFaults: two hosts under a mixed load of writes, deletes
 // and wrong PINs on a three-member cluster whose leader, then a
 // follower, is killed with SIGKILL (and started again): every
-// acknowledged write is on both hosts afterwards, every acknowledged
-// delete gone, no call hangs, and the wrong PINs counted never exceed the
+// acknowledged write is on both hosts afterwards (unless a delete of it
+// failed: then either outcome is right), every acknowledged delete gone,
+// no call hangs, and the wrong PINs counted never exceed the
 // lockout limit.
 func TestEtcdClusterFaults(t *testing.T) {
 	if testing.Short() {
@@ -363,9 +364,17 @@ func TestEtcdClusterFaults(t *testing.T) {
 					mu.Lock()
 					written[ids[0]], written[ids[1]] = true, true
 					mu.Unlock()
-					if i%3 == 0 && timed(func() error { return s.Delete(ids[1]) }) == nil {
+					if i%3 == 0 {
+						// A delete that fails while a leader dies may
+						// still have been applied: its outcome is
+						// unknown, and only acknowledged ones are checked.
+						err := timed(func() error { return s.Delete(ids[1]) })
 						mu.Lock()
-						written[ids[1]] = false
+						if err == nil {
+							written[ids[1]] = false
+						} else {
+							delete(written, ids[1])
+						}
 						mu.Unlock()
 					}
 				}
