@@ -65,15 +65,8 @@ EOF
 unset MODEXP_TOKEN_ENGINE MODEXP_TOKEN_LOG_LEVEL
 export MODEXP_TOKEN_CONF=$tmp/modexp-token.toml MODEXP_TOKEN_LOG=$OUT/module.log HOME=$tmp/home
 
-# CPU time (ns) of the daemon so far, from its threads' schedstat.
-daemon_cpu() {
-	local sum=0 run rest
-	for f in /proc/"$daemon"/task/*/schedstat; do
-		read -r run rest <"$f" 2>/dev/null || continue
-		sum=$((sum + run))
-	done
-	echo "$sum"
-}
+# shellcheck source=proccpu.sh
+. "$here/proccpu.sh"
 
 args=(--name device --module "$tmp/lib/libmodexp-pkcs11.so" --label bench-device --pin 123456 --so-pin 87654321
 	--name2 soft --module2 "$tmp/lib/libmodexp-pkcs11.so" --label2 bench-soft --pin2 123456 --so-pin2 87654321
@@ -84,12 +77,12 @@ args=(--name device --module "$tmp/lib/libmodexp-pkcs11.so" --label bench-device
 "$OUT/p11bench" "${args[@]}" --seconds 0.1 --rounds 1 --threads 1 >"$OUT/setup.txt" 2>&1 ||
 	{ cat "$OUT/setup.txt" >&2; exit 2; }
 
-cpu0=$(daemon_cpu)
+cpu0=$(proc_cpu "$daemon")
 status=0
 "$OUT/p11bench" "${args[@]}" \
 	--seconds "${BENCH_SECONDS:-2}" --threads "${BENCH_THREADS:-1,2}" --rounds "${BENCH_ROUNDS:-8}" \
 	--tsv "$OUT/bench.tsv" "$@" >"$OUT/bench.txt" || status=$?
-cpu1=$(daemon_cpu)
+cpu1=$(proc_cpu "$daemon")
 "$tmp/lib/modexpd" status --listen "unix:$sock" >"$OUT/modexpd-status.txt" 2>&1 || true
 
 cat "$OUT/bench.txt"

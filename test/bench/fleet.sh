@@ -63,15 +63,8 @@ CONF
 unset MODEXP_TOKEN_ENGINE MODEXP_TOKEN_LOG_LEVEL
 export MODEXP_TOKEN_CONF=$tmp/modexp-token.toml MODEXP_TOKEN_LOG=$OUT/module.log HOME=$tmp/home
 
-# CPU time (ns) of the member so far, from its threads' schedstat.
-member_cpu() {
-	local sum=0 run rest
-	for f in /proc/"$member"/task/*/schedstat; do
-		read -r run rest <"$f" 2>/dev/null || continue
-		sum=$((sum + run))
-	done
-	echo "$sum"
-}
+# shellcheck source=proccpu.sh
+. "$here/proccpu.sh"
 
 args=(--name etcd --module "$FLEET" --label bench-etcd --pin 123456 --so-pin 87654321
 	--name2 file --module2 "$FLEET" --label2 bench-file --pin2 123456 --so-pin2 87654321
@@ -87,12 +80,12 @@ etcd_slot=$(sed -n 's/.*msg="slot opened" slot=\([0-9]*\) token_store=etcd:.*/\1
 grep -q "msg=\"token initialised\" slot=$etcd_slot label=bench-etcd" "$OUT/module.log" ||
 	{ echo "fleet.sh: the token bench-etcd is not the etcd slot ($etcd_slot): see $OUT/module.log" >&2; exit 2; }
 
-cpu0=$(member_cpu)
+cpu0=$(proc_cpu "$member")
 status=0
 "$OUT/p11bench" "${args[@]}" \
 	--seconds "${BENCH_SECONDS:-2}" --threads "${BENCH_THREADS:-1,2}" --rounds "${BENCH_ROUNDS:-6}" \
 	--tsv "$OUT/bench.tsv" "$@" >"$OUT/bench.txt" || status=$?
-cpu1=$(member_cpu)
+cpu1=$(proc_cpu "$member")
 
 cat "$OUT/bench.txt"
 echo
