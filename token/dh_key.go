@@ -13,7 +13,9 @@ package token
 //     order q when q is known. The private key's CKA_VALUE is x (sealed),
 //     in [1, q−1] (or [1, p−2]); its CKA_VALUE_BITS is x's bit length. At
 //     generation CKA_VALUE_BITS in the private template asks for an x of
-//     exactly that many bits; otherwise x is uniform in the range.
+//     exactly that many bits; otherwise x has twice the group's strength
+//     in bits for an RFC 7919 group (225 for ffdhe2048, RFC 7919 §5.2 and
+//     OpenSSL's default) and is uniform in the range for other groups.
 //   - Both keys get CKA_PUBLIC_KEY_INFO (dhKeyAgreement, PKCS #3).
 //   - CKM_DH_PKCS_DERIVE takes the peer's public value as its parameter
 //     (big-endian bytes), checks it like an imported y (a bad one is
@@ -231,7 +233,11 @@ func generateDH(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
 			return 0, nil, nil, inconsistent(describe(t) + " differs between the public and private templates")
 		}
 	}
-	valueBits := 0
+	// Without CKA_VALUE_BITS an RFC 7919 group gets x of twice its
+	// strength (225 bits for ffdhe2048, RFC 7919 §5.2, as OpenSSL and so
+	// SoftHSMv2 draw), which derive then exponentiates on the short path;
+	// any other group gets x uniform below q (or p−1).
+	valueBits := g.ShortValueBits()
 	if v, ok := priv[ck.CKA_VALUE_BITS]; ok {
 		b, _ := ck.ParseULong(v)
 		if b < 2 || b >= uint64(g.P.BitLen()-1) {

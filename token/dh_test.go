@@ -68,8 +68,8 @@ func TestDHAgreement(t *testing.T) {
 	if v := attr(t, m, sh, privB, ck.CKA_VALUE_BITS); !bytes.Equal(v, ck.ULong(256)) {
 		t.Fatalf("CKA_VALUE_BITS = %x", v)
 	}
-	if v, _ := ck.ParseULong(attr(t, m, sh, privA, ck.CKA_VALUE_BITS)); v < 2000 || v > 2047 {
-		t.Fatalf("x of %d bits from a uniform draw below q", v)
+	if v, _ := ck.ParseULong(attr(t, m, sh, privA, ck.CKA_VALUE_BITS)); v != 225 {
+		t.Fatalf("x of %d bits by default on ffdhe2048, want 225 (RFC 7919 §5.2)", v)
 	}
 	ya := attr(t, m, sh, pubA, ck.CKA_VALUE)
 	yb := attr(t, m, sh, pubB, ck.CKA_VALUE)
