@@ -158,6 +158,7 @@ func TestConformanceSymmetricLengths(t *testing.T) {
 		{"ECB encrypt 32", opEncrypt, ecb, 32, 0, 32},
 		{"ECB encrypt 15", opEncrypt, ecb, 15, ck.CKR_DATA_LEN_RANGE, 0},
 		{"ECB decrypt 17", opDecrypt, ecb, 17, ck.CKR_ENCRYPTED_DATA_LEN_RANGE, 0},
+		{"CBC encrypt 0", opEncrypt, cbc, 0, 0, 0},
 		{"CBC encrypt 33", opEncrypt, cbc, 33, ck.CKR_DATA_LEN_RANGE, 0},
 		{"CBC decrypt 31", opDecrypt, cbc, 31, ck.CKR_ENCRYPTED_DATA_LEN_RANGE, 0},
 		{"CBC_PAD encrypt 0", opEncrypt, pad, 0, 0, 16},

@@ -8,7 +8,10 @@
 // DSA and DH key and parameter generation, DH derivation: the mechanisms
 // p11-kit's RPC does not carry) TestPKCS11Tool drives from a child of the
 // test binary that loads the module in process with miekg/pkcs11
-// (pkcs11tool_inprocess_test.go).
+// (pkcs11tool_inprocess_test.go). The Go libraries' own test suites run
+// unmodified from the module cache: crypto11's (crypto11suite_test.go) and
+// miekg/pkcs11's (miekgsuite_test.go, beside SoftHSMv2: ours must pass
+// every test SoftHSMv2 passes but the identity checks of miekgAccepted).
 //
 // The package has no code of its own: everything is in its _test.go files.
 //
