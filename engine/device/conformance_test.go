@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/enginetest"
-	"github.com/modexp-token/modexp-token/engine/rsa"
-
 	_ "github.com/modexp-token/modexp-token/engine/chip"
+	"github.com/modexp-token/modexp-token/engine/enginetest"
+	"github.com/modexp-token/modexp-token/engine/internal/randop"
+	"github.com/modexp-token/modexp-token/engine/rsa"
 	_ "github.com/modexp-token/modexp-token/engine/soft"
 )
 
@@ -101,7 +101,7 @@ func TestRealEnginesThroughDaemon(t *testing.T) {
 					continue
 				}
 				size := (c.Params().BitSize + 7) / 8
-				k := new(big.Int).Mod(randBits(r, c.Params().BitSize), c.Params().N)
+				k := new(big.Int).Mod(randop.Bits(r, c.Params().BitSize), c.Params().N)
 				x, y, _, err := ec.ScalarBaseMult(context.Background(), name, k.FillBytes(make([]byte, size)))
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
@@ -113,7 +113,7 @@ func TestRealEnginesThroughDaemon(t *testing.T) {
 			}
 			if ce, ok := e.(engine.CRTEngine); ok {
 				k, n, d := rsaFixture(t, r, 1024)
-				c := new(big.Int).Mod(randBits(r, 1024), n)
+				c := new(big.Int).Mod(randop.Bits(r, 1024), n)
 				got, _, err := ce.ExpCRT(context.Background(), &k, c.Bytes())
 				if err != nil || !bytes.Equal(got, pad(new(big.Int).Exp(c, d, n), 128)) {
 					t.Fatalf("native CRT through the daemon: %v", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine/device/internal/bigengine"
 	"github.com/modexp-token/modexp-token/engine/device/server"
 	"github.com/modexp-token/modexp-token/engine/device/wire"
+	"github.com/modexp-token/modexp-token/engine/internal/randop"
 )
 
 func costModelOf(t *testing.T, e engine.Engine) wire.CostModel {
@@ -165,7 +166,7 @@ func TestCostDeadlineNormalLoad(t *testing.T) {
 					}
 				case 1:
 					f := crtCase(t, 1024)
-					base := new(big.Int).Mod(randBits(r, 1000), f.n)
+					base := new(big.Int).Mod(randop.Bits(r, 1000), f.n)
 					got, _, err := ce.ExpCRT(context.Background(), &f.k, base.Bytes())
 					if err == nil && !bytes.Equal(got, pad(new(big.Int).Exp(base, f.d, f.n), 128)) {
 						err = errors.New("wrong MODEXP_CRT")
@@ -232,7 +233,7 @@ func crtCase(t *testing.T, bits int) *crtKeyFixture {
 
 func randPrime(r *rand.Rand, bits int) *big.Int {
 	for {
-		v := randBits(r, bits)
+		v := randop.Bits(r, bits)
 		v.SetBit(v, bits-1, 1).SetBit(v, bits-2, 1).SetBit(v, 0, 1)
 		if v.ProbablyPrime(20) {
 			return v

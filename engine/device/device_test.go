@@ -15,6 +15,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine/device"
 	"github.com/modexp-token/modexp-token/engine/device/internal/bigengine"
 	"github.com/modexp-token/modexp-token/engine/device/wire"
+	"github.com/modexp-token/modexp-token/engine/internal/randop"
 )
 
 func TestParseSpec(t *testing.T) {
@@ -89,10 +90,10 @@ func TestModExp(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	ctx := context.Background()
 	for _, bits := range []int{2, 17, 64, 511, 512, 1024, 2048, 4096} {
-		n := oddModulus(r, bits)
+		n := randop.Odd(r, bits)
 		for _, public := range []bool{false, true} {
-			base := new(big.Int).Mod(randBits(r, bits), n)
-			exp := randBits(r, bits)
+			base := new(big.Int).Mod(randop.Bits(r, bits), n)
+			exp := randop.Bits(r, bits)
 			m, err := e.NewModulus(n.Bytes())
 			if err != nil {
 				t.Fatal(err)
@@ -117,7 +118,7 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("NewModulus(%x): %v", n, err)
 		}
 	}
-	if _, err := e.NewModulus(pad(oddModulus(rand.New(rand.NewPCG(3, 3)), 1025), 129)); !errors.Is(err, engine.ErrOperandTooLarge) {
+	if _, err := e.NewModulus(pad(randop.Odd(rand.New(rand.NewPCG(3, 3)), 1025), 129)); !errors.Is(err, engine.ErrOperandTooLarge) {
 		t.Errorf("1025-bit modulus: %v", err)
 	}
 	m, _ := e.NewModulus([]byte{0x0B})
@@ -151,9 +152,9 @@ func rsaFixture(t *testing.T, r *rand.Rand, bits int) (engine.CRTKey, *big.Int, 
 		return v
 	}
 	for {
-		p := randBits(r, bits/2)
+		p := randop.Bits(r, bits/2)
 		p.SetBit(p, bits/2-1, 1).SetBit(p, bits/2-2, 1)
-		q := randBits(r, bits/2)
+		q := randop.Bits(r, bits/2)
 		q.SetBit(q, bits/2-1, 1).SetBit(q, bits/2-2, 1)
 		p, q = nextPrime(p), nextPrime(q)
 		n := new(big.Int).Mul(p, q)
@@ -175,7 +176,7 @@ func TestModExpCRT(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, bits := range []int{256, 1024, 2048} {
 		k, n, d := rsaFixture(t, r, bits)
-		c := new(big.Int).Mod(randBits(r, bits), n)
+		c := new(big.Int).Mod(randop.Bits(r, bits), n)
 		got, _, err := e.ExpCRT(context.Background(), &k, c.Bytes())
 		if err != nil {
 			t.Fatalf("%d: %v", bits, err)
@@ -193,7 +194,7 @@ func TestScalarMult(t *testing.T) {
 	for _, c := range []elliptic.Curve{elliptic.P256(), elliptic.P384(), elliptic.P521()} {
 		name := c.Params().Name
 		size := (c.Params().BitSize + 7) / 8
-		k := new(big.Int).Mod(randBits(r, c.Params().BitSize), c.Params().N).Bytes()
+		k := new(big.Int).Mod(randop.Bits(r, c.Params().BitSize), c.Params().N).Bytes()
 		x, y, _, err := e.ScalarBaseMult(ctx, name, k)
 		if err != nil {
 			t.Fatalf("%s base: %v", name, err)
@@ -202,7 +203,7 @@ func TestScalarMult(t *testing.T) {
 		if !bytes.Equal(x, pad(wx, size)) || !bytes.Equal(y, pad(wy, size)) {
 			t.Fatalf("%s: k·G differs", name)
 		}
-		k2 := new(big.Int).Mod(randBits(r, c.Params().BitSize), c.Params().N).Bytes()
+		k2 := new(big.Int).Mod(randop.Bits(r, c.Params().BitSize), c.Params().N).Bytes()
 		x2, y2, _, err := e.ScalarMult(ctx, name, k2, x, y)
 		if err != nil {
 			t.Fatalf("%s point: %v", name, err)
@@ -223,9 +224,9 @@ func TestConcurrent(t *testing.T) {
 	for i := range 64 {
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(i), 9))
-			n := oddModulus(r, 256+8*i)
-			base := new(big.Int).Mod(randBits(r, 200), n)
-			exp := new(big.Int).Lsh(randBits(r, 64), 8)
+			n := randop.Odd(r, 256+8*i)
+			base := new(big.Int).Mod(randop.Bits(r, 200), n)
+			exp := new(big.Int).Lsh(randop.Bits(r, 64), 8)
 			exp.Or(exp, big.NewInt(int64(63-i)%20)) // the sleepy engine waits this many ms
 			m, err := e.NewModulus(n.Bytes())
 			if err != nil {

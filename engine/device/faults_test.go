@@ -20,6 +20,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine/device/internal/bigengine"
 	"github.com/modexp-token/modexp-token/engine/device/server"
 	"github.com/modexp-token/modexp-token/engine/device/wire"
+	"github.com/modexp-token/modexp-token/engine/internal/randop"
 )
 
 // expCase is one exponentiation with its true answer.
@@ -30,8 +31,8 @@ type expCase struct {
 
 func newExpCase(seed uint64, bits int) expCase {
 	r := rand.New(rand.NewPCG(seed, uint64(bits)))
-	n := oddModulus(r, bits)
-	c := expCase{n: n, base: new(big.Int).Mod(randBits(r, bits), n), exp: randBits(r, bits)}
+	n := randop.Odd(r, bits)
+	c := expCase{n: n, base: new(big.Int).Mod(randop.Bits(r, bits), n), exp: randop.Bits(r, bits)}
 	c.want = pad(new(big.Int).Exp(c.base, c.exp, n), (bits+7)/8)
 	return c
 }

@@ -90,26 +90,6 @@ func healthOf(t *testing.T, e engine.Engine) device.Health {
 	return h.Health()
 }
 
-// oddModulus returns a random odd modulus of exactly bits bits.
-func oddModulus(r *rand.Rand, bits int) *big.Int {
-	n := randBits(r, bits)
-	n.SetBit(n, bits-1, 1)
-	n.SetBit(n, 0, 1)
-	return n
-}
-
-func randBits(r *rand.Rand, bits int) *big.Int {
-	b := make([]byte, (bits+7)/8)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	v := new(big.Int).SetBytes(b)
-	for i := bits; i < len(b)*8; i++ {
-		v.SetBit(v, i, 0)
-	}
-	return v
-}
-
 func pad(v *big.Int, n int) []byte { return v.FillBytes(make([]byte, n)) }
 
 func randFor(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }

@@ -19,6 +19,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine/device"
 	"github.com/modexp-token/modexp-token/engine/device/internal/bigengine"
 	"github.com/modexp-token/modexp-token/engine/device/wire"
+	"github.com/modexp-token/modexp-token/engine/internal/randop"
 	"github.com/modexp-token/modexp-token/engine/rsa"
 	"github.com/modexp-token/modexp-token/engine/soft"
 )
@@ -54,9 +55,9 @@ func testExpPair(t *testing.T, backend engine.Engine) {
 			var ops [2]engine.ExpOp
 			var want [2][]byte
 			for i, b := range bits {
-				n := oddModulus(r, b)
-				base := new(big.Int).Mod(randBits(r, b+8), n)
-				exp := randBits(r, b+64) // exponent-blinded size
+				n := randop.Odd(r, b)
+				base := new(big.Int).Mod(randop.Bits(r, b+8), n)
+				exp := randop.Bits(r, b+64) // exponent-blinded size
 				m, err := e.NewModulus(n.Bytes())
 				if err != nil {
 					t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine/internal/cputime"
+	"github.com/modexp-token/modexp-token/engine/internal/randop"
 )
 
 // TestKernelCPUTime reports thread CPU time per multiplication and
@@ -22,10 +23,10 @@ func TestKernelCPUTime(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, bits := range []int{1024, 1536, 2048, 4096} {
-		n := randOdd(r, bits)
+		n := randop.Odd(r, bits)
 		m := mustModulus(t, n)
-		x := natOf(m, new(big.Int).Mod(randBig(r, bits), n))
-		y := natOf(m, new(big.Int).Mod(randBig(r, bits), n))
+		x := natOf(m, new(big.Int).Mod(randop.Bits(r, bits), n))
+		y := natOf(m, new(big.Int).Mod(randop.Bits(r, bits), n))
 		tt := make([]uint64, m.ScratchLen())
 		iters := 4096 * 1024 / (bits * bits / 1024)
 		type op struct {
@@ -62,7 +63,7 @@ func TestKernelCPUTime(t *testing.T) {
 		if haveASM && (m.Limbs() == 16 || m.Limbs() == 24 || m.Limbs() == 32) {
 			// A secret Exp with a full-length exponent on the looped
 			// assembly kernel and on the unrolled one, in turn.
-			e := randBig(r, bits).FillBytes(make([]byte, bits/8))
+			e := randop.Bits(r, bits).FillBytes(make([]byte, bits/8))
 			z := make([]uint64, m.Limbs())
 			exp := func(fixed bool) func() {
 				return func() {
@@ -94,12 +95,12 @@ func TestIFMACPUTime(t *testing.T) {
 	skipWithoutIFMA(t)
 	r := rand.New(rand.NewPCG(3, 3))
 	for _, bits := range []int{1024, 1536, 2048} {
-		n1, n2 := randOdd(r, bits), randOdd(r, bits)
+		n1, n2 := randop.Odd(r, bits), randop.Odd(r, bits)
 		m1, m2 := mustModulus(t, n1), mustModulus(t, n2)
-		x1 := natOf(m1, new(big.Int).Mod(randBig(r, bits), n1))
-		x2 := natOf(m2, new(big.Int).Mod(randBig(r, bits), n2))
-		e1 := randBig(r, bits+64).FillBytes(make([]byte, bits/8+8))
-		e2 := randBig(r, bits+64).FillBytes(make([]byte, bits/8+8))
+		x1 := natOf(m1, new(big.Int).Mod(randop.Bits(r, bits), n1))
+		x2 := natOf(m2, new(big.Int).Mod(randop.Bits(r, bits), n2))
+		e1 := randop.Bits(r, bits+64).FillBytes(make([]byte, bits/8+8))
+		e2 := randop.Bits(r, bits+64).FillBytes(make([]byte, bits/8+8))
 		z1, z2 := make([]uint64, m1.Limbs()), make([]uint64, m2.Limbs())
 		run := func(name string) func() {
 			return func() {
@@ -143,10 +144,10 @@ func TestIFMAShapesCPUTime(t *testing.T) {
 		bits   int
 		shapes [][2]int // digits, lanes
 	}{{1024, [][2]int{{24, 8}, {20, 4}}}, {1536, [][2]int{{32, 8}, {32, 4}}}, {2048, [][2]int{{40, 8}, {40, 4}}}} {
-		n1, n2 := randOdd(r, tc.bits), randOdd(r, tc.bits)
-		x1b, x2b := new(big.Int).Mod(randBig(r, tc.bits), n1), new(big.Int).Mod(randBig(r, tc.bits), n2)
-		e1 := randBig(r, tc.bits+64).FillBytes(make([]byte, tc.bits/8+8))
-		e2 := randBig(r, tc.bits+64).FillBytes(make([]byte, tc.bits/8+8))
+		n1, n2 := randop.Odd(r, tc.bits), randop.Odd(r, tc.bits)
+		x1b, x2b := new(big.Int).Mod(randop.Bits(r, tc.bits), n1), new(big.Int).Mod(randop.Bits(r, tc.bits), n2)
+		e1 := randop.Bits(r, tc.bits+64).FillBytes(make([]byte, tc.bits/8+8))
+		e2 := randop.Bits(r, tc.bits+64).FillBytes(make([]byte, tc.bits/8+8))
 		type prepped struct{ m1, m2 *Modulus }
 		ps := make([]prepped, len(tc.shapes))
 		for i, sh := range tc.shapes {

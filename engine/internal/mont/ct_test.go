@@ -7,6 +7,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/modexp-token/modexp-token/engine/internal/randop"
 )
 
 // traceExp runs Exp with kernelTrace recording and returns the sequence of
@@ -47,7 +49,7 @@ func testExpTrace(t *testing.T) {
 		if raceEnabled && bits > 1024 {
 			continue
 		}
-		n := randOdd(r, bits)
+		n := randop.Odd(r, bits)
 		m := mustModulus(t, n)
 		exps := [][]byte{make([]byte, elen), make([]byte, elen), make([]byte, elen), make([]byte, elen)}
 		for i := range exps[1] {
@@ -57,7 +59,7 @@ func testExpTrace(t *testing.T) {
 		for i := range exps[3] {
 			exps[3][i] = byte(r.Uint32())
 		}
-		bases := []*big.Int{big.NewInt(0), big.NewInt(1), new(big.Int).Mod(randBig(r, bits), n)}
+		bases := []*big.Int{big.NewInt(0), big.NewInt(1), new(big.Int).Mod(randop.Bits(r, bits), n)}
 		ref := traceExp(m, natOf(m, bases[0]), exps[0])
 		if len(ref) == 0 {
 			t.Fatal("trace hook recorded nothing")
@@ -70,7 +72,7 @@ func testExpTrace(t *testing.T) {
 			}
 		}
 		// A different modulus of the same length must give the same trace too.
-		m2 := mustModulus(t, randOdd(r, bits))
+		m2 := mustModulus(t, randop.Odd(r, bits))
 		if got := traceExp(m2, natOf(m2, big.NewInt(5)), exps[3]); got != ref {
 			t.Fatalf("%d bits, %d-byte exponent: kernel trace differs between moduli", bits, elen)
 		}
@@ -88,9 +90,9 @@ func TestExpTimingDudect(t *testing.T) {
 		t.Skip("set MODEXP_DUDECT=1 to run the statistical timing test")
 	}
 	r := rand.New(rand.NewPCG(11, 12))
-	n := randOdd(r, 1024)
+	n := randop.Odd(r, 1024)
 	m := mustModulus(t, n)
-	x := natOf(m, new(big.Int).Mod(randBig(r, 1024), n))
+	x := natOf(m, new(big.Int).Mod(randop.Bits(r, 1024), n))
 	secret := welchT(r, func(z, x []uint64, e []byte) { m.Exp(z, x, e) }, m, x, 3000)
 	control := welchT(r, func(z, x []uint64, e []byte) { m.ExpVarTime(z, x, e) }, m, x, 3000)
 	t.Logf("kernel %s: Exp: Welch t = %.2f; ExpVarTime (control): Welch t = %.2f", Kernel(), secret, control)

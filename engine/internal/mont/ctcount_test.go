@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime"
 	"testing"
+
+	"github.com/modexp-token/modexp-token/engine/internal/randop"
 )
 
 // TestExpForInstructionCount runs one secret 1024-bit exponentiation with
@@ -38,7 +40,7 @@ func TestExpForInstructionCount(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	r := rand.New(rand.NewPCG(31, 32))
-	n := randOdd(r, 1024)
+	n := randop.Odd(r, 1024)
 	m := mustModulus(t, n)
 	e := make([]byte, 128)
 	switch class {
@@ -52,7 +54,7 @@ func TestExpForInstructionCount(t *testing.T) {
 			e[i] = byte(rr.Uint32())
 		}
 	}
-	x := new(big.Int).Mod(randBig(r, 1024), n)
+	x := new(big.Int).Mod(randop.Bits(r, 1024), n)
 	switch os.Getenv("MODEXP_CT_BASE") {
 	case "zero":
 		x.SetInt64(0)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/modexp-token/modexp-token/engine/internal/randop"
 )
 
 // ifmaEmuFuncs are one emulated kernel and its lookup (ifma_emu_test.go).
@@ -68,10 +70,10 @@ type ifmaCase struct {
 // randIFMACase draws a modulus of bits bits (4n ≤ 2^(52L)) and operands
 // a, b < 2n; edge selects boundary operands.
 func randIFMACase(r *rand.Rand, bits, L, edge int) ifmaCase {
-	n := randOdd(r, bits)
+	n := randop.Odd(r, bits)
 	n2 := new(big.Int).Lsh(n, 1)
-	a := new(big.Int).Mod(randBig(r, bits+1), n2)
-	b := new(big.Int).Mod(randBig(r, bits+1), n2)
+	a := new(big.Int).Mod(randop.Bits(r, bits+1), n2)
+	b := new(big.Int).Mod(randop.Bits(r, bits+1), n2)
 	switch edge {
 	case 1:
 		a.Sub(n2, big.NewInt(1))
@@ -256,15 +258,15 @@ func TestIFMAExp(t *testing.T) {
 				es := make([][]byte, C)
 				ns, xb := make([]*big.Int, C), make([]*big.Int, C)
 				for c := range ms {
-					ns[c] = randOdd(r, bits-c*3)
+					ns[c] = randop.Odd(r, bits-c*3)
 					ms[c] = mustModulus(t, ns[c])
-					xb[c] = new(big.Int).Mod(randBig(r, bits), ns[c])
+					xb[c] = new(big.Int).Mod(randop.Bits(r, bits), ns[c])
 					if c == 1 {
 						xb[c].SetInt64(0)
 					}
 					xs[c] = natOf(ms[c], xb[c])
 					zs[c] = make([]uint64, ms[c].Limbs())
-					es[c] = randBig(r, bits+64-8*c).Bytes()
+					es[c] = randop.Bits(r, bits+64-8*c).Bytes()
 				}
 				if C == 1 && name == "model" {
 					es[0] = nil // an empty exponent: x^0 = 1
@@ -289,10 +291,10 @@ func TestExpPair(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			withKernel(t, name, func() {
 				for _, bits := range [][2]int{{1024, 1024}, {1024, 1020}, {2048, 2047}, {1024, 1536}, {512, 512}} {
-					n1, n2 := randOdd(r, bits[0]), randOdd(r, bits[1])
+					n1, n2 := randop.Odd(r, bits[0]), randop.Odd(r, bits[1])
 					m1, m2 := mustModulus(t, n1), mustModulus(t, n2)
-					x1, x2 := new(big.Int).Mod(randBig(r, bits[0]), n1), new(big.Int).Mod(randBig(r, bits[1]), n2)
-					e1, e2 := randBig(r, bits[0]+64).Bytes(), randBig(r, bits[1]).Bytes()
+					x1, x2 := new(big.Int).Mod(randop.Bits(r, bits[0]), n1), new(big.Int).Mod(randop.Bits(r, bits[1]), n2)
+					e1, e2 := randop.Bits(r, bits[0]+64).Bytes(), randop.Bits(r, bits[1]).Bytes()
 					z1, z2 := make([]uint64, m1.Limbs()), make([]uint64, m2.Limbs())
 					ok := ExpPair(m1, m2, z1, natOf(m1, x1), e1, z2, natOf(m2, x2), e2)
 					wantOK := name != "purego" && m1.l52 != 0 && m1.l52 == m2.l52
@@ -318,9 +320,9 @@ func TestExpPair(t *testing.T) {
 func TestRadix52Conversions(t *testing.T) {
 	r := rand.New(rand.NewPCG(47, 48))
 	for _, bits := range []int{1024, 1536, 2048} {
-		n := randOdd(r, bits)
+		n := randop.Odd(r, bits)
 		m := mustModulus(t, n)
-		x := new(big.Int).Mod(randBig(r, bits), n)
+		x := new(big.Int).Mod(randop.Bits(r, bits), n)
 		d := to52(make([]uint64, m.l52), natOf(m, x))
 		if bigOfDigits(d).Cmp(x) != 0 {
 			t.Fatalf("%d bits: to52 lost the value", bits)

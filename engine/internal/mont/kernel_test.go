@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/modexp-token/modexp-token/engine/internal/randop"
 )
 
 // kernelCase is one limb kernel the package can run on this machine.
@@ -79,14 +81,14 @@ func TestKernelsAgree(t *testing.T) {
 			case 1: // 2^(64k−1) + 1: small top limb pattern
 				n = new(big.Int).Add(new(big.Int).Lsh(big.NewInt(1), uint(64*k-1)), big.NewInt(1))
 			default:
-				n = randOdd(r, 64*k-r.IntN(63))
+				n = randop.Odd(r, 64*k-r.IntN(63))
 			}
 			m := mustModulus(t, n)
 			nm1 := new(big.Int).Sub(n, big.NewInt(1))
 			R := new(big.Int).Lsh(big.NewInt(1), uint(64*m.Limbs()))
 			Rinv := new(big.Int).ModInverse(R, n)
-			xs := []*big.Int{nm1, new(big.Int).Mod(randBig(r, 64*k), n), big.NewInt(0)}
-			ys := []*big.Int{nm1, new(big.Int).Mod(randBig(r, 64*k), n), big.NewInt(1)}
+			xs := []*big.Int{nm1, new(big.Int).Mod(randop.Bits(r, 64*k), n), big.NewInt(0)}
+			ys := []*big.Int{nm1, new(big.Int).Mod(randop.Bits(r, 64*k), n), big.NewInt(1)}
 			for _, x := range xs {
 				for _, y := range ys {
 					want := new(big.Int).Mul(x, y)
@@ -127,10 +129,10 @@ func TestExpBothKernels(t *testing.T) {
 					if (raceEnabled || name == "ifma-emu") && bits > 1024 {
 						continue
 					}
-					n := randOdd(r, bits)
+					n := randop.Odd(r, bits)
 					m := mustModulus(t, n)
-					x := new(big.Int).Mod(randBig(r, bits), n)
-					e := randBig(r, bits)
+					x := new(big.Int).Mod(randop.Bits(r, bits), n)
+					e := randop.Bits(r, bits)
 					z := make([]uint64, m.Limbs())
 					m.Exp(z, natOf(m, x), e.Bytes())
 					want := new(big.Int).Exp(x, e, n)

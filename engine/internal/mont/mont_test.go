@@ -5,26 +5,9 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/modexp-token/modexp-token/engine/internal/randop"
 )
-
-// randOdd returns a random odd modulus of exactly bits bits.
-func randOdd(r *rand.Rand, bits int) *big.Int {
-	n := randBig(r, bits)
-	n.SetBit(n, bits-1, 1)
-	n.SetBit(n, 0, 1)
-	return n
-}
-
-func randBig(r *rand.Rand, bits int) *big.Int {
-	b := make([]byte, (bits+7)/8)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	if ex := len(b)*8 - bits; ex > 0 {
-		b[0] &= 0xff >> ex
-	}
-	return new(big.Int).SetBytes(b)
-}
 
 func natOf(m *Modulus, x *big.Int) []uint64 {
 	z := make([]uint64, m.Limbs())
@@ -56,7 +39,7 @@ func TestModulusConstants(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, bits := range testSizes {
 		for range 5 {
-			n := randOdd(r, bits)
+			n := randop.Odd(r, bits)
 			m := mustModulus(t, n)
 			R := new(big.Int).Lsh(big.NewInt(1), uint(64*m.Limbs()))
 			wantRR := new(big.Int).Mod(new(big.Int).Mul(R, R), n)
@@ -144,10 +127,10 @@ func TestMontMul(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, bits := range testSizes {
 		for range 20 {
-			n := randOdd(r, bits)
+			n := randop.Odd(r, bits)
 			nm1 := new(big.Int).Sub(n, big.NewInt(1))
-			x := new(big.Int).Mod(randBig(r, bits), n)
-			y := new(big.Int).Mod(randBig(r, bits), n)
+			x := new(big.Int).Mod(randop.Bits(r, bits), n)
+			y := new(big.Int).Mod(randop.Bits(r, bits), n)
 			checkMontMul(t, n, x, y)
 			checkMontMul(t, n, nm1, nm1)
 			checkMontMul(t, n, big.NewInt(0), y)
@@ -176,14 +159,14 @@ func TestExp(t *testing.T) {
 			iters, ebits = 1, []int{0, 1, 17, bits}
 		}
 		for range iters {
-			n := randOdd(r, bits)
+			n := randop.Odd(r, bits)
 			m := mustModulus(t, n)
-			for _, x := range []*big.Int{big.NewInt(0), big.NewInt(1), new(big.Int).Sub(n, big.NewInt(1)), new(big.Int).Mod(randBig(r, bits), n)} {
+			for _, x := range []*big.Int{big.NewInt(0), big.NewInt(1), new(big.Int).Sub(n, big.NewInt(1)), new(big.Int).Mod(randop.Bits(r, bits), n)} {
 				for _, eb := range ebits {
 					if eb > 64 && x.BitLen() <= 1 {
 						continue // long exponents: non-trivial bases only
 					}
-					e := randBig(r, eb)
+					e := randop.Bits(r, eb)
 					eBytes := e.Bytes()
 					if eb%3 == 0 { // leading zero bytes must not matter
 						eBytes = append([]byte{0, 0}, eBytes...)
@@ -209,10 +192,10 @@ func TestReduceAddSub(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, bits := range testSizes {
 		for range 10 {
-			n := randOdd(r, bits)
+			n := randop.Odd(r, bits)
 			m := mustModulus(t, n)
 			for _, xb := range []int{0, 1, bits - 1, bits, bits + 1, 2 * bits, 3*bits + 5} {
-				x := randBig(r, xb)
+				x := randop.Bits(r, xb)
 				z := make([]uint64, m.Limbs())
 				buf := append([]byte{0}, x.Bytes()...)
 				m.Reduce(z, buf)
@@ -220,8 +203,8 @@ func TestReduceAddSub(t *testing.T) {
 					t.Fatalf("Reduce(%x) mod %x = %x, want %x", x, n, got, want)
 				}
 			}
-			a := new(big.Int).Mod(randBig(r, bits), n)
-			b := new(big.Int).Mod(randBig(r, bits), n)
+			a := new(big.Int).Mod(randop.Bits(r, bits), n)
+			b := new(big.Int).Mod(randop.Bits(r, bits), n)
 			z := make([]uint64, m.Limbs())
 			m.ModAdd(z, natOf(m, a), natOf(m, b))
 			if got, want := bigOf(z), new(big.Int).Mod(new(big.Int).Add(a, b), n); got.Cmp(want) != 0 {
