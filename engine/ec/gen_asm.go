@@ -41,7 +41,7 @@ func main() {
 }
 
 func gen(b *bytes.Buffer, p256 bool) {
-	p := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
+	p := emitter(b)
 	regs := []string{"R8", "R9", "R10", "R11", "R12", "R13"}
 	if p256 {
 		b.WriteString("\n// func montMulP256ADX(z, x, y, m *[4]uint64)\n")
@@ -130,7 +130,7 @@ func gen(b *bytes.Buffer, p256 bool) {
 // round. Registers: DI = x then m, R8..R13, SI, CX = the words t0..t7,
 // AX and BX = products, DX = the multiplier.
 func genSqr(b *bytes.Buffer, p256 bool) {
-	p := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
+	p := emitter(b)
 	t := []string{"R8", "R9", "R10", "R11", "R12", "R13", "SI", "CX"}
 	if p256 {
 		b.WriteString("\n// func montSqrP256ADX(z, x, m *[4]uint64)\n")
@@ -246,11 +246,38 @@ func genSqr(b *bytes.Buffer, p256 bool) {
 // reused for the new top word. The pointers y and z are reloaded from the
 // frame when needed, DI = x, DX = the multiplier, AX and BX = products.
 func genMul9(b *bytes.Buffer) {
-	p := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
-	regs := []string{"CX", "SI", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"}
-	acc := func(k int) string { return regs[k%10] }
+	p, acc := emitter(b), window9
 	b.WriteString("\n// func mul9ADX(z *[18]uint64, x, y *[9]uint64)\n")
 	b.WriteString("TEXT ·mul9ADX(SB), NOSPLIT, $0-24\n")
+	genProduct9(p, func(i int) {
+		p("MOVQ z+0(FP), AX")
+		p("MOVQ %s, %d(AX)", acc(i), 8*i)
+	})
+	for k := 9; k < 18; k++ {
+		p("MOVQ %s, %d(AX)", acc(k), 8*k)
+	}
+	p("RET")
+}
+
+// emitter returns the function that writes one instruction line to b.
+func emitter(b *bytes.Buffer) func(string, ...any) {
+	return func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
+}
+
+// window9 names the register of word k of the nine-limb routines'
+// accumulator: a window of ten registers (CX, SI, R8..R15), renamed each
+// row.
+func window9(k int) string {
+	return [...]string{"CX", "SI", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"}[k%10]
+}
+
+// genProduct9 writes the rows of the 18-word schoolbook product x·y of
+// genMul9 (DI = x, loaded here; y reloaded from the frame each row): row i
+// adds x·y_i to the window, its low half into ADCX's carry chain and its
+// high half into ADOX's; store writes the finished word i, whose register
+// then takes the new top word. Words 9..17 are left in the window.
+func genProduct9(p func(string, ...any), store func(i int)) {
+	acc := window9
 	p("MOVQ x+8(FP), DI")
 	for k := 0; k < 9; k++ {
 		p("XORQ %s, %s", acc(k), acc(k))
@@ -267,13 +294,8 @@ func genMul9(b *bytes.Buffer) {
 		}
 		p("MOVQ $0, AX")
 		p("ADCXQ AX, %s", acc(i+9))
-		p("MOVQ z+0(FP), AX")
-		p("MOVQ %s, %d(AX)", acc(i), 8*i)
+		store(i)
 	}
-	for k := 9; k < 18; k++ {
-		p("MOVQ %s, %d(AX)", acc(k), 8*k)
-	}
-	p("RET")
 }
 
 // genMulP521 writes montMulP521ADX: the product of genMul9 with its low
@@ -284,29 +306,10 @@ func genMul9(b *bytes.Buffer) {
 // adding the carry out of s + 1 (1 exactly when s ≥ p) and masking to 521
 // bits. Straight-line, no CMOV needed.
 func genMulP521(b *bytes.Buffer) {
-	p := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
-	regs := []string{"CX", "SI", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"}
-	acc := func(k int) string { return regs[k%10] }
+	p, acc := emitter(b), window9
 	b.WriteString("\n// func montMulP521ADX(z, x, y *[9]uint64)\n")
 	b.WriteString("TEXT ·montMulP521ADX(SB), NOSPLIT, $72-24\n")
-	p("MOVQ x+8(FP), DI")
-	for k := 0; k < 9; k++ {
-		p("XORQ %s, %s", acc(k), acc(k))
-	}
-	for i := 0; i < 9; i++ {
-		p("// t += x·y[%d]·2^(64·%d)", i, i)
-		p("MOVQ y+16(FP), DX")
-		p("MOVQ %d(DX), DX", 8*i)
-		p("XORQ %s, %s", acc(i+9), acc(i+9))
-		for j := 0; j < 9; j++ {
-			p("MULXQ %d(DI), AX, BX", 8*j)
-			p("ADCXQ AX, %s", acc(i+j))
-			p("ADOXQ BX, %s", acc(i+j+1))
-		}
-		p("MOVQ $0, AX")
-		p("ADCXQ AX, %s", acc(i+9))
-		p("MOVQ %s, %d(SP)", acc(i), 8*i)
-	}
+	genProduct9(p, func(i int) { p("MOVQ %s, %d(SP)", acc(i), 8*i) })
 	genFoldP521(p, acc)
 	p("RET")
 }
@@ -321,29 +324,10 @@ func genMulP521(b *bytes.Buffer) {
 // Result t_9..t_17 + E·2⁵⁷⁶ < 2m: m is subtracted and the difference kept
 // unless that borrows (CMOV from the stored value). Straight-line.
 func genMontMul9(b *bytes.Buffer) {
-	p := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
-	regs := []string{"CX", "SI", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"}
-	acc := func(k int) string { return regs[k%10] }
+	p, acc := emitter(b), window9
 	b.WriteString("\n// func montMul9ADX(z, x, y, m *[9]uint64, m0inv uint64)\n")
 	b.WriteString("TEXT ·montMul9ADX(SB), NOSPLIT, $152-40\n")
-	p("MOVQ x+8(FP), DI")
-	for k := 0; k < 9; k++ {
-		p("XORQ %s, %s", acc(k), acc(k))
-	}
-	for i := 0; i < 9; i++ {
-		p("// t += x·y[%d]·2^(64·%d)", i, i)
-		p("MOVQ y+16(FP), DX")
-		p("MOVQ %d(DX), DX", 8*i)
-		p("XORQ %s, %s", acc(i+9), acc(i+9))
-		for j := 0; j < 9; j++ {
-			p("MULXQ %d(DI), AX, BX", 8*j)
-			p("ADCXQ AX, %s", acc(i+j))
-			p("ADOXQ BX, %s", acc(i+j+1))
-		}
-		p("MOVQ $0, AX")
-		p("ADCXQ AX, %s", acc(i+9))
-		p("MOVQ %s, %d(SP)", acc(i), 8*i)
-	}
+	genProduct9(p, func(i int) { p("MOVQ %s, %d(SP)", acc(i), 8*i) })
 	for k := 10; k < 18; k++ { // t_9 is in the register of t_9 = t_(-1)
 		p("MOVQ %s, %d(SP)", acc(k), 8*k)
 	}
@@ -463,9 +447,7 @@ func genFoldP521(p func(string, ...any), acc func(int) string) {
 // one pass that doubles them (ADCX chain) and adds the squares x_i² (ADOX
 // chain), then the reduction of genFoldP521. Straight-line; z may alias x.
 func genSqrP521(b *bytes.Buffer) {
-	p := func(f string, a ...any) { fmt.Fprintf(b, "\t"+f+"\n", a...) }
-	regs := []string{"CX", "SI", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"}
-	acc := func(k int) string { return regs[k%10] }
+	p, acc := emitter(b), window9
 	b.WriteString("\n// func montSqrP521ADX(z, x *[9]uint64)\n")
 	b.WriteString("TEXT ·montSqrP521ADX(SB), NOSPLIT, $144-16\n")
 	p("MOVQ x+8(FP), DI")
