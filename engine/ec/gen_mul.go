@@ -37,22 +37,7 @@ func gen(b *bytes.Buffer, n int) {
 	p("\n// montMul%d sets z = x·y·2^-%d mod m (CIOS, unrolled), for x·y < m·2^%d.\n", n, 64*n, 64*n)
 	p("// It runs in constant time.\n//\n//go:norace\n")
 	p("func montMul%d(z, x, y, m *[%d]uint64, m0inv uint64) {\n", n, n)
-	for j := 0; j < n; j++ {
-		p("x%d := x[%d]\n", j, j)
-	}
-	p("var hi, lo, c, cc, q uint64\n")
-	for j := 0; j <= n+1; j++ {
-		p("var t%d uint64\n", j)
-	}
-	for i := 0; i < n; i++ {
-		p("// word %d of y\n", i)
-		p("c = 0\n")
-		for j := 0; j < n; j++ {
-			p("hi, lo = bits.Mul64(x%d, y[%d])\n", j, i)
-			p("lo, cc = bits.Add64(lo, t%d, 0)\nhi += cc\n", j)
-			p("t%d, cc = bits.Add64(lo, c, 0)\nc = hi + cc\n", j)
-		}
-		p("t%d, cc = bits.Add64(t%d, c, 0)\nt%d = cc\n", n, n, n+1)
+	genRows(p, n, func() {
 		p("q = t0 * m0inv\n")
 		p("hi, lo = bits.Mul64(q, m[0])\n_, cc = bits.Add64(lo, t0, 0)\nc = hi + cc\n")
 		for j := 1; j < n; j++ {
@@ -61,7 +46,7 @@ func gen(b *bytes.Buffer, n int) {
 			p("t%d, cc = bits.Add64(lo, c, 0)\nc = hi + cc\n", j-1)
 		}
 		p("t%d, cc = bits.Add64(t%d, c, 0)\nt%d = t%d + cc\n", n-1, n, n, n+1)
-	}
+	})
 	p("// t < 2m: subtract m once when t ≥ m.\nvar b uint64\n")
 	for j := 0; j < n; j++ {
 		p("d%d, b := bits.Sub64(t%d, m[%d], b)\n", j, j, j)
@@ -105,13 +90,11 @@ func genAddSub(b *bytes.Buffer, n int) {
 // genP256 writes montMulP256: montMul4 for p = 2^256 − 2^224 + 2^192 +
 // 2^96 − 1, where −p⁻¹ mod 2^64 = 1 (so q = t0), p's word 0 is 2^64 − 1
 // (t0 + q·p0 = q·2^64: the carry is q, no product needed) and word 2 is 0.
-func genP256(b *bytes.Buffer) {
-	p := func(f string, a ...any) { fmt.Fprintf(b, f, a...) }
-	const n = 4
-	p("\n// montMulP256 is montMul4 specialised for the P-256 field prime.\n")
-	p("//\n//go:norace\n")
-	p("func montMulP256(z, x, y *[4]uint64) {\n")
-	p("const p1, p3 = 0x00000000ffffffff, 0xffffffff00000001\n")
+// genRows writes the start of a CIOS Montgomery product of n words: x's
+// words in locals, the accumulator t0..t(n+1), and for each word i of y
+// the row t += x·y_i, followed by what reduce writes: the addition of
+// q·m that makes t0 zero and the shift of t down by one word.
+func genRows(p func(string, ...any), n int, reduce func()) {
 	for j := 0; j < n; j++ {
 		p("x%d := x[%d]\n", j, j)
 	}
@@ -128,12 +111,24 @@ func genP256(b *bytes.Buffer) {
 			p("t%d, cc = bits.Add64(lo, c, 0)\nc = hi + cc\n", j)
 		}
 		p("t%d, cc = bits.Add64(t%d, c, 0)\nt%d = cc\n", n, n, n+1)
+		reduce()
+	}
+}
+
+func genP256(b *bytes.Buffer) {
+	p := func(f string, a ...any) { fmt.Fprintf(b, f, a...) }
+	const n = 4
+	p("\n// montMulP256 is montMul4 specialised for the P-256 field prime.\n")
+	p("//\n//go:norace\n")
+	p("func montMulP256(z, x, y *[4]uint64) {\n")
+	p("const p1, p3 = 0x00000000ffffffff, 0xffffffff00000001\n")
+	genRows(p, n, func() {
 		p("q = t0\nc = q // t0 + q·(2^64−1) = q·2^64\n")
 		p("hi, lo = bits.Mul64(q, p1)\nlo, cc = bits.Add64(lo, t1, 0)\nhi += cc\nt0, cc = bits.Add64(lo, c, 0)\nc = hi + cc\n")
 		p("t1, cc = bits.Add64(t2, c, 0) // p2 = 0\nc = cc\n")
 		p("hi, lo = bits.Mul64(q, p3)\nlo, cc = bits.Add64(lo, t3, 0)\nhi += cc\nt2, cc = bits.Add64(lo, c, 0)\nc = hi + cc\n")
 		p("t3, cc = bits.Add64(t4, c, 0)\nt4 = t5 + cc\n")
-	}
+	})
 	p("var b uint64\n")
 	p("d0, b := bits.Sub64(t0, 0xffffffffffffffff, b)\n")
 	p("d1, b := bits.Sub64(t1, p1, b)\n")
