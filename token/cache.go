@@ -63,20 +63,13 @@ func (s *slot) reloadLocked() error {
 	if err != nil {
 		return s.storeErr("load objects", err)
 	}
-	objs, gen, err := st.Objects(s.key)
-	if errors.Is(err, keystore.ErrNotInitialized) {
-		objs, gen, err = nil, 0, nil
-	}
-	if err != nil {
-		return s.storeErr("load objects", err)
-	}
-	s.applyLocked(objs, nil, gen, true)
-	return nil
+	return s.applyFetchLocked(s.fetch(st, s.key, false, 0), true)
 }
 
 // refreshLocked brings the object cache up to date with the token file if
 // another process (or this one) changed it since: the keystore's change log
-// when it can answer, a full load otherwise.
+// when it can answer, a full load otherwise. It asks the store under the
+// slot lock: refresh does the same without holding it.
 func (s *slot) refreshLocked() error {
 	if !s.loaded {
 		return s.reloadLocked()
@@ -85,28 +78,101 @@ func (s *slot) refreshLocked() error {
 	if err != nil {
 		return s.storeErr("generation", err)
 	}
-	following := st.Following()
-	if following && !s.stale.Swap(false) {
+	if st.Following() && !s.stale.Swap(false) {
 		return nil // notified of every change, and none since the last
 	}
-	changed, deleted, gen, full, err := st.Changes(s.key, s.gen)
-	if errors.Is(err, keystore.ErrNotInitialized) {
-		changed, deleted, gen, full, err = nil, nil, 0, true, nil
-	}
+	return s.applyFetchLocked(s.fetch(st, s.key, true, s.gen), false)
+}
+
+// refresh is refreshLocked without holding the slot lock while the store
+// answers (a network round trip for a token in etcd, the request timeout
+// when the cluster is out of reach): signing and every other use of the
+// cache go on meanwhile. What the store reported is applied under the
+// lock only if the cache did not change in between (s.ver: a login or
+// logout, a write by this process, another refresh), so an older answer
+// never replaces a newer state; otherwise the store is asked again, a few
+// times at most (then the cache stays marked stale for the next call).
+func (s *slot) refresh() error {
+	st, err := s.st()
 	if err != nil {
-		s.stale.Store(true)
-		if errors.Is(err, keystore.ErrUnavailable) {
-			// The cluster is out of reach: the cache as it is serves
-			// searches (signing never asks the store).
-			s.log.Warn("token store unreachable: serving the object cache as it was", "err", err)
-			return nil
-		}
 		return s.storeErr("generation", err)
 	}
-	if !full && gen == s.gen {
+	for range 4 {
+		s.mu.Lock()
+		loaded := s.loaded
+		if loaded && st.Following() && !s.stale.Swap(false) {
+			s.mu.Unlock()
+			return nil
+		}
+		key, gen, ver := s.key, s.gen, s.ver
+		s.mu.Unlock()
+		// The key may be wiped meanwhile (a logout): the store then
+		// refuses it (ErrKeyMismatch), and ver has moved anyway.
+		f := s.fetch(st, key, loaded, gen)
+		s.mu.Lock()
+		if s.ver != ver {
+			s.mu.Unlock()
+			s.stale.Store(true)
+			continue
+		}
+		err := s.applyFetchLocked(f, !loaded)
+		s.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// fetched is what the store reported to a cache: changed objects (every
+// token object when full) and deleted IDs at generation gen, or err.
+type fetched struct {
+	changed []keystore.Object
+	deleted []uint64
+	gen     uint64
+	full    bool
+	err     error
+}
+
+// fetch asks the store what changed since generation gen (loaded), or for
+// every token object (not loaded), decoding with key (nil: logged out). It
+// touches nothing of the slot but its counters.
+func (s *slot) fetch(st *keystore.Store, key *keystore.Key, loaded bool, gen uint64) fetched {
+	s.fetching.Add(1)
+	defer s.fetching.Add(-1)
+	var f fetched
+	if loaded {
+		f.changed, f.deleted, f.gen, f.full, f.err = st.Changes(key, gen)
+	} else {
+		f.changed, f.gen, f.err = st.Objects(key)
+		f.full = true
+	}
+	if errors.Is(f.err, keystore.ErrNotInitialized) {
+		f = fetched{full: true}
+	}
+	return f
+}
+
+// applyFetchLocked applies what fetch reported. A failed reload is an
+// error (a login needs its private objects); a failed refresh of a loaded
+// cache leaves it as it is, marked stale, and an unreachable store is then
+// no error: the cache serves searches (logged).
+func (s *slot) applyFetchLocked(f fetched, reload bool) error {
+	if f.err != nil {
+		if reload || !s.loaded {
+			return s.storeErr("load objects", f.err)
+		}
+		s.stale.Store(true)
+		if errors.Is(f.err, keystore.ErrUnavailable) {
+			// The cluster is out of reach: the cache as it is serves
+			// searches (signing never asks the store).
+			s.log.Warn("token store unreachable: serving the object cache as it was", "err", f.err)
+			return nil
+		}
+		return s.storeErr("generation", f.err)
+	}
+	if s.loaded && !f.full && f.gen == s.gen {
 		return nil
 	}
-	s.applyLocked(changed, deleted, gen, full)
+	s.applyLocked(f.changed, f.deleted, f.gen, f.full)
 	return nil
 }
 
@@ -123,7 +189,10 @@ func (s *slot) changed() {
 
 // follow applies notified changes to a loaded cache as they come, so a
 // key made or deleted on another host is in this host's cache before
-// anyone asks; it ends when the slot closes.
+// anyone asks; it ends when the slot closes. It asks the store without
+// the slot lock (refresh): a notification during a leader election, whose
+// answer takes until the election ends or the request timeout, never
+// holds up a signature.
 func (s *slot) follow() {
 	s.storeMu.Lock()
 	notify, done := s.notify, s.done
@@ -135,10 +204,11 @@ func (s *slot) follow() {
 		case <-notify:
 		}
 		s.mu.Lock()
-		if s.loaded {
-			_ = s.refreshLocked() // errors are logged; the next search asks again
-		}
+		loaded := s.loaded
 		s.mu.Unlock()
+		if loaded {
+			_ = s.refresh() // errors are logged; the next search asks again
+		}
 	}
 }
 
@@ -175,6 +245,7 @@ func (s *slot) applyLocked(changed []keystore.Object, deleted []uint64, gen uint
 		}
 	}
 	s.gen, s.loaded = gen, true
+	s.ver++
 }
 
 // upsertLocked caches a keystore object under the handle it had (a new

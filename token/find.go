@@ -26,11 +26,13 @@ func (m *Module) FindObjectsInit(sh uint64, tmpl []Attribute) error {
 		return ck.Errorf(ck.CKR_OPERATION_ACTIVE, "search active")
 	}
 	s := ss.slot
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.refreshLocked(); err != nil {
+	// The store is asked without the slot lock (cache.go): a search
+	// during a leader election does not hold up other sessions' signing.
+	if err := s.refresh(); err != nil {
 		return err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var found []uint64
 	if id, ok := templateID(tmpl); ok {
 		// Through the CKA_ID index: no scan of every object.

@@ -36,6 +36,12 @@ func etcdHostOn(t *testing.T, endpoint, prefix string) (*Module, uint64) {
 // etcdHostLog is etcdHostOn, also returning the module log's path.
 func etcdHostLog(t *testing.T, endpoint, prefix string) (*Module, uint64, string) {
 	t.Helper()
+	return etcdHostTimeout(t, endpoint, prefix, "500ms")
+}
+
+// etcdHostTimeout is etcdHostLog with the given dial and request timeouts.
+func etcdHostTimeout(t *testing.T, endpoint, prefix, timeout string) (*Module, uint64, string) {
+	t.Helper()
 	dir := t.TempDir()
 	body := fmt.Sprintf(`log = %q
 log_level = "debug"
@@ -50,9 +56,9 @@ kdf_threads = 1
 kdf_insecure = true
 etcd_endpoints = [%q]
 etcd_prefix = %q
-etcd_dial_timeout = "500ms"
-etcd_request_timeout = "500ms"
-`, filepath.Join(dir, "module.log"), endpoint, prefix)
+etcd_dial_timeout = %[4]q
+etcd_request_timeout = %[4]q
+`, filepath.Join(dir, "module.log"), endpoint, prefix, timeout)
 	cfg, err := config.Parse([]byte(body), dir)
 	if err != nil {
 		t.Fatal(err)

@@ -135,6 +135,7 @@ func (s *slot) storePairLocked(ss *session, pa attrMap, psch schema, qa attrMap,
 			objs[i].storeID = ids[j]
 			s.byStore[ids[j]] = objs[i]
 		}
+		s.ver++
 	}
 	for _, o := range objs {
 		o.handle = s.m.newHandle()

@@ -60,6 +60,7 @@ func (m *Module) InitTokenPolicy(id uint64, soPIN []byte, label string, p keysto
 	s.logoutLocked()
 	s.objects, s.byStore, s.loaded = map[uint64]*object{}, map[uint64]*object{}, false
 	s.idIndex = nil
+	s.ver++
 	s.log.Info("token initialised", "label", label)
 	return nil
 }
@@ -177,6 +178,7 @@ func (m *Module) Login(sh, userType uint64, pin []byte) error {
 	}
 	s.login, s.key = state, key
 	s.epoch++
+	s.ver++
 	// Reload with the key: private objects and sealed values appear.
 	if err := s.reloadLocked(); err != nil {
 		s.logoutLocked()
@@ -211,6 +213,7 @@ func (s *slot) logoutLocked() {
 		s.key.Wipe()
 		s.key = nil
 	}
+	s.ver++
 	if s.login == loggedOut {
 		return
 	}

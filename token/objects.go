@@ -271,6 +271,7 @@ func (s *slot) storeLocked(ss *session, handle uint64, old *object, a attrMap, s
 		}
 		o.storeID, o.sealed = id, sealed
 		s.byStore[id] = o
+		s.ver++
 	} else if old == nil {
 		o.owner = ss.h
 	}
@@ -389,6 +390,7 @@ func (m *Module) DestroyObject(sh, obj uint64) error {
 			return s.storeErr("destroy object", err)
 		}
 		delete(s.byStore, o.storeID)
+		s.ver++
 	}
 	s.indexRemoveLocked(o)
 	delete(s.objects, obj)

@@ -54,6 +54,9 @@ type slot struct {
 	stale  atomic.Bool
 	notify chan struct{}
 	done   chan struct{}
+	// fetching counts the requests for the cache in flight (cache.go,
+	// fetch): a diagnostic for the tests.
+	fetching atomic.Int32
 
 	mu       sync.Mutex
 	login    loginState
@@ -64,6 +67,10 @@ type slot struct {
 	byStore  map[uint64]*object // token objects by keystore ID
 	gen      uint64             // keystore generation the cache reflects
 	loaded   bool
+	// ver counts the changes of the cached token objects (applyLocked,
+	// this process's writes, logins and logouts, close): refresh applies
+	// what the store said only if ver did not move while it asked.
+	ver uint64
 	// idIndex maps CKA_ID values to the handles of the objects that have
 	// them (cache.go): built with every full load, updated by every change
 	// of the cache; nil means not built (find.go builds it then). Entries
@@ -119,6 +126,7 @@ func (s *slot) close() error {
 	s.logoutLocked()
 	s.objects, s.byStore, s.loaded = map[uint64]*object{}, map[uint64]*object{}, false
 	s.idIndex = nil
+	s.ver++
 	s.mu.Unlock()
 	s.storeMu.Lock()
 	defer s.storeMu.Unlock()

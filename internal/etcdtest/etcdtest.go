@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -208,6 +209,21 @@ func (p *Process) Kill() {
 	}
 	_ = p.cmd.Process.Kill()
 	_ = p.cmd.Wait()
+}
+
+// Stop stops the member with SIGSTOP: its connections stay open and
+// nothing answers (a stalled member, as in a long pause), until Cont.
+func (p *Process) Stop() {
+	if p.cmd.ProcessState == nil {
+		_ = p.cmd.Process.Signal(syscall.SIGSTOP)
+	}
+}
+
+// Cont resumes a member stopped by Stop.
+func (p *Process) Cont() {
+	if p.cmd.ProcessState == nil {
+		_ = p.cmd.Process.Signal(syscall.SIGCONT)
+	}
 }
 
 // Member is one member of a Cluster.

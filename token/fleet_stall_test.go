@@ -1,0 +1,104 @@
+//go:build modexp_etcd
+
+package token
+
+import (
+	"crypto/sha256"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modexp-token/modexp-token/internal/etcdtest"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// TestFleetSignWhileStoreStalls: signing with a cached key never waits
+// on the network. The etcd member is stopped (SIGSTOP: connections open,
+// no answer, as during a leader election or a long pause) while the
+// slot's follower is asking it for the change log (a notified change)
+// and another session's search is asking too; both wait for the request
+// timeout (3 s), and meanwhile every sign call from the cache returns at
+// once. Not a benchmark: the bound (50 ms for the slowest of some hundred
+// calls) is two orders above a sign call and an order below the wait.
+func TestFleetSignWhileStoreStalls(t *testing.T) {
+	dir := t.TempDir()
+	cu, err := etcdtest.FreeLoopbackURL()
+	must(t, err)
+	pu, err := etcdtest.FreeLoopbackURL()
+	must(t, err)
+	e := etcdtest.StartProcess(t, dir, "stall", cu, pu)
+	const timeout = 3 * time.Second
+	m, slotID, _ := etcdHostTimeout(t, cu.String(), "/stall/", timeout.String())
+	initToken(t, m, slotID)
+	sh := openRW(t, m, slotID)
+	must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
+	pub, priv := genEC(t, m, sh, "P-256", true)
+	sh2 := openRW(t, m, slotID)
+	find(t, m, sh2) // the cache is loaded and the watch live
+	s, err := m.slot(slotID)
+	must(t, err)
+
+	e.Stop()
+	t.Cleanup(e.Cont) // before the kill of StartProcess's cleanup
+	stalled := time.Now()
+	s.changed() // what the watch does at a change: follow asks the store
+	for s.fetching.Load() == 0 {
+		if time.Since(stalled) > time.Second {
+			t.Fatal("the follower did not ask the store")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	var wg sync.WaitGroup
+	var findErr error
+	var findTook time.Duration
+	wg.Go(func() {
+		s.stale.Store(true) // the search asks the store too
+		f0 := time.Now()
+		findErr = m.FindObjectsInit(sh2, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY)})
+		findTook = time.Since(f0)
+		if findErr == nil {
+			_, findErr = m.FindObjects(sh2, 10)
+			must(t, m.FindObjectsFinal(sh2))
+		}
+	})
+
+	var lat []time.Duration
+	digest := sha256.Sum256([]byte("signed while the store stalls"))
+	for time.Since(stalled) < timeout*2/3 {
+		t0 := time.Now()
+		sig, err := signWith(t, m, sh, priv, ck.CKM_ECDSA, digest[:])
+		lat = append(lat, time.Since(t0))
+		must(t, err)
+		must(t, verifyWith(t, m, sh, pub, ck.CKM_ECDSA, digest[:], sig))
+		time.Sleep(2 * time.Millisecond)
+	}
+	slices.Sort(lat)
+	worst := lat[len(lat)-1]
+	t.Logf("%d sign calls while the store stalled: p50 %v, max %v", len(lat), lat[len(lat)/2], worst)
+	if len(lat) < 100 || worst > 50*time.Millisecond {
+		t.Errorf("%d sign calls in %v with the store stalled, the slowest %v (want < 50 ms)", len(lat), timeout*2/3, worst)
+	}
+
+	e.Cont()
+	wg.Wait()
+	t.Logf("the search meanwhile: %v after %v", findErr, findTook)
+	if findErr != nil || findTook > timeout+time.Second || findTook < timeout/2 {
+		t.Errorf("search during the stall: %v after %v", findErr, findTook)
+	}
+	// Back to normal: a write and its search.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, _, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_EC_KEY_PAIR_GEN},
+			[]Attribute{aBytes(ck.CKA_EC_PARAMS, curveOf(t, "P-256").OID()), aBool(ck.CKA_TOKEN, true)},
+			[]Attribute{aBool(ck.CKA_TOKEN, true), aBool(ck.CKA_SIGN, true)})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("keygen not back after the stall: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	waitFind(t, m, sh, 2, aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY))
+}
