@@ -291,7 +291,11 @@ etcd_request_timeout = "1s"
 		if bad != 0 || failed != 0 || sigs < 100 || during < 10 {
 			t.Errorf("host %d: %d bad signatures, %d failed calls, %d signatures, %d during the outage\n%s", i, bad, failed, sigs, during, tail(outs[i].String()))
 		}
-		if maxUS > 1e6 {
+		// Signing never waits for the cluster (before the follower asked
+		// the store outside the slot lock: 380–770 ms, until the request
+		// timeout or the end of the election); the bound leaves room for
+		// a loaded machine, and is a quarter of the request timeout.
+		if maxUS > 250e3 {
 			t.Errorf("host %d: a sign call took %.0f ms", i, maxUS/1e3)
 		}
 		if !strings.HasPrefix(write, "WRITE 0x0 ") {
