@@ -19,8 +19,9 @@ import (
 // slot's follower is asking it for the change log (a notified change)
 // and another session's search is asking too; both wait for the request
 // timeout (3 s), and meanwhile every sign call from the cache returns at
-// once. Not a benchmark: the bound (50 ms for the slowest of some hundred
-// calls) is two orders above a sign call and an order below the wait.
+// once. Not a benchmark: the bounds (p99 under 50 ms, the slowest of some
+// hundred calls under 300 ms: a loaded machine under -race has pauses)
+// are two orders above a sign call and an order below the wait.
 func TestFleetSignWhileStoreStalls(t *testing.T) {
 	dir := t.TempDir()
 	cu, err := etcdtest.FreeLoopbackURL()
@@ -74,10 +75,10 @@ func TestFleetSignWhileStoreStalls(t *testing.T) {
 		time.Sleep(2 * time.Millisecond)
 	}
 	slices.Sort(lat)
-	worst := lat[len(lat)-1]
-	t.Logf("%d sign calls while the store stalled: p50 %v, max %v", len(lat), lat[len(lat)/2], worst)
-	if len(lat) < 100 || worst > 50*time.Millisecond {
-		t.Errorf("%d sign calls in %v with the store stalled, the slowest %v (want < 50 ms)", len(lat), timeout*2/3, worst)
+	worst, p99 := lat[len(lat)-1], lat[len(lat)*99/100]
+	t.Logf("%d sign calls while the store stalled: p50 %v, p99 %v, max %v", len(lat), lat[len(lat)/2], p99, worst)
+	if len(lat) < 100 || p99 > 50*time.Millisecond || worst > 300*time.Millisecond {
+		t.Errorf("%d sign calls in %v with the store stalled, p99 %v, the slowest %v (want < 50 ms, < 300 ms)", len(lat), timeout*2/3, p99, worst)
 	}
 
 	e.Cont()
