@@ -245,9 +245,7 @@ func TestTombstonesPruned(t *testing.T) {
 	if err != nil || full || len(changed) != 0 || !slices.Equal(deleted, ids[5:8]) {
 		t.Fatalf("Changes(recent): %d changed, %v, full=%v, %v", len(changed), deleted, full, err)
 	}
-	var n int
-	rawView(t, s.path, func(tx *bolt.Tx) error { n = tx.Bucket(bucketDeleted).Stats().KeyN; return nil })
-	if n > int(maxLogAge) {
+	if n := len(rawOf(t, s.path).all(bucketDeleted)); n > int(maxLogAge) {
 		t.Fatalf("%d tombstones kept, bound %d", n, maxLogAge)
 	}
 }
@@ -260,33 +258,29 @@ func rawView(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
 	must(t, db.View(fn))
 }
 
-// hasIndex reports whether the file at path has either bucket of the
+// hasIndex reports whether the token at path has either bucket of the
 // CKA_ID index of schema versions 1–3.
 func hasIndex(t *testing.T, path string) bool {
 	t.Helper()
-	var has bool
-	rawView(t, path, func(tx *bolt.Tx) error {
-		has = tx.Bucket(bucketIndex) != nil || tx.Bucket(bucketIndexRev) != nil
-		return nil
-	})
-	return has
+	raw := rawOf(t, path)
+	return raw.hasBucket(bucketIndex) || raw.hasBucket(bucketIndexRev)
 }
 
+// schemaOf reads the schema version of the token at path as stored.
 func schemaOf(t *testing.T, path string) uint32 {
 	t.Helper()
-	var v uint32
-	rawView(t, path, func(tx *bolt.Tx) error { v = binary.BigEndian.Uint32(tx.Bucket(bucketMeta).Get(keySchema)); return nil })
-	return v
+	return binary.BigEndian.Uint32(rawOf(t, path).get(bucketMeta, keySchema))
 }
 
 // TestMigrateV1 opens testdata/v1-token.db, written by the schema-version-1
-// keystore (commit f0f30b3): readable as is without a key (Changes answers
+// keystore (commit f0f30b3; file-only: backendTests): readable as is without a key (Changes answers
 // full), upgraded in place by the first write (to version 2) and the first
 // login (to version 3, auth.go, and on to version 4: the CKA_ID index
 // dropped) with every object and sealed value kept, and deltas from the
 // generation of the upgrade on.
 func TestMigrateV1(t *testing.T) {
-	path, src := fixtureCopy(t, "v1-token.db", 1)
+	path := fixtureCopy(t, "v1-token.db", 1)
+	src := rawOf(t, path).dump()
 	s := openStore(t, path, testOptions())
 	before, g1, err := s.Objects(nil)
 	must(t, err)
@@ -297,7 +291,7 @@ func TestMigrateV1(t *testing.T) {
 	if err != nil || !full || len(changed) != 3 || g != g1 {
 		t.Fatalf("v1 Changes: %d, full=%v, %v", len(changed), full, err)
 	}
-	if !bytes.Equal(readFile(t, path), src) {
+	if !bytes.Equal(rawOf(t, path).dump(), src) {
 		t.Fatal("reading a version-1 file changed it")
 	}
 
@@ -379,7 +373,7 @@ func TestChangesAfterRestore(t *testing.T) {
 	_, err = s.Put(nil, labelled("b"))
 	must(t, err)
 	g := mustGen(t, s)
-	_, err = Restore(s.path, bytes.NewReader(backup), testOptions())
+	_, err = RestoreTo(s, bytes.NewReader(backup), true)
 	must(t, err)
 	changed, _, g2, full, err := s.Changes(key, g)
 	if err != nil || !full || len(changed) != 1 || g2 <= g {

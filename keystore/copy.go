@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -130,3 +131,21 @@ func Copy(dst, src *Store) (int, error) {
 // ErrTokenExists: the destination of a copy already holds a token (or
 // something else).
 var ErrTokenExists = errors.New("keystore: destination holds a token")
+
+// backupRemote is Backup of a token not in a file: the token is copied
+// (in one read transaction, as Copy reads) into a token file in a private
+// temporary directory, whose bytes are the backup; the file is removed
+// after. A backup of an etcd token is so a token file like any other: it
+// restores to a file or to etcd (RestoreTo).
+func (s *Store) backupRemote(w io.Writer) (int64, error) {
+	dir, err := os.MkdirTemp("", "modexp-token-backup-*")
+	if err != nil {
+		return 0, fmt.Errorf("keystore: backup %s: %w", s.path, err)
+	}
+	defer os.RemoveAll(dir)
+	tmp := &Store{path: filepath.Join(dir, "token.db"), opts: s.opts}
+	if _, err := Copy(tmp, s); err != nil {
+		return 0, fmt.Errorf("keystore: backup %s: %w", s.path, err)
+	}
+	return tmp.Backup(w)
+}

@@ -446,39 +446,6 @@ func TestEtcdClusterFaults(t *testing.T) {
 		len(written), wrong.Load(), counted, failed.Load(), time.Duration(slowest.Load()))
 }
 
-// TestOnEtcd runs the keystore's tests that go through openStore (no raw
-// file access) again with every token in etcd: the token file's path
-// names a prefix, so a test reopening a path reopens the same token. Left
-// out: the corruption, restore and migration tests (they edit the file),
-// and PolicyLivesInTheToken (reads the file). ManyObjects and
-// ChangesCostIsTheChange load thousands of objects in transactions of
-// bulkBatch, under etcd's --max-txn-ops.
-func TestOnEtcd(t *testing.T) {
-	endpoint := etcdServer.Endpoint(t)
-	run := etcdPrefixRun.Add(1)
-	openHook = func(t *testing.T, path string, opts Options) *Store {
-		return openEtcdStore(t, EtcdConfig{Endpoints: []string{endpoint}, Prefix: fmt.Sprintf("/onetcd/%d%s/", run, path)}, opts)
-	}
-	defer func() { openHook = nil }()
-	for _, tc := range []struct {
-		name string
-		fn   func(*testing.T)
-	}{
-		{"Changes", TestChanges}, {"ChangesAfterInitToken", TestChangesAfterInitToken},
-		{"ObjectsRoundTrip", TestObjectsRoundTrip},
-		{"PutUpdateDelete", TestPutUpdateDelete}, {"WipedKey", TestWipedKey},
-		{"InitTokenReinitialises", TestInitTokenReinitialises}, {"InitUserPINClearsLockout", TestInitUserPINClearsLockout},
-		{"InitUserPINNeedsSOKey", TestInitUserPINNeedsSOKey}, {"Login", TestLogin}, {"SetPIN", TestSetPIN},
-		{"GenerationCountsChanges", TestGenerationCountsChanges},
-		{"ClosedStore", TestClosedStore},
-		{"ManyObjects", TestManyObjects}, {"ChangesCostIsTheChange", TestChangesCostIsTheChange},
-	} {
-		t.Run(tc.name, tc.fn)
-	}
-}
-
-var etcdPrefixRun atomic.Uint64
-
 // BenchmarkBackends: for a file token and an etcd token (one member on
 // loopback) side by side, a key pair written (keygen's store part) and a
 // cold open of 10,000 objects (MODEXP_BENCH_OBJECTS): Objects with the

@@ -19,18 +19,22 @@ const twoProcObjects = 30
 
 // TestTwoProcesses runs the same workload in this process and in a child
 // (this test binary re-executed): both Put, Delete and list objects on one
-// token file at once; every call must succeed and each must end up seeing
+// token (a file, or in etcd: two hosts) at once; every call must succeed and each must end up seeing
 // exactly the other's surviving objects. Each process lists through a
 // cache kept up to date by Changes (deltas), checked against Objects at the
 // end.
 func TestTwoProcesses(t *testing.T) {
 	if path := os.Getenv(envTwoProcPath); path != "" {
+		if backendFromEnv != nil {
+			backendFromEnv(t) // the parent's token is in etcd (TestOnEtcd)
+		}
 		twoProcWorker(t, path, os.Getenv(envTwoProcName), "parent")
 		return
 	}
 	s, _ := initStore(t, testOptions())
 	cmd := exec.Command(os.Args[0], "-test.run=^TestTwoProcesses$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), envTwoProcPath+"="+s.path, envTwoProcName+"=child")
+	cmd.Env = append(cmd.Env, backendEnv...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

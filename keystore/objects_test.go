@@ -3,12 +3,8 @@ package keystore
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/binary"
 	"fmt"
-	"os"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 func TestObjectsRoundTrip(t *testing.T) {
@@ -111,7 +107,7 @@ func TestSealedPlaintextNotInFile(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	raw := readFile(t, s.path)
+	raw := rawOf(t, s.path).dump()
 	for _, tt := range []struct {
 		name  string
 		value []byte
@@ -124,19 +120,19 @@ func TestSealedPlaintextNotInFile(t *testing.T) {
 		{"clear attribute", public, true},
 	} {
 		if got := bytes.Contains(raw, tt.value); got != tt.want {
-			t.Errorf("%s: found in file = %v, want %v", tt.name, got, tt.want)
+			t.Errorf("%s: found in the store = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 	// The token key itself is not in the file either.
 	key.mu.RLock()
 	defer key.mu.RUnlock()
 	if bytes.Contains(raw, key.key[:]) {
-		t.Error("token key found in the file")
+		t.Error("token key found in the store")
 	}
 }
 
 // Sealed values are bound to their object and attribute: swapping two
-// sealed blobs in the raw file makes them fail authentication.
+// sealed blobs in the stored records makes them fail authentication.
 func TestSealedValuesAreBound(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -169,15 +165,27 @@ func TestSealedValuesAreBound(t *testing.T) {
 			if len(blobA) != len(blobB) {
 				t.Fatalf("test values must have equal lengths")
 			}
-			raw := readFile(t, s.path)
-			i, j := bytes.Index(raw, blobA), bytes.Index(raw, blobB)
-			if i < 0 || j < 0 {
-				t.Fatal("sealed blobs not found in the file")
+			raw := rawOf(t, s.path)
+			ids := []uint64{idA}
+			if idB != idA {
+				ids = append(ids, idB)
 			}
-			copy(raw[i:], blobB)
-			copy(raw[j:], blobA)
-			if err := os.WriteFile(s.path, raw, 0o600); err != nil {
-				t.Fatal(err)
+			swapped := 0
+			for _, id := range ids {
+				rec := raw.get(bucketObjects, idKey(id))
+				i, j := bytes.Index(rec, blobA), bytes.Index(rec, blobB)
+				if i >= 0 {
+					copy(rec[i:], blobB)
+					swapped++
+				}
+				if j >= 0 {
+					copy(rec[j:], blobA)
+					swapped++
+				}
+				raw.put(bucketObjects, idKey(id), rec)
+			}
+			if swapped != 2 {
+				t.Fatalf("sealed blobs found %d times in the records, want 2", swapped)
 			}
 
 			// The record MACs fail first (auth.go); the objects are
@@ -204,24 +212,16 @@ func TestSealedValuesAreBound(t *testing.T) {
 // storedValue reads the stored (sealed) bytes of one attribute.
 func storedValue(t *testing.T, path string, id, typ uint64) []byte {
 	t.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	rec, err := decodeObjectRecord(rawOf(t, path).get(bucketObjects, idKey(id)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
 	var out []byte
-	_ = db.View(func(tx *bolt.Tx) error {
-		rec, err := decodeObjectRecord(tx.Bucket(bucketObjects).Get(binary.BigEndian.AppendUint64(nil, id)))
-		if err != nil {
-			t.Fatal(err)
+	for _, a := range rec.Attrs {
+		if a.Type == typ && a.Sealed {
+			out = a.Value
 		}
-		for _, a := range rec.Attrs {
-			if a.Type == typ && a.Sealed {
-				out = a.Value
-			}
-		}
-		return nil
-	})
+	}
 	if out == nil {
 		t.Fatalf("object %d has no sealed attribute %#x", id, typ)
 	}

@@ -3,21 +3,14 @@ package keystore
 import (
 	"errors"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 )
 
-// pinRecordOf reads who's PIN record straight from the file.
+// pinRecordOf reads who's PIN record straight from the store.
 func pinRecordOf(t *testing.T, path string, who UserType) pinRecord {
 	t.Helper()
-	var pr pinRecord
-	rawView(t, path, func(tx *bolt.Tx) error {
-		rec, err := decodeTokenRecord(tx.Bucket(bucketToken).Get(keyRecord))
-		must(t, err)
-		pr = *rec.pin(who)
-		return nil
-	})
-	return pr
+	rec, err := decodeTokenRecord(rawOf(t, path).get(bucketToken, keyRecord))
+	must(t, err)
+	return *rec.pin(who)
 }
 
 // TestPolicyLivesInTheToken is issue 17's fifth point: two processes with
@@ -81,14 +74,14 @@ func TestPolicyLivesInTheToken(t *testing.T) {
 // options and for a policy alike.
 func TestKDFFloor(t *testing.T) {
 	weak := Options{KDF: KDFParams{Time: 1, MemoryKiB: 8, Threads: 1}}
-	if _, err := Open(tokenPath(t), weak); err == nil {
+	if _, err := openStoreErr(t, tokenPath(t), weak); err == nil {
 		t.Fatal("8 KiB Argon2id accepted")
 	}
 	weak.KDF.MemoryKiB = 19 * 1024
-	if _, err := Open(tokenPath(t), weak); err == nil {
+	if _, err := openStoreErr(t, tokenPath(t), weak); err == nil {
 		t.Fatal("t=1 accepted")
 	}
-	if _, err := Open(tokenPath(t), Options{KDF: MinKDFParams}); err != nil {
+	if _, err := openStoreErr(t, tokenPath(t), Options{KDF: MinKDFParams}); err != nil {
 		t.Fatalf("the floor itself: %v", err)
 	}
 	s := openStore(t, tokenPath(t), Options{})
@@ -100,7 +93,7 @@ func TestKDFFloor(t *testing.T) {
 // TestPolicyAdoptedByOldTokens: a token record without a policy (written
 // before policies were stored) gets the first login's options.
 func TestPolicyAdoptedByOldTokens(t *testing.T) {
-	path, _ := fixtureCopy(t, "v2-token.db", 2)
+	path := fixtureCopy(t, "v2-token.db", 2)
 	opts := testOptions()
 	opts.MaxPINTries = 4
 	s := openStore(t, path, opts)

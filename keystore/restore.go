@@ -53,15 +53,9 @@ func Restore(path string, r io.Reader, opts Options) (int64, error) {
 	}
 	tmpPath := tmp.Name()
 	defer os.Remove(tmpPath) // a no-op once renamed
-	n, err := io.Copy(tmp, r)
-	if err == nil {
-		err = tmp.Chmod(0o600)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
+	n, err := spool(tmp, r)
 	if err != nil {
-		return n, fmt.Errorf("keystore: restore: write %s: %w", tmpPath, err)
+		return n, err
 	}
 	backupGen, err := validateBackup(tmpPath, o)
 	if err != nil {
@@ -86,6 +80,128 @@ func Restore(path string, r io.Reader, opts Options) (int64, error) {
 		_ = d.Close()
 	}
 	return n, nil
+}
+
+// spool writes the backup read from r to the new file f (mode 0600) and
+// closes it.
+func spool(f *os.File, r io.Reader) (int64, error) {
+	n, err := io.Copy(f, r)
+	if err == nil {
+		err = f.Chmod(0o600)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return n, fmt.Errorf("keystore: restore: write %s: %w", f.Name(), err)
+	}
+	return n, nil
+}
+
+// RestoreTo puts the token of the backup read from r (as Store.Backup
+// writes it, of a token file or of a token in etcd) into dst, a token
+// file or a token in etcd, and returns the number of bytes read. The
+// backup is checked whole first, as Restore checks it: a bad one gives
+// ErrCorrupt and leaves dst as it was. A store that holds a token, or
+// anything else (a damaged token), is replaced only with replace, and
+// otherwise refused with ErrTokenExists.
+//
+// For a token file this is Restore: the file replaced by rename. In etcd
+// the replacement cannot be one transaction (etcd bounds the operations
+// of one, and a token has many keys): the old token's buckets are deleted
+// in one transaction, then the backup is copied in by Copy, its meta
+// bucket last. Other hosts see the old token, then none (ErrNotInitialized,
+// then ErrCorrupt while the copy runs), then the restored one, never a
+// mixture. The restored generation is above both the old token's and the
+// backup's and the change log starts there, so every host's object cache
+// reloads whole, as after a file's restore.
+func RestoreTo(dst *Store, r io.Reader, replace bool) (int64, error) {
+	if !replace {
+		if err := checkFree(dst); err != nil {
+			return 0, err
+		}
+	}
+	if dst.remote == nil {
+		return Restore(dst.path, r, dst.opts)
+	}
+	dir, err := os.MkdirTemp("", "modexp-token-restore-*")
+	if err != nil {
+		return 0, fmt.Errorf("keystore: restore: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	tmp, err := os.OpenFile(filepath.Join(dir, "token.db"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return 0, fmt.Errorf("keystore: restore: %w", err)
+	}
+	n, err := spool(tmp, r)
+	if err != nil {
+		return n, err
+	}
+	backupGen, err := validateBackup(tmp.Name(), dst.opts)
+	if err != nil {
+		return n, err
+	}
+	src := &Store{path: tmp.Name(), opts: dst.opts}
+	var schema uint32
+	if err := src.view(func(tx kvTx) error { schema = schemaVersion(tx); return nil }); err != nil {
+		return n, err
+	}
+	if schema < keylessVersion {
+		return n, fmt.Errorf("keystore: restore to %s: the backup has schema version %d, older than a token in etcd can be: restore it to a token file, open it for writing once (a login upgrades it), then copy it (store copy)", dst.path, schema)
+	}
+	curGen, _ := dst.Generation() // no token, or a damaged one: 0
+	err = dst.updateMode(modeCreate, func(tx kvTx) error {
+		if tx.Empty() {
+			return errNoWrite
+		}
+		if !replace {
+			return fmt.Errorf("keystore: restore to %s: %w", dst.path, ErrTokenExists)
+		}
+		for _, b := range tokenBuckets {
+			if tx.Bucket(b) == nil {
+				continue
+			}
+			if err := tx.DeleteBucket(b); err != nil {
+				return fmt.Errorf("keystore: restore to %s: delete bucket %q: %w", dst.path, b, err)
+			}
+		}
+		if !tx.Empty() {
+			return fmt.Errorf("keystore: restore to %s: it holds keys that are not a token's (nothing deleted): clear the prefix first: %w", dst.path, ErrTokenExists)
+		}
+		return nil
+	})
+	if err != nil {
+		return n, err
+	}
+	if err := setGeneration(src.path, max(curGen, backupGen)+1); err != nil {
+		return n, err
+	}
+	if _, err := Copy(dst, src); err != nil {
+		return n, fmt.Errorf("keystore: restore to %s (the old token is deleted: restore again, replacing): %w", dst.path, err)
+	}
+	return n, nil
+}
+
+// tokenBuckets are the buckets a token of any schema version may have.
+var tokenBuckets = append(append(append([][]byte{}, bucketsV1...), bucketsV2...), bucketIndex, bucketIndexRev, bucketMeta)
+
+// checkFree reports ErrTokenExists unless dst holds nothing: no token
+// file, an empty one, or an etcd prefix without a token's keys. A damaged
+// token is not nothing.
+func checkFree(dst *Store) error {
+	err := dst.view(func(tx kvTx) error {
+		if tx.Empty() {
+			return ErrNotInitialized
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, ErrNotInitialized):
+		return nil
+	case err == nil, errors.Is(err, ErrCorrupt):
+		return fmt.Errorf("keystore: restore to %s: %w", dst.path, ErrTokenExists)
+	}
+	return err
 }
 
 // validateBackup checks a backup file whole and returns its generation.

@@ -41,7 +41,14 @@ func TestRestoreRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := Restore(s.Path(), bytes.NewReader(backup), testOptions())
+	// Not over a token unless told to.
+	before := rawOf(t, s.Path()).dump()
+	_, err = RestoreTo(s, bytes.NewReader(backup), false)
+	wantErr(t, "RestoreTo over a token", err, ErrTokenExists)
+	if !bytes.Equal(rawOf(t, s.Path()).dump(), before) {
+		t.Fatal("a refused restore changed the token")
+	}
+	n, err := RestoreTo(s, bytes.NewReader(backup), true)
 	if err != nil || n != int64(len(backup)) {
 		t.Fatalf("Restore: %d, %v (backup %d bytes)", n, err, len(backup))
 	}
@@ -66,6 +73,9 @@ func TestRestoreRoundTrip(t *testing.T) {
 		t.Fatalf("login after restore: %v", err)
 	}
 	k.Wipe()
+	if !onFile() {
+		return
+	}
 	if fi, err := os.Stat(s.Path()); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("restored file mode: %v, %v", fi, err)
 	}
@@ -117,15 +127,18 @@ func TestRestoreRejectsBadBackups(t *testing.T) {
 		{"bbolt file without token", readFile(t, emptyPath)},
 		{"undecodable object", readFile(t, badRecPath)},
 	}
-	before := readFile(t, s.Path())
+	before := rawOf(t, s.Path()).dump()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Restore(s.Path(), bytes.NewReader(tc.backup), testOptions())
+			_, err := RestoreTo(s, bytes.NewReader(tc.backup), true)
 			wantErr(t, "Restore", err, ErrCorrupt)
-			if !bytes.Equal(readFile(t, s.Path()), before) {
-				t.Fatal("a rejected backup changed the token file")
+			if !bytes.Equal(rawOf(t, s.Path()).dump(), before) {
+				t.Fatal("a rejected backup changed the token")
 			}
 		})
+	}
+	if !onFile() {
+		return
 	}
 	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(s.Path()), ".*"))
 	if len(leftovers) != 0 {
@@ -133,7 +146,8 @@ func TestRestoreRejectsBadBackups(t *testing.T) {
 	}
 }
 
-// The recovery path: the token file is damaged, the backup replaces it.
+// The recovery path: the token file (or the etcd prefix) is damaged or
+// gone, the backup replaces it.
 func TestRestoreOverDamagedAndMissingFile(t *testing.T) {
 	s, key := initStore(t, testOptions())
 	id, err := s.Put(key, Object{Attrs: map[uint64][]byte{1: []byte("v")}})
@@ -143,19 +157,24 @@ func TestRestoreOverDamagedAndMissingFile(t *testing.T) {
 	backup := backupBytes(t, s)
 	for _, damage := range []string{"scribble", "missing"} {
 		t.Run(damage, func(t *testing.T) {
-			if damage == "missing" {
-				if err := os.Remove(s.Path()); err != nil {
-					t.Fatal(err)
-				}
-			} else {
+			switch {
+			case damage == "missing":
+				rawOf(t, s.Path()).remove()
+			case onFile():
 				if err := os.WriteFile(s.Path(), bytes.Repeat([]byte{0xff}, len(backup)), 0o600); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := s.Token(); !errors.Is(err, ErrCorrupt) {
-					t.Fatalf("damaged file: %v, want ErrCorrupt", err)
-				}
+			default:
+				rawOf(t, s.Path()).put(bucketToken, keyRecord, bytes.Repeat([]byte{0xff}, 100))
 			}
-			if _, err := Restore(s.Path(), bytes.NewReader(backup), testOptions()); err != nil {
+			if _, err := s.Token(); damage != "missing" && !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("damaged token: %v, want ErrCorrupt", err)
+			}
+			if damage != "missing" {
+				_, err := RestoreTo(s, bytes.NewReader(backup), false)
+				wantErr(t, "RestoreTo over a damaged token", err, ErrTokenExists)
+			}
+			if _, err := RestoreTo(s, bytes.NewReader(backup), damage != "missing"); err != nil {
 				t.Fatalf("Restore: %v", err)
 			}
 			if obj, err := s.Get(key, id); err != nil || string(obj.Attrs[1]) != "v" {

@@ -63,12 +63,13 @@ func (s *Store) Close() error {
 // Path returns the token file's path.
 func (s *Store) Path() string { return s.path }
 
-// Backup writes a consistent copy of the token file to w (one read
-// transaction) and returns the number of bytes written. Sealed attributes
-// and wrapped keys stay sealed in the copy.
+// Backup writes a consistent copy of the token to w (one read
+// transaction) and returns the number of bytes written: a token file, for
+// a token in a file or in etcd alike (copy.go). Sealed attributes and
+// wrapped keys stay sealed in the copy.
 func (s *Store) Backup(w io.Writer) (int64, error) {
 	if s.remote != nil {
-		return 0, fmt.Errorf("keystore: %s: backup of a token not in a file: use store copy", s.path)
+		return s.backupRemote(w)
 	}
 	var n int64
 	err := s.run(modeRead, func(tx *bolt.Tx) error {

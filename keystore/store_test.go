@@ -33,6 +33,12 @@ func TestOpenMissingFile(t *testing.T) {
 	for _, c := range calls {
 		wantErr(t, c.name, c.call(), ErrNotInitialized)
 	}
+	if !onFile() {
+		if dump := rawOf(t, path).dump(); len(dump) != 0 {
+			t.Fatalf("the store wrote under the prefix: %q", dump)
+		}
+		return
+	}
 	if _, err := os.Stat(filepath.Dir(path)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the store created %s (stat: %v)", filepath.Dir(path), err)
 	}
@@ -45,6 +51,9 @@ func TestInitTokenCreatesFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for p, want := range map[string]os.FileMode{filepath.Dir(path): 0o700, path: 0o600} {
+		if !onFile() {
+			break
+		}
 		fi, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)
@@ -96,6 +105,12 @@ func rawUpdate(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
 	}
 }
 
+// TestCorruptFiles: a token whose store holds something that is not a
+// sound token is refused whole (ErrCorrupt) by every call, and left as it
+// is. The cases marked file damage the bbolt file itself (its bytes, its
+// length, its meta pages): there is no such thing in etcd, and they run on
+// the file only; the others edit what is stored (as someone who can
+// write the file or the etcd prefix) and run on both backends.
 func TestCorruptFiles(t *testing.T) {
 	garbage := func(n int) func(t *testing.T, path string) {
 		return func(t *testing.T, path string) {
@@ -108,16 +123,17 @@ func TestCorruptFiles(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
+		file    bool // damages the bbolt file's format: file only
 		corrupt func(t *testing.T, path string)
 		also    error
 		objects int
 	}{
-		{"garbage 100 bytes", garbage(100), nil, 0},
-		{"garbage 64 KiB", garbage(64 << 10), nil, 0},
-		{"text file", func(t *testing.T, path string) {
+		{"garbage 100 bytes", true, garbage(100), nil, 0},
+		{"garbage 64 KiB", true, garbage(64 << 10), nil, 0},
+		{"text file", true, func(t *testing.T, path string) {
 			_ = os.WriteFile(path, bytes.Repeat([]byte("not a token\n"), 2000), 0o600)
 		}, nil, 0},
-		{"truncated to half", func(t *testing.T, path string) {
+		{"truncated to half", true, func(t *testing.T, path string) {
 			// Half of what the meta page says the database uses (the file
 			// itself may be larger: bbolt grows it ahead).
 			hw := highWater(t, path)
@@ -128,29 +144,33 @@ func TestCorruptFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, nil, 100},
-		{"meta pages zeroed", func(t *testing.T, path string) {
+		{"meta pages zeroed", true, func(t *testing.T, path string) {
 			b := readFile(t, path)
 			clear(b[:8192])
 			_ = os.WriteFile(path, b, 0o600)
 		}, nil, 0},
-		{"other bbolt file", func(t *testing.T, path string) {
-			_ = os.Remove(path)
-			rawUpdate(t, path, func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("other")); return err })
+		{"other data", false, func(t *testing.T, path string) {
+			// Another bbolt file; in etcd, other keys under the prefix.
+			raw := rawOf(t, path)
+			raw.remove()
+			raw.createBucket([]byte("other"))
+			raw.put([]byte("other"), []byte("k"), []byte("v"))
 		}, nil, 0},
-		{"newer schema", func(t *testing.T, path string) {
-			rawUpdate(t, path, func(tx *bolt.Tx) error {
-				return tx.Bucket(bucketMeta).Put(keySchema, binary.BigEndian.AppendUint32(nil, SchemaVersion+1))
-			})
+		{"newer schema", false, func(t *testing.T, path string) {
+			rawOf(t, path).put(bucketMeta, keySchema, binary.BigEndian.AppendUint32(nil, SchemaVersion+1))
 		}, ErrSchemaVersion, 0},
-		{"token record garbage", func(t *testing.T, path string) {
-			rawUpdate(t, path, func(tx *bolt.Tx) error { return tx.Bucket(bucketToken).Put(keyRecord, []byte{1, 2, 3}) })
+		{"token record garbage", false, func(t *testing.T, path string) {
+			rawOf(t, path).put(bucketToken, keyRecord, []byte{1, 2, 3})
 		}, nil, 0},
-		{"token bucket missing", func(t *testing.T, path string) {
-			rawUpdate(t, path, func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketToken) })
+		{"token bucket missing", false, func(t *testing.T, path string) {
+			rawOf(t, path).deleteBucket(bucketToken)
 		}, nil, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.file && !onFile() {
+				t.Skip("damages the bbolt file format: file only")
+			}
 			s, key := initStore(t, testOptions())
 			for i := range max(tt.objects, 3) {
 				if _, err := s.Put(key, Object{Attrs: map[uint64][]byte{1: bytes.Repeat([]byte{byte(i)}, 300), 2: {3}}, Sealed: map[uint64]bool{2: true}}); err != nil {
@@ -158,13 +178,13 @@ func TestCorruptFiles(t *testing.T) {
 				}
 			}
 			tt.corrupt(t, s.path)
-			before := readFile(t, s.path)
+			before := rawOf(t, s.path).dump()
 			targets := []error{ErrCorrupt}
 			if tt.also != nil {
 				targets = append(targets, tt.also)
 			}
 
-			_, err := Open(s.path, testOptions())
+			_, err := openStoreErr(t, s.path, testOptions())
 			wantErr(t, "Open", err, targets...)
 			_, err = s.Token()
 			wantErr(t, "Token", err, targets...)
@@ -178,8 +198,8 @@ func TestCorruptFiles(t *testing.T) {
 			wantErr(t, "Login", err, targets...)
 			err = s.InitToken(soPIN, "again")
 			wantErr(t, "InitToken", err, targets...)
-			if after := readFile(t, s.path); !bytes.Equal(before, after) {
-				t.Fatalf("the corrupt file was modified")
+			if after := rawOf(t, s.path).dump(); !bytes.Equal(before, after) {
+				t.Fatalf("the corrupt token was modified")
 			}
 		})
 	}
@@ -295,19 +315,31 @@ func TestBackup(t *testing.T) {
 	if err != nil || n != int64(buf.Len()) {
 		t.Fatalf("Backup: %d, %v (buffer %d)", n, err, buf.Len())
 	}
+	// A backup is a token file, of a token in a file or in etcd.
 	copyPath := filepath.Join(t.TempDir(), "copy.db")
 	if err := os.WriteFile(copyPath, buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := openStore(t, copyPath, testOptions())
-	k, err := c.Login(User, userPIN)
+	c, err := Open(copyPath, testOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer k.Wipe()
-	obj, err := c.Get(k, id)
-	if err != nil || string(obj.Attrs[2]) != "secret" {
-		t.Fatalf("restored object %+v, %v", obj, err)
+	defer c.Close()
+	// And it restores into a fresh token of the backend.
+	r := openStore(t, tokenPath(t), testOptions())
+	if n, err := RestoreTo(r, bytes.NewReader(buf.Bytes()), false); err != nil || n != int64(buf.Len()) {
+		t.Fatalf("RestoreTo: %d, %v", n, err)
+	}
+	for _, c := range []*Store{c, r} {
+		k, err := c.Login(User, userPIN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, err := c.Get(k, id)
+		k.Wipe()
+		if err != nil || string(obj.Attrs[2]) != "secret" {
+			t.Fatalf("%s: restored object %+v, %v", c.Path(), obj, err)
+		}
 	}
 }
 
