@@ -131,11 +131,7 @@ func (s *Store) checkPIN(who UserType, pin []byte, then func(tx kvTx, rec *token
 					}
 				}
 			}
-			if err := saveToken(tx, rec); err != nil {
-				return err
-			}
-			_, err = bumpGeneration(tx)
-			return err
+			return saveTokenChange(tx, rec)
 		})
 		if err == nil && changed {
 			key.Wipe()
@@ -199,11 +195,7 @@ func (s *Store) upgrade(key *Key) error {
 			return err
 		}
 		rec.Policy = &Policy{MaxPINTries: s.opts.MaxPINTries, KDF: s.opts.KDF}
-		if err := saveToken(tx, rec); err != nil {
-			return err
-		}
-		_, err = bumpGeneration(tx)
-		return err
+		return saveTokenChange(tx, rec)
 	})
 }
 
@@ -288,10 +280,6 @@ func (s *Store) InitUserPIN(soKey *Key, pin []byte) error {
 		if err != nil {
 			return err
 		}
-		if err := saveToken(tx, rec); err != nil {
-			return err
-		}
-		_, err = bumpGeneration(tx)
-		return err
+		return saveTokenChange(tx, rec)
 	})
 }

@@ -272,3 +272,13 @@ func saveToken(tx kvTx, rec *tokenRecord) error {
 	}
 	return nil
 }
+
+// saveTokenChange writes the token record and counts the change (a PIN
+// or the token itself changed), for other processes to see.
+func saveTokenChange(tx kvTx, rec *tokenRecord) error {
+	if err := saveToken(tx, rec); err != nil {
+		return err
+	}
+	_, err := bumpGeneration(tx)
+	return err
+}

@@ -175,11 +175,7 @@ func (s *Store) InitTokenPolicy(soPIN []byte, label string, p Policy) error {
 		if err != nil {
 			return err
 		}
-		if err := saveToken(tx, rec); err != nil {
-			return err
-		}
-		_, err = bumpGeneration(tx)
-		return err
+		return saveTokenChange(tx, rec)
 	})
 	if errors.Is(err, errExists) {
 		return s.InitTokenPolicy(soPIN, label, p)
