@@ -23,65 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pkcs11_3.h"
-
-static int passes, fails;
-
-static const char *rvname(CK_RV rv)
-{
-	static char buf[32];
-	switch (rv) {
-#define N(x) case x: return #x;
-	N(CKR_OK) N(CKR_GENERAL_ERROR) N(CKR_FUNCTION_FAILED) N(CKR_ARGUMENTS_BAD)
-	N(CKR_ATTRIBUTE_SENSITIVE) N(CKR_ATTRIBUTE_TYPE_INVALID) N(CKR_ATTRIBUTE_VALUE_INVALID)
-	N(CKR_BUFFER_TOO_SMALL) N(CKR_CRYPTOKI_ALREADY_INITIALIZED) N(CKR_CRYPTOKI_NOT_INITIALIZED)
-	N(CKR_DATA_LEN_RANGE) N(CKR_ENCRYPTED_DATA_INVALID) N(CKR_FUNCTION_NOT_SUPPORTED)
-	N(CKR_KEY_HANDLE_INVALID) N(CKR_KEY_TYPE_INCONSISTENT) N(CKR_KEY_FUNCTION_NOT_PERMITTED)
-	N(CKR_MECHANISM_INVALID) N(CKR_MECHANISM_PARAM_INVALID) N(CKR_OBJECT_HANDLE_INVALID)
-	N(CKR_OPERATION_ACTIVE) N(CKR_OPERATION_NOT_INITIALIZED) N(CKR_PIN_INCORRECT)
-	N(CKR_PIN_LEN_RANGE) N(CKR_SESSION_HANDLE_INVALID) N(CKR_SESSION_READ_ONLY)
-	N(CKR_SIGNATURE_INVALID) N(CKR_SIGNATURE_LEN_RANGE) N(CKR_TEMPLATE_INCOMPLETE)
-	N(CKR_TEMPLATE_INCONSISTENT) N(CKR_USER_ALREADY_LOGGED_IN) N(CKR_USER_NOT_LOGGED_IN)
-	N(CKR_USER_PIN_NOT_INITIALIZED) N(CKR_USER_TYPE_INVALID) N(CKR_TOKEN_NOT_RECOGNIZED)
-#undef N
-	}
-	snprintf(buf, sizeof buf, "CKR_0x%lX", rv);
-	return buf;
-}
-
-#define CHECK(cond, ...)                                   \
-	do {                                               \
-		int c_ = (cond);                           \
-		if (c_) passes++; else fails++;            \
-		printf("%s ", c_ ? "ok" : "FAIL");         \
-		printf(__VA_ARGS__);                       \
-		printf("\n");                              \
-		fflush(stdout);                            \
-	} while (0)
-
-/* EXPECT checks a return value; it evaluates to whether it matched. */
-#define EXPECT(call, want, what)                                                        \
-	({                                                                              \
-		CK_RV r_ = (call);                                                      \
-		CHECK(r_ == (want), "%s: %s (want %s)", what, rvname(r_), rvname(want)); \
-		r_ == (want);                                                           \
-	})
-
-#define EXPECT2(call, want1, want2, what)                                              \
-	({                                                                              \
-		CK_RV r_ = (call);                                                      \
-		CHECK(r_ == (want1) || r_ == (want2), "%s: %s (want %s or %s)", what,   \
-		      rvname(r_), rvname(want1), rvname(want2));                         \
-		r_ == (want1) || r_ == (want2);                                         \
-	})
-
-static void print_hex(const char *name, const CK_BYTE *p, CK_ULONG n)
-{
-	printf("DATA %s ", name);
-	for (CK_ULONG i = 0; i < n; i++)
-		printf("%02x", p[i]);
-	printf("\n");
-}
+#include "check.h"
 
 static const char *SO_PIN = "so-pin-1234";
 static const char *USER_PIN = "user-pin-5678";

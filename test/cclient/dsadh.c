@@ -20,48 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pkcs11_3.h"
-
-static int passes, fails;
-
-#define CHECK(cond, ...)                                   \
-	do {                                               \
-		int c_ = (cond);                           \
-		if (c_) passes++; else fails++;            \
-		printf("%s ", c_ ? "ok" : "FAIL");         \
-		printf(__VA_ARGS__);                       \
-		printf("\n");                              \
-		fflush(stdout);                            \
-	} while (0)
-
-#define EXPECT(call, want, what)                                                  \
-	({                                                                        \
-		CK_RV r_ = (call);                                                \
-		CHECK(r_ == (want), "%s: 0x%lX (want 0x%lX)", what, r_, (CK_RV)(want)); \
-		r_ == (want);                                                     \
-	})
-
-static void print_hex(const char *name, const CK_BYTE *p, CK_ULONG n)
-{
-	printf("DATA %s ", name);
-	for (CK_ULONG i = 0; i < n; i++)
-		printf("%02x", p[i]);
-	printf("\n");
-}
-
-/* unhex decodes a hex argument into a malloc'ed buffer. */
-static CK_BYTE *unhex(const char *s, CK_ULONG *n)
-{
-	size_t l = strlen(s) / 2;
-	CK_BYTE *b = malloc(l ? l : 1);
-	for (size_t i = 0; i < l; i++) {
-		unsigned v;
-		sscanf(s + 2 * i, "%2x", &v);
-		b[i] = (CK_BYTE)v;
-	}
-	*n = l;
-	return b;
-}
+#include "check.h"
 
 static CK_FUNCTION_LIST *f;
 static CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
@@ -85,16 +44,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: dsadh module pin p q g message dh-p dh-g peer-y (hex)\n");
 		return 2;
 	}
-	void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-	if (lib == NULL) {
-		printf("FAIL dlopen: %s\n", dlerror());
+	if ((f = load_2_40(argv[1])) == NULL)
 		return 1;
-	}
-	CK_C_GetFunctionList gfl = (CK_C_GetFunctionList)dlsym(lib, "C_GetFunctionList");
-	if (gfl == NULL || gfl(&f) != CKR_OK) {
-		printf("FAIL C_GetFunctionList\n");
-		return 1;
-	}
 	CK_ULONG pl, ql, gl, ml, dpl, dgl, yl;
 	CK_BYTE *p = unhex(argv[3], &pl), *q = unhex(argv[4], &ql), *g = unhex(argv[5], &gl);
 	CK_BYTE *msg = unhex(argv[6], &ml);

@@ -26,12 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pkcs11_3.h"
+#include "check.h"
 
 static CK_FUNCTION_LIST *f;
 static CK_SESSION_HANDLE h;
 static CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
-static int passes, fails;
 
 static void result(int ok, const char *kind, const char *why, CK_RV rv)
 {
@@ -42,20 +41,6 @@ static void result(int ok, const char *kind, const char *why, CK_RV rv)
 	fails++;
 	printf("FAIL %s case %d: %s (0x%lX)\n", kind, passes + fails, why, rv);
 	fflush(stdout);
-}
-
-/* unhex decodes s ("-" is empty) into a malloc'ed buffer. */
-static CK_BYTE *unhex(const char *s, CK_ULONG *n)
-{
-	size_t l = strcmp(s, "-") == 0 ? 0 : strlen(s) / 2;
-	CK_BYTE *b = malloc(l ? l : 1);
-	for (size_t i = 0; i < l; i++) {
-		unsigned v;
-		sscanf(s + 2 * i, "%2x", &v);
-		b[i] = (CK_BYTE)v;
-	}
-	*n = l;
-	return b;
 }
 
 static void ecdh_case(char **a)
@@ -186,16 +171,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: vectors module pin < cases\n");
 		return 2;
 	}
-	void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-	if (lib == NULL) {
-		printf("FAIL dlopen: %s\n", dlerror());
+	if ((f = load_2_40(argv[1])) == NULL)
 		return 1;
-	}
-	CK_C_GetFunctionList gfl = (CK_C_GetFunctionList)dlsym(lib, "C_GetFunctionList");
-	if (gfl == NULL || gfl(&f) != CKR_OK) {
-		printf("FAIL C_GetFunctionList\n");
-		return 1;
-	}
 	CK_SLOT_ID slots[4];
 	CK_ULONG ns = 4;
 	if (f->C_Initialize(NULL) != CKR_OK || f->C_GetSlotList(CK_TRUE, slots, &ns) != CKR_OK || ns == 0 ||
