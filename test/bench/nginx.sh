@@ -82,21 +82,15 @@ trap 'exit 130' INT TERM
 (cd "$root" && ${GO:-go} build -o "$OUT/tlsload" ./test/bench/tlsload)
 
 # Our module from a copy (a rebuild during the run must not change it).
-mkdir -p "$tmp/lib" "$tmp/ours/data" "$tmp/ours/home" "$tmp/softhsm/tokens"
+mkdir -p "$tmp/lib" "$tmp/ours/data" "$tmp/ours/home"
 cp "$OURS" "$tmp/lib/libmodexp-pkcs11.so"
 declare -A module=([ours]=$tmp/lib/libmodexp-pkcs11.so [softhsm]=$SOFTHSM)
 
 # Ours: the default configuration (one slot, token file under
 # $XDG_DATA_HOME/modexp-token/); SoftHSMv2: its own configuration.
-cat >"$tmp/softhsm/softhsm2.conf" <<EOF
-directories.tokendir = $tmp/softhsm/tokens
-objectstore.backend = file
-log.level = ERROR
-slots.removable = false
-EOF
+softhsm_config "$tmp/softhsm"
 unset MODEXP_TOKEN_CONF MODEXP_TOKEN_LOG_LEVEL MODEXP_TOKEN_ENGINE
 export XDG_DATA_HOME=$tmp/ours/data HOME=$tmp/ours/home MODEXP_TOKEN_LOG=$tmp/ours/module.log
-export SOFTHSM2_CONF=$tmp/softhsm/softhsm2.conf
 
 user_line=""
 if [[ $(id -u) == 0 ]]; then user_line="user root;"; fi # workers must reach the token files in $tmp

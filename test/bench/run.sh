@@ -54,13 +54,7 @@ echo "run.sh: our module: $OURS ($(stat -c '%y' "$OURS" | cut -d. -f1)), loaded 
 
 # SoftHSMv2: its own configuration and token directory. The client
 # initialises the token (C_InitToken on the free slot, then C_InitPIN).
-mkdir -p "$tmp/softhsm/tokens"
-cat >"$tmp/softhsm/softhsm2.conf" <<EOF
-directories.tokendir = $tmp/softhsm/tokens
-objectstore.backend = file
-log.level = ERROR
-slots.removable = false
-EOF
+softhsm_config "$tmp/softhsm"
 
 # Ours: the default configuration (one slot, token file under
 # $XDG_DATA_HOME/modexp-token/), pointed at the temporary directory; nothing
@@ -70,7 +64,6 @@ unset MODEXP_TOKEN_CONF MODEXP_TOKEN_LOG_LEVEL
 if [[ -n "${BENCH_ENGINE:-}" ]]; then export MODEXP_TOKEN_ENGINE=$BENCH_ENGINE; else unset MODEXP_TOKEN_ENGINE; fi
 export XDG_DATA_HOME=$tmp/ours/data
 export MODEXP_TOKEN_LOG=$tmp/ours/module.log
-export SOFTHSM2_CONF=$tmp/softhsm/softhsm2.conf
 export HOME=$tmp/ours/home
 
 # Header: the CPU features seen and the software engine's limb kernel, as

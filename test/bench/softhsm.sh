@@ -6,3 +6,17 @@ if [[ -z "${SOFTHSM:-}" ]]; then
 		if [[ -f $c ]]; then SOFTHSM=$c; break; fi
 	done
 fi
+
+# softhsm_config dir writes a throwaway SoftHSMv2 configuration,
+# dir/softhsm2.conf with its tokens in dir/tokens, and exports it as
+# SOFTHSM2_CONF.
+softhsm_config() {
+	mkdir -p "$1/tokens"
+	cat >"$1/softhsm2.conf" <<EOF
+directories.tokendir = $1/tokens
+objectstore.backend = file
+log.level = ERROR
+slots.removable = false
+EOF
+	export SOFTHSM2_CONF=$1/softhsm2.conf
+}
