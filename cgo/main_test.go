@@ -272,17 +272,22 @@ func TestTwoCallSlotList(t *testing.T) {
 	}
 }
 
-func TestTwoCallDigest(t *testing.T) {
+// firstSession initialises the module and opens a read-only session on
+// the first slot, closed when the test ends.
+func firstSession(t *testing.T) uint64 {
+	t.Helper()
 	initModule(t)
 	_, _, slots := tsGetSlotList(false, 8)
 	if len(slots) == 0 {
 		t.Fatal("no slot")
 	}
-	rv, h := tsOpenSession(slots[0], ck.CKF_SERIAL_SESSION)
-	if rv != 0 {
-		t.Fatalf("C_OpenSession = %v", ck.Error(rv))
-	}
-	defer tsCloseSession(h)
+	h := openSession(t, slots[0], false)
+	t.Cleanup(func() { tsCloseSession(h) })
+	return h
+}
+
+func TestTwoCallDigest(t *testing.T) {
+	h := firstSession(t)
 	msg := []byte("two-call convention")
 	want := sha256.Sum256(msg)
 	if rv := tsDigestInit(h, ck.CKM_SHA256); rv != 0 {
@@ -305,16 +310,7 @@ func TestTwoCallDigest(t *testing.T) {
 }
 
 func TestGenerateRandom(t *testing.T) {
-	initModule(t)
-	_, _, slots := tsGetSlotList(false, 8)
-	if len(slots) == 0 {
-		t.Fatal("no slot")
-	}
-	rv, h := tsOpenSession(slots[0], ck.CKF_SERIAL_SESSION)
-	if rv != 0 {
-		t.Fatalf("C_OpenSession = %v", ck.Error(rv))
-	}
-	defer tsCloseSession(h)
+	h := firstSession(t)
 	rv, a := tsGenerateRandom(h, 48)
 	_, b := tsGenerateRandom(h, 48)
 	if rv != 0 || bytes.Equal(a, b) || bytes.Equal(a, make([]byte, 48)) {
