@@ -24,7 +24,7 @@ func changedIDs(objs []Object) []uint64 {
 	return ids
 }
 
-func mustGen(t *testing.T, s *Store) uint64 {
+func mustGen(t testing.TB, s *Store) uint64 {
 	t.Helper()
 	g, err := s.Generation()
 	if err != nil {

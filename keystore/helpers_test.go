@@ -52,7 +52,7 @@ func fixtureCopy(t *testing.T, name string, schema uint32) string {
 }
 
 // tokenPath is a token file in a fresh directory that does not exist yet.
-func tokenPath(t *testing.T) string {
+func tokenPath(t testing.TB) string {
 	t.Helper()
 	return filepath.Join(t.TempDir(), "token", "token.db")
 }
@@ -211,7 +211,7 @@ func initStore(t *testing.T, opts Options) (*Store, *Key) {
 }
 
 // initWith initialises s (SO and user PINs) and returns the user's key.
-func initWith(t *testing.T, s *Store) *Key {
+func initWith(t testing.TB, s *Store) *Key {
 	t.Helper()
 	if err := s.InitToken(soPIN, "test token"); err != nil {
 		t.Fatalf("InitToken: %v", err)

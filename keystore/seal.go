@@ -66,6 +66,16 @@ func (k *Key) Wipe() {
 	k.wiped = true
 }
 
+// isWiped reports whether Wipe was called (nil: no key, not wiped).
+func (k *Key) isWiped() bool {
+	if k == nil {
+		return false
+	}
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return k.wiped
+}
+
 // UserType reports who unlocked the key.
 func (k *Key) UserType() UserType { return k.who }
 

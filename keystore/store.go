@@ -29,6 +29,9 @@ type Store struct {
 	// goroutines of one process queue here instead of polling the flock.
 	mu     sync.RWMutex
 	closed atomic.Bool
+	// stamps remembers the file's state at the last Changes answer
+	// (stamp.go): "nothing changed" without a transaction.
+	stamps stampCache
 }
 
 // Open opens (without creating) the token file at path. A missing file is

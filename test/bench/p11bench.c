@@ -391,7 +391,12 @@ static CK_MECHANISM_TYPE sig_mech(const struct keyspec *ks)
 }
 
 /* OP_DERIVE: C_DeriveKey of a 32-byte generic secret, then C_DestroyObject of it. */
-typedef enum { OP_SIGN, OP_VERIFY, OP_KEYGEN, OP_DERIVE } opkind_t;
+/* OP_FIND_SIGN: what libp11's engine does per TLS handshake when nginx loads
+ * the key for every handshake (test/bench/nginx.sh, worker mode): a search
+ * for every private key (C_FindObjectsInit with CKA_CLASS only, C_FindObjects
+ * one handle at a time until none, C_FindObjectsFinal), then C_SignInit and
+ * C_Sign with the key's handle, which the search must have returned. */
+typedef enum { OP_SIGN, OP_VERIFY, OP_KEYGEN, OP_DERIVE, OP_FIND_SIGN } opkind_t;
 
 typedef struct {
 	const char *id;
@@ -415,6 +420,8 @@ static const opdef_t OPS[] = {
 	{"rsa4096-verify", "RSA-4096 verify SHA256-RSA-PKCS", OP_VERIFY, K_RSA4096, CKM_SHA256_RSA_PKCS, 0, 32},
 	{"p256-sign", "P-256 sign ECDSA (32-byte hash)", OP_SIGN, K_P256, CKM_ECDSA, 0, 32},
 	{"p256-verify", "P-256 verify ECDSA", OP_VERIFY, K_P256, CKM_ECDSA, 0, 32},
+	{"p256-find-sign", "P-256 find private keys + sign ECDSA (libp11)", OP_FIND_SIGN, K_P256, CKM_ECDSA, 0, 32},
+	{"rsa2048-find-sign", "RSA-2048 find private keys + sign PSS (libp11)", OP_FIND_SIGN, K_RSA2048, CKM_RSA_PKCS_PSS, 1, 32},
 	{"p384-sign", "P-384 sign ECDSA (48-byte hash)", OP_SIGN, K_P384, CKM_ECDSA, 0, 48},
 	{"p384-verify", "P-384 verify ECDSA", OP_VERIFY, K_P384, CKM_ECDSA, 0, 48},
 	{"p521-sign", "P-521 sign ECDSA (64-byte hash)", OP_SIGN, K_P521, CKM_ECDSA, 0, 64},
@@ -1256,6 +1263,35 @@ static void *worker(void *arg)
 			break;
 		ctr++;
 		switch (op->kind) {
+		case OP_FIND_SIGN: {
+			CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
+			CK_ATTRIBUTE t[] = {{CKA_CLASS, &cls, sizeof cls}};
+			rv = m->f->C_FindObjectsInit(s, t, 1);
+			if (rv != CKR_OK) {
+				record_err(w, "C_FindObjectsInit", rv, &consecutive);
+				continue;
+			}
+			int seen = 0;
+			for (;;) {
+				CK_OBJECT_HANDLE h = 0;
+				CK_ULONG n = 0;
+				rv = m->f->C_FindObjects(s, &h, 1, &n);
+				if (rv != CKR_OK || n == 0)
+					break;
+				seen |= h == key->priv;
+			}
+			CK_RV rv2 = m->f->C_FindObjectsFinal(s);
+			if (rv != CKR_OK || rv2 != CKR_OK) {
+				record_err(w, rv != CKR_OK ? "C_FindObjects" : "C_FindObjectsFinal", rv != CKR_OK ? rv : rv2,
+					   &consecutive);
+				continue;
+			}
+			if (!seen) {
+				record_err(w, "C_FindObjects (the key not found)", CKR_OK, &consecutive);
+				continue;
+			}
+		}
+			/* fall through */
 		case OP_SIGN: {
 			memcpy(data + 8, &ctr, sizeof ctr); /* every message differs */
 			rv = m->f->C_SignInit(s, &mech, key->priv);
@@ -1482,7 +1518,7 @@ static void run_once(module_t *m, const opdef_t *op, int nthr, double seconds, c
 	/* Verification pass over the samples, outside the clock. */
 	for (int i = 0; i < nthr && !c->bad; i++) {
 		worker_t *w = &ws[i];
-		if (op->kind == OP_SIGN) {
+		if (op->kind == OP_SIGN || op->kind == OP_FIND_SIGN) {
 			for (int j = 0; j < w->nsamp && !c->bad; j++) {
 				char why[200];
 				c->checked++;
