@@ -28,7 +28,7 @@ var p256Params = []byte{0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x
 
 // initToken initialises the module and its token with an SO and a user
 // PIN; it returns the slot.
-func initToken(t *testing.T) uint64 {
+func initToken(t testing.TB) uint64 {
 	t.Helper()
 	initModule(t)
 	rv, _, slots := tsGetSlotList(false, 4)
@@ -45,7 +45,7 @@ func initToken(t *testing.T) uint64 {
 	return slot
 }
 
-func openSession(t *testing.T, slot uint64, rw bool) uint64 {
+func openSession(t testing.TB, slot uint64, rw bool) uint64 {
 	t.Helper()
 	flags := uint64(ck.CKF_SERIAL_SESSION)
 	if rw {
@@ -61,7 +61,7 @@ func loginUser(t *testing.T, h uint64) {
 	wantRV(t, "C_Login(USER)", tsLogin(h, ck.CKU_USER, []byte(confUserPIN), false, uint64(len(confUserPIN))), ck.CKR_OK)
 }
 
-func wantRV(t *testing.T, what string, got uint64, want ck.Error) {
+func wantRV(t testing.TB, what string, got uint64, want ck.Error) {
 	t.Helper()
 	if got != uint64(want) {
 		t.Fatalf("%s = %v, want %v", what, ck.Error(got), want)

@@ -18,7 +18,7 @@ import (
 // useTempConfig points the module at a fresh token file in t.TempDir(), with
 // cheap PIN hashing, and keeps HOME and XDG_DATA_HOME away from the real
 // ones.
-func useTempConfig(t *testing.T) string {
+func useTempConfig(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "modexp-token.toml")
@@ -43,7 +43,7 @@ kdf_insecure = true
 
 // initModule initialises the module on a temporary token and finalizes it
 // at the end of the test.
-func initModule(t *testing.T) {
+func initModule(t testing.TB) {
 	t.Helper()
 	useTempConfig(t)
 	if rv := tsInitialize(true, 0, ck.CKF_OS_LOCKING_OK, false); rv != 0 {

@@ -24,6 +24,50 @@ static CK_RV ts_session_info_loop(CK_SESSION_HANDLE h, long n)
 		rv = C_GetSessionInfo(h, &si);
 	return rv;
 }
+
+// ts_find_sign_loop makes, n times, what libp11's engine calls per TLS
+// handshake when the server loads the key for each one: a search for every
+// private key (C_FindObjectsInit with CKA_CLASS only, C_FindObjects one
+// handle at a time until none, C_FindObjectsFinal), then, when mech is not
+// (CK_ULONG)-1, C_SignInit and C_Sign of a 32-byte hash with key. The
+// search must return key.
+static CK_RV ts_find_sign_loop(CK_SESSION_HANDLE h, CK_OBJECT_HANDLE key, CK_MECHANISM_TYPE mech, long n)
+{
+	CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
+	CK_ATTRIBUTE t[] = {{CKA_CLASS, &cls, sizeof cls}};
+	CK_MECHANISM m = {mech, NULL, 0};
+	CK_BYTE hash[32] = {1, 2, 3};
+	CK_BYTE sig[512];
+	for (long i = 0; i < n; i++) {
+		CK_RV rv = C_FindObjectsInit(h, t, 1);
+		if (rv != CKR_OK)
+			return rv;
+		int seen = 0;
+		for (;;) {
+			CK_OBJECT_HANDLE o = 0;
+			CK_ULONG got = 0;
+			rv = C_FindObjects(h, &o, 1, &got);
+			if (rv != CKR_OK)
+				return rv;
+			if (got == 0)
+				break;
+			seen |= o == key;
+		}
+		if ((rv = C_FindObjectsFinal(h)) != CKR_OK)
+			return rv;
+		if (!seen)
+			return CKR_OBJECT_HANDLE_INVALID;
+		if (mech == (CK_MECHANISM_TYPE)-1)
+			continue;
+		if ((rv = C_SignInit(h, &m, key)) != CKR_OK)
+			return rv;
+		memcpy(hash + 8, &i, sizeof i);
+		CK_ULONG l = sizeof sig;
+		if ((rv = C_Sign(h, hash, sizeof hash, sig, &l)) != CKR_OK)
+			return rv;
+	}
+	return CKR_OK;
+}
 */
 import "C"
 
@@ -302,4 +346,15 @@ func tsULong(v uint64) []byte { return ck.ULong(v) }
 // tsSessionInfoLoop calls C_GetSessionInfo n times from C.
 func tsSessionInfoLoop(h uint64, n int) uint64 {
 	return uint64(C.ts_session_info_loop(C.CK_SESSION_HANDLE(h), C.long(n)))
+}
+
+// tsFindSignLoop runs ts_find_sign_loop: n times libp11's per-handshake
+// search for private keys, then (unless noSign) C_SignInit and C_Sign of
+// a 32-byte hash with key and mech (no parameters).
+func tsFindSignLoop(h, key, mech uint64, noSign bool, n int) uint64 {
+	m := C.CK_MECHANISM_TYPE(mech)
+	if noSign {
+		m = ^C.CK_MECHANISM_TYPE(0)
+	}
+	return uint64(C.ts_find_sign_loop(C.CK_SESSION_HANDLE(h), C.CK_OBJECT_HANDLE(key), m, C.long(n)))
 }
