@@ -22,6 +22,7 @@ func (m *Module) Digest(sh uint64, in []byte, out Out) ([]byte, int, error) {
 	}
 	return ss.output(opDigest, out, func(op *operation) ([]byte, error) {
 		op.digest.Write(in)
+		op.single = true
 		return op.digest.Sum(nil), nil
 	})
 }
@@ -89,6 +90,11 @@ func (m *Module) DigestFinal(sh uint64, out Out) ([]byte, int, error) {
 		return nil, 0, err
 	}
 	defer ss.mu.Unlock()
+	if op := ss.ops[opDigest]; op != nil && op.single {
+		// C_Digest reported the length of its result: the operation is
+		// single-part, and a failed C_DigestFinal ends it.
+		return nil, 0, ss.fail(opDigest, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_DigestFinal after C_Digest"))
+	}
 	return ss.output(opDigest, out, func(op *operation) ([]byte, error) {
 		return op.digest.Sum(nil), nil
 	})

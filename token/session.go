@@ -63,6 +63,7 @@ type operation struct {
 
 	result []byte // computed output kept for the two-call convention
 	done   bool
+	single bool // the result is a single-part call's (C_Digest): a Final may not take it
 }
 
 // session is one open session.
