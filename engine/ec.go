@@ -3,7 +3,7 @@ package engine
 import "context"
 
 // ECEngine is implemented by engines that multiply points on named curves
-// ("P-224", "P-256", "P-384", "P-521", "secp256k1"; see Info.Curves). Points are
+// ("P-192", "P-224", "P-256", "P-384", "P-521", "secp256k1"; see Info.Curves). Points are
 // affine, as big-endian coordinates padded to the field's byte length.
 // ECDSA itself (nonces, mod-n arithmetic, verification before release)
 // lives above the engines in engine/ecdsa.

@@ -3,9 +3,11 @@ package token
 // EC keys (CKK_EC): the schemas, the checks on import and generation, and
 // the prepared forms kept per object snapshot.
 //
-//   - CKA_EC_PARAMS is the DER of a named-curve OBJECT IDENTIFIER (P-224,
-//     P-256, P-384, P-521, secp256k1). An unknown OID, explicit parameters
-//     (a SEQUENCE), implicitlyCA (NULL) or a curve name (PrintableString)
+//   - CKA_EC_PARAMS is the DER of a named-curve OBJECT IDENTIFIER (P-192,
+//     P-224, P-256, P-384, P-521, secp256k1), or explicit parameters (a
+//     SEQUENCE) that spell out one of these curves (ec_explicit.go; the
+//     bytes are kept as given). An unknown OID, explicit parameters of
+//     another curve, implicitlyCA (NULL) or a curve name (PrintableString)
 //     are CKR_CURVE_NOT_SUPPORTED; bytes that are not one DER element are
 //     CKR_ATTRIBUTE_VALUE_INVALID.
 //   - CKA_EC_POINT is stored as a DER OCTET STRING holding the uncompressed
@@ -24,7 +26,7 @@ package token
 //     (id-ecPublicKey with the named curve).
 //
 // The key size in bits (CK_MECHANISM_INFO) of an EC key is the bit length
-// of its curve's order: 224, 256, 384, 521 (and 256 for secp256k1).
+// of its curve's order: 192, 224, 256, 384, 521 (and 256 for secp256k1).
 
 import (
 	"crypto/x509/pkix"
@@ -96,7 +98,10 @@ func ecCurveByParams(params []byte) (*ec.Curve, error) {
 	case rv.Class == asn1.ClassUniversal && rv.Tag == asn1.TagOID:
 		return nil, ck.Errorf(ck.CKR_CURVE_NOT_SUPPORTED, "CKA_EC_PARAMS: curve OID %x not supported", params)
 	case rv.Class == asn1.ClassUniversal && rv.Tag == asn1.TagSequence:
-		return nil, ck.Errorf(ck.CKR_CURVE_NOT_SUPPORTED, "CKA_EC_PARAMS: explicit curve parameters not supported (named curves only)")
+		if c := curveByExplicitParams(params); c != nil {
+			return c, nil
+		}
+		return nil, ck.Errorf(ck.CKR_CURVE_NOT_SUPPORTED, "CKA_EC_PARAMS: explicit curve parameters of no curve this token has")
 	case rv.Class == asn1.ClassUniversal && rv.Tag == asn1.TagNull:
 		return nil, ck.Errorf(ck.CKR_CURVE_NOT_SUPPORTED, "CKA_EC_PARAMS: implicitlyCA not supported (named curves only)")
 	case rv.Class == asn1.ClassUniversal && rv.Tag == asn1.TagPrintableString:

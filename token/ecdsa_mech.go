@@ -4,7 +4,7 @@ package token
 // CKM_ECDSA_SHA3_224..SHA3_512.
 //
 // Signatures are raw r‖s, each half the byte length of the curve's order
-// (56 bytes for P-224, 64 for P-256, 96 for P-384, 132 for P-521). CKM_ECDSA signs its
+// (48 bytes for P-192, 56 for P-224, 64 for P-256, 96 for P-384, 132 for P-521). CKM_ECDSA signs its
 // input as the hash, truncated to the order's bit length (FIPS 186-5), so
 // any length is accepted; it is single-part. The CKM_ECDSA_SHA* mechanisms
 // hash the data (single- and multi-part). A signature of the wrong length
@@ -64,10 +64,10 @@ import (
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
-// EC key sizes of the mechanisms (bits of the curve order): P-224 to
+// EC key sizes of the mechanisms (bits of the curve order): P-192 to
 // P-521.
 const (
-	ecMinBits = 224
+	ecMinBits = 192
 	ecMaxBits = 521
 )
 

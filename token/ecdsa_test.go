@@ -116,8 +116,8 @@ func TestECMechanismsOnSoft(t *testing.T) {
 		}
 		info, err := m.MechanismInfo(slot, w)
 		must(t, err)
-		if info.MinKeySize != 224 || info.MaxKeySize != 521 {
-			t.Errorf("%s: sizes %d..%d, want 224..521", ck.Name("CKM_", w), info.MinKeySize, info.MaxKeySize)
+		if info.MinKeySize != 192 || info.MaxKeySize != 521 {
+			t.Errorf("%s: sizes %d..%d, want 192..521", ck.Name("CKM_", w), info.MinKeySize, info.MaxKeySize)
 		}
 		flags := uint64(ck.CKF_SIGN | ck.CKF_VERIFY)
 		if w == ck.CKM_EC_KEY_PAIR_GEN {
@@ -500,8 +500,8 @@ func TestECDSAEngines(t *testing.T) {
 			if canSign != (genErr == nil) || canSign != (signInfo.Flags&ck.CKF_SIGN != 0) {
 				t.Fatalf("keygen info %v (%v), sign flags %#x; want signing %v", genInfo, genErr, signInfo.Flags, canSign)
 			}
-			if signInfo.Flags&ck.CKF_VERIFY == 0 || signInfo.MinKeySize != 224 || signInfo.MaxKeySize != 521 {
-				t.Fatalf("ECDSA-SHA256 info %+v: verification is always offered on 224..521", signInfo)
+			if signInfo.Flags&ck.CKF_VERIFY == 0 || signInfo.MinKeySize != 192 || signInfo.MaxKeySize != 521 {
+				t.Fatalf("ECDSA-SHA256 info %+v: verification is always offered on 192..521", signInfo)
 			}
 			if c.engine == "chip:pukcc" && c.fallback == "fail" && (genInfo.MinKeySize != 256 || genInfo.MaxKeySize != 521) {
 				t.Fatalf("keygen info %+v", genInfo)

@@ -43,7 +43,7 @@ type verifier interface {
 	verify(hash, rs, sinv []byte, fast bool) error
 }
 
-// Curve is a named prime-order curve: P-224, P-256, P-384, P-521 or
+// Curve is a named prime-order curve: P-192, P-224, P-256, P-384, P-521 or
 // secp256k1.
 // Curves are immutable and safe for concurrent use.
 type Curve struct {
@@ -76,6 +76,19 @@ type curveDef struct {
 }
 
 var defs = []curveDef{
+	{
+		// P-192 (FIPS 186-4 D.1.2.1), which SoftHSMv2 and OpenSSL still
+		// offer and some client suites use, on the 256-bit curves' four
+		// limbs like P-224.
+		name: "P-192", aliases: []string{"secp192r1", "prime192v1"},
+		oid: []byte{0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x01}, // 1.2.840.10045.3.1.1
+		p:   "fffffffffffffffffffffffffffffffeffffffffffffffff",
+		n:   "ffffffffffffffffffffffff99def836146bc9b1b4d22831",
+		b:   "64210519e59c80e70fa7e9ab72243049feb8deecc146b9b1",
+		gx:  "188da80eb03090f67cbf20eb43a18800f4ff0afd82ff1012",
+		gy:  "07192b95ffc8da78631011ed6b24cdd573f977a11e794811",
+		a:   -3, limbs: 4,
+	},
 	{
 		// P-224 fits the 256-bit curves' four limbs: the generic Montgomery
 		// code serves any odd modulus below 2^256 (as for secp256k1).
@@ -164,7 +177,7 @@ func all() []*Curve {
 	return curves
 }
 
-// Curves returns every supported curve: P-224, P-256, P-384, P-521,
+// Curves returns every supported curve: P-192, P-224, P-256, P-384, P-521,
 // secp256k1.
 func Curves() []*Curve { return append([]*Curve(nil), all()...) }
 
@@ -178,8 +191,8 @@ func Names() []string {
 	return names
 }
 
-// CurveByName returns the curve called name: "P-224", "P-256", "P-384",
-// "P-521", "secp256k1", or an alias ("secp224r1", "secp256r1",
+// CurveByName returns the curve called name: "P-192", "P-224", "P-256", "P-384",
+// "P-521", "secp256k1", or an alias ("secp192r1", "prime192v1", "secp224r1", "secp256r1",
 // "prime256v1", "secp384r1", "secp521r1"), case-insensitively.
 func CurveByName(name string) (*Curve, error) {
 	for _, c := range all() {
@@ -206,7 +219,7 @@ func CurveByOID(der []byte) (*Curve, error) {
 	return nil, fmt.Errorf("%w: OID %x", ErrUnknownCurve, der)
 }
 
-// Name is the curve's canonical name ("P-224", ..., "secp256k1").
+// Name is the curve's canonical name ("P-192", ..., "secp256k1").
 func (c *Curve) Name() string { return c.name }
 
 // OID returns the DER encoding of the curve's named-curve OBJECT IDENTIFIER

@@ -1,5 +1,5 @@
 // Package ec is the elliptic-curve arithmetic of the token: the curves
-// P-224, P-256, P-384, P-521 and secp256k1, scalar multiplication for the software
+// P-192, P-224, P-256, P-384, P-521 and secp256k1, scalar multiplication for the software
 // engine, the ECDSA signing equation and signature verification. It is used
 // by engine/soft (k·G and k·Q for engine.ECEngine) and engine/ecdsa.
 //
@@ -8,7 +8,7 @@
 //
 // # API
 //
-// A [Curve] is found by name ([CurveByName]: "P-224", "P-256", "P-384",
+// A [Curve] is found by name ([CurveByName]: "P-192", "P-224", "P-256", "P-384",
 // "P-521", "secp256k1", plus SEC/ANSI aliases) or by the DER of its named-curve OID
 // ([CurveByOID], the form of PKCS#11's CKA_EC_PARAMS; [Curve.OID] gives it
 // back). Points are affine, big-endian coordinates of [Curve.ByteLen] bytes;
@@ -21,8 +21,8 @@
 // # Arithmetic
 //
 // Field elements are fixed-size little-endian limb arrays, one type per size:
-// [4]uint64 for P-224, P-256 and secp256k1, [6]uint64 for P-384, [9]uint64
-// for P-521 (P-224 and secp256k1 take the generic four-limb Montgomery code:
+// [4]uint64 for P-192, P-224, P-256 and secp256k1, [6]uint64 for P-384, [9]uint64
+// for P-521 (P-192, P-224 and secp256k1 take the generic four-limb Montgomery code:
 // any odd modulus below 2²⁵⁶ works; P-224's p ≡ 1 mod 4, so its compressed
 // points decompress by Tonelli–Shanks, on public data). The code is written once with generics over those array types; Go
 // compiles each array length separately, so loop bounds are constants. The

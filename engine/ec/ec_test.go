@@ -28,10 +28,10 @@ func randInt(r *rand.Rand, max *big.Int) *big.Int {
 func TestParams(t *testing.T) {
 	std := map[string]elliptic.Curve{"P-224": elliptic.P224(), "P-256": elliptic.P256(), "P-384": elliptic.P384(), "P-521": elliptic.P521()}
 	oids := map[string]asn1.ObjectIdentifier{
-		"P-224": {1, 3, 132, 0, 33}, "P-256": {1, 2, 840, 10045, 3, 1, 7}, "P-384": {1, 3, 132, 0, 34},
+		"P-192": {1, 2, 840, 10045, 3, 1, 1}, "P-224": {1, 3, 132, 0, 33}, "P-256": {1, 2, 840, 10045, 3, 1, 7}, "P-384": {1, 3, 132, 0, 34},
 		"P-521": {1, 3, 132, 0, 35}, "secp256k1": {1, 3, 132, 0, 10},
 	}
-	if got := Names(); len(got) != 5 {
+	if got := Names(); len(got) != 6 {
 		t.Fatalf("Names() = %v", got)
 	}
 	for _, c := range Curves() {
@@ -78,16 +78,17 @@ func TestParams(t *testing.T) {
 			}
 		})
 	}
-	for _, alias := range []string{"secp224r1", "secp256r1", "prime256v1", "SECP384R1", "secp521r1"} {
+	for _, alias := range []string{"secp192r1", "prime192v1", "secp224r1", "secp256r1", "prime256v1", "SECP384R1", "secp521r1"} {
 		if _, err := CurveByName(alias); err != nil {
 			t.Errorf("CurveByName(%q): %v", alias, err)
 		}
 	}
-	if _, err := CurveByName("P-192"); !errors.Is(err, ErrUnknownCurve) {
-		t.Errorf("P-192: %v", err)
+	if _, err := CurveByName("brainpoolP256r1"); !errors.Is(err, ErrUnknownCurve) {
+		t.Errorf("brainpoolP256r1: %v", err)
 	}
-	if _, err := CurveByOID([]byte{0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x01}); !errors.Is(err, ErrUnknownCurve) {
-		t.Errorf("P-192 OID: %v", err)
+	brainpool := []byte{0x06, 0x09, 0x2b, 0x24, 0x03, 0x03, 0x02, 0x08, 0x01, 0x01, 0x07} // 1.3.36.3.3.2.8.1.1.7
+	if _, err := CurveByOID(brainpool); !errors.Is(err, ErrUnknownCurve) {
+		t.Errorf("brainpoolP256r1 OID: %v", err)
 	}
 }
 
@@ -237,6 +238,18 @@ func testScalars(c *Curve, r *rand.Rand, random int) [][]byte {
 	return append(out, new(big.Int).Add(n, one).Bytes(), bytes.Repeat([]byte{0xff}, 2*c.OrderByteLen()))
 }
 
+// limbBytes is the byte width of c's limb array: 32 for the curves on
+// four limbs (P-192 to secp256k1), 48 for P-384, 72 for P-521.
+func limbBytes(c *Curve) int {
+	switch {
+	case c.ByteLen() <= 32:
+		return 32
+	case c.ByteLen() <= 48:
+		return 48
+	}
+	return 72
+}
+
 func TestScalarBaseMult(t *testing.T) {
 	for _, c := range Curves() {
 		t.Run(c.Name(), func(t *testing.T) {
@@ -252,7 +265,7 @@ func TestScalarBaseMult(t *testing.T) {
 					t.Fatalf("k=%x: got (%x, %x), want (%x, %x)", k, x, y, want.x, want.y)
 				}
 			}
-			for _, k := range [][]byte{{}, {0}, c.Order(), bytes.Repeat([]byte{1}, 2*8*((c.ByteLen()+7)/8)+1)} {
+			for _, k := range [][]byte{{}, {0}, c.Order(), bytes.Repeat([]byte{1}, 2*limbBytes(c)+1)} {
 				if _, _, err := c.ScalarBaseMult(k); !errors.Is(err, ErrInvalidScalar) {
 					t.Errorf("k=%x: err = %v, want ErrInvalidScalar", k, err)
 				}

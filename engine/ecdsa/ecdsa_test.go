@@ -370,8 +370,8 @@ func TestVerifyRangeChecks(t *testing.T) {
 			t.Errorf("%s: off-curve key: err = %v", c.Name(), err)
 		}
 	}
-	if err := Verify("P-192", nil, nil, nil, nil); !errors.Is(err, ec.ErrUnknownCurve) {
-		t.Errorf("P-192: err = %v", err)
+	if err := Verify("brainpoolP256r1", nil, nil, nil, nil); !errors.Is(err, ec.ErrUnknownCurve) {
+		t.Errorf("brainpoolP256r1: err = %v", err)
 	}
 }
 

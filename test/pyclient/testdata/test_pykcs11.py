@@ -49,7 +49,8 @@ P256_OID = bytes.fromhex("06082a8648ce3d030107")
 P384_OID = bytes.fromhex("06052b81040022")
 K256_OID = bytes.fromhex("06052b8104000a")
 ED25519_OID = bytes.fromhex("06032b6570")
-CURVES = {P256_OID: ec.SECP256R1(), P384_OID: ec.SECP384R1(), K256_OID: ec.SECP256K1()}
+P192_OID = bytes.fromhex("06082a8648ce3d030101")
+CURVES = {P256_OID: ec.SECP256R1(), P384_OID: ec.SECP384R1(), K256_OID: ec.SECP256K1(), P192_OID: ec.SECP192R1()}
 
 pkcs11 = PyKCS11.PyKCS11Lib()
 pkcs11.load(LIB)
@@ -63,6 +64,67 @@ def token_slot():
 
 
 SLOT = token_slot()
+
+
+def ecdsa_verify_p192(q, z, r, s):
+    """Textbook ECDSA verification on P-192 (public values only), for a
+    hash z already reduced to the order's length."""
+    p = 2**192 - 2**64 - 1
+    n = int("ffffffffffffffffffffffff99def836146bc9b1b4d22831", 16)
+    g = ec.derive_private_key(1, ec.SECP192R1()).public_key().public_numbers()
+
+    def add(a, b):
+        if a is None:
+            return b
+        if b is None:
+            return a
+        if a[0] == b[0] and (a[1] + b[1]) % p == 0:
+            return None
+        if a == b:
+            lam = (3 * a[0] * a[0] - 3) * pow(2 * a[1], -1, p) % p
+        else:
+            lam = (b[1] - a[1]) * pow(b[0] - a[0], -1, p) % p
+        x = (lam * lam - a[0] - b[0]) % p
+        return (x, (lam * (a[0] - x) - a[1]) % p)
+
+    def mul(k, pt):
+        acc = None
+        while k:
+            if k & 1:
+                acc = add(acc, pt)
+            pt, k = add(pt, pt), k >> 1
+        return acc
+
+    if not (0 < r < n and 0 < s < n):
+        return False
+    w = pow(s, -1, n)
+    pt = add(mul(z * w % n, (g.x, g.y)), mul(r * w % n, q))
+    return pt is not None and pt[0] % n == r
+
+
+def _der(tag, body):
+    n = len(body)
+    if n < 0x80:
+        return bytes([tag, n]) + body
+    ln = n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return bytes([tag, 0x80 | len(ln)]) + ln + body
+
+
+def _der_int(v):
+    b = v.to_bytes(v.bit_length() // 8 + 1, "big")
+    return _der(0x02, b)
+
+
+def explicit_params_p256():
+    """X9.62 ECParameters spelling out P-256 (SEC 2 constants)."""
+    p = 2**256 - 2**224 + 2**192 + 2**96 - 1
+    b = int("5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604b", 16)
+    n = int("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551", 16)
+    g = ec.derive_private_key(1, ec.SECP256R1()).public_key().public_bytes(Encoding.X962, PublicFormat.UncompressedPoint)
+    prime_field = bytes.fromhex("06072a8648ce3d0101")
+    field = _der(0x30, prime_field + _der_int(p))
+    curve = _der(0x30, _der(0x04, (p - 3).to_bytes(32, "big")) + _der(0x04, b.to_bytes(32, "big")))
+    return _der(0x30, _der_int(1) + field + curve + _der(0x04, g) + _der_int(n) + _der_int(1))
 
 
 def der_octets(der):
@@ -594,6 +656,43 @@ class TestEC(TokenTest):
     def test_ecdh_derive_secp256k1(self):
         got, z = self.ecdh(K256_OID, length=32)
         self.assertEqual(got, z)
+
+    def test_ecdh_derive_p192(self):
+        # python-pkcs11's test_ecc derives on prime192v1.
+        got, z = self.ecdh(P192_OID, length=24)
+        self.assertEqual(got, z)
+
+    def test_ecdsa_p192_short_data(self):
+        # CKM_ECDSA of data shorter than the order (python-pkcs11 signs
+        # b"HI BOB!" so): the data is the hash, left-padded.
+        pub, priv = self.ec_pair(oid=P192_OID)
+        sig = bytes(self.session.sign(priv, b"HI BOB!", PyKCS11.Mechanism(CKM_ECDSA)))
+        self.assertEqual(len(sig), 48)
+        q = self.ec_public(pub, P192_OID).public_numbers()
+        self.assertTrue(ecdsa_verify_p192((q.x, q.y), int.from_bytes(b"HI BOB!", "big"),
+                                          int.from_bytes(sig[:24], "big"), int.from_bytes(sig[24:], "big")))
+        self.assertTrue(self.session.verify(pub, b"HI BOB!", sig, PyKCS11.Mechanism(CKM_ECDSA)))
+
+    def test_explicit_ec_params(self):
+        # A key whose CKA_EC_PARAMS spells out P-256 (X9.62 specifiedCurve,
+        # as OpenSSL writes it and python-pkcs11's test_ecc imports it):
+        # the private key signs, the public key verifies, the parameters
+        # read back as given.
+        params = explicit_params_p256()
+        peer = ec.generate_private_key(ec.SECP256R1())
+        d = peer.private_numbers().private_value.to_bytes(32, "big")
+        point = peer.public_key().public_bytes(Encoding.X962, PublicFormat.UncompressedPoint)
+        priv = self.session.createObject([(CKA_CLASS, CKO_PRIVATE_KEY), (CKA_KEY_TYPE, CKK_EC), (CKA_TOKEN, CK_FALSE),
+                                          (CKA_EC_PARAMS, params), (CKA_VALUE, d)])
+        pub = self.session.createObject([(CKA_CLASS, CKO_PUBLIC_KEY), (CKA_KEY_TYPE, CKK_EC), (CKA_TOKEN, CK_FALSE),
+                                         (CKA_EC_PARAMS, params), (CKA_EC_POINT, bytes([4, len(point)]) + point)])
+        digest = hashlib.sha256(MSG).digest()
+        sig = bytes(self.session.sign(priv, digest, PyKCS11.Mechanism(CKM_ECDSA)))
+        der = encode_dss_signature(int.from_bytes(sig[:32], "big"), int.from_bytes(sig[32:], "big"))
+        peer.public_key().verify(der, MSG, ec.ECDSA(hashes.SHA256()))
+        self.assertTrue(self.session.verify(pub, digest, sig, PyKCS11.Mechanism(CKM_ECDSA)))
+        (back,) = self.session.getAttributeValue(pub, [CKA_EC_PARAMS])
+        self.assertEqual(bytes(back), params)
 
     def test_ecdh_derive_sha256_kdf(self):
         got, z = self.ecdh(P256_OID, kdf=CKD_SHA256_KDF, length=32)
