@@ -164,7 +164,7 @@ func dhPeerParam(mech *mechanism, m *Mechanism) (any, error) {
 
 // dhPrivateKey is a DH private key object prepared for derivation.
 type dhPrivateKey struct {
-	key  *dh.Key
+	key  *guard.DHKey
 	bits int
 }
 
@@ -183,7 +183,7 @@ func (s *slot) preparedDHPrivate(o *object) (*dhPrivateKey, error) {
 		// CKA_VALUE_BITS (x's bit length, public) lets a short x take
 		// engine/dh's split exponents.
 		vb, _ := ck.ParseULong(o.attrs[ck.CKA_VALUE_BITS])
-		key, err := dh.NewKey(rt.Primary, g, o.attrs[ck.CKA_VALUE], dh.Options{Fallback: rt.Fallback, OnFault: s.guard.Fault, ValueBits: int(min(vb, dhMaxBits))})
+		key, err := rt.DHKey(g, o.attrs[ck.CKA_VALUE], dh.Options{ValueBits: int(min(vb, dhMaxBits))})
 		if err != nil {
 			return nil, err
 		}

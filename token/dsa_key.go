@@ -209,7 +209,7 @@ func dsaAvailable(s *slot, info *MechanismInfo) bool {
 
 // dsaPrivateKey is a DSA private key object prepared for signing.
 type dsaPrivateKey struct {
-	key  *dsa.Key
+	key  *guard.DSAKey
 	bits int
 }
 
@@ -232,7 +232,7 @@ func (s *slot) preparedDSAPrivate(o *object) (*dsaPrivateKey, error) {
 		}
 		return p.P.BitLen(), nil
 	}, func(rt guard.ExpRoute) (*dsaPrivateKey, error) {
-		key, err := dsa.NewKey(rt.Primary, p, o.attrs[ck.CKA_VALUE], dsa.Options{Fallback: rt.Fallback, OnFault: s.guard.Fault})
+		key, err := rt.DSAKey(p, o.attrs[ck.CKA_VALUE])
 		if err != nil {
 			return nil, err
 		}

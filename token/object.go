@@ -24,7 +24,7 @@ type object struct {
 	// complete: every attribute is present (sealed values were unlocked).
 	complete bool
 
-	// prepared is the key prepared for the slot's engine (an *rsa.Key for
+	// prepared is the key prepared for the slot's engine (a *guard.RSAKey for
 	// RSA; other key types keep their own form), made once per snapshot
 	// under prepOnce and dropped with the snapshot or at logout.
 	prepOnce sync.Mutex

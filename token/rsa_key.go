@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/guard"
 	"github.com/modexp-token/modexp-token/engine/rsa"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
@@ -261,10 +262,10 @@ func (o *object) rsaPublic() (*big.Int, int, error) {
 
 // preparedRSA returns the RSA private key of o prepared for the engine,
 // preparing it once per snapshot.
-func (s *slot) preparedRSA(o *object) (*rsa.Key, error) {
+func (s *slot) preparedRSA(o *object) (*guard.RSAKey, error) {
 	o.prepOnce.Lock()
 	defer o.prepOnce.Unlock()
-	if k, ok := o.prepared.(*rsa.Key); ok {
+	if k, ok := o.prepared.(*guard.RSAKey); ok {
 		return k, nil
 	}
 	priv, err := o.rsaPrivateKey()
@@ -283,8 +284,8 @@ func (s *slot) preparedRSA(o *object) (*rsa.Key, error) {
 	return k, nil
 }
 
-// rsaPrivate runs the private operation on the slot's engine (through
-// engine/rsa, which checks the result before release).
+// rsaPrivate runs the private operation on the slot's engines (through
+// engine/guard and engine/rsa, which checks the result before release).
 func (op *operation) rsaPrivate(c []byte) (out []byte, err error) {
 	start := time.Now()
 	var cost engine.Cost

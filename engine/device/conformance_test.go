@@ -12,6 +12,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine"
 	_ "github.com/modexp-token/modexp-token/engine/chip"
 	"github.com/modexp-token/modexp-token/engine/enginetest"
+	"github.com/modexp-token/modexp-token/engine/guard"
 	"github.com/modexp-token/modexp-token/engine/internal/randop"
 	"github.com/modexp-token/modexp-token/engine/rsa"
 	_ "github.com/modexp-token/modexp-token/engine/soft"
@@ -68,11 +69,12 @@ func TestRSACatchesZeroAbove(t *testing.T) {
 		t.Fatalf("Private over a zeroing device: %v, want rsa.ErrFault", err)
 	}
 	// With the software engine as fallback the operation succeeds.
-	key, err = rsa.NewKey(e, priv, rsa.Options{Fallback: openBacking(t, "soft")})
+	g := guard.New(e, guard.Options{Software: openBacking(t, "soft"), Fallback: true})
+	gkey, err := g.RSAKey(priv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := key.Private(context.Background(), c.FillBytes(make([]byte, 256)))
+	s, _, err := gkey.Private(context.Background(), c.FillBytes(make([]byte, 256)))
 	if err != nil {
 		t.Fatalf("with fallback: %v", err)
 	}

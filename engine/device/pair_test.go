@@ -19,6 +19,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine/device"
 	"github.com/modexp-token/modexp-token/engine/device/internal/bigengine"
 	"github.com/modexp-token/modexp-token/engine/device/wire"
+	"github.com/modexp-token/modexp-token/engine/guard"
 	"github.com/modexp-token/modexp-token/engine/internal/randop"
 	"github.com/modexp-token/modexp-token/engine/rsa"
 	"github.com/modexp-token/modexp-token/engine/soft"
@@ -144,9 +145,8 @@ func TestExpPairCatchesFaults(t *testing.T) {
 		t.Run(fault, func(t *testing.T) {
 			d := startDaemon(t, plainEngine{bigengine.New(0)}, fault)
 			e := openClient(t, d.config())
-			var faults atomic.Int64
-			key, err := rsa.NewKey(e, k, rsa.Options{Fallback: bigengine.New(0), ExponentBlinding: true,
-				OnFault: func(error) { faults.Add(1) }})
+			g := guard.New(e, guard.Options{Software: bigengine.New(0), Fallback: true, ExponentBlinding: true})
+			key, err := g.RSAKey(k) // the known-answer test: one private operation
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,8 +160,8 @@ func TestExpPairCatchesFaults(t *testing.T) {
 				}
 			}
 			injected := d.srv.Stats().FaultsInjected
-			if injected == 0 || uint64(faults.Load()) != injected {
-				t.Errorf("faults injected %d, caught %d", injected, faults.Load())
+			if faults := g.Status().Faults; injected == 0 || faults != injected {
+				t.Errorf("faults injected %d, caught %d", injected, faults)
 			}
 			if got := d.srv.Stats().Ops["MODEXP_PAIR"].Requests; got < 40 {
 				t.Errorf("MODEXP_PAIR requests: %d, want the halves sent as pairs", got)

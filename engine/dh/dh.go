@@ -42,8 +42,9 @@
 // way each time (a stuck output bit) breaks the product, where comparing
 // two runs of the same computation would not see it. A key's public value
 // made by [GenerateKey] must equal the one computed in software. A disagreement is an error wrapping [ErrFault] and
-// engine.ErrDevice, reported to Options.OnFault and redone on
-// Options.Fallback if there is one. A wrong secret is never returned.
+// engine.ErrDevice (engine/guard then redoes the agreement on the software
+// engine, with the key prepared there by [Key.On]). A wrong secret is
+// never returned.
 // This doubles the engine's work per agreement.
 //
 // # What is not constant time
@@ -310,12 +311,6 @@ func (g *Group) order() *big.Int {
 
 // Options select how a key's exponentiations run.
 type Options struct {
-	// Fallback, if non-nil, redoes an operation whose engine result failed
-	// the check or whose engine reported engine.ErrDevice.
-	Fallback engine.Engine
-	// OnFault, if non-nil, is called synchronously with the error each
-	// time the primary engine fails, whether or not the fallback recovers.
-	OnFault func(error)
 	// ValueBits, if not 0, is a public bound on the private value:
 	// x < 2^ValueBits (PKCS #11 CKA_VALUE_BITS: x's bit length), from 1 to
 	// the order's bit length; NewKey checks it. When it
@@ -326,15 +321,21 @@ type Options struct {
 }
 
 // Key is a DH private key prepared for an engine. Safe for concurrent use.
+// [Key.On] prepares the same key for another engine (engine/guard's
+// fallback).
 type Key struct {
-	group    Group
-	pm       *mont.Modulus // software arithmetic mod p
-	x        []uint64      // private value, limbs of the order
-	ord      []uint64      // q or p−1, its limbs
-	short    int           // bytes of each split exponent; 0: full-length blinding
-	opts     Options
-	primary  *prepared
-	fallback *prepared
+	*secret
+	pr *prepared // p on the key's engine
+}
+
+// secret is what a key's copies on several engines share.
+type secret struct {
+	group Group
+	pm    *mont.Modulus // software arithmetic mod p
+	x     []uint64      // private value, limbs of the order
+	ord   []uint64      // q or p−1, its limbs
+	short int           // bytes of each split exponent; 0: full-length blinding
+	opts  Options
 }
 
 type prepared struct {
@@ -372,13 +373,13 @@ func privateRange(ordLimbs []uint64, x []byte) ([]uint64, error) {
 }
 
 // NewKey checks the private value x (big-endian; in [1, q−1] for a known
-// group, [1, p−2] otherwise) and prepares p on eng and opts.Fallback. The
+// group, [1, p−2] otherwise) and prepares p on eng. The
 // group must come from LookupGroup, KnownGroups or GenerateGroup.
 func NewKey(eng engine.Engine, group *Group, x []byte, opts Options) (*Key, error) {
 	if eng == nil || group == nil || group.P == nil || group.G == nil {
 		return nil, fmt.Errorf("dh: new key: nil engine or group: %w", ErrInvalidParameters)
 	}
-	k := &Key{group: *group, opts: opts}
+	k := &Key{secret: &secret{group: *group, opts: opts}}
 	var err error
 	if k.pm, err = mont.NewModulus(group.P.Bytes()); err != nil {
 		return nil, fmt.Errorf("dh: new key: p: %w", ErrInvalidParameters)
@@ -404,15 +405,23 @@ func NewKey(eng engine.Engine, group *Group, x []byte, opts Options) (*Key, erro
 			k.short = (vb + 65 + 7) / 8
 		}
 	}
-	if k.primary, err = prepare(eng, group.P); err != nil {
+	if k.pr, err = prepare(eng, group.P); err != nil {
 		return nil, err
 	}
-	if opts.Fallback != nil {
-		if k.fallback, err = prepare(opts.Fallback, group.P); err != nil {
-			return nil, fmt.Errorf("dh: new key: fallback engine: %w", err)
-		}
-	}
 	return k, nil
+}
+
+// On returns the key prepared for eng: the same key on another engine.
+// engine/guard redoes a faulty agreement this way on the software engine.
+func (k *Key) On(eng engine.Engine) (*Key, error) {
+	if eng == nil {
+		return nil, fmt.Errorf("dh: key on engine: nil engine: %w", ErrInvalidParameters)
+	}
+	pr, err := prepare(eng, k.group.P)
+	if err != nil {
+		return nil, err
+	}
+	return &Key{secret: k.secret, pr: pr}, nil
 }
 
 // Group returns the key's group.
@@ -492,28 +501,15 @@ func knownSafePrime(group *Group) bool {
 // value y (big-endian), as many bytes as p (left-padded with zeros, as
 // PKCS #3 and SP 800-56A give it). y is checked with CheckPublic; the
 // exponentiation runs twice on the engine with independent blinding and
-// both results must agree (see the package documentation).
+// both results must agree (see the package documentation). A
+// disagreement is an error wrapping ErrFault and engine.ErrDevice, with no
+// secret; redoing it elsewhere is the caller's policy (engine/guard).
 func (k *Key) Derive(ctx context.Context, y []byte) ([]byte, engine.Cost, error) {
 	if err := CheckPublic(&k.group, y); err != nil {
 		return nil, engine.Cost{}, err
 	}
 	yb := new(big.Int).SetBytes(y).FillBytes(make([]byte, k.pm.Size()))
-	z, cost, err := k.deriveOn(ctx, k.primary, yb)
-	if err == nil || !(errors.Is(err, ErrFault) || errors.Is(err, engine.ErrDevice)) {
-		return z, cost, err
-	}
-	if k.opts.OnFault != nil {
-		k.opts.OnFault(err)
-	}
-	if k.fallback == nil {
-		return nil, cost, err
-	}
-	z, fcost, ferr := k.deriveOn(ctx, k.fallback, yb)
-	cost = cost.Add(fcost)
-	if ferr != nil {
-		return nil, cost, fmt.Errorf("dh: derive: fallback engine failed too (%w) after: %w", ferr, err)
-	}
-	return z, cost, nil
+	return k.deriveOn(ctx, k.pr, yb)
 }
 
 func (k *Key) deriveOn(ctx context.Context, pr *prepared, yb []byte) ([]byte, engine.Cost, error) {
@@ -744,15 +740,15 @@ func GenerateKey(ctx context.Context, eng engine.Engine, group *Group, valueBits
 		clear(x)
 		return nil, nil, cost, err
 	}
-	ey, cost, err := k.primary.eng.Exp(ctx, k.primary.pm, group.G.FillBytes(make([]byte, k.pm.Size())), e)
+	ey, cost, err := k.pr.eng.Exp(ctx, k.pr.pm, group.G.FillBytes(make([]byte, k.pm.Size())), e)
 	clear(e)
 	if err != nil {
 		clear(x)
-		return nil, nil, cost, fmt.Errorf("dh: generate key: engine %s: %w", k.primary.name, err)
+		return nil, nil, cost, fmt.Errorf("dh: generate key: engine %s: %w", k.pr.name, err)
 	}
 	if subtle.ConstantTimeCompare(ey, y) != 1 {
 		clear(x)
-		return nil, nil, cost, fmt.Errorf("dh: engine %s computed a wrong public value: %w (%w)", k.primary.name, ErrFault, engine.ErrDevice)
+		return nil, nil, cost, fmt.Errorf("dh: engine %s computed a wrong public value: %w (%w)", k.pr.name, ErrFault, engine.ErrDevice)
 	}
 	return x, y, cost, nil
 }

@@ -26,7 +26,7 @@ func TestCPUTime(t *testing.T) {
 	h := sha256.Sum256([]byte("cpu time"))
 	for _, sz := range Sizes {
 		params := loadParams(t, sz)
-		k, x := newKey(t, soft.New(), params, Options{})
+		k, x := newKey(t, soft.New(), params)
 		sig, _, err := k.Sign(ctx, h[:], nil)
 		if err != nil {
 			t.Fatal(err)

@@ -34,9 +34,10 @@
 //   - The signature is verified with the public value y, which was computed
 //     in software from x when the key was prepared ([NewKey]); a signature
 //     that does not verify is wiped, and the error wraps [ErrFault] and
-//     engine.ErrDevice. With Options.Fallback the signature is then made
-//     again on the fallback engine (with a fresh nonce); a wrong signature
-//     is never returned.
+//     engine.ErrDevice. A wrong signature is never returned. Redoing the
+//     signature on another engine is engine/guard's policy: it signs again
+//     with the key prepared on the software engine ([Key.On]), with a
+//     fresh nonce.
 //
 // # Keys and verification
 //

@@ -24,36 +24,28 @@ const maxNonceTries = 8
 // works on public values, in variable time).
 var beforeCheck func()
 
-// Options select how signatures are made.
-type Options struct {
-	// Fallback, if non-nil, makes the signature again when the engine's
-	// result fails the check before release or the engine reports
-	// engine.ErrDevice.
-	Fallback engine.Engine
-	// OnFault, if non-nil, is called synchronously with the error each
-	// time the primary engine's result fails the check or the engine
-	// reports engine.ErrDevice, whether or not the fallback recovers.
-	OnFault func(error)
-}
-
 // Key is a DSA private key prepared for an engine: checked parameters,
 // the public value computed in software, Montgomery set-up mod p and q.
-// Safe for concurrent use.
+// Safe for concurrent use. [Key.On] prepares the same key for another
+// engine (engine/guard's fallback).
 type Key struct {
-	params   Parameters
-	pm, qm   *mont.Modulus // software arithmetic mod p and q
-	qLen     int           // byte length of q (and of each signature half)
-	nBits    int           // bit length of q
-	x        []uint64      // the private value, limbs of q
-	xb       []byte        // x, qLen bytes
-	y        *big.Int      // g^x mod p, computed in software
-	pub      *PublicKey    // y prepared: the check before release
-	gb       []byte        // g, byte length of p
-	qPlain   []uint64      // q, limbs of q
-	qm2      []byte        // q−2 (Fermat inversion)
-	opts     Options
-	primary  *prepared
-	fallback *prepared
+	*secret
+	pr *prepared // p on the key's engine
+}
+
+// secret is what a key's copies on several engines share.
+type secret struct {
+	params Parameters
+	pm, qm *mont.Modulus // software arithmetic mod p and q
+	qLen   int           // byte length of q (and of each signature half)
+	nBits  int           // bit length of q
+	x      []uint64      // the private value, limbs of q
+	xb     []byte        // x, qLen bytes
+	y      *big.Int      // g^x mod p, computed in software
+	pub    *PublicKey    // y prepared: the check before release
+	gb     []byte        // g, byte length of p
+	qPlain []uint64      // q, limbs of q
+	qm2    []byte        // q−2 (Fermat inversion)
 }
 
 // prepared is the key's modulus p on one engine.
@@ -65,31 +57,35 @@ type prepared struct {
 
 // NewKey checks the parameters and the private value x (big-endian, in
 // [1, q−1]), computes y = g^x mod p in software (constant time in x) and
-// prepares p on eng (and on opts.Fallback).
-func NewKey(eng engine.Engine, params *Parameters, x []byte, opts Options) (*Key, error) {
+// prepares p on eng.
+func NewKey(eng engine.Engine, params *Parameters, x []byte) (*Key, error) {
 	if eng == nil {
 		return nil, fmt.Errorf("dsa: new key: nil engine: %w", ErrInvalidKey)
 	}
-	k, err := newSoftKey(params, x)
+	sk, err := newSecret(params, x)
 	if err != nil {
 		return nil, err
 	}
-	k.opts = opts
-	if k.primary, err = prepare(eng, params); err != nil {
+	return (&Key{secret: sk}).On(eng)
+}
+
+// On returns the key prepared for eng: the same key on another engine.
+// engine/guard redoes a faulty signature this way on the software engine.
+func (k *Key) On(eng engine.Engine) (*Key, error) {
+	if eng == nil {
+		return nil, fmt.Errorf("dsa: key on engine: nil engine: %w", ErrInvalidKey)
+	}
+	pr, err := prepare(eng, &k.params)
+	if err != nil {
 		return nil, err
 	}
-	if opts.Fallback != nil {
-		if k.fallback, err = prepare(opts.Fallback, params); err != nil {
-			return nil, fmt.Errorf("dsa: new key: fallback engine: %w", err)
-		}
-	}
-	return k, nil
+	return &Key{secret: k.secret, pr: pr}, nil
 }
 
 // PublicValue checks the parameters and x as NewKey does and returns
 // y = g^x mod p, computed in software in constant time in x.
 func PublicValue(params *Parameters, x []byte) (*big.Int, error) {
-	k, err := newSoftKey(params, x)
+	k, err := newSecret(params, x)
 	if err != nil {
 		return nil, err
 	}
@@ -98,12 +94,12 @@ func PublicValue(params *Parameters, x []byte) (*big.Int, error) {
 	return k.y, nil
 }
 
-// newSoftKey is NewKey without the engines.
-func newSoftKey(params *Parameters, x []byte) (*Key, error) {
+// newSecret is NewKey without the engine.
+func newSecret(params *Parameters, x []byte) (*secret, error) {
 	if err := CheckParameters(params); err != nil {
 		return nil, err
 	}
-	k := &Key{}
+	k := &secret{}
 	k.params = Parameters{P: new(big.Int).Set(params.P), Q: new(big.Int).Set(params.Q), G: new(big.Int).Set(params.G)}
 	var err error
 	if k.pm, err = mont.NewModulus(params.P.Bytes()); err != nil {
@@ -167,9 +163,10 @@ func (k *Key) SignatureSize() int { return 2 * k.qLen }
 // nonce is RFC 6979's hedged with fresh bytes from rnd (crypto/rand when
 // nil); g^k comes from the engine with the exponent blinded; the signature
 // is verified with the public value before it is returned (see the package
-// documentation). A failure of the primary engine (ErrFault or
-// engine.ErrDevice) is reported to OnFault and the signature is made on
-// the fallback engine, if any; without one the error is returned.
+// documentation). A failure of the engine (a signature that does not
+// verify: ErrFault and engine.ErrDevice; or an engine error wrapping
+// engine.ErrDevice) returns no signature; redoing it elsewhere (with fresh
+// randomness, so a fresh nonce) is the caller's policy (engine/guard).
 func (k *Key) Sign(ctx context.Context, hash []byte, rnd io.Reader) ([]byte, engine.Cost, error) {
 	if rnd == nil {
 		rnd = rand.Reader
@@ -178,28 +175,7 @@ func (k *Key) Sign(ctx context.Context, hash []byte, rnd io.Reader) ([]byte, eng
 	if _, err := io.ReadFull(rnd, extra); err != nil {
 		return nil, engine.Cost{}, fmt.Errorf("dsa: reading randomness: %w", err)
 	}
-	sig, cost, err := k.signOn(ctx, k.primary, hash, extra)
-	if err == nil {
-		return sig, cost, nil
-	}
-	if !(errors.Is(err, ErrFault) || errors.Is(err, engine.ErrDevice)) {
-		return nil, cost, err
-	}
-	if k.opts.OnFault != nil {
-		k.opts.OnFault(err)
-	}
-	if k.fallback == nil {
-		return nil, cost, err
-	}
-	if _, rerr := io.ReadFull(rnd, extra); rerr != nil {
-		return nil, cost, fmt.Errorf("dsa: reading randomness: %w", rerr)
-	}
-	sig, fcost, ferr := k.signOn(ctx, k.fallback, hash, extra)
-	cost = cost.Add(fcost)
-	if ferr != nil {
-		return nil, cost, fmt.Errorf("dsa: sign: fallback engine failed too (%w) after: %w", ferr, err)
-	}
-	return sig, cost, nil
+	return k.signOn(ctx, k.pr, hash, extra)
 }
 
 // signOn makes and checks one signature on one engine, with the given
@@ -383,7 +359,7 @@ func GenerateKey(ctx context.Context, eng engine.Engine, params *Parameters, rnd
 			break
 		}
 	}
-	k, err := NewKey(eng, params, x, Options{})
+	k, err := NewKey(eng, params, x)
 	if err != nil {
 		clear(x)
 		return nil, nil, cost, err
@@ -392,16 +368,16 @@ func GenerateKey(ctx context.Context, eng engine.Engine, params *Parameters, rnd
 	if err != nil {
 		return nil, nil, cost, err
 	}
-	ey, cost, err := k.primary.eng.Exp(ctx, k.primary.pm, k.gb, exp)
+	ey, cost, err := k.pr.eng.Exp(ctx, k.pr.pm, k.gb, exp)
 	clear(exp)
 	if err != nil {
 		clear(x)
-		return nil, nil, cost, fmt.Errorf("dsa: generate key: engine %s: %w", k.primary.name, err)
+		return nil, nil, cost, fmt.Errorf("dsa: generate key: engine %s: %w", k.pr.name, err)
 	}
 	y = k.y.FillBytes(make([]byte, k.pm.Size()))
 	if subtle.ConstantTimeCompare(ey, y) != 1 {
 		clear(x)
-		return nil, nil, cost, fmt.Errorf("dsa: engine %s computed a wrong public value: %w (%w)", k.primary.name, ErrFault, engine.ErrDevice)
+		return nil, nil, cost, fmt.Errorf("dsa: engine %s computed a wrong public value: %w (%w)", k.pr.name, ErrFault, engine.ErrDevice)
 	}
 	return x, y, cost, nil
 }

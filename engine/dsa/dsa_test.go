@@ -47,13 +47,13 @@ func loadParams(t testing.TB, sz Size) *Parameters {
 	return &Parameters{P: p.P, Q: p.Q, G: p.G}
 }
 
-func newKey(t testing.TB, eng engine.Engine, params *Parameters, opts Options) (*Key, []byte) {
+func newKey(t testing.TB, eng engine.Engine, params *Parameters) (*Key, []byte) {
 	t.Helper()
 	x, _, _, err := GenerateKey(ctx, soft.New(), params, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := NewKey(eng, params, x, opts)
+	k, err := NewKey(eng, params, x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestSignAllSizes(t *testing.T) {
 	eng := soft.New()
 	for _, sz := range Sizes {
 		params := loadParams(t, sz)
-		k, x := newKey(t, eng, params, Options{})
+		k, x := newKey(t, eng, params)
 		std := stdKey(k, x)
 		msg := []byte("DSA at " + fmt.Sprint(sz))
 		h1 := sha1.Sum(msg)
@@ -223,13 +223,13 @@ func TestSignAllSizes(t *testing.T) {
 // 6979), so two signatures of one hash are equal; hedged signatures differ.
 func TestNonces(t *testing.T) {
 	params := loadParams(t, Size{2048, 256})
-	k, _ := newKey(t, soft.New(), params, Options{})
+	k, _ := newKey(t, soft.New(), params)
 	h := sha256.Sum256([]byte("nonce"))
-	a, _, err := k.signOn(ctx, k.primary, h[:], nil)
+	a, _, err := k.signOn(ctx, k.pr, h[:], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, err := k.signOn(ctx, k.primary, h[:], nil)
+	b, _, err := k.signOn(ctx, k.pr, h[:], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,12 +260,12 @@ func TestNewKeyRejects(t *testing.T) {
 		"long":  append([]byte{1}, make([]byte, 20)...),
 		"2^160": new(big.Int).Lsh(big.NewInt(1), 160).Bytes(),
 	} {
-		if _, err := NewKey(eng, params, x, Options{}); !errors.Is(err, ErrInvalidKey) {
+		if _, err := NewKey(eng, params, x); !errors.Is(err, ErrInvalidKey) {
 			t.Errorf("x %s: %v", name, err)
 		}
 	}
 	qm1 := new(big.Int).Sub(params.Q, big.NewInt(1)).Bytes()
-	if _, err := NewKey(eng, params, append([]byte{0, 0}, qm1...), Options{}); err != nil {
+	if _, err := NewKey(eng, params, append([]byte{0, 0}, qm1...)); err != nil {
 		t.Errorf("x = q−1 with leading zeros: %v", err)
 	}
 }
@@ -325,10 +325,10 @@ func TestBlindedExponent(t *testing.T) {
 	for _, sz := range Sizes[:2] {
 		params := loadParams(t, sz)
 		rec := &recorder{Engine: soft.New()}
-		k, _ := newKey(t, rec, params, Options{})
+		k, _ := newKey(t, rec, params)
 		h := sha256.Sum256([]byte("blind"))
 		for range 2 {
-			if _, _, err := k.signOn(ctx, k.primary, h[:], nil); err != nil {
+			if _, _, err := k.signOn(ctx, k.pr, h[:], nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -354,16 +354,15 @@ func TestBlindedExponent(t *testing.T) {
 }
 
 // TestFaultyEngineNeverReleases: every corrupted result is caught before
-// release (an error wrapping engine.ErrDevice and ErrFault, OnFault
-// called); with a fallback the signature is right.
+// release (an error wrapping engine.ErrDevice and ErrFault); the same key
+// on the software engine ([Key.On]) signs right.
 func TestFaultyEngineNeverReleases(t *testing.T) {
 	params := loadParams(t, Size{1024, 160})
-	_, x := newKey(t, soft.New(), params, Options{})
+	_, x := newKey(t, soft.New(), params)
 	h := sha256.Sum256([]byte("fault"))
 	for _, mode := range []string{"flip", "zero", "long", "device-error"} {
 		rec := &recorder{Engine: soft.New(), mode: mode}
-		var faults int
-		k, err := NewKey(rec, params, x, Options{OnFault: func(error) { faults++ }})
+		k, err := NewKey(rec, params, x)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -374,19 +373,17 @@ func TestFaultyEngineNeverReleases(t *testing.T) {
 		if mode != "device-error" && !errors.Is(err, ErrFault) {
 			t.Fatalf("%s: %v does not wrap ErrFault", mode, err)
 		}
-		if faults != 1 {
-			t.Fatalf("%s: OnFault called %d times", mode, faults)
-		}
-		k, err = NewKey(rec, params, x, Options{Fallback: soft.New(), OnFault: func(error) { faults++ }})
+		// The same key on the software engine (engine/guard's fallback).
+		k, err = k.On(soft.New())
 		if err != nil {
 			t.Fatal(err)
 		}
 		sig, _, err = k.Sign(ctx, h[:], nil)
 		if err != nil {
-			t.Fatalf("%s with fallback: %v", mode, err)
+			t.Fatalf("%s on the software engine: %v", mode, err)
 		}
 		if err := Verify(params, k.Y(), h[:], sig); err != nil {
-			t.Fatalf("%s with fallback: %v", mode, err)
+			t.Fatalf("%s on the software engine: %v", mode, err)
 		}
 		// A faulty engine also cannot make a key.
 		if _, _, _, err := GenerateKey(ctx, rec, params, nil); !errors.Is(err, engine.ErrDevice) {
@@ -400,14 +397,14 @@ func TestFaultyEngineNeverReleases(t *testing.T) {
 // wrong signature.
 func TestChipEngines(t *testing.T) {
 	params := loadParams(t, Size{1024, 160})
-	_, x := newKey(t, soft.New(), params, Options{})
+	_, x := newKey(t, soft.New(), params)
 	h := sha256.Sum256([]byte("chip"))
 	for _, spec := range []string{"chip:orup561,scaled", "chip:pukcc", "chip:cryptech", "chip:cryptech,core=modexpa7"} {
 		eng, err := engine.Open(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, err := NewKey(eng, params, x, Options{})
+		k, err := NewKey(eng, params, x)
 		if err != nil {
 			t.Fatalf("%s: %v", spec, err)
 		}
@@ -431,7 +428,7 @@ func TestChipEngines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewKey(eng, params, x, Options{}); !errors.Is(err, engine.ErrOperandTooLarge) {
+	if _, err := NewKey(eng, params, x); !errors.Is(err, engine.ErrOperandTooLarge) {
 		t.Fatalf("orup561 with a 1024-bit p: %v", err)
 	}
 	for _, spec := range []string{"chip:orup561,scaled,fault=bitflip", "chip:pukcc,fault=zero", "chip:cryptech,fault=bitflip"} {
@@ -439,7 +436,7 @@ func TestChipEngines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, err := NewKey(eng, params, x, Options{})
+		k, err := NewKey(eng, params, x)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -504,7 +501,7 @@ func traceSign(t *testing.T, k *Key, hash []byte) string {
 	mont.SetTrace(func(op byte) { ops.WriteByte(op) })
 	beforeCheck = func() { mont.SetTrace(nil) }
 	defer func() { mont.SetTrace(nil); beforeCheck = nil }()
-	if _, _, err := k.signOn(ctx, k.primary, hash, nil); err != nil {
+	if _, _, err := k.signOn(ctx, k.pr, hash, nil); err != nil {
 		t.Fatal(err)
 	}
 	return ops.String()
@@ -521,7 +518,7 @@ func TestSignTraceIndependentOfSecrets(t *testing.T) {
 	eng := soft.New()
 	var ref string
 	for i := range 4 {
-		k, _ := newKey(t, eng, params, Options{})
+		k, _ := newKey(t, eng, params)
 		h := sha256.Sum256([]byte{byte(i)})
 		if i == 3 {
 			h = [32]byte{} // a hash of zeros
@@ -542,7 +539,7 @@ func TestSignTraceIndependentOfSecrets(t *testing.T) {
 
 func FuzzVerify(f *testing.F) {
 	params := loadParams(f, Size{1024, 160})
-	k, _ := newKey(f, soft.New(), params, Options{})
+	k, _ := newKey(f, soft.New(), params)
 	h := sha256.Sum256([]byte("fuzz"))
 	sig, _, err := k.Sign(ctx, h[:], nil)
 	if err != nil {
@@ -594,7 +591,7 @@ func TestMultiExp(t *testing.T) {
 
 func BenchmarkSign2048(b *testing.B) {
 	params := loadParams(b, Size{2048, 256})
-	k, _ := newKey(b, soft.New(), params, Options{})
+	k, _ := newKey(b, soft.New(), params)
 	h := sha256.Sum256([]byte("bench"))
 	for b.Loop() {
 		if _, _, err := k.Sign(ctx, h[:], nil); err != nil {
@@ -605,7 +602,7 @@ func BenchmarkSign2048(b *testing.B) {
 
 func BenchmarkVerify2048(b *testing.B) {
 	params := loadParams(b, Size{2048, 256})
-	k, _ := newKey(b, soft.New(), params, Options{})
+	k, _ := newKey(b, soft.New(), params)
 	h := sha256.Sum256([]byte("bench"))
 	sig, _, err := k.Sign(ctx, h[:], nil)
 	if err != nil {

@@ -76,13 +76,13 @@ func TestRFC6979(t *testing.T) {
 	}
 	for _, v := range rfc6979Vectors {
 		params := &Parameters{P: hb(v.p), Q: hb(v.q), G: hb(v.g)}
-		k, err := NewKey(soft.New(), params, hb(v.x).Bytes(), Options{})
+		k, err := NewKey(soft.New(), params, hb(v.x).Bytes())
 		if err != nil {
 			t.Fatalf("%s: %v", v.name, err)
 		}
 		for msg, rs := range v.sig {
 			h := sha256.Sum256([]byte(msg))
-			sig, _, err := k.signOn(ctx, k.primary, h[:], nil)
+			sig, _, err := k.signOn(ctx, k.pr, h[:], nil)
 			if err != nil {
 				t.Fatalf("%s %q: %v", v.name, msg, err)
 			}

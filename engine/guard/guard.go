@@ -9,7 +9,14 @@
 //     wrong is redone on the software engine; without one it fails with an
 //     error wrapping [engine.ErrDevice]. A wrong result is never released:
 //     engine/rsa, engine/ecdsa, engine/dsa and engine/dh check every result
-//     before release, and report a wrong one as engine.ErrDevice.
+//     before release, and report a wrong one as engine.ErrDevice. The
+//     fallback is one path for every algorithm: the guard hands out keys
+//     prepared on both engines ([RSAKey], [DSAKey], [DHKey]; rsa.Key.On and
+//     its kin prepare the same key on the software engine) and routes
+//     ([ECRoute.Run], [ExpRoute.Run]) whose operations, on such an error,
+//     count the fault once and run again on the fallback, drawing fresh
+//     blinding and nonces. The algorithm packages themselves never fall
+//     back.
 //   - Self-test at open ([Guard.SelfTest], bounded by a timeout). A failure
 //     is logged and counted but does not stop the slot: a device may come
 //     back, and every result is checked anyway.
@@ -20,7 +27,7 @@
 //     key (and runs again on the next attempt); with one it is logged and
 //     the key is used (each result is still checked, and redone in
 //     software if wrong). Passed sizes are remembered for the guard's life.
-//   - Fault accounting ([Guard.Fault], [Guard.Done], [Guard.Status]): every
+//   - Fault accounting ([Guard.Done], [Guard.Status]): every
 //     wrong result and device failure is counted and logged; every private
 //     operation is counted, and logged at debug level with its cost
 //     (engine.Cost: simulated device time, cycles, energy) and wall time.
@@ -150,10 +157,9 @@ func (g *Guard) SelfTest() error {
 	return nil
 }
 
-// Fault records a wrong result or a device failure of the primary (called
-// before any fallback). engine/rsa, engine/dsa and engine/dh call it as
-// their Options.OnFault; [ECRoute.Run] calls it itself.
-func (g *Guard) Fault(err error) {
+// fault records a wrong result or a device failure of the primary (called
+// once per operation, before any fallback, by run).
+func (g *Guard) fault(err error) {
 	n := g.faults.Add(1)
 	g.log.Warn("engine fault detected", "engine", g.name(), "faults", n, "fallback", g.fallback != nil, "err", err)
 }

@@ -39,7 +39,7 @@ func key(t *testing.T, bits int) *rsa.PrivateKey {
 }
 
 // private signs a fixed input with k and checks the result with math/big.
-func private(t *testing.T, k *rsa.Key, priv *rsa.PrivateKey) error {
+func private(t *testing.T, k *guard.RSAKey, priv *rsa.PrivateKey) error {
 	t.Helper()
 	x := big.NewInt(0x5eed)
 	got, _, err := k.Private(context.Background(), x.FillBytes(make([]byte, k.Size())))

@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -39,20 +40,43 @@ func (rt ECRoute) Run(ctx context.Context, op func(e engine.ECEngine) error) (en
 	return m.cost, err
 }
 
-// run is the one fallback of every route: op on the primary; on an error
-// wrapping engine.ErrDevice, the fault counted, then op on the fallback
-// (when non-nil).
+// run is the one fallback of the guard, for every algorithm: op on the
+// primary (an engine, or a key prepared on it); on an error wrapping
+// engine.ErrDevice (a device failure, or a result the algorithm's check
+// before release found wrong: rsa.ErrFault, dsa.ErrFault, dh.ErrFault and
+// engine/ecdsa's all wrap it) the fault is counted once (Guard.fault),
+// then op runs on the fallback (when not the zero E). op must release
+// nothing unless it returns nil; each run of op draws its own blinding and
+// nonces. A fallback that fails too gives an error wrapping both errors.
 func run[E comparable](g *Guard, primary, fallback E, op func(E) error) error {
 	err := op(primary)
 	if err == nil || !errors.Is(err, engine.ErrDevice) {
 		return err
 	}
-	g.Fault(err)
+	g.fault(err)
 	var none E
 	if fallback == none {
 		return err
 	}
-	return op(fallback)
+	if ferr := op(fallback); ferr != nil {
+		return fmt.Errorf("guard: the fallback engine failed too (%w) after: %w", ferr, err)
+	}
+	return nil
+}
+
+// on returns k prepared on the fallback engine (nil for none).
+func on[K interface {
+	On(engine.Engine) (K, error)
+}](k K, fallback engine.Engine) (K, error) {
+	var none K
+	if fallback == nil {
+		return none, nil
+	}
+	fk, err := k.On(fallback)
+	if err != nil {
+		return none, fmt.Errorf("guard: key on the fallback engine: %w", err)
+	}
+	return fk, nil
 }
 
 // ecRoutes is what a guard can do with EC keys. The primary and the policy
@@ -125,42 +149,4 @@ func (m *meter) ScalarMult(ctx context.Context, curve string, k, px, py []byte) 
 	x, y, c, err = m.ECEngine.ScalarMult(ctx, curve, k, px, py)
 	m.cost = m.cost.Add(c)
 	return x, y, c, err
-}
-
-// ExpRoute is how a guard runs modular exponentiations of one modulus
-// size (DSA, DH): the engine that computes and the one behind it.
-type ExpRoute struct {
-	g        *Guard
-	Primary  engine.Engine
-	Fallback engine.Engine // the software engine behind it, or nil
-}
-
-// Run runs op on the primary; when op's error wraps engine.ErrDevice the
-// fault is counted and op runs again on the fallback, if any. op must check
-// what the engine returns and release nothing before it returns nil.
-func (rt ExpRoute) Run(op func(e engine.Engine) error) error {
-	return run(rt.g, rt.Primary, rt.Fallback, op)
-}
-
-// Exp returns how the guard runs exponentiations of a modulus of bits: on
-// the primary (with the software engine behind it under fallback) when it
-// takes that size; else on the software engine under fallback; else not at
-// all (false). Keys that fall back by themselves take the route's engines
-// as their options (engine/dsa: Options.Fallback, OnFault [Guard.Fault]).
-func (g *Guard) Exp(bits int) (ExpRoute, bool) {
-	if max := g.primary.Info().MaxModulusBits; max == 0 || bits <= max {
-		return ExpRoute{g: g, Primary: g.primary, Fallback: g.fallback}, true
-	}
-	if g.fallback != nil {
-		return ExpRoute{g: g, Primary: g.fallback}, true
-	}
-	return ExpRoute{}, false
-}
-
-// MaxExpBits is the largest modulus [Guard.Exp] serves (0: any).
-func (g *Guard) MaxExpBits() int {
-	if g.fallback != nil {
-		return 0
-	}
-	return g.primary.Info().MaxModulusBits
 }

@@ -12,19 +12,52 @@ import (
 	"github.com/modexp-token/modexp-token/engine/rsa"
 )
 
+// RSAKey is an RSA private key prepared on a guard's engines: on the
+// primary and, when the guard has a fallback, on the software engine
+// behind it (the same key: [rsa.Key.On]). Safe for concurrent use.
+type RSAKey struct {
+	g                 *Guard
+	primary, fallback *rsa.Key // fallback: nil without one
+}
+
 // RSAKey prepares priv for private operations on the primary, with the
-// software engine behind it when the guard has a fallback, faults reported
-// to [Guard.Fault]. The first key of each size runs the known-answer test
-// first (see the package comment). Errors: the key's own (wrapping
-// rsa.ErrInvalidKey), a size the primary cannot take (wrapping
-// engine.ErrOperandTooLarge or engine.ErrUnsupported), a failed test
-// without fallback (wrapping engine.ErrDevice).
-func (g *Guard) RSAKey(priv *rsa.PrivateKey) (*rsa.Key, error) {
+// software engine behind it when the guard has a fallback. The first key
+// of each size runs the known-answer test first (see the package
+// comment). Errors: the key's own (wrapping rsa.ErrInvalidKey), a size the
+// primary cannot take (wrapping engine.ErrOperandTooLarge or
+// engine.ErrUnsupported), a failed test without fallback (wrapping
+// engine.ErrDevice).
+func (g *Guard) RSAKey(priv *rsa.PrivateKey) (*RSAKey, error) {
 	opts, err := g.rsaOptions(priv)
 	if err != nil {
 		return nil, err
 	}
-	return rsa.NewKey(g.primary, priv, opts)
+	k := &RSAKey{g: g}
+	if k.primary, err = rsa.NewKey(g.primary, priv, opts); err != nil {
+		return nil, err
+	}
+	if k.fallback, err = on(k.primary, g.fallback); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Size is the byte length of the modulus (and of every result).
+func (k *RSAKey) Size() int { return k.primary.Size() }
+
+// Private is [rsa.Key.Private] through the guard: on the primary, checked
+// before release; a wrong result or a device failure is counted
+// and the operation redone on the software engine with a
+// fresh blinding pair, when the guard has a fallback. The cost is that of
+// both attempts.
+func (k *RSAKey) Private(ctx context.Context, c []byte) (out []byte, cost engine.Cost, err error) {
+	err = run(k.g, k.primary, k.fallback, func(key *rsa.Key) error {
+		r, oc, err := key.Private(ctx, c)
+		cost = cost.Add(oc)
+		out = r
+		return err
+	})
+	return out, cost, err
 }
 
 // MaxRSAKeyBits is the largest RSA key the primary takes (0: no limit):
@@ -42,7 +75,7 @@ func (g *Guard) MaxRSAKeyBits() int {
 // known-answer test at that size (run once per size).
 func (g *Guard) rsaOptions(priv *rsa.PrivateKey) (rsa.Options, error) {
 	bits := priv.N.BitLen()
-	opts := rsa.Options{ExponentBlinding: g.opts.ExponentBlinding, Fallback: g.fallback, OnFault: g.Fault}
+	opts := rsa.Options{ExponentBlinding: g.opts.ExponentBlinding}
 	g.mu.Lock()
 	passed, noBlind := g.katPassed[bits], g.noExpBlind[bits]
 	g.mu.Unlock()
@@ -87,7 +120,7 @@ func (g *Guard) rsaOptions(priv *rsa.PrivateKey) (rsa.Options, error) {
 	g.faults.Add(1)
 	g.log.Error("engine known-answer test failed", "engine", g.name(), "key_bits", bits,
 		"fallback", g.fallback != nil, "err", err)
-	if opts.Fallback != nil {
+	if g.fallback != nil {
 		return opts, nil // every result is checked and redone in software if wrong
 	}
 	return opts, fmt.Errorf("guard: known-answer test at %d bits: %w (%w)", bits, err, engine.ErrDevice)
@@ -100,7 +133,7 @@ func katInput(n *big.Int) *big.Int {
 	return c.Mod(c, n)
 }
 
-// kat runs the private operation of priv on eng (no fallback) on a fixed
+// kat runs the private operation of priv on eng alone on a fixed
 // input and compares it with c^d mod n computed by math/big. math/big is
 // variable time in d: this runs once per key size, like the key's
 // preparation (which also uses math/big on the key).

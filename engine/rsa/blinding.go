@@ -17,7 +17,7 @@ const blindingRenewal = 32
 // exponents returns the CRT exponents as given to the engine: d_p and d_q
 // padded to the primes' lengths, or, with exponent blinding,
 // d_p + k·(p−1) and d_q + k'·(q−1) for fresh random 64-bit k, k'.
-func (k *Key) exponents() (dp, dq []byte, err error) {
+func (k *secret) exponents() (dp, dq []byte, err error) {
 	if !k.opts.ExponentBlinding {
 		// Copies: an engine must not be able to corrupt the key.
 		return bytes.Clone(k.crt.DP), bytes.Clone(k.crt.DQ), nil
@@ -47,7 +47,7 @@ type blinder struct {
 // take returns a copy of the current pair and advances the state: the
 // pair is squared (rᵉ² and r⁻², still a valid pair) or, every
 // blindingRenewal uses, drawn afresh. Each call gets a different pair.
-func (b *blinder) take(k *Key) (rE, rInv []uint64, _ error) {
+func (b *blinder) take(k *secret) (rE, rInv []uint64, _ error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.rE == nil || b.uses >= blindingRenewal {
@@ -76,7 +76,7 @@ func (b *blinder) take(k *Key) (rE, rInv []uint64, _ error) {
 // newBlindingPair draws r uniformly (near enough) from [1, n) and returns
 // rᵉ·R and r⁻¹·R mod n. r⁻¹ is computed in constant time by Fermat's
 // little theorem mod p and q and Garner, all in software.
-func (k *Key) newBlindingPair() (rE, rInv []uint64, err error) {
+func (k *secret) newBlindingPair() (rE, rInv []uint64, err error) {
 	kn := k.n.Limbs()
 	t := make([]uint64, k.n.ScratchLen())
 	one := make([]uint64, kn)

@@ -67,7 +67,7 @@ func TestPrivateCPUTime(t *testing.T) {
 		// The parts, timed inside one loop so that the machine's load hits
 		// them alike: the steps of privateOn one by one, and the two
 		// engine exponentiations alone on the same reduced inputs.
-		pr := k.primary
+		pr := k.pr
 		x := make([]uint64, k.n.Limbs())
 		mont.SetBytes(x, em)
 		tt := make([]uint64, k.n.ScratchLen())
@@ -77,7 +77,7 @@ func TestPrivateCPUTime(t *testing.T) {
 		parts := 4 * iters
 		for range parts {
 			c0 := cputime.Process()
-			rE, rInv, err := k.blind.take(k)
+			rE, rInv, err := k.blind.take(k.secret)
 			if err != nil {
 				t.Fatal(err)
 			}

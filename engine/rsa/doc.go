@@ -25,11 +25,12 @@
 //     plain product by q and an addition.
 //  5. Unblinding by r⁻¹, then the check before release: sᵉ mod n is
 //     computed in software and compared in constant time with the input.
-//     On mismatch (or an engine error wrapping [engine.ErrDevice]) the
-//     operation is redone on Options.Fallback with a fresh blinding pair;
-//     without a fallback, or if the fallback fails too, the error wraps
-//     both [ErrFault] and [engine.ErrDevice]. A wrong result is never
-//     returned.
+//     On mismatch the error wraps both [ErrFault] and [engine.ErrDevice]
+//     (an engine error wrapping engine.ErrDevice is returned as such). A
+//     wrong result is never returned. Redoing the operation on another
+//     engine is engine/guard's policy: it runs it again on the key
+//     prepared for the software engine ([Key.On]), which shares the
+//     blinding state and so takes a fresh blinding pair.
 //
 // # What is not constant time
 //

@@ -4,7 +4,7 @@ import "github.com/modexp-token/modexp-token/engine/internal/mont"
 
 // garner returns m2 + q·(qInv·(m1 − m2) mod p) as limbs of n, in constant
 // time. m1 < p and m2 < q (m2b is m2 as bytes).
-func (k *Key) garner(m1 []uint64, m2b []byte, m2 []uint64) []uint64 {
+func (k *secret) garner(m1 []uint64, m2b []byte, m2 []uint64) []uint64 {
 	kp, kq := k.p.Limbs(), k.q.Limbs()
 	t := make([]uint64, k.p.ScratchLen())
 	h := make([]uint64, kp)

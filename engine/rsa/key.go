@@ -38,26 +38,26 @@ type PrivateKey struct {
 
 // Options select how private operations run.
 type Options struct {
-	Fallback         engine.Engine // if non-nil, retried on when the engine's result fails the check
-	ExponentBlinding bool          // d_p + k·(p−1) with a fresh 64-bit k per operation
-	// OnFault, if non-nil, is called synchronously with the error each time
-	// the primary engine's result fails the check or the engine reports
-	// engine.ErrDevice, whether or not the fallback then recovers: the
-	// token counts faults and reports the failing engine with it.
-	OnFault func(error)
+	ExponentBlinding bool // d_p + k·(p−1) with a fresh 64-bit k per operation
 }
 
 // Key is a private key prepared for one engine (moduli set up, blinding
-// state). Safe for concurrent use.
+// state). Safe for concurrent use. [Key.On] prepares the same key for
+// another engine (engine/guard's fallback), sharing everything but the
+// engine's moduli.
 type Key struct {
+	*secret
+	pr *prepared // the key's state on its engine
+}
+
+// secret is what a key's copies on several engines share: the numbers,
+// the software arithmetic and the blinding state.
+type secret struct {
 	e      int
 	eBytes []byte
 	n      *mont.Modulus // software arithmetic mod n, p, q
 	p, q   *mont.Modulus
 	opts   Options
-
-	primary  *prepared
-	fallback *prepared // nil without Options.Fallback
 
 	dp, dq   []uint64 // CRT exponents, limbs of p and q
 	pm1, qm1 []uint64 // p−1, q−1
@@ -89,7 +89,7 @@ func NewKey(eng engine.Engine, priv *PrivateKey, opts Options) (*Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &Key{e: priv.E, opts: opts}
+	k := &Key{secret: &secret{e: priv.E, opts: opts}}
 	k.eBytes = big.NewInt(int64(priv.E)).Bytes()
 	if k.n, err = mont.NewModulus(priv.N.Bytes()); err != nil {
 		return nil, fmt.Errorf("rsa: new key: modulus: %w", ErrInvalidKey)
@@ -118,18 +118,27 @@ func NewKey(eng engine.Engine, priv *PrivateKey, opts Options) (*Key, error) {
 		DQ:   dq.FillBytes(make([]byte, k.q.Size())),
 		QInv: qinv.FillBytes(make([]byte, k.p.Size())),
 	}
-	if k.primary, err = k.prepare(eng); err != nil {
+	if k.pr, err = k.prepare(eng); err != nil {
 		return nil, err
-	}
-	if opts.Fallback != nil {
-		if k.fallback, err = k.prepare(opts.Fallback); err != nil {
-			return nil, fmt.Errorf("rsa: new key: fallback engine: %w", err)
-		}
 	}
 	return k, nil
 }
 
-func (k *Key) prepare(eng engine.Engine) (*prepared, error) {
+// On returns the key prepared for eng: the same key (its checks, its
+// blinding state) on another engine. engine/guard redoes a faulty
+// operation this way on the software engine.
+func (k *Key) On(eng engine.Engine) (*Key, error) {
+	if eng == nil {
+		return nil, fmt.Errorf("rsa: key on engine: nil engine: %w", ErrInvalidKey)
+	}
+	pr, err := k.prepare(eng)
+	if err != nil {
+		return nil, err
+	}
+	return &Key{secret: k.secret, pr: pr}, nil
+}
+
+func (k *secret) prepare(eng engine.Engine) (*prepared, error) {
 	info := eng.Info()
 	pr := &prepared{eng: eng, name: info.Name, parallel: info.Cores >= 2, cores: info.Cores}
 	if ce, ok := eng.(engine.CRTEngine); ok {

@@ -1,0 +1,275 @@
+package guard_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/asn1"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"os"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/dh"
+	"github.com/modexp-token/modexp-token/engine/dsa"
+	"github.com/modexp-token/modexp-token/engine/ecdsa"
+	"github.com/modexp-token/modexp-token/engine/guard"
+	"github.com/modexp-token/modexp-token/engine/soft"
+)
+
+// faulty is the software engine with one bit of every secret result
+// flipped (exponentiations, pairs of them, point multiplications), the way
+// a broken device answers. It counts the calls it gets.
+type faulty struct {
+	*soft.Engine
+	calls atomic.Int64
+}
+
+func newFaulty() *faulty { return &faulty{Engine: soft.New()} }
+
+func (f *faulty) Info() engine.Info {
+	in := f.Engine.Info()
+	in.Name = "faulty"
+	return in
+}
+
+func (f *faulty) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	f.calls.Add(1)
+	out, c, err := f.Engine.Exp(ctx, m, base, exp)
+	if err == nil {
+		out[len(out)-1] ^= 1
+	}
+	return out, c, err
+}
+
+func (f *faulty) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte, c engine.Cost, err error) {
+	ra, c, err = engine.ExpMode(ctx, f, a.M, a.Base, a.Exp, a.Public)
+	if err != nil {
+		return nil, nil, c, err
+	}
+	rb, c2, err := engine.ExpMode(ctx, f, b.M, b.Base, b.Exp, b.Public)
+	return ra, rb, c.Add(c2), err
+}
+
+func (f *faulty) ScalarBaseMult(ctx context.Context, curve string, k []byte) (x, y []byte, c engine.Cost, err error) {
+	f.calls.Add(1)
+	x, y, c, err = f.Engine.ScalarBaseMult(ctx, curve, k)
+	if err == nil {
+		x[len(x)-1] ^= 1
+	}
+	return x, y, c, err
+}
+
+func (f *faulty) ScalarMult(ctx context.Context, curve string, k, px, py []byte) (x, y []byte, c engine.Cost, err error) {
+	f.calls.Add(1)
+	x, y, c, err = f.Engine.ScalarMult(ctx, curve, k, px, py)
+	if err == nil {
+		x[len(x)-1] ^= 1
+	}
+	return x, y, c, err
+}
+
+var _ engine.ECEngine = (*faulty)(nil)
+
+// dsaParams are the 1024/160 test parameters of engine/dsa.
+func dsaParams(t *testing.T) *dsa.Parameters {
+	t.Helper()
+	b, err := os.ReadFile("../dsa/testdata/params_1024_160.pem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, _ := pem.Decode(b)
+	var p struct{ P, Q, G *big.Int }
+	if blk == nil {
+		t.Fatal("no PEM block")
+	}
+	if _, err := asn1.Unmarshal(blk.Bytes, &p); err != nil {
+		t.Fatal(err)
+	}
+	return &dsa.Parameters{P: p.P, Q: p.Q, G: p.G}
+}
+
+// TestOneFallbackPath: for RSA, DSA, DH and ECDSA alike, a primary whose
+// every result is wrong releases nothing; with the software engine behind
+// it each operation is redone there (right results), and each fault is
+// counted once in the guard's status. Without a fallback, and with a
+// fallback as faulty as the primary, the operation fails with an error
+// wrapping engine.ErrDevice and no output.
+func TestOneFallbackPath(t *testing.T) {
+	ctx := context.Background()
+	hash := sha256.Sum256([]byte("one path"))
+	rsaPriv := key(t, 1024)
+	params := dsaParams(t)
+	dsaX, _, _, err := dsa.GenerateKey(ctx, soft.New(), params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var group *dh.Group
+	for _, g := range dh.KnownGroups() {
+		if g.Name == "ffdhe2048" {
+			group = &g
+		}
+	}
+	dhX, _, _, err := dh.GenerateKey(ctx, soft.New(), group, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, peer, _, err := dh.GenerateKey(ctx, soft.New(), group, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecKey, err := ecdsa.NewPrivateKey("P-256", bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Each algorithm: prepare (uncounted), then one operation whose output
+	// is checked here; nil output on error.
+	algs := []struct {
+		name string
+		op   func(t *testing.T, g *guard.Guard) (prepare func() error, do func() error)
+	}{
+		{"RSA", func(t *testing.T, g *guard.Guard) (func() error, func() error) {
+			var k *guard.RSAKey
+			return func() (err error) { k, err = g.RSAKey(rsaPriv); return err }, func() error {
+				x := big.NewInt(0x5eed)
+				out, _, err := k.Private(ctx, x.FillBytes(make([]byte, k.Size())))
+				if err != nil {
+					if out != nil {
+						t.Fatal("output released with an error")
+					}
+					return err
+				}
+				if new(big.Int).SetBytes(out).Cmp(new(big.Int).Exp(x, rsaPriv.D, rsaPriv.N)) != 0 {
+					t.Fatal("a wrong RSA result was released")
+				}
+				return nil
+			}
+		}},
+		{"DSA", func(t *testing.T, g *guard.Guard) (func() error, func() error) {
+			var k *guard.DSAKey
+			return func() error {
+					rt, ok := g.Exp(params.P.BitLen())
+					if !ok {
+						t.Fatal("no route")
+					}
+					var err error
+					k, err = rt.DSAKey(params, dsaX)
+					return err
+				}, func() error {
+					sig, _, err := k.Sign(ctx, hash[:], nil)
+					if err != nil {
+						if sig != nil {
+							t.Fatal("signature released with an error")
+						}
+						return err
+					}
+					y, err := dsa.PublicValue(params, dsaX)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := dsa.Verify(params, y, hash[:], sig); err != nil {
+						t.Fatalf("a wrong DSA signature was released: %v", err)
+					}
+					return nil
+				}
+		}},
+		{"DH", func(t *testing.T, g *guard.Guard) (func() error, func() error) {
+			var k *guard.DHKey
+			return func() error {
+					rt, ok := g.Exp(group.P.BitLen())
+					if !ok {
+						t.Fatal("no route")
+					}
+					var err error
+					k, err = rt.DHKey(group, dhX, dh.Options{})
+					return err
+				}, func() error {
+					z, _, err := k.Derive(ctx, peer)
+					if err != nil {
+						if z != nil {
+							t.Fatal("secret released with an error")
+						}
+						return err
+					}
+					want := new(big.Int).Exp(new(big.Int).SetBytes(peer), new(big.Int).SetBytes(dhX), group.P)
+					if new(big.Int).SetBytes(z).Cmp(want) != 0 {
+						t.Fatal("a wrong DH secret was released")
+					}
+					return nil
+				}
+		}},
+		{"ECDSA", func(t *testing.T, g *guard.Guard) (func() error, func() error) {
+			var rt guard.ECRoute
+			return func() error {
+					var ok bool
+					if rt, ok = g.EC("P-256"); !ok {
+						t.Fatal("no route")
+					}
+					return nil
+				}, func() error {
+					var sig []byte
+					_, err := rt.Run(ctx, func(e engine.ECEngine) (err error) {
+						sig, err = ecKey.Sign(ctx, e, hash[:], nil)
+						return err
+					})
+					if err != nil {
+						return err
+					}
+					x, y := ecKey.Public()
+					if err := ecdsa.Verify("P-256", x, y, hash[:], sig); err != nil {
+						t.Fatalf("a wrong ECDSA signature was released: %v", err)
+					}
+					return nil
+				}
+		}},
+	}
+	for _, alg := range algs {
+		t.Run(alg.name, func(t *testing.T) {
+			for _, c := range []struct {
+				name     string
+				software engine.Engine
+				fallback bool
+			}{
+				{"fallback", soft.New(), true},
+				{"no-fallback", soft.New(), false},
+				{"faulty-fallback", newFaulty(), true},
+			} {
+				primary := newFaulty()
+				g := guard.New(primary, guard.Options{Software: c.software, Fallback: c.fallback})
+				prepare, do := alg.op(t, g)
+				err := prepare()
+				if alg.name == "RSA" && !c.fallback {
+					// The known-answer test fails and refuses the key.
+					if !errors.Is(err, engine.ErrDevice) {
+						t.Fatalf("%s: RSAKey = %v, want engine.ErrDevice", c.name, err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s: prepare: %v", c.name, err)
+				}
+				before, calls := g.Status().Faults, primary.calls.Load()
+				for i := range 3 {
+					err := do()
+					if c.name == "fallback" {
+						if err != nil {
+							t.Fatalf("%s: operation %d: %v", c.name, i, err)
+						}
+					} else if !errors.Is(err, engine.ErrDevice) {
+						t.Fatalf("%s: operation %d = %v, want engine.ErrDevice", c.name, i, err)
+					}
+				}
+				if st := g.Status(); st.Faults-before != 3 {
+					t.Fatalf("%s: %d faults counted for 3 faulty operations (status %+v)", c.name, st.Faults-before, st)
+				}
+				if primary.calls.Load() == calls {
+					t.Fatalf("%s: the primary was not asked", c.name)
+				}
+			}
+		})
+	}
+}
