@@ -24,7 +24,9 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/grpclog"
+	"google.golang.org/grpc/status"
 )
 
 // A token in etcd
@@ -111,7 +113,10 @@ func OpenEtcd(cfg EtcdConfig, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("keystore: etcd %v: %v: %w", cfg.Endpoints, err, ErrUnavailable)
 	}
 	name := "etcd:" + cfg.Prefix
-	be := &etcdBackend{cli: cli, cfg: cfg, name: name, log: o.Logger}
+	be := &etcdBackend{cli: cli, kv: cli.KV, cfg: cfg, name: name, log: o.Logger}
+	if etcdWrapKV != nil {
+		be.kv = etcdWrapKV(be.kv)
+	}
 	s := &Store{path: name, opts: o, remote: be}
 	err = s.view(func(tx kvTx) error {
 		_, err := loadToken(tx)
@@ -156,9 +161,14 @@ func (c EtcdConfig) tlsConfig() (*tls.Config, error) {
 	return conf, nil
 }
 
+// etcdWrapKV, set by tests only, wraps the requests of every backend
+// opened after (failures injected).
+var etcdWrapKV func(clientv3.KV) clientv3.KV
+
 // etcdBackend is a token in etcd (remoteBackend).
 type etcdBackend struct {
 	cli  *clientv3.Client
+	kv   clientv3.KV // cli's requests (a test may wrap them)
 	cfg  EtcdConfig
 	name string
 	log  *slog.Logger
@@ -253,18 +263,67 @@ func (e *etcdBackend) dataPrefix(bucket string, epoch uint64) string {
 	return e.key("k/", bucket, "/", string(binary.BigEndian.AppendUint64(nil, epoch)))
 }
 
-// netErr classifies a failed request.
+// netErr classifies a failed request. The request's error stays in the
+// chain (transient, leaderChanged look at it).
 func (e *etcdBackend) netErr(what string, err error) error {
 	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
-		errors.Is(err, rpctypes.ErrTimeout), errors.Is(err, rpctypes.ErrNoLeader),
-		errors.Is(err, rpctypes.ErrTimeoutDueToLeaderFail), errors.Is(err, rpctypes.ErrTimeoutDueToConnectionLost),
-		strings.Contains(err.Error(), "Unavailable"), strings.Contains(err.Error(), "DeadlineExceeded"):
-		return fmt.Errorf("keystore: %s: %s: %v (after at most %v): %w", e.name, what, err, e.cfg.RequestTimeout, ErrUnavailable)
 	case errors.Is(err, rpctypes.ErrCompacted):
 		return errCompacted
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), transient(err),
+		strings.Contains(err.Error(), "Unavailable"), strings.Contains(err.Error(), "DeadlineExceeded"):
+		return fmt.Errorf("keystore: %s: %s: %w (after at most %v): %w", e.name, what, err, e.cfg.RequestTimeout, ErrUnavailable)
 	}
 	return fmt.Errorf("keystore: %s: %s: %w", e.name, what, err)
+}
+
+// transient reports whether a request failed for a reason that an
+// election or a reconnection ends: the member has no leader, the leader
+// changed while it served a read, it or the connection is unavailable
+// (gRPC's Unavailable, which etcd also gives to its own request
+// timeouts), or the request's deadline passed.
+func transient(err error) bool {
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		return ee.Code() == codes.Unavailable || ee.Code() == codes.DeadlineExceeded
+	}
+	c := status.Code(err)
+	return c == codes.Unavailable || c == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded)
+}
+
+// leaderChanged reports etcd's "leader changed": the leader changed while
+// a linearizable read waited for it (nothing was written: etcd gives this
+// error to reads only).
+func leaderChanged(err error) bool { return errors.Is(err, rpctypes.ErrLeaderChanged) }
+
+// retry paces the retries of one call after transient failures: bounded
+// backoff, 20 ms doubling to 250 ms with jitter, for as long as the call
+// has been running less than the request timeout (so a call ends within
+// about two request timeouts, never hangs).
+type retry struct {
+	start   time.Time
+	backoff time.Duration
+	limit   time.Duration
+	tries   int
+}
+
+func (e *etcdBackend) newRetry() *retry {
+	return &retry{start: time.Now(), backoff: 20 * time.Millisecond, limit: e.cfg.RequestTimeout}
+}
+
+// again sleeps before the next try and reports true if err may be retried
+// (retryable) within the budget.
+func (r *retry) again(err error, retryable func(error) bool) bool {
+	if err == nil || !retryable(err) {
+		return false
+	}
+	pause := r.backoff/2 + rand.N(r.backoff)
+	if time.Since(r.start)+pause >= r.limit {
+		return false
+	}
+	time.Sleep(pause)
+	r.backoff = min(2*r.backoff, 250*time.Millisecond)
+	r.tries++
+	return true
 }
 
 // errCompacted: the snapshot revision was compacted during a transaction,
@@ -282,7 +341,7 @@ func (e *etcdBackend) ctx() (context.Context, context.CancelFunc) {
 func (e *etcdBackend) begin(writable bool) (*etcdTx, error) {
 	ctx, cancel := e.ctx()
 	defer cancel()
-	resp, err := e.cli.Txn(ctx).Then(
+	resp, err := e.kv.Txn(ctx).Then(
 		clientv3.OpGet(e.commitKey()),
 		clientv3.OpGet(e.key("b/"), clientv3.WithPrefix()),
 	).Commit()
@@ -307,7 +366,23 @@ func (e *etcdBackend) begin(writable bool) (*etcdTx, error) {
 	return tx, nil
 }
 
+// view runs fn in a snapshot, again (with backoff, within the request
+// timeout) after a transient failure: a read during a leader election
+// waits for the new leader instead of failing.
 func (e *etcdBackend) view(fn func(kvTx) error) error {
+	r := e.newRetry()
+	for {
+		err := e.viewOnce(fn)
+		if !r.again(err, transient) {
+			if r.tries > 0 {
+				e.log.Info("keystore: etcd read retried after transient failures", "store", e.name, "retries", r.tries, "err", err)
+			}
+			return err
+		}
+	}
+}
+
+func (e *etcdBackend) viewOnce(fn func(kvTx) error) error {
 	for range etcdMaxAttempts {
 		tx, err := e.begin(false)
 		if err != nil {
@@ -320,17 +395,23 @@ func (e *etcdBackend) view(fn func(kvTx) error) error {
 	return fmt.Errorf("keystore: %s: snapshot compacted away again and again: %w", e.name, ErrLocked)
 }
 
+// update runs fn in a read-write transaction. Writes fail fast when the
+// cluster has no leader (what must be counted, a PIN failure, is not
+// left waiting); only a "leader changed" of the transaction's reads,
+// before anything is sent to be written, is retried (with backoff,
+// within the request timeout). A failed commit is never sent again: it
+// may have been applied.
 func (e *etcdBackend) update(fn func(kvTx) error) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	backoff := time.Millisecond
+	r := e.newRetry()
 	for range etcdMaxAttempts {
 		tx, err := e.begin(true)
-		if err != nil {
-			return err
+		if err == nil {
+			err = runEtcdTx(tx, fn)
 		}
-		err = runEtcdTx(tx, fn)
-		if errors.Is(err, errCompacted) {
+		if errors.Is(err, errCompacted) || r.again(err, leaderChanged) {
 			continue
 		}
 		if err != nil {
@@ -457,7 +538,7 @@ func (t *etcdTx) commit() (ok bool, err error) {
 	}
 	ctx, cancel := e.ctx()
 	defer cancel()
-	resp, err := e.cli.Txn(ctx).
+	resp, err := e.kv.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(e.commitKey()), "=", t.commitMod)).
 		Then(ops...).Commit()
 	if err != nil {
@@ -520,7 +601,7 @@ func (b *etcdBucket) Get(key []byte) []byte {
 		b.cache = map[string][]byte{}
 	}
 	if smallBuckets[b.name] {
-		resp, err := e.cli.Get(ctx, p, clientv3.WithPrefix(), clientv3.WithRev(b.tx.rev))
+		resp, err := e.kv.Get(ctx, p, clientv3.WithPrefix(), clientv3.WithRev(b.tx.rev))
 		if err != nil {
 			panic(etcdPanic{e.netErr("read", err)})
 		}
@@ -530,7 +611,7 @@ func (b *etcdBucket) Get(key []byte) []byte {
 		b.whole = true
 		return b.cache[string(key)]
 	}
-	resp, err := e.cli.Get(ctx, p+string(key), clientv3.WithRev(b.tx.rev))
+	resp, err := e.kv.Get(ctx, p+string(key), clientv3.WithRev(b.tx.rev))
 	if err != nil {
 		panic(etcdPanic{e.netErr("read", err)})
 	}
@@ -690,7 +771,7 @@ func (c *etcdCursor) remoteGE(k string) (string, []byte, bool) {
 	p := e.dataPrefix(b.name, b.epoch)
 	ctx, cancel := e.ctx()
 	defer cancel()
-	resp, err := e.cli.Get(ctx, p+k, clientv3.WithRange(clientv3.GetPrefixRangeEnd(p)),
+	resp, err := e.kv.Get(ctx, p+k, clientv3.WithRange(clientv3.GetPrefixRangeEnd(p)),
 		clientv3.WithLimit(etcdPageSize), clientv3.WithRev(b.tx.rev))
 	if err != nil {
 		panic(etcdPanic{e.netErr("read", err)})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/internal/etcdtest"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -404,8 +405,47 @@ func TestEtcdClusterFaults(t *testing.T) {
 	pause := func() { time.Sleep(700 * time.Millisecond) }
 	pause()
 	l := leader(t, c)
+	// Opens (a module's C_Initialize) during the election: a read that
+	// meets "no leader" or "leader changed" is retried until the new
+	// leader answers, within the request timeout (3 s, the default).
+	var opens, openFailed atomic.Int64
+	var openErr atomic.Value
+	var slowestOpen atomic.Int64
+	stopOpens := make(chan struct{})
+	var owg sync.WaitGroup
+	owg.Go(func() {
+		ocfg := cfg
+		ocfg.RequestTimeout = 3 * time.Second
+		for {
+			select {
+			case <-stopOpens:
+				return
+			default:
+			}
+			start := time.Now()
+			s, err := OpenEtcd(ocfg, opts)
+			if err == nil {
+				_, err = s.Token()
+				_ = s.Close()
+			}
+			if d := int64(time.Since(start)); d > slowestOpen.Load() {
+				slowestOpen.Store(d)
+			}
+			opens.Add(1)
+			if err != nil {
+				openFailed.Add(1)
+				openErr.Store(err)
+			}
+		}
+	})
 	c.Members[l].Kill()
 	pause()
+	close(stopOpens)
+	owg.Wait()
+	if openFailed.Load() != 0 || opens.Load() == 0 {
+		t.Errorf("%d of %d opens failed while the leader was down: %v", openFailed.Load(), opens.Load(), openErr.Load())
+	}
+	t.Logf("%d opens while the leader was down, slowest %v", opens.Load(), time.Duration(slowestOpen.Load()))
 	c.Members[l].Restart(t)
 	pause()
 	f := (leader(t, c) + 1) % 3
@@ -505,4 +545,109 @@ func BenchmarkBackends(b *testing.B) {
 		key.Wipe()
 		s.Close()
 	}
+}
+
+// faults makes the next n requests of every flakyKV fail with err.
+type faults struct {
+	n, calls atomic.Int32
+	err      atomic.Value
+}
+
+func (f *faults) fail() bool {
+	f.calls.Add(1)
+	return f.n.Add(-1) >= 0
+}
+
+// flakyKV is a backend's requests with faults injected (etcdWrapKV).
+type flakyKV struct {
+	clientv3.KV
+	*faults
+}
+
+func (f *flakyKV) Get(ctx context.Context, key string, opts ...clientv3.OpOption) (*clientv3.GetResponse, error) {
+	if f.fail() {
+		return nil, f.err.Load().(error)
+	}
+	return f.KV.Get(ctx, key, opts...)
+}
+
+func (f *flakyKV) Txn(ctx context.Context) clientv3.Txn { return &flakyTxn{Txn: f.KV.Txn(ctx), kv: f} }
+
+type flakyTxn struct {
+	clientv3.Txn
+	kv *flakyKV
+}
+
+func (t *flakyTxn) If(cs ...clientv3.Cmp) clientv3.Txn   { t.Txn = t.Txn.If(cs...); return t }
+func (t *flakyTxn) Then(ops ...clientv3.Op) clientv3.Txn { t.Txn = t.Txn.Then(ops...); return t }
+func (t *flakyTxn) Else(ops ...clientv3.Op) clientv3.Txn { t.Txn = t.Txn.Else(ops...); return t }
+
+func (t *flakyTxn) Commit() (*clientv3.TxnResponse, error) {
+	if t.kv.fail() {
+		return nil, t.kv.err.Load().(error)
+	}
+	return t.Txn.Commit()
+}
+
+// TestEtcdTransientRetried: reads (the open, Token, Changes) retry the
+// errors of an election ("leader changed", "no leader") with backoff and
+// succeed; a write's reads retry "leader changed" only, and a write meets
+// "no leader" at once with ErrUnavailable (counted writes fail fast); a
+// read whose errors outlast the request timeout fails with ErrUnavailable.
+func TestEtcdTransientRetried(t *testing.T) {
+	flaky := &faults{}
+	etcdWrapKV = func(kv clientv3.KV) clientv3.KV { return &flakyKV{KV: kv, faults: flaky} }
+	t.Cleanup(func() { etcdWrapKV = nil })
+	cfg := etcdConfig(t)
+	cfg.RequestTimeout = time.Second
+	s := openEtcdStore(t, cfg, testOptions())
+	initWith(t, s).Wipe()
+	fail := func(n int32, err error) {
+		flaky.err.Store(err)
+		flaky.n.Store(n)
+		flaky.calls.Store(0)
+	}
+
+	fail(3, rpctypes.ErrLeaderChanged)
+	s2, err := OpenEtcd(cfg, testOptions())
+	if err != nil {
+		t.Fatalf("open with 3 x leader changed: %v", err)
+	}
+	_ = s2.Close()
+	for _, e := range []error{rpctypes.ErrLeaderChanged, rpctypes.ErrNoLeader, rpctypes.ErrTimeoutDueToLeaderFail} {
+		fail(3, e)
+		if _, err := s.Token(); err != nil {
+			t.Errorf("Token with 3 x %v: %v", e, err)
+		}
+		if c := flaky.calls.Load(); c < 4 {
+			t.Errorf("Token with 3 x %v: %d requests", e, c)
+		}
+	}
+	fail(2, rpctypes.ErrLeaderChanged)
+	k, err := s.Login(User, userPIN)
+	if err != nil {
+		t.Fatalf("login with 2 x leader changed: %v", err)
+	}
+	k.Wipe()
+	// A write transaction (a PIN failure's count, say) meeting "no
+	// leader": ErrUnavailable at once, fn never run.
+	fail(1, rpctypes.ErrNoLeader)
+	start := time.Now()
+	ran := false
+	err = s.update(func(tx kvTx) error { ran = true; return nil })
+	if !errors.Is(err, ErrUnavailable) || ran || flaky.calls.Load() != 1 {
+		t.Errorf("write with no leader: %v after %d requests (fn ran: %v), want ErrUnavailable after 1", err, flaky.calls.Load(), ran)
+	}
+	if d := time.Since(start); d > 200*time.Millisecond {
+		t.Errorf("write with no leader failed after %v", d)
+	}
+	fail(1000, rpctypes.ErrNoLeader)
+	start = time.Now()
+	if _, err := s.Token(); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Token with no leader for good: %v", err)
+	}
+	if d := time.Since(start); d > cfg.RequestTimeout+300*time.Millisecond {
+		t.Errorf("Token with no leader for good failed after %v (request timeout %v)", d, cfg.RequestTimeout)
+	}
+	fail(0, rpctypes.ErrNoLeader)
 }

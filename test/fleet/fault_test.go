@@ -214,8 +214,9 @@ etcd_request_timeout = "1s"
 	// A write while the leader is down: with one member it fails with
 	// CKR_DEVICE_ERROR within the timeouts (a new process: dial, open and
 	// login, 1 s each at most); of three, it succeeds after the election,
-	// at a retry: a process that starts during the election fails to open
-	// the slot ("etcdserver: leader changed" is not retried).
+	// perhaps at a retry: the process's reads (the slot's open) wait for
+	// the new leader, but its login, a write that counts, fails at once
+	// while there is none.
 	var wout []byte
 	var werr error
 	attempts := 0
