@@ -117,7 +117,7 @@ func runSuite(t *testing.T, kind string) map[string]string {
 	module, env := newToken(t, kind)
 	results := filepath.Join(t.TempDir(), "results.json")
 	script := filepath.Join(repoRoot(t), "test", "pyclient", "testdata", "test_pykcs11.py")
-	env = append(env, "PYKCS11LIB="+module, "PYKCS11PIN="+userPIN, "PYKCS11TOKEN="+tokenLabel,
+	env = append(env, "PYKCS11LIB="+module, "PYKCS11PIN="+userPIN, "PYKCS11SOPIN="+soPIN, "PYKCS11TOKEN="+tokenLabel,
 		"PYKCS11RESULTS="+results)
 	cmd := exec.Command(python, script)
 	cmd.Env = env

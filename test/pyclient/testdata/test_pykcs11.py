@@ -4,6 +4,7 @@ Run by test/pyclient (pyclient_test.go) with Debian's /usr/bin/python3:
 
     PYKCS11LIB     the PKCS#11 module
     PYKCS11PIN     the user PIN of the token labelled PYKCS11TOKEN
+    PYKCS11SOPIN   its SO PIN
     PYKCS11TOKEN   the token label
     PYKCS11RESULTS a file that receives {"test name": "pass"|"fail"|"error"|"skip"}
 
@@ -835,6 +836,202 @@ class TestRandom(TokenTest):
         except PyKCS11.PyKCS11Error as e:
             self.assertEqual(e.value, CKR_RANDOM_SEED_NOT_SUPPORTED)
         self.assertEqual(len(self.session.generateRandom(16)), 16)
+
+
+class _Attr(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_ulong), ("pValue", ctypes.c_void_p), ("ulValueLen", ctypes.c_ulong)]
+
+
+class _Mech(ctypes.Structure):
+    _fields_ = [("mechanism", ctypes.c_ulong), ("pParameter", ctypes.c_void_p), ("ulParameterLen", ctypes.c_ulong)]
+
+
+class TestPythonPkcs11Habits(TokenTest):
+    """What python-pkcs11 (the "pkcs11" package, whose suite runs on
+    SoftHSMv2) does at the C level, through the module's exported C_*
+    functions (ctypes, the instance PyKCS11 loaded): templates with empty
+    CKA_ID and CKA_LABEL and all seven usage flags, the length query of an
+    Update with a NULL output, retries after CKR_BUFFER_TOO_SMALL, one
+    C_GetAttributeValue for several attributes, C_FindObjects in batches,
+    C_DigestKey, C_SeedRandom."""
+
+    def setUp(self):
+        super().setUp()
+        self.lib = ctypes.CDLL(LIB)
+        self.h = ctypes.c_ulong(self.session.session.value())
+        self.keep = []
+
+    def buf(self, b):
+        p = ctypes.create_string_buffer(b, max(len(b), 1))
+        self.keep.append(p)
+        return p
+
+    def template(self, attrs):
+        arr = (_Attr * len(attrs))()
+        for i, (t, v) in enumerate(attrs):
+            if isinstance(v, bool):
+                v = b"\x01" if v else b"\x00"
+            elif isinstance(v, int):
+                v = struct.pack("L", v)
+            arr[i].type, arr[i].pValue, arr[i].ulValueLen = t, ctypes.cast(self.buf(v), ctypes.c_void_p), len(v)
+        return arr, ctypes.c_ulong(len(attrs))
+
+    def mech(self, m, param=None):
+        mm = _Mech(m, None, 0)
+        if param is not None:
+            mm.pParameter, mm.ulParameterLen = ctypes.cast(self.buf(param), ctypes.c_void_p), len(param)
+        self.keep.append(mm)
+        return ctypes.byref(mm)
+
+    def out(self, fn, *args, cap=None):
+        """fn(h, *args, out, &len) with a buffer of cap bytes (None: NULL)."""
+        n = ctypes.c_ulong(cap or 0)
+        b = ctypes.create_string_buffer(cap) if cap is not None else None
+        rv = fn(self.h, *args, b, ctypes.byref(n))
+        return rv, n.value, (b.raw[:n.value] if b is not None and rv == CKR_OK else None)
+
+    def aes_key_python_pkcs11(self, over=None):
+        # python-pkcs11's generate_key(KeyType.AES, 128) template.
+        t = {CKA_CLASS: CKO_SECRET_KEY, CKA_ID: b"", CKA_LABEL: b"", CKA_TOKEN: False, CKA_PRIVATE: True,
+             CKA_SENSITIVE: True, CKA_ENCRYPT: True, CKA_DECRYPT: True, CKA_WRAP: True, CKA_UNWRAP: True,
+             CKA_SIGN: True, CKA_VERIFY: True, CKA_DERIVE: False, CKA_VALUE_LEN: 16}
+        t.update(over or {})
+        arr, n = self.template(list(t.items()))
+        k = ctypes.c_ulong()
+        self.assertEqual(self.lib.C_GenerateKey(self.h, self.mech(CKM_AES_KEY_GEN), arr, n, ctypes.byref(k)), CKR_OK)
+        return k
+
+    def test_empty_id_and_label(self):
+        k = self.aes_key_python_pkcs11()
+        label, kid = self.session.getAttributeValue(self._obj(k), [CKA_LABEL, CKA_ID])
+        self.assertEqual((label, bytes(kid)), ("", b""))
+
+    def _obj(self, k):
+        o = PyKCS11.CK_OBJECT_HANDLE(self.session)
+        o.assign(k.value)
+        return o
+
+    def test_update_length_query_then_buffer_too_small(self):
+        k = self.aes_key_python_pkcs11()
+        iv = b"0" * 16
+        parts = [b"I" * 3189, b"N" * 3284, b"T" * 10]
+        self.assertEqual(self.lib.C_EncryptInit(self.h, self.mech(CKM_AES_CBC_PAD, iv), k), CKR_OK)
+        ct = b""
+        for part in parts:
+            # python-pkcs11 asks the length with a NULL output first: the
+            # input must not be consumed.
+            rv, need, _ = self.out(self.lib.C_EncryptUpdate, part, ctypes.c_ulong(len(part)))
+            self.assertEqual(rv, CKR_OK)
+            rv, need2, _ = self.out(self.lib.C_EncryptUpdate, part, ctypes.c_ulong(len(part)), cap=5)
+            self.assertEqual(rv, CKR_BUFFER_TOO_SMALL)
+            self.assertGreaterEqual(need2, 16)
+            rv, got, data = self.out(self.lib.C_EncryptUpdate, part, ctypes.c_ulong(len(part)), cap=max(need, need2))
+            self.assertEqual(rv, CKR_OK)
+            ct += data
+        rv, _, _ = self.out(self.lib.C_EncryptFinal, cap=0)
+        self.assertEqual(rv, CKR_BUFFER_TOO_SMALL)
+        rv, _, last = self.out(self.lib.C_EncryptFinal, cap=32)
+        self.assertEqual(rv, CKR_OK)
+        ct += last
+        self.assertEqual(bytes(self.session.decrypt(self._obj(k), ct, PyKCS11.Mechanism(CKM_AES_CBC_PAD, iv))),
+                         b"".join(parts))
+        # Decrypt in one Update with a too small buffer first, and a final
+        # part asked with no room.
+        self.assertEqual(self.lib.C_DecryptInit(self.h, self.mech(CKM_AES_CBC_PAD, iv), k), CKR_OK)
+        rv, need, _ = self.out(self.lib.C_DecryptUpdate, ct, ctypes.c_ulong(len(ct)), cap=5)
+        self.assertEqual(rv, CKR_BUFFER_TOO_SMALL)
+        rv, _, pt = self.out(self.lib.C_DecryptUpdate, ct, ctypes.c_ulong(len(ct)), cap=need)
+        self.assertEqual(rv, CKR_OK)
+        rv, need, _ = self.out(self.lib.C_DecryptFinal, cap=0)
+        self.assertIn(rv, (CKR_OK, CKR_BUFFER_TOO_SMALL))
+        rv, _, tail = self.out(self.lib.C_DecryptFinal, cap=max(need, 16))
+        self.assertEqual(rv, CKR_OK)
+        self.assertEqual(pt + tail, b"".join(parts))
+
+    def test_sign_buffer_too_small_keeps_operation(self):
+        pub, priv = self.rsa_pair()
+        pss = struct.pack("LLL", CKM_SHA_1, CKG_MGF1_SHA1, 20)
+        for mech, param in ((CKM_RSA_PKCS, None), (CKM_SHA1_RSA_PKCS_PSS, pss)):
+            with self.subTest(PyKCS11.CKM[mech]):
+                self.assertEqual(self.lib.C_SignInit(self.h, self.mech(mech, param), ctypes.c_ulong(priv.value())), CKR_OK)
+                rv, need, _ = self.out(self.lib.C_Sign, b"SOME DATA", ctypes.c_ulong(9), cap=16)
+                self.assertEqual((rv, need), (CKR_BUFFER_TOO_SMALL, 256))
+                rv, _, sig = self.out(self.lib.C_Sign, b"SOME DATA", ctypes.c_ulong(9), cap=need)
+                self.assertEqual(rv, CKR_OK)
+                self.assertTrue(self.session.verify(pub, b"SOME DATA", sig, PyKCS11.Mechanism(mech, param)))
+        # Multi-part: C_SignFinal with too small a buffer, then again.
+        self.assertEqual(self.lib.C_SignInit(self.h, self.mech(CKM_SHA512_RSA_PKCS), ctypes.c_ulong(priv.value())), CKR_OK)
+        for part in (b"I" * 16, b"T" * 10):
+            self.assertEqual(self.lib.C_SignUpdate(self.h, part, ctypes.c_ulong(len(part))), CKR_OK)
+        rv, need, _ = self.out(self.lib.C_SignFinal, cap=16)
+        self.assertEqual(rv, CKR_BUFFER_TOO_SMALL)
+        rv, _, sig = self.out(self.lib.C_SignFinal, cap=need)
+        self.assertEqual(rv, CKR_OK)
+        self.rsa_public(pub).verify(sig, b"I" * 16 + b"T" * 10, padding.PKCS1v15(), hashes.SHA512())
+        # A 4-byte signature: SIGNATURE_LEN_RANGE or SIGNATURE_INVALID
+        # (python-pkcs11's verify answers False to both).
+        self.assertEqual(self.lib.C_VerifyInit(self.h, self.mech(CKM_RSA_PKCS), ctypes.c_ulong(pub.value())), CKR_OK)
+        rv = self.lib.C_Verify(self.h, b"00000000", ctypes.c_ulong(8), b"1234", ctypes.c_ulong(4))
+        self.assertIn(rv, (CKR_SIGNATURE_LEN_RANGE, CKR_SIGNATURE_INVALID))
+
+    def test_bulk_attributes_with_a_sensitive_one(self):
+        k = self.aes_key_python_pkcs11({CKA_LABEL: b"SAMPLE KEY"})
+        arr = (_Attr * 3)()
+        bufs = [ctypes.create_string_buffer(64) for _ in range(3)]
+        for i, t in enumerate((CKA_LABEL, CKA_VALUE, CKA_CLASS)):
+            arr[i].type, arr[i].pValue, arr[i].ulValueLen = t, ctypes.cast(bufs[i], ctypes.c_void_p), 64
+        self.assertEqual(self.lib.C_GetAttributeValue(self.h, k, arr, ctypes.c_ulong(3)), CKR_ATTRIBUTE_SENSITIVE)
+        unavailable = ctypes.c_ulong(-1).value
+        self.assertEqual([a.ulValueLen for a in arr], [10, unavailable, struct.calcsize("L")])
+        self.assertEqual(bufs[0].raw[:10], b"SAMPLE KEY")
+        self.assertEqual(struct.unpack("L", bufs[2].raw[:struct.calcsize("L")])[0], CKO_SECRET_KEY)
+        for i, t in enumerate((CKA_VALUE, CKA_CERTIFICATE_TYPE)):
+            arr[i].type, arr[i].pValue = t, None
+        rv = self.lib.C_GetAttributeValue(self.h, k, arr, ctypes.c_ulong(2))
+        self.assertIn(rv, (CKR_ATTRIBUTE_SENSITIVE, CKR_ATTRIBUTE_TYPE_INVALID))
+        self.assertEqual([arr[0].ulValueLen, arr[1].ulValueLen], [unavailable, unavailable])
+
+    def test_find_in_batches(self):
+        for i in range(12):
+            self.session.createObject([(CKA_CLASS, CKO_DATA), (CKA_TOKEN, CK_FALSE), (CKA_LABEL, "py-batch")])
+        t, n = self.template([(CKA_LABEL, b"py-batch")])
+        self.assertEqual(self.lib.C_FindObjectsInit(self.h, t, n), CKR_OK)
+        got, counts = set(), []
+        while True:
+            objs, c = (ctypes.c_ulong * 10)(), ctypes.c_ulong()
+            self.assertEqual(self.lib.C_FindObjects(self.h, objs, ctypes.c_ulong(10), ctypes.byref(c)), CKR_OK)
+            counts.append(c.value)
+            if c.value == 0:
+                break
+            got.update(objs[:c.value])
+        self.assertEqual(self.lib.C_FindObjectsFinal(self.h), CKR_OK)
+        self.assertEqual((len(got), counts), (12, [10, 2, 0]))
+
+    def test_digest_key_and_seed(self):
+        k = self.aes_key_python_pkcs11({CKA_SENSITIVE: False, CKA_EXTRACTABLE: True})
+        (value,) = self.session.getAttributeValue(self._obj(k), [CKA_VALUE])
+        self.assertEqual(self.lib.C_DigestInit(self.h, self.mech(CKM_SHA256)), CKR_OK)
+        self.assertEqual(self.lib.C_DigestUpdate(self.h, b"Some data", ctypes.c_ulong(9)), CKR_OK)
+        self.assertEqual(self.lib.C_DigestKey(self.h, k), CKR_OK)
+        rv, _, d = self.out(self.lib.C_DigestFinal, cap=32)
+        self.assertEqual(rv, CKR_OK)
+        self.assertEqual(d, hashlib.sha256(b"Some data" + bytes(value)).digest())
+        # python-pkcs11's test_seed_random expects C_SeedRandom to succeed.
+        self.assertEqual(self.lib.C_SeedRandom(self.h, b"12345678", ctypes.c_ulong(8)), CKR_OK)
+
+    def test_so_login_on_rw_session(self):
+        # token.open(rw=True, so_pin=...) with no other session open.
+        self.session.logout()
+        self.session.closeSession()
+        s = pkcs11.openSession(SLOT, CKF_SERIAL_SESSION | CKF_RW_SESSION)
+        try:
+            s.login(os.environ["PYKCS11SOPIN"], CKU_SO)
+            self.assertEqual(s.getSessionInfo().state, CKS_RW_SO_FUNCTIONS)
+            s.logout()
+        finally:
+            s.closeSession()
+        self.session = pkcs11.openSession(SLOT, CKF_SERIAL_SESSION | CKF_RW_SESSION)
+        self.session.login(PIN)
 
 
 class Recorder(unittest.TextTestResult):
