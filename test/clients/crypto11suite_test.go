@@ -70,13 +70,15 @@ var crypto11RemoteSkips = []struct{ name, why string }{
 	{"TestBlockMode", "uses CKM_AES_GCM, which p11-kit's RPC does not carry"},
 }
 
-// buildCrypto11Suite copies crypto11's source from the module cache into
-// a temporary directory of t and compiles its tests, offline.
-func buildCrypto11Suite(t *testing.T) (bin, src string) {
+// buildUpstreamSuite copies the Go module mod from the module cache into
+// a temporary directory of t and compiles its tests there, offline, as
+// name.test. It returns the binary and the copied source (the suites read
+// files from their working directory).
+func buildUpstreamSuite(t *testing.T, mod, name string) (bin, src string) {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/ThalesGroup/crypto11").Output()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", mod).Output()
 	if err != nil {
-		t.Fatalf("go list crypto11: %v (run `go mod download`)", err)
+		t.Fatalf("go list %s: %v (run `go mod download`)", mod, err)
 	}
 	from := strings.TrimSpace(string(out))
 	dir := t.TempDir()
@@ -84,12 +86,12 @@ func buildCrypto11Suite(t *testing.T) (bin, src string) {
 	if err := copyTree(from, src); err != nil {
 		t.Fatal(err)
 	}
-	bin = filepath.Join(dir, "crypto11.test")
+	bin = filepath.Join(dir, name+".test")
 	cmd := exec.Command("go", "test", "-c", "-o", bin, ".")
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local", "GOWORK=off")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build crypto11's tests in %s (from %s): %v\n%s", src, from, err, b)
+		t.Fatalf("build %s's tests in %s (from %s): %v\n%s", mod, src, from, err, b)
 	}
 	return bin, src
 }
@@ -194,7 +196,7 @@ func TestCrypto11Suite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crypto11's suite takes about a minute (two runs of its RSA key generations)")
 	}
-	bin, src := buildCrypto11Suite(t)
+	bin, src := buildUpstreamSuite(t, "github.com/ThalesGroup/crypto11", "crypto11")
 	var names []string
 	for _, s := range crypto11Skips {
 		names = append(names, s.name)

@@ -48,31 +48,6 @@ var miekgNotRun = []struct{ name, why string }{
 // miekgResult matches a test's result line, subtests (indented) included.
 var miekgResult = regexp.MustCompile(`(?m)^\s*--- (PASS|FAIL|SKIP): (\S+)`)
 
-// buildMiekgSuite copies miekg/pkcs11 from the module cache into a
-// temporary directory and compiles its tests, offline. It returns the
-// binary and the copied source.
-func buildMiekgSuite(t *testing.T) (bin, src string) {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/miekg/pkcs11").Output()
-	if err != nil {
-		t.Fatalf("go list miekg/pkcs11: %v (run `go mod download`)", err)
-	}
-	from := strings.TrimSpace(string(out))
-	dir := t.TempDir()
-	src = filepath.Join(dir, "src")
-	if err := copyTree(from, src); err != nil {
-		t.Fatal(err)
-	}
-	bin = filepath.Join(dir, "pkcs11.test")
-	cmd := exec.Command("go", "test", "-c", "-o", bin, ".")
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local", "GOWORK=off")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build miekg/pkcs11's tests in %s (from %s): %v\n%s", src, from, err, b)
-	}
-	return bin, src
-}
-
 // miekgRun is one run of the suite: each test's result and the output.
 type miekgRun struct {
 	result map[string]string // test (or subtest) name → PASS, FAIL or SKIP
@@ -141,7 +116,7 @@ func runMiekgSuite(t *testing.T, bin, src, kind string) miekgRun {
 // module: every test SoftHSMv2 passes must pass on ours, but those of
 // miekgAccepted; every failure and skip is logged with upstream's message.
 func TestMiekgSuite(t *testing.T) {
-	bin, src := buildMiekgSuite(t)
+	bin, src := buildUpstreamSuite(t, "github.com/miekg/pkcs11", "pkcs11")
 	soft := runMiekgSuite(t, bin, src, kindSoftHSM)
 	ours := runMiekgSuite(t, bin, src, kindModExp)
 	for _, n := range miekgNotRun {
