@@ -4,7 +4,6 @@ package dh
 
 import (
 	"math/big"
-	"os"
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine/internal/cputime"
@@ -17,9 +16,7 @@ import (
 // math/big Exp of the unblinded x in the same run.
 // Opt-in: MODEXP_CPUTIME=1 (go test -run CPUTime -v ./engine/dh).
 func TestCPUTime(t *testing.T) {
-	if os.Getenv("MODEXP_CPUTIME") != "1" {
-		t.Skip("set MODEXP_CPUTIME=1")
-	}
+	cputime.OptIn(t)
 	for _, g := range KnownGroups() {
 		k, _ := pair(t, soft.New(), &g, 0)
 		x, peer, _, err := GenerateKey(ctx, soft.New(), &g, 0, nil)

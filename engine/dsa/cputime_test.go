@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"math/big"
-	"os"
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine/internal/cputime"
@@ -20,9 +19,7 @@ import (
 // constant time, no check) in the same run. Opt-in: MODEXP_CPUTIME=1
 // (go test -run CPUTime -v ./engine/dsa).
 func TestCPUTime(t *testing.T) {
-	if os.Getenv("MODEXP_CPUTIME") != "1" {
-		t.Skip("set MODEXP_CPUTIME=1")
-	}
+	cputime.OptIn(t)
 	h := sha256.Sum256([]byte("cpu time"))
 	for _, sz := range Sizes {
 		params := loadParams(t, sz)

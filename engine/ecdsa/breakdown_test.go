@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"io"
-	"os"
 	"testing"
 	"time"
 
@@ -23,9 +22,7 @@ import (
 // the whole Sign. Opt-in:
 // MODEXP_CPUTIME=1 go test -run SignBreakdown -v ./engine/ecdsa.
 func TestSignBreakdownCPUTime(t *testing.T) {
-	if os.Getenv("MODEXP_CPUTIME") != "1" {
-		t.Skip("set MODEXP_CPUTIME=1")
-	}
+	cputime.OptIn(t)
 	ctx := context.Background()
 	for _, name := range []string{"P-256", "P-384"} {
 		c, err := ec.CurveByName(name)

@@ -7,7 +7,6 @@ import (
 	"crypto"
 	gorsa "crypto/rsa"
 	"crypto/sha256"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -29,9 +28,7 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 // pair every 32 uses, with the multiplications by rᵉ and r⁻¹), the check
 // sᵉ = c, and the allocations. Opt-in: MODEXP_CPUTIME=1.
 func TestPrivateCPUTime(t *testing.T) {
-	if os.Getenv("MODEXP_CPUTIME") != "1" {
-		t.Skip("set MODEXP_CPUTIME=1")
-	}
+	cputime.OptIn(t)
 	defer func(p int) { crtPolicy = p }(crtPolicy)
 	crtPolicy = crtNever
 	ctx := context.Background()
@@ -131,9 +128,7 @@ func TestPrivateCPUTime(t *testing.T) {
 // MODEXP_CPUTIME=1; on a shared machine the wall column measures the
 // neighbours as much as the code.
 func TestCRTPolicyCPUTime(t *testing.T) {
-	if os.Getenv("MODEXP_CPUTIME") != "1" {
-		t.Skip("set MODEXP_CPUTIME=1")
-	}
+	cputime.OptIn(t)
 	ctx := context.Background()
 	gk := testKey(t, 2048)
 	digest := sha256.Sum256([]byte("policy"))

@@ -5,7 +5,6 @@ package soft_test
 import (
 	"context"
 	"math/big"
-	"os"
 	"testing"
 	"time"
 
@@ -19,9 +18,7 @@ import (
 // on the engine and of math/big's Exp, the minimum over batches, the two
 // measured alternately. Opt-in: MODEXP_CPUTIME=1.
 func TestExpCPUTime(t *testing.T) {
-	if os.Getenv("MODEXP_CPUTIME") != "1" {
-		t.Skip("set MODEXP_CPUTIME=1")
-	}
+	cputime.OptIn(t)
 	e := soft.New()
 	ctx := context.Background()
 	for _, bits := range benchSizes {

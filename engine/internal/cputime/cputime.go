@@ -7,11 +7,22 @@
 package cputime
 
 import (
+	"os"
 	"runtime"
+	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
+
+// OptIn skips t unless MODEXP_CPUTIME=1: the CPU-time tests take seconds
+// and report figures rather than assert them.
+func OptIn(t testing.TB) {
+	t.Helper()
+	if os.Getenv("MODEXP_CPUTIME") != "1" {
+		t.Skip("set MODEXP_CPUTIME=1")
+	}
+}
 
 // Thread is the calling OS thread's CPU time (CLOCK_THREAD_CPUTIME_ID,
 // nanosecond resolution; getrusage counts in scheduler ticks).

@@ -5,7 +5,6 @@ package mont
 import (
 	"math/big"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
@@ -18,9 +17,7 @@ import (
 // MODEXP_CPUTIME=1); on a shared machine wall-clock benchmarks mostly
 // measure waiting.
 func TestKernelCPUTime(t *testing.T) {
-	if os.Getenv("MODEXP_CPUTIME") != "1" {
-		t.Skip("set MODEXP_CPUTIME=1")
-	}
+	cputime.OptIn(t)
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, bits := range []int{1024, 1536, 2048, 4096} {
 		n := randop.Odd(r, bits)
@@ -89,9 +86,7 @@ func TestKernelCPUTime(t *testing.T) {
 // other, and on the IFMA kernel paired (ExpPair), in turn (opt-in:
 // MODEXP_CPUTIME=1; needs IFMA hardware).
 func TestIFMACPUTime(t *testing.T) {
-	if os.Getenv("MODEXP_CPUTIME") != "1" {
-		t.Skip("set MODEXP_CPUTIME=1")
-	}
+	cputime.OptIn(t)
 	skipWithoutIFMA(t)
 	r := rand.New(rand.NewPCG(3, 3))
 	for _, bits := range []int{1024, 1536, 2048} {
@@ -134,9 +129,7 @@ func TestIFMACPUTime(t *testing.T) {
 // thread CPU time of the two halves paired (ExpPair) and of one
 // exponentiation alone, in turn (opt-in: MODEXP_CPUTIME=1; needs IFMA).
 func TestIFMAShapesCPUTime(t *testing.T) {
-	if os.Getenv("MODEXP_CPUTIME") != "1" {
-		t.Skip("set MODEXP_CPUTIME=1")
-	}
+	cputime.OptIn(t)
 	skipWithoutIFMA(t)
 	defer func(s, w map[int]int) { ifmaShape, ifmaWidth = s, w }(ifmaShape, ifmaWidth)
 	r := rand.New(rand.NewPCG(5, 5))
