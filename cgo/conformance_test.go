@@ -30,12 +30,7 @@ var p256Params = []byte{0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x
 // PIN; it returns the slot.
 func initToken(t testing.TB) uint64 {
 	t.Helper()
-	initModule(t)
-	rv, _, slots := tsGetSlotList(false, 4)
-	if rv != 0 || len(slots) == 0 {
-		t.Fatalf("C_GetSlotList = %v, %v", ck.Error(rv), slots)
-	}
-	slot := slots[0]
+	slot := firstSlot(t)
 	wantRV(t, "C_InitToken", tsInitToken(slot, confSOPIN, "conformance"), ck.CKR_OK)
 	h := openSession(t, slot, true)
 	wantRV(t, "C_Login(SO)", tsLogin(h, ck.CKU_SO, []byte(confSOPIN), false, uint64(len(confSOPIN))), ck.CKR_OK)
@@ -125,13 +120,12 @@ func TestConformanceWaitForSlotEvent(t *testing.T) {
 }
 
 func TestConformanceTokenFlags(t *testing.T) {
-	initModule(t)
-	_, _, slots := tsGetSlotList(false, 4)
+	slot := firstSlot(t)
 	for _, when := range []string{"uninitialised", "initialised"} {
 		if when == "initialised" {
-			wantRV(t, "C_InitToken", tsInitToken(slots[0], confSOPIN, "flags"), ck.CKR_OK)
+			wantRV(t, "C_InitToken", tsInitToken(slot, confSOPIN, "flags"), ck.CKR_OK)
 		}
-		rv, flags := tsTokenFlags(slots[0])
+		rv, flags := tsTokenFlags(slot)
 		wantRV(t, "C_GetTokenInfo", rv, ck.CKR_OK)
 		if flags&ck.CKF_RESTORE_KEY_NOT_NEEDED == 0 {
 			t.Errorf("%s token: flags %#x lack CKF_RESTORE_KEY_NOT_NEEDED", when, flags)

@@ -272,16 +272,22 @@ func TestTwoCallSlotList(t *testing.T) {
 	}
 }
 
+// firstSlot initialises the module and returns its first slot.
+func firstSlot(t testing.TB) uint64 {
+	t.Helper()
+	initModule(t)
+	rv, _, slots := tsGetSlotList(false, 8)
+	if rv != 0 || len(slots) == 0 {
+		t.Fatalf("C_GetSlotList = %v, %v", ck.Error(rv), slots)
+	}
+	return slots[0]
+}
+
 // firstSession initialises the module and opens a read-only session on
 // the first slot, closed when the test ends.
 func firstSession(t *testing.T) uint64 {
 	t.Helper()
-	initModule(t)
-	_, _, slots := tsGetSlotList(false, 8)
-	if len(slots) == 0 {
-		t.Fatal("no slot")
-	}
-	h := openSession(t, slots[0], false)
+	h := openSession(t, firstSlot(t), false)
 	t.Cleanup(func() { tsCloseSession(h) })
 	return h
 }

@@ -15,12 +15,7 @@ import (
 // user session.
 func readySession(t *testing.T) uint64 {
 	t.Helper()
-	initModule(t)
-	_, _, slots := tsGetSlotList(false, 8)
-	if len(slots) == 0 {
-		t.Fatal("no slot")
-	}
-	rv, h := tsReadySession(slots[0])
+	rv, h := tsReadySession(firstSlot(t))
 	if rv != 0 {
 		t.Fatalf("token setup = %v", ck.Error(rv))
 	}
