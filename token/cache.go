@@ -204,12 +204,67 @@ func (s *slot) follow() {
 		case <-notify:
 		}
 		s.mu.Lock()
-		loaded := s.loaded
+		loaded, recVer := s.loaded, s.recVer
 		s.mu.Unlock()
+		if st, err := s.st(); err == nil {
+			// The token record first (one small read): C_GetTokenInfo
+			// answers from it. A failure keeps the one cached.
+			_, _ = s.fetchRecord(st, recVer)
+		}
 		if loaded {
 			_ = s.refresh() // errors are logged; the next search asks again
 		}
 	}
+}
+
+// tokenRecord returns the token record (C_GetTokenInfo). A token in etcd
+// answers from the one cached, which follow fetches again after every
+// notified change (a PIN failure counted by another host, a label set):
+// no request, so C_GetTokenInfo never waits on the network; with the
+// cluster out of reach it answers what it last knew. The store is asked
+// only when nothing is cached (the first call, after this process changed
+// the record itself, an uninitialised token). A token file is read at
+// every call (another process may have changed it, and nothing notifies).
+func (s *slot) tokenRecord(st *keystore.Store) (keystore.TokenRecord, error) {
+	if !s.cfg.Etcd() {
+		return st.Token()
+	}
+	s.mu.Lock()
+	if s.rec != nil {
+		rec := *s.rec
+		s.mu.Unlock()
+		return rec, nil
+	}
+	ver := s.recVer
+	s.mu.Unlock()
+	return s.fetchRecord(st, ver)
+}
+
+// fetchRecord reads the token record and caches it, unless the cache
+// changed since ver (a newer answer, or this process's own change: that
+// one is asked again at the next call).
+func (s *slot) fetchRecord(st *keystore.Store, ver uint64) (keystore.TokenRecord, error) {
+	rec, err := st.Token()
+	if err == nil {
+		s.mu.Lock()
+		if s.recVer == ver {
+			s.rec = &rec
+			s.recVer++
+		}
+		s.mu.Unlock()
+	}
+	return rec, err
+}
+
+// recordChangedLocked forgets the cached token record after this process
+// asked the store to change it (a login attempt counts, a PIN set, an
+// initialisation), unless the store was out of reach (nothing changed).
+func (s *slot) recordChangedLocked(err error) {
+	if errors.Is(err, keystore.ErrUnavailable) {
+		return
+	}
+	s.rec = nil
+	s.recVer++
 }
 
 // applyLocked applies what the keystore reported: changed objects (every

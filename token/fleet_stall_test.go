@@ -103,3 +103,74 @@ func TestFleetSignWhileStoreStalls(t *testing.T) {
 	}
 	waitFind(t, m, sh, 2, aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY))
 }
+
+// TestFleetTokenInfoFromCache: C_GetTokenInfo of a token in etcd answers
+// from the slot's cached token record, which the watch keeps fresh: a
+// wrong PIN counted by another host shows in the flags within moments,
+// and with the member stopped (SIGSTOP) every call answers at once.
+func TestFleetTokenInfoFromCache(t *testing.T) {
+	dir := t.TempDir()
+	cu, err := etcdtest.FreeLoopbackURL()
+	must(t, err)
+	pu, err := etcdtest.FreeLoopbackURL()
+	must(t, err)
+	e := etcdtest.StartProcess(t, dir, "info", cu, pu)
+	a, slotA, _ := etcdHostTimeout(t, cu.String(), "/info/", "3s")
+	b, slotB, _ := etcdHostTimeout(t, cu.String(), "/info/", "3s")
+	initToken(t, a, slotA)
+	info := func(m *Module, slot uint64) TokenInfo {
+		t.Helper()
+		ti, err := m.TokenInfo(slot)
+		must(t, err)
+		return ti
+	}
+	if ti := info(b, slotB); ti.Flags&ck.CKF_USER_PIN_COUNT_LOW != 0 || ti.Label != "Test Token" {
+		t.Fatalf("token info on b: %+v", ti)
+	}
+	shA := openRW(t, a, slotA)
+	wantRV(t, a.Login(shA, ck.CKU_USER, []byte("wrong pin")), ck.CKR_PIN_INCORRECT)
+	// The host that counted it sees it at once (it asks the store again).
+	if ti := info(a, slotA); ti.Flags&ck.CKF_USER_PIN_COUNT_LOW == 0 {
+		t.Fatalf("token info on a after a wrong PIN: flags %#x", ti.Flags)
+	}
+	// The other host, through its watch.
+	deadline := time.Now().Add(2 * time.Second)
+	for info(b, slotB).Flags&ck.CKF_USER_PIN_COUNT_LOW == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("host b does not see the wrong PIN counted on host a after 2 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	e.Stop()
+	t.Cleanup(e.Cont)
+	for _, h := range []struct {
+		m    *Module
+		slot uint64
+	}{{a, slotA}, {b, slotB}} {
+		start := time.Now()
+		for range 100 {
+			if ti := info(h.m, h.slot); ti.Flags&ck.CKF_USER_PIN_COUNT_LOW == 0 || ti.Flags&ck.CKF_TOKEN_INITIALIZED == 0 {
+				t.Fatalf("token info with the member stopped: flags %#x", ti.Flags)
+			}
+		}
+		if d := time.Since(start); d > 500*time.Millisecond {
+			t.Errorf("100 C_GetTokenInfo with the member stopped took %v", d)
+		}
+	}
+	e.Cont()
+	must(t, a.Login(shA, ck.CKU_USER, []byte(testUserPIN)))
+	// The success resets the count; both hosts see it.
+	for _, h := range []struct {
+		m    *Module
+		slot uint64
+	}{{a, slotA}, {b, slotB}} {
+		deadline := time.Now().Add(5 * time.Second)
+		for info(h.m, h.slot).Flags&ck.CKF_USER_PIN_COUNT_LOW != 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the reset count not seen after 5 s")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}

@@ -54,7 +54,9 @@ func (m *Module) InitTokenPolicy(id uint64, soPIN []byte, label string, p keysto
 	if err != nil {
 		return s.storeErr("init token", err)
 	}
-	if err := st.InitTokenPolicy(soPIN, label, p); err != nil {
+	err = st.InitTokenPolicy(soPIN, label, p)
+	s.recordChangedLocked(err)
+	if err != nil {
 		return s.storeErr("init token", err)
 	}
 	s.logoutLocked()
@@ -87,7 +89,9 @@ func (m *Module) InitPIN(sh uint64, pin []byte) error {
 	if err != nil {
 		return s.storeErr("init user PIN", err)
 	}
-	if err := st.InitUserPIN(s.key, pin); err != nil {
+	err = st.InitUserPIN(s.key, pin)
+	s.recordChangedLocked(err)
+	if err != nil {
 		return s.storeErr("init user PIN", err)
 	}
 	s.log.Info("user PIN initialised")
@@ -118,7 +122,9 @@ func (m *Module) SetPIN(sh uint64, oldPIN, newPIN []byte) error {
 	if err != nil {
 		return s.storeErr("set PIN", err)
 	}
-	if err := st.SetPIN(who, oldPIN, newPIN); err != nil {
+	err = st.SetPIN(who, oldPIN, newPIN)
+	s.recordChangedLocked(err)
+	if err != nil {
 		return s.storeErr("set PIN", err)
 	}
 	s.log.Info("PIN changed", "so", who == keystore.SO)
@@ -168,6 +174,7 @@ func (m *Module) Login(sh, userType uint64, pin []byte) error {
 		return s.storeErr("login", err)
 	}
 	key, err := st.Login(who, pin)
+	s.recordChangedLocked(err)
 	if err != nil {
 		if ck.RV(s.storeErr("", err)) == uint64(ck.CKR_TOKEN_NOT_RECOGNIZED) {
 			// Uninitialised token: nobody has a PIN yet.

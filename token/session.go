@@ -219,6 +219,7 @@ func (ss *session) contextLogin(pin []byte) error {
 		return s.storeErr("context login", err)
 	}
 	key, err := st.Login(keystore.User, pin)
+	s.recordChangedLocked(err)
 	if err != nil {
 		return s.storeErr("context login", err)
 	}

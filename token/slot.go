@@ -71,6 +71,11 @@ type slot struct {
 	// this process's writes, logins and logouts, close): refresh applies
 	// what the store said only if ver did not move while it asked.
 	ver uint64
+	// rec is the token record of a token in etcd (C_GetTokenInfo), kept
+	// as fresh as the watch by follow (cache.go, tokenRecord); nil: ask
+	// the store. recVer counts its changes.
+	rec    *keystore.TokenRecord
+	recVer uint64
 	// idIndex maps CKA_ID values to the handles of the objects that have
 	// them (cache.go): built with every full load, updated by every change
 	// of the cache; nil means not built (find.go builds it then). Entries
@@ -268,7 +273,7 @@ func (s *slot) tokenInfo() (TokenInfo, error) {
 	st, err := s.st()
 	var rec keystore.TokenRecord
 	if err == nil {
-		rec, err = st.Token()
+		rec, err = s.tokenRecord(st)
 	}
 	switch {
 	case errors.Is(err, keystore.ErrNotInitialized):
