@@ -14,11 +14,14 @@ import (
 
 // Sizes of the structures whose parameters we decode.
 const (
-	sizeofPSS   = C.CK_ULONG(unsafe.Sizeof(C.CK_RSA_PKCS_PSS_PARAMS{}))
-	sizeofOAEP  = C.CK_ULONG(unsafe.Sizeof(C.CK_RSA_PKCS_OAEP_PARAMS{}))
-	sizeofECDH  = C.CK_ULONG(unsafe.Sizeof(C.CK_ECDH1_DERIVE_PARAMS{}))
-	sizeofEdDSA = C.CK_ULONG(unsafe.Sizeof(C.CK_EDDSA_PARAMS{}))
-	sizeofAttr  = C.CK_ULONG(unsafe.Sizeof(C.CK_ATTRIBUTE{}))
+	sizeofPSS  = C.CK_ULONG(unsafe.Sizeof(C.CK_RSA_PKCS_PSS_PARAMS{}))
+	sizeofOAEP = C.CK_ULONG(unsafe.Sizeof(C.CK_RSA_PKCS_OAEP_PARAMS{}))
+	sizeofECDH = C.CK_ULONG(unsafe.Sizeof(C.CK_ECDH1_DERIVE_PARAMS{}))
+	// The AES derivations by data encryption.
+	sizeofDeriveString = C.CK_ULONG(unsafe.Sizeof(C.CK_KEY_DERIVATION_STRING_DATA{}))
+	sizeofAESCBCData   = C.CK_ULONG(unsafe.Sizeof(C.CK_AES_CBC_ENCRYPT_DATA_PARAMS{}))
+	sizeofEdDSA        = C.CK_ULONG(unsafe.Sizeof(C.CK_EDDSA_PARAMS{}))
+	sizeofAttr         = C.CK_ULONG(unsafe.Sizeof(C.CK_ATTRIBUTE{}))
 	// CK_GCM_PARAMS: the 3.0 form (with ulIvBits) and the 2.40 form.
 	sizeofGCM    = C.CK_ULONG(unsafe.Sizeof(C.CK_GCM_PARAMS{}))
 	sizeofGCM240 = C.CK_ULONG(unsafe.Sizeof(C.MODEXP_GCM_PARAMS_2_40{}))
@@ -157,8 +160,8 @@ func isPSS(t uint64) bool {
 	return false
 }
 
-// mechanismIn decodes a CK_MECHANISM. PSS, OAEP and ECDH1 derive
-// parameters must have exactly their structure's size (else
+// mechanismIn decodes a CK_MECHANISM. PSS, OAEP, ECDH1 derive and the
+// AES derivations by data encryption's parameters must have exactly their structure's size (else
 // CKR_MECHANISM_PARAM_INVALID); other
 // mechanisms' parameters are copied as raw bytes. A NULL pParameter with a
 // non-zero length is CKR_ARGUMENTS_BAD.
@@ -210,6 +213,27 @@ func mechanismIn(p *C.CK_MECHANISM) (*token.Mechanism, C.CK_RV) {
 			return nil, rvMechParamInvalid
 		}
 		m.EdDSA = &token.EdDSAParams{PH: p.phFlag == 1, Context: context}
+	case m.Type == ck.CKM_AES_ECB_ENCRYPT_DATA:
+		if param == nil || plen != sizeofDeriveString {
+			return nil, rvMechParamInvalid
+		}
+		p := (*C.CK_KEY_DERIVATION_STRING_DATA)(param)
+		data, ok := bytesCopy(unsafe.Pointer(p.pData), p.ulLen)
+		if !ok {
+			return nil, rvMechParamInvalid
+		}
+		m.EncryptData = &token.EncryptDataParams{Data: data}
+	case m.Type == ck.CKM_AES_CBC_ENCRYPT_DATA:
+		if param == nil || plen != sizeofAESCBCData {
+			return nil, rvMechParamInvalid
+		}
+		p := (*C.CK_AES_CBC_ENCRYPT_DATA_PARAMS)(param)
+		data, ok := bytesCopy(unsafe.Pointer(p.pData), p.length)
+		if !ok {
+			return nil, rvMechParamInvalid
+		}
+		iv := C.GoBytes(unsafe.Pointer(&p.iv[0]), C.int(len(p.iv)))
+		m.EncryptData = &token.EncryptDataParams{IV: iv, Data: data}
 	case m.Type == ck.CKM_AES_GCM:
 		g, rv := gcmParamsIn(param, plen)
 		if rv != rvOK {

@@ -51,6 +51,16 @@ type Mechanism struct {
 	ECDH  *ECDH1DeriveParams // CKM_ECDH1_DERIVE, CKM_ECDH1_COFACTOR_DERIVE
 	EdDSA *EdDSAParams       // CKM_EDDSA with CK_EDDSA_PARAMS (nil: none given)
 	GCM   *GCMParams         // CKM_AES_GCM: decoded CK_GCM_PARAMS
+	// EncryptData: CKM_AES_ECB_ENCRYPT_DATA's CK_KEY_DERIVATION_STRING_DATA
+	// (IV nil) or CKM_AES_CBC_ENCRYPT_DATA's CK_AES_CBC_ENCRYPT_DATA_PARAMS.
+	EncryptData *EncryptDataParams
+}
+
+// EncryptDataParams is the parameter of the key derivations by data
+// encryption, with the data copied.
+type EncryptDataParams struct {
+	IV   []byte // the CBC IV (16 bytes); nil for ECB
+	Data []byte
 }
 
 // GCMParams is CK_GCM_PARAMS with the IV and AAD copied. IVBits is the 3.0

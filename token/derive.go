@@ -5,7 +5,8 @@ package token
 // A derive mechanism is a registry entry with a derive function (see
 // mechanism.derive). DeriveKey checks what every derivation shares — the
 // mechanism offered by the slot (CKF_DERIVE), its parameter, the base key
-// (a private key of a type the mechanism accepts, with CKA_DERIVE true,
+// (a private key, or for the AES derivations by data encryption a secret
+// key, of a type the mechanism accepts, with CKA_DERIVE true,
 // the mechanism in its CKA_ALLOWED_MECHANISMS, its private values
 // unsealed) and the template (class CKO_SECRET_KEY, the default; key type
 // CKK_GENERIC_SECRET when absent; the base key's CKA_DERIVE_TEMPLATE added
@@ -18,7 +19,8 @@ package token
 // derivedKeyLen gives the byte length the template asks for (CKA_VALUE_LEN,
 // or the key type's length), from the mechanism's natural output length.
 // CKM_DH_PKCS_DERIVE's parameter (the peer's public value) arrives as
-// Mechanism.Param; ECDH's as Mechanism.ECDH.
+// Mechanism.Param; ECDH's as Mechanism.ECDH; the AES derivations by data
+// encryption's as Mechanism.EncryptData (mech_aes_derive.go).
 //
 // The derived key is not "local" (CKA_LOCAL false, no
 // CKA_KEY_GEN_MECHANISM); CKA_ALWAYS_SENSITIVE is true only if the base
@@ -78,10 +80,16 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 	if _, ok := t[ck.CKA_VALUE]; ok {
 		return 0, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "CKA_VALUE of a derived key is set by the token")
 	}
-	switch class := key.class(); {
+	// A secret key may be the base key too (the derivations by data
+	// encryption); the mechanism's key types then tell whether it fits.
+	class, wantClass := key.class(), keyClassFor[opDerive]
+	if class == ck.CKO_SECRET_KEY {
+		wantClass = ck.CKO_SECRET_KEY
+	}
+	switch {
 	case class != ck.CKO_PUBLIC_KEY && class != ck.CKO_PRIVATE_KEY && class != ck.CKO_SECRET_KEY:
 		return 0, ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "object %d is not a key", baseKey)
-	case class != keyClassFor[opDerive] || !mech.acceptsKeyType(key.keyType()):
+	case class != wantClass || !mech.acceptsKeyType(key.keyType()):
 		return 0, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "%s with %s of type %s", ck.Name("CKM_", cm.Type),
 			ck.Name("CKO_", class), ck.Name("CKK_", key.keyType()))
 	}
@@ -95,8 +103,12 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 		return 0, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private key values are sealed")
 	}
 	op := &operation{kind: opDerive, mech: mech, params: params, key: key, slot: s, needLogin: true, epoch: epoch}
-	if bits := uint64(op.keyBits()); bits < info.MinKeySize || bits > info.MaxKeySize {
-		return 0, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit key, %s takes %d..%d", bits, ck.Name("CKM_", cm.Type), info.MinKeySize, info.MaxKeySize)
+	size := uint64(op.keyBits())
+	if mech.sizeInBytes {
+		size /= 8
+	}
+	if size < info.MinKeySize || size > info.MaxKeySize {
+		return 0, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-%s key, %s takes %d..%d", size, mech.sizeUnit(), ck.Name("CKM_", cm.Type), info.MinKeySize, info.MaxKeySize)
 	}
 	if mech.checkKey != nil {
 		if err := mech.checkKey(op); err != nil {

@@ -109,7 +109,7 @@ func (m *mechanism) decode(cm *Mechanism) (any, error) {
 	if m.params != nil {
 		return m.params(m, cm)
 	}
-	if len(cm.Param) != 0 || cm.PSS != nil || cm.OAEP != nil || cm.ECDH != nil || cm.EdDSA != nil || cm.GCM != nil {
+	if len(cm.Param) != 0 || cm.PSS != nil || cm.OAEP != nil || cm.ECDH != nil || cm.EdDSA != nil || cm.GCM != nil || cm.EncryptData != nil {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes no parameter", ck.Name("CKM_", m.typ))
 	}
 	return nil, nil

@@ -1019,6 +1019,55 @@ class TestPythonPkcs11Habits(TokenTest):
         # python-pkcs11's test_seed_random expects C_SeedRandom to succeed.
         self.assertEqual(self.lib.C_SeedRandom(self.h, b"12345678", ctypes.c_ulong(8)), CKR_OK)
 
+    def derive_by_encryption(self, base, mech, param, value_len):
+        # python-pkcs11's derive_key(KeyType.AES, bits, template={SENSITIVE:
+        # False, EXTRACTABLE: True}) template.
+        t = {CKA_CLASS: CKO_SECRET_KEY, CKA_KEY_TYPE: CKK_AES, CKA_ID: b"", CKA_LABEL: b"", CKA_TOKEN: False,
+             CKA_PRIVATE: True, CKA_SENSITIVE: False, CKA_EXTRACTABLE: True, CKA_ENCRYPT: True, CKA_DECRYPT: True,
+             CKA_WRAP: True, CKA_UNWRAP: True, CKA_SIGN: True, CKA_VERIFY: True, CKA_DERIVE: True,
+             CKA_VALUE_LEN: value_len}
+        arr, n = self.template(list(t.items()))
+        k = ctypes.c_ulong()
+        rv = self.lib.C_DeriveKey(self.h, self.mech(mech, param), base, arr, n, ctypes.byref(k))
+        if rv != CKR_OK:
+            return rv, None
+        (v,) = self.session.getAttributeValue(self._obj(k), [CKA_VALUE])
+        return rv, bytes(v)
+
+    def test_aes_derive_by_encryption(self):
+        # python-pkcs11's test_aes: CKM_AES_ECB_ENCRYPT_DATA with
+        # CK_KEY_DERIVATION_STRING_DATA, CKM_AES_CBC_ENCRYPT_DATA with
+        # CK_AES_CBC_ENCRYPT_DATA_PARAMS; a refusal must be
+        # CKR_MECHANISM_PARAM_INVALID or CKR_FUNCTION_FAILED.
+        self.need("CKM_AES_ECB_ENCRYPT_DATA", "CKM_AES_CBC_ENCRYPT_DATA")
+        ok_rvs = (CKR_MECHANISM_PARAM_INVALID, CKR_FUNCTION_FAILED)
+        for bits in (128, 256):
+            value = bytes(range(bits // 8))
+            base = self.aes_key(value, [(CKA_DERIVE, CK_TRUE)])
+            bh = ctypes.c_ulong(base.value())
+            for n in (16, 32, 15, 31):
+                data = bytes(range(7, 7 + n))
+                buf = self.buf(data)
+                param = struct.pack("PL", ctypes.addressof(buf), n)
+                rv, got = self.derive_by_encryption(bh, CKM_AES_ECB_ENCRYPT_DATA, param, bits // 8)
+                with self.subTest(mech="ECB", bits=bits, n=n):
+                    if n % 16 or n < bits // 8:
+                        self.assertIn(rv, ok_rvs)
+                    else:
+                        e = Cipher(algorithms.AES(value), modes.ECB()).encryptor()
+                        self.assertEqual(got, (e.update(data) + e.finalize())[:bits // 8])
+            for n in (16, 32, 64, 31):
+                data, iv = bytes(range(3, 3 + n)), b"0" * 16
+                buf = self.buf(data)
+                param = iv + struct.pack("PL", ctypes.addressof(buf), n)
+                rv, got = self.derive_by_encryption(bh, CKM_AES_CBC_ENCRYPT_DATA, param, bits // 8)
+                with self.subTest(mech="CBC", bits=bits, n=n):
+                    if n % 16 or n < bits // 8:
+                        self.assertIn(rv, ok_rvs)
+                    else:
+                        e = Cipher(algorithms.AES(value), modes.CBC(iv)).encryptor()
+                        self.assertEqual(got, (e.update(data) + e.finalize())[:bits // 8])
+
     def test_so_login_on_rw_session(self):
         # token.open(rw=True, so_pin=...) with no other session open.
         self.session.logout()
