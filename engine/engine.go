@@ -10,11 +10,30 @@
 //
 // # Core and optional abilities
 //
-// The core interface is small: [Engine]. Optional abilities are discovered by
-// type assertion, as in filippo.io/age: [CRTEngine] for engines that do the
+// The core interface is small: [Engine]. Optional abilities are optional
+// interfaces, as in filippo.io/age: [CRTEngine] for engines that do the
 // whole CRT exponentiation natively, [PairEngine] for engines that take two
 // exponentiations in one call more cheaply than in two, [ECEngine] for
-// engines that multiply curve points.
+// engines that multiply curve points. Callers ask for an ability with
+// [As] (never with a type assertion of their own): an engine has it when
+// its type implements the interface and, if the engine implements
+// [Limited], its Has method says so. Limited is for engines whose
+// abilities are known only per instance: a device client has ExpCRT and
+// the point multiplications on its type, and has them as abilities only
+// when the device's INFO lists them; a pool has them when its members do.
+// Such an engine writes each method once on one type instead of one
+// wrapper type per combination of abilities (there were three for the
+// device client) and test engines need no wrapper to hide the abilities
+// of the engine they embed.
+//
+// There is deliberately no embeddable default whose optional methods
+// answer ErrUnsupported: embedding it would make every engine implement
+// every optional interface, so the interfaces would no longer say what an
+// engine can do, and each caller would learn it only by a failed call per
+// operation, or from Info flags duplicating the interfaces. An engine that
+// declines one call of an ability it has (ExpPair of two moduli the
+// software kernel cannot interleave, a curve not in Info().Curves) still
+// answers ErrUnsupported, before doing anything.
 //
 // # Operand conventions
 //
@@ -144,4 +163,55 @@ type PairEngine interface {
 	// ErrUnsupported, before doing anything: callers then make two Exp
 	// calls.
 	ExpPair(ctx context.Context, a, b ExpOp) (ra, rb []byte, c Cost, err error)
+}
+
+// Ability is one optional ability of an engine: the optional interface
+// that provides it.
+type Ability int
+
+// The optional abilities.
+const (
+	AbilityCRT  Ability = iota + 1 // CRTEngine
+	AbilityPair                    // PairEngine
+	AbilityEC                      // ECEngine
+)
+
+// Limited is implemented by engines whose abilities depend on the
+// instance: Has reports whether the engine has an ability whose interface
+// its type implements. Engines without it have every ability their type
+// implements.
+type Limited interface {
+	Has(Ability) bool
+}
+
+// As returns e as the optional interface T (CRTEngine, PairEngine or
+// ECEngine) and true when e has that ability: its type implements T and,
+// if e is [Limited], e.Has says so. It is the one capability query of the
+// code base (a test checks that no other code asserts the optional
+// interfaces).
+func As[T Engine](e Engine) (T, bool) {
+	var none T
+	t, ok := e.(T)
+	if !ok {
+		return none, false
+	}
+	if l, limited := e.(Limited); limited {
+		if a := abilityOf[T](); a != 0 && !l.Has(a) {
+			return none, false
+		}
+	}
+	return t, true
+}
+
+// abilityOf is the ability T provides (0 for Engine itself).
+func abilityOf[T Engine]() Ability {
+	switch any((*T)(nil)).(type) {
+	case *CRTEngine:
+		return AbilityCRT
+	case *PairEngine:
+		return AbilityPair
+	case *ECEngine:
+		return AbilityEC
+	}
+	return 0
 }

@@ -67,7 +67,7 @@ func runBench(o *benchOpts, stdout io.Writer) error {
 	}
 	defer eng.Close()
 	info := eng.Info()
-	_, nativeCRT := eng.(engine.CRTEngine)
+	_, nativeCRT := engine.As[engine.CRTEngine](eng)
 	fmt.Fprintf(stdout, "engine    %s (%s; simulated %v, constant time %v, native CRT %v, cores %d)\n",
 		info.Name, info.Model, info.Simulated, info.ConstantTime, nativeCRT, info.Cores)
 	if *selftest {

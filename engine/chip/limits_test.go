@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/enginetest"
 	"github.com/modexp-token/modexp-token/internal/testkeys"
 )
 
@@ -182,9 +183,9 @@ func TestCryptechLimits(t *testing.T) {
 	_, err = a7.NewModulus(randOdd(r, 4097).Bytes())
 	wantTooLarge(t, "4097-bit modulus on modexpa7", err)
 	p := randOdd(r, 2049)
-	_, _, err = a7.(engine.CRTEngine).ExpCRT(context.Background(), &engine.CRTKey{P: p.Bytes(), Q: p.Bytes(), DP: []byte{3}, DQ: []byte{3}, QInv: []byte{1}}, []byte{2})
+	_, _, err = enginetest.As[engine.CRTEngine](t, a7).ExpCRT(context.Background(), &engine.CRTKey{P: p.Bytes(), Q: p.Bytes(), DP: []byte{3}, DQ: []byte{3}, QInv: []byte{1}}, []byte{2})
 	wantTooLarge(t, "2049-bit CRT prime", err)
-	if _, ok := mustOpen(t, "chip:cryptech").(engine.CRTEngine); ok {
+	if _, ok := engine.As[engine.CRTEngine](mustOpen(t, "chip:cryptech")); ok {
 		t.Error("the 2015 core has no CRT mode, but implements engine.CRTEngine")
 	}
 }
@@ -197,7 +198,7 @@ func TestCRT(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, spec := range []string{"chip:pukcc", "chip:pukcc,w=1", "chip:cryptech,core=modexpa7", "chip:cryptech,core=modexpa7,cores=1"} {
-			e := mustOpen(t, spec).(engine.CRTEngine)
+			e := enginetest.As[engine.CRTEngine](t, mustOpen(t, spec))
 			x := new(big.Int).Sub(k.N, big.NewInt(12345))
 			got, cost, err := e.ExpCRT(context.Background(), &engine.CRTKey{P: k.P.Bytes(), Q: k.Q.Bytes(), DP: k.Dp.Bytes(), DQ: k.Dq.Bytes(), QInv: k.Qinv.Bytes()}, x.Bytes())
 			if err != nil {
@@ -272,7 +273,7 @@ func TestTimeScale(t *testing.T) {
 
 func TestEC(t *testing.T) {
 	ctx := context.Background()
-	e := mustOpen(t, "chip:pukcc").(engine.ECEngine)
+	e := enginetest.As[engine.ECEngine](t, mustOpen(t, "chip:pukcc"))
 	for _, c := range []struct {
 		name string
 		ec   ecdh.Curve

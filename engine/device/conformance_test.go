@@ -92,7 +92,7 @@ func TestRealEnginesThroughDaemon(t *testing.T) {
 			if err := e.SelfTest(context.Background()); err != nil {
 				t.Fatalf("SelfTest through the daemon: %v", err)
 			}
-			ec, ok := e.(engine.ECEngine)
+			ec, ok := engine.As[engine.ECEngine](e)
 			if !ok || len(e.Info().Curves) == 0 {
 				t.Logf("%s serves no curves", spec)
 			}
@@ -113,7 +113,7 @@ func TestRealEnginesThroughDaemon(t *testing.T) {
 					t.Fatalf("%s: k·G differs from crypto/elliptic", name)
 				}
 			}
-			if ce, ok := e.(engine.CRTEngine); ok {
+			if ce, ok := engine.As[engine.CRTEngine](e); ok {
 				k, n, d := rsaFixture(t, r, 1024)
 				c := new(big.Int).Mod(randop.Bits(r, 1024), n)
 				got, _, err := ce.ExpCRT(context.Background(), &k, c.Bytes())

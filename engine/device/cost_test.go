@@ -18,6 +18,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine/device/internal/bigengine"
 	"github.com/modexp-token/modexp-token/engine/device/server"
 	"github.com/modexp-token/modexp-token/engine/device/wire"
+	"github.com/modexp-token/modexp-token/engine/enginetest"
 	"github.com/modexp-token/modexp-token/engine/internal/randop"
 )
 
@@ -146,8 +147,8 @@ func TestCostDeadlineNormalLoad(t *testing.T) {
 	if testing.Short() {
 		n = 6
 	}
-	ce := e.(engine.CRTEngine)
-	ee := e.(engine.ECEngine)
+	ce := enginetest.As[engine.CRTEngine](t, e)
+	ee := enginetest.As[engine.ECEngine](t, e)
 	var wg sync.WaitGroup
 	errs := make(chan error, 6*n)
 	for w := range 6 {

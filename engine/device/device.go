@@ -49,8 +49,9 @@
 // known-answer tests at several sizes, which catch a device that fails only
 // above some width (the Cryptech all-zero case).
 //
-// The engine implements engine.CRTEngine and engine.ECEngine only when the
-// device's INFO says it can (native CRT; a non-empty curve list). It never
+// The engine has the abilities engine.CRTEngine and engine.ECEngine
+// (engine.As, through its Has) only when the device's INFO says it can
+// (native CRT; a non-empty curve list). It never
 // writes to stdout or stderr: it logs to Config.Logger only.
 package device
 
@@ -250,7 +251,7 @@ type Engine struct {
 	log    *slog.Logger
 	info   engine.Info
 	limits limits
-	crt    bool           // the device does the whole CRT exponentiation (INFO NATIVE_CRT): Open returns a CRTEngine
+	crt    bool           // the device does the whole CRT exponentiation (INFO NATIVE_CRT): Has(AbilityCRT)
 	cost   wire.CostModel // from INFO; zero: unknown
 	br     *breaker
 	nextID atomic.Uint32
@@ -321,15 +322,6 @@ func New(ctx context.Context, cfg Config) (engine.Engine, error) {
 	if err := e.readInfo(resp); err != nil {
 		e.Close()
 		return nil, err
-	}
-	crt, ec := e.crt, len(e.info.Curves) > 0
-	switch {
-	case crt && ec:
-		return crtECEngine{e}, nil
-	case crt:
-		return crtEngine{e}, nil
-	case ec:
-		return ecEngine{e}, nil
 	}
 	return e, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine/device"
 	"github.com/modexp-token/modexp-token/engine/device/internal/bigengine"
 	"github.com/modexp-token/modexp-token/engine/device/wire"
+	"github.com/modexp-token/modexp-token/engine/enginetest"
 	"github.com/modexp-token/modexp-token/engine/internal/randop"
 )
 
@@ -64,20 +65,20 @@ func TestRegistryOpen(t *testing.T) {
 func TestInfoAndAbilities(t *testing.T) {
 	full := openClient(t, startDaemon(t, bigengine.New(4096)).config())
 	in := full.Info()
-	if _, crt := full.(engine.CRTEngine); in.Model != "bigtest" || in.MaxModulusBits != 4096 || !crt || in.Cores != 2 || len(in.Curves) != 3 {
+	if _, crt := engine.As[engine.CRTEngine](full); in.Model != "bigtest" || in.MaxModulusBits != 4096 || !crt || in.Cores != 2 || len(in.Curves) != 3 {
 		t.Errorf("Info = %+v", in)
 	}
-	if _, ok := full.(engine.CRTEngine); !ok {
+	if _, ok := engine.As[engine.CRTEngine](full); !ok {
 		t.Error("no CRTEngine although INFO says native CRT")
 	}
-	if _, ok := full.(engine.ECEngine); !ok {
+	if _, ok := engine.As[engine.ECEngine](full); !ok {
 		t.Error("no ECEngine although INFO lists curves")
 	}
-	plain := openClient(t, startDaemon(t, plainEngine{bigengine.New(0)}).config())
-	if _, ok := plain.(engine.CRTEngine); ok {
+	plain := openClient(t, startDaemon(t, bigengine.NewPlain(0)).config())
+	if _, ok := engine.As[engine.CRTEngine](plain); ok {
 		t.Error("CRTEngine without native CRT")
 	}
-	if _, ok := plain.(engine.ECEngine); ok {
+	if _, ok := engine.As[engine.ECEngine](plain); ok {
 		t.Error("ECEngine without curves")
 	}
 	if plain.Info().MaxModulusBits != wire.MaxOperand*8 {
@@ -128,7 +129,7 @@ func TestRefusals(t *testing.T) {
 	if _, _, err := e.Exp(ctx, m, []byte{2}, bytes.Repeat([]byte{1}, wire.MaxOperand+1)); !errors.Is(err, engine.ErrOperandTooLarge) {
 		t.Errorf("long exponent: %v", err)
 	}
-	ec := e.(engine.ECEngine)
+	ec := enginetest.As[engine.ECEngine](t, e)
 	if _, _, _, err := ec.ScalarBaseMult(ctx, "P-999", []byte{1}); !errors.Is(err, engine.ErrUnsupported) {
 		t.Errorf("unknown curve: %v", err)
 	}
@@ -172,7 +173,7 @@ func rsaFixture(t *testing.T, r *rand.Rand, bits int) (engine.CRTKey, *big.Int, 
 }
 
 func TestModExpCRT(t *testing.T) {
-	e := openClient(t, startDaemon(t, nil).config()).(engine.CRTEngine)
+	e := enginetest.As[engine.CRTEngine](t, openClient(t, startDaemon(t, nil).config()))
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, bits := range []int{256, 1024, 2048} {
 		k, n, d := rsaFixture(t, r, bits)
@@ -188,7 +189,7 @@ func TestModExpCRT(t *testing.T) {
 }
 
 func TestScalarMult(t *testing.T) {
-	e := openClient(t, startDaemon(t, nil).config()).(engine.ECEngine)
+	e := enginetest.As[engine.ECEngine](t, openClient(t, startDaemon(t, nil).config()))
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(7, 8))
 	for _, c := range []elliptic.Curve{elliptic.P256(), elliptic.P384(), elliptic.P521()} {

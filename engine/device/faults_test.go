@@ -20,6 +20,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine/device/internal/bigengine"
 	"github.com/modexp-token/modexp-token/engine/device/server"
 	"github.com/modexp-token/modexp-token/engine/device/wire"
+	"github.com/modexp-token/modexp-token/engine/enginetest"
 	"github.com/modexp-token/modexp-token/engine/internal/randop"
 )
 
@@ -65,7 +66,7 @@ func TestFaultZeroAbove(t *testing.T) {
 		t.Fatalf("2048 bits: expected the injected all-zero result, got %x...", got[:8])
 	}
 	// EC: an all-zero point is never on the curve: the client refuses it.
-	ec := openClient(t, startDaemon(t, nil, "zero-above:200").config()).(engine.ECEngine)
+	ec := enginetest.As[engine.ECEngine](t, openClient(t, startDaemon(t, nil, "zero-above:200").config()))
 	if _, _, _, err := ec.ScalarBaseMult(ctx, "P-256", []byte{5}); !isDevice(err) {
 		t.Fatalf("zero point: %v", err)
 	}

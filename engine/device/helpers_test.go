@@ -180,29 +180,4 @@ func (e sleepyEngine) ExpVarTime(ctx context.Context, m engine.Modulus, base, ex
 	return e.expMode(ctx, m, base, exp, true)
 }
 
-// plainEngine hides the big engine's CRT and EC abilities.
-type plainEngine struct{ e *bigengine.Engine }
-
-func (p plainEngine) Info() engine.Info {
-	in := p.e.Info()
-	in.Curves = nil
-	return in
-}
-func (p plainEngine) NewModulus(n []byte) (engine.Modulus, error) { return p.e.NewModulus(n) }
-func (p plainEngine) expMode(ctx context.Context, m engine.Modulus, b, x []byte, pub bool) ([]byte, engine.Cost, error) {
-	return engine.ExpMode(ctx, p.e, m, b, x, pub)
-}
-
-// Exp is [engine.Engine]'s: the exponent is secret.
-func (p plainEngine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
-	return p.expMode(ctx, m, base, exp, false)
-}
-
-// ExpVarTime is [engine.Engine]'s: the exponent is public.
-func (p plainEngine) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
-	return p.expMode(ctx, m, base, exp, true)
-}
-func (p plainEngine) SelfTest(ctx context.Context) error { return p.e.SelfTest(ctx) }
-func (p plainEngine) Close() error                       { return nil }
-
 func isDevice(err error) bool { return errors.Is(err, engine.ErrDevice) }

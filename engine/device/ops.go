@@ -301,51 +301,44 @@ func (e *Engine) SelfTest(ctx context.Context) error {
 	return nil
 }
 
-// Ensure the wrapper types provide what INFO promises.
+// The client has every ability on its type; Has says which its device
+// has (INFO).
 var (
-	_ engine.Engine    = (*Engine)(nil)
-	_ engine.CRTEngine = crtEngine{}
-	_ engine.ECEngine  = ecEngine{}
-	_ engine.CRTEngine = crtECEngine{}
-	_ engine.ECEngine  = crtECEngine{}
+	_ engine.PairEngine = (*Engine)(nil)
+	_ engine.CRTEngine  = (*Engine)(nil)
+	_ engine.ECEngine   = (*Engine)(nil)
+	_ engine.Limited    = (*Engine)(nil)
 )
 
-type crtEngine struct{ *Engine }
-
-// ExpCRT returns base^d mod p·q using the device's native CRT.
-func (e crtEngine) ExpCRT(ctx context.Context, k *engine.CRTKey, base []byte) ([]byte, engine.Cost, error) {
-	return e.expCRT(ctx, k, base)
-}
-
-type ecEngine struct{ *Engine }
-
-// ScalarBaseMult returns k·G on the device.
-func (e ecEngine) ScalarBaseMult(ctx context.Context, curve string, k []byte) (x, y []byte, c engine.Cost, err error) {
-	return e.ecMul(ctx, curve, k, nil, nil)
-}
-
-// ScalarMult returns k·(px, py) on the device.
-func (e ecEngine) ScalarMult(ctx context.Context, curve string, k, px, py []byte) (x, y []byte, c engine.Cost, err error) {
-	if px == nil || py == nil {
-		return nil, nil, c, fmt.Errorf("device: scalar mult: missing point")
+// Has is [engine.Limited]'s: native CRT when the device's INFO lists
+// MODEXP_CRT, point multiplication when it lists curves; pairs always
+// (one MODEXP_PAIR request, or two MODEXP requests in flight together).
+func (e *Engine) Has(a engine.Ability) bool {
+	switch a {
+	case engine.AbilityCRT:
+		return e.crt
+	case engine.AbilityEC:
+		return len(e.info.Curves) > 0
 	}
-	return e.ecMul(ctx, curve, k, px, py)
+	return true
 }
 
-type crtECEngine struct{ *Engine }
-
-// ExpCRT returns base^d mod p·q using the device's native CRT.
-func (e crtECEngine) ExpCRT(ctx context.Context, k *engine.CRTKey, base []byte) ([]byte, engine.Cost, error) {
+// ExpCRT returns base^d mod p·q using the device's native CRT (an error
+// wrapping engine.ErrUnsupported when the device has none).
+func (e *Engine) ExpCRT(ctx context.Context, k *engine.CRTKey, base []byte) ([]byte, engine.Cost, error) {
+	if !e.crt {
+		return nil, engine.Cost{}, fmt.Errorf("device: %s: no native CRT: %w", e.cfg.Name, engine.ErrUnsupported)
+	}
 	return e.expCRT(ctx, k, base)
 }
 
 // ScalarBaseMult returns k·G on the device.
-func (e crtECEngine) ScalarBaseMult(ctx context.Context, curve string, k []byte) (x, y []byte, c engine.Cost, err error) {
+func (e *Engine) ScalarBaseMult(ctx context.Context, curve string, k []byte) (x, y []byte, c engine.Cost, err error) {
 	return e.ecMul(ctx, curve, k, nil, nil)
 }
 
 // ScalarMult returns k·(px, py) on the device.
-func (e crtECEngine) ScalarMult(ctx context.Context, curve string, k, px, py []byte) (x, y []byte, c engine.Cost, err error) {
+func (e *Engine) ScalarMult(ctx context.Context, curve string, k, px, py []byte) (x, y []byte, c engine.Cost, err error) {
 	if px == nil || py == nil {
 		return nil, nil, c, fmt.Errorf("device: scalar mult: missing point")
 	}

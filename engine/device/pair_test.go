@@ -28,7 +28,7 @@ import (
 // expPair is the client's pair ability, asserted.
 func expPair(t *testing.T, e engine.Engine) engine.PairEngine {
 	t.Helper()
-	pe, ok := e.(engine.PairEngine)
+	pe, ok := engine.As[engine.PairEngine](e)
 	if !ok {
 		t.Fatalf("%T is not an engine.PairEngine", e)
 	}
@@ -143,7 +143,7 @@ func TestExpPairCatchesFaults(t *testing.T) {
 	k := rsaKeyFixture(t, 2048)
 	for _, fault := range []string{"zero-above:512", "bitflip:0.5"} {
 		t.Run(fault, func(t *testing.T) {
-			d := startDaemon(t, plainEngine{bigengine.New(0)}, fault)
+			d := startDaemon(t, bigengine.NewPlain(0), fault)
 			e := openClient(t, d.config())
 			g := guard.New(e, guard.Options{Software: bigengine.New(0), Fallback: true, ExponentBlinding: true})
 			key, err := g.RSAKey(k) // the known-answer test: one private operation

@@ -355,7 +355,7 @@ func prepare(eng engine.Engine, p *big.Int) (*prepared, error) {
 		return nil, fmt.Errorf("dh: engine %s: modulus p: %w", info.Name, err)
 	}
 	pr := &prepared{eng: eng, name: info.Name, pm: pm}
-	pr.pair, _ = eng.(engine.PairEngine)
+	pr.pair, _ = engine.As[engine.PairEngine](eng)
 	return pr, nil
 }
 

@@ -154,8 +154,11 @@ func (s *suite) testInfo(t *testing.T) {
 	if s.info.MaxModulusBits < 0 {
 		t.Errorf("Info().MaxModulusBits = %d", s.info.MaxModulusBits)
 	}
-	if _, ok := s.e.(engine.ECEngine); len(s.info.Curves) > 0 && !ok {
-		t.Error("Info().Curves is not empty but the engine does not implement engine.ECEngine")
+	switch _, ec := engine.As[engine.ECEngine](s.e); {
+	case len(s.info.Curves) > 0 && !ec:
+		t.Error("Info().Curves is not empty but the engine has no engine.ECEngine ability (engine.As)")
+	case len(s.info.Curves) == 0 && ec:
+		t.Error("the engine has the engine.ECEngine ability (engine.As) but Info().Curves is empty")
 	}
 }
 
@@ -401,10 +404,22 @@ func (s *suite) testGenerateKey(t *testing.T) {
 // checks against crypto/ecdh and crypto/ecdsa; until then it only checks
 // that an engine without ECEngine announces no curves.
 func runEC(t *testing.T, e engine.Engine, _ Options) {
-	if _, ok := e.(engine.ECEngine); ok {
+	if _, ok := engine.As[engine.ECEngine](e); ok {
 		t.Skip("ECEngine conformance checks are added by the ECDSA issue (engine/ecdsa scalar multiplication)")
 	}
 	if c := e.Info().Curves; len(c) != 0 {
 		t.Fatalf("Info().Curves = %v, but the engine does not implement engine.ECEngine", c)
 	}
+}
+
+// As returns e as the optional interface T ([engine.As]), failing the test
+// when e does not have that ability.
+func As[T engine.Engine](t testing.TB, e engine.Engine) T {
+	t.Helper()
+	a, ok := engine.As[T](e)
+	if !ok {
+		var none T
+		t.Fatalf("engine %s does not have the ability %T", e.Info().Name, &none)
+	}
+	return a
 }

@@ -25,7 +25,7 @@ func (rt ECRoute) Software(e engine.ECEngine) bool {
 	if m, ok := e.(*meter); ok {
 		e = m.ECEngine
 	}
-	soft, _ := rt.g.software.(engine.ECEngine)
+	soft, _ := engine.As[engine.ECEngine](rt.g.software)
 	return soft != nil && e == soft
 }
 
@@ -106,9 +106,9 @@ func (g *Guard) ECOrderBits() (minBits, maxBits int) {
 func (g *Guard) ecRoutes() *ecRoutes {
 	r := &g.ec
 	r.once.Do(func() {
-		soft, _ := g.fallback.(engine.ECEngine)
+		soft, _ := engine.As[engine.ECEngine](g.fallback)
 		r.byCurve = map[string]ECRoute{}
-		own, isEC := g.primary.(engine.ECEngine)
+		own, isEC := engine.As[engine.ECEngine](g.primary)
 		for _, c := range ec.Curves() {
 			var rt ECRoute
 			switch {

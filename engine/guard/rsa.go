@@ -65,7 +65,7 @@ func (k *RSAKey) Private(ctx context.Context, c []byte) (out []byte, cost engine
 // unless it does the whole CRT natively.
 func (g *Guard) MaxRSAKeyBits() int {
 	in := g.primary.Info()
-	if _, native := g.primary.(engine.CRTEngine); in.MaxModulusBits == 0 || native {
+	if _, native := engine.As[engine.CRTEngine](g.primary); in.MaxModulusBits == 0 || native {
 		return in.MaxModulusBits
 	}
 	return 2 * in.MaxModulusBits

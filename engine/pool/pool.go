@@ -449,13 +449,13 @@ func (p *Pool) Close() error {
 
 // ec runs f on one member for curve, which every member must serve
 // (Info().Curves: the curves common to all members; a pool whose members
-// share none lists none, and callers decide by Info().Curves).
+// share none lists none, and has no engine.AbilityEC: see Has).
 func (p *Pool) ec(ctx context.Context, curve string, f func(e engine.ECEngine) (x, y []byte, c engine.Cost, err error)) (x, y []byte, c engine.Cost, err error) {
 	if !slices.Contains(p.info.Curves, curve) {
 		return nil, nil, engine.Cost{}, fmt.Errorf("pool: curve %q: %w", curve, engine.ErrUnsupported)
 	}
 	err = p.do(ctx, func(_ *member, eng engine.Engine) error {
-		ee, ok := eng.(engine.ECEngine)
+		ee, ok := engine.As[engine.ECEngine](eng)
 		if !ok {
 			return fmt.Errorf("pool: member without curves: %w", engine.ErrUnsupported)
 		}
@@ -485,7 +485,14 @@ func (p *Pool) ScalarMult(ctx context.Context, curve string, k, px, py []byte) (
 	})
 }
 
+// Has is [engine.Limited]'s: a pool multiplies points when its members
+// share a curve; it has no native CRT or pairs of its own.
+func (p *Pool) Has(a engine.Ability) bool {
+	return a == engine.AbilityEC && len(p.info.Curves) > 0
+}
+
 var (
 	_ engine.Engine   = (*Pool)(nil)
 	_ engine.ECEngine = (*Pool)(nil)
+	_ engine.Limited  = (*Pool)(nil)
 )

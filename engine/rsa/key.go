@@ -141,11 +141,11 @@ func (k *Key) On(eng engine.Engine) (*Key, error) {
 func (k *secret) prepare(eng engine.Engine) (*prepared, error) {
 	info := eng.Info()
 	pr := &prepared{eng: eng, name: info.Name, parallel: info.Cores >= 2, cores: info.Cores}
-	if ce, ok := eng.(engine.CRTEngine); ok {
+	if ce, ok := engine.As[engine.CRTEngine](eng); ok {
 		pr.nativeCRT = ce
 		return pr, nil
 	}
-	if pe, ok := eng.(engine.PairEngine); ok {
+	if pe, ok := engine.As[engine.PairEngine](eng); ok {
 		pr.pair = pe
 	}
 	var err error

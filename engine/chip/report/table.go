@@ -365,7 +365,11 @@ func (t *table) pukcc() error {
 		if err != nil {
 			return err
 		}
-		got, c, err := ec.(engine.CRTEngine).ExpCRT(t.ctx, &engine.CRTKey{P: k.P.Bytes(), Q: k.Q.Bytes(), DP: k.Dp.Bytes(), DQ: k.Dq.Bytes(), QInv: k.Qinv.Bytes()}, x.Bytes())
+		ce, ok := engine.As[engine.CRTEngine](ec)
+		if !ok {
+			return fmt.Errorf("%s: no native CRT", ec.Info().Name)
+		}
+		got, c, err := ce.ExpCRT(t.ctx, &engine.CRTKey{P: k.P.Bytes(), Q: k.Q.Bytes(), DP: k.Dp.Bytes(), DQ: k.Dq.Bytes(), QInv: k.Qinv.Bytes()}, x.Bytes())
 		if err != nil {
 			return err
 		}

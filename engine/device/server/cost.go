@@ -55,7 +55,7 @@ func Calibrate(ctx context.Context, eng engine.Engine) wire.CostModel {
 	case 2:
 		cm.FixedNS, cm.ModExpPS = wire.FitModExp(units[0], times[0], units[1], times[1])
 	}
-	if ee, ok := eng.(engine.ECEngine); ok {
+	if ee, ok := engine.As[engine.ECEngine](eng); ok {
 		for _, name := range eng.Info().Curves {
 			c := wire.LookupCurve(name)
 			if c == nil {

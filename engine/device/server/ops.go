@@ -30,7 +30,7 @@ func (s *Server) maxModBits() int {
 
 // curves are the engine's curves that the protocol knows.
 func (s *Server) curves() []string {
-	if _, ok := s.cfg.Engine.(engine.ECEngine); !ok {
+	if _, ok := engine.As[engine.ECEngine](s.cfg.Engine); !ok {
 		return nil
 	}
 	var out []string
@@ -43,7 +43,7 @@ func (s *Server) curves() []string {
 }
 
 func (s *Server) nativeCRT() bool {
-	_, ok := s.cfg.Engine.(engine.CRTEngine)
+	_, ok := engine.As[engine.CRTEngine](s.cfg.Engine)
 	return ok
 }
 
@@ -383,7 +383,7 @@ func (s *Server) modExpPair(ctx context.Context, f *wire.Frame, resp *wire.Frame
 // one core: about the CPU of one). ok is false, and nothing was done, when
 // the engine has no ExpPair or declines it with engine.ErrUnsupported.
 func (s *Server) expPair(ctx context.Context, a, b expArgs) (ra, rb []byte, cost engine.Cost, ok bool, err error) {
-	pe, isPair := s.cfg.Engine.(engine.PairEngine)
+	pe, isPair := engine.As[engine.PairEngine](s.cfg.Engine)
 	if !isPair {
 		return nil, nil, engine.Cost{}, false, nil
 	}
@@ -411,7 +411,7 @@ func (s *Server) expPair(ctx context.Context, a, b expArgs) (ra, rb []byte, cost
 }
 
 func (s *Server) modExpCRT(ctx context.Context, f *wire.Frame, resp *wire.Frame) (engine.Cost, error) {
-	ce, ok := s.cfg.Engine.(engine.CRTEngine)
+	ce, ok := engine.As[engine.CRTEngine](s.cfg.Engine)
 	if !ok {
 		return engine.Cost{}, refuse(wire.StatusUnsupported, "no native CRT on this device")
 	}
@@ -457,7 +457,7 @@ func (s *Server) modExpCRT(ctx context.Context, f *wire.Frame, resp *wire.Frame)
 }
 
 func (s *Server) ecMul(ctx context.Context, f *wire.Frame, resp *wire.Frame) (engine.Cost, error) {
-	ee, ok := s.cfg.Engine.(engine.ECEngine)
+	ee, ok := engine.As[engine.ECEngine](s.cfg.Engine)
 	if !ok {
 		return engine.Cost{}, refuse(wire.StatusUnsupported, "no curve arithmetic on this device")
 	}

@@ -19,10 +19,21 @@ import (
 // Engine is the math/big engine. MaxBits limits the modulus (0 = none).
 type Engine struct {
 	MaxBits int
+	// Plain leaves the engine only the core abilities: no native CRT and
+	// no curves (engine.Limited), like a device that has neither.
+	Plain bool
 }
 
 // New returns an engine accepting moduli up to maxBits bits (0 = no limit).
 func New(maxBits int) *Engine { return &Engine{MaxBits: maxBits} }
+
+// NewPlain is New without native CRT and curves (Engine.Plain).
+func NewPlain(maxBits int) *Engine { return &Engine{MaxBits: maxBits, Plain: true} }
+
+// Has is [engine.Limited]'s: every ability, none with Plain.
+func (e *Engine) Has(engine.Ability) bool { return !e.Plain }
+
+var errPlain = fmt.Errorf("bigengine: plain: %w", engine.ErrUnsupported)
 
 type modulus struct{ n *big.Int }
 
@@ -31,10 +42,14 @@ func (m modulus) Bytes() []byte { return m.n.Bytes() }
 
 // Info describes the engine.
 func (e *Engine) Info() engine.Info {
-	return engine.Info{
+	in := engine.Info{
 		Name: "bigtest", Model: "bigtest", MaxModulusBits: e.MaxBits,
 		Curves: []string{"P-256", "P-384", "P-521"}, Cores: 2,
 	}
+	if e.Plain {
+		in.Curves = nil
+	}
+	return in
 }
 
 // NewModulus checks n is odd and > 1.
@@ -77,6 +92,9 @@ func (e *Engine) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []b
 
 // ExpCRT returns base^d mod p·q.
 func (e *Engine) ExpCRT(ctx context.Context, k *engine.CRTKey, base []byte) ([]byte, engine.Cost, error) {
+	if e.Plain {
+		return nil, engine.Cost{}, errPlain
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, engine.Cost{}, err
 	}
@@ -112,7 +130,10 @@ func (e *Engine) SelfTest(ctx context.Context) error {
 // Close does nothing.
 func (e *Engine) Close() error { return nil }
 
-func curve(name string) (elliptic.Curve, error) {
+func (e *Engine) curve(name string) (elliptic.Curve, error) {
+	if e.Plain {
+		return nil, errPlain
+	}
 	switch name {
 	case "P-256":
 		return elliptic.P256(), nil
@@ -126,7 +147,7 @@ func curve(name string) (elliptic.Curve, error) {
 
 // ScalarBaseMult returns k·G.
 func (e *Engine) ScalarBaseMult(ctx context.Context, name string, k []byte) (x, y []byte, c engine.Cost, err error) {
-	cv, err := curve(name)
+	cv, err := e.curve(name)
 	if err != nil {
 		return nil, nil, c, err
 	}
@@ -137,7 +158,7 @@ func (e *Engine) ScalarBaseMult(ctx context.Context, name string, k []byte) (x, 
 
 // ScalarMult returns k·(px, py).
 func (e *Engine) ScalarMult(ctx context.Context, name string, k, px, py []byte) (x, y []byte, c engine.Cost, err error) {
-	cv, err := curve(name)
+	cv, err := e.curve(name)
 	if err != nil {
 		return nil, nil, c, err
 	}
