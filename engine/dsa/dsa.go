@@ -11,6 +11,7 @@ import (
 	"math/big"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/internal/hashint"
 	"github.com/modexp-token/modexp-token/engine/internal/mont"
 )
 
@@ -385,19 +386,5 @@ func GenerateKey(ctx context.Context, eng engine.Engine, params *Parameters, rnd
 // bits2int returns the leftmost nBits bits of b as a qLen-byte big-endian
 // integer (RFC 6979 §2.3.2; FIPS 186-4's z). Constant time in b's value.
 func bits2int(b []byte, qLen, nBits int) []byte {
-	out := make([]byte, qLen)
-	if len(b) > qLen {
-		b = b[:qLen]
-	}
-	copy(out[qLen-len(b):], b)
-	if excess := 8*len(b) - nBits; excess > 0 {
-		for i := len(out) - 1; i >= 0; i-- {
-			var hi byte
-			if i > 0 {
-				hi = out[i-1] << (8 - excess)
-			}
-			out[i] = out[i]>>excess | hi
-		}
-	}
-	return out
+	return hashint.AppendBits2Int(make([]byte, 0, qLen), b, qLen, nBits)
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha512"
 
 	"github.com/modexp-token/modexp-token/engine/ec"
+	"github.com/modexp-token/modexp-token/engine/internal/hashint"
 )
 
 // drbgHash is the hash of the HMAC-DRBG that draws nonces: the hash that
@@ -160,26 +161,7 @@ func (g *nonceDRBG) wipe() {
 // bits2int appends to dst the leftmost OrderBits bits of b as an
 // OrderByteLen-byte integer (RFC 6979 §2.3.2). Constant time in b's value.
 func bits2int(c *ec.Curve, dst, b []byte) []byte {
-	olen := c.OrderByteLen()
-	if len(b) > olen {
-		b = b[:olen]
-	}
-	start := len(dst)
-	for range olen - len(b) {
-		dst = append(dst, 0)
-	}
-	dst = append(dst, b...)
-	if excess := 8*len(b) - c.OrderBits(); excess > 0 {
-		out := dst[start:]
-		for i := len(out) - 1; i >= 0; i-- {
-			var hi byte
-			if i > 0 {
-				hi = out[i-1] << (8 - excess)
-			}
-			out[i] = out[i]>>excess | hi
-		}
-	}
-	return dst
+	return hashint.AppendBits2Int(dst, b, c.OrderByteLen(), c.OrderBits())
 }
 
 // bits2octets is RFC 6979 §2.3.4: bits2int(h) mod n, OrderByteLen bytes,
