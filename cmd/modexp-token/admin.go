@@ -583,6 +583,9 @@ a way back.`,
 		if err != nil {
 			return err
 		}
+		if sc.Etcd() {
+			return fmt.Errorf("slot 0x%x: the token is in etcd (%s): delete removes token files; re-initialise it (modexp-token init), or clear the prefix with etcdctl del --prefix (docs/FLEET.md)", slot, sc.StoreName())
+		}
 		w := cmd.OutOrStdout()
 		fmt.Fprintf(w, "will delete %s: %s (every key, certificate and PIN in it)\n", desc, sc.TokenFile)
 		if sf.dryRun {

@@ -26,6 +26,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/modexp-token/modexp-token/cmd/internal/version"
+	"github.com/modexp-token/modexp-token/keystore"
 
 	"github.com/modexp-token/modexp-token/token/ck"
 )
@@ -220,6 +221,9 @@ func explain(err error) (int, string) {
 		if strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "unknown flag") ||
 			strings.HasPrefix(msg, "unknown shorthand flag") {
 			code = exitUsage
+		}
+		if errors.Is(err, keystore.ErrUnavailable) {
+			msg += "\n  hint: the etcd cluster did not answer within the slot's etcd_dial_timeout and etcd_request_timeout (3s each by default): check etcd_endpoints, the network and the TLS settings (docs/FLEET.md)"
 		}
 		return code, msg
 	}
