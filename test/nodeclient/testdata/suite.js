@@ -215,6 +215,108 @@ function pkcs11jsCases() {
       expectCKR(() => p.C_Login(session, pkcs11js.CKU_USER, userPIN), "CKR_USER_ALREADY_LOGGED_IN");
       expectCKR(() => p.C_GetSessionInfo(Buffer.from([0xee, 0xee, 0, 0, 0, 0, 0, 0])), "CKR_SESSION_HANDLE_INVALID");
     });
+    // What pkcs11js's own test.js does beyond the cases above.
+    run("pkcs11js: AES key without CKA_KEY_TYPE (the mechanism's)", () => {
+      const k = p.C_GenerateKey(session, { mechanism: pkcs11js.CKM_AES_KEY_GEN }, [
+        { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_SECRET_KEY },
+        { type: pkcs11js.CKA_TOKEN, value: false },
+        { type: pkcs11js.CKA_LABEL, value: "My AES Key" },
+        { type: pkcs11js.CKA_VALUE_LEN, value: 256 / 8 },
+        { type: pkcs11js.CKA_ENCRYPT, value: true },
+        { type: pkcs11js.CKA_DECRYPT, value: true },
+      ]);
+      const kt = p.C_GetAttributeValue(session, k, [{ type: pkcs11js.CKA_KEY_TYPE }])[0].value;
+      assert(kt.readBigUInt64LE() === BigInt(pkcs11js.CKK_AES), "CKA_KEY_TYPE is CKK_AES");
+      const iv = Buffer.from([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
+      p.C_EncryptInit(session, { mechanism: pkcs11js.CKM_AES_CBC, parameter: iv }, k);
+      let enc = p.C_EncryptUpdate(session, Buffer.from("1234567812345678"), Buffer.alloc(200));
+      enc = Buffer.concat([enc, p.C_EncryptUpdate(session, Buffer.from("1234567812345678"), Buffer.alloc(200))]);
+      enc = Buffer.concat([enc, p.C_EncryptFinal(session, Buffer.alloc(16))]);
+      assert(enc.length === 32, "two blocks");
+      p.C_DecryptInit(session, { mechanism: pkcs11js.CKM_AES_CBC, parameter: iv }, k);
+      let dec = p.C_DecryptUpdate(session, enc, Buffer.alloc(200));
+      dec = Buffer.concat([dec, p.C_DecryptFinal(session, Buffer.alloc(16))]);
+      assert(dec.toString() === "12345678123456781234567812345678", "round trip");
+    });
+    run("pkcs11js: RSA-1024 key pair, multi-part SHA256_RSA_PKCS checked by Node", () => {
+      const keys = p.C_GenerateKeyPair(session, { mechanism: pkcs11js.CKM_RSA_PKCS_KEY_PAIR_GEN }, [
+        { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PUBLIC_KEY },
+        { type: pkcs11js.CKA_TOKEN, value: false },
+        { type: pkcs11js.CKA_LABEL, value: "My RSA Public Key" },
+        { type: pkcs11js.CKA_PUBLIC_EXPONENT, value: Buffer.from([1, 0, 1]) },
+        { type: pkcs11js.CKA_MODULUS_BITS, value: 1024 },
+        { type: pkcs11js.CKA_VERIFY, value: true },
+      ], [
+        { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PRIVATE_KEY },
+        { type: pkcs11js.CKA_TOKEN, value: false },
+        { type: pkcs11js.CKA_LABEL, value: "My RSA Private Key" },
+        { type: pkcs11js.CKA_SIGN, value: true },
+      ]);
+      p.C_SignInit(session, { mechanism: pkcs11js.CKM_SHA256_RSA_PKCS }, keys.privateKey);
+      p.C_SignUpdate(session, Buffer.from("Hello my test"));
+      p.C_SignUpdate(session, Buffer.from("!!!"));
+      const sig = p.C_SignFinal(session, Buffer.alloc(256 + 10));
+      assert(sig.length === 128, "a 1024-bit signature");
+      const [n, e] = p.C_GetAttributeValue(session, keys.publicKey, [{ type: pkcs11js.CKA_MODULUS }, { type: pkcs11js.CKA_PUBLIC_EXPONENT }]);
+      const pub = crypto.createPublicKey({ format: "jwk", key: { kty: "RSA", n: b64url(n.value), e: b64url(e.value) } });
+      assert(crypto.verify("sha256", Buffer.from("Hello my test!!!"), pub, sig), "PKCS#1 v1.5 verifies in Node");
+      p.C_VerifyInit(session, { mechanism: pkcs11js.CKM_SHA256_RSA_PKCS }, keys.publicKey);
+      p.C_VerifyUpdate(session, Buffer.from("Hello my test"));
+      p.C_VerifyUpdate(session, Buffer.from("!!!"));
+      assert(p.C_VerifyFinal(session, sig) === true, "and in the module");
+      p.C_VerifyInit(session, { mechanism: pkcs11js.CKM_SHA256_RSA_PKCS }, keys.publicKey);
+      p.C_VerifyUpdate(session, Buffer.from("Hello my test"));
+      p.C_VerifyUpdate(session, Buffer.from("!!!<Error here"));
+      let refused;
+      try { refused = p.C_VerifyFinal(session, sig) === false; } catch (err) { refused = /CKR_SIGNATURE_INVALID/.test(err.message); }
+      assert(refused, "other data: false or CKR_SIGNATURE_INVALID");
+    });
+    run("pkcs11js: two EC key pairs agree by ECDH1_DERIVE on their own DER points", () => {
+      const gen = () => p.C_GenerateKeyPair(session, { mechanism: pkcs11js.CKM_EC_KEY_PAIR_GEN }, [
+        { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PUBLIC_KEY },
+        { type: pkcs11js.CKA_TOKEN, value: false },
+        { type: pkcs11js.CKA_EC_PARAMS, value: Buffer.from("06082A8648CE3D030107", "hex") },
+      ], [
+        { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_PRIVATE_KEY },
+        { type: pkcs11js.CKA_TOKEN, value: false },
+        { type: pkcs11js.CKA_DERIVE, value: true },
+      ]);
+      const a = gen(), b = gen();
+      const point = (k) => p.C_GetAttributeValue(session, k.publicKey, [{ type: pkcs11js.CKA_EC_POINT }])[0].value;
+      const derive = (priv, peerPoint) => {
+        const h = p.C_DeriveKey(session, {
+          mechanism: pkcs11js.CKM_ECDH1_DERIVE,
+          parameter: { type: pkcs11js.CK_PARAMS_EC_DH, kdf: pkcs11js.CKD_NULL, publicData: peerPoint },
+        }, priv, [
+          { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_SECRET_KEY },
+          { type: pkcs11js.CKA_TOKEN, value: false },
+          { type: pkcs11js.CKA_KEY_TYPE, value: pkcs11js.CKK_AES },
+          { type: pkcs11js.CKA_LABEL, value: "Derived key" },
+          { type: pkcs11js.CKA_ENCRYPT, value: true },
+          { type: pkcs11js.CKA_VALUE_LEN, value: 256 / 8 },
+          { type: pkcs11js.CKA_SENSITIVE, value: false },
+          { type: pkcs11js.CKA_EXTRACTABLE, value: true },
+        ]);
+        return p.C_GetAttributeValue(session, h, [{ type: pkcs11js.CKA_VALUE }])[0].value;
+      };
+      const ab = derive(a.privateKey, point(b)), ba = derive(b.privateKey, point(a));
+      assert(ab.length === 32, "a 32-byte AES key");
+      assertEq(ab, ba, "both ends derive the same key");
+    });
+    run("pkcs11js: C_CopyObject, C_GetObjectSize, C_SeedRandom", () => {
+      const obj = p.C_CreateObject(session, [
+        { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_DATA },
+        { type: pkcs11js.CKA_TOKEN, value: false },
+        { type: pkcs11js.CKA_PRIVATE, value: false },
+        { type: pkcs11js.CKA_LABEL, value: "My custom Object" },
+      ]);
+      const copy = p.C_CopyObject(session, obj, [{ type: pkcs11js.CKA_LABEL, value: "My copied Object" }]);
+      assert(p.C_GetAttributeValue(session, copy, [{ type: pkcs11js.CKA_LABEL }])[0].value.toString() === "My copied Object", "copy relabelled");
+      assert(p.C_GetObjectSize(session, obj) > 0, "an object size");
+      p.C_SeedRandom(session, Buffer.alloc(20, 7));
+      p.C_DestroyObject(session, copy);
+      p.C_DestroyObject(session, obj);
+    });
     run("pkcs11js: destroy object", () => {
       p.C_DestroyObject(session, aes);
       expectCKR(() => p.C_GetAttributeValue(session, aes, [{ type: pkcs11js.CKA_LABEL }]), "CKR_OBJECT_HANDLE_INVALID");
@@ -234,6 +336,47 @@ function pkcs11jsCases() {
       try { p.C_Logout(session); } catch (e) { /* already logged out */ }
       p.C_CloseSession(session);
     }
+    p.C_Finalize();
+  }
+}
+
+// pkcs11js's asynchronous calls (a callback as the last argument): the
+// module is called from a libuv worker thread.
+async function pkcs11jsAsyncCases() {
+  const p = new pkcs11js.PKCS11();
+  p.load(modulePath);
+  p.C_Initialize();
+  const slot = p.C_GetSlotList(true).find((s) => p.C_GetTokenInfo(s).label.trim() === tokenLabel);
+  const session = p.C_OpenSession(slot, pkcs11js.CKF_RW_SESSION | pkcs11js.CKF_SERIAL_SESSION);
+  const call = (fn, ...args) => new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("no callback within 20 s")), 20000);
+    fn.call(p, ...args, (err, v) => { clearTimeout(timer); if (err) reject(err); else resolve(v); });
+  });
+  const name = "pkcs11js: C_GenerateKey and C_GenerateKeyPair with callbacks (worker thread)";
+  try {
+    p.C_Login(session, pkcs11js.CKU_USER, userPIN);
+    const key = await call(p.C_GenerateKey, session, { mechanism: pkcs11js.CKM_AES_KEY_GEN }, [
+      { type: pkcs11js.CKA_CLASS, value: pkcs11js.CKO_SECRET_KEY },
+      { type: pkcs11js.CKA_TOKEN, value: false },
+      { type: pkcs11js.CKA_VALUE_LEN, value: 256 / 8 },
+      { type: pkcs11js.CKA_ENCRYPT, value: true },
+    ]);
+    assert(Buffer.isBuffer(key), "a key handle");
+    const keys = await call(p.C_GenerateKeyPair, session, { mechanism: pkcs11js.CKM_EC_KEY_PAIR_GEN }, [
+      { type: pkcs11js.CKA_TOKEN, value: false },
+      { type: pkcs11js.CKA_EC_PARAMS, value: P256 },
+      { type: pkcs11js.CKA_VERIFY, value: true },
+    ], [
+      { type: pkcs11js.CKA_TOKEN, value: false },
+      { type: pkcs11js.CKA_SIGN, value: true },
+    ]);
+    assert(Buffer.isBuffer(keys.privateKey) && Buffer.isBuffer(keys.publicKey), "two key handles");
+    report(name, true);
+  } catch (e) {
+    report(name, false, (e && e.message ? e.message : String(e)).split("\n")[0]);
+  } finally {
+    try { p.C_Logout(session); } catch (e) { /* not logged in */ }
+    p.C_CloseSession(session);
     p.C_Finalize();
   }
 }
@@ -385,6 +528,41 @@ function grapheneCases() {
       const want = peer.computeSecret(ecPoint(ec.publicKey.getAttribute({ pointEC: null }).pointEC));
       assertEq(secret.getAttribute({ value: null }).value, want, "shared secret");
     });
+    // What graphene's own test/ec.ts and test/aes.ts do beyond the cases above.
+    run("graphene: secp192r1 and secp256k1 key pairs with all usage flags, raw ECDSA", () => {
+      for (const params of [graphene.NamedCurve.getByOid("1.2.840.10045.3.1.1").value, Buffer.from("06082A8648CE3D030101", "hex"),
+        graphene.NamedCurve.getByName("secp256k1").value]) {
+        const keys = session.generateKeyPair(graphene.KeyGenMechanism.EC,
+          { keyType: graphene.KeyType.EC, paramsEC: params, token: false, verify: true, encrypt: true, wrap: true, derive: false },
+          { keyType: graphene.KeyType.EC, token: false, sign: true, decrypt: true, unwrap: true, derive: false });
+        const digest = Buffer.from("1234567890abcdf");
+        const sig = session.createSign("ECDSA", keys.privateKey).once(digest);
+        assert(session.createVerify("ECDSA", keys.publicKey).once(digest, sig), "verifies");
+        let ok;
+        try { ok = session.createVerify("ECDSA", keys.publicKey).once(Buffer.from("1234567890abcd0"), sig); } catch (e) { ok = false; }
+        assert(!ok, "another digest is refused");
+      }
+    });
+    run("graphene: AES-192 key and AES_CBC_ENCRYPT_DATA derive checked by Node", () => {
+      const value = crypto.randomBytes(24);
+      const base = session.create({ class: graphene.ObjectClass.SECRET_KEY, keyType: graphene.KeyType.AES, token: false, value,
+        encrypt: true, decrypt: true, derive: true });
+      const iv = Buffer.from("1234567890abcdef"), input = Buffer.from("12345678901234567890123456789012");
+      const derived = session.deriveKey(
+        { name: "AES_CBC_ENCRYPT_DATA", params: new graphene.AesCbcEncryptDataParams(iv, input) },
+        base,
+        { class: graphene.ObjectClass.SECRET_KEY, keyType: graphene.KeyType.AES, private: false, encrypt: true, decrypt: true,
+          sensitive: false, extractable: true, valueLen: 32 });
+      const c = crypto.createCipheriv("aes-192-cbc", value, iv).setAutoPadding(false);
+      assertEq(derived.getAttribute({ value: null }).value, Buffer.concat([c.update(input), c.final()]), "the data encrypted under the base key");
+      const gen = session.generateKey(graphene.KeyGenMechanism.AES, { keyType: graphene.KeyType.AES, valueLen: 192 / 8, encrypt: true,
+        decrypt: true, sign: true, verify: true, wrap: true, unwrap: true, derive: true, token: false });
+      const msg = "1234567890123456", cbcIV = crypto.randomBytes(16);
+      const cipher = session.createCipher({ name: "AES_CBC_PAD", params: cbcIV }, gen);
+      const enc = Buffer.concat([cipher.update(msg), cipher.final()]);
+      const decipher = session.createDecipher({ name: "AES_CBC_PAD", params: cbcIV }, gen, enc.length);
+      assert(Buffer.concat([decipher.update(enc), decipher.final()]).toString() === msg, "AES-192 round trip");
+    });
     run("graphene: digest", () => {
       const want = crypto.createHash("sha512").update(data).digest();
       assertEq(session.createDigest("SHA512").once(data), want, "SHA-512");
@@ -439,10 +617,13 @@ function grapheneCases() {
   }
 }
 
-try {
-  pkcs11jsCases();
-  grapheneCases();
-} catch (e) {
-  console.error("suite: " + (e && e.stack ? e.stack : e));
-  process.exit(2);
-}
+(async () => {
+  try {
+    pkcs11jsCases();
+    await pkcs11jsAsyncCases();
+    grapheneCases();
+  } catch (e) {
+    console.error("suite: " + (e && e.stack ? e.stack : e));
+    process.exit(2);
+  }
+})();
