@@ -21,12 +21,7 @@
  * ("…/DES") and with AES ("…/AES"), so that a missing DES shows apart from
  * the behaviour under test.
  */
-#include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "pkcs11_3.h"
+#include "check.h"
 
 #define BAD_SLOT 88888UL
 #define BAD_SESSION 99999UL
@@ -52,17 +47,27 @@ static void failf(int line, const char *what, unsigned long got, unsigned long w
 	cfailed = 1;
 }
 
+/* failrv is failf for return values, by name. */
+static void failrv(int line, const char *what, CK_RV got, CK_RV want)
+{
+	if (!cfailed) {
+		printf("FAIL %s%s: line %d: %s, got %s", cname, cparam, line, what, rvname(got));
+		printf(" want %s\n", rvname(want));
+	}
+	cfailed = 1;
+}
+
 #define RV(want, call)                                                      \
 	do {                                                                \
 		CK_RV r_ = (call);                                          \
 		if (r_ != (CK_RV)(want))                                    \
-			failf(__LINE__, #call, r_, (CK_RV)(want));          \
+			failrv(__LINE__, #call, r_, (CK_RV)(want));         \
 	} while (0)
 #define RV2(w1, w2, call)                                                   \
 	do {                                                                \
 		CK_RV r_ = (call);                                          \
 		if (r_ != (CK_RV)(w1) && r_ != (CK_RV)(w2))                 \
-			failf(__LINE__, #call, r_, (CK_RV)(w1));            \
+			failrv(__LINE__, #call, r_, (CK_RV)(w1));           \
 	} while (0)
 #define OK(call) RV(CKR_OK, call)
 #define EQ(want, got)                                                       \
@@ -160,7 +165,7 @@ static CK_OBJECT_HANDLE fixture_key(CK_ATTRIBUTE_TYPE *trues, int ntrue, CK_ATTR
 	CK_RV rv;
 	CK_OBJECT_HANDLE h = secret_key(kgen(), klen(), trues, ntrue, extra, nextra, &rv);
 	if (rv != CKR_OK)
-		failf(__LINE__, use_des ? "C_GenerateKey(CKM_DES_KEY_GEN)" : "C_GenerateKey(CKM_AES_KEY_GEN)", rv, CKR_OK);
+		failrv(__LINE__, use_des ? "C_GenerateKey(CKM_DES_KEY_GEN)" : "C_GenerateKey(CKM_AES_KEY_GEN)", rv, CKR_OK);
 	return h;
 }
 
@@ -1165,7 +1170,7 @@ static int cipher_fixture(void)
 	CK_RV rv;
 	ck_key = secret_key(C->gen, C->keylen, ed, 2, NULL, 0, &rv);
 	if (rv != CKR_OK) {
-		failf(__LINE__, "C_GenerateKey", rv, CKR_OK);
+		failrv(__LINE__, "C_GenerateKey", rv, CKR_OK);
 		return 0;
 	}
 	fill(ck_iv, sizeof ck_iv);
@@ -1174,6 +1179,16 @@ static int cipher_fixture(void)
 	return 1;
 }
 #define PTLEN (NB * C->bs)
+
+/* A direction of a cipher: the Encrypt or the Decrypt functions. */
+struct dir {
+	CK_RV (*init)(CK_SESSION_HANDLE, CK_MECHANISM_PTR, CK_OBJECT_HANDLE);
+	CK_RV (*once)(CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG, CK_BYTE_PTR, CK_ULONG_PTR);
+	CK_RV (*update)(CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG, CK_BYTE_PTR, CK_ULONG_PTR);
+	CK_RV (*final)(CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG_PTR);
+	int decrypt;
+};
+static struct dir enc, dec;
 
 static void c_encrypt_decrypt(void)
 {
@@ -1195,140 +1210,126 @@ static void c_encrypt_decrypt(void)
 	TRUE_(memcmp(pt, ck_pt, PTLEN) != 0);
 }
 
+/* get_space: the two-call convention of the single-part call, PTLEN bytes
+ * in and out; a short buffer is left untouched. */
+static void get_space(const struct dir *d, CK_BYTE *in, CK_BYTE *out, CK_ULONG cap)
+{
+	CK_ULONG n = 0;
+	OK(d->init(S, &ck_mech, ck_key));
+	OK(d->once(S, in, PTLEN, NULL, &n));
+	EQ(PTLEN, n);
+	n = PTLEN - 1;
+	memset(out, 0xAB, cap);
+	RV(CKR_BUFFER_TOO_SMALL, d->once(S, in, PTLEN, out, &n));
+	EQ(PTLEN, n);
+	EQ(0xAB, out[0]);
+	n = cap;
+	OK(d->once(S, in, PTLEN, out, &n));
+}
+
 static void c_get_space(void)
 {
 	CK_BYTE ct[1024], pt[1024];
-	CK_ULONG cl = 0, pl = 0;
-	OK(F->C_EncryptInit(S, &ck_mech, ck_key));
-	OK(F->C_Encrypt(S, ck_pt, PTLEN, NULL, &cl));
-	EQ(PTLEN, cl);
-	cl = PTLEN - 1;
-	memset(ct, 0xAB, sizeof ct);
-	RV(CKR_BUFFER_TOO_SMALL, F->C_Encrypt(S, ck_pt, PTLEN, ct, &cl));
-	EQ(PTLEN, cl);
-	EQ(0xAB, ct[0]);
-	cl = sizeof ct;
-	OK(F->C_Encrypt(S, ck_pt, PTLEN, ct, &cl));
-	OK(F->C_DecryptInit(S, &ck_mech, ck_key));
-	OK(F->C_Decrypt(S, ct, cl, NULL, &pl));
-	EQ(PTLEN, pl);
-	pl = PTLEN - 1;
-	memset(pt, 0xAB, sizeof pt);
-	RV(CKR_BUFFER_TOO_SMALL, F->C_Decrypt(S, ct, cl, pt, &pl));
-	EQ(PTLEN, pl);
-	EQ(0xAB, pt[0]);
-	pl = sizeof pt;
-	OK(F->C_Decrypt(S, ct, cl, pt, &pl));
+	get_space(&enc, ck_pt, ct, sizeof ct);
+	get_space(&dec, ct, pt, sizeof pt);
 	EQ(0, memcmp(pt, ck_pt, PTLEN));
+}
+
+/* parts runs a direction block by block and returns the output length. */
+static CK_ULONG parts(const struct dir *d, CK_BYTE *in, CK_BYTE *out, CK_ULONG cap)
+{
+	CK_ULONG total = 0, n;
+	OK(d->init(S, &ck_mech, ck_key));
+	for (int b = 0; b < NB; b++) {
+		n = cap - total;
+		OK(d->update(S, in + b * C->bs, C->bs, out + total, &n));
+		EQ(C->bs, n);
+		total += n;
+	}
+	n = cap - total;
+	OK(d->final(S, out + total, &n));
+	EQ(0, n);
+	return total + n;
 }
 
 static void c_parts(void)
 {
 	CK_BYTE ct[1024], ct2[1024], pt[1024];
-	CK_ULONG total = 0, pl;
-	OK(F->C_EncryptInit(S, &ck_mech, ck_key));
-	for (int b = 0; b < NB; b++) {
-		pl = sizeof ct - total;
-		OK(F->C_EncryptUpdate(S, ck_pt + b * C->bs, C->bs, ct + total, &pl));
-		EQ(C->bs, pl);
-		total += pl;
-	}
-	pl = sizeof ct - total;
-	OK(F->C_EncryptFinal(S, ct + total, &pl));
-	EQ(0, pl);
-	CK_ULONG c2 = sizeof ct2;
+	CK_ULONG total = parts(&enc, ck_pt, ct, sizeof ct), c2 = sizeof ct2;
 	OK(F->C_EncryptInit(S, &ck_mech, ck_key));
 	OK(F->C_Encrypt(S, ck_pt, PTLEN, ct2, &c2));
 	EQ(total, c2);
 	EQ(0, memcmp(ct, ct2, total));
-	OK(F->C_DecryptInit(S, &ck_mech, ck_key));
-	CK_ULONG ptotal = 0;
-	for (int b = 0; b < NB; b++) {
-		pl = sizeof pt - ptotal;
-		OK(F->C_DecryptUpdate(S, ct + b * C->bs, C->bs, pt + ptotal, &pl));
-		EQ(C->bs, pl);
-		ptotal += pl;
-	}
-	pl = sizeof pt - ptotal;
-	OK(F->C_DecryptFinal(S, pt + ptotal, &pl));
-	EQ(0, pl);
+	EQ(PTLEN, parts(&dec, ct, pt, sizeof pt));
 	EQ(0, memcmp(pt, ck_pt, PTLEN));
 }
 
 static void c_init_invalid(void)
 {
-	CK_MECHANISM bad = {999, NULL, 0};
-	RV(CKR_MECHANISM_INVALID, F->C_EncryptInit(S, &bad, ck_key));
-	RV(CKR_MECHANISM_INVALID, F->C_DecryptInit(S, &bad, ck_key));
-	RV(CKR_SESSION_HANDLE_INVALID, F->C_EncryptInit(BAD_SESSION, &ck_mech, ck_key));
-	RV(CKR_SESSION_HANDLE_INVALID, F->C_DecryptInit(BAD_SESSION, &ck_mech, ck_key));
-	CK_MECHANISM mode = {C->mode, NULL, 0};
-	RV(CKR_KEY_HANDLE_INVALID, F->C_EncryptInit(S, &mode, BAD_OBJECT));
-	RV(CKR_KEY_HANDLE_INVALID, F->C_DecryptInit(S, &mode, BAD_OBJECT));
-	RV2(CKR_ARGUMENTS_BAD, CKR_MECHANISM_INVALID, F->C_EncryptInit(S, NULL, ck_key));
-	RV2(CKR_ARGUMENTS_BAD, CKR_MECHANISM_INVALID, F->C_DecryptInit(S, NULL, ck_key));
-	CK_MECHANISM rsa = {CKM_RSA_PKCS, NULL, 0};
-	RV(CKR_KEY_TYPE_INCONSISTENT, F->C_EncryptInit(S, &rsa, ck_key));
-	RV(CKR_KEY_TYPE_INCONSISTENT, F->C_DecryptInit(S, &rsa, ck_key));
-	OK(F->C_EncryptInit(S, &ck_mech, ck_key));
-	RV(CKR_OPERATION_ACTIVE, F->C_EncryptInit(S, &ck_mech, ck_key));
-	OK(F->C_DecryptInit(S, &ck_mech, ck_key));
-	RV(CKR_OPERATION_ACTIVE, F->C_DecryptInit(S, &ck_mech, ck_key));
+	CK_MECHANISM bad = {999, NULL, 0}, mode = {C->mode, NULL, 0}, rsa = {CKM_RSA_PKCS, NULL, 0};
+	const struct dir *dirs[] = {&enc, &dec};
+	for (int i = 0; i < 2; i++) {
+		const struct dir *d = dirs[i];
+		RV(CKR_MECHANISM_INVALID, d->init(S, &bad, ck_key));
+		RV(CKR_SESSION_HANDLE_INVALID, d->init(BAD_SESSION, &ck_mech, ck_key));
+		RV(CKR_KEY_HANDLE_INVALID, d->init(S, &mode, BAD_OBJECT));
+		RV2(CKR_ARGUMENTS_BAD, CKR_MECHANISM_INVALID, d->init(S, NULL, ck_key));
+		RV(CKR_KEY_TYPE_INCONSISTENT, d->init(S, &rsa, ck_key));
+		OK(d->init(S, &ck_mech, ck_key));
+		RV(CKR_OPERATION_ACTIVE, d->init(S, &ck_mech, ck_key));
+	}
 }
 
-static void c_encrypt_errors(void)
+/* call_errors: bad arguments to call (the single-part call or Update)
+ * each end the operation, a bad session does not. */
+static void call_errors(const struct dir *d, CK_RV (*call)(CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG, CK_BYTE_PTR, CK_ULONG_PTR),
+			CK_BYTE *in, CK_ULONG inl)
 {
-	CK_BYTE ct[1024];
-	CK_ULONG cl = sizeof ct;
-	OK(F->C_EncryptInit(S, &ck_mech, ck_key));
-	RV(CKR_ARGUMENTS_BAD, F->C_Encrypt(S, ck_pt, PTLEN, NULL, NULL));
-	OK(F->C_EncryptInit(S, &ck_mech, ck_key));
-	RV(CKR_SESSION_HANDLE_INVALID, F->C_Encrypt(BAD_SESSION, ck_pt, PTLEN, ct, &cl));
-	cl = sizeof ct;
-	RV(CKR_ARGUMENTS_BAD, F->C_Encrypt(S, NULL, C->bs, ct, &cl));
-	OK(F->C_EncryptInit(S, &ck_mech, ck_key));
-	cl = sizeof ct;
-	RV2(CKR_DATA_LEN_RANGE, CKR_FUNCTION_FAILED, F->C_Encrypt(S, ck_pt, C->bs - 1, ct, &cl));
+	CK_BYTE out[1024];
+	CK_ULONG n = sizeof out;
+	OK(d->init(S, &ck_mech, ck_key));
+	RV(CKR_ARGUMENTS_BAD, call(S, in, inl, NULL, NULL));
+	OK(d->init(S, &ck_mech, ck_key));
+	RV(CKR_SESSION_HANDLE_INVALID, call(BAD_SESSION, in, inl, out, &n));
+	n = sizeof out;
+	RV(CKR_ARGUMENTS_BAD, call(S, NULL, C->bs, out, &n));
 }
+
+/* once_errors: call_errors of the single-part call; an incomplete block
+ * is a length error. */
+static void once_errors(const struct dir *d, CK_BYTE *in, CK_ULONG inl)
+{
+	CK_BYTE out[1024];
+	CK_ULONG n = sizeof out;
+	call_errors(d, d->once, in, inl);
+	OK(d->init(S, &ck_mech, ck_key));
+	CK_RV rv = d->once(S, in, C->bs - 1, out, &n);
+	TRUE_(rv == CKR_DATA_LEN_RANGE || rv == CKR_FUNCTION_FAILED || (d->decrypt && rv == CKR_ENCRYPTED_DATA_LEN_RANGE));
+}
+
+/* encrypted returns the four blocks encrypted in one call. */
+static CK_ULONG encrypted(CK_BYTE *ct, CK_ULONG cap)
+{
+	OK(F->C_EncryptInit(S, &ck_mech, ck_key));
+	OK(F->C_Encrypt(S, ck_pt, PTLEN, ct, &cap));
+	return cap;
+}
+
+static void c_encrypt_errors(void) { once_errors(&enc, ck_pt, PTLEN); }
 
 static void c_decrypt_errors(void)
 {
-	CK_BYTE ct[1024], pt[1024];
-	CK_ULONG cl = sizeof ct, pl = sizeof pt;
-	OK(F->C_EncryptInit(S, &ck_mech, ck_key));
-	OK(F->C_Encrypt(S, ck_pt, PTLEN, ct, &cl));
-	OK(F->C_DecryptInit(S, &ck_mech, ck_key));
-	RV(CKR_ARGUMENTS_BAD, F->C_Decrypt(S, ct, cl, NULL, NULL));
-	OK(F->C_DecryptInit(S, &ck_mech, ck_key));
-	RV(CKR_SESSION_HANDLE_INVALID, F->C_Decrypt(BAD_SESSION, ct, cl, pt, &pl));
-	pl = sizeof pt;
-	RV(CKR_ARGUMENTS_BAD, F->C_Decrypt(S, NULL, C->bs, pt, &pl));
-	OK(F->C_DecryptInit(S, &ck_mech, ck_key));
-	pl = sizeof pt;
-	CK_RV rv = F->C_Decrypt(S, ct, C->bs - 1, pt, &pl);
-	TRUE_(rv == CKR_DATA_LEN_RANGE || rv == CKR_ENCRYPTED_DATA_LEN_RANGE || rv == CKR_FUNCTION_FAILED);
+	CK_BYTE ct[1024];
+	CK_ULONG cl = encrypted(ct, sizeof ct);
+	once_errors(&dec, ct, cl);
 }
 
 static void c_update_errors(void)
 {
-	CK_BYTE ct[1024], pt[1024];
-	CK_ULONG cl = sizeof ct, pl = sizeof pt;
-	OK(F->C_EncryptInit(S, &ck_mech, ck_key));
-	RV(CKR_ARGUMENTS_BAD, F->C_EncryptUpdate(S, ck_pt, PTLEN, NULL, NULL));
-	OK(F->C_EncryptInit(S, &ck_mech, ck_key));
-	RV(CKR_SESSION_HANDLE_INVALID, F->C_EncryptUpdate(BAD_SESSION, ck_pt, PTLEN, ct, &cl));
-	cl = sizeof ct;
-	RV(CKR_ARGUMENTS_BAD, F->C_EncryptUpdate(S, NULL, C->bs, ct, &cl));
-	/* DecryptUpdateErrors */
-	cl = sizeof ct;
-	OK(F->C_EncryptInit(S, &ck_mech, ck_key));
-	OK(F->C_EncryptUpdate(S, ck_pt, PTLEN, ct, &cl));
-	OK(F->C_DecryptInit(S, &ck_mech, ck_key));
-	RV(CKR_ARGUMENTS_BAD, F->C_DecryptUpdate(S, ct, cl, NULL, NULL));
-	OK(F->C_DecryptInit(S, &ck_mech, ck_key));
-	RV(CKR_SESSION_HANDLE_INVALID, F->C_DecryptUpdate(BAD_SESSION, ct, cl, pt, &pl));
-	pl = sizeof pt;
-	RV(CKR_ARGUMENTS_BAD, F->C_DecryptUpdate(S, NULL, C->bs, pt, &pl));
+	CK_BYTE ct[1024];
+	call_errors(&enc, enc.update, ck_pt, PTLEN);
+	CK_ULONG cl = encrypted(ct, sizeof ct);
+	call_errors(&dec, dec.update, ct, cl);
 }
 
 static void c_mode_policing(void)
@@ -1355,25 +1356,46 @@ static void c_invalid_iv(void)
 	RV(CKR_MECHANISM_PARAM_INVALID, F->C_DecryptInit(S, &m, ck_key));
 }
 
+/* fresh_session replaces the case's session with a new one of its kind
+ * (its session objects go with it). */
+static void fresh_session(void)
+{
+	CK_SESSION_INFO si;
+	OK(F->C_GetSessionInfo(S, &si));
+	OK(F->C_CloseSession(S));
+	OK(F->C_OpenSession(slot, si.flags, NULL, NULL, &S));
+}
+
+/* final_errors: after an Update, a Final with bad arguments, then (in a
+ * new session) a Final with a bad session, which leaves the operation. */
+static void final_errors(const struct dir *d, CK_BYTE *in, CK_ULONG inl)
+{
+	CK_BYTE out[1024];
+	CK_ULONG n = sizeof out;
+	OK(d->init(S, &ck_mech, ck_key));
+	OK(d->update(S, in, inl, out, &n));
+	RV(CKR_ARGUMENTS_BAD, d->final(S, NULL, NULL));
+	/* pkcs11test's next case has a fixture of its own */
+	fresh_session();
+	cipher_fixture();
+	n = sizeof out;
+	OK(d->init(S, &ck_mech, ck_key));
+	OK(d->update(S, in, inl, out, &n));
+	n = sizeof out;
+	RV(CKR_SESSION_HANDLE_INVALID, d->final(BAD_SESSION, out, &n));
+}
+
 static void c_final_cases(void)
 {
-	CK_BYTE ct[1024], pt[1024];
-	CK_ULONG cl = sizeof ct, pl;
+	CK_BYTE ct[1024];
+	CK_ULONG cl = sizeof ct;
 	/* EncryptFinalImmediate */
 	OK(F->C_EncryptInit(S, &ck_mech, ck_key));
 	OK(F->C_EncryptFinal(S, ct, &cl));
 	EQ(0, cl);
-	/* EncryptFinalErrors1: the ARGUMENTS_BAD ends the operation */
-	cl = sizeof ct;
-	OK(F->C_EncryptInit(S, &ck_mech, ck_key));
-	OK(F->C_EncryptUpdate(S, ck_pt, PTLEN, ct, &cl));
-	RV(CKR_ARGUMENTS_BAD, F->C_EncryptFinal(S, NULL, NULL));
-	/* EncryptFinalErrors2 */
-	cl = sizeof ct;
-	OK(F->C_EncryptInit(S, &ck_mech, ck_key));
-	OK(F->C_EncryptUpdate(S, ck_pt, PTLEN, ct, &cl));
-	cl = sizeof ct;
-	RV(CKR_SESSION_HANDLE_INVALID, F->C_EncryptFinal(BAD_SESSION, ct, &cl));
+	/* EncryptFinalErrors1 and 2, DecryptFinalErrors1 and 2 */
+	final_errors(&enc, ck_pt, PTLEN);
+	/* the encryption is still active: an incomplete block */
 	cl = sizeof ct;
 	CK_RV rv = F->C_EncryptUpdate(S, ck_pt, C->bs - 1, ct, &cl);
 	if (rv == CKR_OK) {
@@ -1381,19 +1403,8 @@ static void c_final_cases(void)
 		rv = F->C_EncryptFinal(S, ct, &cl);
 	}
 	TRUE_(rv == CKR_DATA_LEN_RANGE || rv == CKR_FUNCTION_FAILED);
-	/* DecryptFinalErrors1 and 2 */
-	cl = sizeof ct;
-	OK(F->C_EncryptInit(S, &ck_mech, ck_key));
-	OK(F->C_EncryptUpdate(S, ck_pt, PTLEN, ct, &cl));
-	pl = sizeof pt;
-	OK(F->C_DecryptInit(S, &ck_mech, ck_key));
-	OK(F->C_DecryptUpdate(S, ct, cl, pt, &pl));
-	RV(CKR_ARGUMENTS_BAD, F->C_DecryptFinal(S, NULL, NULL));
-	pl = sizeof pt;
-	OK(F->C_DecryptInit(S, &ck_mech, ck_key));
-	OK(F->C_DecryptUpdate(S, ct, cl, pt, &pl));
-	pl = sizeof pt;
-	RV(CKR_SESSION_HANDLE_INVALID, F->C_DecryptFinal(BAD_SESSION, pt, &pl));
+	cl = encrypted(ct, sizeof ct);
+	final_errors(&dec, ct, cl);
 }
 
 static void dual_digest_encrypt(void)
@@ -1446,19 +1457,11 @@ static void cipher_case_run(void)
 		cipher_cases[cipher_case]();
 }
 
-static void create_secret_key_attributes(void)
+/* imported_key_attributes checks what a key made from outside data says of
+ * itself: not always sensitive, not never extractable, not local, no key
+ * generation mechanism. */
+static void imported_key_attributes(CK_OBJECT_HANDLE k)
 {
-	CK_OBJECT_CLASS c = CKO_SECRET_KEY;
-	CK_KEY_TYPE kt = use_des ? CKK_DES : CKK_AES;
-	CK_BYTE v[16] = {0};
-	/* pkcs11test gives a DES key an empty CKA_VALUE; the AES run a real one. */
-	CK_ATTRIBUTE a[] = {{CKA_LABEL, (void *)label, strlen(label)}, {CKA_ENCRYPT, &T, 1}, {CKA_DECRYPT, &T, 1},
-			    {CKA_CLASS, &c, sizeof c}, {CKA_KEY_TYPE, &kt, sizeof kt}, {CKA_VALUE, v, use_des ? 0 : 16},
-			    {CKA_PRIVATE, &FA, 1}};
-	CK_OBJECT_HANDLE k;
-	OK(F->C_CreateObject(S, a, 7, &k));
-	if (cfailed)
-		return;
 	CK_BBOOL b = 9;
 	CK_ATTRIBUTE g = {CKA_ALWAYS_SENSITIVE, &b, 1};
 	OK(F->C_GetAttributeValue(S, k, &g, 1));
@@ -1473,18 +1476,33 @@ static void create_secret_key_attributes(void)
 	CK_ATTRIBUTE gm = {CKA_KEY_GEN_MECHANISM, &mt, sizeof mt};
 	OK(F->C_GetAttributeValue(S, k, &gm, 1));
 	EQ(CK_UNAVAILABLE_INFORMATION, mt);
+}
+
+static void create_secret_key_attributes(void)
+{
+	CK_OBJECT_CLASS c = CKO_SECRET_KEY;
+	CK_KEY_TYPE kt = use_des ? CKK_DES : CKK_AES;
+	CK_BYTE v[16] = {0};
+	/* pkcs11test gives a DES key an empty CKA_VALUE; the AES run a real one. */
+	CK_ATTRIBUTE a[] = {{CKA_LABEL, (void *)label, strlen(label)}, {CKA_ENCRYPT, &T, 1}, {CKA_DECRYPT, &T, 1},
+			    {CKA_CLASS, &c, sizeof c}, {CKA_KEY_TYPE, &kt, sizeof kt}, {CKA_VALUE, v, use_des ? 0 : 16},
+			    {CKA_PRIVATE, &FA, 1}};
+	CK_OBJECT_HANDLE k;
+	OK(F->C_CreateObject(S, a, 7, &k));
+	if (cfailed)
+		return;
+	imported_key_attributes(k);
 	OK(F->C_DestroyObject(S, k));
 }
 
-static int unhex(const char *h, CK_BYTE *out)
+/* unhex_into decodes h into out and returns its length. */
+static int unhex_into(const char *h, CK_BYTE *out)
 {
-	int n = 0;
-	for (; h[0] && h[1]; h += 2) {
-		unsigned v;
-		sscanf(h, "%2x", &v);
-		out[n++] = (CK_BYTE)v;
-	}
-	return n;
+	CK_ULONG n;
+	CK_BYTE *b = unhex(h, &n);
+	memcpy(out, b, n);
+	free(b);
+	return (int)n;
 }
 
 static void cipher_vectors(void)
@@ -1504,7 +1522,7 @@ static void cipher_vectors(void)
 		if ((v[i].kt != CKK_AES) != use_des)
 			continue;
 		CK_BYTE key[32], iv[16], pt[16], ct[16], out[64];
-		int kl = unhex(v[i].key, key), il = unhex(v[i].iv, iv), pl = unhex(v[i].pt, pt), cl = unhex(v[i].ct, ct);
+		int kl = unhex_into(v[i].key, key), il = unhex_into(v[i].iv, iv), pl = unhex_into(v[i].pt, pt), cl = unhex_into(v[i].ct, ct);
 		CK_OBJECT_CLASS c = CKO_SECRET_KEY;
 		CK_KEY_TYPE kt = v[i].kt;
 		CK_ATTRIBUTE a[] = {{CKA_LABEL, (void *)label, strlen(label)}, {CKA_ENCRYPT, &T, 1}, {CKA_DECRYPT, &T, 1},
@@ -1607,7 +1625,7 @@ static void kp_create_objects(void)
 	static const char *e2 = "95297b0f95a2fa67d00707d609dfd4fc05c89dafc2ef6d6ea55bec771ea333734d9251e79082ecda866efef13c459e1a631386b7e354c899f5f112ca85d71583";
 	static const char *co = "4f456c502493bdc0ed2ab756a3a6ed4d67352a697d4216e93212b127a63d5411ce6fa98d5dbefd73263e3728142743818166ed7dd63687dd2a8ca1d2f4fbd8e1";
 	CK_BYTE N[128], D[128], P1[64], P2[64], E1[64], E2[64], CO[64], E[] = {1, 0, 1};
-	unhex(n, N), unhex(d, D), unhex(p1, P1), unhex(p2, P2), unhex(e1, E1), unhex(e2, E2), unhex(co, CO);
+	unhex_into(n, N), unhex_into(d, D), unhex_into(p1, P1), unhex_into(p2, P2), unhex_into(e1, E1), unhex_into(e2, E2), unhex_into(co, CO);
 	CK_OBJECT_CLASS pc = CKO_PUBLIC_KEY, sc = CKO_PRIVATE_KEY;
 	CK_KEY_TYPE kt = CKK_RSA;
 	CK_ATTRIBUTE pa[] = {{CKA_LABEL, (void *)label, strlen(label)}, {CKA_ENCRYPT, &T, 1}, {CKA_VERIFY, &T, 1}, {CKA_TOKEN, &FA, 1},
@@ -1625,26 +1643,15 @@ static void kp_create_objects(void)
 	OK(F->C_CreateObject(S, sa, 17, &s));
 	if (cfailed)
 		return;
-	CK_BBOOL b = 9;
-	CK_ATTRIBUTE g = {CKA_ALWAYS_SENSITIVE, &b, 1};
-	OK(F->C_GetAttributeValue(S, s, &g, 1));
-	EQ(CK_FALSE, b);
-	g.type = CKA_NEVER_EXTRACTABLE;
-	OK(F->C_GetAttributeValue(S, s, &g, 1));
-	EQ(CK_FALSE, b);
-	g.type = CKA_LOCAL;
-	OK(F->C_GetAttributeValue(S, s, &g, 1));
-	EQ(CK_FALSE, b);
-	CK_MECHANISM_TYPE mt = 0;
-	CK_ATTRIBUTE gm = {CKA_KEY_GEN_MECHANISM, &mt, sizeof mt};
-	OK(F->C_GetAttributeValue(S, s, &gm, 1));
-	EQ(CK_UNAVAILABLE_INFORMATION, mt);
+	imported_key_attributes(s);
 }
 
 /* ================= sign.cc ================= */
 
-static CK_MECHANISM_TYPE sign_mech;
-static CK_ULONG sign_max;
+/* The mechanism of a parameterised case (run_each) and its number: the
+ * data bound of a signature, the size of a MAC or a digest. */
+static CK_MECHANISM_TYPE p_mech;
+static CK_ULONG p_val;
 
 static void sign_cases(void)
 {
@@ -1654,9 +1661,9 @@ static void sign_cases(void)
 	if (cfailed)
 		return;
 	CK_BYTE data[1024], sig[1024];
-	CK_ULONG dl = (CK_ULONG)rand() % sign_max, sl = sizeof sig;
+	CK_ULONG dl = (CK_ULONG)rand() % p_val, sl = sizeof sig;
 	fill(data, dl);
-	CK_MECHANISM m = {sign_mech, NULL, 0};
+	CK_MECHANISM m = {p_mech, NULL, 0};
 	CK_RV rv = F->C_SignInit(S, &m, s);
 	if (rv == CKR_MECHANISM_INVALID)
 		SKIP("mechanism not implemented");
@@ -1698,9 +1705,6 @@ static void sign_verify_recover(void)
 
 /* ================= hmac.cc ================= */
 
-static CK_MECHANISM_TYPE hmac_mech;
-static CK_ULONG hmac_size;
-
 static CK_OBJECT_HANDLE generic_key(const CK_BYTE *v, CK_ULONG n)
 {
 	CK_OBJECT_CLASS c = CKO_SECRET_KEY;
@@ -1722,13 +1726,13 @@ static void hmac_cases(void)
 	CK_OBJECT_HANDLE k = generic_key(kv, kl);
 	if (cfailed)
 		return;
-	CK_MECHANISM m = {hmac_mech, NULL, 0};
+	CK_MECHANISM m = {p_mech, NULL, 0};
 	CK_RV rv = F->C_SignInit(S, &m, k);
 	if (rv == CKR_MECHANISM_INVALID)
 		SKIP("mechanism not implemented");
 	OK(rv);
 	OK(F->C_Sign(S, data, dl, mac, &ml));
-	EQ(hmac_size, ml);
+	EQ(p_val, ml);
 	OK(F->C_VerifyInit(S, &m, k));
 	OK(F->C_Verify(S, data, dl, mac, ml));
 	mac[0]++;
@@ -1740,7 +1744,7 @@ static void hmac_vectors(void)
 {
 	/* RFC 4231 test case 2 ("Jefe"). */
 	CK_BYTE data[] = "what do ya want for nothing?", mac[64], want[32];
-	unhex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843", want);
+	unhex_into("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843", want);
 	CK_OBJECT_HANDLE k = generic_key((const CK_BYTE *)"Jefe", 4);
 	if (cfailed)
 		return;
@@ -1754,12 +1758,9 @@ static void hmac_vectors(void)
 
 /* ================= digest.cc ================= */
 
-static CK_MECHANISM_TYPE dg_mech;
-static CK_ULONG dg_size;
-
 static void digest_cases(void)
 {
-	CK_MECHANISM m = {dg_mech, NULL, 0};
+	CK_MECHANISM m = {p_mech, NULL, 0};
 	CK_BYTE data[1024], b1[512], b2[512];
 	CK_ULONG dl = 2 + rand() % 1000, n1 = sizeof b1, n2 = sizeof b2;
 	fill(data, dl);
@@ -1769,7 +1770,7 @@ static void digest_cases(void)
 	OK(rv);
 	/* CompareIncremental */
 	OK(F->C_Digest(S, data, dl, b1, &n1));
-	EQ(dg_size, n1);
+	EQ(p_val, n1);
 	OK(F->C_DigestInit(S, &m));
 	for (CK_ULONG off = 0; off < dl; off += 10)
 		OK(F->C_DigestUpdate(S, data + off, dl - off < 10 ? dl - off : 10));
@@ -1781,11 +1782,11 @@ static void digest_cases(void)
 	OK(F->C_DigestInit(S, &m));
 	n1 = 0;
 	OK(F->C_Digest(S, data, dl, NULL, &n1));
-	EQ(dg_size, n1);
+	EQ(p_val, n1);
 	memset(b1, 0xAB, sizeof b1);
 	n1 = 2;
 	RV(CKR_BUFFER_TOO_SMALL, F->C_Digest(S, data, dl, b1, &n1));
-	EQ(dg_size, n1);
+	EQ(p_val, n1);
 	EQ(0xAB, b1[0]);
 	EQ(0xAB, b1[3]);
 	OK(F->C_Digest(S, data, dl, b1, &n1));
@@ -1794,10 +1795,10 @@ static void digest_cases(void)
 	OK(F->C_DigestUpdate(S, data, dl));
 	n1 = 0;
 	OK(F->C_DigestFinal(S, NULL, &n1));
-	EQ(dg_size, n1);
+	EQ(p_val, n1);
 	n1 = 2;
 	RV(CKR_BUFFER_TOO_SMALL, F->C_DigestFinal(S, b1, &n1));
-	EQ(dg_size, n1);
+	EQ(p_val, n1);
 	OK(F->C_DigestFinal(S, b1, &n1));
 	/* DigestInvalid, DigestFinalInvalid: an ARGUMENTS_BAD ends the operation */
 	OK(F->C_DigestInit(S, &m));
@@ -1813,7 +1814,7 @@ static void digest_cases(void)
 	OK(F->C_DigestUpdate(S, data, 1));
 	n1 = 0;
 	OK(F->C_DigestFinal(S, NULL, &n1));
-	EQ(dg_size, n1);
+	EQ(p_val, n1);
 	n1 = sizeof b1;
 	RV(CKR_OPERATION_ACTIVE, F->C_Digest(S, data + 1, dl - 1, b1, &n1));
 	n1 = sizeof b1;
@@ -1845,7 +1846,7 @@ static void digest_cases(void)
 
 static void digest_key(void)
 {
-	CK_MECHANISM m = {dg_mech, NULL, 0};
+	CK_MECHANISM m = {p_mech, NULL, 0};
 	CK_RV rv = F->C_DigestInit(S, &m);
 	if (rv == CKR_MECHANISM_INVALID)
 		SKIP("mechanism not implemented");
@@ -1931,50 +1932,88 @@ static void tookan_a2(void)
 	RV2(CKR_KEY_NOT_WRAPPABLE, CKR_KEY_UNEXTRACTABLE, rv);
 }
 
-static void tookan_a3(void)
+/* tookan_latch makes a key with extra attributes, checks that its value
+ * cannot be read, that attribute at cannot be set back to !latched, and
+ * that it still reads latched (Tookan's attacks A3 to A5). */
+static void tookan_latch(CK_ATTRIBUTE *extra, int n, CK_ATTRIBUTE_TYPE at, CK_BBOOL latched)
 {
-	CK_ATTRIBUTE_TYPE st[] = {CKA_SENSITIVE};
-	CK_OBJECT_HANDLE k = fixture_key(st, 1, NULL, 0);
+	CK_OBJECT_HANDLE k = fixture_key(NULL, 0, extra, n);
 	if (cfailed)
 		return;
 	CK_BYTE data[4096];
 	CK_ATTRIBUTE a = {CKA_VALUE, data, sizeof data};
 	RV(CKR_ATTRIBUTE_SENSITIVE, F->C_GetAttributeValue(S, k, &a, 1));
-	CK_ATTRIBUTE to = {CKA_SENSITIVE, &FA, 1};
+	CK_BBOOL back = !latched;
+	CK_ATTRIBUTE to = {at, &back, 1};
 	RV(CKR_ATTRIBUTE_READ_ONLY, F->C_SetAttributeValue(S, k, &to, 1));
 	CK_BYTE b = 9;
-	CK_ATTRIBUTE g = {CKA_SENSITIVE, &b, 1};
+	CK_ATTRIBUTE g = {at, &b, 1};
 	OK(F->C_GetAttributeValue(S, k, &g, 1));
-	EQ(CK_TRUE, b);
+	EQ(latched, b);
+}
+
+static void tookan_a3(void)
+{
+	CK_ATTRIBUTE x[] = {{CKA_SENSITIVE, &T, 1}};
+	tookan_latch(x, 1, CKA_SENSITIVE, CK_TRUE);
 }
 
 static void tookan_a4(void)
 {
 	CK_ATTRIBUTE x[] = {{CKA_EXTRACTABLE, &FA, 1}, {CKA_SENSITIVE, &FA, 1}};
-	CK_OBJECT_HANDLE k = fixture_key(NULL, 0, x, 2);
-	if (cfailed)
-		return;
-	CK_BYTE data[4096];
-	CK_ATTRIBUTE a = {CKA_VALUE, data, sizeof data};
-	RV(CKR_ATTRIBUTE_SENSITIVE, F->C_GetAttributeValue(S, k, &a, 1));
-	CK_ATTRIBUTE to = {CKA_EXTRACTABLE, &T, 1};
-	RV(CKR_ATTRIBUTE_READ_ONLY, F->C_SetAttributeValue(S, k, &to, 1));
-	CK_BYTE b = 9;
-	CK_ATTRIBUTE g = {CKA_EXTRACTABLE, &b, 1};
-	OK(F->C_GetAttributeValue(S, k, &g, 1));
-	EQ(CK_FALSE, b);
+	tookan_latch(x, 2, CKA_EXTRACTABLE, CK_FALSE);
 }
 
 /* ================= main ================= */
 
-static void with_key_kinds(const char *name, enum fixture fx, void (*fn)(void))
+/* with_key_kinds runs a case with DES keys, then AES keys; prefix names
+ * the parameter before the key kind ("" for none). */
+static void with_key_kinds_of(const char *prefix, const char *name, enum fixture fx, void (*fn)(void))
 {
 	for (use_des = 1; use_des >= 0; use_des--) {
-		snprintf(cparam, sizeof cparam, use_des ? "/DES" : "/AES");
+		snprintf(cparam, sizeof cparam, "%s/%s", prefix, use_des ? "DES" : "AES");
 		run(name, fx, fn);
 	}
 	cparam[0] = 0;
 	use_des = 0;
+}
+static void with_key_kinds(const char *name, enum fixture fx, void (*fn)(void)) { with_key_kinds_of("", name, fx, fn); }
+
+/* A parameter of a case: its name, mechanism and number (p_mech, p_val). */
+struct param {
+	const char *n;
+	CK_MECHANISM_TYPE m;
+	CK_ULONG v;
+};
+static const struct param sigs[] = {
+	{"RSA", CKM_RSA_PKCS, 64}, {"MD5-RSA", CKM_MD5_RSA_PKCS, 1024}, {"SHA1-RSA", CKM_SHA1_RSA_PKCS, 1024},
+	{"SHA256-RSA", CKM_SHA256_RSA_PKCS, 1024}, {"SHA384-RSA", CKM_SHA384_RSA_PKCS, 1024},
+	{"SHA512-RSA", CKM_SHA512_RSA_PKCS, 1024}};
+static const struct param hmacs[] = {
+	{"MD5-HMAC", CKM_MD5_HMAC, 16}, {"SHA1-HMAC", CKM_SHA_1_HMAC, 20}, {"SHA256-HMAC", CKM_SHA256_HMAC, 32},
+	{"SHA384-HMAC", CKM_SHA384_HMAC, 48}, {"SHA512-HMAC", CKM_SHA512_HMAC, 64}};
+static const struct param digests[] = {
+	{"MD5", CKM_MD5, 16}, {"SHA-1", CKM_SHA_1, 20}, {"SHA-256", CKM_SHA256, 32},
+	{"SHA-384", CKM_SHA384, 48}, {"SHA-512", CKM_SHA512, 64}};
+#define NPARAM(t) (sizeof t / sizeof t[0])
+
+/* run_each runs a case once per parameter of t; keys: with DES and AES
+ * keys too. */
+static void run_each(const struct param *t, size_t n, const char *name, enum fixture fx, void (*fn)(void), int keys)
+{
+	for (size_t i = 0; i < n; i++) {
+		p_mech = t[i].m;
+		p_val = t[i].v;
+		char prefix[32];
+		snprintf(prefix, sizeof prefix, "/%s", t[i].n);
+		if (keys) {
+			with_key_kinds_of(prefix, name, fx, fn);
+			continue;
+		}
+		memcpy(cparam, prefix, sizeof prefix);
+		run(name, fx, fn);
+	}
+	cparam[0] = 0;
 }
 
 int main(int argc, char **argv)
@@ -1986,16 +2025,10 @@ int main(int argc, char **argv)
 	upin = argv[2];
 	sopin = argv[3];
 	srand(20261201);
-	void *lib = dlopen(argv[1], RTLD_NOW);
-	if (!lib) {
-		fprintf(stderr, "dlopen: %s\n", dlerror());
+	if ((F = load_2_40(argv[1])) == NULL)
 		return 2;
-	}
-	CK_C_GetFunctionList gfl = (CK_C_GetFunctionList)dlsym(lib, "C_GetFunctionList");
-	if (!gfl || gfl(&F) != CKR_OK) {
-		fprintf(stderr, "C_GetFunctionList failed\n");
-		return 2;
-	}
+	enc = (struct dir){F->C_EncryptInit, F->C_Encrypt, F->C_EncryptUpdate, F->C_EncryptFinal, 0};
+	dec = (struct dir){F->C_DecryptInit, F->C_Decrypt, F->C_DecryptUpdate, F->C_DecryptFinal, 1};
 	/* The slot: the one with an initialised token (pkcs11test's -s; SoftHSMv2
 	 * also has a slot with an empty token). */
 	if (F->C_Initialize(NULL) != CKR_OK) {
@@ -2107,46 +2140,12 @@ int main(int argc, char **argv)
 	run("keypair.AsymmetricTokenKeyPair", RW, kp_asymmetric_token);
 	run("keypair.CreateKeyPairObjects", RO, kp_create_objects);
 
-	static const struct { const char *n; CK_MECHANISM_TYPE m; CK_ULONG max; } sigs[] = {
-		{"RSA", CKM_RSA_PKCS, 64}, {"MD5-RSA", CKM_MD5_RSA_PKCS, 1024}, {"SHA1-RSA", CKM_SHA1_RSA_PKCS, 1024},
-		{"SHA256-RSA", CKM_SHA256_RSA_PKCS, 1024}, {"SHA384-RSA", CKM_SHA384_RSA_PKCS, 1024},
-		{"SHA512-RSA", CKM_SHA512_RSA_PKCS, 1024}};
-	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-		sign_mech = sigs[i].m;
-		sign_max = sigs[i].max;
-		snprintf(cparam, sizeof cparam, "/%s", sigs[i].n);
-		run("sign.SignVerify+SignFailVerifyWrong+SignFailVerifyShort", RO, sign_cases);
-	}
-	cparam[0] = 0;
+	run_each(sigs, NPARAM(sigs), "sign.SignVerify+SignFailVerifyWrong+SignFailVerifyShort", RO, sign_cases, 0);
 	run("sign.SignVerifyRecover", RO, sign_verify_recover);
-
-	static const struct { const char *n; CK_MECHANISM_TYPE m; CK_ULONG size; } hmacs[] = {
-		{"MD5-HMAC", CKM_MD5_HMAC, 16}, {"SHA1-HMAC", CKM_SHA_1_HMAC, 20}, {"SHA256-HMAC", CKM_SHA256_HMAC, 32},
-		{"SHA384-HMAC", CKM_SHA384_HMAC, 48}, {"SHA512-HMAC", CKM_SHA512_HMAC, 64}};
-	for (size_t i = 0; i < sizeof hmacs / sizeof hmacs[0]; i++) {
-		hmac_mech = hmacs[i].m;
-		hmac_size = hmacs[i].size;
-		snprintf(cparam, sizeof cparam, "/%s", hmacs[i].n);
-		run("hmac.SignVerify+SignFailVerify", RO, hmac_cases);
-	}
-	cparam[0] = 0;
+	run_each(hmacs, NPARAM(hmacs), "hmac.SignVerify+SignFailVerify", RO, hmac_cases, 0);
 	run("hmac.HmacTestVectors", RO, hmac_vectors);
-
-	static const struct { const char *n; CK_MECHANISM_TYPE m; CK_ULONG size; } dgs[] = {
-		{"MD5", CKM_MD5, 16}, {"SHA-1", CKM_SHA_1, 20}, {"SHA-256", CKM_SHA256, 32},
-		{"SHA-384", CKM_SHA384, 48}, {"SHA-512", CKM_SHA512, 64}};
-	for (size_t i = 0; i < sizeof dgs / sizeof dgs[0]; i++) {
-		dg_mech = dgs[i].m;
-		dg_size = dgs[i].size;
-		snprintf(cparam, sizeof cparam, "/%s", dgs[i].n);
-		run("digest.*", RO, digest_cases);
-		for (use_des = 1; use_des >= 0; use_des--) {
-			snprintf(cparam, sizeof cparam, "/%s/%s", dgs[i].n, use_des ? "DES" : "AES");
-			run("digest.DigestKey+DigestKeyInvalid", RO, digest_key);
-		}
-		use_des = 0;
-	}
-	cparam[0] = 0;
+	run_each(digests, NPARAM(digests), "digest.*", RO, digest_cases, 0);
+	run_each(digests, NPARAM(digests), "digest.DigestKey+DigestKeyInvalid", RO, digest_key, 1);
 
 	run("rng.*", RO, rng_cases);
 	run("rng.*NoInit", NONE, rng_no_init);
