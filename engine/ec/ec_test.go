@@ -485,12 +485,7 @@ func TestPublicKey(t *testing.T) {
 			p := c.Params()
 			r := testRand(t)
 			olen := c.OrderByteLen()
-			d := randNonZero(r, p.N)
-			q := p.refMult(d, p.refG())
-			pk, err := c.NewPublicKey(c.pad(q.x), c.pad(q.y))
-			if err != nil {
-				t.Fatal(err)
-			}
+			d, q, pk := randKey(t, c, r)
 			if x, y := pk.Coordinates(); !bytes.Equal(x, c.pad(q.x)) || !bytes.Equal(y, c.pad(q.y)) || pk.Curve() != c {
 				t.Fatal("Coordinates/Curve disagree")
 			}
@@ -534,12 +529,7 @@ func TestECDSASignatureInverse(t *testing.T) {
 			p := c.Params()
 			r := testRand(t)
 			olen := c.OrderByteLen()
-			d := randNonZero(r, p.N)
-			q := p.refMult(d, p.refG())
-			pk, err := c.NewPublicKey(c.pad(q.x), c.pad(q.y))
-			if err != nil {
-				t.Fatal(err)
-			}
+			d, _, pk := randKey(t, c, r)
 			for i := range 4 {
 				k := randNonZero(r, p.N)
 				if i == 0 {
@@ -704,6 +694,21 @@ func TestP224AgainstCryptoElliptic(t *testing.T) {
 			break
 		}
 	}
+}
+
+// randKey draws a private scalar d of c at random and returns it with
+// its public point by the reference arithmetic and the PublicKey of that
+// point.
+func randKey(t *testing.T, c *Curve, r *rand.Rand) (*big.Int, refPoint, *PublicKey) {
+	t.Helper()
+	p := c.Params()
+	d := randNonZero(r, p.N)
+	q := p.refMult(d, p.refG())
+	pk, err := c.NewPublicKey(c.pad(q.x), c.pad(q.y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, q, pk
 }
 
 // randNonZero returns a uniform integer in [1, n−1].
