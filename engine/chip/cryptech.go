@@ -130,40 +130,23 @@ func (c *Cryptech) NewModulus(n []byte) (engine.Modulus, error) {
 }
 
 // bitSerial is the 2015 core's Montgomery arithmetic: R = 2^(32L), no
-// final subtraction (the extra word keeps every value below 2N).
-type bitSerial struct {
-	n, nprime, mask, residue *big.Int
-	L                        int
-}
+// final subtraction (the extra word keeps every value below 2N); R² mod N
+// (r2) is computed in-core by 64L doublings.
+type bitSerial struct{ montMod }
 
-func newBitSerial(n *big.Int, L int) *bitSerial {
-	r := new(big.Int).Lsh(big.NewInt(1), uint(32*L))
-	b := &bitSerial{n: n, L: L, mask: new(big.Int).Sub(r, big.NewInt(1))}
-	b.nprime = new(big.Int).ModInverse(n, r)
-	b.nprime.Sub(r, b.nprime)
-	b.residue = new(big.Int).Mul(r, r) // computed in-core by 64L doublings
-	b.residue.Mod(b.residue, n)
-	return b
-}
+func newBitSerial(n *big.Int, L int) *bitSerial { return &bitSerial{*newMontModWords(n, L)} }
 
 // montprod is the bit-serial product: for each of the 32L bits b_i of B,
 // s += b_i·A; if s is odd, s += N; s >>= 1. The parity bits q_i form
-// u = (−A·B·N⁻¹) mod R, so the loop ends with exactly (A·B + u·N)/R, which
-// is computed here in one step (the tests check it against the loop).
-func (b *bitSerial) montprod(x, y *big.Int) *big.Int {
-	t := new(big.Int).Mul(x, y)
-	u := new(big.Int).And(t, b.mask)
-	u.Mul(u, b.nprime)
-	u.And(u, b.mask)
-	u.Mul(u, b.n)
-	t.Add(t, u)
-	return t.Rsh(t, uint(32*b.L))
-}
+// u = (−A·B·N⁻¹) mod R, so the loop ends with exactly (A·B + u·N)/R,
+// redc's value, which is computed here in one step (the tests check it
+// against the loop).
+func (b *bitSerial) montprod(x, y *big.Int) *big.Int { return b.redc(x, y) }
 
 // exp is the core's right-to-left loop in secure mode over 32E exponent bits.
 func (b *bitSerial) exp(ctx context.Context, m, e *big.Int, E int) (*big.Int, error) {
-	P := b.montprod(m, b.residue)
-	Z := b.montprod(big.NewInt(1), b.residue)
+	P := b.montprod(m, b.r2)
+	Z := b.montprod(big.NewInt(1), b.r2)
 	for i := 0; i < 32*E; i++ {
 		if i%128 == 127 {
 			if err := ctx.Err(); err != nil {

@@ -118,8 +118,10 @@ type montMod struct {
 	L                   int
 }
 
-func newMontMod(m *big.Int) *montMod {
-	L := (m.BitLen() + 31) / 32
+func newMontMod(m *big.Int) *montMod { return newMontModWords(m, (m.BitLen()+31)/32) }
+
+// newMontModWords prepares m with R = 2^(32L), L ≥ m's 32-bit words.
+func newMontModWords(m *big.Int, L int) *montMod {
 	r := new(big.Int).Lsh(big.NewInt(1), uint(32*L))
 	mm := &montMod{m: m, L: L, mask: new(big.Int).Sub(r, big.NewInt(1))}
 	mm.r2 = new(big.Int).Mul(r, r)
@@ -129,18 +131,24 @@ func newMontMod(m *big.Int) *montMod {
 	return mm
 }
 
-// mont is the Montgomery product a·b·R⁻¹ mod m as PUKCC's word-serial
-// multiplier computes it: the L quotient words it derives one by one make
-// up u = (a·b·m') mod R, so the result equals (a·b + u·m)/R exactly,
-// followed by the final subtraction that keeps it below m.
-func (mm *montMod) mont(a, b *big.Int) *big.Int {
+// redc is (a·b + u·m)/R with u = (a·b·m') mod R, exact: the Montgomery
+// product before any final subtraction (below 2m when a·b < m·R).
+func (mm *montMod) redc(a, b *big.Int) *big.Int {
 	t := new(big.Int).Mul(a, b)
 	u := new(big.Int).And(t, mm.mask)
 	u.Mul(u, mm.mprime)
 	u.And(u, mm.mask)
 	u.Mul(u, mm.m)
 	t.Add(t, u)
-	t.Rsh(t, uint(32*mm.L))
+	return t.Rsh(t, uint(32*mm.L))
+}
+
+// mont is the Montgomery product a·b·R⁻¹ mod m as PUKCC's word-serial
+// multiplier computes it: the L quotient words it derives one by one make
+// up u = (a·b·m') mod R, so the result equals redc's (a·b + u·m)/R,
+// followed by the final subtraction that keeps it below m.
+func (mm *montMod) mont(a, b *big.Int) *big.Int {
+	t := mm.redc(a, b)
 	if t.Cmp(mm.m) >= 0 {
 		t.Sub(t, mm.m)
 	}
