@@ -20,6 +20,15 @@ var keyClassFor = [opKinds]uint64{
 	opDerive:  ck.CKO_PRIVATE_KEY,
 }
 
+// rsaVerifyMinBits is the smallest RSA modulus C_VerifyInit takes: below
+// the mechanisms' 1024 bits (CK_MECHANISM_INFO, key generation, every
+// other operation), so that old certificates and signatures made with
+// 512- to 1023-bit keys can still be checked, as SoftHSMv2 checks them
+// (python-pkcs11's suite verifies a 512-bit certificate). A verification
+// uses only public values; what a signature under such a key is worth is
+// the caller's judgement.
+const rsaVerifyMinBits = 512
+
 // initOp checks mechanism, parameters and key and installs the operation.
 func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64) error {
 	ss, err := m.lock(sh)
@@ -79,8 +88,12 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 	if mech.sizeInBytes {
 		size /= 8
 	}
-	if size < info.MinKeySize || size > info.MaxKeySize {
-		return ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-%s key, %s takes %d..%d", size, mech.sizeUnit(), ck.Name("CKM_", cm.Type), info.MinKeySize, info.MaxKeySize)
+	minSize := info.MinKeySize
+	if kind == opVerify && key.keyType() == ck.CKK_RSA {
+		minSize = min(minSize, rsaVerifyMinBits)
+	}
+	if size < minSize || size > info.MaxKeySize {
+		return ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-%s key, %s takes %d..%d", size, mech.sizeUnit(), ck.Name("CKM_", cm.Type), minSize, info.MaxKeySize)
 	}
 	if mech.checkKey != nil {
 		if err := mech.checkKey(op); err != nil {

@@ -1068,6 +1068,18 @@ class TestPythonPkcs11Habits(TokenTest):
                         e = Cipher(algorithms.AES(value), modes.CBC(iv)).encryptor()
                         self.assertEqual(got, (e.update(data) + e.finalize())[:bits // 8])
 
+    def test_verify_with_512_bit_rsa_key(self):
+        # python-pkcs11's test_x509 verifies an old certificate made with a
+        # 512-bit RSA key (CKM_SHA1_RSA_PKCS); signing still needs 1024 bits.
+        k = rsa.generate_private_key(65537, 512)
+        n = k.public_key().public_numbers()
+        pub = self.session.createObject([(CKA_CLASS, CKO_PUBLIC_KEY), (CKA_KEY_TYPE, CKK_RSA), (CKA_TOKEN, CK_FALSE),
+                                         (CKA_MODULUS, n.n.to_bytes(64, "big")), (CKA_PUBLIC_EXPONENT, b"\x01\x00\x01")])
+        tbs = b"tbsCertificate" * 9
+        sig = k.sign(tbs, padding.PKCS1v15(), hashes.SHA1())
+        self.assertTrue(self.session.verify(pub, tbs, sig, PyKCS11.Mechanism(CKM_SHA1_RSA_PKCS)))
+        self.assertFalse(self.session.verify(pub, tbs + b"!", sig, PyKCS11.Mechanism(CKM_SHA1_RSA_PKCS)))
+
     def test_so_login_on_rw_session(self):
         # token.open(rw=True, so_pin=...) with no other session open.
         self.session.logout()
