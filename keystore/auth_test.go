@@ -304,20 +304,7 @@ func TestMigrateV2(t *testing.T) {
 	if onFile() && !hasIndex(t, path) {
 		t.Fatal("a keyless write dropped the index of a version-2 file")
 	}
-	key, err := s.Login(User, userPIN)
-	must(t, err)
-	defer key.Wipe()
-	if v := schemaOf(t, path); v != SchemaVersion {
-		t.Fatalf("schema after login: %d", v)
-	}
-	if hasIndex(t, path) {
-		t.Fatal("CKA_ID index kept by the upgrade")
-	}
-	after, _, err := s.Objects(key)
-	must(t, err)
-	if len(after) != 5 {
-		t.Fatalf("%d objects after the upgrade", len(after))
-	}
+	key, after := loginUpgrades(t, s, path, userPIN, 5)
 	for i, o := range after[:4] {
 		if !o.Verified {
 			t.Fatalf("object %d not verified after the upgrade", o.ID)

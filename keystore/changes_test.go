@@ -272,6 +272,29 @@ func schemaOf(t *testing.T, path string) uint32 {
 	return binary.BigEndian.Uint32(rawOf(t, path).get(bucketMeta, keySchema))
 }
 
+// loginUpgrades logs the user in on s with pin, checks that the login
+// upgraded the token at path to SchemaVersion without the persisted CKA_ID
+// index, and returns the key (wiped when the test ends) and the objects it
+// reads, n of them.
+func loginUpgrades(t *testing.T, s *Store, path string, pin []byte, n int) (*Key, []Object) {
+	t.Helper()
+	key, err := s.Login(User, pin)
+	must(t, err)
+	t.Cleanup(key.Wipe)
+	if v := schemaOf(t, path); v != SchemaVersion {
+		t.Fatalf("schema after the login: %d", v)
+	}
+	if hasIndex(t, path) {
+		t.Fatal("CKA_ID index kept by the upgrade")
+	}
+	after, _, err := s.Objects(key)
+	must(t, err)
+	if len(after) != n {
+		t.Fatalf("%d objects after the upgrade, want %d", len(after), n)
+	}
+	return key, after
+}
+
 // TestMigrateV1 opens testdata/v1-token.db, written by the schema-version-1
 // keystore (commit f0f30b3; file-only: backendTests): readable as is without a key (Changes answers
 // full), upgraded in place by the first write (to version 2) and the first
@@ -303,20 +326,7 @@ func TestMigrateV1(t *testing.T) {
 	}
 	g2 := mustGen(t, s)
 	// The first login upgrades to version 3.
-	key, err := s.Login(User, []byte("user-pin-5678"))
-	must(t, err)
-	defer key.Wipe()
-	if v := schemaOf(t, path); v != SchemaVersion {
-		t.Fatalf("schema after the login: %d", v)
-	}
-	if hasIndex(t, path) {
-		t.Fatal("CKA_ID index kept by the upgrade")
-	}
-	after, _, err := s.Objects(key)
-	must(t, err)
-	if len(after) != 4 {
-		t.Fatalf("%d objects after the upgrade", len(after))
-	}
+	key, after := loginUpgrades(t, s, path, []byte("user-pin-5678"), 4)
 	for i, o := range before {
 		if !after[i].Verified {
 			t.Fatalf("object %d not MAC'd by the upgrade", o.ID)
