@@ -557,6 +557,23 @@ static void token_init_invalid(void)
 	RV(CKR_SLOT_ID_INVALID, F->C_InitToken(BAD_SLOT, (CK_UTF8CHAR_PTR)sopin, strlen(sopin), lab));
 }
 
+/* token_init re-initialises the token (pkcs11test -I, run last: it wipes
+ * the token), sets the user PIN as the SO and logs the user in. */
+static void token_init(void)
+{
+	CK_TOKEN_INFO ti;
+	OK(F->C_GetTokenInfo(slot, &ti));
+	OK(F->C_InitToken(slot, (CK_UTF8CHAR_PTR)sopin, strlen(sopin), ti.label));
+	OK(F->C_OpenSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &S));
+	login(CKU_SO);
+	OK(F->C_InitPIN(S, (CK_UTF8CHAR_PTR)upin, strlen(upin)));
+	OK(F->C_Logout(S));
+	OK(F->C_CloseSession(S));
+	OK(F->C_OpenSession(slot, CKF_SERIAL_SESSION, NULL, NULL, &S));
+	login(CKU_USER);
+	OK(F->C_Logout(S));
+}
+
 /* ================= session.cc ================= */
 
 static void open_session_errors(void)
@@ -2154,6 +2171,8 @@ int main(int argc, char **argv)
 	with_key_kinds("tookan.TookanAttackA2", RW, tookan_a2);
 	with_key_kinds("tookan.TookanAttackA3+A5a", RW, tookan_a3);
 	with_key_kinds("tookan.TookanAttackA4+A5b", RW, tookan_a4);
+
+	run("slot.TokenInit", INIT, token_init);
 
 	printf("END\n");
 	return 0;
