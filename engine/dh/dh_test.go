@@ -9,11 +9,11 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine"
 	_ "github.com/modexp-token/modexp-token/engine/chip"
+	"github.com/modexp-token/modexp-token/engine/enginetest"
 	"github.com/modexp-token/modexp-token/engine/internal/mont"
 	"github.com/modexp-token/modexp-token/engine/soft"
 )
@@ -236,65 +236,9 @@ func TestNewKeyRange(t *testing.T) {
 	}
 }
 
-// recorder wraps the software engine, records exponents and corrupts
-// results by mode.
-type recorder struct {
-	engine.Engine // not *soft.Engine: its ExpPair would bypass Exp's faults
-	mode          string
-	mu            sync.Mutex
-	exps          [][]byte
-	n             int
-}
-
-func (r *recorder) Info() engine.Info {
-	i := r.Engine.Info()
-	i.Name = "recorder:" + r.mode
-	return i
-}
-
-func (r *recorder) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
-	if public {
-		panic("secret exponentiation asked as public")
-	}
-	r.mu.Lock()
-	r.exps = append(r.exps, bytes.Clone(exp))
-	r.n++
-	n := r.n
-	r.mu.Unlock()
-	out, c, err := engine.ExpMode(ctx, r.Engine, m, base, exp, public)
-	if err != nil {
-		return out, c, err
-	}
-	switch r.mode {
-	case "flip-second": // only the second of each pair: the results disagree
-		if n%2 == 0 {
-			out[3] ^= 0x40
-		}
-	case "flip":
-		out[len(out)-1] ^= 1
-	case "zero":
-		clear(out)
-	case "identity": // the exponent ignored: base^1
-		out = append(make([]byte, len(out)-len(base)), base...)
-	case "device-error":
-		return nil, c, fmt.Errorf("gone: %w", engine.ErrDevice)
-	}
-	return out, c, nil
-}
-
-// Exp is [engine.Engine]'s: the exponent is secret.
-func (r *recorder) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
-	return r.expMode(ctx, m, base, exp, false)
-}
-
-// ExpVarTime is [engine.Engine]'s: the exponent is public.
-func (r *recorder) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
-	return r.expMode(ctx, m, base, exp, true)
-}
-
 // pairRecorder adds ExpPair (one call for both exponentiations).
 type pairRecorder struct {
-	*recorder
+	*enginetest.Recorder
 	pairs int
 }
 
@@ -317,7 +261,7 @@ func TestFaultyEngineNeverReleases(t *testing.T) {
 	_, peer := pair(t, soft.New(), g, 0)
 	want := new(big.Int).Exp(new(big.Int).SetBytes(peer), new(big.Int).SetBytes(x), g.P).FillBytes(make([]byte, 256))
 	for _, mode := range []string{"flip-second", "flip", "zero", "device-error", "identity"} {
-		rec := &recorder{Engine: soft.New(), mode: mode}
+		rec := &enginetest.Recorder{Engine: soft.New(), Mode: mode}
 		k, err := NewKey(rec, g, x, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -351,7 +295,7 @@ func TestBlinding(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, peer := pair(t, soft.New(), g, 0)
-	pr := &pairRecorder{recorder: &recorder{Engine: soft.New()}}
+	pr := &pairRecorder{Recorder: &enginetest.Recorder{Engine: soft.New()}}
 	k, err := NewKey(pr, g, x, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -359,10 +303,10 @@ func TestBlinding(t *testing.T) {
 	if _, _, err := k.Derive(ctx, peer); err != nil {
 		t.Fatal(err)
 	}
-	if pr.pairs != 1 || len(pr.exps) != 2 {
-		t.Fatalf("%d pair calls, %d exponentiations", pr.pairs, len(pr.exps))
+	if pr.pairs != 1 || len(pr.Exps()) != 2 {
+		t.Fatalf("%d pair calls, %d exponentiations", pr.pairs, len(pr.Exps()))
 	}
-	a, b := pr.exps[0], pr.exps[1]
+	a, b := pr.Exps()[0], pr.Exps()[1]
 	if len(a) != 8*(256/8+1) || len(b) != len(a) || bytes.Equal(a, b) {
 		t.Fatalf("exponents of %d and %d bytes, equal %v", len(a), len(b), bytes.Equal(a, b))
 	}
@@ -523,17 +467,17 @@ func TestSplitAgreement(t *testing.T) {
 func TestSplitExponents(t *testing.T) {
 	g := ffdhe(t, "ffdhe2048")
 	_, peer := pair(t, soft.New(), g, 0)
-	pr := &pairRecorder{recorder: &recorder{Engine: soft.New()}}
+	pr := &pairRecorder{Recorder: &enginetest.Recorder{Engine: soft.New()}}
 	k, x := shortKey(t, pr, g, 225, Options{})
 	if _, _, err := k.Derive(ctx, peer); err != nil {
 		t.Fatal(err)
 	}
-	if pr.pairs != 2 || len(pr.exps) != 4 {
-		t.Fatalf("%d pair calls, %d exponentiations", pr.pairs, len(pr.exps))
+	if pr.pairs != 2 || len(pr.Exps()) != 4 {
+		t.Fatalf("%d pair calls, %d exponentiations", pr.pairs, len(pr.Exps()))
 	}
 	xv := new(big.Int).SetBytes(x)
 	e := make([]*big.Int, 4)
-	for i, b := range pr.exps {
+	for i, b := range pr.Exps() {
 		if len(b) != (225+65+7)/8 {
 			t.Fatalf("exponent %d of %d bytes", i, len(b))
 		}
@@ -552,7 +496,7 @@ func TestSplitFaultyEngineNeverReleases(t *testing.T) {
 	g := ffdhe(t, "ffdhe2048")
 	_, peer := pair(t, soft.New(), g, 0)
 	for _, mode := range []string{"flip-second", "flip", "zero", "device-error", "identity"} {
-		rec := &recorder{Engine: soft.New(), mode: mode}
+		rec := &enginetest.Recorder{Engine: soft.New(), Mode: mode}
 		k, x := shortKey(t, rec, g, 225, Options{})
 		want := new(big.Int).Exp(new(big.Int).SetBytes(peer), new(big.Int).SetBytes(x), g.P).FillBytes(make([]byte, 256))
 		z, _, err := k.Derive(ctx, peer)

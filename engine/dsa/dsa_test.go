@@ -17,11 +17,11 @@ import (
 	"math/big"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine"
 	_ "github.com/modexp-token/modexp-token/engine/chip"
+	"github.com/modexp-token/modexp-token/engine/enginetest"
 	"github.com/modexp-token/modexp-token/engine/internal/mont"
 	"github.com/modexp-token/modexp-token/engine/soft"
 )
@@ -270,61 +270,12 @@ func TestNewKeyRejects(t *testing.T) {
 	}
 }
 
-// recorder wraps the software engine, records the exponents it is given
-// and corrupts its results by mode.
-type recorder struct {
-	*soft.Engine
-	mode string // "", "flip", "zero", "long", "device-error"
-	mu   sync.Mutex
-	exps [][]byte
-}
-
-func (r *recorder) Info() engine.Info {
-	i := r.Engine.Info()
-	i.Name = "recorder:" + r.mode
-	return i
-}
-
-func (r *recorder) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
-	if public {
-		panic("secret exponentiation asked as public")
-	}
-	r.mu.Lock()
-	r.exps = append(r.exps, bytes.Clone(exp))
-	r.mu.Unlock()
-	out, c, err := engine.ExpMode(ctx, r.Engine, m, base, exp, public)
-	if err != nil {
-		return out, c, err
-	}
-	switch r.mode {
-	case "flip":
-		out[len(out)/2] ^= 0x08
-	case "zero":
-		clear(out)
-	case "long":
-		out = append([]byte{0}, out...)
-	case "device-error":
-		return nil, c, fmt.Errorf("link down: %w", engine.ErrDevice)
-	}
-	return out, c, nil
-}
-
-// Exp is [engine.Engine]'s: the exponent is secret.
-func (r *recorder) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
-	return r.expMode(ctx, m, base, exp, false)
-}
-
-// ExpVarTime is [engine.Engine]'s: the exponent is public.
-func (r *recorder) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
-	return r.expMode(ctx, m, base, exp, true)
-}
-
 // TestBlindedExponent: the engine sees k + m·q: of fixed length, different
 // for two signatures with the same (deterministic) nonce, and ≡ k (mod q).
 func TestBlindedExponent(t *testing.T) {
 	for _, sz := range Sizes[:2] {
 		params := loadParams(t, sz)
-		rec := &recorder{Engine: soft.New()}
+		rec := &enginetest.Recorder{Engine: soft.New()}
 		k, _ := newKey(t, rec, params)
 		h := sha256.Sum256([]byte("blind"))
 		for range 2 {
@@ -332,10 +283,10 @@ func TestBlindedExponent(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if len(rec.exps) != 2 {
-			t.Fatalf("%d exponentiations", len(rec.exps))
+		if len(rec.Exps()) != 2 {
+			t.Fatalf("%d exponentiations", len(rec.Exps()))
 		}
-		a, b := rec.exps[0], rec.exps[1]
+		a, b := rec.Exps()[0], rec.Exps()[1]
 		if want := 8 * (mont.Limbs(sz.N/8) + 1); len(a) != want || len(b) != want {
 			t.Fatalf("exponent lengths %d, %d, want %d", len(a), len(b), want)
 		}
@@ -361,7 +312,7 @@ func TestFaultyEngineNeverReleases(t *testing.T) {
 	_, x := newKey(t, soft.New(), params)
 	h := sha256.Sum256([]byte("fault"))
 	for _, mode := range []string{"flip", "zero", "long", "device-error"} {
-		rec := &recorder{Engine: soft.New(), mode: mode}
+		rec := &enginetest.Recorder{Engine: soft.New(), Mode: mode}
 		k, err := NewKey(rec, params, x)
 		if err != nil {
 			t.Fatal(err)
