@@ -252,14 +252,22 @@ func (p *pairRecorder) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb [
 	return ra, rb, c.Add(c2), err
 }
 
-func TestFaultyEngineNeverReleases(t *testing.T) {
-	g := ffdhe(t, "ffdhe2048")
+// agreement draws a private value x on g and a peer's public value, and
+// returns them with the secret they agree on, by math/big.
+func agreement(t *testing.T, g *Group) (x, peer, want []byte) {
+	t.Helper()
 	x, _, _, err := GenerateKey(ctx, soft.New(), g, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, peer := pair(t, soft.New(), g, 0)
-	want := new(big.Int).Exp(new(big.Int).SetBytes(peer), new(big.Int).SetBytes(x), g.P).FillBytes(make([]byte, 256))
+	_, peer = pair(t, soft.New(), g, 0)
+	want = new(big.Int).Exp(new(big.Int).SetBytes(peer), new(big.Int).SetBytes(x), g.P).FillBytes(make([]byte, len(g.P.Bytes())))
+	return x, peer, want
+}
+
+func TestFaultyEngineNeverReleases(t *testing.T) {
+	g := ffdhe(t, "ffdhe2048")
+	x, peer, want := agreement(t, g)
 	for _, mode := range []string{"flip-second", "flip", "zero", "device-error", "identity"} {
 		rec := &enginetest.Recorder{Engine: soft.New(), Mode: mode}
 		k, err := NewKey(rec, g, x, Options{})
@@ -321,12 +329,7 @@ func TestBlinding(t *testing.T) {
 // TestChipEngines: chips serve DH; faulty chips release nothing wrong.
 func TestChipEngines(t *testing.T) {
 	g := ffdhe(t, "ffdhe2048")
-	x, _, _, err := GenerateKey(ctx, soft.New(), g, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, peer := pair(t, soft.New(), g, 0)
-	want := new(big.Int).Exp(new(big.Int).SetBytes(peer), new(big.Int).SetBytes(x), g.P).FillBytes(make([]byte, 256))
+	x, peer, want := agreement(t, g)
 	for _, spec := range []string{"chip:pukcc", "chip:cryptech", "chip:cryptech,core=modexpa7"} {
 		eng, err := engine.Open(spec)
 		if err != nil {
