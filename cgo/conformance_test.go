@@ -298,3 +298,48 @@ func TestConformanceCheckOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestConformanceInitNullMechanism: C_SignInit, C_VerifyInit,
+// C_EncryptInit, C_DecryptInit and C_DigestInit with a NULL mechanism end
+// the active operation of their kind (PKCS#11 3.0; pkcs11-provider cancels
+// so before it falls back to C_SessionCancel), leaving the others; with
+// none active a NULL mechanism stays CKR_ARGUMENTS_BAD, as in 2.40.
+func TestConformanceInitNullMechanism(t *testing.T) {
+	slot := initToken(t)
+	h := openSession(t, slot, true)
+	loginUser(t, h)
+	pub, priv := ecTemplates(false)
+	rv, hPub, hPriv := tsGenerateKeyPair(h, tsMech{Type: ck.CKM_EC_KEY_PAIR_GEN}, pub, priv)
+	wantRV(t, "C_GenerateKeyPair", rv, ck.CKR_OK)
+	rv, aes := tsGenerateKey(h, tsMech{Type: ck.CKM_AES_KEY_GEN}, []tsAttr{
+		{Type: ck.CKA_VALUE_LEN, Value: tsULong(16)}, {Type: ck.CKA_TOKEN, Value: tsBool(false)},
+		{Type: ck.CKA_ENCRYPT, Value: tsBool(true)}, {Type: ck.CKA_DECRYPT, Value: tsBool(true)}})
+	wantRV(t, "C_GenerateKey", rv, ck.CKR_OK)
+	null := tsMech{NullMech: true}
+	kinds := []struct {
+		name string
+		flag uint64
+		mech tsMech
+		key  uint64
+	}{
+		{"C_SignInit", ck.CKF_SIGN, tsMech{Type: ck.CKM_ECDSA}, hPriv},
+		{"C_VerifyInit", ck.CKF_VERIFY, tsMech{Type: ck.CKM_ECDSA}, hPub},
+		{"C_EncryptInit", ck.CKF_ENCRYPT, tsMech{Type: ck.CKM_AES_ECB}, aes},
+		{"C_DecryptInit", ck.CKF_DECRYPT, tsMech{Type: ck.CKM_AES_ECB}, aes},
+		{"C_DigestInit", ck.CKF_DIGEST, tsMech{Type: ck.CKM_SHA256}, 0},
+	}
+	for _, k := range kinds {
+		wantRV(t, k.name+"(NULL), none active", tsInitCall(h, k.flag, null, k.key), ck.CKR_ARGUMENTS_BAD)
+		wantRV(t, k.name, tsInitCall(h, k.flag, k.mech, k.key), ck.CKR_OK)
+		wantRV(t, k.name+" again", tsInitCall(h, k.flag, k.mech, k.key), ck.CKR_OPERATION_ACTIVE)
+	}
+	// Every kind is active: NULL ends one kind only.
+	for i, k := range kinds {
+		wantRV(t, k.name+"(NULL), active", tsInitCall(h, k.flag, null, k.key), ck.CKR_OK)
+		wantRV(t, k.name+" after the cancel", tsInitCall(h, k.flag, k.mech, k.key), ck.CKR_OK)
+		for _, other := range kinds[i+1:] {
+			wantRV(t, other.name+" still active", tsInitCall(h, other.flag, other.mech, other.key), ck.CKR_OPERATION_ACTIVE)
+		}
+	}
+	wantRV(t, "C_SignInit(NULL), bad session", tsInitCall(h+1000, ck.CKF_SIGN, null, hPriv), ck.CKR_ARGUMENTS_BAD)
+}

@@ -23,8 +23,11 @@ type (
 	finalOp  func(m *token.Module, sh uint64, out token.Out) ([]byte, int, error)
 )
 
-// opInit decodes the mechanism and starts an operation with key.
-func opInit(fn string, h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE, op initOp) (rv C.CK_RV) {
+// opInit decodes the mechanism and starts an operation with key. A NULL
+// mechanism ends the active operation of the kind (CKF_SIGN, CKF_ENCRYPT...),
+// as PKCS#11 3.0 has it (pkcs11-provider cancels so); with none active it
+// is CKR_ARGUMENTS_BAD, as before 3.0.
+func opInit(fn string, h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE, op initOp, kind uint64) (rv C.CK_RV) {
 	c := enter(fn)
 	defer c.leave(&rv)
 	m := c.m
@@ -32,6 +35,9 @@ func opInit(fn string, h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OB
 	c.object(key)
 	if rv := loaded(m); rv != rvOK {
 		return rv
+	}
+	if pMech == nil && m.EndActive(uint64(h), kind) {
+		return rvOK
 	}
 	mech, rv := mechanismIn(pMech)
 	c.mech(mech)
@@ -105,7 +111,7 @@ func argumentsBad(m *token.Module, h C.CK_SESSION_HANDLE, kind uint64) C.CK_RV {
 
 //export goEncryptInit
 func goEncryptInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE) C.CK_RV {
-	return opInit("C_EncryptInit", h, pMech, key, (*token.Module).EncryptInit)
+	return opInit("C_EncryptInit", h, pMech, key, (*token.Module).EncryptInit, C.CKF_ENCRYPT)
 }
 
 //export goEncrypt
@@ -125,7 +131,7 @@ func goEncryptFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG)
 
 //export goDecryptInit
 func goDecryptInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE) C.CK_RV {
-	return opInit("C_DecryptInit", h, pMech, key, (*token.Module).DecryptInit)
+	return opInit("C_DecryptInit", h, pMech, key, (*token.Module).DecryptInit, C.CKF_DECRYPT)
 }
 
 //export goDecrypt
@@ -151,6 +157,9 @@ func goDigestInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM) (rv C.CK_RV) {
 	c.session(h)
 	if rv := loaded(m); rv != rvOK {
 		return rv
+	}
+	if pMech == nil && m.EndActive(uint64(h), C.CKF_DIGEST) {
+		return rvOK
 	}
 	mech, rv := mechanismIn(pMech)
 	c.mech(mech)
@@ -190,7 +199,7 @@ func goDigestFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG) 
 
 //export goSignInit
 func goSignInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE) C.CK_RV {
-	return opInit("C_SignInit", h, pMech, key, (*token.Module).SignInit)
+	return opInit("C_SignInit", h, pMech, key, (*token.Module).SignInit, C.CKF_SIGN)
 }
 
 //export goSign
@@ -210,7 +219,7 @@ func goSignFinal(h C.CK_SESSION_HANDLE, pSig *C.CK_BYTE, pSigLen *C.CK_ULONG) C.
 
 //export goVerifyInit
 func goVerifyInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE) C.CK_RV {
-	return opInit("C_VerifyInit", h, pMech, key, (*token.Module).VerifyInit)
+	return opInit("C_VerifyInit", h, pMech, key, (*token.Module).VerifyInit, C.CKF_VERIFY)
 }
 
 //export goVerify

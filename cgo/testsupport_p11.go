@@ -358,3 +358,25 @@ func tsFindSignLoop(h, key, mech uint64, noSign bool, n int) uint64 {
 	}
 	return uint64(C.ts_find_sign_loop(C.CK_SESSION_HANDLE(h), C.CK_OBJECT_HANDLE(key), m, C.long(n)))
 }
+
+// tsInitCall calls C_SignInit, C_VerifyInit, C_EncryptInit, C_DecryptInit
+// or C_DigestInit (by the CKF_ flag of the kind) with mech (NullMech: a
+// NULL pMechanism) and key.
+func tsInitCall(h uint64, flag uint64, mech tsMech, key uint64) uint64 {
+	var a cArena
+	defer a.free()
+	sh, m, k := C.CK_SESSION_HANDLE(h), a.mechanism(mech), C.CK_OBJECT_HANDLE(key)
+	switch flag {
+	case ck.CKF_SIGN:
+		return uint64(C.C_SignInit(sh, m, k))
+	case ck.CKF_VERIFY:
+		return uint64(C.C_VerifyInit(sh, m, k))
+	case ck.CKF_ENCRYPT:
+		return uint64(C.C_EncryptInit(sh, m, k))
+	case ck.CKF_DECRYPT:
+		return uint64(C.C_DecryptInit(sh, m, k))
+	case ck.CKF_DIGEST:
+		return uint64(C.C_DigestInit(sh, m))
+	}
+	return uint64(ck.CKR_GENERAL_ERROR)
+}

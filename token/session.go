@@ -228,6 +228,27 @@ func (ss *session) contextLogin(pin []byte) error {
 	return nil
 }
 
+// EndActive ends the session's active operation of the kind the
+// C_SessionCancel flag names (CKF_SIGN, CKF_VERIFY, CKF_ENCRYPT,
+// CKF_DECRYPT, CKF_DIGEST) and reports whether there was one: what
+// C_SignInit, C_EncryptInit... do when called with a NULL mechanism while
+// an operation is active (PKCS#11 3.0: "to terminate an active
+// operation"). An invalid session has none.
+func (m *Module) EndActive(sh uint64, flag uint64) bool {
+	ss, err := m.lock(sh)
+	if err != nil {
+		return false
+	}
+	defer ss.mu.Unlock()
+	for k, f := range cancelFlags {
+		if f == flag && ss.ops[k] != nil {
+			ss.ops[k] = nil
+			return true
+		}
+	}
+	return false
+}
+
 // SessionCancel is C_SessionCancel (3.0): it ends the operations named by
 // flags (CKF_SIGN, CKF_VERIFY, CKF_ENCRYPT, CKF_DECRYPT, CKF_DIGEST,
 // CKF_FIND_OBJECTS).
