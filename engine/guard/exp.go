@@ -28,72 +28,48 @@ func (rt ExpRoute) Run(op func(e engine.Engine) error) error {
 
 // DSAKey is a DSA private key prepared on a route's engines: on the
 // primary and on the fallback, if any ([dsa.Key.On]).
-type DSAKey struct {
-	g                 *Guard
-	primary, fallback *dsa.Key
-}
+type DSAKey struct{ keys[*dsa.Key] }
 
 // DSAKey checks and prepares the DSA private value x of params on the
 // route's engines (errors: dsa.NewKey's).
 func (rt ExpRoute) DSAKey(params *dsa.Parameters, x []byte) (*DSAKey, error) {
 	k, err := dsa.NewKey(rt.Primary, params, x)
+	ks, err := newKeys(rt.g, k, err, rt.Fallback)
 	if err != nil {
 		return nil, err
 	}
-	fk, err := on(k, rt.Fallback)
-	if err != nil {
-		return nil, err
-	}
-	return &DSAKey{g: rt.g, primary: k, fallback: fk}, nil
+	return &DSAKey{ks}, nil
 }
 
 // Sign is [dsa.Key.Sign] through the guard: a signature that fails the
 // check, or a device failure, is counted and the signature
 // made again on the fallback (fresh randomness: a fresh nonce). The cost
 // is that of both attempts.
-func (k *DSAKey) Sign(ctx context.Context, hash []byte, rnd io.Reader) (sig []byte, cost engine.Cost, err error) {
-	err = run(k.g, k.primary, k.fallback, func(key *dsa.Key) error {
-		s, c, err := key.Sign(ctx, hash, rnd)
-		cost = cost.Add(c)
-		sig = s
-		return err
-	})
-	return sig, cost, err
+func (k *DSAKey) Sign(ctx context.Context, hash []byte, rnd io.Reader) ([]byte, engine.Cost, error) {
+	return k.do(func(key *dsa.Key) ([]byte, engine.Cost, error) { return key.Sign(ctx, hash, rnd) })
 }
 
 // DHKey is a DH private key prepared on a route's engines: on the primary
 // and on the fallback, if any ([dh.Key.On]).
-type DHKey struct {
-	g                 *Guard
-	primary, fallback *dh.Key
-}
+type DHKey struct{ keys[*dh.Key] }
 
 // DHKey checks and prepares the DH private value x of group on the
 // route's engines (errors: dh.NewKey's).
 func (rt ExpRoute) DHKey(group *dh.Group, x []byte, opts dh.Options) (*DHKey, error) {
 	k, err := dh.NewKey(rt.Primary, group, x, opts)
+	ks, err := newKeys(rt.g, k, err, rt.Fallback)
 	if err != nil {
 		return nil, err
 	}
-	fk, err := on(k, rt.Fallback)
-	if err != nil {
-		return nil, err
-	}
-	return &DHKey{g: rt.g, primary: k, fallback: fk}, nil
+	return &DHKey{ks}, nil
 }
 
 // Derive is [dh.Key.Derive] through the guard: a secret that fails the
 // check, or a device failure, is counted and the agreement
 // redone on the fallback with fresh blinding. The cost is that of both
 // attempts.
-func (k *DHKey) Derive(ctx context.Context, y []byte) (z []byte, cost engine.Cost, err error) {
-	err = run(k.g, k.primary, k.fallback, func(key *dh.Key) error {
-		r, c, err := key.Derive(ctx, y)
-		cost = cost.Add(c)
-		z = r
-		return err
-	})
-	return z, cost, err
+func (k *DHKey) Derive(ctx context.Context, y []byte) ([]byte, engine.Cost, error) {
+	return k.do(func(key *dh.Key) ([]byte, engine.Cost, error) { return key.Derive(ctx, y) })
 }
 
 // Exp returns how the guard runs exponentiations of a modulus of bits: on

@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/asn1"
-	"encoding/pem"
 	"errors"
 	"math/big"
-	"os"
 	"sync/atomic"
 	"testing"
 
@@ -74,24 +71,6 @@ func (f *faulty) ScalarMult(ctx context.Context, curve string, k, px, py []byte)
 
 var _ engine.ECEngine = (*faulty)(nil)
 
-// dsaParams are the 1024/160 test parameters of engine/dsa.
-func dsaParams(t *testing.T) *dsa.Parameters {
-	t.Helper()
-	b, err := os.ReadFile("../dsa/testdata/params_1024_160.pem")
-	if err != nil {
-		t.Fatal(err)
-	}
-	blk, _ := pem.Decode(b)
-	var p struct{ P, Q, G *big.Int }
-	if blk == nil {
-		t.Fatal("no PEM block")
-	}
-	if _, err := asn1.Unmarshal(blk.Bytes, &p); err != nil {
-		t.Fatal(err)
-	}
-	return &dsa.Parameters{P: p.P, Q: p.Q, G: p.G}
-}
-
 // TestOneFallbackPath: for RSA, DSA, DH and ECDSA alike, a primary whose
 // every result is wrong releases nothing; with the software engine behind
 // it each operation is redone there (right results), and each fault is
@@ -102,7 +81,10 @@ func TestOneFallbackPath(t *testing.T) {
 	ctx := context.Background()
 	hash := sha256.Sum256([]byte("one path"))
 	rsaPriv := key(t, 1024)
-	params := dsaParams(t)
+	params, err := dsa.GenerateParameters(ctx, nil, dsa.Size{L: 1024, N: 160})
+	if err != nil {
+		t.Fatal(err)
+	}
 	dsaX, _, _, err := dsa.GenerateKey(ctx, soft.New(), params, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -64,19 +64,48 @@ func run[E comparable](g *Guard, primary, fallback E, op func(E) error) error {
 	return nil
 }
 
-// on returns k prepared on the fallback engine (nil for none).
-func on[K interface {
+// preparedKey is a key of engine/rsa, engine/dsa or engine/dh: prepared
+// for one engine, and for another by On.
+type preparedKey[K any] interface {
+	comparable
 	On(engine.Engine) (K, error)
-}](k K, fallback engine.Engine) (K, error) {
-	var none K
-	if fallback == nil {
-		return none, nil
-	}
-	fk, err := k.On(fallback)
+}
+
+// keys is one private key prepared on a guard's engines: on the primary
+// and, when there is one, on the fallback (the same key, by On).
+type keys[K preparedKey[K]] struct {
+	g                 *Guard
+	primary, fallback K // fallback: the zero K without one
+}
+
+// newKeys prepares k, made on the primary, on the fallback too (if any).
+func newKeys[K preparedKey[K]](g *Guard, k K, err error, fallback engine.Engine) (keys[K], error) {
 	if err != nil {
-		return none, fmt.Errorf("guard: key on the fallback engine: %w", err)
+		return keys[K]{}, err
 	}
-	return fk, nil
+	ks := keys[K]{g: g, primary: k}
+	if fallback != nil {
+		if ks.fallback, err = k.On(fallback); err != nil {
+			return keys[K]{}, fmt.Errorf("guard: key on the fallback engine: %w", err)
+		}
+	}
+	return ks, nil
+}
+
+// do runs op through run: on the primary's key, and on the fallback's
+// after a fault. The cost is that of both attempts.
+func (ks keys[K]) do(op func(K) ([]byte, engine.Cost, error)) ([]byte, engine.Cost, error) {
+	var (
+		out  []byte
+		cost engine.Cost
+	)
+	err := run(ks.g, ks.primary, ks.fallback, func(k K) error {
+		r, c, err := op(k)
+		cost = cost.Add(c)
+		out = r
+		return err
+	})
+	return out, cost, err
 }
 
 // ecRoutes is what a guard can do with EC keys. The primary and the policy

@@ -15,10 +15,7 @@ import (
 // RSAKey is an RSA private key prepared on a guard's engines: on the
 // primary and, when the guard has a fallback, on the software engine
 // behind it (the same key: [rsa.Key.On]). Safe for concurrent use.
-type RSAKey struct {
-	g                 *Guard
-	primary, fallback *rsa.Key // fallback: nil without one
-}
+type RSAKey struct{ keys[*rsa.Key] }
 
 // RSAKey prepares priv for private operations on the primary, with the
 // software engine behind it when the guard has a fallback. The first key
@@ -32,14 +29,12 @@ func (g *Guard) RSAKey(priv *rsa.PrivateKey) (*RSAKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &RSAKey{g: g}
-	if k.primary, err = rsa.NewKey(g.primary, priv, opts); err != nil {
+	k, err := rsa.NewKey(g.primary, priv, opts)
+	ks, err := newKeys(g, k, err, g.fallback)
+	if err != nil {
 		return nil, err
 	}
-	if k.fallback, err = on(k.primary, g.fallback); err != nil {
-		return nil, err
-	}
-	return k, nil
+	return &RSAKey{ks}, nil
 }
 
 // Size is the byte length of the modulus (and of every result).
@@ -50,14 +45,8 @@ func (k *RSAKey) Size() int { return k.primary.Size() }
 // and the operation redone on the software engine with a
 // fresh blinding pair, when the guard has a fallback. The cost is that of
 // both attempts.
-func (k *RSAKey) Private(ctx context.Context, c []byte) (out []byte, cost engine.Cost, err error) {
-	err = run(k.g, k.primary, k.fallback, func(key *rsa.Key) error {
-		r, oc, err := key.Private(ctx, c)
-		cost = cost.Add(oc)
-		out = r
-		return err
-	})
-	return out, cost, err
+func (k *RSAKey) Private(ctx context.Context, c []byte) ([]byte, engine.Cost, error) {
+	return k.do(func(key *rsa.Key) ([]byte, engine.Cost, error) { return key.Private(ctx, c) })
 }
 
 // MaxRSAKeyBits is the largest RSA key the primary takes (0: no limit):
