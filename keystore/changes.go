@@ -166,25 +166,26 @@ func resetLog(tx kvTx, from uint64) error {
 // On a token file, when the file is in the state it was in at the last
 // answer (generation since, the same key), the answer comes from a few
 // system calls without a transaction (stamp.go).
-func (s *Store) Changes(key *Key, since uint64) (changed []Object, deleted []uint64, gen uint64, full bool, err error) {
-	var st fileStamp
-	stamped := false
-	if s.remote == nil && !s.closed.Load() {
-		stamped = readStamp(s.path, &st)
-		if s.stamps.unchanged(&st, stamped, since, key) {
-			return nil, nil, since, false, nil
-		}
+func (s *Store) Changes(key *Key, since uint64) ([]Object, []uint64, uint64, bool, error) {
+	if s.remote != nil || s.closed.Load() {
+		return s.changes(key, since)
 	}
-	defer func() {
-		if s.remote != nil {
-			return
-		}
-		if err != nil {
-			s.stamps.forget()
-		} else {
-			s.stamps.remember(&st, stamped, gen, key)
-		}
-	}()
+	var st fileStamp
+	stamped := s.stamps.read(s.path, &st)
+	if s.stamps.unchanged(&st, stamped, since, key) {
+		return nil, nil, since, false, nil
+	}
+	changed, deleted, gen, full, err := s.changes(key, since)
+	if err != nil {
+		s.stamps.forget()
+	} else {
+		s.stamps.remember(&st, stamped, gen, key)
+	}
+	return changed, deleted, gen, full, err
+}
+
+// changes is Changes in one read transaction.
+func (s *Store) changes(key *Key, since uint64) (changed []Object, deleted []uint64, gen uint64, full bool, err error) {
 	err = s.view(func(tx kvTx) error {
 		changed, deleted, full = nil, nil, false
 		sl, err := s.openSealer(tx, key)

@@ -48,6 +48,7 @@ type fileStamp struct {
 // stampCache is what a Store remembers of the last Changes that answered.
 type stampCache struct {
 	mu    sync.Mutex
+	pathz []byte // the path, NUL-terminated (made once)
 	ok    bool
 	stamp fileStamp
 	gen   uint64
@@ -66,6 +67,17 @@ func metaPageSize(meta []byte) int64 {
 		return 0
 	}
 	return ps
+}
+
+// read reads the stamp of the file at path into st (readStamp).
+func (c *stampCache) read(path string, st *fileStamp) bool {
+	c.mu.Lock()
+	if c.pathz == nil {
+		c.pathz = append([]byte(path), 0)
+	}
+	pathz := c.pathz
+	c.mu.Unlock()
+	return readStamp(pathz, st)
 }
 
 // unchanged reports whether the token file is still in the state of the

@@ -1,15 +1,26 @@
 package keystore
 
-import "syscall"
+import (
+	"bytes"
+	"syscall"
+	"unsafe"
+)
 
-// readStamp reads the stamp of the file at path (stamp.go); false when it
-// cannot (no file, a short file, not a bbolt file): Changes then takes the
-// long way, which reports what is wrong.
-func readStamp(path string, st *fileStamp) bool {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
+// readStamp reads the stamp of the file at pathz (NUL-terminated) into st
+// (stamp.go); false when it cannot (no file, a short file, not a bbolt
+// file): Changes then takes the long way, which reports what is wrong.
+func readStamp(pathz []byte, st *fileStamp) bool {
+	if bytes.IndexByte(pathz, 0) != len(pathz)-1 {
+		return false // a NUL inside the path: no such file
+	}
+	// openat without syscall.Open's copy of the path.
+	dir := atFDCWD
+	r, _, errno := syscall.Syscall6(syscall.SYS_OPENAT, uintptr(dir), uintptr(unsafe.Pointer(&pathz[0])),
+		uintptr(syscall.O_RDONLY|syscall.O_CLOEXEC), 0, 0, 0)
+	if errno != 0 {
 		return false
 	}
+	fd := int(r)
 	defer syscall.Close(fd)
 	var fi syscall.Stat_t
 	if syscall.Fstat(fd, &fi) != nil {
@@ -30,3 +41,7 @@ func readStamp(path string, st *fileStamp) bool {
 	}
 	return true
 }
+
+// atFDCWD is AT_FDCWD: openat's directory argument for a path relative to
+// the working directory.
+const atFDCWD int = -0x64
