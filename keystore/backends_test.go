@@ -62,6 +62,7 @@ var fileOnly = map[string]string{
 	"TestBboltPanicReleasesLock":           "bbolt's panic on a truncated file and the flock release",
 	"TestWriteDuringRestoreLandsInNewFile": "a writer waiting on the flock of a file renamed over by Restore",
 	"TestChangesStamp":                     "the token file's stamp (stamp.go): its inode, times and meta pages; a truncated and a removed file",
+	"TestReadStampPageSizes":               "the stamp of bbolt files of two page sizes",
 	"TestChangesStampConcurrent":           "the token file's stamp read while another Store commits",
 	"TestMigrateV1":                        "a version-1 token cannot be in etcd: store copy refuses it until a write upgrades it",
 	"TestDefaultKDFParams":                 "the cost of the default Argon2id parameters, not the store's",

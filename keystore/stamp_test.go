@@ -3,8 +3,11 @@ package keystore
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // changesNone fails unless Changes(key, since) answers "nothing changed"
@@ -177,5 +180,33 @@ func BenchmarkChangesUnchanged(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestReadStampPageSizes: the stamp holds both meta pages whatever the
+// file's page size (one read for 4 KiB pages, two otherwise), and a file
+// that is not bbolt's has none.
+func TestReadStampPageSizes(t *testing.T) {
+	for _, ps := range []int{4096, 16384} {
+		path := filepath.Join(t.TempDir(), "db")
+		db, err := bolt.Open(path, 0o600, &bolt.Options{PageSize: ps})
+		must(t, err)
+		must(t, db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("b")); return err }))
+		must(t, db.Close())
+		raw, err := os.ReadFile(path)
+		must(t, err)
+		var st fileStamp
+		if !readStamp(append([]byte(path), 0), &st) {
+			t.Fatalf("page size %d: no stamp", ps)
+		}
+		if !bytes.Equal(st.meta0[:], raw[:stampMetaBytes]) || !bytes.Equal(st.meta1[:], raw[ps:ps+stampMetaBytes]) {
+			t.Fatalf("page size %d: the stamp's meta pages are not the file's", ps)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "not-bbolt")
+	must(t, os.WriteFile(path, bytes.Repeat([]byte{7}, 9000), 0o600))
+	var st fileStamp
+	if readStamp(append([]byte(path), 0), &st) || readStamp([]byte(path), &st) || readStamp(nil, &st) || readStamp([]byte{0}, &st) {
+		t.Fatal("a stamp of a file that is not bbolt's, or of a path without its NUL")
 	}
 }
