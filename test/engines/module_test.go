@@ -1,6 +1,7 @@
 package engines
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -131,6 +132,44 @@ func testKey(t testing.TB, bits int) *rsa.PrivateKey {
 func verifySig(pub *rsa.PublicKey, msg, sig []byte) error {
 	d := sha256.Sum256(msg)
 	return rsa.VerifyPKCS1v15(pub, crypto.SHA256, d[:], sig)
+}
+
+// deriveOrRefuse derives a readable secret with mech from key in sh and
+// reports whether it was released: a released secret must be want, a
+// refusal CKR_DEVICE_ERROR; anything else fails the test (what names the
+// operation).
+func (md *mod) deriveOrRefuse(sh uint64, mech *token.Mechanism, key uint64, want []byte, what string) bool {
+	md.t.Helper()
+	h, err := md.m.DeriveKey(sh, mech, key, []token.Attribute{
+		tattr(ck.CKA_SENSITIVE, ck.Bool(false)), tattr(ck.CKA_EXTRACTABLE, ck.Bool(true)),
+	})
+	switch {
+	case err == nil:
+		res, err := md.m.GetAttributeValue(sh, h, []uint64{ck.CKA_VALUE})
+		md.must(err)
+		if !bytes.Equal(res[0].Value, want) {
+			md.t.Fatalf("%s released a wrong secret", what)
+		}
+		return true
+	case isRV(err, ck.CKR_DEVICE_ERROR):
+		return false
+	}
+	md.t.Fatalf("%s: %v", what, err)
+	return false
+}
+
+// faultsShown returns the token's engine status and the faults the daemon
+// injected since before, and fails the test when none was injected or
+// detected: it would prove nothing.
+func (md *mod) faultsShown(d *e2e.Daemon, before e2e.Status) (st token.EngineStatus, injected uint64, after e2e.Status) {
+	md.t.Helper()
+	after = d.Status()
+	st = md.status()
+	injected = after.FaultsInjected - before.FaultsInjected
+	if injected == 0 || st.Faults == 0 {
+		md.t.Fatalf("no fault injected (%d) or detected (%d): the test proves nothing", injected, st.Faults)
+	}
+	return st, injected, after
 }
 
 // isRV reports whether err carries the PKCS#11 code.
