@@ -151,6 +151,7 @@ func inProcessChild(t *testing.T) {
 	}
 	c.symmetric()
 	c.dsaDH()
+	c.aesDerive()
 }
 
 // secretKey makes a session secret key with the given value.

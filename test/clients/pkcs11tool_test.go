@@ -81,7 +81,8 @@ type signCase struct {
 // (in-process: the test loads p11-kit's C client, not the Go module). What
 // neither pkcs11-tool nor p11-kit's RPC can carry (AES-CTR, AES-GCM, CMAC,
 // the *_HMAC_GENERAL and CMAC_GENERAL lengths, DSA and DH key and
-// parameter generation, DH derivation) a child of this test binary drives
+// parameter generation, DH derivation, the AES derivations by data
+// encryption; pkcs11tool_aesderive_test.go) a child of this test binary drives
 // with the module loaded in process (pkcs11tool_inprocess_test.go), each
 // result checked with Go's crypto or openssl. A listed mechanism or
 // capability this test does not know fails the test: add its exercise.
