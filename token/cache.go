@@ -206,13 +206,13 @@ func (s *slot) follow() {
 		s.mu.Lock()
 		loaded, recVer := s.loaded, s.recVer
 		s.mu.Unlock()
-		if st, err := s.st(); err == nil {
-			// The token record first (one small read): C_GetTokenInfo
-			// answers from it. A failure keeps the one cached.
-			_, _ = s.fetchRecord(st, recVer)
-		}
 		if loaded {
 			_ = s.refresh() // errors are logged; the next search asks again
+		}
+		if st, err := s.st(); err == nil {
+			// The token record (one small read): C_GetTokenInfo answers
+			// from it. A failure keeps the one cached.
+			_, _ = s.fetchRecord(st, recVer)
 		}
 	}
 }
@@ -244,7 +244,9 @@ func (s *slot) tokenRecord(st *keystore.Store) (keystore.TokenRecord, error) {
 // changed since ver (a newer answer, or this process's own change: that
 // one is asked again at the next call).
 func (s *slot) fetchRecord(st *keystore.Store, ver uint64) (keystore.TokenRecord, error) {
+	s.fetching.Add(1)
 	rec, err := st.Token()
+	s.fetching.Add(-1)
 	if err == nil {
 		s.mu.Lock()
 		if s.recVer == ver {
@@ -265,6 +267,54 @@ func (s *slot) recordChangedLocked(err error) {
 	}
 	s.rec = nil
 	s.recVer++
+}
+
+// unlocked runs f without the slot lock, which the caller holds before
+// and after: a request to the store (a write, a login) during which
+// signing and every other use of the cache go on. What the caller read
+// under the lock before may have changed when f returns.
+func (s *slot) unlocked(f func()) {
+	s.mu.Unlock()
+	defer s.mu.Lock()
+	f()
+}
+
+// adoptLocked caches o, a token object this process has just written to
+// the store with the slot lock released (a new object if !update, else a
+// new snapshot of o.handle's), as the cache stands now: under the handle
+// a refresh gave the object meanwhile (the follower may apply the write
+// before the writer), and not at all if it can no longer be cached as it
+// is — a private object with the user logged out meanwhile
+// (CKR_USER_NOT_LOGGED_IN), an update of an object a refresh removed
+// meanwhile (deleted by another host: CKR_OBJECT_HANDLE_INVALID). The
+// write stands in the store either way, and the follower settles the
+// cache from it.
+func (s *slot) adoptLocked(o *object, update bool) error {
+	cur := s.byStore[o.storeID]
+	switch {
+	case o.isPrivate() && s.login != userLoggedIn:
+		if cur != nil {
+			s.indexRemoveLocked(cur)
+			delete(s.objects, cur.handle)
+			delete(s.byStore, o.storeID)
+		}
+		s.ver++
+		s.changed()
+		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "logged out while the object was stored")
+	case update && cur == nil:
+		s.changed()
+		return ck.Errorf(ck.CKR_OBJECT_HANDLE_INVALID, "object %d deleted while it was stored", o.handle)
+	case cur != nil:
+		o.handle = cur.handle
+	case o.handle == 0:
+		o.handle = s.m.newHandle()
+	}
+	old := s.objects[o.handle]
+	s.objects[o.handle] = o
+	s.byStore[o.storeID] = o
+	s.indexReplaceLocked(old, o)
+	s.ver++
+	return nil
 }
 
 // applyLocked applies what the keystore reported: changed objects (every

@@ -16,9 +16,10 @@ import (
 // TestFleetSignWhileStoreStalls: signing with a cached key never waits
 // on the network. The etcd member is stopped (SIGSTOP: connections open,
 // no answer, as during a leader election or a long pause) while the
-// slot's follower is asking it for the change log (a notified change)
-// and another session's search is asking too; both wait for the request
-// timeout (3 s), and meanwhile every sign call from the cache returns at
+// slot's follower is asking it for the change log (a notified change),
+// another session's search is asking too and a third session's key
+// generation is writing; they wait for the member (or the request
+// timeout, 3 s), and meanwhile every sign call from the cache returns at
 // once. Not a benchmark: the bounds (p99 under 50 ms, the slowest of some
 // hundred calls under 300 ms: a loaded machine under -race has pauses)
 // are two orders above a sign call and an order below the wait.
@@ -36,6 +37,7 @@ func TestFleetSignWhileStoreStalls(t *testing.T) {
 	must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
 	pub, priv := genEC(t, m, sh, "P-256", true)
 	sh2 := openRW(t, m, slotID)
+	sh3 := openRW(t, m, slotID)
 	find(t, m, sh2) // the cache is loaded and the watch live
 	s, err := m.slot(slotID)
 	must(t, err)
@@ -51,6 +53,15 @@ func TestFleetSignWhileStoreStalls(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	var wg sync.WaitGroup
+	var genErr error
+	var genTook time.Duration
+	wg.Go(func() {
+		g0 := time.Now()
+		_, _, genErr = m.GenerateKeyPair(sh3, &Mechanism{Type: ck.CKM_EC_KEY_PAIR_GEN},
+			[]Attribute{aBytes(ck.CKA_EC_PARAMS, curveOf(t, "P-256").OID()), aBool(ck.CKA_TOKEN, true)},
+			[]Attribute{aBool(ck.CKA_TOKEN, true), aBool(ck.CKA_SIGN, true)})
+		genTook = time.Since(g0)
+	})
 	var findErr error
 	var findTook time.Duration
 	wg.Go(func() {
@@ -83,11 +94,18 @@ func TestFleetSignWhileStoreStalls(t *testing.T) {
 
 	e.Cont()
 	wg.Wait()
-	t.Logf("the search meanwhile: %v after %v", findErr, findTook)
+	t.Logf("the search meanwhile: %v after %v; the key generation: %v after %v", findErr, findTook, genErr, genTook)
+	if genTook < timeout/2 || (genErr != nil && ck.RV(genErr) != uint64(ck.CKR_DEVICE_ERROR)) {
+		t.Errorf("key generation during the stall: %v after %v", genErr, genTook)
+	}
 	if findErr != nil || findTook > timeout+time.Second || findTook < timeout/2 {
 		t.Errorf("search during the stall: %v after %v", findErr, findTook)
 	}
 	// Back to normal: a write and its search.
+	want := 2
+	if genErr == nil {
+		want = 3
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, _, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_EC_KEY_PAIR_GEN},
@@ -101,7 +119,7 @@ func TestFleetSignWhileStoreStalls(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	waitFind(t, m, sh, 2, aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY))
+	waitFind(t, m, sh, want, aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY))
 }
 
 // TestFleetTokenInfoFromCache: C_GetTokenInfo of a token in etcd answers

@@ -5,6 +5,7 @@ package token
 // and the objects stored after, all or nothing.
 
 import (
+	"cmp"
 	"crypto/rand"
 	"errors"
 	"math/big"
@@ -124,7 +125,9 @@ func (s *slot) storePairLocked(ss *session, pa attrMap, psch schema, qa attrMap,
 		if err != nil {
 			return nil, nil, s.storeErr("store key pair", err)
 		}
-		ids, err := st.PutObjects(s.key, puts)
+		key := s.key
+		var ids []uint64
+		s.unlocked(func() { ids, err = st.PutObjects(key, puts) }) // cache.go, adoptLocked
 		if err != nil {
 			if errors.Is(err, keystore.ErrNotInitialized) {
 				return nil, nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "token not initialised")
@@ -133,14 +136,20 @@ func (s *slot) storePairLocked(ss *session, pa attrMap, psch schema, qa attrMap,
 		}
 		for j, i := range idx {
 			objs[i].storeID = ids[j]
-			s.byStore[ids[j]] = objs[i]
 		}
-		s.ver++
 	}
+	var adoptErr error
 	for _, o := range objs {
+		if o.storeID != 0 {
+			adoptErr = cmp.Or(adoptErr, s.adoptLocked(o, false))
+			continue
+		}
 		o.handle = s.m.newHandle()
 		s.objects[o.handle] = o
 		s.indexAddLocked(o)
+	}
+	if adoptErr != nil {
+		return nil, nil, adoptErr
 	}
 	return objs[0], objs[1], nil
 }

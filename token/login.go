@@ -151,8 +151,72 @@ func (m *Module) Login(sh, userType uint64, pin []byte) error {
 		return ck.Errorf(ck.CKR_USER_TYPE_INVALID, "user type %d", userType)
 	}
 	s := ss.slot
+	// One login of this process at a time; the slot lock is released
+	// while the store checks the PIN (Argon2id, a counted write) and the
+	// objects are read with the key: signing goes on meanwhile.
+	s.loginMu.Lock()
+	defer s.loginMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.loginAllowedLocked(ss, state); err != nil {
+		return err
+	}
+	if len(pin) > maxPINLen {
+		return ck.Errorf(ck.CKR_PIN_LEN_RANGE, "PIN of %d bytes", len(pin))
+	}
+	st, err := s.st()
+	if err != nil {
+		return s.storeErr("login", err)
+	}
+	var key *keystore.Key
+	var f fetched
+	ver := s.ver
+	s.unlocked(func() {
+		if key, err = st.Login(who, pin); err == nil {
+			// Private objects and sealed values appear with the key.
+			f = s.fetch(st, key, false, 0)
+		}
+	})
+	s.recordChangedLocked(err)
+	if err != nil {
+		if ck.RV(s.storeErr("", err)) == uint64(ck.CKR_TOKEN_NOT_RECOGNIZED) {
+			// Uninitialised token: nobody has a PIN yet.
+			return ck.Errorf(ck.CKR_USER_PIN_NOT_INITIALIZED, "token not initialised")
+		}
+		s.log.Info("login failed", "so", who == keystore.SO, "err", err)
+		return s.storeErr("login", err)
+	}
+	for try := 0; s.ver != ver && try < 3; try++ {
+		// The cache moved meanwhile (another host's change applied):
+		// the objects are read again.
+		ver = s.ver
+		s.unlocked(func() { f = s.fetch(st, key, false, 0) })
+	}
+	if err := s.loginAllowedLocked(ss, state); err != nil {
+		key.Wipe() // things changed while the PIN was checked
+		return err
+	}
+	s.login, s.key = state, key
+	s.epoch++
+	s.ver++
+	if s.ver == ver+1 {
+		err = s.applyFetchLocked(f, true)
+	} else {
+		err = s.reloadLocked()
+	}
+	if err != nil {
+		s.logoutLocked()
+		return err
+	}
+	s.log.Info("logged in", "so", who == keystore.SO)
+	return nil
+}
+
+// loginAllowedLocked checks that ss may log in as state now.
+func (s *slot) loginAllowedLocked(ss *session, state loginState) error {
+	if _, ok := s.sessions[ss.h]; !ok {
+		return ck.Errorf(ck.CKR_SESSION_HANDLE_INVALID, "session %d closed", ss.h)
+	}
 	switch s.login {
 	case state:
 		return ck.Errorf(ck.CKR_USER_ALREADY_LOGGED_IN, "already logged in")
@@ -166,32 +230,6 @@ func (m *Module) Login(sh, userType uint64, pin []byte) error {
 			}
 		}
 	}
-	if len(pin) > maxPINLen {
-		return ck.Errorf(ck.CKR_PIN_LEN_RANGE, "PIN of %d bytes", len(pin))
-	}
-	st, err := s.st()
-	if err != nil {
-		return s.storeErr("login", err)
-	}
-	key, err := st.Login(who, pin)
-	s.recordChangedLocked(err)
-	if err != nil {
-		if ck.RV(s.storeErr("", err)) == uint64(ck.CKR_TOKEN_NOT_RECOGNIZED) {
-			// Uninitialised token: nobody has a PIN yet.
-			return ck.Errorf(ck.CKR_USER_PIN_NOT_INITIALIZED, "token not initialised")
-		}
-		s.log.Info("login failed", "so", who == keystore.SO, "err", err)
-		return s.storeErr("login", err)
-	}
-	s.login, s.key = state, key
-	s.epoch++
-	s.ver++
-	// Reload with the key: private objects and sealed values appear.
-	if err := s.reloadLocked(); err != nil {
-		s.logoutLocked()
-		return err
-	}
-	s.log.Info("logged in", "so", who == keystore.SO)
 	return nil
 }
 

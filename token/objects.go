@@ -247,7 +247,8 @@ func (ss *session) checkWritable(a attrMap, login loginState) error {
 }
 
 // storeLocked persists (token objects) and caches a new snapshot of an
-// object: handle 0 makes a new object.
+// object: handle 0 makes a new object. The slot lock is released while
+// the store writes a token object (cache.go, adoptLocked).
 func (s *slot) storeLocked(ss *session, handle uint64, old *object, a attrMap, sch schema) (*object, error) {
 	o := &object{handle: handle, attrs: a, complete: true}
 	if old != nil {
@@ -262,7 +263,9 @@ func (s *slot) storeLocked(ss *session, handle uint64, old *object, a attrMap, s
 		if err != nil {
 			return nil, s.storeErr("store object", err)
 		}
-		id, err := st.Put(s.key, keystore.Object{ID: o.storeID, Attrs: a.clone(), Sealed: sealed})
+		key, put := s.key, keystore.Object{ID: o.storeID, Attrs: a.clone(), Sealed: sealed}
+		var id uint64
+		s.unlocked(func() { id, err = st.Put(key, put) })
 		if err != nil {
 			if errors.Is(err, keystore.ErrNotInitialized) {
 				return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "token not initialised")
@@ -270,8 +273,10 @@ func (s *slot) storeLocked(ss *session, handle uint64, old *object, a attrMap, s
 			return nil, s.storeErr("store object", err)
 		}
 		o.storeID, o.sealed = id, sealed
-		s.byStore[id] = o
-		s.ver++
+		if err := s.adoptLocked(o, old != nil); err != nil {
+			return nil, err
+		}
+		return o, nil
 	} else if old == nil {
 		o.owner = ss.h
 	}
@@ -386,10 +391,17 @@ func (m *Module) DestroyObject(sh, obj uint64) error {
 		if err != nil {
 			return s.storeErr("destroy object", err)
 		}
-		if err := st.Delete(o.storeID); err != nil && !errors.Is(err, keystore.ErrNotFound) {
+		// Without the slot lock (cache.go): the cache may have moved
+		// meanwhile, so what is dropped is what it holds now.
+		s.unlocked(func() { err = st.Delete(o.storeID) })
+		if err != nil && !errors.Is(err, keystore.ErrNotFound) {
 			return s.storeErr("destroy object", err)
 		}
-		delete(s.byStore, o.storeID)
+		if cur := s.byStore[o.storeID]; cur != nil {
+			s.indexRemoveLocked(cur)
+			delete(s.objects, cur.handle)
+			delete(s.byStore, o.storeID)
+		}
 		s.ver++
 	}
 	s.indexRemoveLocked(o)

@@ -218,12 +218,17 @@ func (ss *session) contextLogin(pin []byte) error {
 	if err != nil {
 		return s.storeErr("context login", err)
 	}
-	key, err := st.Login(keystore.User, pin)
+	epoch := s.epoch
+	var key *keystore.Key
+	s.unlocked(func() { key, err = st.Login(keystore.User, pin) }) // cache.go
 	s.recordChangedLocked(err)
 	if err != nil {
 		return s.storeErr("context login", err)
 	}
 	key.Wipe()
+	if s.epoch != epoch {
+		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "logged out during the context-specific login")
+	}
 	target.authed = true
 	return nil
 }

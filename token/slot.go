@@ -54,10 +54,11 @@ type slot struct {
 	stale  atomic.Bool
 	notify chan struct{}
 	done   chan struct{}
-	// fetching counts the requests for the cache in flight (cache.go,
-	// fetch): a diagnostic for the tests.
+	// fetching counts the requests for the caches in flight (cache.go,
+	// fetch, fetchRecord): a diagnostic for the tests.
 	fetching atomic.Int32
 
+	loginMu  sync.Mutex // one C_Login at a time (taken before mu)
 	mu       sync.Mutex
 	login    loginState
 	key      *keystore.Key // token key unlocked by the login, nil when logged out
