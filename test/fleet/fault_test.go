@@ -107,55 +107,58 @@ func (m *etcdMember) leads() bool {
 	return json.NewDecoder(resp.Body).Decode(&st) == nil && st.Header.MemberID != "" && st.Header.MemberID == st.Leader
 }
 
-// faultTest runs the fault test on a cluster of n members, killing the
-// leader (the only member when n is 1).
-func faultTest(t *testing.T, n int) {
+// fleet is a test's cluster of etcd members (child processes on loopback
+// ports), the module, the CLI and the host program built, and the
+// environment of a host whose one slot is a token on the cluster,
+// initialised by the CLI with a P-256 key labelled fault-key.
+type fleet struct {
+	root, lib, cli, host, member, dir string
+	members                           []*etcdMember
+	env                               []string
+	ctx                               context.Context
+}
+
+// newFleet starts a cluster of n members and initialises the token; the
+// slot's configuration gets slotConf's lines too.
+func newFleet(t *testing.T, n int, slotConf string) *fleet {
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib := filepath.Join(root, "build/libmodexp-pkcs11-fleet.so")
-	cli := filepath.Join(root, "build/modexp-token")
-	for _, need := range []string{lib, cli, "/usr/include/p11-kit-1/p11-kit/pkcs11.h"} {
+	f := &fleet{root: root, lib: filepath.Join(root, "build/libmodexp-pkcs11-fleet.so"), cli: filepath.Join(root, "build/modexp-token")}
+	for _, need := range []string{f.lib, f.cli, "/usr/include/p11-kit-1/p11-kit/pkcs11.h"} {
 		if _, err := os.Stat(need); err != nil {
 			t.Skipf("%s missing: make build, make deps", need)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	dir := t.TempDir()
-	run := func(env []string, name string, args ...string) {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, name, args...)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), env...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
-		}
-	}
-	member := filepath.Join(dir, "member")
-	host := filepath.Join(dir, "host")
-	run(nil, "go", "build", "-tags", "modexp_etcd", "-o", member, "./internal/etcdtest/member")
-	run(nil, "cc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", host, "test/fleet/host/host.c", "-ldl")
+	t.Cleanup(cancel)
+	f.ctx = ctx
+	f.dir = t.TempDir()
+	dir := f.dir
+	f.member = filepath.Join(dir, "member")
+	f.host = filepath.Join(dir, "host")
+	f.run(t, nil, "go", "build", "-tags", "modexp_etcd", "-o", f.member, "./internal/etcdtest/member")
+	f.run(t, nil, "cc", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", f.host, "test/fleet/host/host.c", "-ldl")
 
-	members := make([]*etcdMember, n)
+	f.members = make([]*etcdMember, n)
 	var initial, endpoints []string
-	for i := range members {
+	for i := range f.members {
 		m := &etcdMember{name: fmt.Sprintf("m%d", i), data: filepath.Join(dir, fmt.Sprintf("m%d", i)),
 			client: "http://" + freePort(t), peer: "http://" + freePort(t)}
 		if err := os.Mkdir(m.data, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		members[i] = m
+		f.members[i] = m
 		initial = append(initial, m.name+"="+m.peer)
 		endpoints = append(endpoints, fmt.Sprintf("%q", m.client))
 	}
 	errs := make([]error, n)
 	var swg sync.WaitGroup
-	for i, m := range members {
+	for i, m := range f.members {
 		m.initial = strings.Join(initial, ",")
 		t.Cleanup(m.kill)
-		swg.Go(func() { errs[i] = m.start(member) })
+		swg.Go(func() { errs[i] = m.start(f.member) })
 	}
 	swg.Wait()
 	for _, err := range errs {
@@ -174,19 +177,49 @@ etcd_endpoints = [%s]
 etcd_prefix = "/modexp/fault/"
 etcd_dial_timeout = "1s"
 etcd_request_timeout = "1s"
-`, filepath.Join(dir, "module.log"), strings.Join(endpoints, ", ")), 0o600); err != nil {
+%s
+`, filepath.Join(dir, "module.log"), strings.Join(endpoints, ", "), slotConf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"MODEXP_TOKEN_CONF=" + conf, "MODEXP_TOKEN_SO_PIN=87654321", "MODEXP_TOKEN_PIN=123456", "HOME=" + dir}
-	run(env, cli, "init", "--label", "fleet", "--yes")
-	run(env, cli, "keys", "generate", "--type", "ec:P-256", "--label", "fault-key")
+	f.env = []string{"MODEXP_TOKEN_CONF=" + conf, "MODEXP_TOKEN_SO_PIN=87654321", "MODEXP_TOKEN_PIN=123456", "HOME=" + dir}
+	f.run(t, f.env, f.cli, "init", "--label", "fleet", "--yes")
+	f.run(t, f.env, f.cli, "keys", "generate", "--type", "ec:P-256", "--label", "fault-key")
+	return f
+}
+
+// run runs a command in the repository's root, failing the test if it fails.
+func (f *fleet) run(t *testing.T, env []string, name string, args ...string) {
+	t.Helper()
+	cmd := exec.CommandContext(f.ctx, name, args...)
+	cmd.Dir = f.root
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+}
+
+// leader is the member that says it leads (nil: none).
+func (f *fleet) leader() *etcdMember {
+	for _, m := range f.members {
+		if m.leads() {
+			return m
+		}
+	}
+	return nil
+}
+
+// faultTest runs the fault test on a cluster of n members, killing the
+// leader (the only member when n is 1).
+func faultTest(t *testing.T, n int) {
+	f := newFleet(t, n, "")
+	ctx, lib, cli, host, member, env := f.ctx, f.lib, f.cli, f.host, f.member, f.env
 
 	const seconds = 6
 	// A host that does not finish within this is hung.
 	hctx, hcancel := context.WithTimeout(ctx, (seconds+25)*time.Second)
 	defer hcancel()
 	outs := make([]bytes.Buffer, 2)
-	errs = make([]error, 2)
+	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for i := range outs {
 		cmd := exec.CommandContext(hctx, host, lib, "fleet", "123456", "fault-key", strconv.Itoa(seconds))
@@ -200,12 +233,7 @@ etcd_request_timeout = "1s"
 		wg.Go(func() { errs[i] = cmd.Wait() })
 	}
 	time.Sleep(2 * time.Second)
-	var victim *etcdMember
-	for _, m := range members {
-		if m.leads() {
-			victim = m
-		}
-	}
+	victim := f.leader()
 	if victim == nil {
 		t.Fatal("no member says it leads")
 	}

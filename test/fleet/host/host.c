@@ -6,13 +6,23 @@
  * every signature for the test to verify with Go's crypto; then it writes
  * (C_CreateObject of a token data object), retrying for up to 15 s.
  *
- *   host MODULE LABEL PIN KEY SECONDS
+ *   host MODULE LABEL PIN KEY SECONDS [mixed | guess]
+ *
+ * mixed: a second thread, with its own session, generates P-256 key pairs
+ * on the token (labelled mixed-PID-N) while the main thread signs, and
+ * destroys every third private key; after SECONDS both stop, and after
+ * 1.5 s (other hosts' last writes arrive) the host lists the private keys
+ * labelled mixed-* that it finds. guess: no login and no key; C_Login as
+ * the user with PIN (a wrong one) every 20 ms for SECONDS.
  *
  * Output lines: POINT hex (CKA_EC_POINT), SIG unix_ms call_us hash sig,
- * ERR unix_ms call_us rv, WRITE rv attempts ms, DONE. Exit 2 on setup errors.
+ * ERR unix_ms call_us rv, WRITE rv attempts ms; mixed: GEN label rv ms,
+ * DEL label rv ms, HAVE label; guess: GUESS rv; DONE. Exit 2 on setup
+ * errors.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +53,74 @@ static void hex(const unsigned char *p, unsigned long n)
 		printf("%02x", p[i]);
 }
 
+/* mixed: the writer thread's stop time and slot. */
+static double writer_end;
+static CK_SLOT_ID writer_slot;
+static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void *writer(void *arg)
+{
+	(void)arg;
+	CK_SESSION_HANDLE s;
+	if (f->C_OpenSession(writer_slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &s) != CKR_OK)
+		return NULL;
+	/* The DER OID of P-256. */
+	static const unsigned char p256[] = {0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07};
+	CK_BBOOL yes = CK_TRUE;
+	CK_MECHANISM gen = {CKM_EC_KEY_PAIR_GEN, NULL, 0};
+	for (int i = 0; now_ms(CLOCK_MONOTONIC) < writer_end; i++) {
+		char label[64];
+		snprintf(label, sizeof label, "mixed-%d-%d", (int)getpid(), i);
+		CK_ATTRIBUTE pubt[] = {{CKA_EC_PARAMS, (void *)p256, sizeof p256}, {CKA_TOKEN, &yes, sizeof yes},
+				       {CKA_VERIFY, &yes, sizeof yes}, {CKA_LABEL, label, strlen(label)}};
+		CK_ATTRIBUTE privt[] = {{CKA_TOKEN, &yes, sizeof yes}, {CKA_PRIVATE, &yes, sizeof yes},
+					{CKA_SIGN, &yes, sizeof yes}, {CKA_LABEL, label, strlen(label)}};
+		CK_OBJECT_HANDLE pub, priv;
+		double t0 = now_ms(CLOCK_MONOTONIC);
+		CK_RV rv = f->C_GenerateKeyPair(s, &gen, pubt, 4, privt, 4, &pub, &priv);
+		pthread_mutex_lock(&out_mu);
+		printf("GEN %s 0x%lx %.0f\n", label, (unsigned long)rv, now_ms(CLOCK_MONOTONIC) - t0);
+		pthread_mutex_unlock(&out_mu);
+		if (rv == CKR_OK && i % 3 == 0) {
+			t0 = now_ms(CLOCK_MONOTONIC);
+			rv = f->C_DestroyObject(s, priv);
+			pthread_mutex_lock(&out_mu);
+			printf("DEL %s 0x%lx %.0f\n", label, (unsigned long)rv, now_ms(CLOCK_MONOTONIC) - t0);
+			pthread_mutex_unlock(&out_mu);
+		}
+		usleep(rv == CKR_OK ? 20000 : 100000);
+	}
+	f->C_CloseSession(s);
+	return NULL;
+}
+
+/* have lists the private keys labelled mixed-* the host finds. */
+static void have(CK_SESSION_HANDLE s)
+{
+	CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
+	CK_ATTRIBUTE t = {CKA_CLASS, &cls, sizeof cls};
+	if (f->C_FindObjectsInit(s, &t, 1) != CKR_OK)
+		die("find", 0);
+	CK_OBJECT_HANDLE h[64];
+	CK_ULONG got;
+	while (f->C_FindObjects(s, h, 64, &got) == CKR_OK && got > 0) {
+		for (CK_ULONG i = 0; i < got; i++) {
+			char label[65] = {0};
+			CK_ATTRIBUTE a = {CKA_LABEL, label, 64};
+			if (f->C_GetAttributeValue(s, h[i], &a, 1) == CKR_OK && strncmp(label, "mixed-", 6) == 0)
+				printf("HAVE %s\n", label);
+		}
+	}
+	f->C_FindObjectsFinal(s);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 6) {
-		fprintf(stderr, "usage: host MODULE LABEL PIN KEY SECONDS\n");
+	if (argc != 6 && argc != 7) {
+		fprintf(stderr, "usage: host MODULE LABEL PIN KEY SECONDS [mixed | guess]\n");
 		return 2;
 	}
+	const char *mode = argc == 7 ? argv[6] : "";
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	void *lib = dlopen(argv[1], RTLD_NOW);
 	if (!lib) {
@@ -61,7 +133,8 @@ int main(int argc, char **argv)
 	CK_RV rv = get(&f);
 	if (rv != CKR_OK)
 		die("C_GetFunctionList", rv);
-	if ((rv = f->C_Initialize(NULL)) != CKR_OK)
+	CK_C_INITIALIZE_ARGS init = {NULL, NULL, NULL, NULL, CKF_OS_LOCKING_OK, NULL};
+	if ((rv = f->C_Initialize(&init)) != CKR_OK)
 		die("C_Initialize", rv);
 
 	CK_SLOT_ID slots[16], slot = 0;
@@ -84,6 +157,19 @@ int main(int argc, char **argv)
 	CK_SESSION_HANDLE s;
 	if ((rv = f->C_OpenSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &s)) != CKR_OK)
 		die("C_OpenSession", rv);
+	if (strcmp(mode, "guess") == 0) {
+		double gend = now_ms(CLOCK_MONOTONIC) + atof(argv[5]) * 1e3;
+		while (now_ms(CLOCK_MONOTONIC) < gend) {
+			rv = f->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)argv[3], strlen(argv[3]));
+			printf("GUESS 0x%lx\n", (unsigned long)rv);
+			if (rv == CKR_OK)
+				f->C_Logout(s);
+			usleep(20000);
+		}
+		f->C_Finalize(NULL);
+		printf("DONE\n");
+		return 0;
+	}
 	if ((rv = f->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)argv[3], strlen(argv[3]))) != CKR_OK)
 		die("C_Login", rv);
 
@@ -108,6 +194,14 @@ int main(int argc, char **argv)
 
 	CK_MECHANISM mech = {CKM_ECDSA, NULL, 0};
 	double end = now_ms(CLOCK_MONOTONIC) + atof(argv[5]) * 1e3;
+	pthread_t wt;
+	int mixed = strcmp(mode, "mixed") == 0;
+	if (mixed) {
+		writer_end = end;
+		writer_slot = slot;
+		if (pthread_create(&wt, NULL, writer, NULL) != 0)
+			die("pthread_create", 0);
+	}
 	while (now_ms(CLOCK_MONOTONIC) < end) {
 		unsigned char h[32], sig[132];
 		CK_ULONG sl = sizeof sig;
@@ -118,6 +212,7 @@ int main(int argc, char **argv)
 		if (rv == CKR_OK)
 			rv = f->C_Sign(s, h, sizeof h, sig, &sl);
 		double us = (now_ms(CLOCK_MONOTONIC) - t0) * 1e3;
+		pthread_mutex_lock(&out_mu);
 		if (rv == CKR_OK) {
 			printf("SIG %.0f %.0f ", now_ms(CLOCK_REALTIME), us);
 			hex(h, sizeof h);
@@ -127,7 +222,13 @@ int main(int argc, char **argv)
 		} else {
 			printf("ERR %.0f %.0f 0x%lx\n", now_ms(CLOCK_REALTIME), us, (unsigned long)rv);
 		}
+		pthread_mutex_unlock(&out_mu);
 		usleep(2000);
+	}
+	if (mixed) {
+		pthread_join(wt, NULL);
+		usleep(1500000);
+		have(s);
 	}
 
 	/* A write: a token data object, retried while the store recovers. */

@@ -1,0 +1,209 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"encoding/hex"
+	"math/big"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a process's output, read while it runs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestFleetFollowerKill: a follower of a three-member cluster is killed
+// with SIGKILL (and started again) during a mixed load of two module host
+// processes — each signs from one thread while another generates key
+// pairs and destroys some, with its own session — and of a process next
+// to each guessing the user PIN. Every acknowledged key generation is on
+// both hosts afterwards and every acknowledged destruction gone from
+// both, every signature verifies, no sign call fails or waits (< 250 ms),
+// no host hangs, and the wrong PINs acknowledged never exceed the
+// lockout limit.
+func TestFleetFollowerKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	const limit = 20
+	// A cheap Argon2id (the token's policy, set at init): guesses come
+	// fast enough to reach the limit during the run.
+	f := newFleet(t, 3, "max_pin_tries = "+strconv.Itoa(limit)+"\nkdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true")
+	const seconds = 4
+	hctx, hcancel := context.WithTimeout(f.ctx, (seconds+20)*time.Second)
+	defer hcancel()
+	start := func(out *syncBuffer, args ...string) func() error {
+		cmd := exec.CommandContext(hctx, f.host, args...)
+		cmd.Env = append(os.Environ(), f.env...)
+		cmd.Stdout, cmd.Stderr = out, out
+		cmd.WaitDelay = time.Second
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd.Wait
+	}
+	hosts := make([]syncBuffer, 2)
+	guessers := make([]syncBuffer, 2)
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	for i := range hosts {
+		wait := start(&hosts[i], f.lib, "fleet", "123456", "fault-key", strconv.Itoa(seconds), "mixed")
+		wg.Go(func() { errs[i] = wait() })
+	}
+	// The guessers start once both hosts are logged in (else the lockout
+	// could refuse their logins).
+	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(hosts[0].String(), "POINT") || !strings.Contains(hosts[1].String(), "POINT"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("hosts not ready after 15 s:\n%s\n%s", tail(hosts[0].String()), tail(hosts[1].String()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for i := range guessers {
+		wait := start(&guessers[i], f.lib, "fleet", "999999", "-", strconv.Itoa(seconds), "guess")
+		wg.Go(func() { errs[2+i] = wait() })
+	}
+	time.Sleep(1200 * time.Millisecond)
+	lead := f.leader()
+	var victim *etcdMember
+	for _, m := range f.members {
+		if m != lead {
+			victim = m
+			break
+		}
+	}
+	if lead == nil || victim == nil {
+		t.Fatal("no leader, or no follower")
+	}
+	down := time.Now()
+	victim.kill()
+	time.Sleep(1500 * time.Millisecond)
+	up := time.Now()
+	if err := victim.start(f.member); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	t.Logf("follower %s killed for %v", victim.name, up.Sub(down).Round(time.Millisecond))
+
+	// Writes: acknowledged generations and destructions, and what each
+	// host finds at the end.
+	gen := map[string]bool{} // label → acknowledged (true) or failed
+	del := map[string]bool{} // label → destruction acknowledged or failed
+	have := make([]map[string]bool, 2)
+	for i := range hosts {
+		out := hosts[i].String()
+		if errs[i] != nil {
+			t.Fatalf("host %d: %v\n%s", i, errs[i], tail(out))
+		}
+		have[i] = map[string]bool{}
+		var pub *ecdsa.PublicKey
+		var sigs, bad, failed, gens, genFailed, dels, delFailed int
+		var maxUS float64
+		for line := range strings.Lines(out) {
+			fl := strings.Fields(line)
+			if len(fl) == 0 {
+				continue
+			}
+			switch fl[0] {
+			case "POINT":
+				pub = ecPoint(t, fl[1])
+			case "SIG":
+				us, _ := strconv.ParseFloat(fl[2], 64)
+				maxUS = max(maxUS, us)
+				h, _ := hex.DecodeString(fl[3])
+				sig, _ := hex.DecodeString(fl[4])
+				sigs++
+				if pub == nil || len(sig) != 64 || !ecdsa.Verify(pub, h, new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+					bad++
+				}
+			case "ERR":
+				failed++
+			case "GEN":
+				gen[fl[1]] = fl[2] == "0x0"
+				gens++
+				if fl[2] != "0x0" {
+					genFailed++
+				}
+			case "DEL":
+				del[fl[1]] = fl[2] == "0x0"
+				dels++
+				if fl[2] != "0x0" {
+					delFailed++
+				}
+			case "HAVE":
+				have[i][fl[1]] = true
+			}
+		}
+		t.Logf("host %d: %d signatures (slowest sign call %.1f ms), %d key generations (%d failed), %d destructions (%d failed), finds %d",
+			i, sigs, maxUS/1e3, gens, genFailed, dels, delFailed, len(have[i]))
+		if bad != 0 || failed != 0 || sigs < 100 {
+			t.Errorf("host %d: %d bad signatures, %d failed sign calls, %d signatures\n%s", i, bad, failed, sigs, tail(out))
+		}
+		if maxUS > 250e3 {
+			t.Errorf("host %d: a sign call took %.0f ms", i, maxUS/1e3)
+		}
+		if gens-genFailed < 10 {
+			t.Errorf("host %d: only %d key generations acknowledged", i, gens-genFailed)
+		}
+	}
+	for label, ok := range gen {
+		d, deleted := del[label]
+		switch {
+		case !ok || (deleted && !d):
+			// Failed: may have been applied or not; either is right.
+		case deleted:
+			for i := range have {
+				if have[i][label] {
+					t.Errorf("host %d still finds %s, whose destruction was acknowledged", i, label)
+				}
+			}
+		default:
+			for i := range have {
+				if !have[i][label] {
+					t.Errorf("host %d does not find %s, whose generation was acknowledged", i, label)
+				}
+			}
+		}
+	}
+
+	// Logins: the wrong PINs acknowledged never exceed the limit.
+	incorrect, locked := 0, 0
+	for i := range guessers {
+		out := guessers[i].String()
+		if errs[2+i] != nil {
+			t.Fatalf("guesser %d: %v\n%s", i, errs[2+i], tail(out))
+		}
+		for line := range strings.Lines(out) {
+			switch strings.TrimSpace(line) {
+			case "GUESS 0xa0": // CKR_PIN_INCORRECT
+				incorrect++
+			case "GUESS 0xa4": // CKR_PIN_LOCKED
+				locked++
+			}
+		}
+	}
+	t.Logf("guessers: %d wrong PINs counted, %d refused as locked (limit %d)", incorrect, locked, limit)
+	if incorrect > limit || locked == 0 {
+		t.Errorf("%d wrong PINs acknowledged as incorrect (limit %d), %d refused as locked", incorrect, limit, locked)
+	}
+}
