@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,35 +23,13 @@ func TestBackupRestoreEtcd(t *testing.T) {
 	var srv etcdtest.Shared
 	defer srv.Stop()
 	dir := t.TempDir()
-	slot := `kdf_time = 1
-kdf_memory_kib = 64
-kdf_threads = 1
-kdf_insecure = true
-engine = "soft"
-`
 	ep := srv.Endpoint(t)
 	p1, p2 := srv.Prefix(t), srv.Prefix(t)
-	conf := filepath.Join(dir, "modexp-token.toml")
-	body := fmt.Sprintf("[[slot]]\ntoken_file = \"a.db\"\n%s\n"+
+	cli := cliWith(t, fmt.Sprintf("[[slot]]\ntoken_file = \"a.db\"\n%s\n"+
 		"[[slot]]\netcd_endpoints = [%q]\netcd_prefix = %q\n%s\n"+
 		"[[slot]]\netcd_endpoints = [%q]\netcd_prefix = %q\n%s\n"+
 		"[[slot]]\ntoken_file = \"b.db\"\n%s",
-		slot, ep, p1, slot, ep, p2, slot, slot)
-	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("MODEXP_TOKEN_CONF", conf)
-	t.Setenv("MODEXP_TOKEN_SO_PIN", "87654321")
-	t.Setenv("MODEXP_TOKEN_PIN", "123456")
-	ttyPath = os.DevNull + "/no-tty"
-	cli := func(want int, args ...string) string {
-		t.Helper()
-		var out, errOut bytes.Buffer
-		if code := run(args, &out, &errOut); code != want {
-			t.Fatalf("modexp-token %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out.String(), errOut.String())
-		}
-		return out.String() + errOut.String()
-	}
+		cliSlot, ep, p1, cliSlot, ep, p2, cliSlot, cliSlot))
 	has := func(slot string, labels ...string) {
 		t.Helper()
 		out := cli(0, "keys", "list", "--slot", slot)
@@ -122,12 +99,8 @@ engine = "soft"
 	if err != nil {
 		t.Fatal(err)
 	}
-	down := filepath.Join(dir, "down.toml")
-	if err := os.WriteFile(down, []byte(fmt.Sprintf("[[slot]]\netcd_endpoints = [%q]\netcd_prefix = \"/down/\"\n"+
-		"etcd_dial_timeout = \"300ms\"\netcd_request_timeout = \"300ms\"\n%s", u.String(), slot)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("MODEXP_TOKEN_CONF", down)
+	cli = cliWith(t, fmt.Sprintf("[[slot]]\netcd_endpoints = [%q]\netcd_prefix = \"/down/\"\n"+
+		"etcd_dial_timeout = \"300ms\"\netcd_request_timeout = \"300ms\"\n%s", u.String(), cliSlot))
 	for _, args := range [][]string{
 		{"backup", "--slot", "0", "--out", filepath.Join(dir, "down.backup")},
 		{"restore", "--slot", "0", "--in", fileBackup, "--yes"},
