@@ -208,3 +208,22 @@ func (r etcdRaw) remove() {
 	_, err := r.cli.Delete(ctx, r.prefix, clientv3.WithPrefix())
 	r.must(err)
 }
+
+// TestEtcdRestoreOldSchema: a backup of schema version 1 cannot live in
+// etcd (store copy refuses it too): RestoreTo says so before it deletes
+// anything, and the token in the prefix is untouched.
+func TestEtcdRestoreOldSchema(t *testing.T) {
+	s := openEtcdStore(t, etcdConfig(t), testOptions())
+	initWith(t, s)
+	old, err := os.ReadFile("testdata/v1-token.db")
+	must(t, err)
+	before, err := s.Token()
+	must(t, err)
+	_, err = RestoreTo(s, bytes.NewReader(old), true)
+	if err == nil || !strings.Contains(err.Error(), "schema version 1") {
+		t.Fatalf("RestoreTo of a version-1 backup: %v", err)
+	}
+	if after, err := s.Token(); err != nil || after != before {
+		t.Fatalf("the token after a refused restore: %+v, %v (was %+v)", after, err, before)
+	}
+}
