@@ -19,6 +19,16 @@ func deviceLine(sock, opts string) string {
 	return fmt.Sprintf("engine = %q", "device:unix:"+sock+opts)
 }
 
+// faultyDevice starts a modexpd on the software engine that injects fault
+// (its --fault spec) and opens a module whose slot uses it, with the given
+// fallback.
+func faultyDevice(t *testing.T, fault, fallback string) (*e2e.Daemon, *mod) {
+	t.Helper()
+	sock := filepath.Join(e2e.SockDir(t), "d.sock")
+	d := startDaemon(t, sock, "--engine", "soft", "--fault", fault)
+	return d, openModule(t, deviceLine(sock, ""), fallback)
+}
+
 // TestDeviceBitflip: 10,000 RSA-1024 signatures through the token on a
 // modexpd that flips a bit of 1% of its results (each CRT half is one
 // request, so about 2% of signatures meet a fault). With fallback "soft"
@@ -39,9 +49,7 @@ func TestDeviceBitflip(t *testing.T) {
 			if fallback == "fail" {
 				n = total / 5
 			}
-			sock := filepath.Join(e2e.SockDir(t), "d.sock")
-			d := startDaemon(t, sock, "--engine", "soft", "--fault", "bitflip:0.01")
-			md := openModule(t, deviceLine(sock, ""), fallback)
+			d, md := faultyDevice(t, "bitflip:0.01", fallback)
 			key := testKey(t, 1024)
 			sh := md.session()
 			h := md.importKey(sh, key, 1)

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"math/big"
-	"path/filepath"
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine"
@@ -49,9 +48,7 @@ func TestDeviceDSADH(t *testing.T) {
 	}
 	for _, fallback := range []string{"soft", "fail"} {
 		t.Run(fallback, func(t *testing.T) {
-			sock := filepath.Join(e2e.SockDir(t), "d.sock")
-			d := startDaemon(t, sock, "--engine", "soft", "--fault", "bitflip:0.05")
-			md := openModule(t, deviceLine(sock, ""), fallback)
+			d, md := faultyDevice(t, "bitflip:0.05", fallback)
 			sh := md.session()
 			before := d.Status()
 

@@ -4,10 +4,8 @@ import (
 	"crypto/ecdh"
 	"crypto/rand"
 	"fmt"
-	"path/filepath"
 	"testing"
 
-	"github.com/modexp-token/modexp-token/test/internal/e2e"
 	"github.com/modexp-token/modexp-token/token"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
@@ -24,9 +22,7 @@ func TestDeviceECDH(t *testing.T) {
 	}
 	for _, fallback := range []string{"soft", "fail"} {
 		t.Run(fallback, func(t *testing.T) {
-			sock := filepath.Join(e2e.SockDir(t), "d.sock")
-			d := startDaemon(t, sock, "--engine", "soft", "--fault", "bitflip:0.2")
-			md := openModule(t, deviceLine(sock, ""), fallback)
+			d, md := faultyDevice(t, "bitflip:0.2", fallback)
 			sh := md.session()
 			before := d.Status()
 			mine, err := ecdh.P256().GenerateKey(rand.Reader)
