@@ -30,64 +30,69 @@ import (
 // ckmAESKeyWrapKWP is CKM_AES_KEY_WRAP_KWP (PKCS#11 3.0).
 const ckmAESKeyWrapKWP = 0x210B
 
-func init() {
-	aesKW := func(m *mechanism) *mechanism {
-		m.flags = ck.CKF_WRAP | ck.CKF_UNWRAP
-		m.minBits, m.maxBits, m.sizeInBytes = 16, 32, true
-		m.keyTypes = []uint64{ck.CKK_AES}
-		return m
-	}
-	kw := aesKeyWrapWith(keywrap.Wrap, true)
-	kwUnwrap := aesKeyWrapWith(keywrap.Unwrap, false)
-	kwp := aesKeyWrapWith(keywrap.WrapPad, true)
-	kwpUnwrap := aesKeyWrapWith(keywrap.UnwrapPad, false)
-	registerMechanism(aesKW(&mechanism{typ: ck.CKM_AES_KEY_WRAP, params: aesKWParams(8),
-		wrap: kw, unwrap: kwUnwrap}))
-	registerMechanism(aesKW(&mechanism{typ: ck.CKM_AES_KEY_WRAP_PAD, params: aesKWParams(0),
-		wrap: kwp, unwrap: kwpUnwrap, wrapsPrivate: true}))
-	registerMechanism(aesKW(&mechanism{typ: ckmAESKeyWrapKWP, params: aesKWParams(4),
-		wrap: kwp, unwrap: kwpUnwrap, wrapsPrivate: true}))
-}
-
-// aesKWParams decodes an optional initial value of ivLen bytes (0: the
-// mechanism takes no parameter). The decoded parameter is the IV (nil: the
-// default).
-func aesKWParams(ivLen int) func(mech *mechanism, m *Mechanism) (any, error) {
-	return func(mech *mechanism, m *Mechanism) (any, error) {
-		if m.PSS != nil || m.OAEP != nil {
-			return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes no such parameter", ck.Name("CKM_", mech.typ))
-		}
-		switch {
-		case len(m.Param) == 0:
-			return []byte(nil), nil
-		case ivLen != 0 && len(m.Param) == ivLen:
-			return append([]byte(nil), m.Param...), nil
-		case ivLen == 0:
-			return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes no parameter", ck.Name("CKM_", mech.typ))
-		}
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s: an initial value of %d bytes, want %d or none",
-			ck.Name("CKM_", mech.typ), len(m.Param), ivLen)
+// aesKWMechanisms are the AES key wrap mechanisms.
+func aesKWMechanisms() []mechanism {
+	return []mechanism{
+		&aesKW{mechBase: aesBase(ck.CKM_AES_KEY_WRAP), ivLen: 8, wrapF: keywrap.Wrap, unwrapF: keywrap.Unwrap},
+		&aesKW{mechBase: aesBase(ck.CKM_AES_KEY_WRAP_PAD), wrapF: keywrap.WrapPad, unwrapF: keywrap.UnwrapPad, private: true},
+		&aesKW{mechBase: aesBase(ckmAESKeyWrapKWP), ivLen: 4, wrapF: keywrap.WrapPad, unwrapF: keywrap.UnwrapPad, private: true},
 	}
 }
 
 // keyWrapFunc is one of token/keywrap's functions.
 type keyWrapFunc func(b cipher.Block, iv, in []byte) ([]byte, error)
 
-// aesKeyWrapWith makes a mechanism's wrap (or unwrap) from a keywrap
-// function: the operation's key is the AES key, its parameter the IV.
-func aesKeyWrapWith(f keyWrapFunc, wrap bool) func(op *operation, in []byte) ([]byte, error) {
-	return func(op *operation, in []byte) ([]byte, error) {
-		b, err := op.aesBlock()
-		if err != nil {
-			return nil, err
-		}
-		out, err := f(b, op.params.([]byte), in)
-		if wrap && errors.Is(err, keywrap.ErrLength) {
-			return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%s cannot wrap a key of %d bytes (CKM_AES_KEY_WRAP: 16 or more, in multiples of 8; CKM_AES_KEY_WRAP_KWP: any)",
-				ck.Name("CKM_", op.mech.typ), len(in))
-		}
-		return out, kwErr(err)
+// aesKW is an AES key wrap mechanism bound to its initial value.
+type aesKW struct {
+	mechBase
+	ivLen          int // the optional initial value's length (0: none taken)
+	wrapF, unwrapF keyWrapFunc
+	private        bool   // wraps private keys (as PKCS#8) too
+	iv             []byte // the bound initial value (nil: the default)
+}
+
+// withParam decodes an optional initial value of ivLen bytes.
+func (m *aesKW) withParam(cm *Mechanism) (mechanism, error) {
+	if cm.PSS != nil || cm.OAEP != nil {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes no such parameter", m.name())
 	}
+	b := *m
+	switch {
+	case len(cm.Param) == 0:
+		b.iv = nil
+	case m.ivLen != 0 && len(cm.Param) == m.ivLen:
+		b.iv = append([]byte(nil), cm.Param...)
+	case m.ivLen == 0:
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes no parameter", m.name())
+	default:
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s: an initial value of %d bytes, want %d or none",
+			m.name(), len(cm.Param), m.ivLen)
+	}
+	return &b, nil
+}
+
+func (m *aesKW) wrapsPrivate() bool { return m.private }
+
+func (m *aesKW) wrap(op *operation, material []byte) ([]byte, error) {
+	b, err := op.aesBlock()
+	if err != nil {
+		return nil, err
+	}
+	out, err := m.wrapF(b, m.iv, material)
+	if errors.Is(err, keywrap.ErrLength) {
+		return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%s cannot wrap a key of %d bytes (CKM_AES_KEY_WRAP: 16 or more, in multiples of 8; CKM_AES_KEY_WRAP_KWP: any)",
+			m.name(), len(material))
+	}
+	return out, kwErr(err)
+}
+
+func (m *aesKW) unwrap(op *operation, wrapped []byte) ([]byte, error) {
+	b, err := op.aesBlock()
+	if err != nil {
+		return nil, err
+	}
+	out, err := m.unwrapF(b, m.iv, wrapped)
+	return out, kwErr(err)
 }
 
 // kwErr maps a keywrap error to its CKR code.
@@ -105,19 +110,19 @@ func kwErr(err error) error {
 	return ck.Errorf(ck.CKR_FUNCTION_FAILED, "key wrap: %v", err)
 }
 
-// streamWrap wraps with a symmetric encryption stream (CKM_AES_CBC_PAD).
-func streamWrap(op *operation, material []byte) ([]byte, error) {
-	if err := op.initSymmetric(); err != nil {
+// wrap encrypts with CKM_AES_CBC_PAD's stream.
+func (m *aesCBCPad) wrap(op *operation, material []byte) ([]byte, error) {
+	if err := op.initInput(); err != nil {
 		return nil, err
 	}
 	return streamOnce(op, material)
 }
 
-// streamUnwrap unwraps with a symmetric decryption stream: a ciphertext
-// of the wrong length is CKR_WRAPPED_KEY_LEN_RANGE, bad padding
+// unwrap decrypts with CKM_AES_CBC_PAD's stream: a ciphertext of the
+// wrong length is CKR_WRAPPED_KEY_LEN_RANGE, bad padding
 // CKR_WRAPPED_KEY_INVALID.
-func streamUnwrap(op *operation, wrapped []byte) ([]byte, error) {
-	if err := op.initSymmetric(); err != nil {
+func (m *aesCBCPad) unwrap(op *operation, wrapped []byte) ([]byte, error) {
+	if err := op.initInput(); err != nil {
 		return nil, err
 	}
 	out, err := streamOnce(op, wrapped)
@@ -129,3 +134,6 @@ func streamUnwrap(op *operation, wrapped []byte) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// wrapsPrivate: CKM_AES_CBC_PAD wraps private keys as PKCS#8.
+func (m *aesCBCPad) wrapsPrivate() bool { return true }

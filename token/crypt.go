@@ -1,17 +1,13 @@
 package token
 
-// Encryption and decryption: C_Encrypt*, C_Decrypt* and the RSA mechanisms
-// (PKCS#1 v1.5 block type 2, raw X.509, OAEP). RSA encryption is
-// single-part (PKCS#11 3.0 §2.1.6–2.1.8): the Update and Final calls answer
-// CKR_FUNCTION_NOT_SUPPORTED and end the operation. The symmetric
-// mechanisms (mech_aes_*.go) are multi-part through a symStream made at
-// Init (symstream.go).
+// Encryption and decryption: C_Encrypt*, C_Decrypt*. A streamCipher
+// (mech_aes_*.go) is multi-part through the symStream made at Init
+// (symstream.go); an encrypter or decrypter alone (the RSA mechanisms) is
+// one-shot: the Update and Final calls answer CKR_FUNCTION_NOT_SUPPORTED
+// and end the operation.
 
 import (
-	"crypto/rand"
-
 	"github.com/modexp-token/modexp-token/token/ck"
-	"github.com/modexp-token/modexp-token/token/rsapad"
 )
 
 // EncryptInit is C_EncryptInit.
@@ -69,10 +65,13 @@ func (m *Module) crypt(sh uint64, kind opKind, in []byte, out Out) ([]byte, int,
 		if err := op.checkUse(); err != nil {
 			return nil, err
 		}
-		if kind == opEncrypt {
-			return op.mech.encrypt(op, in)
+		switch {
+		case op.stream != nil:
+			return streamOnce(op, in)
+		case kind == opEncrypt:
+			return op.mech.(encrypter).encrypt(op, in)
 		}
-		return op.mech.decrypt(op, in)
+		return op.mech.(decrypter).decrypt(op, in)
 	})
 }
 
@@ -90,7 +89,7 @@ func (m *Module) cryptUpdate(sh uint64, kind opKind, in []byte, out Out) ([]byte
 		return nil, 0, err
 	}
 	if op.stream == nil {
-		return nil, 0, ss.fail(kind, ck.Errorf(ck.CKR_FUNCTION_NOT_SUPPORTED, "%s is single-part", ck.Name("CKM_", op.mech.typ)))
+		return nil, 0, ss.fail(kind, op.singlePart())
 	}
 	if op.done {
 		return nil, 0, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "operation already finished; collect its result")
@@ -125,99 +124,11 @@ func (m *Module) cryptFinal(sh uint64, kind opKind, out Out) ([]byte, int, error
 	defer ss.mu.Unlock()
 	return ss.output(kind, out, func(op *operation) ([]byte, error) {
 		if op.stream == nil {
-			return nil, ck.Errorf(ck.CKR_FUNCTION_NOT_SUPPORTED, "%s is single-part", ck.Name("CKM_", op.mech.typ))
+			return nil, op.singlePart()
 		}
 		if err := op.checkUse(); err != nil {
 			return nil, err
 		}
 		return op.stream.final()
 	})
-}
-
-// checkCipherLen: an RSA ciphertext is exactly the modulus length.
-func checkCipherLen(op *operation, in []byte) error {
-	if len(in) != op.keyBytes() {
-		return ck.Errorf(ck.CKR_ENCRYPTED_DATA_LEN_RANGE, "ciphertext of %d bytes, want %d", len(in), op.keyBytes())
-	}
-	return nil
-}
-
-// decryptRaw runs the private operation on a ciphertext.
-func decryptRaw(op *operation, in []byte) ([]byte, error) {
-	if err := checkCipherLen(op, in); err != nil {
-		return nil, err
-	}
-	em, err := op.rsaPrivate(in)
-	return em, withCode(err, ck.CKR_DATA_INVALID, ck.CKR_ENCRYPTED_DATA_INVALID)
-}
-
-func rsaPKCSEncrypt(op *operation, in []byte) ([]byte, error) {
-	k := op.keyBytes()
-	if err := dataLen("CKM_RSA_PKCS encrypt", len(in), k-11); err != nil {
-		return nil, err
-	}
-	em, err := rsapad.EncodePKCS1v15Encrypt(in, k, rand.Reader)
-	if err != nil {
-		return nil, padErr("encrypt", err, ck.CKR_DATA_LEN_RANGE)
-	}
-	return op.rsaPublic(em)
-}
-
-// rsaPKCSDecrypt decrypts with implicit rejection (rsapad/implicit.go): a
-// ciphertext whose padding is invalid gives CKR_OK and a synthetic message
-// derived from the private exponent and the ciphertext, so neither the
-// return code nor the output length says whether the padding was valid,
-// and the decoding runs in constant time. Only public facts fail: a
-// ciphertext that is not k bytes (CKR_ENCRYPTED_DATA_LEN_RANGE) or not
-// below the modulus (CKR_ENCRYPTED_DATA_INVALID). The slot option
-// rsa_pkcs_decrypt = false disables the mechanism for decryption.
-func rsaPKCSDecrypt(op *operation, in []byte) ([]byte, error) {
-	em, err := decryptRaw(op, in)
-	if err != nil {
-		return nil, err
-	}
-	k := op.keyBytes()
-	irKey, err := rsapad.ImplicitRejectionKey(op.key.attrs[ck.CKA_PRIVATE_EXPONENT], k)
-	if err != nil {
-		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored RSA key: %v", err)
-	}
-	defer clear(irKey)
-	msg, err := rsapad.DecodePKCS1v15EncryptImplicit(em, in, irKey, k)
-	clear(em)
-	if err != nil {
-		return nil, padErr("decrypt", err, ck.CKR_ENCRYPTED_DATA_INVALID)
-	}
-	return msg, nil
-}
-
-func rsaRawEncrypt(op *operation, in []byte) ([]byte, error) {
-	k := op.keyBytes()
-	if err := dataLen("CKM_RSA_X_509 encrypt", len(in), k); err != nil {
-		return nil, err
-	}
-	return op.rsaPublic(leftPad(in, k))
-}
-
-func rsaRawDecrypt(op *operation, in []byte) ([]byte, error) { return decryptRaw(op, in) }
-
-func rsaOAEPEncrypt(op *operation, in []byte) ([]byte, error) {
-	p := op.params.(*oaepParams)
-	em, err := rsapad.EncodeOAEP(in, p.label, op.keyBytes(), p.hash, p.mgf, rand.Reader)
-	if err != nil {
-		return nil, padErr("encrypt", err, ck.CKR_DATA_LEN_RANGE)
-	}
-	return op.rsaPublic(em)
-}
-
-func rsaOAEPDecrypt(op *operation, in []byte) ([]byte, error) {
-	p := op.params.(*oaepParams)
-	em, err := decryptRaw(op, in)
-	if err != nil {
-		return nil, err
-	}
-	msg, err := rsapad.DecodeOAEP(em, p.label, op.keyBytes(), p.hash, p.mgf)
-	if err != nil {
-		return nil, padErr("decrypt", err, ck.CKR_ENCRYPTED_DATA_INVALID)
-	}
-	return msg, nil
 }

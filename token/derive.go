@@ -2,16 +2,15 @@ package token
 
 // C_DeriveKey: the common part of every key-derivation mechanism.
 //
-// A derive mechanism is a registry entry with a derive function (see
-// mechanism.derive). DeriveKey checks what every derivation shares — the
-// mechanism offered by the slot (CKF_DERIVE), its parameter, the base key
-// (a private key, or for the AES derivations by data encryption a secret
-// key, of a type the mechanism accepts, with CKA_DERIVE true,
-// the mechanism in its CKA_ALLOWED_MECHANISMS, its private values
-// unsealed) and the template (class CKO_SECRET_KEY, the default; key type
-// CKK_GENERIC_SECRET when absent; the base key's CKA_DERIVE_TEMPLATE added
-// to it, a conflicting value CKR_TEMPLATE_INCONSISTENT) — then asks the
-// mechanism for the new
+// A derive mechanism is a deriver (mechanism.go). DeriveKey checks what
+// every derivation shares — the mechanism offered by the slot
+// (CKF_DERIVE), its parameter, the base key (a private key, or for the AES
+// derivations by data encryption a secret key, of a type the mechanism
+// accepts, with CKA_DERIVE true, the mechanism in its
+// CKA_ALLOWED_MECHANISMS, its private values unsealed) and the template
+// (class CKO_SECRET_KEY, the default; key type CKK_GENERIC_SECRET when
+// absent; the base key's CKA_DERIVE_TEMPLATE added to it, a conflicting
+// value CKR_TEMPLATE_INCONSISTENT) — then asks the mechanism for the new
 // key's value and stores it as a secret key built from the template
 // (storeDerivedKey).
 //
@@ -48,8 +47,8 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 	if err != nil {
 		return 0, err
 	}
-	mech, ok := mechanisms[cm.Type]
-	if !ok || mech.derive == nil {
+	mech, ok := mechanisms[cm.Type].(deriver)
+	if !ok {
 		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s does not derive keys", ck.Name("CKM_", cm.Type))
 	}
 	s := ss.slot
@@ -57,10 +56,11 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 	if !ok || info.Flags&ck.CKF_DERIVE == 0 {
 		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot derive on this slot's engine", ck.Name("CKM_", cm.Type))
 	}
-	params, err := mech.decode(cm)
+	bound, err := bindParam(mech, cm)
 	if err != nil {
 		return 0, err
 	}
+	mech = bound.(deriver)
 	t, err := parseTemplate(tmpl)
 	if err != nil {
 		return 0, err
@@ -89,7 +89,7 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 	switch {
 	case class != ck.CKO_PUBLIC_KEY && class != ck.CKO_PRIVATE_KEY && class != ck.CKO_SECRET_KEY:
 		return 0, ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "object %d is not a key", baseKey)
-	case class != wantClass || !mech.acceptsKeyType(key.keyType()):
+	case class != wantClass || !mech.base().acceptsKeyType(key.keyType()):
 		return 0, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "%s with %s of type %s", ck.Name("CKM_", cm.Type),
 			ck.Name("CKO_", class), ck.Name("CKK_", key.keyType()))
 	}
@@ -102,18 +102,16 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 	if !key.complete {
 		return 0, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private key values are sealed")
 	}
-	op := &operation{kind: opDerive, mech: mech, params: params, key: key, slot: s, needLogin: true, epoch: epoch}
+	op := &operation{kind: opDerive, mech: mech, key: key, slot: s, needLogin: true, epoch: epoch}
 	size := uint64(op.keyBits())
-	if mech.sizeInBytes {
+	if mech.base().sizeInBytes {
 		size /= 8
 	}
 	if size < info.MinKeySize || size > info.MaxKeySize {
-		return 0, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-%s key, %s takes %d..%d", size, mech.sizeUnit(), ck.Name("CKM_", cm.Type), info.MinKeySize, info.MaxKeySize)
+		return 0, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-%s key, %s takes %d..%d", size, mech.base().sizeUnit(), ck.Name("CKM_", cm.Type), info.MinKeySize, info.MaxKeySize)
 	}
-	if mech.checkKey != nil {
-		if err := mech.checkKey(op); err != nil {
-			return 0, err
-		}
+	if err := op.checkKey(); err != nil {
+		return 0, err
 	}
 	value, err := mech.derive(op, t)
 	if err != nil {

@@ -66,17 +66,22 @@ func init() {
 		completeDomain:  completeDHDomain,
 		bits:            func(a attrMap) int { return new(big.Int).SetBytes(a[ck.CKA_PRIME]).BitLen() },
 	})
-	dhKeys := []uint64{ck.CKK_DH}
-	registerMechanism(&mechanism{
-		typ: ck.CKM_DH_PKCS_KEY_PAIR_GEN, flags: ck.CKF_GENERATE_KEY_PAIR,
-		keyTypes: dhKeys, minBits: dhMinBits, maxBits: dhMaxBits, available: dhAvailable,
-		generateKeyPair: generateDH,
-	})
-	registerMechanism(&mechanism{
-		typ: ck.CKM_DH_PKCS_DERIVE, flags: ck.CKF_DERIVE,
-		keyTypes: dhKeys, minBits: dhMinBits, maxBits: dhMaxBits, available: dhAvailable,
-		params: dhPeerParam, derive: dhDerive,
-	})
+}
+
+// dhBase is the common part of the DH mechanisms.
+func dhBase(typ uint64) mechBase {
+	return mechBase{typ: typ, keyTypes: []uint64{ck.CKK_DH}, minBits: dhMinBits, maxBits: dhMaxBits, available: dhAvailable}
+}
+
+// dhMechanisms are CKM_DH_PKCS_KEY_PAIR_GEN and CKM_DH_PKCS_DERIVE.
+func dhMechanisms() []mechanism {
+	return []mechanism{&dhKeyPairGen{dhBase(ck.CKM_DH_PKCS_KEY_PAIR_GEN)}, &dhDerive{mechBase: dhBase(ck.CKM_DH_PKCS_DERIVE)}}
+}
+
+// dhDerive is CKM_DH_PKCS_DERIVE bound to the peer's public value.
+type dhDerive struct {
+	mechBase
+	peer []byte
 }
 
 // dhAvailable: the slot can run DH at the sizes its engine (or fallback)
@@ -153,13 +158,15 @@ func completeDHPrivate(a attrMap) error {
 	return nil
 }
 
-// dhPeerParam decodes CKM_DH_PKCS_DERIVE's parameter: the peer's public
+// withParam decodes CKM_DH_PKCS_DERIVE's parameter: the peer's public
 // value, big-endian (checked against the key's group at derivation).
-func dhPeerParam(mech *mechanism, m *Mechanism) (any, error) {
-	if len(m.Param) == 0 || len(m.Param) > dhMaxBits/8+1 || m.PSS != nil || m.OAEP != nil {
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_DH_PKCS_DERIVE needs the peer's public value (1 to %d bytes), got %d", dhMaxBits/8, len(m.Param))
+func (m *dhDerive) withParam(cm *Mechanism) (mechanism, error) {
+	if len(cm.Param) == 0 || len(cm.Param) > dhMaxBits/8+1 || cm.PSS != nil || cm.OAEP != nil {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_DH_PKCS_DERIVE needs the peer's public value (1 to %d bytes), got %d", dhMaxBits/8, len(cm.Param))
 	}
-	return bytes.Clone(m.Param), nil
+	b := *m
+	b.peer = bytes.Clone(cm.Param)
+	return &b, nil
 }
 
 // dhPrivateKey is a DH private key object prepared for derivation.
@@ -191,9 +198,9 @@ func (s *slot) preparedDHPrivate(o *object) (*dhPrivateKey, error) {
 	}, dh.ErrInvalidKey, dh.ErrInvalidParameters)
 }
 
-// dhDerive is CKM_DH_PKCS_DERIVE's work: Z = y^x mod p, cut to the
+// derive is CKM_DH_PKCS_DERIVE's work: Z = y^x mod p, cut to the
 // template's length (its last bytes).
-func dhDerive(op *operation, tmpl attrMap) (value []byte, err error) {
+func (m *dhDerive) derive(op *operation, tmpl attrMap) (value []byte, err error) {
 	s := op.slot
 	start := time.Now()
 	var cost engine.Cost
@@ -208,7 +215,7 @@ func dhDerive(op *operation, tmpl attrMap) (value []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
-	z, cost, err := k.key.Derive(bg, op.params.([]byte))
+	z, cost, err := k.key.Derive(bg, m.peer)
 	if err != nil {
 		if errors.Is(err, dh.ErrInvalidPublic) {
 			return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "DH peer public value: %v", err)
@@ -220,17 +227,20 @@ func dhDerive(op *operation, tmpl attrMap) (value []byte, err error) {
 	return out, nil
 }
 
-// generateDH is CKM_DH_PKCS_KEY_PAIR_GEN: CKA_PRIME and CKA_BASE from the
-// public template (equal if repeated in the private one), CKA_VALUE_BITS
-// optionally in the private template.
-func generateDH(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
+// dhKeyPairGen is CKM_DH_PKCS_KEY_PAIR_GEN.
+type dhKeyPairGen struct{ mechBase }
+
+// generateKeyPair: CKA_PRIME and CKA_BASE from the public template (equal
+// if repeated in the private one), CKA_VALUE_BITS optionally in the
+// private template.
+func (m *dhKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, attrMap, error) {
 	g, err := dhGroupOf(pub, ck.CKR_DOMAIN_PARAMS_INVALID)
 	if err != nil {
-		return 0, nil, nil, err
+		return nil, nil, err
 	}
 	for _, t := range []uint64{ck.CKA_PRIME, ck.CKA_BASE} {
 		if v, ok := priv[t]; ok && new(big.Int).SetBytes(v).Cmp(new(big.Int).SetBytes(pub[t])) != 0 {
-			return 0, nil, nil, inconsistent(describe(t) + " differs between the public and private templates")
+			return nil, nil, inconsistent(describe(t) + " differs between the public and private templates")
 		}
 	}
 	// Without CKA_VALUE_BITS an RFC 7919 group gets x of twice its
@@ -241,13 +251,13 @@ func generateDH(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
 	if v, ok := priv[ck.CKA_VALUE_BITS]; ok {
 		b, _ := ck.ParseULong(v)
 		if b < 2 || b >= uint64(g.P.BitLen()-1) {
-			return 0, nil, nil, invalid(ck.CKA_VALUE_BITS, "out of range for the prime")
+			return nil, nil, invalid(ck.CKA_VALUE_BITS, "out of range for the prime")
 		}
 		valueBits = int(b)
 	}
-	info, ok := s.mechanismInfo(mechanisms[ck.CKM_DH_PKCS_KEY_PAIR_GEN])
+	info, ok := s.mechanismInfo(m)
 	if bits := uint64(g.P.BitLen()); !ok || bits < info.MinKeySize || bits > info.MaxKeySize {
-		return 0, nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DH key on engine %s (fallback %s)", bits, s.engineName(), s.cfg.Fallback)
+		return nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DH key on engine %s (fallback %s)", bits, s.engineName(), s.cfg.Fallback)
 	}
 	rt, _ := s.guard.Exp(g.P.BitLen())
 	var x, y []byte
@@ -257,11 +267,11 @@ func generateDH(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
 	})
 	if err != nil {
 		if errors.Is(err, dh.ErrInvalidKey) {
-			return 0, nil, nil, invalid(ck.CKA_VALUE_BITS, err.Error())
+			return nil, nil, invalid(ck.CKA_VALUE_BITS, err.Error())
 		}
-		return 0, nil, nil, s.engineErr("generate DH key", err)
+		return nil, nil, s.engineErr("generate DH key", err)
 	}
 	pubVals := attrMap{ck.CKA_VALUE: y}
 	privVals := attrMap{ck.CKA_PRIME: g.P.Bytes(), ck.CKA_BASE: g.G.Bytes(), ck.CKA_VALUE: x}
-	return ck.CKK_DH, pubVals, privVals, nil
+	return pubVals, privVals, nil
 }

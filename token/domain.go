@@ -58,18 +58,20 @@ var (
 	})
 )
 
-func init() {
-	registerMechanism(&mechanism{
-		typ: ck.CKM_DSA_PARAMETER_GEN, flags: ck.CKF_GENERATE,
-		keyTypes: []uint64{ck.CKK_DSA}, minBits: dsaMinBits, maxBits: dsaMaxBits,
-		generateParams: generateDSAParams,
-	})
-	registerMechanism(&mechanism{
-		typ: ck.CKM_DH_PKCS_PARAMETER_GEN, flags: ck.CKF_GENERATE,
-		keyTypes: []uint64{ck.CKK_DH}, minBits: dhMinBits, maxBits: dhMaxBits,
-		generateParams: generateDHParams,
-	})
+// paramGenMechanisms are CKM_DSA_PARAMETER_GEN and
+// CKM_DH_PKCS_PARAMETER_GEN.
+func paramGenMechanisms() []mechanism {
+	return []mechanism{
+		&dsaParamGen{mechBase{typ: ck.CKM_DSA_PARAMETER_GEN, keyTypes: []uint64{ck.CKK_DSA}, minBits: dsaMinBits, maxBits: dsaMaxBits}},
+		&dhParamGen{mechBase{typ: ck.CKM_DH_PKCS_PARAMETER_GEN, keyTypes: []uint64{ck.CKK_DH}, minBits: dhMinBits, maxBits: dhMaxBits}},
+	}
 }
+
+// dsaParamGen is CKM_DSA_PARAMETER_GEN.
+type dsaParamGen struct{ mechBase }
+
+// dhParamGen is CKM_DH_PKCS_PARAMETER_GEN.
+type dhParamGen struct{ mechBase }
 
 // setBits sets a CKA_*_BITS attribute to the bit length of v; a given
 // different value is CKR_TEMPLATE_INCONSISTENT.
@@ -112,8 +114,8 @@ func templateBits(tmpl attrMap, t uint64) (int, bool) {
 	return int(min(n, 1<<20)), true
 }
 
-// generateDSAParams is CKM_DSA_PARAMETER_GEN.
-func generateDSAParams(s *slot, tmpl attrMap) (attrMap, error) {
+// generateParams makes DSA domain parameters of the template's sizes.
+func (m *dsaParamGen) generateParams(s *slot, tmpl attrMap) (attrMap, error) {
 	l, ok := templateBits(tmpl, ck.CKA_PRIME_BITS)
 	if !ok {
 		return nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_PRIME_BITS missing")
@@ -136,8 +138,8 @@ func generateDSAParams(s *slot, tmpl attrMap) (attrMap, error) {
 	return attrMap{ck.CKA_PRIME: p.P.Bytes(), ck.CKA_SUBPRIME: p.Q.Bytes(), ck.CKA_BASE: p.G.Bytes()}, nil
 }
 
-// generateDHParams is CKM_DH_PKCS_PARAMETER_GEN.
-func generateDHParams(s *slot, tmpl attrMap) (attrMap, error) {
+// generateParams makes a DH group of the template's size.
+func (m *dhParamGen) generateParams(s *slot, tmpl attrMap) (attrMap, error) {
 	bits, ok := templateBits(tmpl, ck.CKA_PRIME_BITS)
 	if !ok {
 		return nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_PRIME_BITS missing")
@@ -158,7 +160,7 @@ func generateDHParams(s *slot, tmpl attrMap) (attrMap, error) {
 
 // generateDomainParams is C_GenerateKey with a parameter generation
 // mechanism: a new CKO_DOMAIN_PARAMETERS object.
-func (ss *session) generateDomainParams(mech *mechanism, cm *Mechanism, tmpl []Attribute) (uint64, error) {
+func (ss *session) generateDomainParams(mech paramGenerator, cm *Mechanism, tmpl []Attribute) (uint64, error) {
 	s := ss.slot
 	t, err := ss.generateTemplate(mech, cm, tmpl, ck.CKO_DOMAIN_PARAMETERS)
 	if err != nil {

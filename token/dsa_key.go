@@ -33,6 +33,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"errors"
+	"hash"
 	"math/big"
 	"time"
 
@@ -80,27 +81,30 @@ func init() {
 		completeDomain:  completeDSADomain,
 		bits:            func(a attrMap) int { return new(big.Int).SetBytes(a[ck.CKA_PRIME]).BitLen() },
 	})
-	dsaKeys := []uint64{ck.CKK_DSA}
-	dm := func(m *mechanism) *mechanism {
-		m.keyTypes, m.minBits, m.maxBits = dsaKeys, dsaMinBits, dsaMaxBits
-		m.available = dsaAvailable
-		return m
-	}
-	registerMechanism(dm(&mechanism{
-		typ: ck.CKM_DSA_KEY_PAIR_GEN, flags: ck.CKF_GENERATE_KEY_PAIR,
-		generateKeyPair: generateDSA,
-	}))
-	registerMechanism(dm(&mechanism{
-		typ: ck.CKM_DSA, flags: ck.CKF_SIGN | ck.CKF_VERIFY, singlePart: true,
-		sign: dsaSign, verify: dsaVerify,
-	}))
-	for _, hm := range dsaHashMechs {
-		registerMechanism(dm(&mechanism{
-			typ: hm.typ, flags: ck.CKF_SIGN | ck.CKF_VERIFY, hash: hm.hash,
-			sign: dsaSign, verify: dsaVerify,
-		}))
-	}
 }
+
+// dsaBase is the common part of the DSA mechanisms.
+func dsaBase(typ uint64) mechBase {
+	return mechBase{typ: typ, keyTypes: []uint64{ck.CKK_DSA}, minBits: dsaMinBits, maxBits: dsaMaxBits, available: dsaAvailable}
+}
+
+// dsaMechanisms is the DSA family.
+func dsaMechanisms() []mechanism {
+	ms := []mechanism{&dsaKeyPairGen{dsaBase(ck.CKM_DSA_KEY_PAIR_GEN)}, &dsaMech{mechBase: dsaBase(ck.CKM_DSA)}}
+	for _, hm := range dsaHashMechs {
+		ms = append(ms, &dsaMech{mechBase: dsaBase(hm.typ), hash: hm.hash})
+	}
+	return ms
+}
+
+// dsaMech is CKM_DSA (hash 0: one-shot, the input is the hash) or a
+// hash-then-sign CKM_DSA_SHA*.
+type dsaMech struct {
+	mechBase
+	hash crypto.Hash
+}
+
+func (m *dsaMech) accumulator(*operation) (hash.Hash, error) { return hashed(m.hash), nil }
 
 // dsaParamsOf reads the domain parameters of a template or object
 // (CKR_TEMPLATE_INCOMPLETE if one is missing) and checks them; a bad set
@@ -302,8 +306,8 @@ func (s *slot) preparedDSAPublic(o *object) (*dsaPublicKey, error) {
 	return k, nil
 }
 
-// dsaSign signs hash (the input of CKM_DSA, the digest of CKM_DSA_SHA*).
-func dsaSign(op *operation, hash []byte) (sig []byte, err error) {
+// sign signs hash (the input of CKM_DSA, the digest of CKM_DSA_SHA*).
+func (m *dsaMech) sign(op *operation, hash []byte) (sig []byte, err error) {
 	s := op.slot
 	start := time.Now()
 	var cost engine.Cost
@@ -324,8 +328,8 @@ func dsaSign(op *operation, hash []byte) (sig []byte, err error) {
 	return sig, nil
 }
 
-// dsaVerify checks r‖s with the operation's public key (software).
-func dsaVerify(op *operation, hash, sig []byte) error {
+// verify checks r‖s with the operation's public key (software).
+func (m *dsaMech) verify(op *operation, hash, sig []byte) error {
 	if len(hash) == 0 || len(hash) > dsaMaxHash {
 		return ck.Errorf(ck.CKR_DATA_LEN_RANGE, "CKM_DSA input of %d bytes (1 to %d)", len(hash), dsaMaxHash)
 	}
@@ -346,22 +350,24 @@ func dsaVerify(op *operation, hash, sig []byte) error {
 	}
 }
 
-// generateDSA is CKM_DSA_KEY_PAIR_GEN: the domain parameters come from
-// the public template (given in the private template too, they must be
-// equal).
-func generateDSA(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
+// dsaKeyPairGen is CKM_DSA_KEY_PAIR_GEN.
+type dsaKeyPairGen struct{ mechBase }
+
+// generateKeyPair: the domain parameters come from the public template
+// (given in the private template too, they must be equal).
+func (m *dsaKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, attrMap, error) {
 	p, err := dsaParamsOf(pub, ck.CKR_DOMAIN_PARAMS_INVALID)
 	if err != nil {
-		return 0, nil, nil, err
+		return nil, nil, err
 	}
 	for _, t := range []uint64{ck.CKA_PRIME, ck.CKA_SUBPRIME, ck.CKA_BASE} {
 		if v, ok := priv[t]; ok && !bytes.Equal(new(big.Int).SetBytes(v).Bytes(), new(big.Int).SetBytes(pub[t]).Bytes()) {
-			return 0, nil, nil, inconsistent(describe(t) + " differs between the public and private templates")
+			return nil, nil, inconsistent(describe(t) + " differs between the public and private templates")
 		}
 	}
-	info, ok := s.mechanismInfo(mechanisms[ck.CKM_DSA_KEY_PAIR_GEN])
+	info, ok := s.mechanismInfo(m)
 	if bits := uint64(p.P.BitLen()); !ok || bits < info.MinKeySize || bits > info.MaxKeySize {
-		return 0, nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DSA key on engine %s (fallback %s)", bits, s.engineName(), s.cfg.Fallback)
+		return nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DSA key on engine %s (fallback %s)", bits, s.engineName(), s.cfg.Fallback)
 	}
 	rt, _ := s.guard.Exp(p.P.BitLen())
 	var x, y []byte
@@ -370,12 +376,12 @@ func generateDSA(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
 		return err
 	})
 	if err != nil {
-		return 0, nil, nil, s.engineErr("generate DSA key", err)
+		return nil, nil, s.engineErr("generate DSA key", err)
 	}
 	pubVals := attrMap{ck.CKA_VALUE: y}
 	privVals := attrMap{
 		ck.CKA_PRIME: p.P.Bytes(), ck.CKA_SUBPRIME: p.Q.Bytes(), ck.CKA_BASE: p.G.Bytes(),
 		ck.CKA_VALUE: x,
 	}
-	return ck.CKK_DSA, pubVals, privVals, nil
+	return pubVals, privVals, nil
 }

@@ -65,21 +65,21 @@ var ecdhKDFs = map[uint64]crypto.Hash{
 	ck.CKD_SHA3_512_KDF: crypto.SHA3_512,
 }
 
-func init() {
+// ecdhMechanisms are CKM_ECDH1_DERIVE and CKM_ECDH1_COFACTOR_DERIVE.
+func ecdhMechanisms() []mechanism {
+	var ms []mechanism
 	for _, t := range []uint64{ck.CKM_ECDH1_DERIVE, ck.CKM_ECDH1_COFACTOR_DERIVE} {
-		registerMechanism(ecdhMechanism(t))
+		b := ecBase(t)
+		b.available = ecdhAvailable
+		ms = append(ms, &ecdhMech{mechBase: b})
 	}
+	return ms
 }
 
-// ecdhMechanism is the registry entry of CKM_ECDH1_DERIVE or
-// CKM_ECDH1_COFACTOR_DERIVE.
-func ecdhMechanism(t uint64) *mechanism {
-	return &mechanism{
-		typ: t, flags: ck.CKF_DERIVE | ecMechFlags,
-		keyTypes: []uint64{ck.CKK_EC}, minBits: ecMinBits, maxBits: ecMaxBits,
-		available: ecdhAvailable, params: ecdhParamsOf, checkKey: ecdhCheckKey,
-		derive: ecdhDerive,
-	}
+// ecdhMech is an ECDH mechanism bound to its CK_ECDH1_DERIVE_PARAMS.
+type ecdhMech struct {
+	mechBase
+	p *ecdhParams
 }
 
 // ecdhAvailable: the slot derives if it can multiply on some curve; the
@@ -93,12 +93,18 @@ func ecdhAvailable(s *slot, info *MechanismInfo) bool {
 	return true
 }
 
-// ecdhParamsOf decodes the mechanism's CK_ECDH1_DERIVE_PARAMS.
-func ecdhParamsOf(mech *mechanism, m *Mechanism) (any, error) {
-	if m.ECDH == nil || len(m.Param) != 0 {
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s needs CK_ECDH1_DERIVE_PARAMS", ck.Name("CKM_", mech.typ))
+// withParam decodes the mechanism's CK_ECDH1_DERIVE_PARAMS.
+func (m *ecdhMech) withParam(cm *Mechanism) (mechanism, error) {
+	if cm.ECDH == nil || len(cm.Param) != 0 {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s needs CK_ECDH1_DERIVE_PARAMS", m.name())
 	}
-	return parseECDHParams(m.ECDH)
+	p, err := parseECDHParams(cm.ECDH)
+	if err != nil {
+		return nil, err
+	}
+	b := *m
+	b.p = p
+	return &b, nil
 }
 
 // parseECDHParams checks CK_ECDH1_DERIVE_PARAMS (see the file comment).
@@ -119,22 +125,22 @@ func parseECDHParams(p *ECDH1DeriveParams) (*ecdhParams, error) {
 	return &ecdhParams{kdf: h, shared: append([]byte(nil), p.SharedData...), public: append([]byte(nil), p.PublicData...)}, nil
 }
 
-// ecdhCheckKey: the slot must serve the key's curve.
-func ecdhCheckKey(op *operation) error {
+// checkKey: the slot must serve the key's curve.
+func (m *ecdhMech) checkKey(op *operation) error {
 	c, err := ecCurveOf(op.key.attrs)
 	if err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "EC key without a usable curve: %v", err)
 	}
 	if _, ok := op.slot.guard.EC(c.Name()); !ok {
-		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s on %s: %v (%s, fallback %s)", ck.Name("CKM_", op.mech.typ),
+		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s on %s: %v (%s, fallback %s)", m.name(),
 			c.Name(), errCurveNotServed, op.slot.engineName(), op.slot.cfg.Fallback)
 	}
 	return nil
 }
 
-// ecdhDerive is the derive function of the ECDH mechanisms.
-func ecdhDerive(op *operation, tmpl attrMap) (value []byte, err error) {
-	p := op.params.(*ecdhParams)
+// derive computes the new key's value from d·Q.
+func (m *ecdhMech) derive(op *operation, tmpl attrMap) (value []byte, err error) {
+	p := m.p
 	s := op.slot
 	k, err := s.preparedECPrivate(op.key)
 	if err != nil {

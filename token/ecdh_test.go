@@ -100,11 +100,11 @@ func TestECDHParams(t *testing.T) {
 			t.Errorf("%+v: %v", c.p, err)
 		}
 	}
-	mech := ecdhMechanism(ck.CKM_ECDH1_DERIVE)
-	if _, err := mech.decode(&Mechanism{Type: ck.CKM_ECDH1_DERIVE}); !isRV(err, ck.CKR_MECHANISM_PARAM_INVALID) {
+	mech := mechanisms[ck.CKM_ECDH1_DERIVE]
+	if _, err := bindParam(mech, &Mechanism{Type: ck.CKM_ECDH1_DERIVE}); !isRV(err, ck.CKR_MECHANISM_PARAM_INVALID) {
 		t.Errorf("no parameter: %v", err)
 	}
-	if _, err := mech.decode(&Mechanism{Type: ck.CKM_ECDH1_DERIVE, Param: pub}); !isRV(err, ck.CKR_MECHANISM_PARAM_INVALID) {
+	if _, err := bindParam(mech, &Mechanism{Type: ck.CKM_ECDH1_DERIVE, Param: pub}); !isRV(err, ck.CKR_MECHANISM_PARAM_INVALID) {
 		t.Errorf("raw parameter: %v", err)
 	}
 }

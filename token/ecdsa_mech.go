@@ -57,6 +57,7 @@ package token
 import (
 	"bytes"
 	"crypto"
+	"hash"
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
@@ -86,31 +87,28 @@ var ecdsaHashMechs = []struct {
 	{ck.CKM_ECDSA_SHA3_384, crypto.SHA3_384}, {ck.CKM_ECDSA_SHA3_512, crypto.SHA3_512},
 }
 
-func init() {
-	ecKeys := []uint64{ck.CKK_EC}
-	ecm := func(m *mechanism) *mechanism {
-		m.keyTypes, m.minBits, m.maxBits = ecKeys, ecMinBits, ecMaxBits
-		m.flags |= ecMechFlags
-		m.available = ecAvailable
-		return m
-	}
-	registerMechanism(ecm(&mechanism{
-		typ: ck.CKM_EC_KEY_PAIR_GEN, flags: ck.CKF_GENERATE_KEY_PAIR,
-		generateKeyPair: generateEC,
-	}))
-	registerMechanism(ecm(&mechanism{
-		typ: ck.CKM_ECDSA, flags: ck.CKF_SIGN | ck.CKF_VERIFY,
-		singlePart: true, checkKey: ecdsaCheckKey,
-		sign: ecdsaSign, verify: ecdsaVerify,
-	}))
-	for _, hm := range ecdsaHashMechs {
-		registerMechanism(ecm(&mechanism{
-			typ: hm.typ, flags: ck.CKF_SIGN | ck.CKF_VERIFY, hash: hm.hash,
-			checkKey: ecdsaCheckKey,
-			sign:     ecdsaSign, verify: ecdsaVerify,
-		}))
-	}
+// ecBase is the common part of the EC mechanisms.
+func ecBase(typ uint64) mechBase {
+	return mechBase{typ: typ, ext: ecMechFlags, keyTypes: []uint64{ck.CKK_EC}, minBits: ecMinBits, maxBits: ecMaxBits, available: ecAvailable}
 }
+
+// ecdsaMechanisms is the ECDSA family.
+func ecdsaMechanisms() []mechanism {
+	ms := []mechanism{&ecKeyPairGen{ecBase(ck.CKM_EC_KEY_PAIR_GEN)}, &ecdsaMech{mechBase: ecBase(ck.CKM_ECDSA)}}
+	for _, hm := range ecdsaHashMechs {
+		ms = append(ms, &ecdsaMech{mechBase: ecBase(hm.typ), hash: hm.hash})
+	}
+	return ms
+}
+
+// ecdsaMech is CKM_ECDSA (hash 0: one-shot, the input is the hash) or a
+// hash-then-sign CKM_ECDSA_SHA*.
+type ecdsaMech struct {
+	mechBase
+	hash crypto.Hash
+}
+
+func (m *ecdsaMech) accumulator(*operation) (hash.Hash, error) { return hashed(m.hash), nil }
 
 // ecAvailable is the slot's offer of an EC mechanism (see the file
 // comment).
@@ -129,8 +127,8 @@ func ecAvailable(s *slot, info *MechanismInfo) bool {
 	return true
 }
 
-// ecdsaCheckKey: to sign, the slot must serve the key's curve.
-func ecdsaCheckKey(op *operation) error {
+// checkKey: to sign, the slot must serve the key's curve.
+func (m *ecdsaMech) checkKey(op *operation) error {
 	c, err := ecCurveOf(op.key.attrs)
 	if err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "EC key without a usable curve: %v", err)
@@ -139,15 +137,15 @@ func ecdsaCheckKey(op *operation) error {
 		return nil
 	}
 	if _, ok := op.slot.guard.EC(c.Name()); !ok {
-		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s on %s: %v (%s, fallback %s)", ck.Name("CKM_", op.mech.typ),
+		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s on %s: %v (%s, fallback %s)", m.name(),
 			c.Name(), errCurveNotServed, op.slot.engineName(), op.slot.cfg.Fallback)
 	}
 	return nil
 }
 
-// ecdsaSign signs hash (the input of CKM_ECDSA, the digest of the hashing
+// sign signs hash (the input of CKM_ECDSA, the digest of the hashing
 // mechanisms) with the operation's private key.
-func ecdsaSign(op *operation, hash []byte) (sig []byte, err error) {
+func (m *ecdsaMech) sign(op *operation, hash []byte) (sig []byte, err error) {
 	s := op.slot
 	start := time.Now()
 	var cost engine.Cost
@@ -168,9 +166,9 @@ func ecdsaSign(op *operation, hash []byte) (sig []byte, err error) {
 	return sig, nil
 }
 
-// ecdsaVerify checks a raw r‖s signature of hash with the operation's
-// public key (software).
-func ecdsaVerify(op *operation, hash, sig []byte) error {
+// verify checks a raw r‖s signature of hash with the operation's public
+// key (software).
+func (m *ecdsaMech) verify(op *operation, hash, sig []byte) error {
 	k, err := op.slot.preparedECPublic(op.key)
 	if err != nil {
 		return err
@@ -178,27 +176,30 @@ func ecdsaVerify(op *operation, hash, sig []byte) error {
 	return k.verify(hash, sig)
 }
 
-// generateEC is CKM_EC_KEY_PAIR_GEN: CKA_EC_PARAMS in the public template
-// names the curve (given in the private template too, it must be equal).
-func generateEC(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
-	if _, ok := s.mechanismInfo(mechanisms[ck.CKM_EC_KEY_PAIR_GEN]); !ok {
-		return 0, nil, nil, ck.Errorf(ck.CKR_MECHANISM_INVALID, "CKM_EC_KEY_PAIR_GEN: the slot's engine %s has no curve (fallback %s)",
+// ecKeyPairGen is CKM_EC_KEY_PAIR_GEN.
+type ecKeyPairGen struct{ mechBase }
+
+// generateKeyPair: CKA_EC_PARAMS in the public template names the curve
+// (given in the private template too, it must be equal).
+func (m *ecKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, attrMap, error) {
+	if _, ok := s.mechanismInfo(m); !ok {
+		return nil, nil, ck.Errorf(ck.CKR_MECHANISM_INVALID, "CKM_EC_KEY_PAIR_GEN: the slot's engine %s has no curve (fallback %s)",
 			s.engineName(), s.cfg.Fallback)
 	}
 	params, ok := pub[ck.CKA_EC_PARAMS]
 	if !ok {
-		return 0, nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_EC_PARAMS missing from the public key template")
+		return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_EC_PARAMS missing from the public key template")
 	}
 	c, err := ecCurveByParams(params)
 	if err != nil {
-		return 0, nil, nil, err
+		return nil, nil, err
 	}
 	if pv, ok := priv[ck.CKA_EC_PARAMS]; ok && !bytes.Equal(pv, params) {
-		return 0, nil, nil, inconsistent("CKA_EC_PARAMS differs between the public and private templates")
+		return nil, nil, inconsistent("CKA_EC_PARAMS differs between the public and private templates")
 	}
 	rt, ok := s.guard.EC(c.Name())
 	if !ok {
-		return 0, nil, nil, ck.Errorf(ck.CKR_CURVE_NOT_SUPPORTED, "%s: %v (%s, fallback %s)", c.Name(), errCurveNotServed,
+		return nil, nil, ck.Errorf(ck.CKR_CURVE_NOT_SUPPORTED, "%s: %v (%s, fallback %s)", c.Name(), errCurveNotServed,
 			s.engineName(), s.cfg.Fallback)
 	}
 	var d, x, y []byte
@@ -207,10 +208,10 @@ func generateEC(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
 		return err
 	})
 	if err != nil {
-		return 0, nil, nil, s.engineErr("generate EC key", err)
+		return nil, nil, s.engineErr("generate EC key", err)
 	}
 	point := c.MarshalECPoint(x, y)
 	pubVals := attrMap{ck.CKA_EC_POINT: point}
 	privVals := attrMap{ck.CKA_EC_PARAMS: bytes.Clone(params), ck.CKA_VALUE: d, ck.CKA_EC_POINT: point}
-	return ck.CKK_EC, pubVals, privVals, nil
+	return pubVals, privVals, nil
 }

@@ -36,6 +36,7 @@ import (
 	"crypto/sha512"
 	"crypto/x509"
 	"encoding/asn1"
+	"hash"
 
 	"github.com/modexp-token/modexp-token/token/ck"
 )
@@ -67,18 +68,23 @@ func init() {
 			return edKeyBits
 		},
 	})
-	edKeys := []uint64{ck.CKK_EC_EDWARDS}
-	registerMechanism(&mechanism{
-		typ: ck.CKM_EC_EDWARDS_KEY_PAIR_GEN, flags: ck.CKF_GENERATE_KEY_PAIR,
-		keyTypes: edKeys, minBits: edKeyBits, maxBits: edKeyBits,
-		generateKeyPair: generateEd,
-	})
-	registerMechanism(&mechanism{
-		typ: ck.CKM_EDDSA, flags: ck.CKF_SIGN | ck.CKF_VERIFY,
-		keyTypes: edKeys, minBits: edKeyBits, maxBits: edKeyBits,
-		params: eddsaParamsOf, checkKey: eddsaCheckKey,
-		sign: eddsaSign, verify: eddsaVerify,
-	})
+}
+
+// edBase is the common part of the EdDSA mechanisms.
+func edBase(typ uint64) mechBase {
+	return mechBase{typ: typ, keyTypes: []uint64{ck.CKK_EC_EDWARDS}, minBits: edKeyBits, maxBits: edKeyBits}
+}
+
+// eddsaMechanisms are CKM_EC_EDWARDS_KEY_PAIR_GEN and CKM_EDDSA.
+func eddsaMechanisms() []mechanism {
+	return []mechanism{&edKeyPairGen{edBase(ck.CKM_EC_EDWARDS_KEY_PAIR_GEN)}, &eddsaMech{mechBase: edBase(ck.CKM_EDDSA)}}
+}
+
+// eddsaMech is CKM_EDDSA bound to its CK_EDDSA_PARAMS (nil: none given,
+// Ed25519).
+type eddsaMech struct {
+	mechBase
+	p *eddsaParams
 }
 
 // edCheckParams accepts Ed25519's CKA_EC_PARAMS (see the file comment).
@@ -160,30 +166,32 @@ func completeEdPrivate(a attrMap) error {
 	return nil
 }
 
-// generateEd is CKM_EC_EDWARDS_KEY_PAIR_GEN: CKA_EC_PARAMS in the public
-// template names the curve (given in the private template too, it must be
-// equal).
-func generateEd(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
+// edKeyPairGen is CKM_EC_EDWARDS_KEY_PAIR_GEN.
+type edKeyPairGen struct{ mechBase }
+
+// generateKeyPair: CKA_EC_PARAMS in the public template names the curve
+// (given in the private template too, it must be equal).
+func (m *edKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, attrMap, error) {
 	params, ok := pub[ck.CKA_EC_PARAMS]
 	if !ok {
-		return 0, nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_EC_PARAMS missing from the public key template")
+		return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_EC_PARAMS missing from the public key template")
 	}
 	if err := edCheckParams(params); err != nil {
-		return 0, nil, nil, err
+		return nil, nil, err
 	}
 	if pv, ok := priv[ck.CKA_EC_PARAMS]; ok && !bytes.Equal(pv, params) {
-		return 0, nil, nil, inconsistent("CKA_EC_PARAMS differs between the public and private templates")
+		return nil, nil, inconsistent("CKA_EC_PARAMS differs between the public and private templates")
 	}
 	pk, sk, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
-		return 0, nil, nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "generate Ed25519 key: %v", err)
+		return nil, nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "generate Ed25519 key: %v", err)
 	}
 	seed := bytes.Clone(sk.Seed())
 	clear(sk)
 	point := edPoint(pk)
 	pubVals := attrMap{ck.CKA_EC_POINT: point}
 	privVals := attrMap{ck.CKA_EC_PARAMS: bytes.Clone(params), ck.CKA_VALUE: seed, ck.CKA_EC_POINT: point}
-	return ck.CKK_EC_EDWARDS, pubVals, privVals, nil
+	return pubVals, privVals, nil
 }
 
 // eddsaParams are decoded CK_EDDSA_PARAMS (nil: pure Ed25519).
@@ -204,14 +212,20 @@ func (p *eddsaParams) options() *ed25519.Options {
 	return o
 }
 
-func eddsaParamsOf(mech *mechanism, m *Mechanism) (any, error) {
-	if len(m.Param) != 0 || m.PSS != nil || m.OAEP != nil || m.ECDH != nil {
+func (m *eddsaMech) withParam(cm *Mechanism) (mechanism, error) {
+	if len(cm.Param) != 0 || cm.PSS != nil || cm.OAEP != nil || cm.ECDH != nil {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_EDDSA takes CK_EDDSA_PARAMS or nothing")
 	}
-	if m.EdDSA == nil {
-		return (*eddsaParams)(nil), nil
+	b := *m
+	b.p = nil
+	if cm.EdDSA != nil {
+		p, err := parseEdDSAParams(cm.EdDSA)
+		if err != nil {
+			return nil, err
+		}
+		b.p = p
 	}
-	return parseEdDSAParams(m.EdDSA)
+	return &b, nil
 }
 
 // parseEdDSAParams checks CK_EDDSA_PARAMS: a context of at most 255 bytes.
@@ -222,19 +236,21 @@ func parseEdDSAParams(p *EdDSAParams) (*eddsaParams, error) {
 	return &eddsaParams{ph: p.PH, context: string(p.Context)}, nil
 }
 
-// eddsaCheckKey: the key's curve must be Ed25519. It also sets up the
-// operation's input: SHA-512 of the message for Ed25519ph, else the
-// message kept whole.
-func eddsaCheckKey(op *operation) error {
+// checkKey: the key's curve must be Ed25519.
+func (m *eddsaMech) checkKey(op *operation) error {
 	if err := edCheckParams(op.key.attrs[ck.CKA_EC_PARAMS]); err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "Edwards key without a usable curve: %v", err)
 	}
-	if p := op.params.(*eddsaParams); p != nil && p.ph {
-		op.digest = sha512.New()
-	} else {
-		op.digest = &messageBuffer{}
-	}
 	return nil
+}
+
+// accumulator is the operation's input: SHA-512 of the message for
+// Ed25519ph, else the message kept whole.
+func (m *eddsaMech) accumulator(*operation) (hash.Hash, error) {
+	if m.p != nil && m.p.ph {
+		return sha512.New(), nil
+	}
+	return &messageBuffer{}, nil
 }
 
 // messageBuffer is the hash.Hash of a mechanism that signs the whole
@@ -288,9 +304,9 @@ func (s *slot) preparedEd(o *object) (ed25519.PrivateKey, error) {
 	return k, nil
 }
 
-// eddsaSign signs msg (the message, or its SHA-512 for Ed25519ph) and
+// sign signs msg (the message, or its SHA-512 for Ed25519ph) and
 // verifies the signature before release.
-func eddsaSign(op *operation, msg []byte) ([]byte, error) {
+func (m *eddsaMech) sign(op *operation, msg []byte) ([]byte, error) {
 	if err := eddsaInputOK(op); err != nil {
 		return nil, err
 	}
@@ -298,7 +314,7 @@ func eddsaSign(op *operation, msg []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := op.params.(*eddsaParams).options()
+	opts := m.p.options()
 	sig, err := k.Sign(nil, msg, opts)
 	if err != nil {
 		return nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "Ed25519 sign: %v", err)
@@ -310,9 +326,9 @@ func eddsaSign(op *operation, msg []byte) ([]byte, error) {
 	return sig, nil
 }
 
-// eddsaVerify checks an Ed25519 signature of msg with the operation's
-// public key.
-func eddsaVerify(op *operation, msg, sig []byte) error {
+// verify checks an Ed25519 signature of msg with the operation's public
+// key.
+func (m *eddsaMech) verify(op *operation, msg, sig []byte) error {
 	if err := eddsaInputOK(op); err != nil {
 		return err
 	}
@@ -323,7 +339,7 @@ func eddsaVerify(op *operation, msg, sig []byte) error {
 	if len(sig) != ed25519.SignatureSize {
 		return ck.Errorf(ck.CKR_SIGNATURE_LEN_RANGE, "Ed25519 signature of %d bytes, want 64", len(sig))
 	}
-	if err := ed25519.VerifyWithOptions(ed25519.PublicKey(pub), msg, sig, op.params.(*eddsaParams).options()); err != nil {
+	if err := ed25519.VerifyWithOptions(ed25519.PublicKey(pub), msg, sig, m.p.options()); err != nil {
 		return ck.Errorf(ck.CKR_SIGNATURE_INVALID, "Ed25519 signature does not verify")
 	}
 	return nil

@@ -6,17 +6,11 @@ package token
 
 import (
 	"cmp"
-	"crypto/rand"
 	"errors"
-	"math/big"
 
-	"github.com/modexp-token/modexp-token/engine/rsa"
 	"github.com/modexp-token/modexp-token/keystore"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
-
-// defaultRSAExponent is F4.
-const defaultRSAExponent = 65537
 
 // GenerateKeyPair is C_GenerateKeyPair; it returns the public and the
 // private key's handles.
@@ -29,11 +23,11 @@ func (m *Module) GenerateKeyPair(sh uint64, cm *Mechanism, pub, priv []Attribute
 	if cm == nil {
 		return 0, 0, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
 	}
-	mech, ok := mechanisms[cm.Type]
-	if !ok || mech.generateKeyPair == nil {
+	mech, ok := mechanisms[cm.Type].(keyPairGenerator)
+	if !ok {
 		return 0, 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s does not generate key pairs", ck.Name("CKM_", cm.Type))
 	}
-	if _, err := mech.decode(cm); err != nil {
+	if _, err := bindParam(mech, cm); err != nil {
 		return 0, 0, err
 	}
 	s := ss.slot
@@ -45,7 +39,7 @@ func (m *Module) GenerateKeyPair(sh uint64, cm *Mechanism, pub, priv []Attribute
 	if err != nil {
 		return 0, 0, err
 	}
-	kt := mech.keyTypes[0]
+	kt := mech.base().keyTypes[0]
 	for _, c := range []struct {
 		t     attrMap
 		class uint64
@@ -72,7 +66,7 @@ func (m *Module) GenerateKeyPair(sh uint64, cm *Mechanism, pub, priv []Attribute
 			return 0, 0, err
 		}
 	}
-	_, pubVals, privVals, err := mech.generateKeyPair(s, pt, qt)
+	pubVals, privVals, err := mech.generateKeyPair(s, pt, qt)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -166,49 +160,4 @@ func defaultULong(a attrMap, t, v uint64) error {
 		return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s does not match the mechanism", describe(t))
 	}
 	return nil
-}
-
-// generateRSA is CKM_RSA_PKCS_KEY_PAIR_GEN: CKA_MODULUS_BITS is required,
-// CKA_PUBLIC_EXPONENT defaults to 65537.
-func generateRSA(s *slot, pub, priv attrMap) (uint64, attrMap, attrMap, error) {
-	bv, ok := pub[ck.CKA_MODULUS_BITS]
-	if !ok {
-		return 0, nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_MODULUS_BITS missing")
-	}
-	bits, _ := ck.ParseULong(bv)
-	info, _ := s.mechanismInfo(mechanisms[ck.CKM_RSA_PKCS_KEY_PAIR_GEN])
-	if bits < info.MinKeySize || bits > info.MaxKeySize {
-		return 0, nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d bits, want %d..%d", bits, info.MinKeySize, info.MaxKeySize)
-	}
-	e := defaultRSAExponent
-	if ev, ok := pub[ck.CKA_PUBLIC_EXPONENT]; ok {
-		var err error
-		if e, err = rsaExponent(ev); err != nil {
-			return 0, nil, nil, err
-		}
-	}
-	k, err := rsa.GenerateKey(bg, s.guard.Engine(), rand.Reader, int(bits), e)
-	if err != nil {
-		return 0, nil, nil, s.engineErr("generate RSA key", err)
-	}
-	eb := big.NewInt(int64(e)).Bytes()
-	one := big.NewInt(1)
-	dp, dq, qinv := k.Dp, k.Dq, k.Qinv
-	if dp == nil {
-		dp = new(big.Int).Mod(k.D, new(big.Int).Sub(k.P, one))
-	}
-	if dq == nil {
-		dq = new(big.Int).Mod(k.D, new(big.Int).Sub(k.Q, one))
-	}
-	if qinv == nil {
-		qinv = new(big.Int).ModInverse(k.Q, k.P)
-	}
-	pubVals := attrMap{ck.CKA_MODULUS: k.N.Bytes(), ck.CKA_PUBLIC_EXPONENT: eb}
-	privVals := attrMap{
-		ck.CKA_MODULUS: k.N.Bytes(), ck.CKA_PUBLIC_EXPONENT: eb,
-		ck.CKA_PRIVATE_EXPONENT: k.D.Bytes(),
-		ck.CKA_PRIME_1:          k.P.Bytes(), ck.CKA_PRIME_2: k.Q.Bytes(),
-		ck.CKA_EXPONENT_1: dp.Bytes(), ck.CKA_EXPONENT_2: dq.Bytes(), ck.CKA_COEFFICIENT: qinv.Bytes(),
-	}
-	return ck.CKK_RSA, pubVals, privVals, nil
 }

@@ -26,41 +26,62 @@ import (
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
-// aesMechanism is the common shape of the AES mechanisms.
-func aesMechanism(m *mechanism) *mechanism {
-	m.keyTypes, m.minBits, m.maxBits, m.sizeInBytes = []uint64{ck.CKK_AES}, 16, 32, true
-	return m
+// aesBase is the common part of the AES mechanisms.
+func aesBase(typ uint64) mechBase {
+	return mechBase{typ: typ, keyTypes: []uint64{ck.CKK_AES}, minBits: 16, maxBits: 32, sizeInBytes: true}
 }
 
-func init() {
-	for _, m := range []struct {
-		typ       uint64
-		cbc, pad  bool
-		paramFunc func(*mechanism, *Mechanism) (any, error)
-	}{
-		{ck.CKM_AES_ECB, false, false, nil},
-		{ck.CKM_AES_CBC, true, false, ivParam},
-		{ck.CKM_AES_CBC_PAD, true, true, ivParam},
-	} {
-		mech := aesMechanism(&mechanism{
-			typ: m.typ, flags: ck.CKF_ENCRYPT | ck.CKF_DECRYPT,
-			params: m.paramFunc, newStream: newBlockStream(m.cbc, m.pad),
-			encrypt: streamOnce, decrypt: streamOnce,
-		})
-		if m.pad { // CBC_PAD also wraps (aeskw_mech.go)
-			mech.flags |= ck.CKF_WRAP | ck.CKF_UNWRAP
-			mech.wrap, mech.unwrap, mech.wrapsPrivate = streamWrap, streamUnwrap, true
-		}
-		registerMechanism(mech)
+// aesBlockMechanisms are CKM_AES_ECB, CKM_AES_CBC and CKM_AES_CBC_PAD.
+func aesBlockMechanisms() []mechanism {
+	return []mechanism{
+		&aesBlockMode{mechBase: aesBase(ck.CKM_AES_ECB)},
+		&aesBlockMode{mechBase: aesBase(ck.CKM_AES_CBC), cbc: true},
+		&aesCBCPad{aesBlockMode{mechBase: aesBase(ck.CKM_AES_CBC_PAD), cbc: true, pad: true}},
 	}
+}
+
+// aesBlockMode is CKM_AES_ECB or CKM_AES_CBC (cbc), bound to its IV.
+type aesBlockMode struct {
+	mechBase
+	cbc, pad bool
+	iv       []byte
+}
+
+func (m *aesBlockMode) withParam(cm *Mechanism) (mechanism, error) {
+	if !m.cbc {
+		if err := noParam(m, cm); err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	b := *m
+	var err error
+	b.iv, err = ivParam(m, cm)
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// aesCBCPad is CKM_AES_CBC_PAD, which also wraps (aeskw_mech.go).
+type aesCBCPad struct{ aesBlockMode }
+
+func (m *aesCBCPad) withParam(cm *Mechanism) (mechanism, error) {
+	b := *m
+	var err error
+	b.iv, err = ivParam(m, cm)
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
 }
 
 // ivParam decodes the 16-byte IV of CBC and CBC_PAD.
-func ivParam(mech *mechanism, m *Mechanism) (any, error) {
-	if len(m.Param) != aes.BlockSize || m.decoded() {
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s needs a 16-byte IV, got %d bytes", ck.Name("CKM_", mech.typ), len(m.Param))
+func ivParam(m mechanism, cm *Mechanism) ([]byte, error) {
+	if len(cm.Param) != aes.BlockSize || cm.decoded() {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s needs a 16-byte IV, got %d bytes", m.base().name(), len(cm.Param))
 	}
-	return append([]byte(nil), m.Param...), nil
+	return append([]byte(nil), cm.Param...), nil
 }
 
 // aesBlock returns the AES cipher of the operation's key.
@@ -84,23 +105,21 @@ type blockStream struct {
 	buf     []byte // input held back: a partial block (and the last block when unpadding)
 }
 
-func newBlockStream(cbc, pad bool) func(op *operation) (symStream, error) {
-	return func(op *operation) (symStream, error) {
-		b, err := op.aesBlock()
-		if err != nil {
-			return nil, err
-		}
-		s := &blockStream{encrypt: op.kind == opEncrypt, pad: pad, buf: make([]byte, 0, 2*aes.BlockSize)}
-		switch {
-		case !cbc:
-			s.mode = ecbMode{b: b, encrypt: s.encrypt}
-		case s.encrypt:
-			s.mode = cipher.NewCBCEncrypter(b, op.params.([]byte))
-		default:
-			s.mode = cipher.NewCBCDecrypter(b, op.params.([]byte))
-		}
-		return s, nil
+func (m *aesBlockMode) newStream(op *operation) (symStream, error) {
+	b, err := op.aesBlock()
+	if err != nil {
+		return nil, err
 	}
+	s := &blockStream{encrypt: op.kind == opEncrypt, pad: m.pad, buf: make([]byte, 0, 2*aes.BlockSize)}
+	switch {
+	case !m.cbc:
+		s.mode = ecbMode{b: b, encrypt: s.encrypt}
+	case s.encrypt:
+		s.mode = cipher.NewCBCEncrypter(b, m.iv)
+	default:
+		s.mode = cipher.NewCBCDecrypter(b, m.iv)
+	}
+	return s, nil
 }
 
 func (s *blockStream) updateLen(n int) (int, error) {

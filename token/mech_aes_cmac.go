@@ -17,21 +17,18 @@ import (
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
-func init() {
-	for _, m := range []*mechanism{
-		{typ: ck.CKM_AES_CMAC},
-		{typ: ck.CKM_AES_CMAC_GENERAL, params: macGeneralParams(aes.BlockSize)},
-	} {
-		m.flags = ck.CKF_SIGN | ck.CKF_VERIFY
-		m.newMAC = func(op *operation) (hash.Hash, error) {
-			b, err := op.aesBlock()
-			if err != nil {
-				return nil, err
-			}
-			return newCMAC(b), nil
+// cmacMechanisms are CKM_AES_CMAC and CKM_AES_CMAC_GENERAL.
+func cmacMechanisms() []mechanism {
+	newMAC := func(op *operation) (hash.Hash, error) {
+		b, err := op.aesBlock()
+		if err != nil {
+			return nil, err
 		}
-		m.sign, m.verify = macSign, macVerify
-		registerMechanism(aesMechanism(m))
+		return newCMAC(b), nil
+	}
+	return []mechanism{
+		&macMech{mechBase: aesBase(ck.CKM_AES_CMAC), newMAC: newMAC},
+		&macMech{mechBase: aesBase(ck.CKM_AES_CMAC_GENERAL), newMAC: newMAC, maxLen: aes.BlockSize},
 	}
 }
 

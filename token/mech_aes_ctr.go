@@ -23,12 +23,10 @@ import (
 // ctrParamLen is sizeof(CK_AES_CTR_PARAMS) with an 8-byte CK_ULONG.
 const ctrParamLen = 8 + aes.BlockSize
 
-func init() {
-	registerMechanism(aesMechanism(&mechanism{
-		typ: ck.CKM_AES_CTR, flags: ck.CKF_ENCRYPT | ck.CKF_DECRYPT,
-		params: ctrParams, newStream: newCTRStream,
-		encrypt: streamOnce, decrypt: streamOnce,
-	}))
+// aesCTR is CKM_AES_CTR bound to its CK_AES_CTR_PARAMS.
+type aesCTR struct {
+	mechBase
+	p ctrParam
 }
 
 // ctrParam is a decoded CK_AES_CTR_PARAMS.
@@ -37,17 +35,18 @@ type ctrParam struct {
 	cb   [aes.BlockSize]byte
 }
 
-func ctrParams(mech *mechanism, m *Mechanism) (any, error) {
-	if len(m.Param) != ctrParamLen || m.decoded() {
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_CTR needs CK_AES_CTR_PARAMS (%d bytes), got %d", ctrParamLen, len(m.Param))
+func (m *aesCTR) withParam(cm *Mechanism) (mechanism, error) {
+	if len(cm.Param) != ctrParamLen || cm.decoded() {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_CTR needs CK_AES_CTR_PARAMS (%d bytes), got %d", ctrParamLen, len(cm.Param))
 	}
-	bits, _ := ck.ParseULong(m.Param[:8])
+	bits, _ := ck.ParseULong(cm.Param[:8])
 	if bits < 1 || bits > 128 {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_CTR: ulCounterBits %d, want 1 to 128", bits)
 	}
-	p := &ctrParam{bits: uint(bits)}
-	copy(p.cb[:], m.Param[8:])
-	return p, nil
+	b := *m
+	b.p = ctrParam{bits: uint(bits)}
+	copy(b.p.cb[:], cm.Param[8:])
+	return &b, nil
 }
 
 // ctrStream is AES-CTR with a counter of p.bits bits. crypto/cipher's CTR
@@ -61,12 +60,12 @@ type ctrStream struct {
 	errCode ck.Error
 }
 
-func newCTRStream(op *operation) (symStream, error) {
+func (m *aesCTR) newStream(op *operation) (symStream, error) {
 	b, err := op.aesBlock()
 	if err != nil {
 		return nil, err
 	}
-	p := op.params.(*ctrParam)
+	p := &m.p
 	s := &ctrStream{ks: cipher.NewCTR(b, p.cb[:]), used: aes.BlockSize, errCode: ck.CKR_DATA_LEN_RANGE}
 	if op.kind == opDecrypt {
 		s.errCode = ck.CKR_ENCRYPTED_DATA_LEN_RANGE

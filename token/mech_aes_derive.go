@@ -25,42 +25,51 @@ import (
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
-// encryptDataParams is the decoded parameter: cbc, and the IV then.
+// aesEncryptDataMechanisms are CKM_AES_ECB_ENCRYPT_DATA and
+// CKM_AES_CBC_ENCRYPT_DATA.
+func aesEncryptDataMechanisms() []mechanism {
+	return []mechanism{
+		&aesEncryptData{mechBase: aesBase(ck.CKM_AES_ECB_ENCRYPT_DATA)},
+		&aesEncryptData{mechBase: aesBase(ck.CKM_AES_CBC_ENCRYPT_DATA), cbc: true},
+	}
+}
+
+// aesEncryptData is a derivation by data encryption (cbc: in CBC with the
+// parameter's IV), bound to its parameter.
+type aesEncryptData struct {
+	mechBase
+	cbc bool
+	p   encryptDataParams
+}
+
+// encryptDataParams is the decoded parameter: the IV (CBC) and the data.
 type encryptDataParams struct {
-	cbc  bool
 	iv   []byte
 	data []byte
 }
 
-func init() {
-	for _, typ := range []uint64{ck.CKM_AES_ECB_ENCRYPT_DATA, ck.CKM_AES_CBC_ENCRYPT_DATA} {
-		registerMechanism(aesMechanism(&mechanism{
-			typ: typ, flags: ck.CKF_DERIVE, params: encryptDataParam, derive: deriveByEncryption,
-		}))
-	}
-}
-
-// encryptDataParam checks the mechanism's parameter.
-func encryptDataParam(mech *mechanism, m *Mechanism) (any, error) {
-	cbc := mech.typ == ck.CKM_AES_CBC_ENCRYPT_DATA
-	e := m.EncryptData
+// withParam checks the mechanism's parameter.
+func (m *aesEncryptData) withParam(cm *Mechanism) (mechanism, error) {
+	e := cm.EncryptData
 	switch {
-	case e == nil || len(m.Param) != 0:
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes %s", ck.Name("CKM_", mech.typ),
-			map[bool]string{false: "CK_KEY_DERIVATION_STRING_DATA", true: "CK_AES_CBC_ENCRYPT_DATA_PARAMS"}[cbc])
-	case cbc && len(e.IV) != aes.BlockSize, !cbc && e.IV != nil:
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s: wrong IV", ck.Name("CKM_", mech.typ))
+	case e == nil || len(cm.Param) != 0:
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes %s", m.name(),
+			map[bool]string{false: "CK_KEY_DERIVATION_STRING_DATA", true: "CK_AES_CBC_ENCRYPT_DATA_PARAMS"}[m.cbc])
+	case m.cbc && len(e.IV) != aes.BlockSize, !m.cbc && e.IV != nil:
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s: wrong IV", m.name())
 	case len(e.Data) == 0 || len(e.Data)%aes.BlockSize != 0:
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s: %d bytes of data, want a whole number of 16-byte blocks",
-			ck.Name("CKM_", mech.typ), len(e.Data))
+			m.name(), len(e.Data))
 	}
-	return &encryptDataParams{cbc: cbc, iv: e.IV, data: e.Data}, nil
+	b := *m
+	b.p = encryptDataParams{iv: e.IV, data: e.Data}
+	return &b, nil
 }
 
-// deriveByEncryption encrypts the data under the base key and returns the
-// leading bytes the template asks for.
-func deriveByEncryption(op *operation, tmpl attrMap) ([]byte, error) {
-	p := op.params.(*encryptDataParams)
+// derive encrypts the data under the base key and returns the leading
+// bytes the template asks for.
+func (m *aesEncryptData) derive(op *operation, tmpl attrMap) ([]byte, error) {
+	p := &m.p
 	if v, ok := tmpl.ulong(ck.CKA_VALUE_LEN); ok && v > uint64(len(p.data)) {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "a %d-byte key from %d bytes of data", v, len(p.data))
 	}
@@ -73,7 +82,7 @@ func deriveByEncryption(op *operation, tmpl attrMap) ([]byte, error) {
 		return nil, err
 	}
 	out := make([]byte, len(p.data))
-	if p.cbc {
+	if m.cbc {
 		cipher.NewCBCEncrypter(b, p.iv).CryptBlocks(out, p.data)
 	} else {
 		for i := 0; i < len(out); i += aes.BlockSize {

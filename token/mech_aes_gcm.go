@@ -36,12 +36,10 @@ const (
 	gcmFullTagSize = 16
 )
 
-func init() {
-	registerMechanism(aesMechanism(&mechanism{
-		typ: ck.CKM_AES_GCM, flags: ck.CKF_ENCRYPT | ck.CKF_DECRYPT,
-		params: gcmParams, newStream: newGCMStream,
-		encrypt: streamOnce, decrypt: streamOnce,
-	}))
+// aesGCM is CKM_AES_GCM bound to its CK_GCM_PARAMS.
+type aesGCM struct {
+	mechBase
+	p *gcmParam
 }
 
 // gcmParam is a checked CK_GCM_PARAMS.
@@ -50,9 +48,9 @@ type gcmParam struct {
 	tagLen  int
 }
 
-func gcmParams(mech *mechanism, m *Mechanism) (any, error) {
-	p := m.GCM
-	if p == nil || len(m.Param) != 0 {
+func (m *aesGCM) withParam(cm *Mechanism) (mechanism, error) {
+	p := cm.GCM
+	if p == nil || len(cm.Param) != 0 {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM needs CK_GCM_PARAMS")
 	}
 	if len(p.IV) < 1 || len(p.IV) > gcmMaxIV {
@@ -66,7 +64,9 @@ func gcmParams(mech *mechanism, m *Mechanism) (any, error) {
 	default:
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: tag of %d bits", p.TagBits)
 	}
-	return &gcmParam{iv: append([]byte(nil), p.IV...), aad: append([]byte(nil), p.AAD...), tagLen: int(p.TagBits / 8)}, nil
+	b := *m
+	b.p = &gcmParam{iv: append([]byte(nil), p.IV...), aad: append([]byte(nil), p.AAD...), tagLen: int(p.TagBits / 8)}
+	return &b, nil
 }
 
 // gcmStream buffers the message for Final.
@@ -78,12 +78,12 @@ type gcmStream struct {
 	buf     []byte
 }
 
-func newGCMStream(op *operation) (symStream, error) {
+func (m *aesGCM) newStream(op *operation) (symStream, error) {
 	b, err := op.aesBlock()
 	if err != nil {
 		return nil, err
 	}
-	p := op.params.(*gcmParam)
+	p := m.p
 	s := &gcmStream{p: p, encrypt: op.kind == opEncrypt}
 	switch {
 	case len(p.iv) == gcmStandardIV && p.tagLen >= 12:

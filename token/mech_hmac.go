@@ -34,7 +34,9 @@ var hmacMechs = []struct {
 	{ck.CKM_SHA512_HMAC, ck.CKM_SHA512_HMAC_GENERAL, ck.CKK_SHA512_HMAC, crypto.SHA512},
 }
 
-func init() {
+// hmacMechanisms is the HMAC family.
+func hmacMechanisms() []mechanism {
+	var ms []mechanism
 	for _, hm := range hmacMechs {
 		h := hm.hash
 		newMAC := func(op *operation) (hash.Hash, error) {
@@ -45,16 +47,18 @@ func init() {
 			return hmac.New(h.New, k), nil
 		}
 		for _, typ := range []uint64{hm.mac, hm.general} {
-			m := &mechanism{
-				typ: typ, flags: ck.CKF_SIGN | ck.CKF_VERIFY,
-				keyTypes: []uint64{ck.CKK_GENERIC_SECRET, hm.keyType},
-				minBits:  genericMinBytes, maxBits: genericMaxBytes, sizeInBytes: true,
-				newMAC: newMAC, sign: macSign, verify: macVerify,
+			m := &macMech{
+				mechBase: mechBase{
+					typ: typ, keyTypes: []uint64{ck.CKK_GENERIC_SECRET, hm.keyType},
+					minBits: genericMinBytes, maxBits: genericMaxBytes, sizeInBytes: true,
+				},
+				newMAC: newMAC,
 			}
 			if typ == hm.general {
-				m.params = macGeneralParams(h.Size())
+				m.maxLen = h.Size()
 			}
-			registerMechanism(m)
+			ms = append(ms, m)
 		}
 	}
+	return ms
 }

@@ -1,25 +1,56 @@
 package token
 
-// The mechanisms registry. A mechanism is a small value: its flags and key
-// sizes, the key types it accepts, how it decodes its parameter, and the
-// functions it implements (nil: not supported). Adding ECDSA is adding
-// entries with CKK_EC in keyTypes and their sign/verify functions.
+// The mechanisms. A mechanism is a value whose type says what it does.
+//
+//   - Every mechanism embeds mechBase, the common part: its CKM_ value, key
+//     sizes and their unit, the key types it accepts, whether the slot's
+//     engine bounds it, and its offer on a slot (available).
+//   - The operations it serves are the small interfaces below that its
+//     type implements (signer, verifier, encrypter, decrypter,
+//     streamCipher, digester, keyGenerator, keyPairGenerator,
+//     paramGenerator, wrapper, unwrapper, deriver), found by type
+//     assertion. Its CK_MECHANISM_INFO flags are derived from them when the
+//     registry is built (newRegistry), so a flag never claims an operation
+//     the value cannot do.
+//   - Parameters: a mechanism that takes one implements paramTaker:
+//     withParam parses the CK_MECHANISM parameter into the mechanism's own
+//     typed field and returns that bound copy, which then serves the
+//     operation. Any other mechanism takes none (bindParam's default:
+//     CKR_MECHANISM_PARAM_INVALID). A parameter that must fit the key is
+//     checked by the bound mechanism's checkKey (keyChecker) at Init.
+//   - Accumulation: a signature or MAC mechanism that takes C_SignUpdate
+//     implements multiPart: its accumulator (a running digest, MAC or
+//     message buffer, made at Init) is what Update feeds and what the
+//     signature is computed over at Final; without one (or with a nil one)
+//     the mechanism is one-shot (C_Sign, C_Verify only). An encryption
+//     mechanism that takes C_EncryptUpdate is a streamCipher
+//     (symstream.go); an encrypter or decrypter alone is one-shot.
+//
+// The families live in mech_*.go, the registry in registry.go: adding a
+// mechanism is one file and one line there.
 
 import (
 	"crypto"
-	"errors"
 	"fmt"
 	"hash"
 	"slices"
 
 	"github.com/modexp-token/modexp-token/token/ck"
-	"github.com/modexp-token/modexp-token/token/rsapad"
 )
 
-// mechanism describes one CKM_ value.
-type mechanism struct {
-	typ              uint64
-	flags            uint64 // CKF_SIGN, CKF_VERIFY, ... as in CK_MECHANISM_INFO
+// mechanism is a registered mechanism (or one bound to its parameter).
+type mechanism interface {
+	base() *mechBase
+}
+
+// mechBase is the common part of every mechanism.
+type mechBase struct {
+	typ uint64
+	// flags are the CK_MECHANISM_INFO flags: those of the operations the
+	// mechanism implements (set by newRegistry) and ext.
+	flags uint64
+	// ext are capability flags beyond the operations (CKF_EC_*).
+	ext              uint64
 	minBits, maxBits uint64 // key sizes for CK_MECHANISM_INFO
 	// sizeInBytes: minBits and maxBits count bytes, not bits (the AES and
 	// HMAC mechanisms, as the standard says for CK_MECHANISM_INFO).
@@ -32,280 +63,223 @@ type mechanism struct {
 	// always), and may narrow its info (flags, key sizes) to what the
 	// slot's engine and fallback policy can do.
 	available func(s *slot, info *MechanismInfo) bool
-	// hash: the digest of a digest mechanism, or the hash of hash-then-sign.
-	hash crypto.Hash
-	// singlePart: sign/verify/encrypt/decrypt take no Update.
-	singlePart bool
-	// params decodes and checks the CK_MECHANISM parameter (nil: the
-	// mechanism takes none).
-	params func(mech *mechanism, m *Mechanism) (any, error)
-	// checkKey checks the parameters against the key at Init.
-	checkKey func(op *operation) error
-
-	// Operations: input is the data (or, for hash-then-sign, its digest).
-	sign    func(op *operation, input []byte) ([]byte, error)
-	verify  func(op *operation, input, sig []byte) error
-	encrypt func(op *operation, in []byte) ([]byte, error)
-	decrypt func(op *operation, in []byte) ([]byte, error)
-	// generateKeyPair returns the generated values of the public and
-	// private key (the templates have been checked against the schemas).
-	generateKeyPair func(s *slot, pub, priv attrMap) (kt uint64, pubVals, privVals attrMap, err error)
-	// wrap encrypts key material (a secret key's value, a private key's
-	// PKCS#8) under op.key for C_WrapKey; unwrap decrypts it for
-	// C_UnwrapKey (wrap.go). wrapsPrivate: the mechanism also wraps
-	// private keys (as PKCS#8), not only secret keys.
-	wrap         func(op *operation, material []byte) ([]byte, error)
-	unwrap       func(op *operation, wrapped []byte) ([]byte, error)
-	wrapsPrivate bool
-	// derive is C_DeriveKey's work (see derive.go): from the operation's
-	// base key and decoded parameter it returns the CKA_VALUE of the new
-	// secret key that tmpl (defaults applied) describes.
-	derive func(op *operation, tmpl attrMap) ([]byte, error)
-	// newStream makes the state of a symmetric encryption or decryption
-	// at Init (symstream.go); its encrypt and decrypt are streamOnce.
-	newStream func(op *operation) (symStream, error)
-	// newMAC makes the running MAC of a MAC mechanism at Init, kept in
-	// op.digest (symstream.go).
-	newMAC func(op *operation) (hash.Hash, error)
-	// generateKey returns the CKA_VALUE of a new secret key (C_GenerateKey)
-	// for a template already checked against the schema, with CKA_CLASS
-	// and CKA_KEY_TYPE set (secretkey.go).
-	generateKey func(mech *mechanism, tmpl attrMap) ([]byte, error)
-	// generateParams returns the generated values of a new
-	// CKO_DOMAIN_PARAMETERS object (C_GenerateKey with a parameter
-	// generation mechanism; domain.go) for a checked template.
-	generateParams func(s *slot, tmpl attrMap) (attrMap, error)
 }
 
+func (b *mechBase) base() *mechBase { return b }
+
+// name is the mechanism's CKM_ name.
+func (b *mechBase) name() string { return ck.Name("CKM_", b.typ) }
+
 // sizeUnit names the unit of the mechanism's key sizes.
-func (m *mechanism) sizeUnit() string {
-	if m.sizeInBytes {
+func (b *mechBase) sizeUnit() string {
+	if b.sizeInBytes {
 		return "bytes"
 	}
 	return "bits"
 }
 
-// supports reports whether the mechanism implements kind.
-func (m *mechanism) supports(kind opKind) bool {
-	switch kind {
-	case opSign:
-		return m.sign != nil
-	case opVerify:
-		return m.verify != nil
-	case opEncrypt:
-		return m.encrypt != nil
-	case opDecrypt:
-		return m.decrypt != nil
-	case opDigest:
-		return m.flags&ck.CKF_DIGEST != 0
-	case opDerive:
-		return m.derive != nil
+func (b *mechBase) acceptsKeyType(kt uint64) bool { return slices.Contains(b.keyTypes, kt) }
+
+// The operations. The input of sign and verify is the data of a one-shot
+// mechanism, or the Sum of the accumulator of a multiPart one.
+type (
+	signer interface {
+		mechanism
+		sign(op *operation, input []byte) ([]byte, error)
 	}
-	return false
-}
-
-// decode checks and decodes a CK_MECHANISM's parameter.
-func (m *mechanism) decode(cm *Mechanism) (any, error) {
-	if m.params != nil {
-		return m.params(m, cm)
+	verifier interface {
+		mechanism
+		verify(op *operation, input, sig []byte) error
 	}
-	if len(cm.Param) != 0 || cm.PSS != nil || cm.OAEP != nil || cm.ECDH != nil || cm.EdDSA != nil || cm.GCM != nil || cm.EncryptData != nil {
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes no parameter", ck.Name("CKM_", m.typ))
+	// multiPart is the accumulation policy of a signer/verifier that takes
+	// Update: accumulator makes, at Init, what Update feeds (nil: the
+	// mechanism, or this use of it, is one-shot).
+	multiPart interface {
+		mechanism
+		accumulator(op *operation) (hash.Hash, error)
 	}
-	return nil, nil
-}
-
-func (m *mechanism) acceptsKeyType(kt uint64) bool { return slices.Contains(m.keyTypes, kt) }
-
-// mechanisms is the registry by CKM_ value.
-var mechanisms = map[uint64]*mechanism{}
-
-func registerMechanism(m *mechanism) {
-	if _, dup := mechanisms[m.typ]; dup {
-		panic(fmt.Sprintf("token: mechanism 0x%X registered twice", m.typ))
+	encrypter interface {
+		mechanism
+		encrypt(op *operation, in []byte) ([]byte, error)
 	}
-	mechanisms[m.typ] = m
-}
-
-// RSA key sizes of the mechanisms (bits).
-const (
-	rsaMinBits = 1024
-	rsaMaxBits = 8192
+	decrypter interface {
+		mechanism
+		decrypt(op *operation, in []byte) ([]byte, error)
+	}
+	// streamCipher encrypts and decrypts in one or several parts through
+	// the symStream it makes at Init (symstream.go).
+	streamCipher interface {
+		mechanism
+		newStream(op *operation) (symStream, error)
+	}
+	// digester is a digest mechanism (C_Digest*).
+	digester interface {
+		mechanism
+		newDigest() hash.Hash
+	}
+	// keyPairGenerator returns the generated values of the public and
+	// private key (the templates have been checked against the schemas).
+	keyPairGenerator interface {
+		mechanism
+		generateKeyPair(s *slot, pub, priv attrMap) (pubVals, privVals attrMap, err error)
+	}
+	// keyGenerator returns the CKA_VALUE of a new secret key
+	// (C_GenerateKey) for a template already checked against the schema,
+	// with CKA_CLASS and CKA_KEY_TYPE set (secretkey.go).
+	keyGenerator interface {
+		mechanism
+		generateKey(tmpl attrMap) ([]byte, error)
+	}
+	// paramGenerator returns the generated values of a new
+	// CKO_DOMAIN_PARAMETERS object (C_GenerateKey; domain.go) for a
+	// checked template.
+	paramGenerator interface {
+		mechanism
+		generateParams(s *slot, tmpl attrMap) (attrMap, error)
+	}
+	// wrapper encrypts key material (a secret key's value, a private
+	// key's PKCS#8) under op.key for C_WrapKey (wrap.go); wrapsPrivate:
+	// private keys too, not only secret keys.
+	wrapper interface {
+		mechanism
+		wrap(op *operation, material []byte) ([]byte, error)
+		wrapsPrivate() bool
+	}
+	// unwrapper decrypts it for C_UnwrapKey.
+	unwrapper interface {
+		mechanism
+		unwrap(op *operation, wrapped []byte) ([]byte, error)
+		wrapsPrivate() bool
+	}
+	// deriver is C_DeriveKey's work (derive.go): from the operation's
+	// base key and the bound parameter it returns the CKA_VALUE of the
+	// new secret key that tmpl (defaults applied) describes.
+	deriver interface {
+		mechanism
+		derive(op *operation, tmpl attrMap) ([]byte, error)
+	}
+	// paramTaker parses its CK_MECHANISM parameter and returns itself
+	// bound to it.
+	paramTaker interface {
+		mechanism
+		withParam(cm *Mechanism) (mechanism, error)
+	}
+	// keyChecker checks the bound mechanism against the operation's key
+	// at Init (a salt that must fit the modulus, a curve the slot must
+	// serve).
+	keyChecker interface {
+		mechanism
+		checkKey(op *operation) error
+	}
 )
 
-// hashes of the hash-then-sign and digest mechanisms.
-var (
-	digestMechs = []struct {
-		typ  uint64
-		hash crypto.Hash
-	}{
-		{ck.CKM_SHA_1, crypto.SHA1}, {ck.CKM_SHA224, crypto.SHA224}, {ck.CKM_SHA256, crypto.SHA256},
-		{ck.CKM_SHA384, crypto.SHA384}, {ck.CKM_SHA512, crypto.SHA512},
-		{ck.CKM_SHA3_224, crypto.SHA3_224}, {ck.CKM_SHA3_256, crypto.SHA3_256},
-		{ck.CKM_SHA3_384, crypto.SHA3_384}, {ck.CKM_SHA3_512, crypto.SHA3_512},
-	}
-	rsaPKCSHashMechs = []struct {
-		typ  uint64
-		hash crypto.Hash
-	}{
-		{ck.CKM_SHA1_RSA_PKCS, crypto.SHA1}, {ck.CKM_SHA224_RSA_PKCS, crypto.SHA224},
-		{ck.CKM_SHA256_RSA_PKCS, crypto.SHA256}, {ck.CKM_SHA384_RSA_PKCS, crypto.SHA384},
-		{ck.CKM_SHA512_RSA_PKCS, crypto.SHA512},
-		{ck.CKM_SHA3_224_RSA_PKCS, crypto.SHA3_224}, {ck.CKM_SHA3_256_RSA_PKCS, crypto.SHA3_256},
-		{ck.CKM_SHA3_384_RSA_PKCS, crypto.SHA3_384}, {ck.CKM_SHA3_512_RSA_PKCS, crypto.SHA3_512},
-	}
-	rsaPSSHashMechs = []struct {
-		typ  uint64
-		hash crypto.Hash
-	}{
-		{ck.CKM_SHA1_RSA_PKCS_PSS, crypto.SHA1}, {ck.CKM_SHA224_RSA_PKCS_PSS, crypto.SHA224},
-		{ck.CKM_SHA256_RSA_PKCS_PSS, crypto.SHA256}, {ck.CKM_SHA384_RSA_PKCS_PSS, crypto.SHA384},
-		{ck.CKM_SHA512_RSA_PKCS_PSS, crypto.SHA512},
-		{ck.CKM_SHA3_224_RSA_PKCS_PSS, crypto.SHA3_224}, {ck.CKM_SHA3_256_RSA_PKCS_PSS, crypto.SHA3_256},
-		{ck.CKM_SHA3_384_RSA_PKCS_PSS, crypto.SHA3_384}, {ck.CKM_SHA3_512_RSA_PKCS_PSS, crypto.SHA3_512},
-	}
-)
-
-func init() {
-	rsaKeys := []uint64{ck.CKK_RSA}
-	rsa := func(m *mechanism) *mechanism {
-		m.keyTypes, m.minBits, m.maxBits, m.engineBound = rsaKeys, rsaMinBits, rsaMaxBits, true
-		return m
-	}
-	registerMechanism(rsa(&mechanism{
-		typ: ck.CKM_RSA_PKCS_KEY_PAIR_GEN, flags: ck.CKF_GENERATE_KEY_PAIR,
-		generateKeyPair: generateRSA,
-	}))
-	registerMechanism(rsa(&mechanism{
-		typ: ck.CKM_RSA_PKCS, flags: ck.CKF_SIGN | ck.CKF_VERIFY | ck.CKF_ENCRYPT | ck.CKF_DECRYPT | ck.CKF_WRAP | ck.CKF_UNWRAP,
-		singlePart: true,
-		sign:       rsaPKCSSign, verify: rsaPKCSVerify, encrypt: rsaPKCSEncrypt, decrypt: rsaPKCSDecrypt,
-		wrap: rsaWrapWith(rsaPKCSEncrypt), unwrap: rsaUnwrapWith(rsaPKCSDecrypt),
-	}))
-	registerMechanism(rsa(&mechanism{
-		typ: ck.CKM_RSA_X_509, flags: ck.CKF_SIGN | ck.CKF_VERIFY | ck.CKF_ENCRYPT | ck.CKF_DECRYPT,
-		singlePart: true,
-		sign:       rsaRawSign, verify: rsaRawVerify, encrypt: rsaRawEncrypt, decrypt: rsaRawDecrypt,
-	}))
-	registerMechanism(rsa(&mechanism{
-		typ: ck.CKM_RSA_PKCS_PSS, flags: ck.CKF_SIGN | ck.CKF_VERIFY,
-		singlePart: true, params: pssParamsOf, checkKey: pssCheckKey,
-		sign: rsaPSSSign, verify: rsaPSSVerify,
-	}))
-	registerMechanism(rsa(&mechanism{
-		typ: ck.CKM_RSA_PKCS_OAEP, flags: ck.CKF_ENCRYPT | ck.CKF_DECRYPT | ck.CKF_WRAP | ck.CKF_UNWRAP,
-		singlePart: true, params: oaepParamsOf, checkKey: oaepCheckKey,
-		encrypt: rsaOAEPEncrypt, decrypt: rsaOAEPDecrypt,
-		wrap: rsaWrapWith(rsaOAEPEncrypt), unwrap: rsaUnwrapWith(rsaOAEPDecrypt),
-	}))
-	for _, hm := range rsaPKCSHashMechs {
-		registerMechanism(rsa(&mechanism{
-			typ: hm.typ, flags: ck.CKF_SIGN | ck.CKF_VERIFY, hash: hm.hash,
-			sign: rsaPKCSHashSign, verify: rsaPKCSHashVerify,
-		}))
-	}
-	for _, hm := range rsaPSSHashMechs {
-		registerMechanism(rsa(&mechanism{
-			typ: hm.typ, flags: ck.CKF_SIGN | ck.CKF_VERIFY, hash: hm.hash,
-			params: pssParamsOf, checkKey: pssCheckKey,
-			sign: rsaPSSSign, verify: rsaPSSVerify,
-		}))
-	}
-	for _, dm := range digestMechs {
-		registerMechanism(&mechanism{typ: dm.typ, flags: ck.CKF_DIGEST, hash: dm.hash})
-	}
+// opFlag is the CK_MECHANISM_INFO flag of each kind of operation.
+var opFlag = [opKinds]uint64{
+	opSign:    ck.CKF_SIGN,
+	opVerify:  ck.CKF_VERIFY,
+	opEncrypt: ck.CKF_ENCRYPT,
+	opDecrypt: ck.CKF_DECRYPT,
+	opDigest:  ck.CKF_DIGEST,
+	opDerive:  ck.CKF_DERIVE,
 }
 
-// pssParams are decoded CK_RSA_PKCS_PSS_PARAMS.
-type pssParams struct {
-	hash, mgf crypto.Hash
-	saltLen   int
+// operationFlags are the CK_MECHANISM_INFO flags of the operations m
+// implements.
+func operationFlags(m mechanism) uint64 {
+	var f uint64
+	set := func(ok bool, flag uint64) {
+		if ok {
+			f |= flag
+		}
+	}
+	_, stream := m.(streamCipher)
+	_, ok := m.(signer)
+	set(ok, ck.CKF_SIGN)
+	_, ok = m.(verifier)
+	set(ok, ck.CKF_VERIFY)
+	_, ok = m.(encrypter)
+	set(ok || stream, ck.CKF_ENCRYPT)
+	_, ok = m.(decrypter)
+	set(ok || stream, ck.CKF_DECRYPT)
+	_, ok = m.(digester)
+	set(ok, ck.CKF_DIGEST)
+	_, ok = m.(keyGenerator)
+	_, ok2 := m.(paramGenerator)
+	set(ok || ok2, ck.CKF_GENERATE)
+	_, ok = m.(keyPairGenerator)
+	set(ok, ck.CKF_GENERATE_KEY_PAIR)
+	_, ok = m.(wrapper)
+	set(ok, ck.CKF_WRAP)
+	_, ok = m.(unwrapper)
+	set(ok, ck.CKF_UNWRAP)
+	_, ok = m.(deriver)
+	set(ok, ck.CKF_DERIVE)
+	return f
 }
 
-func pssParamsOf(mech *mechanism, m *Mechanism) (any, error) {
-	if m.PSS == nil || len(m.Param) != 0 {
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s needs CK_RSA_PKCS_PSS_PARAMS", ck.Name("CKM_", mech.typ))
+// operationMask are the flags operationFlags may set.
+const operationMask = ck.CKF_SIGN | ck.CKF_VERIFY | ck.CKF_ENCRYPT | ck.CKF_DECRYPT | ck.CKF_DIGEST |
+	ck.CKF_GENERATE | ck.CKF_GENERATE_KEY_PAIR | ck.CKF_WRAP | ck.CKF_UNWRAP | ck.CKF_DERIVE
+
+// offers reports whether the mechanism serves kind.
+func offers(m mechanism, kind opKind) bool { return m.base().flags&opFlag[kind] != 0 }
+
+// newRegistry indexes the families' mechanisms by CKM_ value and sets
+// their flags; a mechanism registered twice, one that serves no
+// operation, or one whose ext claims an operation is a programming error.
+func newRegistry(families ...[]mechanism) map[uint64]mechanism {
+	reg := map[uint64]mechanism{}
+	for _, fam := range families {
+		for _, m := range fam {
+			b := m.base()
+			if _, dup := reg[b.typ]; dup {
+				panic(fmt.Sprintf("token: mechanism %s registered twice", b.name()))
+			}
+			ops := operationFlags(m)
+			if ops == 0 || b.ext&operationMask != 0 || b.flags != 0 {
+				panic(fmt.Sprintf("token: mechanism %s: operations %#x, ext %#x, preset flags %#x", b.name(), ops, b.ext, b.flags))
+			}
+			if _, ok := m.(digester); !ok && len(b.keyTypes) == 0 {
+				panic(fmt.Sprintf("token: mechanism %s accepts no key type", b.name()))
+			}
+			b.flags = ops | b.ext
+			reg[b.typ] = m
+		}
 	}
-	h, err := rsapad.MechanismHash(m.PSS.Hash)
-	if err != nil {
-		return nil, fmt.Errorf("token: PSS hashAlg: %w: %w", ck.CKR_MECHANISM_PARAM_INVALID, err)
-	}
-	mgf, err := rsapad.MGFHash(m.PSS.MGF)
-	if err != nil {
-		return nil, fmt.Errorf("token: PSS mgf: %w: %w", ck.CKR_MECHANISM_PARAM_INVALID, err)
-	}
-	if mech.hash != 0 && h != mech.hash {
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "PSS hashAlg %v does not match %s", h, ck.Name("CKM_", mech.typ))
-	}
-	if m.PSS.SaltLen > rsaMaxBits/8 {
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "PSS salt of %d bytes", m.PSS.SaltLen)
-	}
-	return &pssParams{hash: h, mgf: mgf, saltLen: int(m.PSS.SaltLen)}, nil
+	return reg
 }
 
-// pssCheckKey: the salt must fit the key (emLen ≥ hLen + sLen + 2).
-func pssCheckKey(op *operation) error {
-	p := op.params.(*pssParams)
-	emBits := op.keyBits() - 1
-	emLen := (emBits + 7) / 8
-	if p.saltLen > emLen-p.hash.Size()-2 {
-		return ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "PSS salt of %d bytes does not fit a %d-bit key with %v", p.saltLen, emBits+1, p.hash)
+// bindParam returns m bound to cm's parameter: withParam's answer, or m
+// itself when cm has no parameter (the default: a mechanism takes none).
+func bindParam(m mechanism, cm *Mechanism) (mechanism, error) {
+	if p, ok := m.(paramTaker); ok {
+		return p.withParam(cm)
+	}
+	if err := noParam(m, cm); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// noParam refuses any parameter.
+func noParam(m mechanism, cm *Mechanism) error {
+	if len(cm.Param) != 0 || cm.decoded() {
+		return ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes no parameter", m.base().name())
 	}
 	return nil
 }
 
-// oaepParams are decoded CK_RSA_PKCS_OAEP_PARAMS.
-type oaepParams struct {
-	hash, mgf crypto.Hash
-	label     []byte
+// decoded reports whether the C layer decoded a structured parameter (a
+// mechanism that takes raw bytes refuses one).
+func (m *Mechanism) decoded() bool {
+	return m.PSS != nil || m.OAEP != nil || m.ECDH != nil || m.EdDSA != nil || m.GCM != nil || m.EncryptData != nil
 }
 
-func oaepParamsOf(mech *mechanism, m *Mechanism) (any, error) {
-	if m.OAEP == nil || len(m.Param) != 0 {
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_RSA_PKCS_OAEP needs CK_RSA_PKCS_OAEP_PARAMS")
+// hashed is the accumulator of a hash-then-sign mechanism: a running
+// digest of h (nil for 0: the mechanism signs its input as given).
+func hashed(h crypto.Hash) hash.Hash {
+	if h == 0 {
+		return nil
 	}
-	h, err := rsapad.MechanismHash(m.OAEP.Hash)
-	if err != nil {
-		return nil, fmt.Errorf("token: OAEP hashAlg: %w: %w", ck.CKR_MECHANISM_PARAM_INVALID, err)
-	}
-	mgf, err := rsapad.MGFHash(m.OAEP.MGF)
-	if err != nil {
-		return nil, fmt.Errorf("token: OAEP mgf: %w: %w", ck.CKR_MECHANISM_PARAM_INVALID, err)
-	}
-	// CKZ_DATA_SPECIFIED is the only source; 0 with no data (sent by some
-	// clients for "no label") is accepted as the empty label.
-	if m.OAEP.Source != ck.CKZ_DATA_SPECIFIED && (m.OAEP.Source != 0 || len(m.OAEP.SourceData) != 0) {
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "OAEP source 0x%X", m.OAEP.Source)
-	}
-	return &oaepParams{hash: h, mgf: mgf, label: append([]byte(nil), m.OAEP.SourceData...)}, nil
-}
-
-func oaepCheckKey(op *operation) error {
-	p := op.params.(*oaepParams)
-	if k := op.keyBytes(); k < 2*p.hash.Size()+2 {
-		return ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-byte key too small for OAEP with %v", k, p.hash)
-	}
-	return nil
-}
-
-// padErr maps an rsapad error (see its package doc) to a CKR code.
-func padErr(what string, err error, tooLong ck.Error) error {
-	var code ck.Error
-	switch {
-	case errors.Is(err, rsapad.ErrHashUnsupported), errors.Is(err, rsapad.ErrInvalidParameter):
-		code = ck.CKR_MECHANISM_PARAM_INVALID
-	case errors.Is(err, rsapad.ErrDigestLength):
-		code = ck.CKR_DATA_LEN_RANGE
-	case errors.Is(err, rsapad.ErrMessageTooLong):
-		code = tooLong
-	case errors.Is(err, rsapad.ErrKeyTooSmall):
-		code = ck.CKR_KEY_SIZE_RANGE
-	case errors.Is(err, rsapad.ErrVerification):
-		code = ck.CKR_SIGNATURE_INVALID
-	case errors.Is(err, rsapad.ErrDecryption):
-		code = ck.CKR_ENCRYPTED_DATA_INVALID
-	default:
-		code = ck.CKR_FUNCTION_FAILED
-	}
-	return fmt.Errorf("token: %s: %w: %w", what, code, err)
+	return h.New()
 }

@@ -43,20 +43,20 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 		return ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
 	}
 	mech, ok := mechanisms[cm.Type]
-	if !ok || !mech.supports(kind) {
+	if !ok || !offers(mech, kind) {
 		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s", ck.Name("CKM_", cm.Type), opNames[kind])
 	}
 	info, ok := ss.slot.mechanismInfo(mech)
-	if !ok || info.Flags&cancelFlags[kind] == 0 {
+	if !ok || info.Flags&opFlag[kind] == 0 {
 		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s on this slot's engine", ck.Name("CKM_", cm.Type), opNames[kind])
 	}
-	params, err := mech.decode(cm)
+	mech, err = bindParam(mech, cm)
 	if err != nil {
 		return err
 	}
-	op := &operation{kind: kind, mech: mech, params: params, slot: ss.slot}
+	op := &operation{kind: kind, mech: mech, slot: ss.slot}
 	if kind == opDigest {
-		op.digest = mech.hash.New()
+		op.digest = mech.(digester).newDigest()
 		return ss.begin(op)
 	}
 	key, epoch, _, err := ss.slot.keyObject(keyHandle)
@@ -74,7 +74,7 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 	switch {
 	case class != ck.CKO_PUBLIC_KEY && class != ck.CKO_PRIVATE_KEY && class != ck.CKO_SECRET_KEY:
 		return ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "object %d is not a key", keyHandle)
-	case class != wantClass || !mech.acceptsKeyType(key.keyType()):
+	case class != wantClass || !mech.base().acceptsKeyType(key.keyType()):
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "%s with %s of type %s", ck.Name("CKM_", cm.Type),
 			ck.Name("CKO_", class), ck.Name("CKK_", key.keyType()))
 	}
@@ -85,7 +85,7 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not in the key's CKA_ALLOWED_MECHANISMS", ck.Name("CKM_", cm.Type))
 	}
 	size := uint64(op.keyBits())
-	if mech.sizeInBytes {
+	if mech.base().sizeInBytes {
 		size /= 8
 	}
 	minSize := info.MinKeySize
@@ -93,12 +93,10 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 		minSize = min(minSize, rsaVerifyMinBits)
 	}
 	if size < minSize || size > info.MaxKeySize {
-		return ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-%s key, %s takes %d..%d", size, mech.sizeUnit(), ck.Name("CKM_", cm.Type), minSize, info.MaxKeySize)
+		return ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-%s key, %s takes %d..%d", size, mech.base().sizeUnit(), ck.Name("CKM_", cm.Type), minSize, info.MaxKeySize)
 	}
-	if mech.checkKey != nil {
-		if err := mech.checkKey(op); err != nil {
-			return err
-		}
+	if err := op.checkKey(); err != nil {
+		return err
 	}
 	if wantClass == ck.CKO_PRIVATE_KEY || wantClass == ck.CKO_SECRET_KEY {
 		if !key.complete {
@@ -107,15 +105,43 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 		op.needLogin, op.epoch = wantClass == ck.CKO_PRIVATE_KEY || key.isPrivate(), epoch
 		op.needAuth = key.attrs.bool(ck.CKA_ALWAYS_AUTHENTICATE)
 	}
-	if mech.hash != 0 {
-		op.digest = mech.hash.New()
-	}
-	if mech.newStream != nil || mech.newMAC != nil {
-		if err := op.initSymmetric(); err != nil {
-			return err
-		}
+	if err := op.initInput(); err != nil {
+		return err
 	}
 	return ss.begin(op)
+}
+
+// checkKey runs the bound mechanism's check of its parameter against the
+// operation's key (keyChecker), if it has one.
+func (op *operation) checkKey() error {
+	if kc, ok := op.mech.(keyChecker); ok {
+		return kc.checkKey(op)
+	}
+	return nil
+}
+
+// initInput applies the mechanism's accumulation policy at Init: the
+// accumulator of a multiPart signature or MAC, the symStream of a
+// streamCipher; a one-shot mechanism gets neither.
+func (op *operation) initInput() error {
+	var err error
+	switch op.kind {
+	case opSign, opVerify:
+		if mp, ok := op.mech.(multiPart); ok {
+			op.digest, err = mp.accumulator(op)
+		}
+	case opEncrypt, opDecrypt:
+		if sc, ok := op.mech.(streamCipher); ok {
+			op.stream, err = sc.newStream(op)
+		}
+	}
+	return err
+}
+
+// singlePart is the answer of a one-shot mechanism to an Update or Final
+// call.
+func (op *operation) singlePart() error {
+	return ck.Errorf(ck.CKR_FUNCTION_NOT_SUPPORTED, "%s is single-part", op.mech.base().name())
 }
 
 // keyBits is the size of the operation's key.

@@ -69,17 +69,22 @@ func init() {
 			completeSecret: func(a attrMap) error { return completeSecret(a, sha1KCV) },
 		})
 	}
-	registerMechanism(&mechanism{
-		typ: ck.CKM_AES_KEY_GEN, flags: ck.CKF_GENERATE,
-		minBits: 16, maxBits: 32, sizeInBytes: true,
-		keyTypes: []uint64{ck.CKK_AES}, generateKey: generateSecret,
-	})
-	registerMechanism(&mechanism{
-		typ: ck.CKM_GENERIC_SECRET_KEY_GEN, flags: ck.CKF_GENERATE,
-		minBits: 8 * genericMinBytes, maxBits: 8 * genericMaxBytes,
-		keyTypes: append([]uint64{ck.CKK_GENERIC_SECRET}, hmacKeyTypes...), generateKey: generateSecret,
-	})
 }
+
+// secretKeyGenMechanisms are CKM_AES_KEY_GEN and
+// CKM_GENERIC_SECRET_KEY_GEN.
+func secretKeyGenMechanisms() []mechanism {
+	return []mechanism{
+		&secretKeyGen{aesBase(ck.CKM_AES_KEY_GEN)},
+		&secretKeyGen{mechBase{
+			typ: ck.CKM_GENERIC_SECRET_KEY_GEN, minBits: 8 * genericMinBytes, maxBits: 8 * genericMaxBytes,
+			keyTypes: append([]uint64{ck.CKK_GENERIC_SECRET}, hmacKeyTypes...),
+		}},
+	}
+}
+
+// secretKeyGen is CKM_AES_KEY_GEN or CKM_GENERIC_SECRET_KEY_GEN.
+type secretKeyGen struct{ mechBase }
 
 // checkSecretLen checks a value length against the key type.
 func checkSecretLen(kt uint64, n int) error {
@@ -134,10 +139,9 @@ func sha1KCV(key []byte) []byte {
 	return h[:3:3]
 }
 
-// generateSecret is CKM_AES_KEY_GEN and CKM_GENERIC_SECRET_KEY_GEN:
-// CKA_VALUE_LEN (bytes) is required and must fit the key type and the
-// mechanism's sizes (CKR_ATTRIBUTE_VALUE_INVALID).
-func generateSecret(mech *mechanism, tmpl attrMap) ([]byte, error) {
+// generateKey: CKA_VALUE_LEN (bytes) is required and must fit the key
+// type and the mechanism's sizes (CKR_ATTRIBUTE_VALUE_INVALID).
+func (mech *secretKeyGen) generateKey(tmpl attrMap) ([]byte, error) {
 	v, ok := tmpl[ck.CKA_VALUE_LEN]
 	if !ok {
 		return nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_VALUE_LEN missing")
@@ -174,11 +178,12 @@ func (m *Module) GenerateKey(sh uint64, cm *Mechanism, tmpl []Attribute) (uint64
 	if cm == nil {
 		return 0, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
 	}
-	mech, ok := mechanisms[cm.Type]
-	if ok && mech.generateParams != nil {
-		return ss.generateDomainParams(mech, cm, tmpl)
+	mech := mechanisms[cm.Type]
+	if pg, ok := mech.(paramGenerator); ok {
+		return ss.generateDomainParams(pg, cm, tmpl)
 	}
-	if !ok || mech.generateKey == nil {
+	kg, ok := mech.(keyGenerator)
+	if !ok {
 		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s does not generate keys", ck.Name("CKM_", cm.Type))
 	}
 	t, err := ss.generateTemplate(mech, cm, tmpl, ck.CKO_SECRET_KEY)
@@ -188,7 +193,7 @@ func (m *Module) GenerateKey(sh uint64, cm *Mechanism, tmpl []Attribute) (uint64
 	if err := ss.checkTemplateWritable(t, true); err != nil {
 		return 0, err
 	}
-	key, err := mech.generateKey(mech, t)
+	key, err := kg.generateKey(t)
 	if err != nil {
 		return 0, err
 	}
@@ -202,11 +207,11 @@ func (m *Module) GenerateKey(sh uint64, cm *Mechanism, tmpl []Attribute) (uint64
 // by the slot, its parameter, and the template (CKA_CLASS defaults to
 // class, CKA_KEY_TYPE to the mechanism's first key type and must be one it
 // makes, every attribute known and settable on generation).
-func (ss *session) generateTemplate(mech *mechanism, cm *Mechanism, tmpl []Attribute, class uint64) (attrMap, error) {
+func (ss *session) generateTemplate(mech mechanism, cm *Mechanism, tmpl []Attribute, class uint64) (attrMap, error) {
 	if _, ok := ss.slot.mechanismInfo(mech); !ok {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not offered by this slot", ck.Name("CKM_", cm.Type))
 	}
-	if _, err := mech.decode(cm); err != nil {
+	if _, err := bindParam(mech, cm); err != nil {
 		return nil, err
 	}
 	t, err := parseTemplate(tmpl)
@@ -217,8 +222,8 @@ func (ss *session) generateTemplate(mech *mechanism, cm *Mechanism, tmpl []Attri
 		return nil, err
 	}
 	if v, ok := t[ck.CKA_KEY_TYPE]; !ok {
-		t[ck.CKA_KEY_TYPE] = ck.ULong(mech.keyTypes[0])
-	} else if kt, ok := ck.ParseULong(v); !ok || !mech.acceptsKeyType(kt) {
+		t[ck.CKA_KEY_TYPE] = ck.ULong(mech.base().keyTypes[0])
+	} else if kt, ok := ck.ParseULong(v); !ok || !mech.base().acceptsKeyType(kt) {
 		return nil, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "CKA_KEY_TYPE does not match %s", ck.Name("CKM_", cm.Type))
 	}
 	if _, _, err := checkTemplate(t, modeGenerate); err != nil {

@@ -42,11 +42,10 @@ var cancelFlags = [opKinds]uint64{
 
 // operation is one active operation.
 type operation struct {
-	kind   opKind
-	mech   *mechanism
-	params any // decoded mechanism parameters
-	key    *object
-	slot   *slot
+	kind opKind
+	mech mechanism // the mechanism bound to its parameter (bindParam)
+	key  *object
+	slot *slot
 
 	// Login binding: an operation with a private key needs the login it
 	// started under (a logout in between ends it).
@@ -57,9 +56,12 @@ type operation struct {
 	needAuth bool
 	authed   bool
 
-	multi  bool      // an Update was made
-	digest hash.Hash // running hash (digests, hash-then-sign, MACs)
-	stream symStream // symmetric encryption or decryption (symstream.go)
+	multi bool // an Update was made
+	// digest is what the Update calls feed: the running digest of
+	// C_Digest* or the accumulator of a multiPart signature or MAC (nil:
+	// a one-shot mechanism).
+	digest hash.Hash
+	stream symStream // a streamCipher's encryption or decryption (symstream.go)
 
 	result []byte // computed output kept for the two-call convention
 	done   bool

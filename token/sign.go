@@ -1,13 +1,15 @@
 package token
 
-// Signing and verification: C_Sign*, C_Verify* and the RSA signature
-// mechanisms (PKCS#1 v1.5, raw X.509, PSS, and their hash-then-sign forms).
+// Signing and verification: C_Sign*, C_Verify* for every signature and
+// MAC mechanism (a signer and verifier, mechanism.go). The mechanism's
+// accumulation policy decides the shape: a multiPart mechanism got its
+// accumulator (op.digest) at Init, which C_Sign and the Update calls feed
+// and whose Sum is signed; a one-shot mechanism (op.digest nil) signs the
+// data of C_Sign as given and answers CKR_FUNCTION_NOT_SUPPORTED to
+// Update and Final (ending the operation).
 
 import (
-	"crypto/rand"
-
 	"github.com/modexp-token/modexp-token/token/ck"
-	"github.com/modexp-token/modexp-token/token/rsapad"
 )
 
 // SignInit is C_SignInit.
@@ -35,7 +37,7 @@ func (m *Module) Sign(sh uint64, in []byte, out Out) ([]byte, int, error) {
 			op.digest.Write(in)
 			input = op.digest.Sum(nil)
 		}
-		return op.mech.sign(op, input)
+		return op.mech.(signer).sign(op, input)
 	})
 }
 
@@ -48,8 +50,8 @@ func (ss *session) update(kind opKind, in []byte) error {
 	if op.done {
 		return ck.Errorf(ck.CKR_OPERATION_ACTIVE, "operation already finished; collect its result")
 	}
-	if op.mech.singlePart || op.digest == nil {
-		return ss.fail(kind, ck.Errorf(ck.CKR_FUNCTION_NOT_SUPPORTED, "%s is single-part", ck.Name("CKM_", op.mech.typ)))
+	if op.digest == nil {
+		return ss.fail(kind, op.singlePart())
 	}
 	if err := op.checkUse(); err != nil {
 		return ss.fail(kind, err)
@@ -77,13 +79,13 @@ func (m *Module) SignFinal(sh uint64, out Out) ([]byte, int, error) {
 	}
 	defer ss.mu.Unlock()
 	return ss.output(opSign, out, func(op *operation) ([]byte, error) {
-		if op.mech.singlePart || op.digest == nil {
-			return nil, ck.Errorf(ck.CKR_FUNCTION_NOT_SUPPORTED, "%s is single-part", ck.Name("CKM_", op.mech.typ))
+		if op.digest == nil {
+			return nil, op.singlePart()
 		}
 		if err := op.checkUse(); err != nil {
 			return nil, err
 		}
-		return op.mech.sign(op, op.digest.Sum(nil))
+		return op.mech.(signer).sign(op, op.digest.Sum(nil))
 	})
 }
 
@@ -112,7 +114,7 @@ func (m *Module) Verify(sh uint64, in, sig []byte) error {
 		op.digest.Write(in)
 		input = op.digest.Sum(nil)
 	}
-	return op.mech.verify(op, input, sig)
+	return op.mech.(verifier).verify(op, input, sig)
 }
 
 // VerifyUpdate is C_VerifyUpdate.
@@ -137,133 +139,8 @@ func (m *Module) VerifyFinal(sh uint64, sig []byte) error {
 		return err
 	}
 	ss.end(opVerify)
-	if op.mech.singlePart || op.digest == nil {
-		return ck.Errorf(ck.CKR_FUNCTION_NOT_SUPPORTED, "%s is single-part", ck.Name("CKM_", op.mech.typ))
+	if op.digest == nil {
+		return op.singlePart()
 	}
-	return op.mech.verify(op, op.digest.Sum(nil), sig)
-}
-
-// checkSigLen: an RSA signature is exactly the modulus length.
-func checkSigLen(op *operation, sig []byte) error {
-	if len(sig) != op.keyBytes() {
-		return ck.Errorf(ck.CKR_SIGNATURE_LEN_RANGE, "signature of %d bytes, want %d", len(sig), op.keyBytes())
-	}
-	return nil
-}
-
-// recover runs the public operation on a signature; a signature not below
-// the modulus is invalid.
-func recoverEM(op *operation, sig []byte) ([]byte, error) {
-	if err := checkSigLen(op, sig); err != nil {
-		return nil, err
-	}
-	em, err := op.rsaPublic(sig)
-	return em, withCode(err, ck.CKR_DATA_INVALID, ck.CKR_SIGNATURE_INVALID)
-}
-
-// CKM_RSA_PKCS: the input is the DigestInfo (or any data up to k−11 bytes).
-func rsaPKCSSign(op *operation, in []byte) ([]byte, error) {
-	k := op.keyBytes()
-	if err := dataLen("CKM_RSA_PKCS sign", len(in), k-11); err != nil {
-		return nil, err
-	}
-	em, err := rsapad.EncodePKCS1v15Sign(in, k)
-	if err != nil {
-		return nil, padErr("sign", err, ck.CKR_DATA_LEN_RANGE)
-	}
-	return op.rsaPrivate(em)
-}
-
-func rsaPKCSVerify(op *operation, in, sig []byte) error {
-	if err := dataLen("CKM_RSA_PKCS verify", len(in), op.keyBytes()-11); err != nil {
-		return err
-	}
-	em, err := recoverEM(op, sig)
-	if err != nil {
-		return err
-	}
-	if err := rsapad.VerifyPKCS1v15Sign(in, em); err != nil {
-		return padErr("verify", err, ck.CKR_DATA_LEN_RANGE)
-	}
-	return nil
-}
-
-// CKM_SHA*_RSA_PKCS: the input is the digest of the data.
-func rsaPKCSHashSign(op *operation, digest []byte) ([]byte, error) {
-	t, err := rsapad.DigestInfo(op.mech.hash, digest)
-	if err != nil {
-		return nil, padErr("sign", err, ck.CKR_KEY_SIZE_RANGE)
-	}
-	em, err := rsapad.EncodePKCS1v15Sign(t, op.keyBytes())
-	if err != nil {
-		return nil, padErr("sign", err, ck.CKR_KEY_SIZE_RANGE)
-	}
-	return op.rsaPrivate(em)
-}
-
-func rsaPKCSHashVerify(op *operation, digest, sig []byte) error {
-	t, err := rsapad.DigestInfo(op.mech.hash, digest)
-	if err != nil {
-		return padErr("verify", err, ck.CKR_KEY_SIZE_RANGE)
-	}
-	em, err := recoverEM(op, sig)
-	if err != nil {
-		return err
-	}
-	if err := rsapad.VerifyPKCS1v15Sign(t, em); err != nil {
-		return padErr("verify", err, ck.CKR_KEY_SIZE_RANGE)
-	}
-	return nil
-}
-
-// CKM_RSA_X_509: raw RSA; the input is an integer below the modulus.
-func rsaRawSign(op *operation, in []byte) ([]byte, error) {
-	k := op.keyBytes()
-	if err := dataLen("CKM_RSA_X_509 sign", len(in), k); err != nil {
-		return nil, err
-	}
-	return op.rsaPrivate(leftPad(in, k))
-}
-
-func rsaRawVerify(op *operation, in, sig []byte) error {
-	k := op.keyBytes()
-	if err := dataLen("CKM_RSA_X_509 verify", len(in), k); err != nil {
-		return err
-	}
-	m, err := recoverEM(op, sig)
-	if err != nil {
-		return err
-	}
-	if !equalCT(m, leftPad(in, k)) {
-		return ck.Errorf(ck.CKR_SIGNATURE_INVALID, "raw RSA signature mismatch")
-	}
-	return nil
-}
-
-// CKM_RSA_PKCS_PSS and CKM_SHA*_RSA_PKCS_PSS: the input is the digest.
-func rsaPSSSign(op *operation, digest []byte) ([]byte, error) {
-	p := op.params.(*pssParams)
-	if len(digest) != p.hash.Size() {
-		return nil, ck.Errorf(ck.CKR_DATA_LEN_RANGE, "PSS input of %d bytes, %v needs %d", len(digest), p.hash, p.hash.Size())
-	}
-	em, err := rsapad.EncodePSS(digest, op.keyBits()-1, p.hash, p.mgf, p.saltLen, rand.Reader)
-	if err != nil {
-		return nil, padErr("sign", err, ck.CKR_DATA_LEN_RANGE)
-	}
-	return op.rsaPrivate(leftPad(em, op.keyBytes()))
-}
-
-func rsaPSSVerify(op *operation, digest, sig []byte) error {
-	p := op.params.(*pssParams)
-	if len(digest) != p.hash.Size() {
-		return ck.Errorf(ck.CKR_DATA_LEN_RANGE, "PSS input of %d bytes, %v needs %d", len(digest), p.hash, p.hash.Size())
-	}
-	em, err := recoverEM(op, sig)
-	if err != nil {
-		return err
-	}
-	if err := rsapad.VerifyPSS(digest, em, op.keyBits()-1, p.hash, p.mgf, p.saltLen); err != nil {
-		return padErr("verify", err, ck.CKR_DATA_LEN_RANGE)
-	}
-	return nil
+	return op.mech.(verifier).verify(op, op.digest.Sum(nil), sig)
 }

@@ -311,13 +311,11 @@ func pinFlags(left, max int, low, final, locked uint64) uint64 {
 
 // mechanismInfo is a mechanism's info on this slot's engine, and whether
 // the slot offers the mechanism at all.
-func (s *slot) mechanismInfo(mech *mechanism) (MechanismInfo, bool) {
+func (s *slot) mechanismInfo(m mechanism) (MechanismInfo, bool) {
+	mech := m.base()
 	info := MechanismInfo{MinKeySize: mech.minBits, MaxKeySize: mech.maxBits, Flags: mech.flags}
 	if mech.available != nil && !mech.available(s, &info) {
 		return MechanismInfo{}, false
-	}
-	if mech.typ == ck.CKM_RSA_PKCS && !s.cfg.RSAPKCSDecryptOn() {
-		info.Flags &^= ck.CKF_DECRYPT | ck.CKF_UNWRAP // rsa_pkcs_decrypt = false
 	}
 	if mech.engineBound {
 		if max := uint64(s.guard.MaxRSAKeyBits()); max > 0 && max < info.MaxKeySize {

@@ -1,12 +1,12 @@
 package token
 
-// The symmetric operations' common shape. An encryption or decryption
-// mechanism with a newStream function gets a symStream at Init: C_Encrypt
-// and C_Decrypt run it once (update then final), the Update calls feed it
-// with their output length known beforehand, and Final ends it. A MAC
-// mechanism (HMAC, CMAC) gets a running hash.Hash (newMAC) in op.digest,
-// which C_Sign*/C_Verify* feed like a hash-then-sign digest; its sign and
-// verify functions then only truncate and compare.
+// The symmetric operations' common shape. A streamCipher gets a symStream
+// at Init: C_Encrypt and C_Decrypt run it once (update then final), the
+// Update calls feed it with their output length known beforehand, and
+// Final ends it. A MAC mechanism (macMech: HMAC, CMAC) is multiPart: its
+// accumulator is the running MAC in op.digest, which C_Sign*/C_Verify*
+// feed like a hash-then-sign digest; its sign and verify then only
+// truncate and compare.
 
 import (
 	"hash"
@@ -51,31 +51,49 @@ func streamOnce(op *operation, in []byte) ([]byte, error) {
 	return append(a, b...), nil
 }
 
-// initSymmetric prepares the stream or MAC of a symmetric operation at
-// Init.
-func (op *operation) initSymmetric() error {
-	mech := op.mech
-	var err error
-	switch {
-	case mech.newStream != nil && (op.kind == opEncrypt || op.kind == opDecrypt):
-		op.stream, err = mech.newStream(op)
-	case mech.newMAC != nil && (op.kind == opSign || op.kind == opVerify):
-		var h hash.Hash
-		h, err = mech.newMAC(op)
-		op.digest = h
+// macMech is a MAC mechanism (mech_hmac.go, mech_aes_cmac.go): its
+// accumulator is the running MAC, and sign and verify only truncate and
+// compare. A _GENERAL form (maxLen > 0) takes CK_MAC_GENERAL_PARAMS, the
+// MAC length n; the others take no parameter and give the full MAC.
+type macMech struct {
+	mechBase
+	newMAC func(op *operation) (hash.Hash, error)
+	maxLen int // the _GENERAL forms' longest MAC (0: not a _GENERAL form)
+	n      int // the bound MAC length (0: the full output)
+}
+
+// withParam decodes CK_MAC_GENERAL_PARAMS (a CK_ULONG, as raw bytes): 1
+// to maxLen bytes, else CKR_MECHANISM_PARAM_INVALID.
+func (m *macMech) withParam(cm *Mechanism) (mechanism, error) {
+	if m.maxLen == 0 {
+		if err := noParam(m, cm); err != nil {
+			return nil, err
+		}
+		return m, nil
 	}
-	return err
+	n, ok := ck.ParseULong(cm.Param)
+	if !ok || cm.decoded() {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s needs CK_MAC_GENERAL_PARAMS", m.name())
+	}
+	if n < 1 || n > uint64(m.maxLen) {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s: MAC of %d bytes, want 1 to %d", m.name(), n, m.maxLen)
+	}
+	b := *m
+	b.n = int(n)
+	return &b, nil
 }
 
-// macSign returns the first op.macLen bytes of the MAC.
-func macSign(op *operation, mac []byte) ([]byte, error) {
-	return append([]byte(nil), mac[:op.macLen()]...), nil
+func (m *macMech) accumulator(op *operation) (hash.Hash, error) { return m.newMAC(op) }
+
+// sign returns the first macLen bytes of the MAC.
+func (m *macMech) sign(op *operation, mac []byte) ([]byte, error) {
+	return append([]byte(nil), mac[:m.macLen(op)]...), nil
 }
 
-// macVerify compares a MAC in constant time; its length must be the
+// verify compares a MAC in constant time; its length must be the
 // mechanism's (CKR_SIGNATURE_LEN_RANGE).
-func macVerify(op *operation, mac, sig []byte) error {
-	n := op.macLen()
+func (m *macMech) verify(op *operation, mac, sig []byte) error {
+	n := m.macLen(op)
 	if len(sig) != n {
 		return ck.Errorf(ck.CKR_SIGNATURE_LEN_RANGE, "MAC of %d bytes, want %d", len(sig), n)
 	}
@@ -87,33 +105,9 @@ func macVerify(op *operation, mac, sig []byte) error {
 
 // macLen is the MAC length of the operation: the _GENERAL mechanisms'
 // parameter, else the full output.
-func (op *operation) macLen() int {
-	if n, ok := op.params.(macLenParam); ok {
-		return int(n)
+func (m *macMech) macLen(op *operation) int {
+	if m.n != 0 {
+		return m.n
 	}
 	return op.digest.Size()
-}
-
-// macLenParam is a decoded CK_MAC_GENERAL_PARAMS.
-type macLenParam uint64
-
-// macGeneralParams decodes CK_MAC_GENERAL_PARAMS (a CK_ULONG, as raw
-// bytes): 1 to max bytes, else CKR_MECHANISM_PARAM_INVALID.
-func macGeneralParams(max int) func(mech *mechanism, m *Mechanism) (any, error) {
-	return func(mech *mechanism, m *Mechanism) (any, error) {
-		n, ok := ck.ParseULong(m.Param)
-		if !ok || m.decoded() {
-			return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s needs CK_MAC_GENERAL_PARAMS", ck.Name("CKM_", mech.typ))
-		}
-		if n < 1 || n > uint64(max) {
-			return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s: MAC of %d bytes, want 1 to %d", ck.Name("CKM_", mech.typ), n, max)
-		}
-		return macLenParam(n), nil
-	}
-}
-
-// decoded reports whether the C layer decoded a structured parameter (a
-// mechanism that takes raw bytes refuses one).
-func (m *Mechanism) decoded() bool {
-	return m.PSS != nil || m.OAEP != nil || m.ECDH != nil || m.EdDSA != nil || m.GCM != nil
 }

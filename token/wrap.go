@@ -1,7 +1,7 @@
 package token
 
 // C_WrapKey and C_UnwrapKey (PKCS#11 3.0 §5.18.5–5.18.6). A wrap
-// mechanism is a mechanism with wrap/unwrap functions: wrap encrypts the
+// mechanism is a wrapper and unwrapper (mechanism.go): wrap encrypts the
 // key material under the wrapping key, unwrap decrypts it. What the key
 // material is belongs to the wrapped key, not to the mechanism: the
 // CKA_VALUE of a secret key, the PKCS#8 PrivateKeyInfo (DER) of an RSA or
@@ -21,35 +21,36 @@ import (
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
-// wrapOp returns the operation of a wrap mechanism with wrapping key k
-// (kind opEncrypt for wrap, opDecrypt for unwrap: the names and the key
-// sizes of the mechanism info).
-func wrapOperation(s *slot, mech *mechanism, params any, k *object, kind opKind) *operation {
-	return &operation{kind: kind, mech: mech, params: params, key: k, slot: s}
+// wrapOperation returns the operation of a wrap mechanism with wrapping
+// key k (kind opEncrypt for wrap, opDecrypt for unwrap: the names and the
+// key sizes of the mechanism info).
+func wrapOperation(s *slot, mech mechanism, k *object, kind opKind) *operation {
+	return &operation{kind: kind, mech: mech, key: k, slot: s}
 }
 
-// wrapMechanism finds a mechanism able to wrap (or unwrap) on the slot.
-func (s *slot) wrapMechanism(cm *Mechanism, unwrap bool) (*mechanism, any, MechanismInfo, error) {
+// wrapMechanism finds a mechanism able to wrap (or unwrap, flag
+// CKF_UNWRAP) on the slot and binds it to its parameter.
+func (s *slot) wrapMechanism(cm *Mechanism, flag uint64) (mechanism, MechanismInfo, error) {
 	if cm == nil {
-		return nil, nil, MechanismInfo{}, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
+		return nil, MechanismInfo{}, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
 	}
-	what, flag := "wrap", uint64(ck.CKF_WRAP)
-	if unwrap {
-		what, flag = "unwrap", ck.CKF_UNWRAP
+	what := "wrap"
+	if flag == ck.CKF_UNWRAP {
+		what = "unwrap"
 	}
 	mech, ok := mechanisms[cm.Type]
-	if !ok || (!unwrap && mech.wrap == nil) || (unwrap && mech.unwrap == nil) {
-		return nil, nil, MechanismInfo{}, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s", ck.Name("CKM_", cm.Type), what)
+	if !ok || mech.base().flags&flag == 0 {
+		return nil, MechanismInfo{}, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s", ck.Name("CKM_", cm.Type), what)
 	}
 	info, ok := s.mechanismInfo(mech)
 	if !ok || info.Flags&flag == 0 {
-		return nil, nil, MechanismInfo{}, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s on this slot", ck.Name("CKM_", cm.Type), what)
+		return nil, MechanismInfo{}, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s on this slot", ck.Name("CKM_", cm.Type), what)
 	}
-	params, err := mech.decode(cm)
+	bound, err := bindParam(mech, cm)
 	if err != nil {
-		return nil, nil, MechanismInfo{}, err
+		return nil, MechanismInfo{}, err
 	}
-	return mech, params, info, nil
+	return bound, info, nil
 }
 
 // wrapKeyRoles are the CKR codes of one side (wrapping or unwrapping key).
@@ -86,41 +87,34 @@ func (s *slot) findWrappingKey(h uint64, role wrapKeyRole) (*object, uint64, err
 
 // checkWrappingKey checks the wrapping (or unwrapping) key k (handle h)
 // against mech.
-func checkWrappingKey(k *object, h uint64, s *slot, mech *mechanism, info MechanismInfo, role wrapKeyRole) error {
+func checkWrappingKey(k *object, h uint64, s *slot, m mechanism, info MechanismInfo, role wrapKeyRole) error {
+	mech := m.base()
 	class := k.class()
 	switch {
 	case class != ck.CKO_SECRET_KEY && class != ck.CKO_PUBLIC_KEY && class != ck.CKO_PRIVATE_KEY:
 		return ck.Errorf(role.handleInvalid, "%s %d is not a key", role.roleName, h)
 	case !mech.acceptsKeyType(k.keyType()) || (class != ck.CKO_SECRET_KEY && class != role.class):
-		return ck.Errorf(role.typeMismatch, "%s with %s of type %s", ck.Name("CKM_", mech.typ),
+		return ck.Errorf(role.typeMismatch, "%s with %s of type %s", mech.name(),
 			ck.Name("CKO_", class), ck.Name("CKK_", k.keyType()))
 	}
 	if !k.attrs.bool(role.usage) {
 		return ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "%s %d: %s is false", role.roleName, h, describe(role.usage))
 	}
 	if !k.attrs.allowsMechanism(mech.typ) {
-		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not in the %s's CKA_ALLOWED_MECHANISMS", ck.Name("CKM_", mech.typ), role.roleName)
+		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not in the %s's CKA_ALLOWED_MECHANISMS", mech.name(), role.roleName)
 	}
-	op := &operation{mech: mech, key: k, slot: s}
+	op := &operation{mech: m, key: k, slot: s}
 	size := uint64(op.keyBits())
 	if mech.sizeInBytes {
 		size /= 8
 	}
 	if size < info.MinKeySize || size > info.MaxKeySize {
-		return ck.Errorf(role.sizeRange, "%d-%s %s, %s takes %d..%d", size, mech.sizeUnit(), role.roleName, ck.Name("CKM_", mech.typ), info.MinKeySize, info.MaxKeySize)
+		return ck.Errorf(role.sizeRange, "%d-%s %s, %s takes %d..%d", size, mech.sizeUnit(), role.roleName, mech.name(), info.MinKeySize, info.MaxKeySize)
 	}
 	if !k.complete {
 		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "%s values are sealed", role.roleName)
 	}
 	return nil
-}
-
-// checkParams runs the mechanism's parameter check against the key.
-func checkParams(op *operation) error {
-	if op.mech.checkKey == nil {
-		return nil
-	}
-	return op.mech.checkKey(op)
 }
 
 // WrapKey is C_WrapKey: it returns the wrapped key under the two-call
@@ -144,10 +138,11 @@ func (m *Module) WrapKey(sh uint64, cm *Mechanism, wrappingKey, key uint64, out 
 	if err != nil {
 		return nil, 0, err
 	}
-	mech, params, info, err := s.wrapMechanism(cm, false)
+	bound, info, err := s.wrapMechanism(cm, ck.CKF_WRAP)
 	if err != nil {
 		return nil, 0, err
 	}
+	mech := bound.(wrapper)
 	if err := checkWrappingKey(wk, wrappingKey, s, mech, info, wrappingRole); err != nil {
 		return nil, 0, err
 	}
@@ -159,11 +154,11 @@ func (m *Module) WrapKey(sh uint64, cm *Mechanism, wrappingKey, key uint64, out 
 		return nil, 0, err
 	}
 	defer clear(material)
-	if k.class() == ck.CKO_PRIVATE_KEY && !mech.wrapsPrivate {
-		return nil, 0, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s wraps secret keys only", ck.Name("CKM_", mech.typ))
+	if k.class() == ck.CKO_PRIVATE_KEY && !mech.wrapsPrivate() {
+		return nil, 0, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s wraps secret keys only", mech.base().name())
 	}
-	op := wrapOperation(s, mech, params, wk, opEncrypt)
-	if err := checkParams(op); err != nil {
+	op := wrapOperation(s, mech, wk, opEncrypt)
+	if err := op.checkKey(); err != nil {
 		return nil, 0, err
 	}
 	wrapped, err := mech.wrap(op, material)
@@ -177,7 +172,7 @@ func (m *Module) WrapKey(sh uint64, cm *Mechanism, wrappingKey, key uint64, out 
 	if out.Cap < need {
 		return nil, need, ck.Errorf(ck.CKR_BUFFER_TOO_SMALL, "need %d bytes, have %d", need, out.Cap)
 	}
-	s.log.Debug("key wrapped", "mechanism", ck.Name("CKM_", mech.typ), "wrapping_key", wrappingKey, "key", key)
+	s.log.Debug("key wrapped", "mechanism", mech.base().name(), "wrapping_key", wrappingKey, "key", key)
 	return wrapped, need, nil
 }
 
@@ -226,10 +221,11 @@ func (m *Module) UnwrapKey(sh uint64, cm *Mechanism, unwrappingKey uint64, wrapp
 	if err != nil {
 		return 0, err
 	}
-	mech, params, info, err := s.wrapMechanism(cm, true)
+	bound, info, err := s.wrapMechanism(cm, ck.CKF_UNWRAP)
 	if err != nil {
 		return 0, err
 	}
+	mech := bound.(unwrapper)
 	t, err := parseTemplate(tmpl)
 	if err != nil {
 		return 0, err
@@ -247,12 +243,12 @@ func (m *Module) UnwrapKey(sh uint64, cm *Mechanism, unwrappingKey uint64, wrapp
 	if class != ck.CKO_SECRET_KEY && class != ck.CKO_PRIVATE_KEY {
 		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "C_UnwrapKey makes secret and private keys, not %s", ck.Name("CKO_", class))
 	}
-	if class == ck.CKO_PRIVATE_KEY && !mech.wrapsPrivate {
-		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s unwraps secret keys only", ck.Name("CKM_", mech.typ))
+	if class == ck.CKO_PRIVATE_KEY && !mech.wrapsPrivate() {
+		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s unwraps secret keys only", mech.base().name())
 	}
-	op := wrapOperation(s, mech, params, uk, opDecrypt)
+	op := wrapOperation(s, mech, uk, opDecrypt)
 	op.needLogin, op.epoch = true, epoch // the key is used within this call
-	if err := checkParams(op); err != nil {
+	if err := op.checkKey(); err != nil {
 		return 0, err
 	}
 	material, err := mech.unwrap(op, wrapped)
@@ -279,7 +275,7 @@ func (m *Module) UnwrapKey(sh uint64, cm *Mechanism, unwrappingKey uint64, wrapp
 	if err != nil {
 		return 0, err
 	}
-	s.log.Info("key unwrapped", "mechanism", ck.Name("CKM_", mech.typ), "handle", o.handle, "class", ck.Name("CKO_", class))
+	s.log.Info("key unwrapped", "mechanism", mech.base().name(), "handle", o.handle, "class", ck.Name("CKO_", class))
 	return o.handle, nil
 }
 
@@ -345,27 +341,6 @@ func unwrappedPrivate(t attrMap, material []byte, login loginState) (attrMap, sc
 		}
 	}
 	return buildObjectFrom(t, vals, keyOrigin{mode: modeUnwrap}, login)
-}
-
-// rsaWrapWith makes an RSA wrap from an encryption (CKM_RSA_PKCS,
-// CKM_RSA_PKCS_OAEP: secret keys only): a key too long for the modulus is
-// CKR_KEY_SIZE_RANGE.
-func rsaWrapWith(encrypt func(op *operation, in []byte) ([]byte, error)) func(op *operation, material []byte) ([]byte, error) {
-	return func(op *operation, material []byte) ([]byte, error) {
-		out, err := encrypt(op, material)
-		if ck.RV(err) == uint64(ck.CKR_DATA_LEN_RANGE) {
-			return nil, fmt.Errorf("%w: %w", ck.CKR_KEY_SIZE_RANGE, err)
-		}
-		return out, err
-	}
-}
-
-// rsaUnwrapWith makes an RSA unwrap from a decryption.
-func rsaUnwrapWith(decrypt func(op *operation, in []byte) ([]byte, error)) func(op *operation, wrapped []byte) ([]byte, error) {
-	return func(op *operation, wrapped []byte) ([]byte, error) {
-		out, err := decrypt(op, wrapped)
-		return out, unwrapErr(err)
-	}
 }
 
 // unwrapErr turns a decryption's error into an unwrap's: a ciphertext of

@@ -1,0 +1,39 @@
+package token
+
+// The digest mechanisms (C_Digest*): CKM_SHA_1, CKM_SHA224 to CKM_SHA512
+// and CKM_SHA3_224 to CKM_SHA3_512, with Go's crypto packages.
+
+import (
+	"crypto"
+	"hash"
+
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// digestMechs are the digest mechanisms and their hash.
+var digestMechs = []struct {
+	typ  uint64
+	hash crypto.Hash
+}{
+	{ck.CKM_SHA_1, crypto.SHA1}, {ck.CKM_SHA224, crypto.SHA224}, {ck.CKM_SHA256, crypto.SHA256},
+	{ck.CKM_SHA384, crypto.SHA384}, {ck.CKM_SHA512, crypto.SHA512},
+	{ck.CKM_SHA3_224, crypto.SHA3_224}, {ck.CKM_SHA3_256, crypto.SHA3_256},
+	{ck.CKM_SHA3_384, crypto.SHA3_384}, {ck.CKM_SHA3_512, crypto.SHA3_512},
+}
+
+// digestMechanisms is the digest family.
+func digestMechanisms() []mechanism {
+	var ms []mechanism
+	for _, dm := range digestMechs {
+		ms = append(ms, &digestMech{mechBase{typ: dm.typ}, dm.hash})
+	}
+	return ms
+}
+
+// digestMech is a digest mechanism.
+type digestMech struct {
+	mechBase
+	hash crypto.Hash
+}
+
+func (m *digestMech) newDigest() hash.Hash { return m.hash.New() }

@@ -1,0 +1,28 @@
+package token
+
+// The registry: every mechanism the token offers, one line per family
+// (mech_*.go and the key types' files) or per mechanism. newRegistry
+// (mechanism.go) derives each mechanism's CK_MECHANISM_INFO flags from the
+// operations its type implements.
+
+import "github.com/modexp-token/modexp-token/token/ck"
+
+// mechanisms is the registry by CKM_ value.
+var mechanisms = newRegistry(
+	rsaMechanisms(),
+	dsaMechanisms(),
+	dhMechanisms(),
+	paramGenMechanisms(),
+	ecdsaMechanisms(),
+	ecdhMechanisms(),
+	eddsaMechanisms(),
+	digestMechanisms(),
+	hmacMechanisms(),
+	secretKeyGenMechanisms(),
+	aesBlockMechanisms(),
+	[]mechanism{&aesCTR{mechBase: aesBase(ck.CKM_AES_CTR)}},
+	[]mechanism{&aesGCM{mechBase: aesBase(ck.CKM_AES_GCM)}},
+	cmacMechanisms(),
+	aesKWMechanisms(),
+	aesEncryptDataMechanisms(),
+)
