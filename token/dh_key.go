@@ -1,7 +1,7 @@
 package token
 
-// Diffie–Hellman keys (CKK_DH, PKCS #3) and mechanisms:
-// CKM_DH_PKCS_KEY_PAIR_GEN and CKM_DH_PKCS_DERIVE.
+// Diffie–Hellman keys (CKK_DH, PKCS #3) and, in mech_dh.go, the
+// mechanisms: CKM_DH_PKCS_KEY_PAIR_GEN and CKM_DH_PKCS_DERIVE.
 //
 //   - Both keys carry CKA_PRIME and CKA_BASE, checked by engine/dh: the
 //     RFC 7919 groups ffdhe2048/3072/4096 are recognised by their prime
@@ -29,13 +29,9 @@ package token
 // (a wrong result: a fault, CKR_DEVICE_ERROR or the software fallback).
 
 import (
-	"bytes"
 	"encoding/asn1"
-	"errors"
 	"math/big"
-	"time"
 
-	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/dh"
 	"github.com/modexp-token/modexp-token/engine/guard"
 	"github.com/modexp-token/modexp-token/token/ck"
@@ -66,36 +62,6 @@ func init() {
 		completeDomain:  completeDHDomain,
 		bits:            func(a attrMap) int { return new(big.Int).SetBytes(a[ck.CKA_PRIME]).BitLen() },
 	})
-}
-
-// dhBase is the common part of the DH mechanisms.
-func dhBase(typ uint64) mechBase {
-	return mechBase{typ: typ, keyTypes: []uint64{ck.CKK_DH}, minBits: dhMinBits, maxBits: dhMaxBits, available: dhAvailable}
-}
-
-// dhMechanisms are CKM_DH_PKCS_KEY_PAIR_GEN and CKM_DH_PKCS_DERIVE.
-func dhMechanisms() []mechanism {
-	return []mechanism{&dhKeyPairGen{dhBase(ck.CKM_DH_PKCS_KEY_PAIR_GEN)}, &dhDerive{mechBase: dhBase(ck.CKM_DH_PKCS_DERIVE)}}
-}
-
-// dhDerive is CKM_DH_PKCS_DERIVE bound to the peer's public value.
-type dhDerive struct {
-	mechBase
-	peer []byte
-}
-
-// dhAvailable: the slot can run DH at the sizes its engine (or fallback)
-// takes.
-func dhAvailable(s *slot, info *MechanismInfo) bool {
-	max := uint64(s.guard.MaxExpBits())
-	if max == 0 || max >= info.MaxKeySize {
-		return true
-	}
-	if max < info.MinKeySize {
-		return false
-	}
-	info.MaxKeySize = max
-	return true
 }
 
 // dhGroupOf reads and checks CKA_PRIME and CKA_BASE; a bad group is
@@ -158,17 +124,6 @@ func completeDHPrivate(a attrMap) error {
 	return nil
 }
 
-// withParam decodes CKM_DH_PKCS_DERIVE's parameter: the peer's public
-// value, big-endian (checked against the key's group at derivation).
-func (m *dhDerive) withParam(cm *Mechanism) (mechanism, error) {
-	if len(cm.Param) == 0 || len(cm.Param) > dhMaxBits/8+1 || cm.PSS != nil || cm.OAEP != nil {
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_DH_PKCS_DERIVE needs the peer's public value (1 to %d bytes), got %d", dhMaxBits/8, len(cm.Param))
-	}
-	b := *m
-	b.peer = bytes.Clone(cm.Param)
-	return &b, nil
-}
-
 // dhPrivateKey is a DH private key object prepared for derivation.
 type dhPrivateKey struct {
 	key  *guard.DHKey
@@ -196,82 +151,4 @@ func (s *slot) preparedDHPrivate(o *object) (*dhPrivateKey, error) {
 		}
 		return &dhPrivateKey{key: key, bits: g.P.BitLen()}, nil
 	}, dh.ErrInvalidKey, dh.ErrInvalidParameters)
-}
-
-// derive is CKM_DH_PKCS_DERIVE's work: Z = y^x mod p, cut to the
-// template's length (its last bytes).
-func (m *dhDerive) derive(op *operation, tmpl attrMap) (value []byte, err error) {
-	s := op.slot
-	start := time.Now()
-	var cost engine.Cost
-	bits := 0
-	defer func() { s.guard.Done("derive", bits, cost, time.Since(start), err) }()
-	k, err := s.preparedDHPrivate(op.key)
-	if err != nil {
-		return nil, err
-	}
-	bits = k.bits
-	n, err := derivedKeyLen(tmpl, (bits+7)/8)
-	if err != nil {
-		return nil, err
-	}
-	z, cost, err := k.key.Derive(bg, m.peer)
-	if err != nil {
-		if errors.Is(err, dh.ErrInvalidPublic) {
-			return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "DH peer public value: %v", err)
-		}
-		return nil, s.engineErr("DH derive", err)
-	}
-	out := bytes.Clone(z[len(z)-n:])
-	clear(z)
-	return out, nil
-}
-
-// dhKeyPairGen is CKM_DH_PKCS_KEY_PAIR_GEN.
-type dhKeyPairGen struct{ mechBase }
-
-// generateKeyPair: CKA_PRIME and CKA_BASE from the public template (equal
-// if repeated in the private one), CKA_VALUE_BITS optionally in the
-// private template.
-func (m *dhKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, attrMap, error) {
-	g, err := dhGroupOf(pub, ck.CKR_DOMAIN_PARAMS_INVALID)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, t := range []uint64{ck.CKA_PRIME, ck.CKA_BASE} {
-		if v, ok := priv[t]; ok && new(big.Int).SetBytes(v).Cmp(new(big.Int).SetBytes(pub[t])) != 0 {
-			return nil, nil, inconsistent(describe(t) + " differs between the public and private templates")
-		}
-	}
-	// Without CKA_VALUE_BITS an RFC 7919 group gets x of twice its
-	// strength (225 bits for ffdhe2048, RFC 7919 §5.2, as OpenSSL and so
-	// SoftHSMv2 draw), which derive then exponentiates on the short path;
-	// any other group gets x uniform below q (or p−1).
-	valueBits := g.ShortValueBits()
-	if v, ok := priv[ck.CKA_VALUE_BITS]; ok {
-		b, _ := ck.ParseULong(v)
-		if b < 2 || b >= uint64(g.P.BitLen()-1) {
-			return nil, nil, invalid(ck.CKA_VALUE_BITS, "out of range for the prime")
-		}
-		valueBits = int(b)
-	}
-	info, ok := s.mechanismInfo(m)
-	if bits := uint64(g.P.BitLen()); !ok || bits < info.MinKeySize || bits > info.MaxKeySize {
-		return nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DH key on engine %s (fallback %s)", bits, s.engineName(), s.cfg.Fallback)
-	}
-	rt, _ := s.guard.Exp(g.P.BitLen())
-	var x, y []byte
-	err = rt.Run(func(e engine.Engine) error {
-		x, y, _, err = dh.GenerateKey(bg, e, g, valueBits, nil)
-		return err
-	})
-	if err != nil {
-		if errors.Is(err, dh.ErrInvalidKey) {
-			return nil, nil, invalid(ck.CKA_VALUE_BITS, err.Error())
-		}
-		return nil, nil, s.engineErr("generate DH key", err)
-	}
-	pubVals := attrMap{ck.CKA_VALUE: y}
-	privVals := attrMap{ck.CKA_PRIME: g.P.Bytes(), ck.CKA_BASE: g.G.Bytes(), ck.CKA_VALUE: x}
-	return pubVals, privVals, nil
 }

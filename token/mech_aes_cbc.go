@@ -63,7 +63,7 @@ func (m *aesBlockMode) withParam(cm *Mechanism) (mechanism, error) {
 	return &b, nil
 }
 
-// aesCBCPad is CKM_AES_CBC_PAD, which also wraps (aeskw_mech.go).
+// aesCBCPad is CKM_AES_CBC_PAD, which also wraps (mech_aes_kw.go).
 type aesCBCPad struct{ aesBlockMode }
 
 func (m *aesCBCPad) withParam(cm *Mechanism) (mechanism, error) {

@@ -13,13 +13,13 @@
 //	slot      the token: login state, object cache, keystore     slot.go, login.go
 //	session   one state machine per operation kind               session.go
 //	objects   attribute schema and policy, create/copy/set/find  attrs.go, objects.go, find.go
-//	mechanisms registry of small values (params, key types)      mechanism.go
-//	operations sign/verify, encrypt/decrypt, digest, keygen      sign.go, crypt.go, digest.go, keygen.go, random.go
+//	mechanisms typed values: common part, operation interfaces   mechanism.go, registry.go
+//	families  one file per mechanism family                      mech_rsa.go, mech_ecdsa.go, mech_aes_*.go, ...
+//	operations sign/verify, encrypt/decrypt, digest, keygen      operation.go, sign.go, crypt.go, digest.go, keygen.go, random.go
 //	engines   the slot's engine and its guard (engine/guard)       engine.go
-//	RSA       CKK_RSA keys, the RSA private and public operations rsa_key.go (mechanisms: sign.go, crypt.go)
-//	key types the registry of key types and their schemas        keytype.go
-//	EC        CKK_EC keys, ECDSA and ECDH mechanisms             ec_key.go, ecdsa_mech.go, ecdh_mech.go
-//	wrapping  C_WrapKey/C_UnwrapKey, AES key wrap, PKCS#8        wrap.go, aeskw_mech.go, pkcs8.go
+//	key types the registry of key types and their schemas        keytype.go, rsa_key.go, ec_key.go, ed_key.go, dsa_key.go, dh_key.go
+//	wrapping  C_WrapKey/C_UnwrapKey, PKCS#8                      wrap.go, pkcs8.go (mechanisms: mech_aes_kw.go, mech_rsa.go)
+//	derive    C_DeriveKey                                        derive.go (mechanisms: mech_ecdh.go, mech_dh.go)
 //	secret    CKO_SECRET_KEY (AES, generic, HMAC), C_GenerateKey  secretkey.go, attrarray.go
 //
 // # Concurrency

@@ -2,8 +2,9 @@ package token
 
 // Secret keys (CKO_SECRET_KEY): CKK_AES, CKK_GENERIC_SECRET and the
 // CKK_SHA*_HMAC types; C_GenerateKey with CKM_AES_KEY_GEN and
-// CKM_GENERIC_SECRET_KEY_GEN; and createSecretKey, the one way C_UnwrapKey
-// and C_DeriveKey make a secret key from bytes.
+// CKM_GENERIC_SECRET_KEY_GEN (the mechanisms: mech_keygen.go); and
+// createSecretKey, the one way C_UnwrapKey and C_DeriveKey make a secret
+// key from bytes.
 //
 //   - CKA_VALUE is the key, stored sealed (fSecret) and readable only of a
 //     key that is not sensitive and is extractable. AES keys are 16, 24
@@ -31,7 +32,6 @@ package token
 import (
 	"bytes"
 	"crypto/aes"
-	"crypto/rand"
 	"crypto/sha1"
 	"fmt"
 
@@ -70,21 +70,6 @@ func init() {
 		})
 	}
 }
-
-// secretKeyGenMechanisms are CKM_AES_KEY_GEN and
-// CKM_GENERIC_SECRET_KEY_GEN.
-func secretKeyGenMechanisms() []mechanism {
-	return []mechanism{
-		&secretKeyGen{aesBase(ck.CKM_AES_KEY_GEN)},
-		&secretKeyGen{mechBase{
-			typ: ck.CKM_GENERIC_SECRET_KEY_GEN, minBits: 8 * genericMinBytes, maxBits: 8 * genericMaxBytes,
-			keyTypes: append([]uint64{ck.CKK_GENERIC_SECRET}, hmacKeyTypes...),
-		}},
-	}
-}
-
-// secretKeyGen is CKM_AES_KEY_GEN or CKM_GENERIC_SECRET_KEY_GEN.
-type secretKeyGen struct{ mechBase }
 
 // checkSecretLen checks a value length against the key type.
 func checkSecretLen(kt uint64, n int) error {
@@ -137,33 +122,6 @@ func aesKCV(key []byte) []byte {
 func sha1KCV(key []byte) []byte {
 	h := sha1.Sum(key)
 	return h[:3:3]
-}
-
-// generateKey: CKA_VALUE_LEN (bytes) is required and must fit the key
-// type and the mechanism's sizes (CKR_ATTRIBUTE_VALUE_INVALID).
-func (mech *secretKeyGen) generateKey(tmpl attrMap) ([]byte, error) {
-	v, ok := tmpl[ck.CKA_VALUE_LEN]
-	if !ok {
-		return nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_VALUE_LEN missing")
-	}
-	n, _ := ck.ParseULong(v)
-	kt, _ := tmpl.ulong(ck.CKA_KEY_TYPE)
-	size := n
-	if !mech.sizeInBytes {
-		size = 8 * n
-	}
-	if n > genericMaxBytes || size < mech.minBits || size > mech.maxBits {
-		return nil, invalid(ck.CKA_VALUE_LEN, fmt.Sprintf("%d bytes, %s makes %d to %d %s", n,
-			ck.Name("CKM_", mech.typ), mech.minBits, mech.maxBits, mech.sizeUnit()))
-	}
-	if err := checkSecretLen(kt, int(n)); err != nil {
-		return nil, invalid(ck.CKA_VALUE_LEN, err.Error())
-	}
-	key := make([]byte, n)
-	if _, err := rand.Read(key); err != nil {
-		return nil, fmt.Errorf("token: random: %w: %w", ck.CKR_FUNCTION_FAILED, err)
-	}
-	return key, nil
 }
 
 // GenerateKey is C_GenerateKey: a new secret key of the mechanism's key

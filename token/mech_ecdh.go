@@ -23,7 +23,7 @@ package token
 // # Engines
 //
 // d·Q is computed by the slot's engine for the curve, as ECDSA's k·G (see
-// ecdsa_mech.go for the routes). The result must be a point of the curve;
+// mech_ecdsa.go for the routes). The result must be a point of the curve;
 // a result from an engine other than the software one is also recomputed
 // in software and compared before it is used (as every ECDSA signature is
 // verified): a difference, or engine.ErrDevice, is a fault, answered by

@@ -1,0 +1,154 @@
+package token
+
+// DSA: CKM_DSA_KEY_PAIR_GEN, CKM_DSA (one-shot: the input is the hash)
+// and the hash-then-sign CKM_DSA_SHA1 to CKM_DSA_SHA512. Signing and key
+// generation run on the slot's engine through its guard (dsa_key.go);
+// verification runs in software.
+
+import (
+	"bytes"
+	"crypto"
+	"errors"
+	"hash"
+	"math/big"
+	"time"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/dsa"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// dsaMaxHash bounds the input of CKM_DSA (a SHA-512 digest).
+const dsaMaxHash = 64
+
+var dsaHashMechs = []struct {
+	typ  uint64
+	hash crypto.Hash
+}{
+	{ck.CKM_DSA_SHA1, crypto.SHA1}, {ck.CKM_DSA_SHA224, crypto.SHA224},
+	{ck.CKM_DSA_SHA256, crypto.SHA256}, {ck.CKM_DSA_SHA384, crypto.SHA384},
+	{ck.CKM_DSA_SHA512, crypto.SHA512},
+}
+
+// dsaBase is the common part of the DSA mechanisms.
+func dsaBase(typ uint64) mechBase {
+	return mechBase{typ: typ, keyTypes: []uint64{ck.CKK_DSA}, minBits: dsaMinBits, maxBits: dsaMaxBits, available: dsaAvailable}
+}
+
+// dsaMechanisms is the DSA family.
+func dsaMechanisms() []mechanism {
+	ms := []mechanism{&dsaKeyPairGen{dsaBase(ck.CKM_DSA_KEY_PAIR_GEN)}, &dsaMech{mechBase: dsaBase(ck.CKM_DSA)}}
+	for _, hm := range dsaHashMechs {
+		ms = append(ms, &dsaMech{mechBase: dsaBase(hm.typ), hash: hm.hash})
+	}
+	return ms
+}
+
+// dsaMech is CKM_DSA (hash 0: one-shot, the input is the hash) or a
+// hash-then-sign CKM_DSA_SHA*.
+type dsaMech struct {
+	mechBase
+	hash crypto.Hash
+}
+
+func (m *dsaMech) accumulator(*operation) (hash.Hash, error) { return hashed(m.hash), nil }
+
+// dsaAvailable narrows the DSA mechanisms to what the slot's engine (and
+// fallback) can sign: verification runs in software at every size.
+func dsaAvailable(s *slot, info *MechanismInfo) bool {
+	max := uint64(s.guard.MaxExpBits())
+	if max == 0 || max >= info.MaxKeySize {
+		return true
+	}
+	if info.Flags&ck.CKF_GENERATE_KEY_PAIR != 0 {
+		if max < info.MinKeySize {
+			return false
+		}
+		info.MaxKeySize = max
+		return true
+	}
+	if max < info.MinKeySize {
+		info.Flags &^= ck.CKF_SIGN
+	}
+	return true
+}
+
+// sign signs hash (the input of CKM_DSA, the digest of CKM_DSA_SHA*).
+func (m *dsaMech) sign(op *operation, hash []byte) (sig []byte, err error) {
+	s := op.slot
+	start := time.Now()
+	var cost engine.Cost
+	bits := 0
+	defer func() { s.guard.Done(opNames[op.kind], bits, cost, time.Since(start), err) }()
+	if len(hash) == 0 || len(hash) > dsaMaxHash {
+		return nil, ck.Errorf(ck.CKR_DATA_LEN_RANGE, "CKM_DSA input of %d bytes (1 to %d)", len(hash), dsaMaxHash)
+	}
+	k, err := s.preparedDSAPrivate(op.key)
+	if err != nil {
+		return nil, err
+	}
+	bits = k.bits
+	sig, cost, err = k.key.Sign(bg, hash, nil)
+	if err != nil {
+		return nil, s.engineErr("DSA sign", err)
+	}
+	return sig, nil
+}
+
+// verify checks r‖s with the operation's public key (software).
+func (m *dsaMech) verify(op *operation, hash, sig []byte) error {
+	if len(hash) == 0 || len(hash) > dsaMaxHash {
+		return ck.Errorf(ck.CKR_DATA_LEN_RANGE, "CKM_DSA input of %d bytes (1 to %d)", len(hash), dsaMaxHash)
+	}
+	k, err := op.slot.preparedDSAPublic(op.key)
+	if err != nil {
+		return err
+	}
+	if want := 2 * ((k.params.Q.BitLen() + 7) / 8); len(sig) != want {
+		return ck.Errorf(ck.CKR_SIGNATURE_LEN_RANGE, "DSA signature of %d bytes, want %d", len(sig), want)
+	}
+	switch err := k.pub.Verify(hash, sig); {
+	case err == nil:
+		return nil
+	case errors.Is(err, dsa.ErrInvalidSignature):
+		return ck.Errorf(ck.CKR_SIGNATURE_INVALID, "DSA signature does not verify")
+	default:
+		return ck.Errorf(ck.CKR_FUNCTION_FAILED, "DSA verify: %v", err)
+	}
+}
+
+// dsaKeyPairGen is CKM_DSA_KEY_PAIR_GEN.
+type dsaKeyPairGen struct{ mechBase }
+
+// generateKeyPair: the domain parameters come from the public template
+// (given in the private template too, they must be equal).
+func (m *dsaKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, attrMap, error) {
+	p, err := dsaParamsOf(pub, ck.CKR_DOMAIN_PARAMS_INVALID)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range []uint64{ck.CKA_PRIME, ck.CKA_SUBPRIME, ck.CKA_BASE} {
+		if v, ok := priv[t]; ok && !bytes.Equal(new(big.Int).SetBytes(v).Bytes(), new(big.Int).SetBytes(pub[t]).Bytes()) {
+			return nil, nil, inconsistent(describe(t) + " differs between the public and private templates")
+		}
+	}
+	info, ok := s.mechanismInfo(m)
+	if bits := uint64(p.P.BitLen()); !ok || bits < info.MinKeySize || bits > info.MaxKeySize {
+		return nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DSA key on engine %s (fallback %s)", bits, s.engineName(), s.cfg.Fallback)
+	}
+	rt, _ := s.guard.Exp(p.P.BitLen())
+	var x, y []byte
+	err = rt.Run(func(e engine.Engine) error {
+		x, y, _, err = dsa.GenerateKey(bg, e, p, nil)
+		return err
+	})
+	if err != nil {
+		return nil, nil, s.engineErr("generate DSA key", err)
+	}
+	pubVals := attrMap{ck.CKA_VALUE: y}
+	privVals := attrMap{
+		ck.CKA_PRIME: p.P.Bytes(), ck.CKA_SUBPRIME: p.Q.Bytes(), ck.CKA_BASE: p.G.Bytes(),
+		ck.CKA_VALUE: x,
+	}
+	return pubVals, privVals, nil
+}

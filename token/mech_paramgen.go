@@ -1,0 +1,88 @@
+package token
+
+// The domain parameter generation mechanisms: CKM_DSA_PARAMETER_GEN and
+// CKM_DH_PKCS_PARAMETER_GEN (C_GenerateKey of a CKO_DOMAIN_PARAMETERS
+// object, domain.go).
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/modexp-token/modexp-token/engine/dh"
+	"github.com/modexp-token/modexp-token/engine/dsa"
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// paramGenTimeout bounds a parameter generation.
+const paramGenTimeout = 10 * time.Minute
+
+// paramGenMechanisms are CKM_DSA_PARAMETER_GEN and
+// CKM_DH_PKCS_PARAMETER_GEN.
+func paramGenMechanisms() []mechanism {
+	return []mechanism{
+		&dsaParamGen{mechBase{typ: ck.CKM_DSA_PARAMETER_GEN, keyTypes: []uint64{ck.CKK_DSA}, minBits: dsaMinBits, maxBits: dsaMaxBits}},
+		&dhParamGen{mechBase{typ: ck.CKM_DH_PKCS_PARAMETER_GEN, keyTypes: []uint64{ck.CKK_DH}, minBits: dhMinBits, maxBits: dhMaxBits}},
+	}
+}
+
+// dsaParamGen is CKM_DSA_PARAMETER_GEN.
+type dsaParamGen struct{ mechBase }
+
+// dhParamGen is CKM_DH_PKCS_PARAMETER_GEN.
+type dhParamGen struct{ mechBase }
+
+// templateBits reads a required CKA_*_BITS attribute of a generation
+// template.
+func templateBits(tmpl attrMap, t uint64) (int, bool) {
+	v, ok := tmpl[t]
+	if !ok {
+		return 0, false
+	}
+	n, _ := ck.ParseULong(v)
+	return int(min(n, 1<<20)), true
+}
+
+// generateParams makes DSA domain parameters of the template's sizes.
+func (m *dsaParamGen) generateParams(s *slot, tmpl attrMap) (attrMap, error) {
+	l, ok := templateBits(tmpl, ck.CKA_PRIME_BITS)
+	if !ok {
+		return nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_PRIME_BITS missing")
+	}
+	n, ok := templateBits(tmpl, ck.CKA_SUB_PRIME_BITS)
+	if !ok {
+		n = map[int]int{1024: 160, 2048: 224, 3072: 256}[l]
+	}
+	if !slices.Contains(dsa.Sizes, dsa.Size{L: l, N: n}) {
+		return nil, ck.Errorf(ck.CKR_ATTRIBUTE_VALUE_INVALID, "DSA sizes (L, N) = (%d, %d): want (1024, 160), (2048, 224), (2048, 256) or (3072, 256)", l, n)
+	}
+	ctx, cancel := context.WithTimeout(bg, paramGenTimeout)
+	defer cancel()
+	start := time.Now()
+	p, err := dsa.GenerateParameters(ctx, nil, dsa.Size{L: l, N: n})
+	if err != nil {
+		return nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "DSA parameter generation: %v", err)
+	}
+	s.log.Info("DSA domain parameters generated", "L", l, "N", n, "duration", time.Since(start))
+	return attrMap{ck.CKA_PRIME: p.P.Bytes(), ck.CKA_SUBPRIME: p.Q.Bytes(), ck.CKA_BASE: p.G.Bytes()}, nil
+}
+
+// generateParams makes a DH group of the template's size.
+func (m *dhParamGen) generateParams(s *slot, tmpl attrMap) (attrMap, error) {
+	bits, ok := templateBits(tmpl, ck.CKA_PRIME_BITS)
+	if !ok {
+		return nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_PRIME_BITS missing")
+	}
+	if bits < dh.MinBits || bits > dh.MaxBits {
+		return nil, ck.Errorf(ck.CKR_ATTRIBUTE_VALUE_INVALID, "DH prime of %d bits (want %d to %d)", bits, dh.MinBits, dh.MaxBits)
+	}
+	ctx, cancel := context.WithTimeout(bg, paramGenTimeout)
+	defer cancel()
+	start := time.Now()
+	g, err := dh.GenerateGroup(ctx, nil, bits)
+	if err != nil {
+		return nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "DH parameter generation: %v", err)
+	}
+	s.log.Info("DH domain parameters generated", "bits", bits, "duration", time.Since(start))
+	return attrMap{ck.CKA_PRIME: g.P.Bytes(), ck.CKA_BASE: g.G.Bytes()}, nil
+}
