@@ -48,40 +48,36 @@ type aesBlockMode struct {
 }
 
 func (m *aesBlockMode) withParam(cm *Mechanism) (mechanism, error) {
-	if !m.cbc {
-		if err := noParam(m, cm); err != nil {
-			return nil, err
-		}
-		return m, nil
-	}
-	b := *m
-	var err error
-	b.iv, err = ivParam(m, cm)
+	b, err := m.bindIV(cm)
 	if err != nil {
 		return nil, err
 	}
 	return &b, nil
+}
+
+// bindIV returns the mechanism bound to CBC's 16-byte IV (ECB takes no
+// parameter).
+func (m *aesBlockMode) bindIV(cm *Mechanism) (aesBlockMode, error) {
+	b := *m
+	if !m.cbc {
+		return b, noParam(m, cm)
+	}
+	if len(cm.Param) != aes.BlockSize || cm.decoded() {
+		return b, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s needs a 16-byte IV, got %d bytes", m.name(), len(cm.Param))
+	}
+	b.iv = append([]byte(nil), cm.Param...)
+	return b, nil
 }
 
 // aesCBCPad is CKM_AES_CBC_PAD, which also wraps (mech_aes_kw.go).
 type aesCBCPad struct{ aesBlockMode }
 
 func (m *aesCBCPad) withParam(cm *Mechanism) (mechanism, error) {
-	b := *m
-	var err error
-	b.iv, err = ivParam(m, cm)
+	b, err := m.bindIV(cm)
 	if err != nil {
 		return nil, err
 	}
-	return &b, nil
-}
-
-// ivParam decodes the 16-byte IV of CBC and CBC_PAD.
-func ivParam(m mechanism, cm *Mechanism) ([]byte, error) {
-	if len(cm.Param) != aes.BlockSize || cm.decoded() {
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s needs a 16-byte IV, got %d bytes", m.base().name(), len(cm.Param))
-	}
-	return append([]byte(nil), cm.Param...), nil
+	return &aesCBCPad{b}, nil
 }
 
 // aesBlock returns the AES cipher of the operation's key.

@@ -11,10 +11,7 @@ import (
 )
 
 // digestMechs are the digest mechanisms and their hash.
-var digestMechs = []struct {
-	typ  uint64
-	hash crypto.Hash
-}{
+var digestMechs = []hashMech{
 	{ck.CKM_SHA_1, crypto.SHA1}, {ck.CKM_SHA224, crypto.SHA224}, {ck.CKM_SHA256, crypto.SHA256},
 	{ck.CKM_SHA384, crypto.SHA384}, {ck.CKM_SHA512, crypto.SHA512},
 	{ck.CKM_SHA3_224, crypto.SHA3_224}, {ck.CKM_SHA3_256, crypto.SHA3_256},

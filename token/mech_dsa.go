@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"crypto"
 	"errors"
-	"hash"
 	"math/big"
 	"time"
 
@@ -21,10 +20,7 @@ import (
 // dsaMaxHash bounds the input of CKM_DSA (a SHA-512 digest).
 const dsaMaxHash = 64
 
-var dsaHashMechs = []struct {
-	typ  uint64
-	hash crypto.Hash
-}{
+var dsaHashMechs = []hashMech{
 	{ck.CKM_DSA_SHA1, crypto.SHA1}, {ck.CKM_DSA_SHA224, crypto.SHA224},
 	{ck.CKM_DSA_SHA256, crypto.SHA256}, {ck.CKM_DSA_SHA384, crypto.SHA384},
 	{ck.CKM_DSA_SHA512, crypto.SHA512},
@@ -39,7 +35,7 @@ func dsaBase(typ uint64) mechBase {
 func dsaMechanisms() []mechanism {
 	ms := []mechanism{&dsaKeyPairGen{dsaBase(ck.CKM_DSA_KEY_PAIR_GEN)}, &dsaMech{mechBase: dsaBase(ck.CKM_DSA)}}
 	for _, hm := range dsaHashMechs {
-		ms = append(ms, &dsaMech{mechBase: dsaBase(hm.typ), hash: hm.hash})
+		ms = append(ms, &dsaMech{mechBase: dsaBase(hm.typ), hashThenSign: hashThenSign{hm.hash}})
 	}
 	return ms
 }
@@ -48,10 +44,8 @@ func dsaMechanisms() []mechanism {
 // hash-then-sign CKM_DSA_SHA*.
 type dsaMech struct {
 	mechBase
-	hash crypto.Hash
+	hashThenSign
 }
-
-func (m *dsaMech) accumulator(*operation) (hash.Hash, error) { return hashed(m.hash), nil }
 
 // dsaAvailable narrows the DSA mechanisms to what the slot's engine (and
 // fallback) can sign: verification runs in software at every size.

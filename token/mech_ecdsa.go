@@ -57,7 +57,6 @@ package token
 import (
 	"bytes"
 	"crypto"
-	"hash"
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
@@ -76,10 +75,7 @@ const (
 const ecMechFlags = ck.CKF_EC_F_P | ck.CKF_EC_NAMEDCURVE | ck.CKF_EC_UNCOMPRESS
 
 // ecdsaHashMechs are the hash-then-sign ECDSA mechanisms.
-var ecdsaHashMechs = []struct {
-	typ  uint64
-	hash crypto.Hash
-}{
+var ecdsaHashMechs = []hashMech{
 	{ck.CKM_ECDSA_SHA1, crypto.SHA1}, {ck.CKM_ECDSA_SHA224, crypto.SHA224},
 	{ck.CKM_ECDSA_SHA256, crypto.SHA256}, {ck.CKM_ECDSA_SHA384, crypto.SHA384},
 	{ck.CKM_ECDSA_SHA512, crypto.SHA512},
@@ -96,7 +92,7 @@ func ecBase(typ uint64) mechBase {
 func ecdsaMechanisms() []mechanism {
 	ms := []mechanism{&ecKeyPairGen{ecBase(ck.CKM_EC_KEY_PAIR_GEN)}, &ecdsaMech{mechBase: ecBase(ck.CKM_ECDSA)}}
 	for _, hm := range ecdsaHashMechs {
-		ms = append(ms, &ecdsaMech{mechBase: ecBase(hm.typ), hash: hm.hash})
+		ms = append(ms, &ecdsaMech{mechBase: ecBase(hm.typ), hashThenSign: hashThenSign{hm.hash}})
 	}
 	return ms
 }
@@ -105,10 +101,8 @@ func ecdsaMechanisms() []mechanism {
 // hash-then-sign CKM_ECDSA_SHA*.
 type ecdsaMech struct {
 	mechBase
-	hash crypto.Hash
+	hashThenSign
 }
-
-func (m *ecdsaMech) accumulator(*operation) (hash.Hash, error) { return hashed(m.hash), nil }
 
 // ecAvailable is the slot's offer of an EC mechanism (see the file
 // comment).

@@ -14,7 +14,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"hash"
 	"math/big"
 
 	"github.com/modexp-token/modexp-token/engine/rsa"
@@ -33,20 +32,14 @@ const defaultRSAExponent = 65537
 
 // The hashes of the hash-then-sign RSA mechanisms.
 var (
-	rsaPKCSHashMechs = []struct {
-		typ  uint64
-		hash crypto.Hash
-	}{
+	rsaPKCSHashMechs = []hashMech{
 		{ck.CKM_SHA1_RSA_PKCS, crypto.SHA1}, {ck.CKM_SHA224_RSA_PKCS, crypto.SHA224},
 		{ck.CKM_SHA256_RSA_PKCS, crypto.SHA256}, {ck.CKM_SHA384_RSA_PKCS, crypto.SHA384},
 		{ck.CKM_SHA512_RSA_PKCS, crypto.SHA512},
 		{ck.CKM_SHA3_224_RSA_PKCS, crypto.SHA3_224}, {ck.CKM_SHA3_256_RSA_PKCS, crypto.SHA3_256},
 		{ck.CKM_SHA3_384_RSA_PKCS, crypto.SHA3_384}, {ck.CKM_SHA3_512_RSA_PKCS, crypto.SHA3_512},
 	}
-	rsaPSSHashMechs = []struct {
-		typ  uint64
-		hash crypto.Hash
-	}{
+	rsaPSSHashMechs = []hashMech{
 		{ck.CKM_SHA1_RSA_PKCS_PSS, crypto.SHA1}, {ck.CKM_SHA224_RSA_PKCS_PSS, crypto.SHA224},
 		{ck.CKM_SHA256_RSA_PKCS_PSS, crypto.SHA256}, {ck.CKM_SHA384_RSA_PKCS_PSS, crypto.SHA384},
 		{ck.CKM_SHA512_RSA_PKCS_PSS, crypto.SHA512},
@@ -72,10 +65,10 @@ func rsaMechanisms() []mechanism {
 		&rsaOAEP{mechBase: rsaBase(ck.CKM_RSA_PKCS_OAEP)},
 	}
 	for _, hm := range rsaPKCSHashMechs {
-		ms = append(ms, &rsaPKCSHash{rsaBase(hm.typ), hm.hash})
+		ms = append(ms, &rsaPKCSHash{rsaBase(hm.typ), hashThenSign{hm.hash}})
 	}
 	for _, hm := range rsaPSSHashMechs {
-		ms = append(ms, &rsaPSS{mechBase: rsaBase(hm.typ), hash: hm.hash})
+		ms = append(ms, &rsaPSS{mechBase: rsaBase(hm.typ), hashThenSign: hashThenSign{hm.hash}})
 	}
 	return ms
 }
@@ -221,10 +214,8 @@ func (m *rsaPKCS) wrapsPrivate() bool { return false }
 // digest of the data.
 type rsaPKCSHash struct {
 	mechBase
-	hash crypto.Hash
+	hashThenSign
 }
-
-func (m *rsaPKCSHash) accumulator(*operation) (hash.Hash, error) { return hashed(m.hash), nil }
 
 func (m *rsaPKCSHash) sign(op *operation, digest []byte) ([]byte, error) {
 	t, err := rsapad.DigestInfo(m.hash, digest)
@@ -295,8 +286,8 @@ func (m *rsaRaw) decrypt(op *operation, in []byte) ([]byte, error) { return decr
 // CK_RSA_PKCS_PSS_PARAMS.
 type rsaPSS struct {
 	mechBase
-	hash crypto.Hash
-	p    pssParams
+	hashThenSign
+	p pssParams
 }
 
 // pssParams are decoded CK_RSA_PKCS_PSS_PARAMS.
@@ -338,8 +329,6 @@ func (m *rsaPSS) checkKey(op *operation) error {
 	}
 	return nil
 }
-
-func (m *rsaPSS) accumulator(*operation) (hash.Hash, error) { return hashed(m.hash), nil }
 
 func (m *rsaPSS) sign(op *operation, digest []byte) ([]byte, error) {
 	p := m.p

@@ -275,11 +275,22 @@ func (m *Mechanism) decoded() bool {
 	return m.PSS != nil || m.OAEP != nil || m.ECDH != nil || m.EdDSA != nil || m.GCM != nil || m.EncryptData != nil
 }
 
-// hashed is the accumulator of a hash-then-sign mechanism: a running
-// digest of h (nil for 0: the mechanism signs its input as given).
-func hashed(h crypto.Hash) hash.Hash {
-	if h == 0 {
-		return nil
+// hashMech pairs a CKM_ value with its hash (the tables of the digest
+// and hash-then-sign mechanisms).
+type hashMech struct {
+	typ  uint64
+	hash crypto.Hash
+}
+
+// hashThenSign is the accumulation policy of a signature family: its
+// CKM_*_SHA* forms hash the data (Update feeds a digest of hash, Final
+// signs the digest); with hash 0 (CKM_RSA_PKCS_PSS, CKM_ECDSA, CKM_DSA)
+// the mechanism is one-shot and signs its input as the hash.
+type hashThenSign struct{ hash crypto.Hash }
+
+func (p hashThenSign) accumulator(*operation) (hash.Hash, error) {
+	if p.hash == 0 {
+		return nil, nil
 	}
-	return h.New()
+	return p.hash.New(), nil
 }
