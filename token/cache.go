@@ -377,6 +377,7 @@ func (s *slot) upsertLocked(so keystore.Object) *object {
 
 // buildIndexLocked builds the CKA_ID index from the cache.
 func (s *slot) buildIndexLocked() {
+	s.buildClassIndexLocked() // findindex.go
 	s.idIndex = make(map[string][]uint64)
 	for h, o := range s.objects {
 		if v, ok := o.attrs[ck.CKA_ID]; ok {
@@ -390,6 +391,7 @@ func (s *slot) indexAddLocked(o *object) {
 	if s.idIndex == nil || o == nil {
 		return
 	}
+	s.classIndexAddLocked(o)
 	v, ok := o.attrs[ck.CKA_ID]
 	if !ok {
 		return
@@ -405,6 +407,7 @@ func (s *slot) indexRemoveLocked(o *object) {
 	if s.idIndex == nil || o == nil {
 		return
 	}
+	s.classIndexRemoveLocked(o)
 	v, ok := o.attrs[ck.CKA_ID]
 	if !ok {
 		return

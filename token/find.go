@@ -43,6 +43,16 @@ func (m *Module) FindObjectsInit(sh uint64, tmpl []Attribute) error {
 				found = append(found, h)
 			}
 		}
+	} else if class, ok := templateClass(tmpl); ok {
+		// Through the CKA_CLASS index (findindex.go): the objects of
+		// the class only.
+		cands := s.classCandidatesLocked(class)
+		s.stats.examined.Add(uint64(len(cands)))
+		for h := range cands {
+			if o, ok := s.objects[h]; ok && s.visibleLocked(o) && matches(o, tmpl) {
+				found = append(found, h)
+			}
+		}
 	} else {
 		s.stats.examined.Add(uint64(len(s.objects)))
 		for h, o := range s.objects {

@@ -83,7 +83,9 @@ type slot struct {
 	// may be stale (an object stripped at logout, removed): searches match
 	// every candidate against the template.
 	idIndex map[string][]uint64
-	stats   cacheCounters // Module.CacheStats
+	// classIndex: the handles by CKA_CLASS, with idIndex (findindex.go).
+	classIndex map[uint64]map[uint64]struct{}
+	stats      cacheCounters // Module.CacheStats
 }
 
 // openSlot opens the engine and the token file of one configured slot.
