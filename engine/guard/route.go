@@ -93,7 +93,8 @@ func newKeys[K preparedKey[K]](g *Guard, k K, err error, fallback engine.Engine)
 }
 
 // do runs op through run: on the primary's key, and on the fallback's
-// after a fault. The cost is that of both attempts.
+// after a fault. The cost is that of both attempts; with an error there
+// is no output, whatever op returned.
 func (ks keys[K]) do(op func(K) ([]byte, engine.Cost, error)) ([]byte, engine.Cost, error) {
 	var (
 		out  []byte
@@ -105,7 +106,10 @@ func (ks keys[K]) do(op func(K) ([]byte, engine.Cost, error)) ([]byte, engine.Co
 		out = r
 		return err
 	})
-	return out, cost, err
+	if err != nil {
+		return nil, cost, err
+	}
+	return out, cost, nil
 }
 
 // ecRoutes is what a guard can do with EC keys. The primary and the policy
