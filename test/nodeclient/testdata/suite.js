@@ -480,6 +480,35 @@ function grapheneCases() {
       const alg = { name: "RSA_PKCS_OAEP", params: new graphene.RsaOaepParams() };
       assertEq(session.createDecipher(alg, rsa.privateKey).once(ct, Buffer.alloc(256)), data, "OAEP plaintext");
     });
+    // graphene's own test/rsa.ts: e = 3, OAEP with a label, RSA_PKCS key
+    // wrapping, PSS with every SHA-2 hash.
+    run("graphene: RSA e=3 key pair: OAEP with a label from Node, PKCS#1 wrap, PSS SHA-224..512 checked by Node", () => {
+      const kp = session.generateKeyPair(graphene.KeyGenMechanism.RSA,
+        { keyType: graphene.KeyType.RSA, modulusBits: 2048, publicExponent: Buffer.from([3]), token: false, verify: true, encrypt: true, wrap: true },
+        { keyType: graphene.KeyType.RSA, token: false, sign: true, decrypt: true, unwrap: true });
+      const a = kp.publicKey.getAttribute({ modulus: null, publicExponent: null });
+      assertEq(a.publicExponent, Buffer.from([3]), "e = 3");
+      const pub = crypto.createPublicKey({ format: "jwk", key: { kty: "RSA", n: b64url(a.modulus), e: b64url(a.publicExponent) } });
+      const label = Buffer.from([1, 2, 3, 4, 5, 6, 7, 8, 9, 0]);
+      const ct = crypto.publicEncrypt({ key: pub, padding: crypto.constants.RSA_PKCS1_OAEP_PADDING, oaepHash: "sha1", oaepLabel: label }, data);
+      const oaep = { name: "RSA_PKCS_OAEP", params: new graphene.RsaOaepParams(graphene.MechanismEnum.SHA1, graphene.RsaMgf.MGF1_SHA1, label) };
+      assertEq(session.createDecipher(oaep, kp.privateKey).once(ct, Buffer.alloc(256)), data, "OAEP with a label");
+      const value = crypto.randomBytes(32);
+      const inner = session.create({ class: graphene.ObjectClass.SECRET_KEY, keyType: graphene.KeyType.AES, token: false, value, extractable: true, encrypt: true });
+      const wrapped = session.wrapKey("RSA_PKCS", kp.publicKey, inner);
+      assert(wrapped.length === 256, "a 256-byte PKCS#1 v1.5 block");
+      const back = session.unwrapKey("RSA_PKCS", kp.privateKey, wrapped, { class: graphene.ObjectClass.SECRET_KEY, keyType: graphene.KeyType.AES,
+        token: false, extractable: true, sensitive: false, encrypt: true, decrypt: true });
+      assertEq(back.getAttribute({ value: null }).value, value, "the unwrapped key");
+      for (const [h, bits, salt] of [["SHA224", "sha224", 28], ["SHA256", "sha256", 32], ["SHA384", "sha384", 48], ["SHA512", "sha512", 64]]) {
+        const alg = { name: h + "_RSA_PKCS_PSS", params: new graphene.RsaPssParams(graphene.MechanismEnum[h], graphene.RsaMgf["MGF1_" + h], salt) };
+        const sig = session.createSign(alg, kp.privateKey).once(data);
+        assert(crypto.verify(bits, data, { key: pub, padding: crypto.constants.RSA_PKCS1_PSS_PADDING, saltLength: salt }, sig), h + " PSS verifies in Node");
+        let ok;
+        try { ok = session.createVerify(alg, kp.publicKey).once(Buffer.concat([data, Buffer.from("!")]), sig); } catch (e) { ok = false; }
+        assert(!ok, h + ": other data refused");
+      }
+    });
     run("graphene: wrap/unwrap RSA-OAEP", () => {
       const alg = { name: "RSA_PKCS_OAEP", params: new graphene.RsaOaepParams() };
       const wrapped = session.wrapKey(alg, rsa.publicKey, aes);
