@@ -4,6 +4,8 @@ import (
 	"crypto/elliptic"
 	"encoding/asn1"
 	"math/big"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -65,6 +67,22 @@ func TestECExplicitParams(t *testing.T) {
 	for name, edit := range bad {
 		if c, err := ecCurveByParams(explicitDER(t, elliptic.P256(), edit)); err == nil {
 			t.Errorf("explicit P-256 with a wrong %s: accepted as %s", name, c.Name())
+		}
+	}
+}
+
+// TestECExplicitParamsOpenSSL: the explicit parameters OpenSSL writes
+// (testdata/explicit_ec, made by `openssl ecparam -name NAME -param_enc
+// explicit -outform DER`, with the curve's seed) name the token's curves.
+func TestECExplicitParamsOpenSSL(t *testing.T) {
+	for file, want := range map[string]string{"prime192v1": "P-192", "secp224r1": "P-224", "prime256v1": "P-256",
+		"secp384r1": "P-384", "secp521r1": "P-521", "secp256k1": "secp256k1"} {
+		der, err := os.ReadFile(filepath.Join("testdata", "explicit_ec", file+".der"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, err := ecCurveByParams(der); err != nil || c.Name() != want {
+			t.Errorf("%s: %v, %v; want %s", file, c, err, want)
 		}
 	}
 }
