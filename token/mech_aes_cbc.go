@@ -40,11 +40,35 @@ func aesBlockMechanisms() []mechanism {
 	}
 }
 
-// aesBlockMode is CKM_AES_ECB or CKM_AES_CBC (cbc), bound to its IV.
+// aesBlockMode is CKM_AES_ECB or CKM_AES_CBC (cbc), bound to its IV; with
+// newCipher, the same modes of another block cipher (mech_des.go: Triple
+// DES, 8-byte blocks).
 type aesBlockMode struct {
 	mechBase
-	cbc, pad bool
-	iv       []byte
+	cbc, pad  bool
+	iv        []byte
+	newCipher func(key []byte) (cipher.Block, error) // nil: AES
+	blockLen  int                                    // newCipher's block size
+}
+
+// block returns the cipher of the operation's key.
+func (m *aesBlockMode) block(op *operation) (cipher.Block, error) {
+	if m.newCipher == nil {
+		return op.aesBlock()
+	}
+	k, err := op.key.secretValue()
+	if err != nil {
+		return nil, err
+	}
+	return m.newCipher(k)
+}
+
+// bs is the block size (and CBC's IV length).
+func (m *aesBlockMode) bs() int {
+	if m.newCipher == nil {
+		return aes.BlockSize
+	}
+	return m.blockLen
 }
 
 func (m *aesBlockMode) withParam(cm *Mechanism) (mechanism, error) {
@@ -55,15 +79,15 @@ func (m *aesBlockMode) withParam(cm *Mechanism) (mechanism, error) {
 	return &b, nil
 }
 
-// bindIV returns the mechanism bound to CBC's 16-byte IV (ECB takes no
+// bindIV returns the mechanism bound to CBC's IV, one block (ECB takes no
 // parameter).
 func (m *aesBlockMode) bindIV(cm *Mechanism) (aesBlockMode, error) {
 	b := *m
 	if !m.cbc {
 		return b, noParam(m, cm)
 	}
-	if len(cm.Param) != aes.BlockSize || cm.decoded() {
-		return b, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s needs a 16-byte IV, got %d bytes", m.name(), len(cm.Param))
+	if len(cm.Param) != m.bs() || cm.decoded() {
+		return b, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s needs a %d-byte IV, got %d bytes", m.name(), m.bs(), len(cm.Param))
 	}
 	b.iv = append([]byte(nil), cm.Param...)
 	return b, nil
@@ -96,17 +120,18 @@ func (op *operation) aesBlock() (cipher.Block, error) {
 // blockStream is ECB, CBC or CBC_PAD in one direction.
 type blockStream struct {
 	mode    cipher.BlockMode
+	bs      int // the block size
 	encrypt bool
 	pad     bool
 	buf     []byte // input held back: a partial block (and the last block when unpadding)
 }
 
 func (m *aesBlockMode) newStream(op *operation) (symStream, error) {
-	b, err := op.aesBlock()
+	b, err := m.block(op)
 	if err != nil {
 		return nil, err
 	}
-	s := &blockStream{encrypt: op.kind == opEncrypt, pad: m.pad, buf: make([]byte, 0, 2*aes.BlockSize)}
+	s := &blockStream{bs: b.BlockSize(), encrypt: op.kind == opEncrypt, pad: m.pad, buf: make([]byte, 0, 2*b.BlockSize())}
 	switch {
 	case !m.cbc:
 		s.mode = ecbMode{b: b, encrypt: s.encrypt}
@@ -122,18 +147,18 @@ func (s *blockStream) updateLen(n int) (int, error) {
 	t := len(s.buf) + n
 	if s.pad && !s.encrypt && t > 0 {
 		// Keep the last block (1 to 16 bytes) back for Final.
-		r := t % aes.BlockSize
+		r := t % s.bs
 		if r == 0 {
-			r = aes.BlockSize
+			r = s.bs
 		}
 		return t - r, nil
 	}
-	return t - t%aes.BlockSize, nil
+	return t - t%s.bs, nil
 }
 
 func (s *blockStream) update(in []byte) ([]byte, error) {
 	n, _ := s.updateLen(len(in))
-	out := make([]byte, n, n+aes.BlockSize) // room for Final's block (streamOnce)
+	out := make([]byte, n, n+s.bs) // room for Final's block (streamOnce)
 	if n == 0 {
 		s.buf = append(s.buf, in...)
 		return out, nil
@@ -141,10 +166,10 @@ func (s *blockStream) update(in []byte) ([]byte, error) {
 	// The first block may straddle the held-back bytes and the input.
 	done := 0
 	if len(s.buf) > 0 {
-		k := aes.BlockSize - len(s.buf)
+		k := s.bs - len(s.buf)
 		s.buf = append(s.buf, in[:k]...)
-		s.mode.CryptBlocks(out[:aes.BlockSize], s.buf)
-		in, done = in[k:], aes.BlockSize
+		s.mode.CryptBlocks(out[:s.bs], s.buf)
+		in, done = in[k:], s.bs
 		s.buf = s.buf[:0]
 	}
 	rest := n - done
@@ -161,12 +186,12 @@ func (s *blockStream) final() ([]byte, error) {
 		}
 		return []byte{}, nil
 	case s.encrypt:
-		p := aes.BlockSize - len(s.buf)
+		p := s.bs - len(s.buf)
 		blk := append(s.buf, make([]byte, p)...)
 		for i := len(blk) - p; i < len(blk); i++ {
 			blk[i] = byte(p)
 		}
-		out := make([]byte, aes.BlockSize)
+		out := make([]byte, s.bs)
 		s.mode.CryptBlocks(out, blk)
 		return out, nil
 	case !s.pad:
@@ -175,10 +200,10 @@ func (s *blockStream) final() ([]byte, error) {
 		}
 		return []byte{}, nil
 	}
-	if len(s.buf) != aes.BlockSize {
+	if len(s.buf) != s.bs {
 		return nil, ck.Errorf(ck.CKR_ENCRYPTED_DATA_LEN_RANGE, "padded ciphertext is not a positive multiple of the block size")
 	}
-	blk := make([]byte, aes.BlockSize)
+	blk := make([]byte, s.bs)
 	s.mode.CryptBlocks(blk, s.buf)
 	n, ok := unpadPKCS7(blk)
 	if !ok {
@@ -201,7 +226,7 @@ func unpadPKCS7(blk []byte) (int, bool) {
 	return len(blk) - p, good == 1
 }
 
-// ecbMode is AES-ECB as a cipher.BlockMode.
+// ecbMode is ECB as a cipher.BlockMode.
 type ecbMode struct {
 	b       cipher.Block
 	encrypt bool
@@ -210,11 +235,12 @@ type ecbMode struct {
 func (e ecbMode) BlockSize() int { return e.b.BlockSize() }
 
 func (e ecbMode) CryptBlocks(dst, src []byte) {
-	for i := 0; i < len(src); i += aes.BlockSize {
+	bs := e.b.BlockSize()
+	for i := 0; i < len(src); i += bs {
 		if e.encrypt {
-			e.b.Encrypt(dst[i:i+aes.BlockSize], src[i:i+aes.BlockSize])
+			e.b.Encrypt(dst[i:i+bs], src[i:i+bs])
 		} else {
-			e.b.Decrypt(dst[i:i+aes.BlockSize], src[i:i+aes.BlockSize])
+			e.b.Decrypt(dst[i:i+bs], src[i:i+bs])
 		}
 	}
 }

@@ -20,6 +20,7 @@ var mechanisms = newRegistry(
 	hmacMechanisms(),
 	secretKeyGenMechanisms(),
 	aesBlockMechanisms(),
+	desMechanisms(),
 	[]mechanism{&aesCTR{mechBase: aesBase(ck.CKM_AES_CTR)}},
 	[]mechanism{&aesGCM{mechBase: aesBase(ck.CKM_AES_GCM)}},
 	cmacMechanisms(),

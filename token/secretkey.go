@@ -48,17 +48,24 @@ const (
 // HMAC mechanism too).
 var hmacKeyTypes = []uint64{ck.CKK_SHA_1_HMAC, ck.CKK_SHA224_HMAC, ck.CKK_SHA256_HMAC, ck.CKK_SHA384_HMAC, ck.CKK_SHA512_HMAC}
 
-func init() {
-	value := attrSpec{kind: kindBytes, flags: fRequired | fFixed | fGenerated | fSecret}
-	valueLen := attrSpec{kind: kindULong, flags: fFixed}
-	secretBits := func(a attrMap) int {
-		if v, ok := a[ck.CKA_VALUE]; ok {
-			return 8 * len(v)
-		}
-		n, _ := a.ulong(ck.CKA_VALUE_LEN) // sealed value: its stated length
-		return int(8 * min(n, 1<<40))
+// secretValueSchema is the schema of the secret key types: the secret key
+// attributes, CKA_VALUE (sealed) and CKA_VALUE_LEN.
+var secretValueSchema = secretKeySchema.with(schema{
+	ck.CKA_VALUE:     {kind: kindBytes, flags: fRequired | fFixed | fGenerated | fSecret},
+	ck.CKA_VALUE_LEN: {kind: kindULong, flags: fFixed},
+})
+
+// secretBits is a secret key's size in bits.
+func secretBits(a attrMap) int {
+	if v, ok := a[ck.CKA_VALUE]; ok {
+		return 8 * len(v)
 	}
-	sch := secretKeySchema.with(schema{ck.CKA_VALUE: value, ck.CKA_VALUE_LEN: valueLen})
+	n, _ := a.ulong(ck.CKA_VALUE_LEN) // sealed value: its stated length
+	return int(8 * min(n, 1<<40))
+}
+
+func init() {
+	sch := secretValueSchema
 	registerKeyType(&keyType{
 		typ: ck.CKK_AES, secret: true, secretSchema: sch, bits: secretBits,
 		completeSecret: func(a attrMap) error { return completeSecret(a, aesKCV) },
