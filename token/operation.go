@@ -50,6 +50,16 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 	if !ok || info.Flags&opFlag[kind] == 0 {
 		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s on this slot's engine", ck.Name("CKM_", cm.Type), opNames[kind])
 	}
+	// The key's handle before the mechanism's parameter: an invalid handle
+	// is CKR_KEY_HANDLE_INVALID whatever the parameter (pkcs11test's
+	// EncryptDecryptInitInvalid), as C_WrapKey and C_DeriveKey check theirs.
+	var key *object
+	var epoch uint64
+	if kind != opDigest {
+		if key, epoch, _, err = ss.slot.keyObject(keyHandle); err != nil {
+			return err
+		}
+	}
 	mech, err = bindParam(mech, cm)
 	if err != nil {
 		return err
@@ -58,10 +68,6 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 	if kind == opDigest {
 		op.digest = mech.(digester).newDigest()
 		return ss.begin(op)
-	}
-	key, epoch, _, err := ss.slot.keyObject(keyHandle)
-	if err != nil {
-		return err
 	}
 	op.key = key
 	// A secret key serves every kind of operation; the mechanism's key
