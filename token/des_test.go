@@ -146,15 +146,3 @@ func TestDESParity(t *testing.T) {
 		}
 	}
 }
-
-// TestInitKeyHandleBeforeParam: an invalid key handle is
-// CKR_KEY_HANDLE_INVALID even with a bad mechanism parameter (pkcs11test's
-// EncryptDecryptInitInvalid gives CKM_AES_CBC no IV).
-func TestInitKeyHandleBeforeParam(t *testing.T) {
-	m, _, sh := readyToken(t)
-	noIV := &Mechanism{Type: ck.CKM_AES_CBC}
-	wantRV(t, m.EncryptInit(sh, noIV, 0xdead), ck.CKR_KEY_HANDLE_INVALID)
-	wantRV(t, m.DecryptInit(sh, noIV, 0xdead), ck.CKR_KEY_HANDLE_INVALID)
-	k := mustSecret(t, m, sh, ck.CKK_AES, make([]byte, 16))
-	wantRV(t, m.EncryptInit(sh, noIV, k), ck.CKR_MECHANISM_PARAM_INVALID)
-}

@@ -1,13 +1,8 @@
 package token
 
-// DES keys and Triple DES (PKCS#11 3.0 Current Mechanisms §6.4–6.5).
+// The DES key generators and Triple DES (PKCS#11 3.0 Current Mechanisms
+// §6.4–6.5; the key types: des_key.go).
 //
-//   - Key types CKK_DES (8 bytes), CKK_DES2 (16: K1‖K2, used as K1‖K2‖K1)
-//     and CKK_DES3 (24): a value of another length is
-//     CKR_ATTRIBUTE_VALUE_INVALID. Parity bits are set on generated keys and
-//     not checked on imported ones. CKA_CHECK_VALUE is the first 3 bytes of
-//     the ECB encryption of a zero block. Everything else is as for the
-//     other secret keys (secretkey.go).
 //   - CKM_DES_KEY_GEN, CKM_DES2_KEY_GEN, CKM_DES3_KEY_GEN make random keys
 //     of their type's length (no CKA_VALUE_LEN; one stating the true length
 //     is accepted).
@@ -29,23 +24,6 @@ import (
 
 	"github.com/modexp-token/modexp-token/token/ck"
 )
-
-// desKeyLen is the value length of each DES key type.
-var desKeyLen = map[uint64]int{ck.CKK_DES: 8, ck.CKK_DES2: 16, ck.CKK_DES3: 24}
-
-func init() {
-	for kt, n := range desKeyLen {
-		registerKeyType(&keyType{
-			typ: kt, secret: true, secretSchema: secretValueSchema, bits: secretBits,
-			completeSecret: func(a attrMap) error {
-				if len(a[ck.CKA_VALUE]) != n {
-					return invalid(ck.CKA_VALUE, fmt.Sprintf("%s key of %d bytes, want %d", ck.Name("CKK_", kt), len(a[ck.CKA_VALUE]), n))
-				}
-				return completeSecret(a, desKCV)
-			},
-		})
-	}
-}
 
 // desMechanisms are the DES key generators and the Triple DES modes.
 func desMechanisms() []mechanism {
@@ -108,21 +86,4 @@ func tripleDES(key []byte) (cipher.Block, error) {
 		return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "Triple DES key of %d bytes", len(key))
 	}
 	return des.NewTripleDESCipher(key)
-}
-
-// desKCV is the first 3 bytes of the ECB encryption of a zero block.
-func desKCV(key []byte) []byte {
-	var b cipher.Block
-	var err error
-	if len(key) == 8 {
-		b, err = des.NewCipher(key)
-	} else {
-		b, err = tripleDES(key)
-	}
-	if err != nil {
-		return []byte{}
-	}
-	var blk [des.BlockSize]byte
-	b.Encrypt(blk[:], blk[:])
-	return blk[:3:3]
 }

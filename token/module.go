@@ -17,10 +17,10 @@
 //	families  one file per mechanism family                      mech_rsa.go, mech_ecdsa.go, mech_aes_*.go, ...
 //	operations sign/verify, encrypt/decrypt, digest, keygen      operation.go, sign.go, crypt.go, digest.go, keygen.go, random.go
 //	engines   the slot's engine and its guard (engine/guard)       engine.go
-//	key types the registry of key types and their schemas        keytype.go, rsa_key.go, ec_key.go, ed_key.go, dsa_key.go, dh_key.go
+//	key types the registry of key types and their schemas        keytype.go, rsa_key.go, ec_key.go, ed_key.go, dsa_key.go, dh_key.go, des_key.go
 //	wrapping  C_WrapKey/C_UnwrapKey, PKCS#8                      wrap.go, pkcs8.go (mechanisms: mech_aes_kw.go, mech_rsa.go)
 //	derive    C_DeriveKey                                        derive.go (mechanisms: mech_ecdh.go, mech_dh.go)
-//	secret    CKO_SECRET_KEY (AES, generic, HMAC), C_GenerateKey  secretkey.go, attrarray.go
+//	secret    CKO_SECRET_KEY (AES, DES, generic, HMAC), C_GenerateKey secretkey.go, attrarray.go
 //
 // # Concurrency
 //
