@@ -192,3 +192,22 @@ func TestFleetTokenInfoFromCache(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetConcurrentWrites: TestCacheConcurrentWrites on a token in etcd,
+// where the follower applies every commit's notification (this host's own
+// writes too) while the writers adopt theirs: the cache of the writing
+// host and of another host end as the store, one handle per object.
+func TestFleetConcurrentWrites(t *testing.T) {
+	prefix := etcdServer.Prefix(t)
+	a, slotA := etcdHost(t, prefix)
+	b, slotB := etcdHost(t, prefix)
+	initToken(t, a, slotA)
+	shA := openRW(t, a, slotA)
+	must(t, a.Login(shA, ck.CKU_USER, []byte(testUserPIN)))
+	shB := openRW(t, b, slotB)
+	must(t, b.Login(shB, ck.CKU_USER, []byte(testUserPIN)))
+	want := concurrentWrites(t, a, slotA, shA, 6)
+	checkDataObjects(t, a, shA, want)
+	waitFind(t, b, shB, len(want), aULong(ck.CKA_CLASS, ck.CKO_DATA))
+	checkDataObjects(t, b, shB, want)
+}

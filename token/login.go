@@ -89,7 +89,8 @@ func (m *Module) InitPIN(sh uint64, pin []byte) error {
 	if err != nil {
 		return s.storeErr("init user PIN", err)
 	}
-	err = st.InitUserPIN(s.key, pin)
+	key := s.key
+	s.unlocked(func() { err = st.InitUserPIN(key, pin) }) // Argon2id and a write: cache.go
 	s.recordChangedLocked(err)
 	if err != nil {
 		return s.storeErr("init user PIN", err)
@@ -122,7 +123,7 @@ func (m *Module) SetPIN(sh uint64, oldPIN, newPIN []byte) error {
 	if err != nil {
 		return s.storeErr("set PIN", err)
 	}
-	err = st.SetPIN(who, oldPIN, newPIN)
+	s.unlocked(func() { err = st.SetPIN(who, oldPIN, newPIN) }) // Argon2id and a write: cache.go
 	s.recordChangedLocked(err)
 	if err != nil {
 		return s.storeErr("set PIN", err)
