@@ -20,11 +20,7 @@ var digestMechs = []hashMech{
 
 // digestMechanisms is the digest family.
 func digestMechanisms() []mechanism {
-	var ms []mechanism
-	for _, dm := range digestMechs {
-		ms = append(ms, &digestMech{mechBase{typ: dm.typ}, dm.hash})
-	}
-	return ms
+	return perHash(digestMechs, func(typ uint64, h crypto.Hash) mechanism { return &digestMech{mechBase{typ: typ}, h} })
 }
 
 // digestMech is a digest mechanism.

@@ -33,11 +33,8 @@ func dsaBase(typ uint64) mechBase {
 
 // dsaMechanisms is the DSA family.
 func dsaMechanisms() []mechanism {
-	ms := []mechanism{&dsaKeyPairGen{dsaBase(ck.CKM_DSA_KEY_PAIR_GEN)}, &dsaMech{mechBase: dsaBase(ck.CKM_DSA)}}
-	for _, hm := range dsaHashMechs {
-		ms = append(ms, &dsaMech{mechBase: dsaBase(hm.typ), hashThenSign: hashThenSign{hm.hash}})
-	}
-	return ms
+	sig := func(typ uint64, h crypto.Hash) mechanism { return &dsaMech{dsaBase(typ), hashThenSign{h}} }
+	return append([]mechanism{&dsaKeyPairGen{dsaBase(ck.CKM_DSA_KEY_PAIR_GEN)}, sig(ck.CKM_DSA, 0)}, perHash(dsaHashMechs, sig)...)
 }
 
 // dsaMech is CKM_DSA (hash 0: one-shot, the input is the hash) or a

@@ -90,11 +90,8 @@ func ecBase(typ uint64) mechBase {
 
 // ecdsaMechanisms is the ECDSA family.
 func ecdsaMechanisms() []mechanism {
-	ms := []mechanism{&ecKeyPairGen{ecBase(ck.CKM_EC_KEY_PAIR_GEN)}, &ecdsaMech{mechBase: ecBase(ck.CKM_ECDSA)}}
-	for _, hm := range ecdsaHashMechs {
-		ms = append(ms, &ecdsaMech{mechBase: ecBase(hm.typ), hashThenSign: hashThenSign{hm.hash}})
-	}
-	return ms
+	sig := func(typ uint64, h crypto.Hash) mechanism { return &ecdsaMech{ecBase(typ), hashThenSign{h}} }
+	return append([]mechanism{&ecKeyPairGen{ecBase(ck.CKM_EC_KEY_PAIR_GEN)}, sig(ck.CKM_ECDSA, 0)}, perHash(ecdsaHashMechs, sig)...)
 }
 
 // ecdsaMech is CKM_ECDSA (hash 0: one-shot, the input is the hash) or a

@@ -64,13 +64,10 @@ func rsaMechanisms() []mechanism {
 		&rsaPSS{mechBase: rsaBase(ck.CKM_RSA_PKCS_PSS)},
 		&rsaOAEP{mechBase: rsaBase(ck.CKM_RSA_PKCS_OAEP)},
 	}
-	for _, hm := range rsaPKCSHashMechs {
-		ms = append(ms, &rsaPKCSHash{rsaBase(hm.typ), hashThenSign{hm.hash}})
-	}
-	for _, hm := range rsaPSSHashMechs {
-		ms = append(ms, &rsaPSS{mechBase: rsaBase(hm.typ), hashThenSign: hashThenSign{hm.hash}})
-	}
-	return ms
+	ms = append(ms, perHash(rsaPKCSHashMechs, func(typ uint64, h crypto.Hash) mechanism { return &rsaPKCSHash{rsaBase(typ), hashThenSign{h}} })...)
+	return append(ms, perHash(rsaPSSHashMechs, func(typ uint64, h crypto.Hash) mechanism {
+		return &rsaPSS{mechBase: rsaBase(typ), hashThenSign: hashThenSign{h}}
+	})...)
 }
 
 // rsaPKCSAvailable: the slot option rsa_pkcs_decrypt = false takes

@@ -282,6 +282,15 @@ type hashMech struct {
 	hash crypto.Hash
 }
 
+// perHash makes one mechanism for each entry of a hash table.
+func perHash(table []hashMech, mk func(typ uint64, h crypto.Hash) mechanism) []mechanism {
+	ms := make([]mechanism, len(table))
+	for i, hm := range table {
+		ms[i] = mk(hm.typ, hm.hash)
+	}
+	return ms
+}
+
 // hashThenSign is the accumulation policy of a signature family: its
 // CKM_*_SHA* forms hash the data (Update feeds a digest of hash, Final
 // signs the digest); with hash 0 (CKM_RSA_PKCS_PSS, CKM_ECDSA, CKM_DSA)
