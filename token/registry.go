@@ -1,9 +1,11 @@
 package token
 
 // The registry: every mechanism the token offers, one line per family
-// (mech_*.go and the key types' files) or per mechanism. newRegistry
-// (mechanism.go) derives each mechanism's CK_MECHANISM_INFO flags from the
-// operations its type implements.
+// (mech_*.go) or per mechanism. newRegistry (mechanism.go) derives each
+// mechanism's CK_MECHANISM_INFO flags from the operations its type
+// implements, and panics at load on a mechanism registered twice, one
+// that serves no operation or takes no key type, or a capability flag
+// that claims an operation.
 
 import "github.com/modexp-token/modexp-token/token/ck"
 
