@@ -21,7 +21,8 @@ package keystore
 // concurrent write differs from the remembered bytes too.
 //
 // The file is opened only for the few system calls of the read (open,
-// fstat, two preads, close: no lock, no map) and never kept open.
+// fstat, one pread (two for pages other than 4 KiB), close: no lock, no
+// map) and never kept open.
 
 import (
 	"encoding/binary"
