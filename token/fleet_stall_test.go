@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modexp-token/modexp-token/internal/etcdtest"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -24,14 +23,9 @@ import (
 // hundred calls under 300 ms: a loaded machine under -race has pauses)
 // are two orders above a sign call and an order below the wait.
 func TestFleetSignWhileStoreStalls(t *testing.T) {
-	dir := t.TempDir()
-	cu, err := etcdtest.FreeLoopbackURL()
-	must(t, err)
-	pu, err := etcdtest.FreeLoopbackURL()
-	must(t, err)
-	e := etcdtest.StartProcess(t, dir, "stall", cu, pu)
+	e, endpoint := memberProcess(t, "stall")
 	const timeout = 3 * time.Second
-	m, slotID, _ := etcdHostTimeout(t, cu.String(), "/stall/", timeout.String())
+	m, slotID, _ := etcdHostTimeout(t, endpoint, "/stall/", timeout.String())
 	initToken(t, m, slotID)
 	sh := openRW(t, m, slotID)
 	must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
@@ -127,14 +121,9 @@ func TestFleetSignWhileStoreStalls(t *testing.T) {
 // wrong PIN counted by another host shows in the flags within moments,
 // and with the member stopped (SIGSTOP) every call answers at once.
 func TestFleetTokenInfoFromCache(t *testing.T) {
-	dir := t.TempDir()
-	cu, err := etcdtest.FreeLoopbackURL()
-	must(t, err)
-	pu, err := etcdtest.FreeLoopbackURL()
-	must(t, err)
-	e := etcdtest.StartProcess(t, dir, "info", cu, pu)
-	a, slotA, _ := etcdHostTimeout(t, cu.String(), "/info/", "3s")
-	b, slotB, _ := etcdHostTimeout(t, cu.String(), "/info/", "3s")
+	e, endpoint := memberProcess(t, "info")
+	a, slotA, _ := etcdHostTimeout(t, endpoint, "/info/", "3s")
+	b, slotB, _ := etcdHostTimeout(t, endpoint, "/info/", "3s")
 	initToken(t, a, slotA)
 	info := func(m *Module, slot uint64) TokenInfo {
 		t.Helper()
@@ -198,14 +187,7 @@ func TestFleetTokenInfoFromCache(t *testing.T) {
 // writes too) while the writers adopt theirs: the cache of the writing
 // host and of another host end as the store, one handle per object.
 func TestFleetConcurrentWrites(t *testing.T) {
-	prefix := etcdServer.Prefix(t)
-	a, slotA := etcdHost(t, prefix)
-	b, slotB := etcdHost(t, prefix)
-	initToken(t, a, slotA)
-	shA := openRW(t, a, slotA)
-	must(t, a.Login(shA, ck.CKU_USER, []byte(testUserPIN)))
-	shB := openRW(t, b, slotB)
-	must(t, b.Login(shB, ck.CKU_USER, []byte(testUserPIN)))
+	a, slotA, shA, b, _, shB := twoHosts(t)
 	want := concurrentWrites(t, a, slotA, shA, 6)
 	checkDataObjects(t, a, shA, want)
 	waitFind(t, b, shB, len(want), aULong(ck.CKA_CLASS, ck.CKO_DATA))

@@ -78,15 +78,7 @@ etcd_request_timeout = %[4]q
 // TestFleetTwoHosts: two module instances share one token in etcd; a key
 // pair made on one signs on the other, and its deletion is seen there.
 func TestFleetTwoHosts(t *testing.T) {
-	prefix := etcdServer.Prefix(t)
-	a, slotA := etcdHost(t, prefix)
-	b, slotB := etcdHost(t, prefix)
-	initToken(t, a, slotA)
-
-	shA := openRW(t, a, slotA)
-	must(t, a.Login(shA, ck.CKU_USER, []byte(testUserPIN)))
-	shB := openRW(t, b, slotB)
-	must(t, b.Login(shB, ck.CKU_USER, []byte(testUserPIN)))
+	a, _, shA, b, _, shB := twoHosts(t)
 
 	pubA, privA := genEC(t, a, shA, "P-256", true)
 	id := attr(t, a, shA, privA, ck.CKA_ID)
@@ -108,6 +100,32 @@ func TestFleetTwoHosts(t *testing.T) {
 
 	must(t, a.DestroyObject(shA, privA))
 	waitFind(t, b, shB, 0, aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), aBytes(ck.CKA_ID, id))
+}
+
+// twoHosts is two hosts (etcdHost) on a new token, each with a R/W
+// session logged in as the user.
+func twoHosts(t *testing.T) (a *Module, slotA, shA uint64, b *Module, slotB, shB uint64) {
+	t.Helper()
+	prefix := etcdServer.Prefix(t)
+	a, slotA = etcdHost(t, prefix)
+	b, slotB = etcdHost(t, prefix)
+	initToken(t, a, slotA)
+	shA = openRW(t, a, slotA)
+	must(t, a.Login(shA, ck.CKU_USER, []byte(testUserPIN)))
+	shB = openRW(t, b, slotB)
+	must(t, b.Login(shB, ck.CKU_USER, []byte(testUserPIN)))
+	return a, slotA, shA, b, slotB, shB
+}
+
+// memberProcess starts a one-member cluster in a child process (to stop
+// or kill) and returns it with its client URL.
+func memberProcess(t *testing.T, name string) (*etcdtest.Process, string) {
+	t.Helper()
+	cu, err := etcdtest.FreeLoopbackURL()
+	must(t, err)
+	pu, err := etcdtest.FreeLoopbackURL()
+	must(t, err)
+	return etcdtest.StartProcess(t, t.TempDir(), name, cu, pu), cu.String()
 }
 
 // waitFind searches until it finds n objects (a change reaches another

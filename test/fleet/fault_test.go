@@ -281,52 +281,25 @@ func faultTest(t *testing.T, n int) {
 		if errs[i] != nil {
 			t.Fatalf("host %d: %v\n%s", i, errs[i], tail(outs[i].String()))
 		}
-		var pub *ecdsa.PublicKey
-		var sigs, during, bad, failed int
-		var maxUS float64
-		var slowest time.Time
+		var l signLog
 		write := ""
 		for line := range strings.Lines(outs[i].String()) {
-			f := strings.Fields(line)
-			if len(f) == 0 {
-				continue
-			}
-			switch f[0] {
-			case "POINT":
-				pub = ecPoint(t, f[1])
-			case "SIG":
-				ms, _ := strconv.ParseFloat(f[1], 64)
-				us, _ := strconv.ParseFloat(f[2], 64)
-				if us > maxUS {
-					maxUS, slowest = us, time.UnixMilli(int64(ms))
-				}
-				h, _ := hex.DecodeString(f[3])
-				sig, _ := hex.DecodeString(f[4])
-				sigs++
-				if at := time.UnixMilli(int64(ms)); at.After(down) && at.Before(up) {
-					during++
-				}
-				if pub == nil || len(sig) != 64 || !ecdsa.Verify(pub, h, new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
-					bad++
-				}
-			case "ERR":
-				failed++
-			case "WRITE":
+			if f := strings.Fields(line); !l.line(t, f) && len(f) > 0 && f[0] == "WRITE" {
 				write = strings.TrimSpace(line)
 			}
 		}
+		during := 0
+		for _, at := range l.at {
+			if at.After(down) && at.Before(up) {
+				during++
+			}
+		}
 		t.Logf("host %d: %d signatures (%d while the member was down), slowest sign call %.1f ms (ended %+.2f s after the kill), %s",
-			i, sigs, during, maxUS/1e3, slowest.Sub(down).Seconds(), write)
-		if bad != 0 || failed != 0 || sigs < 100 || during < 10 {
-			t.Errorf("host %d: %d bad signatures, %d failed calls, %d signatures, %d during the outage\n%s", i, bad, failed, sigs, during, tail(outs[i].String()))
+			i, len(l.at), during, l.maxUS/1e3, l.slowest.Sub(down).Seconds(), write)
+		if during < 10 {
+			t.Errorf("host %d: %d signatures during the outage", i, during)
 		}
-		// Signing never waits for the cluster (before the follower asked
-		// the store outside the slot lock: 380–770 ms, until the request
-		// timeout or the end of the election); the bound leaves room for
-		// a loaded machine, and is a quarter of the request timeout.
-		if maxUS > 250e3 {
-			t.Errorf("host %d: a sign call took %.0f ms", i, maxUS/1e3)
-		}
+		l.check(t, i, outs[i].String())
 		if !strings.HasPrefix(write, "WRITE 0x0 ") {
 			t.Errorf("host %d: the write after recovery failed: %q", i, write)
 		}
@@ -339,6 +312,61 @@ func faultTest(t *testing.T, n int) {
 		if n := strings.Count(string(out), "fault-write"); err != nil || n != 2 {
 			t.Errorf("pkcs11-tool sees %d of the 2 objects written (%v):\n%s", n, err, out)
 		}
+	}
+}
+
+// signLog is what a host printed about its signatures.
+type signLog struct {
+	pub         *ecdsa.PublicKey
+	at          []time.Time // when each signature was made
+	bad, failed int         // invalid signatures, failed sign calls
+	maxUS       float64     // the slowest sign call (µs)
+	slowest     time.Time   // when it ended
+}
+
+// line takes a host's POINT, SIG or ERR line (split in fields), reporting
+// whether it was one.
+func (l *signLog) line(t *testing.T, f []string) bool {
+	if len(f) == 0 {
+		return false
+	}
+	switch f[0] {
+	case "POINT":
+		l.pub = ecPoint(t, f[1])
+	case "SIG":
+		ms, _ := strconv.ParseFloat(f[1], 64)
+		us, _ := strconv.ParseFloat(f[2], 64)
+		at := time.UnixMilli(int64(ms))
+		if us > l.maxUS {
+			l.maxUS, l.slowest = us, at
+		}
+		h, _ := hex.DecodeString(f[3])
+		sig, _ := hex.DecodeString(f[4])
+		l.at = append(l.at, at)
+		if l.pub == nil || len(sig) != 64 || !ecdsa.Verify(l.pub, h, new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+			l.bad++
+		}
+	case "ERR":
+		l.failed++
+	default:
+		return false
+	}
+	return true
+}
+
+// check fails the test if host i made a bad signature, a sign call failed
+// or waited, or it signed too little.
+func (l *signLog) check(t *testing.T, i int, out string) {
+	t.Helper()
+	if l.bad != 0 || l.failed != 0 || len(l.at) < 100 {
+		t.Errorf("host %d: %d bad signatures, %d failed sign calls, %d signatures\n%s", i, l.bad, l.failed, len(l.at), tail(out))
+	}
+	// Signing never waits for the cluster (before the follower asked
+	// the store outside the slot lock: 380–770 ms, until the request
+	// timeout or the end of the election); the bound leaves room for a
+	// loaded machine, and is a quarter of the request timeout.
+	if l.maxUS > 250e3 {
+		t.Errorf("host %d: a sign call took %.0f ms", i, l.maxUS/1e3)
 	}
 }
 
