@@ -66,28 +66,13 @@ func (s *slot) reloadLocked() error {
 	return s.applyFetchLocked(s.fetch(st, s.key, false, 0), true)
 }
 
-// refreshLocked brings the object cache up to date with the token file if
-// another process (or this one) changed it since: the keystore's change log
-// when it can answer, a full load otherwise. It asks the store under the
-// slot lock: refresh does the same without holding it.
-func (s *slot) refreshLocked() error {
-	if !s.loaded {
-		return s.reloadLocked()
-	}
-	st, err := s.st()
-	if err != nil {
-		return s.storeErr("generation", err)
-	}
-	if st.Following() && !s.stale.Swap(false) {
-		return nil // notified of every change, and none since the last
-	}
-	return s.applyFetchLocked(s.fetch(st, s.key, true, s.gen), false)
-}
-
-// refresh is refreshLocked without holding the slot lock while the store
-// answers (a network round trip for a token in etcd, the request timeout
-// when the cluster is out of reach): signing and every other use of the
-// cache go on meanwhile. What the store reported is applied under the
+// refresh brings the object cache up to date with the store if another
+// process or host (or this one) changed it since: the keystore's change
+// log when it can answer, a full load otherwise; a token in etcd whose
+// watch is live and notified nothing since asks nothing. The slot lock is
+// not held while the store answers (a network round trip for a token in
+// etcd, the request timeout when the cluster is out of reach): signing
+// and every other use of the cache go on meanwhile. What the store reported is applied under the
 // lock only if the cache did not change in between (s.ver: a login or
 // logout, a write by this process, another refresh), so an older answer
 // never replaces a newer state; otherwise the store is asked again, a few

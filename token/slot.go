@@ -357,20 +357,25 @@ func (s *slot) removeSession(ss *session) {
 	}
 }
 
-// reloadLocked and refreshLocked (the object cache following the token
-// file) are in cache.go.
+// reloadLocked and refresh (the object cache following the token store)
+// are in cache.go.
 
 // visibleLocked reports whether o may be seen in the current login state.
 func (s *slot) visibleLocked(o *object) bool {
 	return !o.isPrivate() || s.login == userLoggedIn
 }
 
-// objectLocked finds a visible object by handle, reloading the cache once
-// if the handle is unknown.
+// objectLocked finds a visible object by handle, refreshing the cache
+// once if the handle is unknown (another process's object, for a token
+// file), with the slot lock released meanwhile (cache.go, refresh): an
+// unknown handle while the store does not answer holds up no signature.
+// Callers call it before they read anything else under the lock.
 func (s *slot) objectLocked(h uint64) (*object, error) {
 	o, ok := s.objects[h]
 	if !ok && h != 0 {
-		if err := s.refreshLocked(); err != nil {
+		var err error
+		s.unlocked(func() { err = s.refresh() })
+		if err != nil {
 			return nil, err
 		}
 		o, ok = s.objects[h]
