@@ -76,13 +76,13 @@ func TestDES3KnownAnswers(t *testing.T) {
 
 // TestDESKeys: generation (odd parity, the type's length, no
 // CKA_VALUE_LEN needed), import lengths, and what a key of each type may
-// do: single DES encrypts nothing.
+// do: single DES encrypts nothing; two-key keys are imported only.
 func TestDESKeys(t *testing.T) {
 	m, _, sh := readyToken(t)
 	for _, c := range []struct {
 		gen, kt uint64
 		n       int
-	}{{ck.CKM_DES_KEY_GEN, ck.CKK_DES, 8}, {ck.CKM_DES2_KEY_GEN, ck.CKK_DES2, 16}, {ck.CKM_DES3_KEY_GEN, ck.CKK_DES3, 24}} {
+	}{{ck.CKM_DES_KEY_GEN, ck.CKK_DES, 8}, {ck.CKM_DES3_KEY_GEN, ck.CKK_DES3, 24}} {
 		t.Run(ck.Name("CKM_", c.gen), func(t *testing.T) {
 			h, err := m.GenerateKey(sh, &Mechanism{Type: c.gen}, []Attribute{aBool(ck.CKA_PRIVATE, false),
 				aBool(ck.CKA_SENSITIVE, false), aBool(ck.CKA_EXTRACTABLE, true)})
@@ -117,12 +117,19 @@ func TestDESKeys(t *testing.T) {
 			}
 		})
 	}
+	_, err := m.GenerateKey(sh, &Mechanism{Type: ck.CKM_DES2_KEY_GEN}, []Attribute{aBool(ck.CKA_PRIVATE, false)})
+	wantRV(t, err, ck.CKR_MECHANISM_INVALID)
+	_, err = secretKeyOf(m, sh, ck.CKK_DES2, make([]byte, 24))
+	wantRV(t, err, ck.CKR_ATTRIBUTE_VALUE_INVALID)
+	des2 := mustSecret(t, m, sh, ck.CKK_DES2, make([]byte, 16))
+	must(t, m.EncryptInit(sh, &Mechanism{Type: ck.CKM_DES3_ECB}, des2))
+	must(t, m.SessionCancel(sh, ck.CKF_ENCRYPT))
 	des := mustSecret(t, m, sh, ck.CKK_DES, unhexT(t, "8001010101010101"))
 	wantRV(t, m.EncryptInit(sh, &Mechanism{Type: ck.CKM_DES_ECB}, des), ck.CKR_MECHANISM_INVALID)
 	// C_DigestKey takes a DES key's value.
 	must(t, m.DigestInit(sh, &Mechanism{Type: ck.CKM_SHA256}))
 	must(t, m.DigestKey(sh, des))
-	_, _, err := m.DigestFinal(sh, Out{Cap: 32})
+	_, _, err = m.DigestFinal(sh, Out{Cap: 32})
 	must(t, err)
 	// Lengths and the IV.
 	k := mustSecret(t, m, sh, ck.CKK_DES3, make([]byte, 24))

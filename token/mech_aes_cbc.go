@@ -15,6 +15,9 @@ package token
 //     CKR_ENCRYPTED_DATA_INVALID (checked in constant time).
 //   - CBC and CBC_PAD take the 16-byte IV as parameter
 //     (CKR_MECHANISM_PARAM_INVALID otherwise), ECB none.
+//   - All three wrap (C_WrapKey, C_UnwrapKey) a secret key's value: ECB and
+//     CBC one of whole blocks (else CKR_KEY_SIZE_RANGE), CBC_PAD any, and
+//     private keys as PKCS#8 too.
 //
 // Key sizes in CK_MECHANISM_INFO are bytes: 16 to 32.
 
@@ -36,7 +39,7 @@ func aesBlockMechanisms() []mechanism {
 	return []mechanism{
 		&aesBlockMode{mechBase: aesBase(ck.CKM_AES_ECB)},
 		&aesBlockMode{mechBase: aesBase(ck.CKM_AES_CBC), cbc: true},
-		&aesCBCPad{aesBlockMode{mechBase: aesBase(ck.CKM_AES_CBC_PAD), cbc: true, pad: true}},
+		&aesBlockMode{mechBase: aesBase(ck.CKM_AES_CBC_PAD), cbc: true, pad: true},
 	}
 }
 
@@ -93,16 +96,41 @@ func (m *aesBlockMode) bindIV(cm *Mechanism) (aesBlockMode, error) {
 	return b, nil
 }
 
-// aesCBCPad is CKM_AES_CBC_PAD, which also wraps (mech_aes_kw.go).
-type aesCBCPad struct{ aesBlockMode }
-
-func (m *aesCBCPad) withParam(cm *Mechanism) (mechanism, error) {
-	b, err := m.bindIV(cm)
-	if err != nil {
+// wrap encrypts a secret key's value (C_WrapKey): ECB and CBC take whole
+// blocks (another length is CKR_KEY_SIZE_RANGE), the padded modes any.
+func (m *aesBlockMode) wrap(op *operation, material []byte) ([]byte, error) {
+	if !m.pad && len(material)%m.bs() != 0 {
+		return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%s wraps whole %d-byte blocks, the key is %d bytes", m.name(), m.bs(), len(material))
+	}
+	if err := op.initInput(); err != nil {
 		return nil, err
 	}
-	return &aesCBCPad{b}, nil
+	return streamOnce(op, material)
 }
+
+// unwrap decrypts a wrapped secret key's value (C_UnwrapKey): a length
+// that is not whole blocks is CKR_WRAPPED_KEY_LEN_RANGE, bad padding
+// CKR_WRAPPED_KEY_INVALID.
+func (m *aesBlockMode) unwrap(op *operation, wrapped []byte) ([]byte, error) {
+	if len(wrapped) == 0 || len(wrapped)%m.bs() != 0 {
+		return nil, ck.Errorf(ck.CKR_WRAPPED_KEY_LEN_RANGE, "%s unwraps whole %d-byte blocks, got %d bytes", m.name(), m.bs(), len(wrapped))
+	}
+	if err := op.initInput(); err != nil {
+		return nil, err
+	}
+	out, err := streamOnce(op, wrapped)
+	if err != nil {
+		return nil, unwrapErr(err)
+	}
+	if len(out) == 0 {
+		return nil, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "an empty key")
+	}
+	return out, nil
+}
+
+// wrapsPrivate: ECB and CBC wrap secret keys only; the padded modes
+// private keys too (PKCS#8).
+func (m *aesBlockMode) wrapsPrivate() bool { return m.pad }
 
 // aesBlock returns the AES cipher of the operation's key.
 func (op *operation) aesBlock() (cipher.Block, error) {

@@ -13,7 +13,8 @@ package token
 //
 // CKM_AES_CBC_PAD (mech_aes_cbc.go) wraps too: the key material encrypted
 // with the 16-byte IV of its parameter and PKCS#7 padding, any secret key
-// and RSA and EC private keys as PKCS#8.
+// and RSA and EC private keys as PKCS#8; CKM_AES_ECB and CKM_AES_CBC a
+// secret key of whole blocks.
 //
 // Unwrap answers CKR_WRAPPED_KEY_LEN_RANGE for a length no wrap makes and
 // CKR_WRAPPED_KEY_INVALID for anything that does not authenticate (checked
@@ -109,31 +110,3 @@ func kwErr(err error) error {
 	}
 	return ck.Errorf(ck.CKR_FUNCTION_FAILED, "key wrap: %v", err)
 }
-
-// wrap encrypts with CKM_AES_CBC_PAD's stream.
-func (m *aesCBCPad) wrap(op *operation, material []byte) ([]byte, error) {
-	if err := op.initInput(); err != nil {
-		return nil, err
-	}
-	return streamOnce(op, material)
-}
-
-// unwrap decrypts with CKM_AES_CBC_PAD's stream: a ciphertext of the
-// wrong length is CKR_WRAPPED_KEY_LEN_RANGE, bad padding
-// CKR_WRAPPED_KEY_INVALID.
-func (m *aesCBCPad) unwrap(op *operation, wrapped []byte) ([]byte, error) {
-	if err := op.initInput(); err != nil {
-		return nil, err
-	}
-	out, err := streamOnce(op, wrapped)
-	if err != nil {
-		return nil, unwrapErr(err)
-	}
-	if len(out) == 0 {
-		return nil, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "an empty key")
-	}
-	return out, nil
-}
-
-// wrapsPrivate: CKM_AES_CBC_PAD wraps private keys as PKCS#8.
-func (m *aesCBCPad) wrapsPrivate() bool { return true }

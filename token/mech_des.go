@@ -3,9 +3,10 @@ package token
 // The DES key generators and Triple DES (PKCS#11 3.0 Current Mechanisms
 // §6.4–6.5; the key types: des_key.go).
 //
-//   - CKM_DES_KEY_GEN, CKM_DES2_KEY_GEN, CKM_DES3_KEY_GEN make random keys
-//     of their type's length (no CKA_VALUE_LEN; one stating the true length
-//     is accepted).
+//   - CKM_DES_KEY_GEN and CKM_DES3_KEY_GEN make random keys of their type's
+//     length (no CKA_VALUE_LEN; one stating the true length is accepted).
+//     Two-key CKK_DES2 keys are imported (C_CreateObject, C_UnwrapKey),
+//     not generated.
 //   - CKM_DES3_ECB, CKM_DES3_CBC and CKM_DES3_CBC_PAD encrypt with CKK_DES2
 //     and CKK_DES3 keys, as the AES modes do (mech_aes_cbc.go) with 8-byte
 //     blocks and an 8-byte IV.
@@ -39,7 +40,6 @@ func desMechanisms() []mechanism {
 	}
 	return []mechanism{
 		gen(ck.CKM_DES_KEY_GEN, ck.CKK_DES),
-		gen(ck.CKM_DES2_KEY_GEN, ck.CKK_DES2),
 		gen(ck.CKM_DES3_KEY_GEN, ck.CKK_DES3),
 		mode(ck.CKM_DES3_ECB, false, false),
 		mode(ck.CKM_DES3_CBC, true, false),
@@ -47,7 +47,7 @@ func desMechanisms() []mechanism {
 	}
 }
 
-// desKeyGen is CKM_DES_KEY_GEN, CKM_DES2_KEY_GEN or CKM_DES3_KEY_GEN.
+// desKeyGen is CKM_DES_KEY_GEN or CKM_DES3_KEY_GEN.
 type desKeyGen struct{ mechBase }
 
 // generateKey returns a random key with odd parity in every byte.

@@ -27,6 +27,8 @@ import (
 const (
 	aesGenID  = "c1" // AES-256, extractable
 	hmacGenID = "c2" // generic secret of 64 bytes (SoftHSMv2 wants the hash size), extractable
+	desGenID  = "c3" // single DES, extractable
+	des3GenID = "c4" // three-key Triple DES, extractable
 )
 
 // secretKeyIDs are the IDs of secret keys TestPKCS11Tool signs with.
@@ -47,11 +49,12 @@ var hmacMechs = []struct {
 	{"SHA512-HMAC", sha512.New, pkcs11.CKM_SHA512_HMAC_GENERAL, "SHA512"},
 }
 
-// secretKeys generates an AES-256 key (AES-KEY-GEN) and a generic secret
-// (GENERIC-SECRET-KEY-GEN) with pkcs11-tool --keygen, both extractable, and
-// reads their values back; the AES key then encrypts and decrypts with
-// AES-ECB, AES-CBC and AES-CBC-PAD through pkcs11-tool --encrypt/--decrypt,
-// checked against `openssl enc`. It returns the HMAC signatures for
+// secretKeys generates an AES-256 key (AES-KEY-GEN), a generic secret
+// (GENERIC-SECRET-KEY-GEN), a DES and a Triple DES key (DES-KEY-GEN,
+// DES3-KEY-GEN) with pkcs11-tool --keygen, all extractable, and reads
+// their values back; the AES key then encrypts and decrypts with AES-ECB,
+// AES-CBC and AES-CBC-PAD through pkcs11-tool --encrypt/--decrypt, checked
+// against `openssl enc`. It returns the HMAC signatures for
 // TestPKCS11Tool's signing loop (pkcs11-tool --sign/--verify with
 // SHA*-HMAC, checked with crypto/hmac and `openssl mac`).
 func (ex *p11Exercises) secretKeys(t *testing.T, msg []byte) []signCase {
@@ -73,18 +76,25 @@ func (ex *p11Exercises) secretKeys(t *testing.T, msg []byte) []signCase {
 	}
 	aesKey = gen("AES-KEY-GEN", "AES:32", aesGenID, 32)
 	hmacKey = gen("GENERIC-SECRET-KEY-GEN", "GENERIC:64", hmacGenID, 64)
+	gen("DES-KEY-GEN", "DES:8", desGenID, 8) // no mechanism uses it: made and read back
+	gen("DES3-KEY-GEN", "DES3:24", des3GenID, 24)
 
 	// The AES modes pkcs11-tool 0.23 has parameters for (AES-CTR and
-	// AES-GCM: in process). 100 bytes for the padded mode, 64 otherwise.
-	const iv = "0f0e0d0c0b0a09080706050403020100"
-	for _, c := range []struct{ mech, cipher string }{
-		{"AES-ECB", "aes-256-ecb"}, {"AES-CBC", "aes-256-cbc"}, {"AES-CBC-PAD", "aes-256-cbc"},
+	// AES-GCM: in process; pkcs11-tool 0.23 encrypts with no Triple DES
+	// mode: in process too). 100 bytes for the padded mode, 64 otherwise.
+	for _, c := range []struct {
+		mech, cipher, keygen, id, iv string
+		key                          []byte
+	}{
+		{"AES-ECB", "aes-256-ecb", "AES-KEY-GEN", aesGenID, "", aesKey},
+		{"AES-CBC", "aes-256-cbc", "AES-KEY-GEN", aesGenID, "0f0e0d0c0b0a09080706050403020100", aesKey},
+		{"AES-CBC-PAD", "aes-256-cbc", "AES-KEY-GEN", aesGenID, "0f0e0d0c0b0a09080706050403020100", aesKey},
 	} {
 		if !ex.has(c.mech, "encrypt") && !ex.has(c.mech, "decrypt") {
 			continue
 		}
-		if aesKey == nil {
-			t.Errorf("%s listed, but no AES key could be generated (no AES-KEY-GEN)", c.mech)
+		if c.key == nil {
+			t.Errorf("%s listed, but no key could be generated (no %s)", c.mech, c.keygen)
 			continue
 		}
 		ex.mark(c.mech, "encrypt")
@@ -92,15 +102,15 @@ func (ex *p11Exercises) secretKeys(t *testing.T, msg []byte) []signCase {
 		t.Run("encrypt/"+c.mech, func(t *testing.T) {
 			tk := tk.with(t)
 			pt := make([]byte, 64)
-			ossl := []string{"enc", "-" + c.cipher, "-K", hex.EncodeToString(aesKey), "-nopad"}
-			if c.mech == "AES-CBC-PAD" {
+			ossl := []string{"enc", "-" + c.cipher, "-K", hex.EncodeToString(c.key), "-nopad"}
+			if strings.HasSuffix(c.mech, "-PAD") {
 				pt, ossl = make([]byte, 100), ossl[:len(ossl)-1]
 			}
 			rand.Read(pt)
-			args := []string{"-m", c.mech, "--id", aesGenID}
-			if c.mech != "AES-ECB" {
-				args = append(args, "--iv", iv)
-				ossl = append(ossl, "-iv", iv)
+			args := []string{"-m", c.mech, "--id", c.id}
+			if c.iv != "" {
+				args = append(args, "--iv", c.iv)
+				ossl = append(ossl, "-iv", c.iv)
 			}
 			in := tk.write("pt-"+c.mech, string(pt))
 			want := []byte(tk.mustRun("openssl", append(ossl, "-in", in)...).stdout)
@@ -218,6 +228,8 @@ func (c *inProcessClient) symmetric() {
 		}
 	}
 
+	c.tripleDES()
+
 	// AES-CMAC (16 bytes) and CKM_AES_CMAC_GENERAL (asked for 12), against
 	// `openssl mac`.
 	out, err := exec.Command("openssl", "mac", "-cipher", "AES-256-CBC", "-macopt", "hexkey:"+hex.EncodeToString(key),
@@ -282,4 +294,115 @@ func writeTemp(t *testing.T, b []byte) string {
 		t.Fatal(err)
 	}
 	return f.Name()
+}
+
+// tripleDES is the child's part for Triple DES, which pkcs11-tool 0.23
+// neither encrypts with nor wraps with in CBC: DES3-ECB, DES3-CBC and
+// DES3-CBC-PAD encrypt and decrypt 100 (padded) or 64 bytes, and DES3-CBC
+// and DES3-CBC-PAD wrap and unwrap an AES-128 key; each result checked
+// against `openssl enc`.
+func (c *inProcessClient) tripleDES() {
+	t := c.t
+	key, iv := make([]byte, 24), make([]byte, 8)
+	rand.Read(key)
+	rand.Read(iv)
+	kek, err := c.p.CreateObject(c.s, []*pkcs11.Attribute{
+		pkcs11.NewAttribute(pkcs11.CKA_CLASS, pkcs11.CKO_SECRET_KEY), pkcs11.NewAttribute(pkcs11.CKA_KEY_TYPE, pkcs11.CKK_DES3),
+		pkcs11.NewAttribute(pkcs11.CKA_TOKEN, false), pkcs11.NewAttribute(pkcs11.CKA_VALUE, key),
+		pkcs11.NewAttribute(pkcs11.CKA_ENCRYPT, true), pkcs11.NewAttribute(pkcs11.CKA_DECRYPT, true),
+		pkcs11.NewAttribute(pkcs11.CKA_WRAP, true), pkcs11.NewAttribute(pkcs11.CKA_UNWRAP, true),
+	})
+	if err != nil {
+		t.Fatalf("C_CreateObject(CKK_DES3): %v", err)
+	}
+	target := make([]byte, 16)
+	rand.Read(target)
+	wrapped, err := c.p.CreateObject(c.s, []*pkcs11.Attribute{
+		pkcs11.NewAttribute(pkcs11.CKA_CLASS, pkcs11.CKO_SECRET_KEY), pkcs11.NewAttribute(pkcs11.CKA_KEY_TYPE, pkcs11.CKK_AES),
+		pkcs11.NewAttribute(pkcs11.CKA_TOKEN, false), pkcs11.NewAttribute(pkcs11.CKA_VALUE, target),
+		pkcs11.NewAttribute(pkcs11.CKA_EXTRACTABLE, true),
+	})
+	if err != nil {
+		t.Fatalf("C_CreateObject(CKK_AES): %v", err)
+	}
+	for _, m := range []struct {
+		ckm    uint
+		name   string
+		cipher string
+		cbc    bool
+		pad    bool
+	}{
+		{pkcs11.CKM_DES3_ECB, "DES3-ECB", "des-ede3-ecb", false, false},
+		{pkcs11.CKM_DES3_CBC, "DES3-CBC", "des-ede3-cbc", true, false},
+		{pkcs11.CKM_DES3_CBC_PAD, "DES3-CBC-PAD", "des-ede3-cbc", true, true},
+	} {
+		if !c.offers(m.ckm) {
+			continue
+		}
+		mech := pkcs11.NewMechanism(m.ckm, nil)
+		ossl := []string{"enc", "-" + m.cipher, "-K", hex.EncodeToString(key)}
+		if m.cbc {
+			mech = pkcs11.NewMechanism(m.ckm, iv)
+			ossl = append(ossl, "-iv", hex.EncodeToString(iv))
+		}
+		msg := make([]byte, 64)
+		if m.pad {
+			msg = make([]byte, 100)
+		} else {
+			ossl = append(ossl, "-nopad")
+		}
+		rand.Read(msg)
+		want, err := exec.Command("openssl", append(ossl, "-in", writeTemp(t, msg))...).Output()
+		if err != nil {
+			t.Fatalf("openssl %v: %v", ossl, err)
+		}
+		if got := c.encrypt(mech, kek, msg); !bytes.Equal(got, want) {
+			t.Errorf("%s: %x, openssl enc %x", m.name, got, want)
+		} else {
+			c.exercised(m.ckm, m.name, "encrypt")
+		}
+		if got, err := c.decrypt(mech, kek, want); err != nil || !bytes.Equal(got, msg) {
+			t.Errorf("%s decryption: %x, %v", m.name, got, err)
+		} else {
+			c.exercised(m.ckm, m.name, "decrypt")
+		}
+		if !m.cbc || !c.wraps(m.ckm) { // DES3-ECB wraps through pkcs11-tool
+			continue
+		}
+		wantWrap, err := exec.Command("openssl", append(ossl, "-in", writeTemp(t, target))...).Output()
+		if err != nil {
+			t.Fatalf("openssl %v: %v", ossl, err)
+		}
+		w, err := c.p.WrapKey(c.s, []*pkcs11.Mechanism{mech}, kek, wrapped)
+		if err != nil || !bytes.Equal(w, wantWrap) {
+			t.Errorf("%s wrap: %x, %v; openssl enc %x", m.name, w, err, wantWrap)
+			continue
+		}
+		c.exercised(m.ckm, m.name, "wrap")
+		h, err := c.p.UnwrapKey(c.s, []*pkcs11.Mechanism{mech}, kek, w, []*pkcs11.Attribute{
+			pkcs11.NewAttribute(pkcs11.CKA_CLASS, pkcs11.CKO_SECRET_KEY), pkcs11.NewAttribute(pkcs11.CKA_KEY_TYPE, pkcs11.CKK_AES),
+			pkcs11.NewAttribute(pkcs11.CKA_TOKEN, false), pkcs11.NewAttribute(pkcs11.CKA_SENSITIVE, false),
+			pkcs11.NewAttribute(pkcs11.CKA_EXTRACTABLE, true),
+		})
+		if err != nil {
+			t.Errorf("%s unwrap: %v", m.name, err)
+			continue
+		}
+		a, err := c.p.GetAttributeValue(c.s, h, []*pkcs11.Attribute{pkcs11.NewAttribute(pkcs11.CKA_VALUE, nil)})
+		if err != nil || !bytes.Equal(a[0].Value, target) {
+			t.Errorf("%s unwrapped %x, %v; want %x", m.name, a[0].Value, err, target)
+			continue
+		}
+		c.exercised(m.ckm, m.name, "unwrap")
+	}
+}
+
+// wraps reports whether mechanism ckm lists CKF_WRAP.
+func (c *inProcessClient) wraps(ckm uint) bool {
+	info, err := c.p.GetSessionInfo(c.s)
+	if err != nil {
+		return false
+	}
+	mi, err := c.p.GetMechanismInfo(info.SlotID, []*pkcs11.Mechanism{pkcs11.NewMechanism(ckm, nil)})
+	return err == nil && mi.Flags&pkcs11.CKF_WRAP != 0
 }

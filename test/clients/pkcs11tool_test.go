@@ -453,9 +453,10 @@ func TestPKCS11Tool(t *testing.T) {
 	}
 
 	// Key wrapping with pkcs11-tool --wrap/--unwrap: an AES key (imported,
-	// so openssl can check the deterministic wraps) under an imported KEK or
-	// an RSA key pair with CKA_WRAP/CKA_UNWRAP, unwrapped back to the same
-	// value. pkcs11-tool 0.23 gives C_WrapKey no CK_RSA_PKCS_OAEP_PARAMS, so
+	// so openssl can check the deterministic wraps) under an imported KEK
+	// (AES-256, a1; Triple DES, a4) or an RSA key pair with
+	// CKA_WRAP/CKA_UNWRAP, unwrapped back to the same value (pkcs11-tool
+	// 0.23 passes no IV to the Triple DES CBC modes: in process). pkcs11-tool 0.23 gives C_WrapKey no CK_RSA_PKCS_OAEP_PARAMS, so
 	// its OAEP wrap must be refused (CKR_MECHANISM_PARAM_INVALID); OAEP
 	// wrapping with parameters is covered through C (cgo/wrap_test.go).
 	type wrapCase struct {
@@ -468,6 +469,9 @@ func TestPKCS11Tool(t *testing.T) {
 	var wraps []wrapCase
 	for _, c := range []wrapCase{
 		{"AES-KEY-WRAP", "a1", []string{"-m", "AES-KEY-WRAP"}, []string{"-id-aes256-wrap", "-iv", "A6A6A6A6A6A6A6A6"}, ""},
+		{"AES-ECB", "a1", []string{"-m", "AES-ECB"}, []string{"-aes-256-ecb", "-nopad"}, ""},
+		{"AES-CBC", "a1", []string{"-m", "AES-CBC", "--iv", wrapIV}, []string{"-aes-256-cbc", "-nopad", "-iv", wrapIV}, ""},
+		{"DES3-ECB", "a4", []string{"-m", "DES3-ECB"}, []string{"-des-ede3-ecb", "-nopad"}, ""},
 		{"mechtype-0x210A", "a1", []string{"-m", "0x210A"}, []string{"-id-aes256-wrap-pad", "-iv", "A65959A6"}, ""},
 		{"mechtype-0x210B", "a1", []string{"-m", "0x210B"}, []string{"-id-aes256-wrap-pad", "-iv", "A65959A6"}, ""},
 		{"AES-CBC-PAD", "a1", []string{"-m", "AES-CBC-PAD", "--iv", wrapIV}, []string{"-aes-256-cbc", "-iv", wrapIV}, ""},
@@ -483,12 +487,18 @@ func TestPKCS11Tool(t *testing.T) {
 	if len(wraps) > 0 {
 		t.Run("wrap", func(t *testing.T) {
 			tk := tk.with(t)
-			kek, target := make([]byte, 32), make([]byte, 16)
+			kek, kek3, target := make([]byte, 32), make([]byte, 24), make([]byte, 16)
 			rand.Read(kek)
+			rand.Read(kek3)
 			rand.Read(target)
+			keks := map[string][]byte{"a1": kek, "a4": kek3}
 			tk.write("kek.bin", string(kek))
+			tk.write("kek3.bin", string(kek3))
 			tk.write("target.bin", string(target))
 			tk.p11Login("--write-object", tk.path("kek.bin"), "--type", "secrkey", "--key-type", "AES:32", "--id", "a1", "--label", "kek", "--usage-wrap")
+			if has("DES3-ECB", "wrap") {
+				tk.p11Login("--write-object", tk.path("kek3.bin"), "--type", "secrkey", "--key-type", "DES3:24", "--id", "a4", "--label", "kek3", "--usage-wrap")
+			}
 			tk.p11Login("--write-object", tk.path("target.bin"), "--type", "secrkey", "--key-type", "AES:16", "--id", "a3", "--label", "wrapped", "--extractable")
 			tk.p11Login("--keypairgen", "--key-type", "rsa:2048", "--id", "a2", "--label", "rsa-wrap", "--usage-wrap")
 			for i, c := range wraps {
@@ -506,7 +516,7 @@ func TestPKCS11Tool(t *testing.T) {
 					tk.mustRun("pkcs11-tool", args...)
 					got := tk.read("wrapped-" + c.mech)
 					if c.openssl != nil {
-						want := tk.mustRun("openssl", append(append([]string{"enc"}, c.openssl...), "-K", fmt.Sprintf("%x", kek), "-in", tk.path("target.bin"))...).stdout
+						want := tk.mustRun("openssl", append(append([]string{"enc"}, c.openssl...), "-K", fmt.Sprintf("%x", keks[c.wrapping]), "-in", tk.path("target.bin"))...).stdout
 						if !bytes.Equal(got, []byte(want)) {
 							t.Fatalf("pkcs11-tool --wrap %v: %x, openssl enc %v: %x", c.args, got, c.openssl, want)
 						}
