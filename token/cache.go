@@ -68,16 +68,20 @@ func (s *slot) reloadLocked() error {
 
 // refresh brings the object cache up to date with the store if another
 // process or host (or this one) changed it since: the keystore's change
-// log when it can answer, a full load otherwise; a token in etcd whose
-// watch is live and notified nothing since asks nothing. The slot lock is
-// not held while the store answers (a network round trip for a token in
-// etcd, the request timeout when the cluster is out of reach): signing
-// and every other use of the cache go on meanwhile. What the store reported is applied under the
-// lock only if the cache did not change in between (s.ver: a login or
-// logout, a write by this process, another refresh), so an older answer
-// never replaces a newer state; otherwise the store is asked again, a few
-// times at most (then the cache stays marked stale for the next call).
-func (s *slot) refresh() error {
+// log when it can answer, a full load otherwise. A token in etcd asks
+// nothing while its watch is live and notified nothing since, and (unless
+// follower: the slot's follower, which waits for the store) nothing while
+// the watch is down either: the cluster is out of reach or electing, the
+// loaded cache answers at once, and the watch's return makes the follower
+// catch up. The slot lock is not held while the store answers (a network
+// round trip for a token in etcd, the request timeout when the cluster is
+// out of reach): signing and every other use of the cache go on
+// meanwhile. What the store reported is applied under the lock only if
+// the cache did not change in between (s.ver: a login or logout, a write
+// by this process, another refresh), so an older answer never replaces a
+// newer state; otherwise the store is asked again, a few times at most
+// (then the cache stays marked stale for the next call).
+func (s *slot) refresh(follower bool) error {
 	st, err := s.st()
 	if err != nil {
 		return s.storeErr("generation", err)
@@ -85,6 +89,10 @@ func (s *slot) refresh() error {
 	for range 4 {
 		s.mu.Lock()
 		loaded := s.loaded
+		if loaded && s.cfg.Etcd() && !follower && !st.Following() {
+			s.mu.Unlock()
+			return nil
+		}
 		if loaded && st.Following() && !s.stale.Swap(false) {
 			s.mu.Unlock()
 			return nil
@@ -192,7 +200,7 @@ func (s *slot) follow() {
 		loaded, recVer := s.loaded, s.recVer
 		s.mu.Unlock()
 		if loaded {
-			_ = s.refresh() // errors are logged; the next search asks again
+			_ = s.refresh(true) // errors are logged; the watch's return asks again
 		}
 		if st, err := s.st(); err == nil {
 			// The token record (one small read): C_GetTokenInfo answers

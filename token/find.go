@@ -28,7 +28,7 @@ func (m *Module) FindObjectsInit(sh uint64, tmpl []Attribute) error {
 	s := ss.slot
 	// The store is asked without the slot lock (cache.go): a search
 	// during a leader election does not hold up other sessions' signing.
-	if err := s.refresh(); err != nil {
+	if err := s.refresh(false); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -374,7 +374,7 @@ func (s *slot) objectLocked(h uint64) (*object, error) {
 	o, ok := s.objects[h]
 	if !ok && h != 0 {
 		var err error
-		s.unlocked(func() { err = s.refresh() })
+		s.unlocked(func() { err = s.refresh(false) })
 		if err != nil {
 			return nil, err
 		}
