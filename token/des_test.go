@@ -2,21 +2,11 @@ package token
 
 import (
 	"bytes"
-	"encoding/hex"
 	"math/bits"
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
 )
-
-func unhexT(t *testing.T, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // TestDES3KnownAnswers: Triple DES ECB against NIST SP 800-67 rev. 1's
 // example (appendix B), CBC and a two-key CBC_PAD against openssl enc
@@ -24,9 +14,9 @@ func unhexT(t *testing.T, s string) []byte {
 // -des-ede-cbc with padding), single- and multi-part, both ways.
 func TestDES3KnownAnswers(t *testing.T) {
 	m, _, sh := readyToken(t)
-	k3 := unhexT(t, "0123456789abcdef23456789abcdef01456789abcdef0123")
+	k3 := unhex(t, "0123456789abcdef23456789abcdef01456789abcdef0123")
 	pt := []byte("The qufck brown fox jump")
-	iv := unhexT(t, "0001020304050607")
+	iv := unhex(t, "0001020304050607")
 	cases := []struct {
 		name string
 		kt   uint64
@@ -42,7 +32,7 @@ func TestDES3KnownAnswers(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			key := mustSecret(t, m, sh, c.kt, c.key)
-			want := unhexT(t, c.ct)
+			want := unhex(t, c.ct)
 			got, err := cryptOnce(m, sh, opEncrypt, c.mech, key, pt)
 			must(t, err)
 			if !bytes.Equal(got, want) {
@@ -124,7 +114,7 @@ func TestDESKeys(t *testing.T) {
 	des2 := mustSecret(t, m, sh, ck.CKK_DES2, make([]byte, 16))
 	must(t, m.EncryptInit(sh, &Mechanism{Type: ck.CKM_DES3_ECB}, des2))
 	must(t, m.SessionCancel(sh, ck.CKF_ENCRYPT))
-	des := mustSecret(t, m, sh, ck.CKK_DES, unhexT(t, "8001010101010101"))
+	des := mustSecret(t, m, sh, ck.CKK_DES, unhex(t, "8001010101010101"))
 	wantRV(t, m.EncryptInit(sh, &Mechanism{Type: ck.CKM_DES_ECB}, des), ck.CKR_MECHANISM_INVALID)
 	// C_DigestKey takes a DES key's value.
 	must(t, m.DigestInit(sh, &Mechanism{Type: ck.CKM_SHA256}))
