@@ -197,7 +197,7 @@ func (s *slot) follow() {
 		case <-notify:
 		}
 		s.mu.Lock()
-		loaded, recVer := s.loaded, s.recVer
+		loaded := s.loaded
 		s.mu.Unlock()
 		if loaded {
 			_ = s.refresh(true) // errors are logged; the watch's return asks again
@@ -205,7 +205,7 @@ func (s *slot) follow() {
 		if st, err := s.st(); err == nil {
 			// The token record (one small read): C_GetTokenInfo answers
 			// from it. A failure keeps the one cached.
-			_, _ = s.fetchRecord(st, recVer)
+			_, _ = s.fetchRecord(st)
 		}
 	}
 }
@@ -228,23 +228,25 @@ func (s *slot) tokenRecord(st *keystore.Store) (keystore.TokenRecord, error) {
 		s.mu.Unlock()
 		return rec, nil
 	}
-	ver := s.recVer
 	s.mu.Unlock()
-	return s.fetchRecord(st, ver)
+	return s.fetchRecord(st)
 }
 
-// fetchRecord reads the token record and caches it, unless the cache
-// changed since ver (a newer answer, or this process's own change: that
-// one is asked again at the next call).
-func (s *slot) fetchRecord(st *keystore.Store, ver uint64) (keystore.TokenRecord, error) {
+// fetchRecord reads the token record and caches it, unless a read begun
+// after this one answered first, or this process changed the record
+// since this one began (then the next call asks again).
+func (s *slot) fetchRecord(st *keystore.Store) (keystore.TokenRecord, error) {
+	s.mu.Lock()
+	s.recSeq++
+	seq := s.recSeq
+	s.mu.Unlock()
 	s.fetching.Add(1)
 	rec, err := st.Token()
 	s.fetching.Add(-1)
 	if err == nil {
 		s.mu.Lock()
-		if s.recVer == ver {
-			s.rec = &rec
-			s.recVer++
+		if seq > s.recAt && seq > s.recFloor {
+			s.rec, s.recAt = &rec, seq
 		}
 		s.mu.Unlock()
 	}
@@ -259,7 +261,7 @@ func (s *slot) recordChangedLocked(err error) {
 		return
 	}
 	s.rec = nil
-	s.recVer++
+	s.recFloor = s.recSeq
 }
 
 // unlocked runs f without the slot lock, which the caller holds before

@@ -74,9 +74,11 @@ type slot struct {
 	ver uint64
 	// rec is the token record of a token in etcd (C_GetTokenInfo), kept
 	// as fresh as the watch by follow (cache.go, tokenRecord); nil: ask
-	// the store. recVer counts its changes.
-	rec    *keystore.TokenRecord
-	recVer uint64
+	// the store. Every read of it takes a ticket (recSeq); rec is the
+	// answer of ticket recAt, and only a later ticket, above recFloor
+	// (this process's own change of the record), replaces it.
+	rec                     *keystore.TokenRecord
+	recSeq, recAt, recFloor uint64
 	// idIndex maps CKA_ID values to the handles of the objects that have
 	// them (cache.go): built with every full load, updated by every change
 	// of the cache; nil means not built (find.go builds it then). Entries
