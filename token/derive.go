@@ -27,6 +27,8 @@ package token
 // base key's was and the new key is not extractable (PKCS#11 3.0 §4.10).
 
 import (
+	"slices"
+
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -150,8 +152,8 @@ func derivedKeyLen(tmpl attrMap, natural int) (int, error) {
 		}
 		n, given = int(l), true
 	}
-	switch kt {
-	case ck.CKK_AES:
+	switch {
+	case kt == ck.CKK_AES:
 		if !given {
 			n = 32
 			for natural != 0 && n > natural && n > 16 {
@@ -161,8 +163,7 @@ func derivedKeyLen(tmpl attrMap, natural int) (int, error) {
 		if n != 16 && n != 24 && n != 32 {
 			return 0, invalid(ck.CKA_VALUE_LEN, "an AES key has 16, 24 or 32 bytes")
 		}
-	case ck.CKK_GENERIC_SECRET, ck.CKK_SHA_1_HMAC, ck.CKK_SHA224_HMAC, ck.CKK_SHA256_HMAC,
-		ck.CKK_SHA384_HMAC, ck.CKK_SHA512_HMAC:
+	case kt == ck.CKK_GENERIC_SECRET || slices.Contains(hmacKeyTypes, kt):
 		if !given {
 			if natural == 0 {
 				return 0, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_VALUE_LEN missing (the mechanism's output has no natural length)")

@@ -1,10 +1,12 @@
 package token
 
 // The digest mechanisms (C_Digest*): CKM_SHA_1, CKM_SHA224 to CKM_SHA512
-// and CKM_SHA3_224 to CKM_SHA3_512, with Go's crypto packages.
+// and CKM_SHA3_224 to CKM_SHA3_512, with Go's crypto packages; and CKM_MD5,
+// broken for collisions, for old data only (as SoftHSMv2 offers it).
 
 import (
 	"crypto"
+	_ "crypto/md5" // links crypto.MD5 (CKM_MD5, CKM_MD5_HMAC, CKM_MD5_RSA_PKCS)
 	"hash"
 
 	"github.com/modexp-token/modexp-token/token/ck"
@@ -16,6 +18,7 @@ var digestMechs = []hashMech{
 	{ck.CKM_SHA384, crypto.SHA384}, {ck.CKM_SHA512, crypto.SHA512},
 	{ck.CKM_SHA3_224, crypto.SHA3_224}, {ck.CKM_SHA3_256, crypto.SHA3_256},
 	{ck.CKM_SHA3_384, crypto.SHA3_384}, {ck.CKM_SHA3_512, crypto.SHA3_512},
+	{ck.CKM_MD5, crypto.MD5},
 }
 
 // digestMechanisms is the digest family.

@@ -2,7 +2,9 @@ package token
 
 // CKM_SHA_1_HMAC, CKM_SHA224_HMAC, CKM_SHA256_HMAC, CKM_SHA384_HMAC,
 // CKM_SHA512_HMAC and their _GENERAL forms (PKCS#11 3.0 Current Mechanisms
-// §2.20–2.25): sign and verify, single- and multi-part, with crypto/hmac.
+// §2.20–2.25): sign and verify, single- and multi-part, with crypto/hmac;
+// and CKM_MD5_HMAC(_GENERAL) (§6.x, legacy: for old data, as SoftHSMv2
+// offers it).
 //
 //   - Keys: CKK_GENERIC_SECRET (as SoftHSMv2 accepts for every HMAC) and
 //     the CKK_SHA*_HMAC type of the mechanism's hash; 1 byte to 64 KiB
@@ -32,6 +34,7 @@ var hmacMechs = []struct {
 	{ck.CKM_SHA256_HMAC, ck.CKM_SHA256_HMAC_GENERAL, ck.CKK_SHA256_HMAC, crypto.SHA256},
 	{ck.CKM_SHA384_HMAC, ck.CKM_SHA384_HMAC_GENERAL, ck.CKK_SHA384_HMAC, crypto.SHA384},
 	{ck.CKM_SHA512_HMAC, ck.CKM_SHA512_HMAC_GENERAL, ck.CKK_SHA512_HMAC, crypto.SHA512},
+	{ck.CKM_MD5_HMAC, ck.CKM_MD5_HMAC_GENERAL, ck.CKK_MD5_HMAC, crypto.MD5},
 }
 
 // hmacMechanisms is the HMAC family.

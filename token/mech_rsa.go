@@ -5,8 +5,9 @@ package token
 // (raw RSA), CKM_RSA_PKCS_PSS, CKM_RSA_PKCS_OAEP (encryption and
 // wrapping), all one-shot (PKCS#11 3.0 Current Mechanisms §2.1.6–2.1.8:
 // their Update and Final calls answer CKR_FUNCTION_NOT_SUPPORTED and end
-// the operation); and the hash-then-sign CKM_SHA*_RSA_PKCS and
-// CKM_SHA*_RSA_PKCS_PSS, single- and multi-part. The private operation
+// the operation); and the hash-then-sign CKM_SHA*_RSA_PKCS (and
+// CKM_MD5_RSA_PKCS, for old signatures) and CKM_SHA*_RSA_PKCS_PSS,
+// single- and multi-part. The private operation
 // runs on the slot's engine (rsa_key.go).
 
 import (
@@ -38,6 +39,7 @@ var (
 		{ck.CKM_SHA512_RSA_PKCS, crypto.SHA512},
 		{ck.CKM_SHA3_224_RSA_PKCS, crypto.SHA3_224}, {ck.CKM_SHA3_256_RSA_PKCS, crypto.SHA3_256},
 		{ck.CKM_SHA3_384_RSA_PKCS, crypto.SHA3_384}, {ck.CKM_SHA3_512_RSA_PKCS, crypto.SHA3_512},
+		{ck.CKM_MD5_RSA_PKCS, crypto.MD5}, // old signatures only (as SoftHSMv2)
 	}
 	rsaPSSHashMechs = []hashMech{
 		{ck.CKM_SHA1_RSA_PKCS_PSS, crypto.SHA1}, {ck.CKM_SHA224_RSA_PKCS_PSS, crypto.SHA224},

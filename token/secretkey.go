@@ -46,7 +46,8 @@ const (
 
 // hmacKeyTypes are the HMAC key types (generic secret keys serve every
 // HMAC mechanism too).
-var hmacKeyTypes = []uint64{ck.CKK_SHA_1_HMAC, ck.CKK_SHA224_HMAC, ck.CKK_SHA256_HMAC, ck.CKK_SHA384_HMAC, ck.CKK_SHA512_HMAC}
+var hmacKeyTypes = []uint64{ck.CKK_SHA_1_HMAC, ck.CKK_SHA224_HMAC, ck.CKK_SHA256_HMAC, ck.CKK_SHA384_HMAC, ck.CKK_SHA512_HMAC,
+	ck.CKK_MD5_HMAC}
 
 // secretValueSchema is the schema of the secret key types: the secret key
 // attributes, CKA_VALUE (sealed) and CKA_VALUE_LEN.

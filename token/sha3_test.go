@@ -74,7 +74,7 @@ func TestSHA3Signatures(t *testing.T) {
 		crypto.SHA3_384: ck.CKG_MGF1_SHA3_384, crypto.SHA3_512: ck.CKG_MGF1_SHA3_512}
 	hashMech := map[crypto.Hash]uint64{crypto.SHA3_224: ck.CKM_SHA3_224, crypto.SHA3_256: ck.CKM_SHA3_256,
 		crypto.SHA3_384: ck.CKM_SHA3_384, crypto.SHA3_512: ck.CKM_SHA3_512}
-	for _, hm := range rsaPKCSHashMechs[5:] {
+	for _, hm := range rsaPKCSHashMechs[5:9] { // the SHA-3 ones
 		sig, err := signWith(t, m, sh, rsaPriv, hm.typ, msg)
 		must(t, err)
 		must(t, rsa.VerifyPKCS1v15(&fuzzRSAKey.PublicKey, hm.hash, digest(hm.hash, msg), sig))

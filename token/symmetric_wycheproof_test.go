@@ -2,6 +2,7 @@ package token
 
 import (
 	"bytes"
+	"crypto"
 	"fmt"
 	"testing"
 
@@ -155,6 +156,9 @@ func TestWycheproofAESCMAC(t *testing.T) {
 func TestWycheproofHMAC(t *testing.T) {
 	for _, hm := range hmacMechs {
 		name := hm.hash.String()
+		if hm.hash == crypto.MD5 {
+			continue // Wycheproof has no HMAC-MD5: RFC 2202's cases are in md5_test.go
+		}
 		t.Run(name, func(t *testing.T) {
 			macVectors(t, symtest.HMACFiles[name], ck.CKK_GENERIC_SECRET, hm.mac, hm.general, 8*hm.hash.Size())
 		})

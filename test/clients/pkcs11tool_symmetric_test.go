@@ -8,6 +8,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hmac"
+	"crypto/md5"
 	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -47,6 +48,7 @@ var hmacMechs = []struct {
 	{"SHA256-HMAC", sha256.New, pkcs11.CKM_SHA256_HMAC_GENERAL, "SHA256"},
 	{"SHA384-HMAC", sha512.New384, pkcs11.CKM_SHA384_HMAC_GENERAL, "SHA384"},
 	{"SHA512-HMAC", sha512.New, pkcs11.CKM_SHA512_HMAC_GENERAL, "SHA512"},
+	{"MD5-HMAC", md5.New, pkcs11.CKM_MD5_HMAC_GENERAL, "MD5"},
 }
 
 // secretKeys generates an AES-256 key (AES-KEY-GEN), a generic secret

@@ -28,6 +28,7 @@ var p11Hashes = map[string]crypto.Hash{
 	"SHA-1": crypto.SHA1, "SHA1": crypto.SHA1, "SHA224": crypto.SHA224, "SHA256": crypto.SHA256,
 	"SHA384": crypto.SHA384, "SHA512": crypto.SHA512,
 	"SHA3-224": crypto.SHA3_224, "SHA3-256": crypto.SHA3_256, "SHA3-384": crypto.SHA3_384, "SHA3-512": crypto.SHA3_512,
+	"MD5": crypto.MD5, // MD5 and MD5-RSA-PKCS, the token's legacy mechanisms
 }
 
 // hashNames are pkcs11-tool's --hash-algorithm names, in order.

@@ -33,10 +33,12 @@
 // Supported hashes, for DigestInfo, PSS, OAEP and MGF1 alike: crypto.SHA1,
 // crypto.SHA224, crypto.SHA256, crypto.SHA384, crypto.SHA512 and
 // crypto.SHA3_224 to crypto.SHA3_512 (the package links their
-// implementations). The MGF1 hash is independent of the message
-// hash, as PKCS#11 allows. [MechanismHash] and [MGFHash] map the PKCS#11
-// constants of CK_RSA_PKCS_PSS_PARAMS and CK_RSA_PKCS_OAEP_PARAMS (hashAlg,
-// mgf) to a crypto.Hash.
+// implementations). [DigestInfo] also takes crypto.MD5 (CKM_MD5_RSA_PKCS,
+// for old signatures; the caller hashes), and nothing else does. The MGF1
+// hash is independent of the message hash, as PKCS#11 allows.
+// [MechanismHash] and [MGFHash] map the PKCS#11 constants of
+// CK_RSA_PKCS_PSS_PARAMS and CK_RSA_PKCS_OAEP_PARAMS (hashAlg, mgf) to a
+// crypto.Hash.
 //
 // # Errors
 //

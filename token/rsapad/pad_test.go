@@ -3,11 +3,13 @@ package rsapad
 import (
 	"bytes"
 	"crypto"
+	_ "crypto/md5" // the package does not link MD5; its DigestInfo test hashes
 	"crypto/rand"
 	"encoding/asn1"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
@@ -53,7 +55,9 @@ func TestDigestInfo(t *testing.T) {
 		Alg    algID
 		Digest []byte
 	}
-	for _, h := range allHashes {
+	// MD5 (RFC 8017 §9.2 note 1), for CKM_MD5_RSA_PKCS: DigestInfo only.
+	oids[crypto.MD5] = asn1.ObjectIdentifier{1, 2, 840, 113549, 2, 5}
+	for _, h := range append(slices.Clone(allHashes), crypto.MD5) {
 		digest := digestOf(h, []byte("abc"))
 		want, err := asn1.Marshal(digestInfo{algID{oids[h], asn1.NullRawValue}, digest})
 		if err != nil {
@@ -69,7 +73,7 @@ func TestDigestInfo(t *testing.T) {
 			}
 		}
 	}
-	for _, h := range []crypto.Hash{0, crypto.MD5, crypto.BLAKE2b_256, crypto.SHA512_256} {
+	for _, h := range []crypto.Hash{0, crypto.MD4, crypto.BLAKE2b_256, crypto.SHA512_256} {
 		if _, err := DigestInfo(h, make([]byte, 32)); !errors.Is(err, ErrHashUnsupported) {
 			t.Errorf("%v: err %v, want ErrHashUnsupported", h, err)
 		}
