@@ -17,9 +17,10 @@ const (
 	sizeofPSS  = C.CK_ULONG(unsafe.Sizeof(C.CK_RSA_PKCS_PSS_PARAMS{}))
 	sizeofOAEP = C.CK_ULONG(unsafe.Sizeof(C.CK_RSA_PKCS_OAEP_PARAMS{}))
 	sizeofECDH = C.CK_ULONG(unsafe.Sizeof(C.CK_ECDH1_DERIVE_PARAMS{}))
-	// The AES derivations by data encryption.
+	// The AES and DES derivations by data encryption.
 	sizeofDeriveString = C.CK_ULONG(unsafe.Sizeof(C.CK_KEY_DERIVATION_STRING_DATA{}))
 	sizeofAESCBCData   = C.CK_ULONG(unsafe.Sizeof(C.CK_AES_CBC_ENCRYPT_DATA_PARAMS{}))
+	sizeofDESCBCData   = C.CK_ULONG(unsafe.Sizeof(C.CK_DES_CBC_ENCRYPT_DATA_PARAMS{}))
 	sizeofEdDSA        = C.CK_ULONG(unsafe.Sizeof(C.CK_EDDSA_PARAMS{}))
 	sizeofAttr         = C.CK_ULONG(unsafe.Sizeof(C.CK_ATTRIBUTE{}))
 	// CK_GCM_PARAMS: the 3.0 form (with ulIvBits) and the 2.40 form.
@@ -213,7 +214,7 @@ func mechanismIn(p *C.CK_MECHANISM) (*token.Mechanism, C.CK_RV) {
 			return nil, rvMechParamInvalid
 		}
 		m.EdDSA = &token.EdDSAParams{PH: p.phFlag == 1, Context: context}
-	case m.Type == ck.CKM_AES_ECB_ENCRYPT_DATA:
+	case m.Type == ck.CKM_AES_ECB_ENCRYPT_DATA || m.Type == ck.CKM_DES_ECB_ENCRYPT_DATA || m.Type == ck.CKM_DES3_ECB_ENCRYPT_DATA:
 		if param == nil || plen != sizeofDeriveString {
 			return nil, rvMechParamInvalid
 		}
@@ -228,6 +229,17 @@ func mechanismIn(p *C.CK_MECHANISM) (*token.Mechanism, C.CK_RV) {
 			return nil, rvMechParamInvalid
 		}
 		p := (*C.CK_AES_CBC_ENCRYPT_DATA_PARAMS)(param)
+		data, ok := bytesCopy(unsafe.Pointer(p.pData), p.length)
+		if !ok {
+			return nil, rvMechParamInvalid
+		}
+		iv := C.GoBytes(unsafe.Pointer(&p.iv[0]), C.int(len(p.iv)))
+		m.EncryptData = &token.EncryptDataParams{IV: iv, Data: data}
+	case m.Type == ck.CKM_DES_CBC_ENCRYPT_DATA || m.Type == ck.CKM_DES3_CBC_ENCRYPT_DATA:
+		if param == nil || plen != sizeofDESCBCData {
+			return nil, rvMechParamInvalid
+		}
+		p := (*C.CK_DES_CBC_ENCRYPT_DATA_PARAMS)(param)
 		data, ok := bytesCopy(unsafe.Pointer(p.pData), p.length)
 		if !ok {
 			return nil, rvMechParamInvalid

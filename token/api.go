@@ -51,15 +51,17 @@ type Mechanism struct {
 	ECDH  *ECDH1DeriveParams // CKM_ECDH1_DERIVE, CKM_ECDH1_COFACTOR_DERIVE
 	EdDSA *EdDSAParams       // CKM_EDDSA with CK_EDDSA_PARAMS (nil: none given)
 	GCM   *GCMParams         // CKM_AES_GCM: decoded CK_GCM_PARAMS
-	// EncryptData: CKM_AES_ECB_ENCRYPT_DATA's CK_KEY_DERIVATION_STRING_DATA
-	// (IV nil) or CKM_AES_CBC_ENCRYPT_DATA's CK_AES_CBC_ENCRYPT_DATA_PARAMS.
+	// EncryptData: CKM_AES_ECB_ENCRYPT_DATA's (and the DES ones')
+	// CK_KEY_DERIVATION_STRING_DATA (IV nil), CKM_AES_CBC_ENCRYPT_DATA's
+	// CK_AES_CBC_ENCRYPT_DATA_PARAMS or CKM_DES(3)_CBC_ENCRYPT_DATA's
+	// CK_DES_CBC_ENCRYPT_DATA_PARAMS.
 	EncryptData *EncryptDataParams
 }
 
 // EncryptDataParams is the parameter of the key derivations by data
 // encryption, with the data copied.
 type EncryptDataParams struct {
-	IV   []byte // the CBC IV (16 bytes); nil for ECB
+	IV   []byte // the CBC IV (16 bytes for AES, 8 for DES); nil for ECB
 	Data []byte
 }
 

@@ -139,6 +139,8 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 //   - CKK_AES: 16, 24 or 32 bytes (else CKR_ATTRIBUTE_VALUE_INVALID);
 //     without CKA_VALUE_LEN the longest of these that natural allows (32
 //     when natural is 0).
+//   - CKK_DES, CKK_DES2, CKK_DES3: 8, 16, 24 bytes (a CKA_VALUE_LEN
+//     stating another is CKR_TEMPLATE_INCONSISTENT).
 //   - A length above natural (when natural is not 0) is
 //     CKR_TEMPLATE_INCONSISTENT; other key types are
 //     CKR_TEMPLATE_INCONSISTENT.
@@ -163,6 +165,11 @@ func derivedKeyLen(tmpl attrMap, natural int) (int, error) {
 		if n != 16 && n != 24 && n != 32 {
 			return 0, invalid(ck.CKA_VALUE_LEN, "an AES key has 16, 24 or 32 bytes")
 		}
+	case desKeyLen[kt] != 0:
+		if given && n != desKeyLen[kt] {
+			return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "a %s key has %d bytes", ck.Name("CKK_", kt), desKeyLen[kt])
+		}
+		n = desKeyLen[kt]
 	case kt == ck.CKK_GENERIC_SECRET || slices.Contains(hmacKeyTypes, kt):
 		if !given {
 			if natural == 0 {

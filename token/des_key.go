@@ -9,7 +9,6 @@ package token
 // secret keys (secretkey.go).
 
 import (
-	"crypto/cipher"
 	"crypto/des"
 	"fmt"
 
@@ -35,13 +34,7 @@ func init() {
 
 // desKCV is the first 3 bytes of the ECB encryption of a zero block.
 func desKCV(key []byte) []byte {
-	var b cipher.Block
-	var err error
-	if len(key) == 8 {
-		b, err = des.NewCipher(key)
-	} else {
-		b, err = tripleDES(key)
-	}
+	b, err := desCipher(key)
 	if err != nil {
 		return []byte{}
 	}

@@ -29,17 +29,20 @@ import (
 // CKM_AES_CBC_ENCRYPT_DATA.
 func aesEncryptDataMechanisms() []mechanism {
 	return []mechanism{
-		&aesEncryptData{mechBase: aesBase(ck.CKM_AES_ECB_ENCRYPT_DATA)},
-		&aesEncryptData{mechBase: aesBase(ck.CKM_AES_CBC_ENCRYPT_DATA), cbc: true},
+		&encryptData{mechBase: aesBase(ck.CKM_AES_ECB_ENCRYPT_DATA), block: (*operation).aesBlock, bs: aes.BlockSize},
+		&encryptData{mechBase: aesBase(ck.CKM_AES_CBC_ENCRYPT_DATA), block: (*operation).aesBlock, bs: aes.BlockSize, cbc: true},
 	}
 }
 
-// aesEncryptData is a derivation by data encryption (cbc: in CBC with the
-// parameter's IV), bound to its parameter.
-type aesEncryptData struct {
+// encryptData is a derivation by data encryption (cbc: in CBC with the
+// parameter's IV) under the base key's block cipher (AES, or DES:
+// mech_des.go) of bs-byte blocks, bound to its parameter.
+type encryptData struct {
 	mechBase
-	cbc bool
-	p   encryptDataParams
+	block func(op *operation) (cipher.Block, error)
+	bs    int
+	cbc   bool
+	p     encryptDataParams
 }
 
 // encryptDataParams is the decoded parameter: the IV (CBC) and the data.
@@ -49,17 +52,20 @@ type encryptDataParams struct {
 }
 
 // withParam checks the mechanism's parameter.
-func (m *aesEncryptData) withParam(cm *Mechanism) (mechanism, error) {
+func (m *encryptData) withParam(cm *Mechanism) (mechanism, error) {
 	e := cm.EncryptData
 	switch {
 	case e == nil || len(cm.Param) != 0:
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes %s", m.name(),
-			map[bool]string{false: "CK_KEY_DERIVATION_STRING_DATA", true: "CK_AES_CBC_ENCRYPT_DATA_PARAMS"}[m.cbc])
-	case m.cbc && len(e.IV) != aes.BlockSize, !m.cbc && e.IV != nil:
+		want := "CK_KEY_DERIVATION_STRING_DATA"
+		if m.cbc {
+			want = "CK_" + map[bool]string{false: "AES", true: "DES"}[m.bs == 8] + "_CBC_ENCRYPT_DATA_PARAMS"
+		}
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes %s", m.name(), want)
+	case m.cbc && len(e.IV) != m.bs, !m.cbc && e.IV != nil:
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s: wrong IV", m.name())
-	case len(e.Data) == 0 || len(e.Data)%aes.BlockSize != 0:
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s: %d bytes of data, want a whole number of 16-byte blocks",
-			m.name(), len(e.Data))
+	case len(e.Data) == 0 || len(e.Data)%m.bs != 0:
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s: %d bytes of data, want a whole number of %d-byte blocks",
+			m.name(), len(e.Data), m.bs)
 	}
 	b := *m
 	b.p = encryptDataParams{iv: e.IV, data: e.Data}
@@ -68,7 +74,7 @@ func (m *aesEncryptData) withParam(cm *Mechanism) (mechanism, error) {
 
 // derive encrypts the data under the base key and returns the leading
 // bytes the template asks for.
-func (m *aesEncryptData) derive(op *operation, tmpl attrMap) ([]byte, error) {
+func (m *encryptData) derive(op *operation, tmpl attrMap) ([]byte, error) {
 	p := &m.p
 	if v, ok := tmpl.ulong(ck.CKA_VALUE_LEN); ok && v > uint64(len(p.data)) {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "a %d-byte key from %d bytes of data", v, len(p.data))
@@ -77,7 +83,7 @@ func (m *aesEncryptData) derive(op *operation, tmpl attrMap) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := op.aesBlock()
+	b, err := m.block(op)
 	if err != nil {
 		return nil, err
 	}
@@ -85,9 +91,7 @@ func (m *aesEncryptData) derive(op *operation, tmpl attrMap) ([]byte, error) {
 	if m.cbc {
 		cipher.NewCBCEncrypter(b, p.iv).CryptBlocks(out, p.data)
 	} else {
-		for i := 0; i < len(out); i += aes.BlockSize {
-			b.Encrypt(out[i:i+aes.BlockSize], p.data[i:i+aes.BlockSize])
-		}
+		ecbMode{b: b, encrypt: true}.CryptBlocks(out, p.data)
 	}
 	key := append([]byte(nil), out[:n]...)
 	clear(out)

@@ -1,53 +1,98 @@
 package token
 
-// The DES key generators and Triple DES (PKCS#11 3.0 Current Mechanisms
-// §6.4–6.5; the key types: des_key.go).
+// The DES family (PKCS#11 3.0 Current Mechanisms §6.4–6.5, as SoftHSMv2
+// 2.6 lists it; the key types: des_key.go).
 //
-//   - CKM_DES_KEY_GEN and CKM_DES3_KEY_GEN make random keys of their type's
-//     length (no CKA_VALUE_LEN; one stating the true length is accepted).
-//     Two-key CKK_DES2 keys are imported (C_CreateObject, C_UnwrapKey),
-//     not generated.
-//   - CKM_DES3_ECB, CKM_DES3_CBC and CKM_DES3_CBC_PAD encrypt with CKK_DES2
-//     and CKK_DES3 keys, as the AES modes do (mech_aes_cbc.go) with 8-byte
+//   - CKM_DES_KEY_GEN, CKM_DES2_KEY_GEN and CKM_DES3_KEY_GEN make random
+//     keys of their type's length with odd parity (no CKA_VALUE_LEN; one
+//     stating the true length is accepted).
+//   - CKM_DES_ECB, CKM_DES_CBC, CKM_DES_CBC_PAD (CKK_DES) and CKM_DES3_ECB,
+//     CKM_DES3_CBC, CKM_DES3_CBC_PAD (CKK_DES2, CKK_DES3) encrypt, decrypt,
+//     wrap and unwrap as the AES modes do (mech_aes_cbc.go), with 8-byte
 //     blocks and an 8-byte IV.
-//   - Single DES encrypts nothing: its 56-bit key is found by exhaustive
-//     search. A DES key can still be made, imported, found, wrapped and
-//     digested (C_DigestKey), as clients and test suites (pkcs11test's
-//     fixtures) expect; SoftHSMv2 on OpenSSL 3 offers the same.
+//   - CKM_DES3_CMAC and CKM_DES3_CMAC_GENERAL (NIST SP 800-38B over triple
+//     DES: an 8-byte MAC, the _GENERAL form 1 to 8 bytes) sign and verify
+//     (mech_aes_cmac.go's CMAC at a 64-bit block).
+//   - CKM_DES_ECB_ENCRYPT_DATA, CKM_DES_CBC_ENCRYPT_DATA and the DES3 ones
+//     derive a key by encrypting the parameter's data (mech_aes_derive.go's
+//     rules at an 8-byte block; CBC takes CK_DES_CBC_ENCRYPT_DATA_PARAMS).
+//   - Single DES is broken (its 56-bit key falls to exhaustive search)
+//     and offered only because clients and test suites (pkcs11test's
+//     fixtures) still use it; the slot option single_des = false takes the
+//     single-DES mechanisms off the list (the CKK_DES key type stays).
+//   - Timing: crypto/des looks its S-boxes up in tables indexed by key- and
+//     data-dependent bits: DES is not constant-time in Go (nor in
+//     OpenSSL's generic code), one more reason it is for legacy use only.
 //
-// Key sizes in CK_MECHANISM_INFO are bytes.
+// Key sizes in CK_MECHANISM_INFO are bytes: 8 for DES, 16 to 24 for DES3.
 
 import (
 	"crypto/cipher"
 	"crypto/des"
 	"crypto/rand"
 	"fmt"
+	"hash"
 
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
-// desMechanisms are the DES key generators and the Triple DES modes.
+// desBase and des3Base are the common parts of the single- and
+// triple-DES mechanisms.
+func desBase(typ uint64) mechBase {
+	return mechBase{typ: typ, keyTypes: []uint64{ck.CKK_DES}, minBits: 8, maxBits: 8, sizeInBytes: true, available: singleDESAvailable}
+}
+
+func des3Base(typ uint64) mechBase {
+	return mechBase{typ: typ, keyTypes: []uint64{ck.CKK_DES3, ck.CKK_DES2}, minBits: 16, maxBits: 24, sizeInBytes: true}
+}
+
+// singleDESAvailable: the slot option single_des = false withdraws the
+// single-DES mechanisms.
+func singleDESAvailable(s *slot, _ *MechanismInfo) bool { return s.cfg.SingleDESOn() }
+
+// desMechanisms are the DES family.
 func desMechanisms() []mechanism {
 	gen := func(typ, kt uint64) mechanism {
 		n := uint64(desKeyLen[kt])
-		return &desKeyGen{mechBase{typ: typ, keyTypes: []uint64{kt}, minBits: n, maxBits: n, sizeInBytes: true}}
-	}
-	mode := func(typ uint64, cbc, pad bool) mechanism {
-		return &aesBlockMode{
-			mechBase: mechBase{typ: typ, keyTypes: []uint64{ck.CKK_DES3, ck.CKK_DES2}, minBits: 16, maxBits: 24, sizeInBytes: true},
-			cbc:      cbc, pad: pad, newCipher: tripleDES, blockLen: des.BlockSize,
+		b := mechBase{typ: typ, keyTypes: []uint64{kt}, minBits: n, maxBits: n, sizeInBytes: true}
+		if kt == ck.CKK_DES {
+			b.available = singleDESAvailable
 		}
+		return &desKeyGen{b}
+	}
+	mode := func(b mechBase, cbc, pad bool) mechanism {
+		return &aesBlockMode{mechBase: b, cbc: cbc, pad: pad, newCipher: desCipher, blockLen: des.BlockSize}
+	}
+	newMAC := func(op *operation) (hash.Hash, error) {
+		b, err := op.desBlock()
+		if err != nil {
+			return nil, err
+		}
+		return newCMAC(b), nil
+	}
+	data := func(b mechBase, cbc bool) mechanism {
+		return &encryptData{mechBase: b, block: (*operation).desBlock, bs: des.BlockSize, cbc: cbc}
 	}
 	return []mechanism{
 		gen(ck.CKM_DES_KEY_GEN, ck.CKK_DES),
+		gen(ck.CKM_DES2_KEY_GEN, ck.CKK_DES2),
 		gen(ck.CKM_DES3_KEY_GEN, ck.CKK_DES3),
-		mode(ck.CKM_DES3_ECB, false, false),
-		mode(ck.CKM_DES3_CBC, true, false),
-		mode(ck.CKM_DES3_CBC_PAD, true, true),
+		mode(desBase(ck.CKM_DES_ECB), false, false),
+		mode(desBase(ck.CKM_DES_CBC), true, false),
+		mode(desBase(ck.CKM_DES_CBC_PAD), true, true),
+		mode(des3Base(ck.CKM_DES3_ECB), false, false),
+		mode(des3Base(ck.CKM_DES3_CBC), true, false),
+		mode(des3Base(ck.CKM_DES3_CBC_PAD), true, true),
+		&macMech{mechBase: des3Base(ck.CKM_DES3_CMAC), newMAC: newMAC},
+		&macMech{mechBase: des3Base(ck.CKM_DES3_CMAC_GENERAL), newMAC: newMAC, maxLen: des.BlockSize},
+		data(desBase(ck.CKM_DES_ECB_ENCRYPT_DATA), false),
+		data(desBase(ck.CKM_DES_CBC_ENCRYPT_DATA), true),
+		data(des3Base(ck.CKM_DES3_ECB_ENCRYPT_DATA), false),
+		data(des3Base(ck.CKM_DES3_CBC_ENCRYPT_DATA), true),
 	}
 }
 
-// desKeyGen is CKM_DES_KEY_GEN or CKM_DES3_KEY_GEN.
+// desKeyGen is CKM_DES_KEY_GEN, CKM_DES2_KEY_GEN or CKM_DES3_KEY_GEN.
 type desKeyGen struct{ mechBase }
 
 // generateKey returns a random key with odd parity in every byte.
@@ -75,15 +120,27 @@ func desParity(b byte) byte {
 	return b | ^p&1
 }
 
-// tripleDES is the Triple DES cipher of a CKK_DES2 (K1‖K2‖K1) or CKK_DES3
-// value.
-func tripleDES(key []byte) (cipher.Block, error) {
+// desCipher is the cipher of a DES key: single DES (8 bytes), or triple
+// DES (EDE) of a CKK_DES2 (K1‖K2‖K1) or CKK_DES3 value.
+func desCipher(key []byte) (cipher.Block, error) {
 	switch len(key) {
+	case 8:
+		return des.NewCipher(key)
 	case 16:
-		key = append(append(make([]byte, 0, 24), key...), key[:8]...)
+		k := append(append(make([]byte, 0, 24), key...), key[:8]...)
+		defer clear(k)
+		return des.NewTripleDESCipher(k)
 	case 24:
-	default:
-		return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "Triple DES key of %d bytes", len(key))
+		return des.NewTripleDESCipher(key)
 	}
-	return des.NewTripleDESCipher(key)
+	return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "DES key of %d bytes", len(key))
+}
+
+// desBlock returns the DES cipher of the operation's key.
+func (op *operation) desBlock() (cipher.Block, error) {
+	k, err := op.key.secretValue()
+	if err != nil {
+		return nil, err
+	}
+	return desCipher(k)
 }

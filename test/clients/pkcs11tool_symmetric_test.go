@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"math/bits"
 	"os"
 	"os/exec"
 	"strings"
@@ -230,37 +231,19 @@ func (c *inProcessClient) symmetric() {
 		}
 	}
 
-	c.tripleDES()
+	c.desModes()
+	c.des2KeyGen()
 
-	// AES-CMAC (16 bytes) and CKM_AES_CMAC_GENERAL (asked for 12), against
+	// AES-CMAC (16 bytes) and CKM_AES_CMAC_GENERAL (asked for 12), and
+	// DES3-CMAC (8) and CKM_DES3_CMAC_GENERAL (asked for 5), against
 	// `openssl mac`.
-	out, err := exec.Command("openssl", "mac", "-cipher", "AES-256-CBC", "-macopt", "hexkey:"+hex.EncodeToString(key),
-		"-in", writeTemp(t, msg), "CMAC").Output()
-	if err != nil {
-		t.Fatalf("openssl mac CMAC: %v", err)
-	}
-	cmac, err := hex.DecodeString(strings.TrimSpace(string(out)))
-	if err != nil || len(cmac) != 16 {
-		t.Fatalf("openssl mac CMAC gave %q", out)
-	}
-	for _, m := range []struct {
-		ckm  uint
-		name string
-		mech *pkcs11.Mechanism
-		want []byte
-	}{
-		{pkcs11.CKM_AES_CMAC, "AES-CMAC", pkcs11.NewMechanism(pkcs11.CKM_AES_CMAC, nil), cmac},
-		{pkcs11.CKM_AES_CMAC_GENERAL, "AES-CMAC-GENERAL", pkcs11.NewMechanism(pkcs11.CKM_AES_CMAC_GENERAL, ulongParam(12)), cmac[:12]},
-	} {
-		if !c.offers(m.ckm) {
-			continue
-		}
-		if sig := c.sign(m.mech, aesKey, msg); !bytes.Equal(sig, m.want) {
-			t.Errorf("%s: %x, openssl mac %x", m.name, sig, m.want)
-		} else if c.verifies(m.mech, aesKey, msg, sig) {
-			c.exercised(m.ckm, m.name, "sign")
-			c.exercised(m.ckm, m.name, "verify")
-		}
+	c.cmac("AES-256-CBC", key, aesKey, msg, namedMech{pkcs11.CKM_AES_CMAC, "AES-CMAC"},
+		namedMech{pkcs11.CKM_AES_CMAC_GENERAL, "AES-CMAC-GENERAL"}, 12)
+	if c.offers(pkcs11.CKM_DES3_CMAC) || c.offers(pkcs11.CKM_DES3_CMAC_GENERAL) {
+		k3 := make([]byte, 24)
+		rand.Read(k3)
+		c.cmac("DES-EDE3-CBC", k3, c.secretKey(pkcs11.CKK_DES3, k3), msg, namedMech{pkcs11.CKM_DES3_CMAC, "DES3-CMAC"},
+			namedMech{pkcs11.CKM_DES3_CMAC_GENERAL, "DES3-CMAC-GENERAL"}, 5)
 	}
 
 	// CKM_SHA*_HMAC_GENERAL, 10 bytes of the HMAC.
@@ -298,65 +281,66 @@ func writeTemp(t *testing.T, b []byte) string {
 	return f.Name()
 }
 
-// tripleDES is the child's part for Triple DES, which pkcs11-tool 0.23
-// neither encrypts with nor wraps with in CBC: DES3-ECB, DES3-CBC and
-// DES3-CBC-PAD encrypt and decrypt 100 (padded) or 64 bytes, and DES3-CBC
-// and DES3-CBC-PAD wrap and unwrap an AES-128 key; each result checked
-// against `openssl enc`.
-func (c *inProcessClient) tripleDES() {
+// desModes is the child's part for the DES modes, which pkcs11-tool 0.23
+// neither encrypts with nor wraps with in CBC (nor imports a single-DES
+// key for): DES-ECB, DES-CBC, DES-CBC-PAD with a DES key and DES3-ECB,
+// DES3-CBC, DES3-CBC-PAD with a three-key one encrypt and decrypt 100
+// (padded) or 64 bytes, and wrap and unwrap an AES-128 key (DES3-ECB
+// wraps through pkcs11-tool); each result checked against `openssl enc`
+// (single DES: with OpenSSL 3's legacy provider).
+func (c *inProcessClient) desModes() {
+	for _, k := range []struct {
+		kt       uint
+		n        int
+		ecb      namedMech
+		cbc, pad namedMech
+		ossl     string // openssl's cipher: -ecb, -cbc added
+		extra    []string
+	}{
+		{pkcs11.CKK_DES, 8, namedMech{pkcs11.CKM_DES_ECB, "DES-ECB"}, namedMech{pkcs11.CKM_DES_CBC, "DES-CBC"},
+			namedMech{pkcs11.CKM_DES_CBC_PAD, "DES-CBC-PAD"}, "des", []string{"-provider", "legacy", "-provider", "default"}},
+		{pkcs11.CKK_DES3, 24, namedMech{pkcs11.CKM_DES3_ECB, "DES3-ECB"}, namedMech{pkcs11.CKM_DES3_CBC, "DES3-CBC"},
+			namedMech{pkcs11.CKM_DES3_CBC_PAD, "DES3-CBC-PAD"}, "des-ede3", nil},
+	} {
+		if !c.offers(k.ecb.ckm) && !c.offers(k.cbc.ckm) && !c.offers(k.pad.ckm) {
+			continue
+		}
+		c.desKeyModes(k.kt, k.n, k.ossl, k.extra, []namedMech{k.ecb, k.cbc, k.pad})
+	}
+}
+
+// desKeyModes runs the ECB, CBC and CBC_PAD mechanisms ms with a random key
+// of type kt and n bytes (openssl's cipher ossl, with the options extra).
+func (c *inProcessClient) desKeyModes(kt uint, n int, ossl string, extra []string, ms []namedMech) {
 	t := c.t
-	key, iv := make([]byte, 24), make([]byte, 8)
+	key, iv := make([]byte, n), make([]byte, 8)
 	rand.Read(key)
 	rand.Read(iv)
-	kek, err := c.p.CreateObject(c.s, []*pkcs11.Attribute{
-		pkcs11.NewAttribute(pkcs11.CKA_CLASS, pkcs11.CKO_SECRET_KEY), pkcs11.NewAttribute(pkcs11.CKA_KEY_TYPE, pkcs11.CKK_DES3),
-		pkcs11.NewAttribute(pkcs11.CKA_TOKEN, false), pkcs11.NewAttribute(pkcs11.CKA_VALUE, key),
-		pkcs11.NewAttribute(pkcs11.CKA_ENCRYPT, true), pkcs11.NewAttribute(pkcs11.CKA_DECRYPT, true),
-		pkcs11.NewAttribute(pkcs11.CKA_WRAP, true), pkcs11.NewAttribute(pkcs11.CKA_UNWRAP, true),
-	})
-	if err != nil {
-		t.Fatalf("C_CreateObject(CKK_DES3): %v", err)
-	}
+	kek := c.secretKeyWith(kt, key, pkcs11.CKA_ENCRYPT, pkcs11.CKA_DECRYPT, pkcs11.CKA_WRAP, pkcs11.CKA_UNWRAP)
 	target := make([]byte, 16)
 	rand.Read(target)
-	wrapped, err := c.p.CreateObject(c.s, []*pkcs11.Attribute{
-		pkcs11.NewAttribute(pkcs11.CKA_CLASS, pkcs11.CKO_SECRET_KEY), pkcs11.NewAttribute(pkcs11.CKA_KEY_TYPE, pkcs11.CKK_AES),
-		pkcs11.NewAttribute(pkcs11.CKA_TOKEN, false), pkcs11.NewAttribute(pkcs11.CKA_VALUE, target),
-		pkcs11.NewAttribute(pkcs11.CKA_EXTRACTABLE, true),
-	})
-	if err != nil {
-		t.Fatalf("C_CreateObject(CKK_AES): %v", err)
-	}
-	for _, m := range []struct {
-		ckm    uint
-		name   string
-		cipher string
-		cbc    bool
-		pad    bool
-	}{
-		{pkcs11.CKM_DES3_ECB, "DES3-ECB", "des-ede3-ecb", false, false},
-		{pkcs11.CKM_DES3_CBC, "DES3-CBC", "des-ede3-cbc", true, false},
-		{pkcs11.CKM_DES3_CBC_PAD, "DES3-CBC-PAD", "des-ede3-cbc", true, true},
-	} {
+	wrapped := c.secretKeyWith(pkcs11.CKK_AES, target, pkcs11.CKA_EXTRACTABLE)
+	for i, m := range ms {
+		cbc, pad := i > 0, i == 2
 		if !c.offers(m.ckm) {
 			continue
 		}
 		mech := pkcs11.NewMechanism(m.ckm, nil)
-		ossl := []string{"enc", "-" + m.cipher, "-K", hex.EncodeToString(key)}
-		if m.cbc {
+		args := append([]string{"enc", "-" + ossl + "-ecb", "-K", hex.EncodeToString(key)}, extra...)
+		if cbc {
 			mech = pkcs11.NewMechanism(m.ckm, iv)
-			ossl = append(ossl, "-iv", hex.EncodeToString(iv))
+			args = append([]string{"enc", "-" + ossl + "-cbc", "-K", hex.EncodeToString(key), "-iv", hex.EncodeToString(iv)}, extra...)
 		}
 		msg := make([]byte, 64)
-		if m.pad {
+		if pad {
 			msg = make([]byte, 100)
 		} else {
-			ossl = append(ossl, "-nopad")
+			args = append(args, "-nopad")
 		}
 		rand.Read(msg)
-		want, err := exec.Command("openssl", append(ossl, "-in", writeTemp(t, msg))...).Output()
+		want, err := exec.Command("openssl", append(args, "-in", writeTemp(t, msg))...).Output()
 		if err != nil {
-			t.Fatalf("openssl %v: %v", ossl, err)
+			t.Fatalf("openssl %v: %v", args, err)
 		}
 		if got := c.encrypt(mech, kek, msg); !bytes.Equal(got, want) {
 			t.Errorf("%s: %x, openssl enc %x", m.name, got, want)
@@ -368,12 +352,12 @@ func (c *inProcessClient) tripleDES() {
 		} else {
 			c.exercised(m.ckm, m.name, "decrypt")
 		}
-		if !m.cbc || !c.wraps(m.ckm) { // DES3-ECB wraps through pkcs11-tool
+		if (!cbc && kt != pkcs11.CKK_DES) || !c.wraps(m.ckm) { // DES3-ECB wraps through pkcs11-tool
 			continue
 		}
-		wantWrap, err := exec.Command("openssl", append(ossl, "-in", writeTemp(t, target))...).Output()
+		wantWrap, err := exec.Command("openssl", append(args, "-in", writeTemp(t, target))...).Output()
 		if err != nil {
-			t.Fatalf("openssl %v: %v", ossl, err)
+			t.Fatalf("openssl %v: %v", args, err)
 		}
 		w, err := c.p.WrapKey(c.s, []*pkcs11.Mechanism{mech}, kek, wrapped)
 		if err != nil || !bytes.Equal(w, wantWrap) {
@@ -407,4 +391,94 @@ func (c *inProcessClient) wraps(ckm uint) bool {
 	}
 	mi, err := c.p.GetMechanismInfo(info.SlotID, []*pkcs11.Mechanism{pkcs11.NewMechanism(ckm, nil)})
 	return err == nil && mi.Flags&pkcs11.CKF_WRAP != 0
+}
+
+// cmac signs msg with a CMAC mechanism and its _GENERAL form (asked for
+// n bytes) under key (h on the token), checks both against `openssl mac
+// -cipher ossl CMAC`, and verifies them.
+func (c *inProcessClient) cmac(ossl string, key []byte, h pkcs11.ObjectHandle, msg []byte, full, general namedMech, n int) {
+	t := c.t
+	if !c.offers(full.ckm) && !c.offers(general.ckm) {
+		return
+	}
+	out, err := exec.Command("openssl", "mac", "-cipher", ossl, "-macopt", "hexkey:"+hex.EncodeToString(key),
+		"-in", writeTemp(t, msg), "CMAC").Output()
+	if err != nil {
+		t.Fatalf("openssl mac CMAC (%s): %v", ossl, err)
+	}
+	mac, err := hex.DecodeString(strings.TrimSpace(string(out)))
+	if err != nil || len(mac) < n {
+		t.Fatalf("openssl mac CMAC (%s) gave %q", ossl, out)
+	}
+	for _, m := range []struct {
+		namedMech
+		mech *pkcs11.Mechanism
+		want []byte
+	}{
+		{full, pkcs11.NewMechanism(full.ckm, nil), mac},
+		{general, pkcs11.NewMechanism(general.ckm, ulongParam(uint64(n))), mac[:n]},
+	} {
+		if !c.offers(m.ckm) {
+			continue
+		}
+		if sig := c.sign(m.mech, h, msg); !bytes.Equal(sig, m.want) {
+			t.Errorf("%s: %x, openssl mac %x", m.name, sig, m.want)
+		} else if c.verifies(m.mech, h, msg, sig) {
+			c.exercised(m.ckm, m.name, "sign")
+			c.exercised(m.ckm, m.name, "verify")
+		}
+	}
+}
+
+// secretKeyWith makes a session secret key with the given value and the
+// given boolean attributes true.
+func (c *inProcessClient) secretKeyWith(kt uint, value []byte, trues ...uint) pkcs11.ObjectHandle {
+	c.t.Helper()
+	a := []*pkcs11.Attribute{
+		pkcs11.NewAttribute(pkcs11.CKA_CLASS, pkcs11.CKO_SECRET_KEY),
+		pkcs11.NewAttribute(pkcs11.CKA_KEY_TYPE, kt),
+		pkcs11.NewAttribute(pkcs11.CKA_TOKEN, false),
+		pkcs11.NewAttribute(pkcs11.CKA_VALUE, value),
+	}
+	for _, typ := range trues {
+		a = append(a, pkcs11.NewAttribute(typ, true))
+	}
+	h, err := c.p.CreateObject(c.s, a)
+	if err != nil {
+		c.t.Fatalf("C_CreateObject (secret key of type 0x%x): %v", kt, err)
+	}
+	return h
+}
+
+// des2KeyGen is the child's part for CKM_DES2_KEY_GEN, which pkcs11-tool
+// 0.23 has no key type for: a two-key DES key of 16 bytes with odd parity
+// and the check value of `openssl enc -des-ede` of a zero block.
+func (c *inProcessClient) des2KeyGen() {
+	t := c.t
+	if !c.offers(pkcs11.CKM_DES2_KEY_GEN) {
+		return
+	}
+	h, err := c.p.GenerateKey(c.s, []*pkcs11.Mechanism{pkcs11.NewMechanism(pkcs11.CKM_DES2_KEY_GEN, nil)}, []*pkcs11.Attribute{
+		pkcs11.NewAttribute(pkcs11.CKA_TOKEN, false), pkcs11.NewAttribute(pkcs11.CKA_SENSITIVE, false),
+		pkcs11.NewAttribute(pkcs11.CKA_EXTRACTABLE, true),
+	})
+	if err != nil {
+		t.Fatalf("C_GenerateKey(CKM_DES2_KEY_GEN): %v", err)
+	}
+	v := c.attr(h, pkcs11.CKA_VALUE)
+	odd := len(v) == 16
+	for _, b := range v {
+		odd = odd && bits.OnesCount8(b)%2 == 1
+	}
+	if !odd {
+		t.Fatalf("CKM_DES2_KEY_GEN: %x, want 16 bytes of odd parity", v)
+	}
+	zero, err := exec.Command("openssl", "enc", "-des-ede", "-nopad", "-K", hex.EncodeToString(v), "-in", writeTemp(t, make([]byte, 8))).Output()
+	if err != nil || len(zero) != 8 {
+		t.Fatalf("openssl enc -des-ede: %v", err)
+	}
+	if kcv := c.attr(h, pkcs11.CKA_CHECK_VALUE); !bytes.Equal(kcv, zero[:3]) {
+		t.Fatalf("CKM_DES2_KEY_GEN: CKA_CHECK_VALUE %x, openssl %x", kcv, zero[:3])
+	}
+	c.exercised(pkcs11.CKM_DES2_KEY_GEN, "DES2-KEY-GEN", "generate")
 }

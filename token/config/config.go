@@ -44,6 +44,7 @@
 //	kdf_threads = 4                # Argon2id lanes (default: keystore's)
 //	kdf_insecure = false           # true: allow Argon2id below t=2, 19 MiB (tests only)
 //	rsa_pkcs_decrypt = true        # CKM_RSA_PKCS decryption (implicit rejection); false: refused
+//	single_des = true              # the single-DES mechanisms (CKM_DES_*, 56-bit keys); false: not offered
 //
 // max_pin_tries and the kdf_* parameters are stored in the token by
 // C_InitToken (or `modexp-token init`, whose flags override them): they are
@@ -164,6 +165,12 @@ type Slot struct {
 	// a deployment that needs no PKCS#1 v1.5 decryption turns it off, and
 	// the mechanism then lists only sign, verify and encrypt.
 	RSAPKCSDecrypt *bool `toml:"rsa_pkcs_decrypt"`
+	// SingleDES: the single-DES mechanisms (CKM_DES_KEY_GEN, CKM_DES_ECB,
+	// CKM_DES_CBC, CKM_DES_CBC_PAD and the DES derivations) are offered
+	// (default true, as SoftHSMv2 and the clients and test suites that
+	// make DES keys expect). A 56-bit key falls to exhaustive search: a
+	// deployment that needs no DES turns it off. Triple DES stays.
+	SingleDES *bool `toml:"single_des"`
 
 	// The token in an etcd cluster instead of a file (docs/FLEET.md):
 	// EtcdEndpoints (client URLs) with EtcdPrefix (the token's key
@@ -196,6 +203,10 @@ func (s Slot) StoreName() string {
 // RSAPKCSDecryptOn reports whether CKM_RSA_PKCS decryption is offered
 // (default true).
 func (s Slot) RSAPKCSDecryptOn() bool { return s.RSAPKCSDecrypt == nil || *s.RSAPKCSDecrypt }
+
+// SingleDESOn reports whether the single-DES mechanisms are offered
+// (default true).
+func (s Slot) SingleDESOn() bool { return s.SingleDES == nil || *s.SingleDES }
 
 // Blinding reports whether exponent blinding is on (default true).
 func (s Slot) Blinding() bool { return s.ExponentBlinding == nil || *s.ExponentBlinding }
