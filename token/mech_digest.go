@@ -1,7 +1,8 @@
 package token
 
-// The digest mechanisms (C_Digest*): CKM_SHA_1, CKM_SHA224 to CKM_SHA512
-// and CKM_SHA3_224 to CKM_SHA3_512, with Go's crypto packages; and CKM_MD5,
+// The digest mechanisms (C_Digest*): CKM_SHA_1, CKM_SHA224 to CKM_SHA512,
+// CKM_SHA512_224, CKM_SHA512_256 and CKM_SHA3_224 to CKM_SHA3_512, with
+// Go's crypto packages; and CKM_MD5,
 // broken for collisions, for old data only (as SoftHSMv2 offers it).
 
 import (
@@ -16,6 +17,7 @@ import (
 var digestMechs = []hashMech{
 	{ck.CKM_SHA_1, crypto.SHA1}, {ck.CKM_SHA224, crypto.SHA224}, {ck.CKM_SHA256, crypto.SHA256},
 	{ck.CKM_SHA384, crypto.SHA384}, {ck.CKM_SHA512, crypto.SHA512},
+	{ck.CKM_SHA512_224, crypto.SHA512_224}, {ck.CKM_SHA512_256, crypto.SHA512_256},
 	{ck.CKM_SHA3_224, crypto.SHA3_224}, {ck.CKM_SHA3_256, crypto.SHA3_256},
 	{ck.CKM_SHA3_384, crypto.SHA3_384}, {ck.CKM_SHA3_512, crypto.SHA3_512},
 	{ck.CKM_MD5, crypto.MD5},

@@ -1,13 +1,15 @@
 package token
 
-// CKM_SHA_1_HMAC, CKM_SHA224_HMAC, CKM_SHA256_HMAC, CKM_SHA384_HMAC,
-// CKM_SHA512_HMAC and their _GENERAL forms (PKCS#11 3.0 Current Mechanisms
-// §2.20–2.25): sign and verify, single- and multi-part, with crypto/hmac;
-// and CKM_MD5_HMAC(_GENERAL) (§6.x, legacy: for old data, as SoftHSMv2
-// offers it).
+// The HMAC mechanisms: CKM_SHA_1_HMAC, CKM_SHA224_HMAC, CKM_SHA256_HMAC,
+// CKM_SHA384_HMAC, CKM_SHA512_HMAC (PKCS#11 3.0 Current Mechanisms
+// §2.20–2.25), CKM_SHA512_224_HMAC, CKM_SHA512_256_HMAC, CKM_SHA3_224_HMAC
+// to CKM_SHA3_512_HMAC (3.0), each with its _GENERAL form, and
+// CKM_MD5_HMAC(_GENERAL) (legacy: for old data, as SoftHSMv2 offers it):
+// sign and verify, single- and multi-part, with crypto/hmac.
 //
 //   - Keys: CKK_GENERIC_SECRET (as SoftHSMv2 accepts for every HMAC) and
-//     the CKK_SHA*_HMAC type of the mechanism's hash; 1 byte to 64 KiB
+//     the HMAC key type of the mechanism's hash (CKK_SHA256_HMAC for
+//     CKM_SHA256_HMAC ...); 1 byte to 64 KiB
 //     (CK_MECHANISM_INFO sizes in bytes).
 //   - The _GENERAL forms take CK_MAC_GENERAL_PARAMS: the MAC length, 1 to
 //     the hash size (CKR_MECHANISM_PARAM_INVALID otherwise); the MAC is
@@ -34,6 +36,12 @@ var hmacMechs = []struct {
 	{ck.CKM_SHA256_HMAC, ck.CKM_SHA256_HMAC_GENERAL, ck.CKK_SHA256_HMAC, crypto.SHA256},
 	{ck.CKM_SHA384_HMAC, ck.CKM_SHA384_HMAC_GENERAL, ck.CKK_SHA384_HMAC, crypto.SHA384},
 	{ck.CKM_SHA512_HMAC, ck.CKM_SHA512_HMAC_GENERAL, ck.CKK_SHA512_HMAC, crypto.SHA512},
+	{ck.CKM_SHA512_224_HMAC, ck.CKM_SHA512_224_HMAC_GENERAL, ck.CKK_SHA512_224_HMAC, crypto.SHA512_224},
+	{ck.CKM_SHA512_256_HMAC, ck.CKM_SHA512_256_HMAC_GENERAL, ck.CKK_SHA512_256_HMAC, crypto.SHA512_256},
+	{ck.CKM_SHA3_224_HMAC, ck.CKM_SHA3_224_HMAC_GENERAL, ck.CKK_SHA3_224_HMAC, crypto.SHA3_224},
+	{ck.CKM_SHA3_256_HMAC, ck.CKM_SHA3_256_HMAC_GENERAL, ck.CKK_SHA3_256_HMAC, crypto.SHA3_256},
+	{ck.CKM_SHA3_384_HMAC, ck.CKM_SHA3_384_HMAC_GENERAL, ck.CKK_SHA3_384_HMAC, crypto.SHA3_384},
+	{ck.CKM_SHA3_512_HMAC, ck.CKM_SHA3_512_HMAC_GENERAL, ck.CKK_SHA3_512_HMAC, crypto.SHA3_512},
 	{ck.CKM_MD5_HMAC, ck.CKM_MD5_HMAC_GENERAL, ck.CKK_MD5_HMAC, crypto.MD5},
 }
 

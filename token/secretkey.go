@@ -1,7 +1,7 @@
 package token
 
 // Secret keys (CKO_SECRET_KEY): CKK_AES, CKK_GENERIC_SECRET and the
-// CKK_SHA*_HMAC types; C_GenerateKey with CKM_AES_KEY_GEN and
+// HMAC key types (CKK_SHA*_HMAC, CKK_SHA3_*_HMAC, CKK_MD5_HMAC); C_GenerateKey with CKM_AES_KEY_GEN and
 // CKM_GENERIC_SECRET_KEY_GEN (the mechanisms: mech_keygen.go); and
 // createSecretKey, the one way C_UnwrapKey and C_DeriveKey make a secret
 // key from bytes.
@@ -47,7 +47,8 @@ const (
 // hmacKeyTypes are the HMAC key types (generic secret keys serve every
 // HMAC mechanism too).
 var hmacKeyTypes = []uint64{ck.CKK_SHA_1_HMAC, ck.CKK_SHA224_HMAC, ck.CKK_SHA256_HMAC, ck.CKK_SHA384_HMAC, ck.CKK_SHA512_HMAC,
-	ck.CKK_MD5_HMAC}
+	ck.CKK_MD5_HMAC, ck.CKK_SHA512_224_HMAC, ck.CKK_SHA512_256_HMAC,
+	ck.CKK_SHA3_224_HMAC, ck.CKK_SHA3_256_HMAC, ck.CKK_SHA3_384_HMAC, ck.CKK_SHA3_512_HMAC}
 
 // secretValueSchema is the schema of the secret key types: the secret key
 // attributes, CKA_VALUE (sealed) and CKA_VALUE_LEN.

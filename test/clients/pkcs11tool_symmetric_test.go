@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/sha3"
 	"crypto/sha512"
 	"encoding/hex"
 	"fmt"
@@ -37,19 +38,28 @@ const (
 var secretKeyIDs = map[string]bool{aesGenID: true, hmacGenID: true}
 
 // hmacMechs are the HMAC mechanisms by pkcs11-tool's names, with their
-// hashes, CKM_*_HMAC_GENERAL values and `openssl mac -digest` names.
+// hashes, CKM_*_HMAC and CKM_*_HMAC_GENERAL values and `openssl mac
+// -digest` names. pkcs11-tool 0.23 has no name for the SHA-512/t HMACs
+// (it lists them as mechtype-0x...): inProcess ones are driven in process.
 var hmacMechs = []struct {
-	name    string
-	h       func() hash.Hash
-	general uint
-	digest  string
+	name         string
+	h            func() hash.Hash
+	mac, general uint
+	digest       string
+	inProcess    bool
 }{
-	{"SHA-1-HMAC", sha1.New, pkcs11.CKM_SHA_1_HMAC_GENERAL, "SHA1"},
-	{"SHA224-HMAC", sha256.New224, pkcs11.CKM_SHA224_HMAC_GENERAL, "SHA224"},
-	{"SHA256-HMAC", sha256.New, pkcs11.CKM_SHA256_HMAC_GENERAL, "SHA256"},
-	{"SHA384-HMAC", sha512.New384, pkcs11.CKM_SHA384_HMAC_GENERAL, "SHA384"},
-	{"SHA512-HMAC", sha512.New, pkcs11.CKM_SHA512_HMAC_GENERAL, "SHA512"},
-	{"MD5-HMAC", md5.New, pkcs11.CKM_MD5_HMAC_GENERAL, "MD5"},
+	{"SHA-1-HMAC", sha1.New, pkcs11.CKM_SHA_1_HMAC, pkcs11.CKM_SHA_1_HMAC_GENERAL, "SHA1", false},
+	{"SHA224-HMAC", sha256.New224, pkcs11.CKM_SHA224_HMAC, pkcs11.CKM_SHA224_HMAC_GENERAL, "SHA224", false},
+	{"SHA256-HMAC", sha256.New, pkcs11.CKM_SHA256_HMAC, pkcs11.CKM_SHA256_HMAC_GENERAL, "SHA256", false},
+	{"SHA384-HMAC", sha512.New384, pkcs11.CKM_SHA384_HMAC, pkcs11.CKM_SHA384_HMAC_GENERAL, "SHA384", false},
+	{"SHA512-HMAC", sha512.New, pkcs11.CKM_SHA512_HMAC, pkcs11.CKM_SHA512_HMAC_GENERAL, "SHA512", false},
+	{"MD5-HMAC", md5.New, pkcs11.CKM_MD5_HMAC, pkcs11.CKM_MD5_HMAC_GENERAL, "MD5", false},
+	{"SHA3-224-HMAC", func() hash.Hash { return sha3.New224() }, pkcs11.CKM_SHA3_224_HMAC, pkcs11.CKM_SHA3_224_HMAC_GENERAL, "SHA3-224", false},
+	{"SHA3-256-HMAC", func() hash.Hash { return sha3.New256() }, pkcs11.CKM_SHA3_256_HMAC, pkcs11.CKM_SHA3_256_HMAC_GENERAL, "SHA3-256", false},
+	{"SHA3-384-HMAC", func() hash.Hash { return sha3.New384() }, pkcs11.CKM_SHA3_384_HMAC, pkcs11.CKM_SHA3_384_HMAC_GENERAL, "SHA3-384", false},
+	{"SHA3-512-HMAC", func() hash.Hash { return sha3.New512() }, pkcs11.CKM_SHA3_512_HMAC, pkcs11.CKM_SHA3_512_HMAC_GENERAL, "SHA3-512", false},
+	{"SHA512-224-HMAC", sha512.New512_224, pkcs11.CKM_SHA512_224_HMAC, pkcs11.CKM_SHA512_224_HMAC_GENERAL, "SHA512-224", true},
+	{"SHA512-256-HMAC", sha512.New512_256, pkcs11.CKM_SHA512_256_HMAC, pkcs11.CKM_SHA512_256_HMAC_GENERAL, "SHA512-256", true},
 }
 
 // secretKeys generates an AES-256 key (AES-KEY-GEN), a generic secret
@@ -134,7 +144,7 @@ func (ex *p11Exercises) secretKeys(t *testing.T, msg []byte) []signCase {
 	var cases []signCase
 	msgFile := tk.write("hmac-msg.bin", string(msg))
 	for _, m := range hmacMechs {
-		if !ex.has(m.name, "sign") {
+		if m.inProcess || !ex.has(m.name, "sign") {
 			continue
 		}
 		if hmacKey == nil {
@@ -163,7 +173,8 @@ func (ex *p11Exercises) secretKeys(t *testing.T, msg []byte) []signCase {
 // (parameters pkcs11-tool 0.23 cannot pass), AES-CMAC and
 // CKM_AES_CMAC_GENERAL (pkcs11-tool 0.23 looks for a private key to sign
 // with them), and the CKM_SHA*_HMAC_GENERAL mechanisms (a CK_MAC_GENERAL_PARAMS
-// length). Each checked with crypto/cipher, crypto/hmac or `openssl mac`,
+// length) and the SHA-512/t HMACs (pkcs11-tool 0.23 has no name for
+// them). Each checked with crypto/cipher, crypto/hmac or `openssl mac`,
 // and each signature by C_Verify, good and altered.
 func (c *inProcessClient) symmetric() {
 	t := c.t
@@ -246,17 +257,33 @@ func (c *inProcessClient) symmetric() {
 			namedMech{pkcs11.CKM_DES3_CMAC_GENERAL, "DES3-CMAC-GENERAL"}, 5)
 	}
 
-	// CKM_SHA*_HMAC_GENERAL, 10 bytes of the HMAC.
+	// CKM_*_HMAC_GENERAL, 10 bytes of the HMAC; the whole HMAC of the
+	// mechanisms pkcs11-tool has no name for, also checked with `openssl mac`.
 	hkey := make([]byte, 32)
 	rand.Read(hkey)
 	hmacKey := c.secretKey(pkcs11.CKK_GENERIC_SECRET, hkey)
+	msgFile := writeTemp(t, msg)
 	for _, m := range hmacMechs {
+		mac := hmac.New(m.h, hkey)
+		mac.Write(msg)
+		full := mac.Sum(nil)
+		if m.inProcess && c.offers(m.mac) {
+			mech := pkcs11.NewMechanism(m.mac, nil)
+			out, err := exec.Command("openssl", "mac", "-digest", m.digest, "-macopt", "hexkey:"+hex.EncodeToString(hkey),
+				"-in", msgFile, "HMAC").Output()
+			if sig := c.sign(mech, hmacKey, msg); !bytes.Equal(sig, full) {
+				t.Errorf("%s: %x, crypto/hmac %x", m.name, sig, full)
+			} else if err != nil || !strings.EqualFold(strings.TrimSpace(string(out)), hex.EncodeToString(sig)) {
+				t.Errorf("%s: openssl mac -digest %s: %s (%v), token %x", m.name, m.digest, out, err, sig)
+			} else if c.verifies(mech, hmacKey, msg, sig) {
+				c.exercised(m.mac, m.name, "sign")
+				c.exercised(m.mac, m.name, "verify")
+			}
+		}
 		if !c.offers(m.general) {
 			continue
 		}
-		mac := hmac.New(m.h, hkey)
-		mac.Write(msg)
-		want := mac.Sum(nil)[:10]
+		want := full[:10]
 		mech := pkcs11.NewMechanism(m.general, ulongParam(10))
 		if sig := c.sign(mech, hmacKey, msg); !bytes.Equal(sig, want) {
 			t.Errorf("%s-GENERAL: %x, crypto/hmac %x", m.name, sig, want)
