@@ -494,6 +494,15 @@ func TestDESWrapDerive(t *testing.T) {
 	h, err := m.DeriveKey(sh, &Mechanism{Type: ck.CKM_DES_ECB_ENCRYPT_DATA, EncryptData: &EncryptDataParams{Data: data[:8]}},
 		desW, unwrapTmpl(ck.CKK_DES))
 	must(t, err)
+	_, err = m.DeriveKey(sh, &Mechanism{Type: ck.CKM_DES3_ECB_ENCRYPT_DATA, EncryptData: &EncryptDataParams{Data: data}},
+		des3W, unwrapTmpl(ck.CKK_DES2, aULong(ck.CKA_VALUE_LEN, 24)))
+	wantRV(t, err, ck.CKR_TEMPLATE_INCONSISTENT)
+	h2, err := m.DeriveKey(sh, &Mechanism{Type: ck.CKM_DES3_ECB_ENCRYPT_DATA, EncryptData: &EncryptDataParams{Data: data}},
+		des3W, unwrapTmpl(ck.CKK_DES2, aULong(ck.CKA_VALUE_LEN, 16)))
+	must(t, err)
+	if got := attr(t, m, sh, h2, ck.CKA_VALUE); !bytes.Equal(got, wantECB[:16]) {
+		t.Fatalf("DES3_ECB_ENCRYPT_DATA to a DES2 key: %x", got)
+	}
 	bd, _ := des.NewCipher(tdeaKey[:8])
 	want := make([]byte, 8)
 	bd.Encrypt(want, data[:8])

@@ -9,7 +9,7 @@ import (
 
 // FuzzSymmetricParams feeds arbitrary parameters to the symmetric
 // mechanisms' decoders (CK_GCM_PARAMS, CK_AES_CTR_PARAMS, IVs,
-// CK_MAC_GENERAL_PARAMS): no panic, every refusal carries a CK_RV, and
+// CK_MAC_GENERAL_PARAMS) with AES, generic secret and DES keys: no panic, every refusal carries a CK_RV, and
 // whatever is accepted round-trips (encrypt then decrypt; sign then
 // verify), single-part and split at a fuzzed point.
 func FuzzSymmetricParams(f *testing.F) {
@@ -24,12 +24,24 @@ func FuzzSymmetricParams(f *testing.F) {
 	f.Add(uint64(ck.CKM_AES_CMAC_GENERAL), []byte{}, []byte{}, uint64(0), uint64(0), ck.ULong(8), []byte("data"), uint8(2))
 	f.Add(uint64(ck.CKM_SHA384_HMAC_GENERAL), []byte{}, []byte{}, uint64(0), uint64(0), ck.ULong(48), []byte("data"), uint8(2))
 	f.Add(uint64(ck.CKM_SHA_1_HMAC), []byte{}, []byte{}, uint64(0), uint64(0), []byte{}, []byte("data"), uint8(0))
+	f.Add(uint64(ck.CKM_DES3_CBC_PAD), []byte{}, []byte{}, uint64(0), uint64(0), make([]byte, 8), []byte("nine byte"), uint8(8))
+	f.Add(uint64(ck.CKM_DES_CBC), []byte{}, []byte{}, uint64(0), uint64(0), make([]byte, 8), make([]byte, 24), uint8(3))
+	f.Add(uint64(ck.CKM_DES3_ECB), []byte{}, []byte{}, uint64(0), uint64(0), []byte{}, make([]byte, 16), uint8(9))
+	f.Add(uint64(ck.CKM_DES3_CMAC_GENERAL), []byte{}, []byte{}, uint64(0), uint64(0), ck.ULong(4), []byte("data"), uint8(2))
 	m, sh := fuzzToken(f)
 	aesKey, err := secretKeyOf(m, sh, ck.CKK_AES, bytes.Repeat([]byte{7}, 32))
 	if err != nil {
 		f.Fatal(err)
 	}
 	macKey, err := secretKeyOf(m, sh, ck.CKK_GENERIC_SECRET, []byte("fuzz key"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	desKey, err := secretKeyOf(m, sh, ck.CKK_DES, bytes.Repeat([]byte{3}, 8))
+	if err != nil {
+		f.Fatal(err)
+	}
+	des3Key, err := secretKeyOf(m, sh, ck.CKK_DES3, []byte("twenty-four byte DES key"))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -43,7 +55,7 @@ func FuzzSymmetricParams(f *testing.F) {
 		}
 		parts := []int{int(split)}
 		for _, cm := range cms {
-			for _, key := range []uint64{aesKey, macKey} {
+			for _, key := range []uint64{aesKey, macKey, desKey, des3Key} {
 				err := m.EncryptInit(sh, cm, key)
 				checkRV(t, "EncryptInit", err)
 				if err == nil {
