@@ -26,6 +26,7 @@ var mechanisms = newRegistry(
 	[]mechanism{&aesCTR{mechBase: aesBase(ck.CKM_AES_CTR)}},
 	[]mechanism{&aesGCM{mechBase: aesBase(ck.CKM_AES_GCM)}},
 	cmacMechanisms(),
+	aesMACMechanisms(),
 	aesKWMechanisms(),
 	aesEncryptDataMechanisms(),
 )

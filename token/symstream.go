@@ -3,10 +3,10 @@ package token
 // The symmetric operations' common shape. A streamCipher gets a symStream
 // at Init: C_Encrypt and C_Decrypt run it once (update then final), the
 // Update calls feed it with their output length known beforehand, and
-// Final ends it. A MAC mechanism (macMech: HMAC, CMAC) is multiPart: its
-// accumulator is the running MAC in op.digest, which C_Sign*/C_Verify*
-// feed like a hash-then-sign digest; its sign and verify then only
-// truncate and compare.
+// Final ends it. A MAC mechanism (macMech: HMAC, CMAC, CBC-MAC) is
+// multiPart: its accumulator is the running MAC in op.digest, which
+// C_Sign*/C_Verify* feed like a hash-then-sign digest; its sign and verify
+// then only truncate and compare.
 
 import (
 	"hash"
@@ -51,15 +51,16 @@ func streamOnce(op *operation, in []byte) ([]byte, error) {
 	return append(a, b...), nil
 }
 
-// macMech is a MAC mechanism (mech_hmac.go, mech_aes_cmac.go): its
-// accumulator is the running MAC, and sign and verify only truncate and
-// compare. A _GENERAL form (maxLen > 0) takes CK_MAC_GENERAL_PARAMS, the
-// MAC length n; the others take no parameter and give the full MAC.
+// macMech is a MAC mechanism (mech_hmac.go, mech_aes_cmac.go,
+// mech_aes_mac.go): its accumulator is the running MAC, and sign and
+// verify only truncate and compare. A _GENERAL form (maxLen > 0) takes
+// CK_MAC_GENERAL_PARAMS, the MAC length n; the others take no parameter
+// and give the full MAC (CKM_AES_MAC: its fixed n, half a block).
 type macMech struct {
 	mechBase
 	newMAC func(op *operation) (hash.Hash, error)
 	maxLen int // the _GENERAL forms' longest MAC (0: not a _GENERAL form)
-	n      int // the bound MAC length (0: the full output)
+	n      int // the bound MAC length (0: the full output; CKM_AES_MAC: half a block)
 }
 
 // withParam decodes CK_MAC_GENERAL_PARAMS (a CK_ULONG, as raw bytes): 1

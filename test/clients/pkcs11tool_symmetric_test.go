@@ -170,12 +170,12 @@ func (ex *p11Exercises) secretKeys(t *testing.T, msg []byte) []signCase {
 }
 
 // symmetric is the child's part for secret keys: AES-CTR and AES-GCM
-// (parameters pkcs11-tool 0.23 cannot pass), AES-CMAC and
-// CKM_AES_CMAC_GENERAL (pkcs11-tool 0.23 looks for a private key to sign
-// with them), and the CKM_SHA*_HMAC_GENERAL mechanisms (a CK_MAC_GENERAL_PARAMS
+// (parameters pkcs11-tool 0.23 cannot pass), AES-CMAC, AES-MAC and their
+// _GENERAL forms (pkcs11-tool 0.23 looks for a private key to sign with
+// them), and the CKM_SHA*_HMAC_GENERAL mechanisms (a CK_MAC_GENERAL_PARAMS
 // length) and the SHA-512/t HMACs (pkcs11-tool 0.23 has no name for
-// them). Each checked with crypto/cipher, crypto/hmac or `openssl mac`,
-// and each signature by C_Verify, good and altered.
+// them). Each checked with crypto/cipher, crypto/hmac, `openssl mac` or
+// `openssl enc`, and each signature by C_Verify, good and altered.
 func (c *inProcessClient) symmetric() {
 	t := c.t
 	key := make([]byte, 32)
@@ -256,6 +256,11 @@ func (c *inProcessClient) symmetric() {
 		c.cmac("DES-EDE3-CBC", k3, c.secretKey(pkcs11.CKK_DES3, k3), msg, namedMech{pkcs11.CKM_DES3_CMAC, "DES3-CMAC"},
 			namedMech{pkcs11.CKM_DES3_CMAC_GENERAL, "DES3-CMAC-GENERAL"}, 5)
 	}
+
+	// AES-MAC (half a block) and CKM_AES_MAC_GENERAL (asked for 12):
+	// CBC-MAC, against `openssl enc`.
+	c.cbcMAC("aes-256-cbc", aes.BlockSize, key, aesKey, msg, namedMech{pkcs11.CKM_AES_MAC, "AES-MAC"},
+		namedMech{pkcs11.CKM_AES_MAC_GENERAL, "AES-MAC-GENERAL"}, 12)
 
 	// CKM_*_HMAC_GENERAL, 10 bytes of the HMAC; the whole HMAC of the
 	// mechanisms pkcs11-tool has no name for, also checked with `openssl mac`.
@@ -508,4 +513,41 @@ func (c *inProcessClient) des2KeyGen() {
 		t.Fatalf("CKM_DES2_KEY_GEN: CKA_CHECK_VALUE %x, openssl %x", kcv, zero[:3])
 	}
 	c.exercised(pkcs11.CKM_DES2_KEY_GEN, "DES2-KEY-GEN", "generate")
+}
+
+// cbcMAC signs msg with a CBC-MAC mechanism (half a block) and its
+// _GENERAL form (asked for n bytes) under key (h on the token), checks
+// both against the last block of `openssl enc -<ossl> -nopad` with a zero
+// IV over msg padded with zeros to whole blocks, and verifies them.
+func (c *inProcessClient) cbcMAC(ossl string, bs int, key []byte, h pkcs11.ObjectHandle, msg []byte, full, general namedMech, n int) {
+	t := c.t
+	if !c.offers(full.ckm) && !c.offers(general.ckm) {
+		return
+	}
+	padded := make([]byte, (len(msg)+bs-1)/bs*bs)
+	copy(padded, msg)
+	out, err := exec.Command("openssl", "enc", "-"+ossl, "-nopad", "-K", hex.EncodeToString(key),
+		"-iv", strings.Repeat("00", bs), "-in", writeTemp(t, padded)).Output()
+	if err != nil || len(out) != len(padded) || len(padded) == 0 {
+		t.Fatalf("openssl enc -%s for CBC-MAC: %v (%d bytes)", ossl, err, len(out))
+	}
+	mac := out[len(out)-bs:]
+	for _, m := range []struct {
+		namedMech
+		mech *pkcs11.Mechanism
+		want []byte
+	}{
+		{full, pkcs11.NewMechanism(full.ckm, nil), mac[:bs/2]},
+		{general, pkcs11.NewMechanism(general.ckm, ulongParam(uint64(n))), mac[:n]},
+	} {
+		if !c.offers(m.ckm) {
+			continue
+		}
+		if sig := c.sign(m.mech, h, msg); !bytes.Equal(sig, m.want) {
+			t.Errorf("%s: %x, openssl enc %x", m.name, sig, m.want)
+		} else if c.verifies(m.mech, h, msg, sig) {
+			c.exercised(m.ckm, m.name, "sign")
+			c.exercised(m.ckm, m.name, "verify")
+		}
+	}
 }
