@@ -13,7 +13,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -478,41 +477,11 @@ func decodeHex(t *testing.T, s string) []byte {
 	return b
 }
 
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// syncBuffer is a bytes.Buffer safe for a writing process and a reading
-// test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // server is a background process (a TLS server, an agent) that the test
 // stops at its end.
 type server struct {
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *e2e.SyncBuffer
 	done   chan struct{}
 	waitMu sync.Mutex
 	err    error
@@ -525,7 +494,7 @@ func (tk *testToken) startServer(extra []string, ready, name string, args ...str
 	tk.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := tk.command(ctx, extra, name, args...)
-	s := &server{cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
+	s := &server{cmd: cmd, out: &e2e.SyncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = s.out, s.out
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -139,7 +139,7 @@ func TestOpenSSLEngine(t *testing.T) {
 // killed at the end of the test in any case.
 func (tk *testToken) tlsHandshake(label, cert, sigalg string) string {
 	tk.t.Helper()
-	port := freePort(tk.t)
+	port := e2e.FreePort(tk.t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	srv := tk.startServer(tk.engineEnv(), "ACCEPT", "openssl", "s_server", "-engine", "pkcs11", "-keyform", "engine",
 		"-key", tk.uri(label, "private", true), "-cert", cert, "-accept", addr, "-tls1_3", "-naccept", "1")

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 // TestFleetFault: two module host processes (test/fleet/host/host.c, dlopen of
@@ -145,7 +146,7 @@ func newFleet(t *testing.T, n int, slotConf string) *fleet {
 	var initial, endpoints []string
 	for i := range f.members {
 		m := &etcdMember{name: fmt.Sprintf("m%d", i), data: filepath.Join(dir, fmt.Sprintf("m%d", i)),
-			client: "http://" + freePort(t), peer: "http://" + freePort(t)}
+			client: fmt.Sprintf("http://127.0.0.1:%d", e2e.FreePort(t)), peer: fmt.Sprintf("http://127.0.0.1:%d", e2e.FreePort(t))}
 		if err := os.Mkdir(m.data, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -368,16 +369,6 @@ func (l *signLog) check(t *testing.T, i int, out string) {
 	if l.maxUS > 250e3 {
 		t.Errorf("host %d: a sign call took %.0f ms", i, l.maxUS/1e3)
 	}
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // ecPoint parses CKA_EC_POINT (a DER OCTET STRING of an uncompressed

@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -10,25 +9,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
-
-// syncBuffer is a process's output, read while it runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // TestFleetFollowerKill: a follower of a three-member cluster is killed
 // with SIGKILL (and started again) during a mixed load of two module host
@@ -50,7 +33,7 @@ func TestFleetFollowerKill(t *testing.T) {
 	const seconds = 4
 	hctx, hcancel := context.WithTimeout(f.ctx, (seconds+20)*time.Second)
 	defer hcancel()
-	start := func(out *syncBuffer, args ...string) func() error {
+	start := func(out *e2e.SyncBuffer, args ...string) func() error {
 		cmd := exec.CommandContext(hctx, f.host, args...)
 		cmd.Env = append(os.Environ(), f.env...)
 		cmd.Stdout, cmd.Stderr = out, out
@@ -60,8 +43,8 @@ func TestFleetFollowerKill(t *testing.T) {
 		}
 		return cmd.Wait
 	}
-	hosts := make([]syncBuffer, 2)
-	guessers := make([]syncBuffer, 2)
+	hosts := make([]e2e.SyncBuffer, 2)
+	guessers := make([]e2e.SyncBuffer, 2)
 	errs := make([]error, 4)
 	var wg sync.WaitGroup
 	for i := range hosts {
