@@ -1,6 +1,9 @@
-// Package keystore stores one PKCS#11 token in one bbolt file: the token
-// record (label, serial, PIN records), and the objects with their
-// attributes, private ones sealed.
+// Package keystore stores one PKCS#11 token in one bbolt file, or under one
+// key prefix of an etcd cluster (etcd.go, build tag modexp_etcd; both
+// behind the transactional seam of kv.go, docs/FLEET.md): the token record
+// (label, serial, PIN records), and the objects with their attributes,
+// private ones sealed. What follows says "the file"; on etcd the same
+// records live under the prefix.
 //
 // # Keys and PINs
 //

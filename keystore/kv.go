@@ -6,8 +6,8 @@ import (
 
 // The backend seam
 //
-// Everything the keystore stores (the token record, objects, the CKA_ID
-// index, the change log) is written once, against a small transactional
+// Everything the keystore stores (the token record, objects, the change
+// log) is written once, against a small transactional
 // key-value interface shaped like the subset of bbolt it uses: named
 // buckets of sorted byte keys, a sequence per bucket, cursors, and
 // transactions that are either read-only snapshots or serializable
