@@ -22,6 +22,7 @@ const (
 	sizeofAESCBCData   = C.CK_ULONG(unsafe.Sizeof(C.CK_AES_CBC_ENCRYPT_DATA_PARAMS{}))
 	sizeofDESCBCData   = C.CK_ULONG(unsafe.Sizeof(C.CK_DES_CBC_ENCRYPT_DATA_PARAMS{}))
 	sizeofEdDSA        = C.CK_ULONG(unsafe.Sizeof(C.CK_EDDSA_PARAMS{}))
+	sizeofHKDF         = C.CK_ULONG(unsafe.Sizeof(C.CK_HKDF_PARAMS{}))
 	sizeofAttr         = C.CK_ULONG(unsafe.Sizeof(C.CK_ATTRIBUTE{}))
 	// CK_GCM_PARAMS: the 3.0 form (with ulIvBits) and the 2.40 form.
 	sizeofGCM    = C.CK_ULONG(unsafe.Sizeof(C.CK_GCM_PARAMS{}))
@@ -161,9 +162,9 @@ func isPSS(t uint64) bool {
 	return false
 }
 
-// mechanismIn decodes a CK_MECHANISM. PSS, OAEP, ECDH1 derive and the
-// AES derivations by data encryption's parameters must have exactly their structure's size (else
-// CKR_MECHANISM_PARAM_INVALID); other
+// mechanismIn decodes a CK_MECHANISM. PSS, OAEP, ECDH1 derive, HKDF and
+// the derivations by data encryption's parameters must have exactly their
+// structure's size (else CKR_MECHANISM_PARAM_INVALID); other
 // mechanisms' parameters are copied as raw bytes. A NULL pParameter with a
 // non-zero length is CKR_ARGUMENTS_BAD.
 func mechanismIn(p *C.CK_MECHANISM) (*token.Mechanism, C.CK_RV) {
@@ -246,6 +247,12 @@ func mechanismIn(p *C.CK_MECHANISM) (*token.Mechanism, C.CK_RV) {
 		}
 		iv := C.GoBytes(unsafe.Pointer(&p.iv[0]), C.int(len(p.iv)))
 		m.EncryptData = &token.EncryptDataParams{IV: iv, Data: data}
+	case m.Type == ck.CKM_HKDF_DERIVE || m.Type == ck.CKM_HKDF_DATA:
+		h, rv := hkdfParamsIn(param, plen)
+		if rv != rvOK {
+			return nil, rv
+		}
+		m.HKDF = h
 	case m.Type == ck.CKM_AES_GCM:
 		g, rv := gcmParamsIn(param, plen)
 		if rv != rvOK {
@@ -261,6 +268,25 @@ func mechanismIn(p *C.CK_MECHANISM) (*token.Mechanism, C.CK_RV) {
 		m.Param = raw
 	}
 	return m, rvOK
+}
+
+// hkdfParamsIn decodes CK_HKDF_PARAMS, copying the salt and the info. A
+// parameter of another size, a CK_BBOOL other than CK_TRUE or CK_FALSE, or
+// a NULL pSalt or pInfo with a non-zero length is
+// CKR_MECHANISM_PARAM_INVALID; the values themselves are the token's to
+// check.
+func hkdfParamsIn(param unsafe.Pointer, plen C.CK_ULONG) (*token.HKDFParams, C.CK_RV) {
+	if param == nil || plen != sizeofHKDF {
+		return nil, rvMechParamInvalid
+	}
+	p := (*C.CK_HKDF_PARAMS)(param)
+	salt, ok1 := bytesCopy(unsafe.Pointer(p.pSalt), p.ulSaltLen)
+	info, ok2 := bytesCopy(unsafe.Pointer(p.pInfo), p.ulInfoLen)
+	if !ok1 || !ok2 || p.bExtract > 1 || p.bExpand > 1 {
+		return nil, rvMechParamInvalid
+	}
+	return &token.HKDFParams{Extract: p.bExtract == 1, Expand: p.bExpand == 1, PRF: uint64(p.prfHashMechanism),
+		SaltType: uint64(p.ulSaltType), Salt: salt, SaltKey: uint64(p.hSaltKey), Info: info}, rvOK
 }
 
 // gcmParamsIn decodes CK_GCM_PARAMS in either form, told apart by its

@@ -134,6 +134,8 @@ func TestMechanismIn(t *testing.T) {
 	pss := token.PSSParams{Hash: ck.CKM_SHA256, MGF: ck.CKG_MGF1_SHA256, SaltLen: 32}
 	oaep := token.OAEPParams{Hash: ck.CKM_SHA256, MGF: ck.CKG_MGF1_SHA256, Source: ck.CKZ_DATA_SPECIFIED, SourceData: []byte("label")}
 	ecdh := token.ECDH1DeriveParams{KDF: ck.CKD_SHA256_KDF, SharedData: []byte("info"), PublicData: []byte("\x04point")}
+	hkdf := token.HKDFParams{Extract: true, Expand: true, PRF: ck.CKM_SHA256, SaltType: ck.CKF_HKDF_SALT_DATA,
+		Salt: []byte("salt"), SaltKey: 0, Info: []byte("tls13 derived")}
 	cases := []struct {
 		name string
 		in   tsMech
@@ -188,6 +190,18 @@ func TestMechanismIn(t *testing.T) {
 			func(m *token.Mechanism) bool { return m.EdDSA != nil && !m.EdDSA.PH && m.EdDSA.Context == nil }},
 		{"EdDSA short", tsMech{Type: ck.CKM_EDDSA, Kind: 4, LenDelta: -1}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
 		{"EdDSA NULL context with length", tsMech{Type: ck.CKM_EDDSA, Kind: 4, EdDSA: token.EdDSAParams{Context: []byte("x")}, SourceNull: true}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"HKDF", tsMech{Type: ck.CKM_HKDF_DERIVE, Kind: 5, HKDF: hkdf}, ck.CKR_OK,
+			func(m *token.Mechanism) bool { return m.HKDF != nil && hkdfEqual(*m.HKDF, hkdf) && m.Param == nil }},
+		{"HKDF data, expand only, no info", tsMech{Type: ck.CKM_HKDF_DATA, Kind: 5,
+			HKDF: token.HKDFParams{Expand: true, PRF: ck.CKM_SHA384, SaltType: ck.CKF_HKDF_SALT_KEY, SaltKey: 7}}, ck.CKR_OK,
+			func(m *token.Mechanism) bool {
+				return m.HKDF != nil && !m.HKDF.Extract && m.HKDF.Expand && m.HKDF.Salt == nil && m.HKDF.Info == nil && m.HKDF.SaltKey == 7
+			}},
+		{"HKDF short", tsMech{Type: ck.CKM_HKDF_DERIVE, Kind: 5, HKDF: hkdf, LenDelta: -8}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"HKDF long", tsMech{Type: ck.CKM_HKDF_DERIVE, Kind: 5, HKDF: hkdf, LenDelta: 8}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"HKDF missing", tsMech{Type: ck.CKM_HKDF_DERIVE}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"HKDF NULL info with length", tsMech{Type: ck.CKM_HKDF_DERIVE, Kind: 5, HKDF: hkdf, SourceNull: true}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"HKDF bExtract 2", tsMech{Type: ck.CKM_HKDF_DERIVE, Kind: 5, HKDF: hkdf, HKDFBools: [2]byte{2, 1}}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
 		{"DH public value as raw bytes", tsMech{Type: ck.CKM_DH_PKCS_DERIVE, Raw: []byte{1, 2, 3}}, ck.CKR_OK,
 			func(m *token.Mechanism) bool { return string(m.Param) == "\x01\x02\x03" && m.ECDH == nil }},
 	}
@@ -260,4 +274,43 @@ func TestFillAttributes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hkdfEqual compares two decoded CK_HKDF_PARAMS.
+func hkdfEqual(a, b token.HKDFParams) bool {
+	return a.Extract == b.Extract && a.Expand == b.Expand && a.PRF == b.PRF && a.SaltType == b.SaltType &&
+		bytes.Equal(a.Salt, b.Salt) && a.SaltKey == b.SaltKey && bytes.Equal(a.Info, b.Info)
+}
+
+// FuzzHKDFParamsIn builds CK_HKDF_PARAMS from the fuzzer's values (the
+// CK_BBOOLs as given, a wrong ulParameterLen, a NULL pInfo with its length)
+// and decodes it: never a panic; CKR_OK exactly when the structure is
+// well-formed, with the salt and info copied (tsMechanism overwrites the C
+// memory after the call).
+func FuzzHKDFParamsIn(f *testing.F) {
+	f.Add(byte(1), byte(1), uint64(ck.CKM_SHA256), uint64(ck.CKF_HKDF_SALT_DATA), []byte("salt"), uint64(0), []byte("info"), int8(0), false)
+	f.Add(byte(0), byte(1), uint64(ck.CKM_SHA_1), uint64(ck.CKF_HKDF_SALT_NULL), []byte(nil), uint64(5), []byte(nil), int8(0), false)
+	f.Add(byte(2), byte(0), uint64(0), uint64(9), []byte{0}, uint64(1), []byte{1}, int8(-1), true)
+	f.Fuzz(func(t *testing.T, extract, expand byte, prf, saltType uint64, salt []byte, saltKey uint64, info []byte, delta int8, nullInfo bool) {
+		p := token.HKDFParams{PRF: prf, SaltType: saltType, Salt: salt, SaltKey: saltKey, Info: info}
+		m, rv := tsMechanism(tsMech{Type: ck.CKM_HKDF_DERIVE, Kind: 5, HKDF: p, HKDFBools: [2]byte{extract, expand},
+			LenDelta: int(delta), SourceNull: nullInfo})
+		wellFormed := extract <= 1 && expand <= 1 && delta == 0 && !(nullInfo && len(info) > 0)
+		if (rv == uint64(ck.CKR_OK)) != wellFormed {
+			t.Fatalf("rv %v, well-formed %v", ck.Error(rv), wellFormed)
+		}
+		if rv != uint64(ck.CKR_OK) {
+			return
+		}
+		p.Extract, p.Expand = extract == 1, expand == 1
+		if len(p.Salt) == 0 {
+			p.Salt = nil
+		}
+		if len(p.Info) == 0 {
+			p.Info = nil
+		}
+		if m.HKDF == nil || !hkdfEqual(*m.HKDF, p) {
+			t.Fatalf("decoded %+v, want %+v", m.HKDF, p)
+		}
+	})
 }

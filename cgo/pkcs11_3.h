@@ -1,7 +1,8 @@
 /*
  * pkcs11_3.h: the few PKCS#11 3.0 declarations that p11-kit's 2.40 header
  * lacks (CK_INTERFACE, CK_FUNCTION_LIST_3_0 and the 3.0 function
- * prototypes), written from the OASIS PKCS#11 3.0 base specification.
+ * prototypes, CK_EDDSA_PARAMS, CK_HKDF_PARAMS), written from the OASIS
+ * PKCS#11 3.0 base and current mechanisms specifications.
  *
  * Include this instead of <p11-kit-1/p11-kit/pkcs11.h>. p11-kit's header is
  * used in its default (compatibility) mode: only the CK_* names are used
@@ -29,6 +30,29 @@ typedef struct CK_EDDSA_PARAMS {
 	CK_ULONG ulContextDataLen;
 	CK_BYTE_PTR pContextData;
 } CK_EDDSA_PARAMS;
+
+/* The HKDF mechanisms of the 3.0 current mechanisms specification
+ * (CKM_HKDF_*, CKK_HKDF, CK_HKDF_PARAMS and its salt types). */
+#ifndef CKM_HKDF_DERIVE
+#define CKM_HKDF_DERIVE (0x0000402aUL)
+#define CKM_HKDF_DATA (0x0000402bUL)
+#define CKM_HKDF_KEY_GEN (0x0000402cUL)
+#define CKK_HKDF (0x00000042UL)
+#define CKF_HKDF_SALT_NULL (0x00000001UL)
+#define CKF_HKDF_SALT_DATA (0x00000002UL)
+#define CKF_HKDF_SALT_KEY (0x00000004UL)
+typedef struct CK_HKDF_PARAMS {
+	CK_BBOOL bExtract;
+	CK_BBOOL bExpand;
+	CK_MECHANISM_TYPE prfHashMechanism;
+	CK_ULONG ulSaltType;
+	CK_BYTE_PTR pSalt;
+	CK_ULONG ulSaltLen;
+	CK_OBJECT_HANDLE hSaltKey;
+	CK_BYTE_PTR pInfo;
+	CK_ULONG ulInfoLen;
+} CK_HKDF_PARAMS;
+#endif
 
 typedef struct CK_INTERFACE {
 	CK_UTF8CHAR_PTR pInterfaceName;

@@ -828,12 +828,14 @@ func tsTemplate(spec []tsAttr, nullTemplate bool) ([]token.Attribute, uint64) {
 // tsMech describes a CK_MECHANISM built by tsMechanism.
 type tsMech struct {
 	Type       uint64
-	Kind       int // 0 raw bytes in Raw, 1 CK_RSA_PKCS_PSS_PARAMS, 2 CK_RSA_PKCS_OAEP_PARAMS, 3 CK_ECDH1_DERIVE_PARAMS, 4 CK_EDDSA_PARAMS
+	Kind       int // 0 raw bytes in Raw, 1 CK_RSA_PKCS_PSS_PARAMS, 2 CK_RSA_PKCS_OAEP_PARAMS, 3 CK_ECDH1_DERIVE_PARAMS, 4 CK_EDDSA_PARAMS, 5 CK_HKDF_PARAMS
 	Raw        []byte
 	PSS        token.PSSParams
 	OAEP       token.OAEPParams        // SourceData copied into C memory
 	ECDH       token.ECDH1DeriveParams // SharedData, PublicData copied into C memory
 	EdDSA      token.EdDSAParams       // Context copied into C memory (the ECDH public data's slot)
+	HKDF       token.HKDFParams        // Salt (the ECDH shared data's slot) and Info (the public data's) copied into C memory
+	HKDFBools  [2]byte                 // bExtract, bExpand as given when non-zero (else from HKDF)
 	SourceNull bool                    // OAEP pSourceData (ECDH pPublicData) NULL with its length given
 	LenDelta   int                     // added to ulParameterLen
 	NullParam  bool                    // pParameter NULL (ulParameterLen as computed)
@@ -895,6 +897,29 @@ func tsMechanism(s tsMech) (*token.Mechanism, uint64) {
 		}
 		p.ulContextDataLen = C.CK_ULONG(len(s.EdDSA.Context))
 		param, plen = unsafe.Pointer(p), int(unsafe.Sizeof(*p))
+	case 5:
+		p := (*C.CK_HKDF_PARAMS)(C.calloc(1, C.size_t(unsafe.Sizeof(C.CK_HKDF_PARAMS{}))+16))
+		p.bExtract, p.bExpand = C.CK_BBOOL(s.HKDFBools[0]), C.CK_BBOOL(s.HKDFBools[1])
+		if s.HKDFBools[0] == 0 && s.HKDF.Extract {
+			p.bExtract = 1
+		}
+		if s.HKDFBools[1] == 0 && s.HKDF.Expand {
+			p.bExpand = 1
+		}
+		p.prfHashMechanism = C.CK_MECHANISM_TYPE(s.HKDF.PRF)
+		p.ulSaltType = C.CK_ULONG(s.HKDF.SaltType)
+		p.hSaltKey = C.CK_OBJECT_HANDLE(s.HKDF.SaltKey)
+		if len(s.HKDF.Salt) > 0 {
+			src2 = C.CBytes(s.HKDF.Salt)
+			p.pSalt = (*C.CK_BYTE)(src2)
+		}
+		p.ulSaltLen = C.CK_ULONG(len(s.HKDF.Salt))
+		if len(s.HKDF.Info) > 0 && !s.SourceNull {
+			src = C.CBytes(s.HKDF.Info)
+			p.pInfo = (*C.CK_BYTE)(src)
+		}
+		p.ulInfoLen = C.CK_ULONG(len(s.HKDF.Info))
+		param, plen = unsafe.Pointer(p), int(unsafe.Sizeof(*p))
 	}
 	if !s.NullParam {
 		m.pParameter = param
@@ -908,7 +933,8 @@ func tsMechanism(s tsMech) (*token.Mechanism, uint64) {
 	for _, b := range []struct {
 		p unsafe.Pointer
 		n int
-	}{{src, len(s.OAEP.SourceData) + len(s.ECDH.PublicData) + len(s.EdDSA.Context)}, {src2, len(s.ECDH.SharedData)}} {
+	}{{src, len(s.OAEP.SourceData) + len(s.ECDH.PublicData) + len(s.EdDSA.Context) + len(s.HKDF.Info)},
+		{src2, len(s.ECDH.SharedData) + len(s.HKDF.Salt)}} {
 		if b.p != nil {
 			C.memset(b.p, 0xEE, C.size_t(b.n))
 			C.free(b.p)

@@ -56,6 +56,17 @@ type Mechanism struct {
 	// CK_AES_CBC_ENCRYPT_DATA_PARAMS or CKM_DES(3)_CBC_ENCRYPT_DATA's
 	// CK_DES_CBC_ENCRYPT_DATA_PARAMS.
 	EncryptData *EncryptDataParams
+	HKDF        *HKDFParams // CKM_HKDF_DERIVE, CKM_HKDF_DATA: decoded CK_HKDF_PARAMS
+}
+
+// HKDFParams is CK_HKDF_PARAMS with the salt and info copied.
+type HKDFParams struct {
+	Extract, Expand bool   // bExtract, bExpand
+	PRF             uint64 // prfHashMechanism: a digest mechanism (CKM_SHA256 ...)
+	SaltType        uint64 // ulSaltType: CKF_HKDF_SALT_NULL, _DATA or _KEY
+	Salt            []byte // pSalt (nil when absent)
+	SaltKey         uint64 // hSaltKey, for CKF_HKDF_SALT_KEY
+	Info            []byte // pInfo (nil when absent)
 }
 
 // EncryptDataParams is the parameter of the key derivations by data

@@ -19,7 +19,8 @@ package token
 // or the key type's length), from the mechanism's natural output length.
 // CKM_DH_PKCS_DERIVE's parameter (the peer's public value) arrives as
 // Mechanism.Param; ECDH's as Mechanism.ECDH; the AES derivations by data
-// encryption's as Mechanism.EncryptData (mech_aes_derive.go).
+// encryption's as Mechanism.EncryptData (mech_aes_derive.go); HKDF's as
+// Mechanism.HKDF (mech_hkdf.go).
 //
 // The derived key is not "local" (CKA_LOCAL false, no
 // CKA_KEY_GEN_MECHANISM); CKA_ALWAYS_SENSITIVE is true only if the base
@@ -133,7 +134,7 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 // natural (the mechanism's raw output length; 0 for an output of any
 // length, as a KDF's). The answers:
 //
-//   - CKK_GENERIC_SECRET (and the HMAC key types): any length of 1 byte
+//   - CKK_GENERIC_SECRET (and CKK_HKDF, the HMAC key types): any length of 1 byte
 //     or more; without CKA_VALUE_LEN, natural (CKR_TEMPLATE_INCOMPLETE
 //     when natural is 0).
 //   - CKK_AES: 16, 24 or 32 bytes (else CKR_ATTRIBUTE_VALUE_INVALID);
@@ -170,7 +171,7 @@ func derivedKeyLen(tmpl attrMap, natural int) (int, error) {
 			return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "a %s key has %d bytes", ck.Name("CKK_", kt), desKeyLen[kt])
 		}
 		n = desKeyLen[kt]
-	case kt == ck.CKK_GENERIC_SECRET || slices.Contains(hmacKeyTypes, kt):
+	case kt == ck.CKK_GENERIC_SECRET || kt == ck.CKK_HKDF || slices.Contains(hmacKeyTypes, kt):
 		if !given {
 			if natural == 0 {
 				return 0, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_VALUE_LEN missing (the mechanism's output has no natural length)")

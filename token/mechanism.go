@@ -272,7 +272,8 @@ func noParam(m mechanism, cm *Mechanism) error {
 // decoded reports whether the C layer decoded a structured parameter (a
 // mechanism that takes raw bytes refuses one).
 func (m *Mechanism) decoded() bool {
-	return m.PSS != nil || m.OAEP != nil || m.ECDH != nil || m.EdDSA != nil || m.GCM != nil || m.EncryptData != nil
+	return m.PSS != nil || m.OAEP != nil || m.ECDH != nil || m.EdDSA != nil || m.GCM != nil || m.EncryptData != nil ||
+		m.HKDF != nil
 }
 
 // hashMech pairs a CKM_ value with its hash (the tables of the digest

@@ -29,4 +29,5 @@ var mechanisms = newRegistry(
 	aesMACMechanisms(),
 	aesKWMechanisms(),
 	aesEncryptDataMechanisms(),
+	hkdfMechanisms(),
 )

@@ -1,7 +1,7 @@
 package token
 
-// Secret keys (CKO_SECRET_KEY): CKK_AES, CKK_GENERIC_SECRET and the
-// HMAC key types (CKK_SHA*_HMAC, CKK_SHA3_*_HMAC, CKK_MD5_HMAC); C_GenerateKey with CKM_AES_KEY_GEN and
+// Secret keys (CKO_SECRET_KEY): CKK_AES, CKK_GENERIC_SECRET, CKK_HKDF and
+// the HMAC key types (CKK_SHA*_HMAC, CKK_SHA3_*_HMAC, CKK_MD5_HMAC); C_GenerateKey with CKM_AES_KEY_GEN and
 // CKM_GENERIC_SECRET_KEY_GEN (the mechanisms: mech_keygen.go); and
 // createSecretKey, the one way C_UnwrapKey and C_DeriveKey make a secret
 // key from bytes.
@@ -72,7 +72,7 @@ func init() {
 		typ: ck.CKK_AES, secret: true, secretSchema: sch, bits: secretBits,
 		completeSecret: func(a attrMap) error { return completeSecret(a, aesKCV) },
 	})
-	for _, kt := range append([]uint64{ck.CKK_GENERIC_SECRET}, hmacKeyTypes...) {
+	for _, kt := range append([]uint64{ck.CKK_GENERIC_SECRET, ck.CKK_HKDF}, hmacKeyTypes...) {
 		registerKeyType(&keyType{
 			typ: kt, secret: true, secretSchema: sch, bits: secretBits,
 			completeSecret: func(a attrMap) error { return completeSecret(a, sha1KCV) },

@@ -152,6 +152,7 @@ func inProcessChild(t *testing.T) {
 	c.symmetric()
 	c.dsaDH()
 	c.aesDerive()
+	c.hkdf()
 }
 
 // secretKey makes a session secret key with the given value.
