@@ -172,7 +172,7 @@ func TestFleetPropagation(t *testing.T) {
 }
 
 // TestFleetClusterDown: with the cluster stopped, signing goes on from the
-// cache and searches answer from it, writes fail fast with
+// cache and searches answer from it, writes and logins fail fast with
 // CKR_DEVICE_ERROR; all recovers when the cluster is back.
 func TestFleetClusterDown(t *testing.T) {
 	dir := t.TempDir()
@@ -222,9 +222,25 @@ func TestFleetClusterDown(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("keygen with the cluster down failed after %v", d)
 	}
+	// A login must be counted: it fails fast too, and works again when
+	// the cluster is back.
+	must(t, m.Logout(sh))
+	start = time.Now()
+	wantRV(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)), ck.CKR_DEVICE_ERROR)
+	t.Logf("login failed in %v", time.Since(start))
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("login with the cluster down failed after %v", d)
+	}
 
 	etcdtest.StartProcess(t, dir, "down", cu, pu)
 	start = time.Now()
+	for err = m.Login(sh, ck.CKU_USER, []byte(testUserPIN)); err != nil; err = m.Login(sh, ck.CKU_USER, []byte(testUserPIN)) {
+		if time.Since(start) > 15*time.Second {
+			t.Fatalf("login not back 15s after the cluster: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("login back %v after the cluster", time.Since(start))
 	for err = gen(); err != nil; err = gen() {
 		if time.Since(start) > 15*time.Second {
 			t.Fatalf("keygen not back 15s after the cluster: %v", err)
