@@ -55,8 +55,29 @@ func StartAt(dir, name string, cu, pu *url.URL) (*embed.Etcd, error) {
 	return startMember(dir, name, cu, pu, name+"="+pu.String())
 }
 
-// startMember starts one member of the cluster initial (name=peerURL,...).
-func startMember(dir, name string, cu, pu *url.URL, initial string) (*embed.Etcd, error) {
+// StartTLS starts a single-member cluster whose clients must use TLS: it
+// serves https with certFile and keyFile and requires a client certificate
+// issued by the CA in caFile. It returns the member and its client URL.
+func StartTLS(dir, name, certFile, keyFile, caFile string) (*embed.Etcd, string, error) {
+	cu, err := FreeLoopbackURL()
+	if err != nil {
+		return nil, "", err
+	}
+	pu, err := FreeLoopbackURL()
+	if err != nil {
+		return nil, "", err
+	}
+	cu.Scheme = "https"
+	e, err := startMember(dir, name, cu, pu, name+"="+pu.String(), func(cfg *embed.Config) {
+		cfg.ClientTLSInfo.CertFile, cfg.ClientTLSInfo.KeyFile = certFile, keyFile
+		cfg.ClientTLSInfo.TrustedCAFile, cfg.ClientTLSInfo.ClientCertAuth = caFile, true
+	})
+	return e, cu.String(), err
+}
+
+// startMember starts one member of the cluster initial (name=peerURL,...);
+// tweaks adjust its configuration.
+func startMember(dir, name string, cu, pu *url.URL, initial string, tweaks ...func(*embed.Config)) (*embed.Etcd, error) {
 	cfg := embed.NewConfig()
 	cfg.TickMs, cfg.ElectionMs = 50, 500 // tests: elections in about a second
 	cfg.Name = name
@@ -67,6 +88,9 @@ func startMember(dir, name string, cu, pu *url.URL, initial string) (*embed.Etcd
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
 	cfg.InitialCluster = initial
+	for _, tweak := range tweaks {
+		tweak(cfg)
+	}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,127 @@
+//go:build modexp_etcd
+
+package keystore
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modexp-token/modexp-token/internal/etcdtest"
+)
+
+// TestEtcdTLS: a member that serves only TLS and requires a client
+// certificate. With the slot's CA, client certificate and key the token
+// works; without the client certificate, or with another CA, opening it
+// fails within the configured timeouts (an error, not a hang).
+func TestEtcdTLS(t *testing.T) {
+	dir := t.TempDir()
+	ca, caKey := testCA(t, dir, "ca")
+	testCA(t, dir, "other-ca")
+	serverCert, serverKey := testLeaf(t, dir, "server", ca, caKey, x509.ExtKeyUsageServerAuth)
+	clientCert, clientKey := testLeaf(t, dir, "client", ca, caKey, x509.ExtKeyUsageClientAuth)
+	caFile := filepath.Join(dir, "ca.pem")
+	e, endpoint, err := etcdtest.StartTLS(t.TempDir(), "tls", serverCert, serverKey, caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+
+	base := EtcdConfig{Endpoints: []string{endpoint}, Prefix: "/tls/", DialTimeout: time.Second, RequestTimeout: time.Second}
+	good := base
+	good.CAFile, good.CertFile, good.KeyFile = caFile, clientCert, clientKey
+	key := initWith(t, openEtcdStore(t, good, testOptions()))
+	key.Wipe()
+	// Another host with the same TLS configuration sees the token.
+	u, err := openEtcdStore(t, good, testOptions()).Login(User, userPIN)
+	if err != nil {
+		t.Fatalf("login through TLS: %v", err)
+	}
+	u.Wipe()
+
+	noCert := base
+	noCert.CAFile = caFile
+	wrongCA := good
+	wrongCA.CAFile = filepath.Join(dir, "other-ca.pem")
+	for name, cfg := range map[string]EtcdConfig{"no client certificate": noCert, "another CA": wrongCA} {
+		start := time.Now()
+		s, err := OpenEtcd(cfg, testOptions())
+		if err == nil {
+			_ = s.Close()
+			t.Errorf("%s: OpenEtcd succeeded", name)
+			continue
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%s: failed after %v", name, d)
+		}
+		t.Logf("%s: %v after %v", name, err, time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// testCA writes a self-signed CA certificate to dir/name.pem.
+func testCA(t *testing.T, dir, name string) (*x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePEM(t, filepath.Join(dir, name+".pem"), "CERTIFICATE", der)
+	return cert, key
+}
+
+// testLeaf writes a certificate for 127.0.0.1 issued by ca, and its key,
+// to dir/name.pem and dir/name-key.pem, and returns their paths.
+func testLeaf(t *testing.T, dir, name string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, usage x509.ExtKeyUsage) (string, string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, name+".pem"), filepath.Join(dir, name+"-key.pem")
+	writePEM(t, certFile, "CERTIFICATE", der)
+	writePEM(t, keyFile, "PRIVATE KEY", kder)
+	return certFile, keyFile
+}
+
+func writePEM(t *testing.T, path, typ string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
