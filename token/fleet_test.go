@@ -151,9 +151,27 @@ func waitFind(t *testing.T, m *Module, sh uint64, n int, tmpl ...Attribute) []ui
 // search with the watch live and nothing notified answers from the cache:
 // the loop below sees an object only once the notification was applied).
 func TestFleetPropagation(t *testing.T) {
-	prefix := etcdServer.Prefix(t)
-	a, slotA := etcdHost(t, prefix)
-	b, slotB := etcdHost(t, prefix)
+	ep := etcdServer.Endpoint(t)
+	propagation(t, ep, ep, etcdServer.Prefix(t), "one member")
+}
+
+// TestFleetPropagationThreeMembers is TestFleetPropagation on a cluster
+// of three members (child processes), each host on a member of its own:
+// a change goes through the leader's replication to the other host's
+// member and its watch.
+func TestFleetPropagationThreeMembers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a three-member cluster")
+	}
+	c := etcdtest.StartCluster(t, 3)
+	propagation(t, c.Members[0].Client.String(), c.Members[1].Client.String(), "/propagation/", "three members, hosts on two")
+}
+
+// propagation measures how long an object made by a host on endpoint epA
+// takes to be found by a host on epB.
+func propagation(t *testing.T, epA, epB, prefix, what string) {
+	a, slotA := etcdHostOn(t, epA, prefix)
+	b, slotB := etcdHostOn(t, epB, prefix)
 	initToken(t, a, slotA)
 	shA := openRW(t, a, slotA)
 	shB := openRO(t, b, slotB)
@@ -168,7 +186,7 @@ func TestFleetPropagation(t *testing.T) {
 		lat = append(lat, time.Since(start))
 	}
 	slices.Sort(lat)
-	t.Logf("create on a → seen on b: p50 %v, p99 %v (n=%d, loopback, one member)", lat[len(lat)/2], lat[len(lat)*99/100], len(lat))
+	t.Logf("create on a → seen on b: p50 %v, p99 %v (n=%d, loopback, %s)", lat[len(lat)/2], lat[len(lat)*99/100], len(lat), what)
 }
 
 // TestFleetClusterDown: with the cluster stopped, signing goes on from the
