@@ -28,13 +28,15 @@ package token
 // base key's was and the new key is not extractable (PKCS#11 3.0 §4.10).
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
-// DeriveKey is C_DeriveKey: it derives a secret key from the base key with
-// mechanism cm and returns the new key's handle.
+// DeriveKey is C_DeriveKey: it derives a secret key (or, with
+// CKM_HKDF_DATA, a data object) from the base key with mechanism cm and
+// returns the new object's handle.
 func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attribute) (uint64, error) {
 	ss, err := m.lock(sh)
 	if err != nil {
@@ -68,17 +70,14 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 	if err != nil {
 		return 0, err
 	}
-	if err := mergeKeyTemplate(t, key, ck.CKA_DERIVE_TEMPLATE); err != nil {
+	dd, data := mech.(dataDeriver)
+	data = data && dd.derivesData()
+	if data {
+		if err := defaultULong(t, ck.CKA_CLASS, ck.CKO_DATA); err != nil {
+			return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s makes data objects (CKO_DATA)", ck.Name("CKM_", cm.Type))
+		}
+	} else if err := derivedKeyTemplate(t, key); err != nil {
 		return 0, err
-	}
-	if err := defaultULong(t, ck.CKA_CLASS, ck.CKO_SECRET_KEY); err != nil {
-		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "C_DeriveKey makes secret keys (CKO_SECRET_KEY)")
-	}
-	if _, ok := t[ck.CKA_KEY_TYPE]; !ok {
-		t[ck.CKA_KEY_TYPE] = ck.ULong(ck.CKK_GENERIC_SECRET)
-	}
-	if _, ok := t.ulong(ck.CKA_KEY_TYPE); !ok {
-		return 0, invalid(ck.CKA_KEY_TYPE, "malformed")
 	}
 	if _, ok := t[ck.CKA_VALUE]; ok {
 		return 0, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "CKA_VALUE of a derived key is set by the token")
@@ -121,12 +120,83 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 		return 0, err
 	}
 	defer clear(value)
-	h, err := ss.storeDerivedKey(t, value, key)
+	store, what := ss.storeDerivedKey, "key derived"
+	if data {
+		store, what = ss.storeDerivedData, "data derived"
+	}
+	h, err := store(t, value, key)
 	if err != nil {
 		return 0, err
 	}
-	s.log.Info("key derived", "mechanism", ck.Name("CKM_", cm.Type), "base", baseKey, "handle", h)
+	s.log.Info(what, "mechanism", ck.Name("CKM_", cm.Type), "base", baseKey, "handle", h)
 	return h, nil
+}
+
+// dataDeriver is a derivation whose output is a data object (CKO_DATA)
+// rather than a key: CKM_HKDF_DATA.
+type dataDeriver interface{ derivesData() bool }
+
+// derivedKeyTemplate completes the template of a derived key: the base
+// key's CKA_DERIVE_TEMPLATE, CKA_CLASS CKO_SECRET_KEY and CKA_KEY_TYPE
+// CKK_GENERIC_SECRET by default.
+func derivedKeyTemplate(t attrMap, base *object) error {
+	if err := mergeKeyTemplate(t, base, ck.CKA_DERIVE_TEMPLATE); err != nil {
+		return err
+	}
+	if err := defaultULong(t, ck.CKA_CLASS, ck.CKO_SECRET_KEY); err != nil {
+		return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "C_DeriveKey makes secret keys (CKO_SECRET_KEY)")
+	}
+	if _, ok := t[ck.CKA_KEY_TYPE]; !ok {
+		t[ck.CKA_KEY_TYPE] = ck.ULong(ck.CKK_GENERIC_SECRET)
+	}
+	if _, ok := t.ulong(ck.CKA_KEY_TYPE); !ok {
+		return invalid(ck.CKA_KEY_TYPE, "malformed")
+	}
+	return nil
+}
+
+// derivedDataLen is the byte length of a derived data object: the
+// template's CKA_VALUE_LEN (1 to 1024 bytes, at most natural when natural
+// is not 0), else natural (CKR_TEMPLATE_INCOMPLETE when natural is 0).
+func derivedDataLen(tmpl attrMap, natural int) (int, error) {
+	v, ok := tmpl[ck.CKA_VALUE_LEN]
+	if !ok {
+		if natural == 0 {
+			return 0, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_VALUE_LEN missing (the mechanism's output has no natural length)")
+		}
+		return natural, nil
+	}
+	l, ok := ck.ParseULong(v)
+	if !ok || l == 0 || l > maxDerivedLen {
+		return 0, invalid(ck.CKA_VALUE_LEN, "want 1 to 1024 bytes")
+	}
+	if natural != 0 && int(l) > natural {
+		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%d bytes asked of a %d-byte secret", l, natural)
+	}
+	return int(l), nil
+}
+
+// storeDerivedData stores the data object tmpl describes with CKA_VALUE
+// value (CKA_VALUE_LEN, the length asked for, is not a data object's
+// attribute) and returns its handle. CKA_PRIVATE defaults to true: the
+// value is secret material.
+func (ss *session) storeDerivedData(tmpl attrMap, value []byte, _ *object) (uint64, error) {
+	t := tmpl.clone()
+	delete(t, ck.CKA_VALUE_LEN)
+	if _, ok := t[ck.CKA_PRIVATE]; !ok {
+		t[ck.CKA_PRIVATE] = ck.Bool(true)
+	}
+	t[ck.CKA_VALUE] = bytes.Clone(value)
+	_, login := ss.slot.currentEpoch()
+	a, sch, err := buildObject(t, nil, modeCreate, 0, login)
+	if err != nil {
+		return 0, err
+	}
+	o, err := ss.storeNew(a, sch)
+	if err != nil {
+		return 0, err
+	}
+	return o.handle, nil
 }
 
 // derivedKeyLen is the byte length of the secret key tmpl describes:

@@ -204,3 +204,39 @@ func TestHKDFKeyGen(t *testing.T) {
 	_, err = m.GenerateKey(sh, &Mechanism{Type: ck.CKM_HKDF_KEY_GEN}, append(tmpl, aULong(ck.CKA_KEY_TYPE, ck.CKK_GENERIC_SECRET)))
 	wantRV(t, err, ck.CKR_TEMPLATE_INCONSISTENT)
 }
+
+// TestHKDFData: CKM_HKDF_DATA makes a CKO_DATA object whose CKA_VALUE is
+// RFC 5869 case 1's OKM (or PRK, Extract alone), private unless the
+// template says otherwise, without CKA_VALUE_LEN; a key template, or
+// Expand without a length, is refused.
+func TestHKDFData(t *testing.T) {
+	m, _, sh := readyToken(t)
+	base := hkdfSecret(t, m, sh, ck.CKK_GENERIC_SECRET, bytes.Repeat([]byte{0x0b}, 22))
+	p := &HKDFParams{Extract: true, Expand: true, PRF: ck.CKM_SHA256, SaltType: ck.CKF_HKDF_SALT_DATA,
+		Salt: mustHex("000102030405060708090a0b0c"), Info: mustHex("f0f1f2f3f4f5f6f7f8f9")}
+	mech := &Mechanism{Type: ck.CKM_HKDF_DATA, HKDF: p}
+	h, err := m.DeriveKey(sh, mech, base, []Attribute{aULong(ck.CKA_VALUE_LEN, 42), aBytes(ck.CKA_LABEL, []byte("okm"))})
+	must(t, err)
+	if got := attr(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(got, mustHex("3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865")) {
+		t.Fatalf("OKM data object: %x", got)
+	}
+	if c, _ := ck.ParseULong(attr(t, m, sh, h, ck.CKA_CLASS)); c != ck.CKO_DATA {
+		t.Fatalf("class %s", ck.Name("CKO_", c))
+	}
+	if v := attr(t, m, sh, h, ck.CKA_PRIVATE); len(v) != 1 || v[0] != 1 {
+		t.Fatalf("CKA_PRIVATE %x, want true by default", v)
+	}
+	if res, _ := m.GetAttributeValue(sh, h, []uint64{ck.CKA_VALUE_LEN}); len(res) != 1 || res[0].Err != uint64(ck.CKR_ATTRIBUTE_TYPE_INVALID) {
+		t.Fatalf("CKA_VALUE_LEN of the data object: %+v", res)
+	}
+	prk := &HKDFParams{Extract: true, PRF: ck.CKM_SHA256, SaltType: ck.CKF_HKDF_SALT_DATA, Salt: p.Salt}
+	h, err = m.DeriveKey(sh, &Mechanism{Type: ck.CKM_HKDF_DATA, HKDF: prk}, base, []Attribute{aBool(ck.CKA_PRIVATE, false)})
+	must(t, err)
+	if got := attr(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(got, mustHex("077709362c2e32df0ddc3f0dc47bba6390b6c73bb50f9c3122ec844ad7c2b3e5")) {
+		t.Fatalf("PRK data object: %x", got)
+	}
+	_, err = m.DeriveKey(sh, mech, base, nil)
+	wantRV(t, err, ck.CKR_TEMPLATE_INCOMPLETE)
+	_, err = m.DeriveKey(sh, mech, base, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_SECRET_KEY), aULong(ck.CKA_VALUE_LEN, 16)})
+	wantRV(t, err, ck.CKR_TEMPLATE_INCONSISTENT)
+}

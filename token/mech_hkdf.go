@@ -1,7 +1,9 @@
 package token
 
 // HKDF (RFC 5869; PKCS#11 3.0 Current Mechanisms, HKDF): CKM_HKDF_DERIVE
-// derives a secret key from a CKK_HKDF or CKK_GENERIC_SECRET base key, and
+// derives a secret key from a CKK_HKDF or CKK_GENERIC_SECRET base key,
+// CKM_HKDF_DATA the same into a data object (CKO_DATA, CKA_VALUE the
+// output; CKA_PRIVATE true unless the template says otherwise), and
 // CKM_HKDF_KEY_GEN generates CKK_HKDF keys (pkcs11-provider uses them for
 // HKDF and TLS 1.3 when the token offers them).
 //
@@ -20,6 +22,10 @@ package token
 //     CKA_VALUE_LEN (derivedKeyLen: an AES key defaults to 32 bytes).
 //   - The new key may be CKK_GENERIC_SECRET (the default), an HMAC key
 //     type, CKK_AES or CKK_HKDF (so derivations chain, as TLS 1.3's do).
+//     A CKM_HKDF_DATA template's CKA_VALUE_LEN is the output's length (1
+//     to 1024 bytes; needed with Expand) and is not kept on the object.
+//   - The base key may have any length: the standard asks for HashLen,
+//     but RFC 5869 and TLS 1.3 (an ECDH secret under SHA-384) use others.
 
 import (
 	"crypto"
@@ -29,23 +35,29 @@ import (
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
-// hkdfMechanisms are CKM_HKDF_DERIVE and CKM_HKDF_KEY_GEN.
+// hkdfMechanisms are CKM_HKDF_DERIVE, CKM_HKDF_DATA and CKM_HKDF_KEY_GEN.
 func hkdfMechanisms() []mechanism {
 	base := func(typ uint64, keyTypes ...uint64) mechBase {
 		return mechBase{typ: typ, keyTypes: keyTypes, minBits: genericMinBytes, maxBits: genericMaxBytes, sizeInBytes: true}
 	}
 	return []mechanism{
 		&hkdfDerive{mechBase: base(ck.CKM_HKDF_DERIVE, ck.CKK_HKDF, ck.CKK_GENERIC_SECRET)},
+		&hkdfDerive{mechBase: base(ck.CKM_HKDF_DATA, ck.CKK_HKDF, ck.CKK_GENERIC_SECRET), data: true},
 		&secretKeyGen{base(ck.CKM_HKDF_KEY_GEN, ck.CKK_HKDF)},
 	}
 }
 
-// hkdfDerive is CKM_HKDF_DERIVE, bound to its parameter.
+// hkdfDerive is CKM_HKDF_DERIVE (or, data, CKM_HKDF_DATA), bound to its
+// parameter.
 type hkdfDerive struct {
 	mechBase
+	data bool
 	p    HKDFParams
 	hash crypto.Hash
 }
+
+// derivesData: CKM_HKDF_DATA makes a data object (derive.go).
+func (m *hkdfDerive) derivesData() bool { return m.data }
 
 // hkdfHash is the PRF hash of prfHashMechanism: a digest mechanism of the
 // token but MD5.
@@ -100,7 +112,11 @@ func (m *hkdfDerive) derive(op *operation, tmpl attrMap) ([]byte, error) {
 	if !m.p.Expand {
 		natural = m.hash.Size()
 	}
-	n, err := derivedKeyLen(tmpl, natural)
+	length := derivedKeyLen
+	if m.data {
+		length = derivedDataLen
+	}
+	n, err := length(tmpl, natural)
 	if err != nil {
 		return nil, err
 	}

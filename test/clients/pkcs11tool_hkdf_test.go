@@ -17,6 +17,7 @@ import (
 // The PKCS#11 3.0 HKDF values miekg/pkcs11 does not have.
 const (
 	ckmHKDFDerive    = 0x402a
+	ckmHKDFData      = 0x402b
 	ckmHKDFKeyGen    = 0x402c
 	ckkHKDF          = 0x42
 	ckfHKDFSaltNull  = 1
@@ -24,15 +25,16 @@ const (
 	sizeofHKDFParams = 64 // CK_HKDF_PARAMS on LP64
 )
 
-// hkdf is the child's part for CKM_HKDF_KEY_GEN and CKM_HKDF_DERIVE, which
-// pkcs11-tool 0.23 does not know: a CKK_HKDF key is generated, then keys
-// are derived from it with CK_HKDF_PARAMS written by hand (LP64
-// little-endian; the salt and info in a page outside the Go heap), each
-// checked with `openssl kdf ... HKDF`: Extract and Expand with a salt and
-// an info, and Extract alone with no salt.
+// hkdf is the child's part for CKM_HKDF_KEY_GEN, CKM_HKDF_DERIVE and
+// CKM_HKDF_DATA, which pkcs11-tool 0.23 does not know: a CKK_HKDF key is
+// generated, then keys (and a data object) are derived from it with
+// CK_HKDF_PARAMS written by hand (LP64 little-endian; the salt and info in
+// a page outside the Go heap), each checked with `openssl kdf ... HKDF`:
+// Extract and Expand with a salt and an info, and Extract alone with no
+// salt.
 func (c *inProcessClient) hkdf() {
 	t := c.t
-	if !c.offers(ckmHKDFKeyGen) && !c.offers(ckmHKDFDerive) {
+	if !c.offers(ckmHKDFKeyGen) && !c.offers(ckmHKDFDerive) && !c.offers(ckmHKDFData) {
 		return
 	}
 	ikm := make([]byte, 32)
@@ -57,7 +59,7 @@ func (c *inProcessClient) hkdf() {
 	} else {
 		base = c.secretKeyWith(pkcs11.CKK_GENERIC_SECRET, ikm, pkcs11.CKA_DERIVE)
 	}
-	if !c.offers(ckmHKDFDerive) {
+	if !c.offers(ckmHKDFDerive) && !c.offers(ckmHKDFData) {
 		return
 	}
 	page, err := unix.Mmap(-1, 0, unix.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
@@ -116,13 +118,29 @@ func (c *inProcessClient) hkdf() {
 		}
 		return v
 	}
-	okm := derive(param(true, true, ckfHKDFSaltData, true), 42)
 	want := ossl(42, "-kdfopt", "hexsalt:"+hex.EncodeToString(salt), "-kdfopt", "hexinfo:"+hex.EncodeToString(info))
-	prk := derive(param(true, false, ckfHKDFSaltNull, false), 0)
-	wantPRK := ossl(32, "-kdfopt", "mode:EXTRACT_ONLY")
-	if !bytes.Equal(okm, want) || !bytes.Equal(prk, wantPRK) {
-		t.Errorf("CKM_HKDF_DERIVE: OKM %x, openssl %x; PRK %x, openssl %x", okm, want, prk, wantPRK)
-		return
+	if c.offers(ckmHKDFDerive) {
+		okm := derive(param(true, true, ckfHKDFSaltData, true), 42)
+		prk := derive(param(true, false, ckfHKDFSaltNull, false), 0)
+		wantPRK := ossl(32, "-kdfopt", "mode:EXTRACT_ONLY")
+		if !bytes.Equal(okm, want) || !bytes.Equal(prk, wantPRK) {
+			t.Errorf("CKM_HKDF_DERIVE: OKM %x, openssl %x; PRK %x, openssl %x", okm, want, prk, wantPRK)
+		} else {
+			c.exercised(ckmHKDFDerive, "HKDF-DERIVE", "derive")
+		}
 	}
-	c.exercised(ckmHKDFDerive, "HKDF-DERIVE", "derive")
+	// CKM_HKDF_DATA: the same OKM, as a data object's CKA_VALUE.
+	if c.offers(ckmHKDFData) {
+		h, err := c.p.DeriveKey(c.s, []*pkcs11.Mechanism{pkcs11.NewMechanism(ckmHKDFData, param(true, true, ckfHKDFSaltData, true))}, base,
+			[]*pkcs11.Attribute{pkcs11.NewAttribute(pkcs11.CKA_CLASS, pkcs11.CKO_DATA), pkcs11.NewAttribute(pkcs11.CKA_TOKEN, false),
+				pkcs11.NewAttribute(pkcs11.CKA_VALUE_LEN, 42)})
+		if err != nil {
+			t.Fatalf("C_DeriveKey(CKM_HKDF_DATA): %v", err)
+		}
+		if got := c.attr(h, pkcs11.CKA_VALUE); !bytes.Equal(got, want) {
+			t.Errorf("CKM_HKDF_DATA: %x, openssl %x", got, want)
+		} else {
+			c.exercised(ckmHKDFData, "HKDF-DATA", "derive")
+		}
+	}
 }
