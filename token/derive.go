@@ -187,12 +187,7 @@ func (ss *session) storeDerivedData(tmpl attrMap, value []byte, _ *object) (uint
 		t[ck.CKA_PRIVATE] = ck.Bool(true)
 	}
 	t[ck.CKA_VALUE] = bytes.Clone(value)
-	_, login := ss.slot.currentEpoch()
-	a, sch, err := buildObject(t, nil, modeCreate, 0, login)
-	if err != nil {
-		return 0, err
-	}
-	o, err := ss.storeNew(a, sch)
+	o, err := ss.createObject(t)
 	if err != nil {
 		return 0, err
 	}

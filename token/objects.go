@@ -312,18 +312,23 @@ func (m *Module) CreateObject(sh uint64, tmpl []Attribute) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	s := ss.slot
-	_, login := s.currentEpoch()
+	o, err := ss.createObject(t)
+	if err != nil {
+		return 0, err
+	}
+	ss.slot.log.Info("object created", "handle", o.handle, "class", ck.Name("CKO_", o.class()), "token", o.isToken())
+	return o.handle, nil
+}
+
+// createObject builds the object template t describes, as C_CreateObject
+// does, and stores it.
+func (ss *session) createObject(t attrMap) (*object, error) {
+	_, login := ss.slot.currentEpoch()
 	a, sch, err := buildObject(t, nil, modeCreate, 0, login)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	o, err := ss.storeNew(a, sch)
-	if err != nil {
-		return 0, err
-	}
-	s.log.Info("object created", "handle", o.handle, "class", ck.Name("CKO_", o.class()), "token", o.isToken())
-	return o.handle, nil
+	return ss.storeNew(a, sch)
 }
 
 // CopyObject is C_CopyObject.

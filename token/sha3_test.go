@@ -34,15 +34,7 @@ func TestSHA3Digests(t *testing.T) {
 	long := bytes.Repeat([]byte("SHA-3 through the token "), 100)
 	for mech, want := range abc {
 		for _, in := range [][]byte{[]byte("abc"), long} {
-			must(t, m.DigestInit(sh, &Mechanism{Type: mech}))
-			got, _, err := m.Digest(sh, in, Out{Cap: 64})
-			must(t, err)
-			must(t, m.DigestInit(sh, &Mechanism{Type: mech}))
-			for i := 0; i < len(in); i += 7 {
-				must(t, m.DigestUpdate(sh, in[i:min(i+7, len(in))]))
-			}
-			parts, _, err := m.DigestFinal(sh, Out{Cap: 64})
-			must(t, err)
+			got, parts := digestTwice(t, m, sh, mech, in, 7)
 			h := mechanisms[mech].(digester).newDigest()
 			h.Write(in)
 			ref := h.Sum(nil)
@@ -57,6 +49,22 @@ func TestSHA3Digests(t *testing.T) {
 	if d := sha3.Sum256([]byte("abc")); hex.EncodeToString(d[:]) != abc[ck.CKM_SHA3_256] {
 		t.Fatal("crypto/sha3 disagrees with FIPS 202")
 	}
+}
+
+// digestTwice digests in with mech in one C_Digest and in C_DigestUpdate
+// parts of step bytes, and returns both digests.
+func digestTwice(t *testing.T, m *Module, sh, mech uint64, in []byte, step int) (one, parts []byte) {
+	t.Helper()
+	must(t, m.DigestInit(sh, &Mechanism{Type: mech}))
+	one, _, err := m.Digest(sh, in, Out{Cap: 64})
+	must(t, err)
+	must(t, m.DigestInit(sh, &Mechanism{Type: mech}))
+	for i := 0; i < len(in); i += step {
+		must(t, m.DigestUpdate(sh, in[i:min(i+step, len(in))]))
+	}
+	parts, _, err = m.DigestFinal(sh, Out{Cap: 64})
+	must(t, err)
+	return one, parts
 }
 
 // TestSHA3Signatures signs with every SHA-3 RSA and ECDSA mechanism and

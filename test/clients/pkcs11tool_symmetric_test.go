@@ -442,19 +442,26 @@ func (c *inProcessClient) cmac(ossl string, key []byte, h pkcs11.ObjectHandle, m
 	if err != nil || len(mac) < n {
 		t.Fatalf("openssl mac CMAC (%s) gave %q", ossl, out)
 	}
+	c.macPair(h, msg, full, general, mac, len(mac), n, "openssl mac")
+}
+
+// macPair signs msg under h with a MAC mechanism (whose MAC is the
+// leading fullLen bytes of ref) and its _GENERAL form asked for n bytes,
+// compares both with ref (what `by` computed), and verifies them.
+func (c *inProcessClient) macPair(h pkcs11.ObjectHandle, msg []byte, full, general namedMech, ref []byte, fullLen, n int, by string) {
 	for _, m := range []struct {
 		namedMech
 		mech *pkcs11.Mechanism
 		want []byte
 	}{
-		{full, pkcs11.NewMechanism(full.ckm, nil), mac},
-		{general, pkcs11.NewMechanism(general.ckm, ulongParam(uint64(n))), mac[:n]},
+		{full, pkcs11.NewMechanism(full.ckm, nil), ref[:fullLen]},
+		{general, pkcs11.NewMechanism(general.ckm, ulongParam(uint64(n))), ref[:n]},
 	} {
 		if !c.offers(m.ckm) {
 			continue
 		}
 		if sig := c.sign(m.mech, h, msg); !bytes.Equal(sig, m.want) {
-			t.Errorf("%s: %x, openssl mac %x", m.name, sig, m.want)
+			c.t.Errorf("%s: %x, %s %x", m.name, sig, by, m.want)
 		} else if c.verifies(m.mech, h, msg, sig) {
 			c.exercised(m.ckm, m.name, "sign")
 			c.exercised(m.ckm, m.name, "verify")
@@ -531,23 +538,5 @@ func (c *inProcessClient) cbcMAC(ossl string, bs int, key []byte, h pkcs11.Objec
 	if err != nil || len(out) != len(padded) || len(padded) == 0 {
 		t.Fatalf("openssl enc -%s for CBC-MAC: %v (%d bytes)", ossl, err, len(out))
 	}
-	mac := out[len(out)-bs:]
-	for _, m := range []struct {
-		namedMech
-		mech *pkcs11.Mechanism
-		want []byte
-	}{
-		{full, pkcs11.NewMechanism(full.ckm, nil), mac[:bs/2]},
-		{general, pkcs11.NewMechanism(general.ckm, ulongParam(uint64(n))), mac[:n]},
-	} {
-		if !c.offers(m.ckm) {
-			continue
-		}
-		if sig := c.sign(m.mech, h, msg); !bytes.Equal(sig, m.want) {
-			t.Errorf("%s: %x, openssl enc %x", m.name, sig, m.want)
-		} else if c.verifies(m.mech, h, msg, sig) {
-			c.exercised(m.ckm, m.name, "sign")
-			c.exercised(m.ckm, m.name, "verify")
-		}
-	}
+	c.macPair(h, msg, full, general, out[len(out)-bs:], bs/2, n, "openssl enc")
 }
