@@ -3,6 +3,7 @@
 package keystore
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -17,12 +18,17 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/internal/etcdtest"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 )
 
 // TestEtcdTLS: a member that serves only TLS and requires a client
 // certificate. With the slot's CA, client certificate and key the token
 // works; without the client certificate, or with another CA, opening it
-// fails within the configured timeouts (an error, not a hang).
+// fails within the configured timeouts (an error, not a hang). Then with
+// etcd's authentication on and the certificate's user (its CN) given a
+// role on the token's prefix only: the watch, a login and a write work,
+// another prefix is refused.
 func TestEtcdTLS(t *testing.T) {
 	dir := t.TempDir()
 	ca, caKey := testCA(t, dir, "ca")
@@ -64,6 +70,60 @@ func TestEtcdTLS(t *testing.T) {
 			t.Errorf("%s: failed after %v", name, d)
 		}
 		t.Logf("%s: %v after %v", name, err, time.Since(start).Round(time.Millisecond))
+	}
+
+	// docs/FLEET.md's advice: each host's certificate (its CN is its etcd
+	// user) has a role that reads and writes the token's prefix only. The
+	// module needs nothing beyond it; another prefix is refused.
+	rootCert, rootKey := testLeaf(t, dir, "root", ca, caKey, x509.ExtKeyUsageClientAuth)
+	admin := base
+	admin.CAFile, admin.CertFile, admin.KeyFile = caFile, rootCert, rootKey
+	tlsConf, err := admin.tlsConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: base.Endpoints, DialTimeout: time.Second, TLS: tlsConf, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	noPassword := &clientv3.UserAddOptions{NoPassword: true}
+	for _, step := range []func() error{
+		func() error { _, err := cli.UserAddWithOptions(ctx, "root", "", noPassword); return err },
+		func() error { _, err := cli.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := cli.RoleAdd(ctx, "modexp-tls"); return err },
+		func() error {
+			_, err := cli.RoleGrantPermission(ctx, "modexp-tls", "/tls/", clientv3.GetPrefixRangeEnd("/tls/"), clientv3.PermissionType(clientv3.PermReadWrite))
+			return err
+		},
+		func() error { _, err := cli.UserAddWithOptions(ctx, "client", "", noPassword); return err },
+		func() error { _, err := cli.UserGrantRole(ctx, "client", "modexp-tls"); return err },
+		func() error { _, err := cli.AuthEnable(ctx); return err },
+	} {
+		if err := step(); err != nil {
+			t.Fatalf("etcd auth setup: %v", err)
+		}
+	}
+	h := openEtcdStore(t, good, testOptions())
+	h.Follow(func() {})
+	waitFor(t, "the watch with the prefix's role", h.Following)
+	u, err = h.Login(User, userPIN)
+	if err != nil {
+		t.Fatalf("login with the prefix's role: %v", err)
+	}
+	if _, err := h.Put(u, keyPair("roles")[1]); err != nil {
+		t.Fatalf("write with the prefix's role: %v", err)
+	}
+	u.Wipe()
+	elsewhere := good
+	elsewhere.Prefix = "/other/"
+	if s, err := OpenEtcd(elsewhere, testOptions()); err == nil {
+		_ = s.Close()
+		t.Error("a prefix outside the certificate's role opened")
+	} else {
+		t.Logf("outside the role: %v", err)
 	}
 }
 
