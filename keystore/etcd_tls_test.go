@@ -31,11 +31,10 @@ import (
 // another prefix is refused.
 func TestEtcdTLS(t *testing.T) {
 	dir := t.TempDir()
-	ca, caKey := testCA(t, dir, "ca")
-	testCA(t, dir, "other-ca")
-	serverCert, serverKey := testLeaf(t, dir, "server", ca, caKey, x509.ExtKeyUsageServerAuth)
-	clientCert, clientKey := testLeaf(t, dir, "client", ca, caKey, x509.ExtKeyUsageClientAuth)
-	caFile := filepath.Join(dir, "ca.pem")
+	ca, caKey, caFile, _ := testCert(t, dir, "ca", nil, nil, 0)
+	_, _, otherCA, _ := testCert(t, dir, "other-ca", nil, nil, 0)
+	_, _, serverCert, serverKey := testCert(t, dir, "server", ca, caKey, x509.ExtKeyUsageServerAuth)
+	_, _, clientCert, clientKey := testCert(t, dir, "client", ca, caKey, x509.ExtKeyUsageClientAuth)
 	e, endpoint, err := etcdtest.StartTLS(t.TempDir(), "tls", serverCert, serverKey, caFile)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +56,7 @@ func TestEtcdTLS(t *testing.T) {
 	noCert := base
 	noCert.CAFile = caFile
 	wrongCA := good
-	wrongCA.CAFile = filepath.Join(dir, "other-ca.pem")
+	wrongCA.CAFile = otherCA
 	for name, cfg := range map[string]EtcdConfig{"no client certificate": noCert, "another CA": wrongCA} {
 		start := time.Now()
 		s, err := OpenEtcd(cfg, testOptions())
@@ -75,7 +74,7 @@ func TestEtcdTLS(t *testing.T) {
 	// docs/FLEET.md's advice: each host's certificate (its CN is its etcd
 	// user) has a role that reads and writes the token's prefix only. The
 	// module needs nothing beyond it; another prefix is refused.
-	rootCert, rootKey := testLeaf(t, dir, "root", ca, caKey, x509.ExtKeyUsageClientAuth)
+	_, _, rootCert, rootKey := testCert(t, dir, "root", ca, caKey, x509.ExtKeyUsageClientAuth)
 	admin := base
 	admin.CAFile, admin.CertFile, admin.KeyFile = caFile, rootCert, rootKey
 	tlsConf, err := admin.tlsConfig()
@@ -125,47 +124,35 @@ func TestEtcdTLS(t *testing.T) {
 	} else {
 		t.Logf("outside the role: %v", err)
 	}
+	_ = h.Close() // its watch, before the member stops (a member waits for open streams)
 }
 
-// testCA writes a self-signed CA certificate to dir/name.pem.
-func testCA(t *testing.T, dir, name string) (*x509.Certificate, *ecdsa.PrivateKey) {
+// testCert writes a certificate and its key to dir/name.pem and
+// dir/name-key.pem: a CA's, self-signed, when ca is nil, else one for
+// 127.0.0.1 issued by ca for usage. It returns the certificate, its key
+// and the two paths.
+func testCert(t *testing.T, dir, name string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, usage x509.ExtKeyUsage) (*x509.Certificate, *ecdsa.PrivateKey, string, string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if ca == nil {
+		tmpl.IsCA, tmpl.BasicConstraintsValid, tmpl.KeyUsage = true, true, x509.KeyUsageCertSign
+		ca, caKey = tmpl, key
+	} else {
+		tmpl.KeyUsage, tmpl.ExtKeyUsage = x509.KeyUsageDigitalSignature, []x509.ExtKeyUsage{usage}
+		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writePEM(t, filepath.Join(dir, name+".pem"), "CERTIFICATE", der)
-	return cert, key
-}
-
-// testLeaf writes a certificate for 127.0.0.1 issued by ca, and its key,
-// to dir/name.pem and dir/name-key.pem, and returns their paths.
-func testLeaf(t *testing.T, dir, name string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, usage x509.ExtKeyUsage) (string, string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +163,7 @@ func testLeaf(t *testing.T, dir, name string, ca *x509.Certificate, caKey *ecdsa
 	certFile, keyFile := filepath.Join(dir, name+".pem"), filepath.Join(dir, name+"-key.pem")
 	writePEM(t, certFile, "CERTIFICATE", der)
 	writePEM(t, keyFile, "PRIVATE KEY", kder)
-	return certFile, keyFile
+	return cert, key, certFile, keyFile
 }
 
 func writePEM(t *testing.T, path, typ string, der []byte) {

@@ -37,16 +37,21 @@ func FreeLoopbackURL() (*url.URL, error) {
 // Start starts a single-member cluster with its data in dir and returns it
 // with its client URL. Close it with (*embed.Etcd).Close.
 func Start(dir, name string) (*embed.Etcd, string, error) {
-	cu, err := FreeLoopbackURL()
-	if err != nil {
-		return nil, "", err
-	}
-	pu, err := FreeLoopbackURL()
+	cu, pu, err := freeURLs()
 	if err != nil {
 		return nil, "", err
 	}
 	e, err := StartAt(dir, name, cu, pu)
 	return e, cu.String(), err
+}
+
+// freeURLs returns a client and a peer URL on free loopback ports.
+func freeURLs() (cu, pu *url.URL, err error) {
+	if cu, err = FreeLoopbackURL(); err != nil {
+		return nil, nil, err
+	}
+	pu, err = FreeLoopbackURL()
+	return cu, pu, err
 }
 
 // StartAt starts (or starts again, on the same data directory) a
@@ -59,11 +64,7 @@ func StartAt(dir, name string, cu, pu *url.URL) (*embed.Etcd, error) {
 // serves https with certFile and keyFile and requires a client certificate
 // issued by the CA in caFile. It returns the member and its client URL.
 func StartTLS(dir, name, certFile, keyFile, caFile string) (*embed.Etcd, string, error) {
-	cu, err := FreeLoopbackURL()
-	if err != nil {
-		return nil, "", err
-	}
-	pu, err := FreeLoopbackURL()
+	cu, pu, err := freeURLs()
 	if err != nil {
 		return nil, "", err
 	}
