@@ -153,12 +153,8 @@ func (s *sealer) seal(id, typ uint64, value []byte) ([]byte, error) {
 	return s.aead.Seal(out, out, value, attrAAD(aadAttr, id, typ)), nil
 }
 
-// open reverses seal; a value altered or moved gives ErrUnsealFailed.
-func (s *sealer) open(id, typ uint64, sealed []byte) ([]byte, error) {
-	return s.openLabel(aadAttr, id, typ, sealed)
-}
-
-// openLabel opens a value sealed with AAD label label.
+// openLabel opens a value sealed with AAD label label (aadAttr: one made
+// by seal); a value altered or moved gives ErrUnsealFailed.
 func (s *sealer) openLabel(label string, id, typ uint64, sealed []byte) ([]byte, error) {
 	if len(sealed) < nonceSize+tagSize {
 		return nil, fmt.Errorf("keystore: object %d attribute %#x: short sealed value: %w: %w", id, typ, ErrCorrupt, ErrUnsealFailed)

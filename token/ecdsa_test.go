@@ -17,6 +17,7 @@ import (
 
 	"github.com/modexp-token/modexp-token/engine/ec"
 	"github.com/modexp-token/modexp-token/engine/ecdsa"
+	"github.com/modexp-token/modexp-token/engine/ecdsa/ecdsatest"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -186,7 +187,7 @@ func TestECDSAKeyGenAndCrossCheck(t *testing.T) {
 					if !stdecdsa.Verify(stdPub(cv.std, x, y), d, r, s) {
 						t.Fatal("crypto/ecdsa rejects the token's signature")
 					}
-				} else if err := ecdsa.Verify(cv.name, x, y, d, sig); err != nil {
+				} else if err := ecdsatest.Verify(cv.name, x, y, d, sig); err != nil {
 					t.Fatalf("engine/ecdsa rejects the token's signature: %v", err)
 				}
 			}
@@ -232,7 +233,9 @@ func TestECDSAKeyGenAndCrossCheck(t *testing.T) {
 			} else {
 				dk, rx, ry, err := ecdsa.GenerateKey(t.Context(), nil, cv.name, nil)
 				must(t, err)
-				ref, err = ecdsa.Sign(t.Context(), nil, cv.name, dk, d, nil)
+				sk, err := ecdsa.NewPrivateKey(cv.name, dk)
+				must(t, err)
+				ref, err = sk.Sign(t.Context(), nil, d, nil)
 				must(t, err)
 				hp := importECPublic(t, m, sh, c, rx, ry)
 				must(t, verifyWith(t, m, sh, hp, cv.mech, msg, ref))
@@ -391,7 +394,7 @@ func TestECDSAOperationRules(t *testing.T) {
 	if need2 != 64 || len(sig) != 64 || need != 64 {
 		t.Fatalf("lengths %d %d %d", need, need2, len(sig))
 	}
-	must(t, ecdsa.Verify("P-256", x, y, in, sig))
+	must(t, ecdsatest.Verify("P-256", x, y, in, sig))
 
 	// CKM_ECDSA over 64 bytes: the leftmost 256 bits count (crypto/ecdsa
 	// truncates the same way).
@@ -463,7 +466,7 @@ func TestECDSATokenKeyPersists(t *testing.T) {
 	msg := []byte("after reload")
 	sig, err := signWith(t, m2, sh2, hs[0], ck.CKM_ECDSA_SHA384, msg)
 	must(t, err)
-	must(t, ecdsa.Verify("P-384", x, y, digest(crypto.SHA384, msg), sig))
+	must(t, ecdsatest.Verify("P-384", x, y, digest(crypto.SHA384, msg), sig))
 }
 
 // TestECDSAEngines: what the slot offers and does on engines with and
@@ -513,7 +516,7 @@ func TestECDSAEngines(t *testing.T) {
 				before := len(readFile(t, logPath))
 				sig, err := signWith(t, m, sh, priv, ck.CKM_ECDSA_SHA256, msg)
 				must(t, err)
-				must(t, ecdsa.Verify(cv, x, y, digest(crypto.SHA256, msg), sig))
+				must(t, ecdsatest.Verify(cv, x, y, digest(crypto.SHA256, msg), sig))
 				logged := readFile(t, logPath)[before:]
 				line := ""
 				for l := range strings.SplitSeq(logged, "\n") {
@@ -543,7 +546,9 @@ func TestECDSAEngines(t *testing.T) {
 				priv, err := m.CreateObject(sh, ecPrivateTemplate(cc, d))
 				must(t, err)
 				wantRV(t, m.SignInit(sh, &Mechanism{Type: ck.CKM_ECDSA}, priv), ck.CKR_MECHANISM_INVALID)
-				ref, err := ecdsa.Sign(t.Context(), nil, cv, d, make([]byte, 32), nil)
+				sk, err := ecdsa.NewPrivateKey(cv, d)
+				must(t, err)
+				ref, err := sk.Sign(t.Context(), nil, make([]byte, 32), nil)
 				must(t, err)
 				must(t, verifyWith(t, m, sh, importECPublic(t, m, sh, cc, x, y), ck.CKM_ECDSA, make([]byte, 32), ref))
 			}

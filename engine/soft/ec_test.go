@@ -12,6 +12,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/ec"
 	"github.com/modexp-token/modexp-token/engine/ecdsa"
+	"github.com/modexp-token/modexp-token/engine/ecdsa/ecdsatest"
 )
 
 func TestECInfoCurves(t *testing.T) {
@@ -101,11 +102,15 @@ func TestECDSAThroughSoft(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		h := sha256.Sum256([]byte("through the soft engine"))
-		rs, err := ecdsa.Sign(ctx, e, name, d, h[:], nil)
+		k, err := ecdsa.NewPrivateKey(name, d)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if err := ecdsa.Verify(name, x, y, h[:], rs); err != nil {
+		rs, err := k.Sign(ctx, e, h[:], nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := ecdsatest.Verify(name, x, y, h[:], rs); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		c, _ := ec.CurveByName(name)

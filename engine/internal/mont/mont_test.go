@@ -254,13 +254,4 @@ func TestBytesHelpers(t *testing.T) {
 	if IsZero([]uint64{0, 0}) != 1 || IsZero([]uint64{0, 1}) != 0 {
 		t.Fatal("IsZero")
 	}
-	x, y, out := []uint64{1, 2}, []uint64{3, 4}, make([]uint64, 2)
-	Select(1, out, x, y)
-	if out[0] != 1 {
-		t.Fatal("Select 1")
-	}
-	Select(0, out, x, y)
-	if out[0] != 3 {
-		t.Fatal("Select 0")
-	}
 }

@@ -41,17 +41,6 @@ func Less(x, y []uint64) uint64 {
 	return b
 }
 
-// Select sets z = x if on == 1 and z = y if on == 0, in constant time.
-// z, x and y have the same length; z may alias either.
-func Select(on uint64, z, x, y []uint64) {
-	m := ctMask(on)
-	x = x[:len(z)]
-	y = y[:len(z)]
-	for i := range z {
-		z[i] = y[i] ^ ((x[i] ^ y[i]) & m)
-	}
-}
-
 // addVV sets z = x + y and returns the carry. All have the same length.
 func addVV(z, x, y []uint64) uint64 {
 	var c uint64
