@@ -1,8 +1,16 @@
 // Package wycheproof holds the Project Wycheproof test vectors the RSA
 // tests use (C2SP/wycheproof, Apache-2.0: testdata/LICENSE), one copy of
 // each file, copied unchanged into testdata/, and their loader. The tests of
-// engine/rsa (the private and public operations) and token/rsapad (the
-// encodings) read the same files through it. Nothing but tests imports it.
+// engine/rsa (the private and public operations), token/rsapad (the
+// encodings) and token (C_Verify with the SHA-3 mechanisms) read the same
+// files through it. Nothing but tests imports it.
+//
+// The files come from C2SP/wycheproof's testvectors_v1/ (schemas *_v1.json:
+// a group's key in publicKey/privateKey), except the SHA-3 RSA PKCS#1 v1.5
+// ones (rsa_signature_2048_sha3_*_test.json), which testvectors_v1 does not
+// have: they come from google/wycheproof's testvectors/ (snapshot
+// v0.0.0-20191219022705-2196000605e4), whose groups give the public key as n
+// and e (RSAGroup.N, RSAGroup.E; RSAGroup.Public reads either form).
 package wycheproof
 
 import (
@@ -44,7 +52,25 @@ type RSAGroup struct {
 	SLen       int    `json:"sLen"`   // salt length (PSS)
 	PrivateKey RSAKey `json:"privateKey"`
 	PublicKey  RSAKey `json:"publicKey"`
-	Tests      []Test `json:"tests"`
+	// N and E are the public key in the older schemas
+	// (rsassa_pkcs1_verify_schema.json): n, e in hex, n possibly with a
+	// leading zero byte.
+	N     Hex    `json:"n"`
+	E     Hex    `json:"e"`
+	Tests []Test `json:"tests"`
+}
+
+// Public returns the group's public modulus (without leading zero bytes)
+// and exponent, from publicKey or from the older schemas' n and e.
+func (g *RSAGroup) Public() (n, e []byte) {
+	n, e = g.PublicKey.Modulus, g.PublicKey.PublicExponent
+	if len(n) == 0 {
+		n, e = g.N, g.E
+	}
+	for len(n) > 0 && n[0] == 0 {
+		n = n[1:]
+	}
+	return n, e
 }
 
 // RSAKey is a key's numbers, big-endian; absent ones are empty.
