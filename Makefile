@@ -133,7 +133,7 @@ TESTHOOKS := -tags modexp_testhooks
 
 vet:
 	$(GO) vet ./...
-	$(GO) vet $(ETCD_TAGS) ./keystore ./token ./internal/etcdtest ./cmd/modexp-token
+	$(GO) vet $(ETCD_TAGS) ./keystore ./token ./internal/etcdtest ./cmd/modexp-token ./test/largetoken
 	$(GO) vet $(TESTHOOKS) ./cgo
 
 # Pure-Go packages under the race detector. cgo/ is excluded (a module built
@@ -165,8 +165,11 @@ test-cgo:
 test-install: build
 	MODEXP_TEST_DEB=1 $(GO) test -count=1 -run TestDebianPackage ./test/install
 
+# The counting test of a large token again with the token in etcd (an etcd
+# member in a child process; 2,000 objects, a few seconds).
 test-integration: build
 	$(GO) test ./test/...
+	$(GO) test $(ETCD_TAGS) -run Etcd ./test/largetoken
 
 # Dead code: functions that neither the module's C entry points nor the
 # commands reach. deadcode cannot see C callers, so the cgo exports are made
