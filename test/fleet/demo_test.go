@@ -6,34 +6,25 @@
 package fleet
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
 func TestDemoFleet(t *testing.T) {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := e2e.Root()
 	for _, need := range []string{"build/libmodexp-pkcs11-fleet.so", "build/modexp-token"} {
 		if _, err := os.Stat(filepath.Join(root, need)); err != nil {
 			t.Skipf("%s missing: make build", need)
 		}
 	}
-	if _, err := exec.LookPath("pkcs11-tool"); err != nil {
-		t.Skip("pkcs11-tool missing: make deps")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(root, "test/fleet/demo.sh"))
-	cmd.Dir = root
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "Verified OK") {
+	e2e.NeedTool(t, "pkcs11-tool")
+	out, err := e2e.Run(os.Environ(), 3*time.Minute, filepath.Join(root, "test/fleet/demo.sh"))
+	if err != nil || !strings.Contains(out, "Verified OK") {
 		t.Fatalf("demo.sh: %v\n%s", err, out)
 	}
 }

@@ -113,20 +113,17 @@ func (m *etcdMember) leads() bool {
 // environment of a host whose one slot is a token on the cluster,
 // initialised by the CLI with a P-256 key labelled fault-key.
 type fleet struct {
-	root, lib, cli, host, member, dir string
-	members                           []*etcdMember
-	env                               []string
-	ctx                               context.Context
+	lib, cli, host, member, dir string
+	members                     []*etcdMember
+	env                         []string // this process's environment with the host's variables
+	ctx                         context.Context
 }
 
 // newFleet starts a cluster of n members and initialises the token; the
 // slot's configuration gets slotConf's lines too.
 func newFleet(t *testing.T, n int, slotConf string) *fleet {
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fleet{root: root, lib: filepath.Join(root, "build/libmodexp-pkcs11-fleet.so"), cli: filepath.Join(root, "build/modexp-token")}
+	root := e2e.Root()
+	f := &fleet{lib: filepath.Join(root, "build/libmodexp-pkcs11-fleet.so"), cli: filepath.Join(root, "build/modexp-token")}
 	for _, need := range []string{f.lib, f.cli, "/usr/include/p11-kit-1/p11-kit/pkcs11.h"} {
 		if _, err := os.Stat(need); err != nil {
 			t.Skipf("%s missing: make build, make deps", need)
@@ -139,8 +136,14 @@ func newFleet(t *testing.T, n int, slotConf string) *fleet {
 	dir := f.dir
 	f.member = filepath.Join(dir, "member")
 	f.host = filepath.Join(dir, "host")
-	f.run(t, nil, "go", "build", "-tags", "modexp_etcd", "-o", f.member, "./internal/etcdtest/member")
-	f.run(t, nil, "cc", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", f.host, "test/fleet/host/host.c", "-ldl")
+	for _, build := range [][]string{
+		{"go", "build", "-tags", "modexp_etcd", "-o", f.member, "./internal/etcdtest/member"},
+		{"cc", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", f.host, "test/fleet/host/host.c", "-ldl"},
+	} {
+		if err := e2e.Build(build...); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	f.members = make([]*etcdMember, n)
 	var initial, endpoints []string
@@ -182,21 +185,10 @@ etcd_request_timeout = "1s"
 `, filepath.Join(dir, "module.log"), strings.Join(endpoints, ", "), slotConf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f.env = []string{"MODEXP_TOKEN_CONF=" + conf, "MODEXP_TOKEN_SO_PIN=87654321", "MODEXP_TOKEN_PIN=123456", "HOME=" + dir}
-	f.run(t, f.env, f.cli, "init", "--label", "fleet", "--yes")
-	f.run(t, f.env, f.cli, "keys", "generate", "--type", "ec:P-256", "--label", "fault-key")
+	f.env = append(os.Environ(), "MODEXP_TOKEN_CONF="+conf, "MODEXP_TOKEN_SO_PIN=87654321", "MODEXP_TOKEN_PIN=123456", "HOME="+dir)
+	e2e.MustRun(t, f.env, f.cli, "init", "--label", "fleet", "--yes")
+	e2e.MustRun(t, f.env, f.cli, "keys", "generate", "--type", "ec:P-256", "--label", "fault-key")
 	return f
-}
-
-// run runs a command in the repository's root, failing the test if it fails.
-func (f *fleet) run(t *testing.T, env []string, name string, args ...string) {
-	t.Helper()
-	cmd := exec.CommandContext(f.ctx, name, args...)
-	cmd.Dir = f.root
-	cmd.Env = append(os.Environ(), env...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
-	}
 }
 
 // leader is the member that says it leads (nil: none).
@@ -224,7 +216,7 @@ func faultTest(t *testing.T, n int) {
 	var wg sync.WaitGroup
 	for i := range outs {
 		cmd := exec.CommandContext(hctx, host, lib, "fleet", "123456", "fault-key", strconv.Itoa(seconds))
-		cmd.Env = append(os.Environ(), env...)
+		cmd.Env = env
 		cmd.Stdout = &outs[i]
 		cmd.Stderr = &outs[i]
 		cmd.WaitDelay = time.Second
@@ -246,24 +238,20 @@ func faultTest(t *testing.T, n int) {
 	// perhaps at a retry: the process's reads (the slot's open) wait for
 	// the new leader, but its login, a write that counts, fails at once
 	// while there is none.
-	var wout []byte
+	var wout string
 	var werr error
 	attempts := 0
 	w0 := time.Now()
 	for {
 		attempts++
-		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-		wcmd := exec.CommandContext(wctx, cli, "keys", "generate", "--type", "ec:P-256", "--label", "during-outage")
-		wcmd.Env = append(os.Environ(), env...)
-		wout, werr = wcmd.CombinedOutput()
-		wcancel()
+		wout, werr = e2e.Run(env, 10*time.Second, cli, "keys", "generate", "--type", "ec:P-256", "--label", "during-outage")
 		if n == 1 || werr == nil || time.Since(w0) > 8*time.Second {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	wtook := time.Since(w0)
-	if n == 1 && (werr == nil || wtook > 5*time.Second || !strings.Contains(string(wout), "CKR_DEVICE_ERROR")) {
+	if n == 1 && (werr == nil || wtook > 5*time.Second || !strings.Contains(wout, "CKR_DEVICE_ERROR")) {
 		t.Errorf("a key generation with the member down: %v after %v\n%s", werr, wtook, wout)
 	}
 	if n > 1 && werr != nil {
@@ -307,10 +295,8 @@ func faultTest(t *testing.T, n int) {
 	}
 	// Both hosts' writes are in the store: a fresh process sees them.
 	if _, err := exec.LookPath("pkcs11-tool"); err == nil {
-		cmd := exec.CommandContext(ctx, "pkcs11-tool", "--module", lib, "--login", "--pin", "123456", "--list-objects", "--type", "data")
-		cmd.Env = append(os.Environ(), env...)
-		out, err := cmd.CombinedOutput()
-		if n := strings.Count(string(out), "fault-write"); err != nil || n != 2 {
+		out, err := e2e.Run(env, e2e.DefaultTimeout, "pkcs11-tool", "--module", lib, "--login", "--pin", "123456", "--list-objects", "--type", "data")
+		if n := strings.Count(out, "fault-write"); err != nil || n != 2 {
 			t.Errorf("pkcs11-tool sees %d of the 2 objects written (%v):\n%s", n, err, out)
 		}
 	}

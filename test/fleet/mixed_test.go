@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -46,13 +45,13 @@ func mixedKill(t *testing.T, leader bool) {
 	const limit = 20
 	// A cheap Argon2id (the token's policy, set at init): guesses come
 	// fast enough to reach the limit during the run.
-	f := newFleet(t, 3, "max_pin_tries = "+strconv.Itoa(limit)+"\nkdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true")
+	f := newFleet(t, 3, "max_pin_tries = "+strconv.Itoa(limit)+"\n"+e2e.CheapKDF)
 	const seconds = 4
 	hctx, hcancel := context.WithTimeout(f.ctx, (seconds+20)*time.Second)
 	defer hcancel()
 	start := func(out *e2e.SyncBuffer, args ...string) func() error {
 		cmd := exec.CommandContext(hctx, f.host, args...)
-		cmd.Env = append(os.Environ(), f.env...)
+		cmd.Env = f.env
 		cmd.Stdout, cmd.Stderr = out, out
 		cmd.WaitDelay = time.Second
 		if err := cmd.Start(); err != nil {
