@@ -4,15 +4,21 @@
 # configurations with their own logs, one token in etcd), a key made on
 # host A with the CLI and used by pkcs11-tool on host B, its signature
 # verified by openssl. Everything in build/demo-fleet; the members are
-# stopped at the end (KEEP=1 leaves them running).
+# stopped at the end (KEEP=1 leaves them running). FLEET_CLI and
+# FLEET_MEMBER name a CLI and a member program already built (the test
+# does; default: build/modexp-token, and the member built here).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 D=$ROOT/build/demo-fleet
 LIB=$ROOT/build/libmodexp-pkcs11-fleet.so
-CLI=$ROOT/build/modexp-token
+CLI=${FLEET_CLI:-$ROOT/build/modexp-token}
 rm -rf "$D" && mkdir -p "$D"
-go build -tags modexp_etcd -o "$D/member" ./internal/etcdtest/member
+MEMBER=${FLEET_MEMBER:-}
+if [ -z "$MEMBER" ]; then
+	MEMBER=$D/member
+	go build -tags modexp_etcd -o "$MEMBER" ./internal/etcdtest/member
+fi
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 initial="" endpoints=""
@@ -28,7 +34,7 @@ stop() { [ -n "${KEEP:-}" ] || kill "${pids[@]}" 2>/dev/null || true; }
 trap stop EXIT
 for i in 0 1 2; do
 	mkdir -p "$D/m$i"
-	"$D/member" "$D/m$i" "m$i" "${client[$i]}" "${peer[$i]}" "$initial" > "$D/m$i.out" 2>&1 &
+	"$MEMBER" "$D/m$i" "m$i" "${client[$i]}" "${peer[$i]}" "$initial" > "$D/m$i.out" 2>&1 &
 	pids+=($!)
 done
 for i in 0 1 2; do

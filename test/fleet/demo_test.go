@@ -16,14 +16,9 @@ import (
 )
 
 func TestDemoFleet(t *testing.T) {
-	root := e2e.Root()
-	for _, need := range []string{"build/libmodexp-pkcs11-fleet.so", "build/modexp-token"} {
-		if _, err := os.Stat(filepath.Join(root, need)); err != nil {
-			t.Skipf("%s missing: make build", need)
-		}
-	}
 	e2e.NeedTool(t, "pkcs11-tool")
-	out, err := e2e.Run(os.Environ(), 3*time.Minute, filepath.Join(root, "test/fleet/demo.sh"))
+	out, err := e2e.Run(append(os.Environ(), "FLEET_CLI="+bin.cli, "FLEET_MEMBER="+bin.member), 3*time.Minute,
+		filepath.Join(e2e.Root(), "test/fleet/demo.sh"))
 	if err != nil || !strings.Contains(out, "Verified OK") {
 		t.Fatalf("demo.sh: %v\n%s", err, out)
 	}

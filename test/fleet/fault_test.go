@@ -109,8 +109,7 @@ func (m *etcdMember) leads() bool {
 }
 
 // fleet is a test's cluster of etcd members (child processes on loopback
-// ports), the module, the CLI and the host program built, and the
-// environment of a host whose one slot is a token on the cluster,
+// ports), the programs TestMain built (bin), and the environment of a host whose one slot is a token on the cluster,
 // initialised by the CLI with a P-256 key labelled fault-key.
 type fleet struct {
 	lib, cli, host, member, dir string
@@ -122,28 +121,15 @@ type fleet struct {
 // newFleet starts a cluster of n members and initialises the token; the
 // slot's configuration gets slotConf's lines too.
 func newFleet(t *testing.T, n int, slotConf string) *fleet {
-	root := e2e.Root()
-	f := &fleet{lib: filepath.Join(root, "build/libmodexp-pkcs11-fleet.so"), cli: filepath.Join(root, "build/modexp-token")}
-	for _, need := range []string{f.lib, f.cli, "/usr/include/p11-kit-1/p11-kit/pkcs11.h"} {
-		if _, err := os.Stat(need); err != nil {
-			t.Skipf("%s missing: make build, make deps", need)
-		}
+	if bin.host == "" {
+		t.Skipf("%s missing: make deps", pkcs11H)
 	}
+	f := &fleet{lib: bin.lib, cli: bin.cli, member: bin.member, host: bin.host}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	f.ctx = ctx
 	f.dir = t.TempDir()
 	dir := f.dir
-	f.member = filepath.Join(dir, "member")
-	f.host = filepath.Join(dir, "host")
-	for _, build := range [][]string{
-		{"go", "build", "-tags", "modexp_etcd", "-o", f.member, "./internal/etcdtest/member"},
-		{"cc", "-O2", "-Wall", "-Wextra", "-Werror", "-pthread", "-o", f.host, "test/fleet/host/host.c", "-ldl"},
-	} {
-		if err := e2e.Build(build...); err != nil {
-			t.Fatal(err)
-		}
-	}
 
 	f.members = make([]*etcdMember, n)
 	var initial, endpoints []string

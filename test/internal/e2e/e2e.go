@@ -63,10 +63,14 @@ func Lib() string { return filepath.Join(Root(), "build", "libmodexp-pkcs11.so")
 // BuildLib builds the module with `make -s lib` (the Makefile knows the
 // flags: the export map; only the module, so a broken CLI does not stop
 // the module's tests).
-func BuildLib() error {
-	cmd := exec.Command("make", "-s", "-C", Root(), "lib")
+func BuildLib() error { return Make("lib") }
+
+// Make runs `make -s` on the targets in the module root (lib, lib-fleet:
+// the Makefile knows the flags); the error carries make's output.
+func Make(targets ...string) error {
+	cmd := exec.Command("make", append([]string{"-s", "-C", Root()}, targets...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("make lib: %v\n%s", err, out)
+		return fmt.Errorf("make %s: %v\n%s", strings.Join(targets, " "), err, out)
 	}
 	return nil
 }
