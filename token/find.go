@@ -43,7 +43,7 @@ func (m *Module) FindObjectsInit(sh uint64, tmpl []Attribute) error {
 				found = append(found, h)
 			}
 		}
-	} else if class, ok := templateClass(tmpl); ok {
+	} else if class, ok := templateClass(tmpl); ok && s.classWorthLocked(class) {
 		// Through the CKA_CLASS index (findindex.go): the objects of
 		// the class only.
 		cands := s.classCandidatesLocked(class)
