@@ -114,10 +114,3 @@ func (c *stampCache) forget() {
 	c.ok, c.key = false, nil
 	c.mu.Unlock()
 }
-
-// stampHits returns how many Changes calls the stamp answered.
-func (c *stampCache) stampHits() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.hits
-}

@@ -210,3 +210,10 @@ func TestReadStampPageSizes(t *testing.T) {
 		t.Fatal("a stamp of a file that is not bbolt's, or of a path without its NUL")
 	}
 }
+
+// stampHits returns how many Changes calls the stamp answered.
+func (c *stampCache) stampHits() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits
+}

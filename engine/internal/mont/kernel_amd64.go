@@ -6,9 +6,6 @@ package mont
 //go:generate go run gen_ifma_amd64.go
 
 import (
-	"cmp"
-	"slices"
-
 	"golang.org/x/sys/cpu"
 )
 
@@ -55,16 +52,6 @@ type ifmaASMFuncs struct {
 // (word offsets), if there are some.
 func ifmaASMKernels(L, C int) (ammFunc, selFunc, bool) {
 	return ifmaASMKernelsW(L, C, ifmaWidth[L])
-}
-
-// ifmaASMVariants lists the generated kernels: digits, chains, lanes.
-func ifmaASMVariants() [][3]int {
-	var v [][3]int
-	for k := range ifmaASM {
-		v = append(v, k)
-	}
-	slices.SortFunc(v, func(a, b [3]int) int { return cmp.Compare(a[0]*100+a[1]*10+a[2], b[0]*100+b[1]*10+b[2]) })
-	return v
 }
 
 // ifmaASMKernelsW is ifmaASMKernels for registers of W lanes.

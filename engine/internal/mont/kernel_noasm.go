@@ -54,6 +54,3 @@ func ifmaASMKernels(L, C int) (ammFunc, selFunc, bool) { return nil, nil, false 
 
 // ifmaASMKernelsW: no assembly kernels in this build.
 func ifmaASMKernelsW(L, C, W int) (ammFunc, selFunc, bool) { return nil, nil, false }
-
-// ifmaASMVariants: no assembly kernels in this build.
-func ifmaASMVariants() [][3]int { return nil }
