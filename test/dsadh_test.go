@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modexp-token/modexp-token/engine/dh"
+	"github.com/modexp-token/modexp-token/engine/dh/dhtest"
 	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
@@ -40,7 +40,7 @@ func TestDSADHWithOpenSSL(t *testing.T) {
 	peerPub := p.path("peer-pub.der")
 	p.openssl("pkey", "-in", peerPath, "-pubout", "-outform", "DER", "-out", peerPub)
 	peerY := spkiInteger(t, p.read("peer-pub.der"))
-	grp := dh.KnownGroups()[0]
+	grp := dhtest.KnownGroups()[0]
 	if grp.Name != "ffdhe2048" {
 		t.Fatalf("first known group %s", grp.Name)
 	}

@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine/dh"
+	"github.com/modexp-token/modexp-token/engine/dh/dhtest"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
 func ffdheGroup(t testing.TB, name string) dh.Group {
 	t.Helper()
-	for _, g := range dh.KnownGroups() {
+	for _, g := range dhtest.KnownGroups() {
 		if g.Name == name {
 			return g
 		}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"testing"
 
-	edsa "github.com/modexp-token/modexp-token/engine/dsa"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -74,5 +73,5 @@ func TestWrapDSAKey(t *testing.T) {
 	sig, err := signWith(t, m, sh, h, ck.CKM_DSA_SHA256, msg)
 	must(t, err)
 	d := sha256.Sum256(msg)
-	must(t, edsa.Verify(p, new(big.Int).SetBytes(attr(t, m, sh, pub, ck.CKA_VALUE)), d[:], sig))
+	verifyDSA(t, p, new(big.Int).SetBytes(attr(t, m, sh, pub, ck.CKA_VALUE)), d[:], sig)
 }

@@ -17,7 +17,7 @@ import (
 // Opt-in: MODEXP_CPUTIME=1 (go test -run CPUTime -v ./engine/dh).
 func TestCPUTime(t *testing.T) {
 	cputime.OptIn(t)
-	for _, g := range KnownGroups() {
+	for _, g := range knownGroups() {
 		k, _ := pair(t, soft.New(), &g, 0)
 		x, peer, _, err := GenerateKey(ctx, soft.New(), &g, 0, nil)
 		if err != nil {

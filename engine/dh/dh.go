@@ -66,6 +66,7 @@ import (
 	"sync"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/dh/internal/rfc7919"
 	"github.com/modexp-token/modexp-token/engine/internal/mont"
 )
 
@@ -98,25 +99,16 @@ type Group struct {
 var knownGroups = sync.OnceValue(func() []Group {
 	var gs []Group
 	one := big.NewInt(1)
-	for _, kg := range knownGroupHex {
-		p, ok := new(big.Int).SetString(kg.p, 16)
+	for _, kg := range rfc7919.Groups {
+		p, ok := new(big.Int).SetString(kg.P, 16)
 		if !ok {
-			panic("dh: bad group constant " + kg.name)
+			panic("dh: bad group constant " + kg.Name)
 		}
 		q := new(big.Int).Rsh(new(big.Int).Sub(p, one), 1)
-		gs = append(gs, Group{Name: kg.name, P: p, G: big.NewInt(2), Q: q})
+		gs = append(gs, Group{Name: kg.Name, P: p, G: big.NewInt(2), Q: q})
 	}
 	return gs
 })
-
-// KnownGroups returns the RFC 7919 groups (copies).
-func KnownGroups() []Group {
-	var out []Group
-	for _, g := range knownGroups() {
-		out = append(out, Group{Name: g.Name, P: new(big.Int).Set(g.P), G: new(big.Int).Set(g.G), Q: new(big.Int).Set(g.Q)})
-	}
-	return out
-}
 
 // checkedPrimes remembers primes that passed the primality test.
 var checkedPrimes struct {
@@ -374,7 +366,7 @@ func privateRange(ordLimbs []uint64, x []byte) ([]uint64, error) {
 
 // NewKey checks the private value x (big-endian; in [1, q−1] for a known
 // group, [1, p−2] otherwise) and prepares p on eng. The
-// group must come from LookupGroup, KnownGroups or GenerateGroup.
+// group must come from LookupGroup or GenerateGroup.
 func NewKey(eng engine.Engine, group *Group, x []byte, opts Options) (*Key, error) {
 	if eng == nil || group == nil || group.P == nil || group.G == nil {
 		return nil, fmt.Errorf("dh: new key: nil engine or group: %w", ErrInvalidParameters)

@@ -37,7 +37,7 @@ func eBits(k int) *big.Int {
 // the RFC gives, and that they are safe primes with 2 of order q.
 func TestKnownGroupsFormula(t *testing.T) {
 	xs := map[string]int64{"ffdhe2048": 560316, "ffdhe3072": 2625351, "ffdhe4096": 5736041}
-	groups := KnownGroups()
+	groups := knownGroups()
 	if len(groups) != 3 {
 		t.Fatalf("%d groups", len(groups))
 	}
@@ -67,7 +67,7 @@ func TestKnownGroupsFormula(t *testing.T) {
 
 func ffdhe(t testing.TB, name string) *Group {
 	t.Helper()
-	for _, g := range KnownGroups() {
+	for _, g := range knownGroups() {
 		if g.Name == name {
 			grp, err := LookupGroup(g.P, g.G)
 			if err != nil || grp.Q == nil || grp.Name != name {
@@ -164,7 +164,7 @@ func TestCheckPublicRejects(t *testing.T) {
 func TestCheckPublicJacobi(t *testing.T) {
 	r := mrand.New(mrand.NewPCG(31, 32))
 	one := big.NewInt(1)
-	for _, g := range KnownGroups()[:2] { // ffdhe2048, ffdhe3072: keeps it fast
+	for _, g := range knownGroups()[:2] { // ffdhe2048, ffdhe3072: keeps it fast
 		pm1 := new(big.Int).Sub(g.P, one)
 		var ys []*big.Int
 		for range 20 {
@@ -411,7 +411,7 @@ func shortKey(t testing.TB, eng engine.Engine, g *Group, bits int, opts Options)
 // does not meet.
 func TestSplitAgreement(t *testing.T) {
 	eng := soft.New()
-	for _, g := range KnownGroups()[:2] {
+	for _, g := range knownGroups()[:2] {
 		_, peer := pair(t, eng, &g, 0)
 		for _, bits := range []int{2, 225, 256, 275, g.Q.BitLen() / 4} {
 			k, x := shortKey(t, eng, &g, bits, Options{})

@@ -43,12 +43,12 @@
 //
 // [GenerateKey] draws x uniformly in [1, q−1] by rejection sampling; y is
 // computed on the engine (exponent blinded as above) and required to equal
-// the software result. [Verify] checks a signature in software with
+// the software result. [PublicKey.Verify] checks a signature in software with
 // variable-time arithmetic (its inputs are public).
 //
 // # What is not constant time
 //
-// Parameter checks and generation, [Verify] and the check before release
+// Parameter checks and generation, [PublicKey.Verify] and the check before release
 // (public values only), and the number of DRBG candidates drawn before one
 // falls in [1, q−1] (it reveals only that discarded candidates were out of
 // range, not the nonce used).

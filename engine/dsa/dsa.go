@@ -300,20 +300,6 @@ func blindExponent(e, order []uint64) ([]byte, error) {
 	return mont.BlindExponent(e, order, binary.LittleEndian.Uint64(rnd[:])), nil
 }
 
-// Verify checks the signature r‖s of hash under the public value y, in
-// software with variable-time arithmetic (all inputs are public): it is
-// NewPublicKey followed by PublicKey.Verify (callers verifying repeatedly
-// with one key keep the PublicKey). It returns nil or an error wrapping
-// ErrInvalidSignature (ErrInvalidKey for y not in [2, p−1],
-// ErrInvalidParameters for bad parameters).
-func Verify(params *Parameters, y *big.Int, hash, sig []byte) error {
-	k, err := NewPublicKey(params, y)
-	if err != nil {
-		return err
-	}
-	return k.Verify(hash, sig)
-}
-
 // CheckPublic checks that y is in [2, p−1] and in the subgroup of order q
 // (y^q ≡ 1 mod p). The parameters must have passed CheckParameters.
 func CheckPublic(params *Parameters, y *big.Int) error {

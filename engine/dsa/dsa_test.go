@@ -155,7 +155,7 @@ func TestWycheproof(t *testing.T) {
 			msg, _ := hex.DecodeString(tc.Msg)
 			sig, _ := hex.DecodeString(tc.Sig)
 			h := sha256.Sum256(msg)
-			err := Verify(params, y, h[:], sig)
+			err := verify(params, y, h[:], sig)
 			if (err == nil) != (tc.Result == "valid") {
 				t.Errorf("tcId %d (%s): %v", tc.TcID, tc.Result, err)
 			}
@@ -191,7 +191,7 @@ func TestSignAllSizes(t *testing.T) {
 			if len(sig) != 2*(sz.N/8) {
 				t.Fatalf("%v: signature of %d bytes", sz, len(sig))
 			}
-			if err := Verify(params, k.Y(), h, sig); err != nil {
+			if err := verify(params, k.Y(), h, sig); err != nil {
 				t.Fatalf("%v: own signature: %v", sz, err)
 			}
 			r := new(big.Int).SetBytes(sig[:sz.N/8])
@@ -207,12 +207,12 @@ func TestSignAllSizes(t *testing.T) {
 				t.Fatal(err)
 			}
 			sig2 := append(r2.FillBytes(make([]byte, sz.N/8)), s2.FillBytes(make([]byte, sz.N/8))...)
-			if err := Verify(params, k.Y(), h, sig2); err != nil {
+			if err := verify(params, k.Y(), h, sig2); err != nil {
 				t.Fatalf("%v: crypto/dsa's signature rejected: %v", sz, err)
 			}
 			bad := bytes.Clone(sig)
 			bad[len(bad)-1] ^= 1
-			if err := Verify(params, k.Y(), h, bad); !errors.Is(err, ErrInvalidSignature) {
+			if err := verify(params, k.Y(), h, bad); !errors.Is(err, ErrInvalidSignature) {
 				t.Fatalf("%v: altered signature: %v", sz, err)
 			}
 		}
@@ -333,7 +333,7 @@ func TestFaultyEngineNeverReleases(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s on the software engine: %v", mode, err)
 		}
-		if err := Verify(params, k.Y(), h[:], sig); err != nil {
+		if err := verify(params, k.Y(), h[:], sig); err != nil {
 			t.Fatalf("%s on the software engine: %v", mode, err)
 		}
 		// A faulty engine also cannot make a key.
@@ -363,7 +363,7 @@ func TestChipEngines(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", spec, err)
 		}
-		if err := Verify(params, k.Y(), h[:], sig); err != nil {
+		if err := verify(params, k.Y(), h[:], sig); err != nil {
 			t.Fatalf("%s: %v", spec, err)
 		}
 		if cost.Cycles == 0 {
@@ -394,7 +394,7 @@ func TestChipEngines(t *testing.T) {
 		for range 3 {
 			sig, _, err := k.Sign(ctx, h[:], nil)
 			if err == nil {
-				if verr := Verify(params, k.Y(), h[:], sig); verr != nil {
+				if verr := verify(params, k.Y(), h[:], sig); verr != nil {
 					t.Fatalf("%s released a wrong signature", spec)
 				}
 				continue
@@ -431,7 +431,7 @@ func TestGenerateParameters(t *testing.T) {
 			t.Fatal(err)
 		}
 		sig := append(r.FillBytes(make([]byte, sz.N/8)), s.FillBytes(make([]byte, sz.N/8))...)
-		if err := Verify(p, std.Y, h[:], sig); err != nil {
+		if err := verify(p, std.Y, h[:], sig); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -501,7 +501,7 @@ func FuzzVerify(f *testing.F) {
 	f.Add(h[:20], bytes.Repeat([]byte{0xff}, 40))
 	y := k.Y()
 	f.Fuzz(func(t *testing.T, hash, sig []byte) {
-		err := Verify(params, y, hash, sig)
+		err := verify(params, y, hash, sig)
 		if err != nil && !errors.Is(err, ErrInvalidSignature) {
 			t.Fatalf("unexpected error %v", err)
 		}
@@ -568,4 +568,14 @@ func BenchmarkVerify2048(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// verify checks sig under y with the product's API: NewPublicKey, then
+// PublicKey.Verify.
+func verify(params *Parameters, y *big.Int, hash, sig []byte) error {
+	k, err := NewPublicKey(params, y)
+	if err != nil {
+		return err
+	}
+	return k.Verify(hash, sig)
 }

@@ -17,7 +17,7 @@ import (
 	"testing"
 
 	"github.com/miekg/pkcs11"
-	"github.com/modexp-token/modexp-token/engine/dh"
+	"github.com/modexp-token/modexp-token/engine/dh/dhtest"
 	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
@@ -175,7 +175,7 @@ func (c *inProcessClient) dsaDH() {
 
 	// DH key pair on ffdhe2048, and the derivation.
 	if c.offers(pkcs11.CKM_DH_PKCS_KEY_PAIR_GEN, pkcs11.CKM_DH_PKCS_DERIVE) {
-		grp := dh.KnownGroups()[0]
+		grp := dhtest.KnownGroups()[0]
 		if grp.Name != "ffdhe2048" {
 			t.Fatalf("first known DH group %s", grp.Name)
 		}

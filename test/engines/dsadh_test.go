@@ -8,6 +8,7 @@ import (
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/dh"
+	"github.com/modexp-token/modexp-token/engine/dh/dhtest"
 	"github.com/modexp-token/modexp-token/engine/dsa"
 	"github.com/modexp-token/modexp-token/test/internal/e2e"
 	"github.com/modexp-token/modexp-token/token"
@@ -41,7 +42,7 @@ func dsaTestParams(t *testing.T) *dsa.Parameters {
 // or secret is ever released, and the token counts the faults.
 func TestDeviceDSADH(t *testing.T) {
 	p := dsaTestParams(t)
-	grp := dh.KnownGroups()[0] // ffdhe2048
+	grp := dhtest.KnownGroups()[0] // ffdhe2048
 	nSig, nDH := 200, 40
 	if testing.Short() {
 		nSig, nDH = 60, 12
@@ -66,7 +67,8 @@ func TestDeviceDSADH(t *testing.T) {
 			md.must(err)
 			res, err := md.m.GetAttributeValue(sh, pub, []uint64{ck.CKA_VALUE})
 			md.must(err)
-			y := new(big.Int).SetBytes(res[0].Value)
+			vk, err := dsa.NewPublicKey(p, new(big.Int).SetBytes(res[0].Value))
+			md.must(err)
 			var released, refused int
 			for i := range nSig {
 				msg := []byte(fmt.Sprintf("dsa %d", i))
@@ -76,7 +78,7 @@ func TestDeviceDSADH(t *testing.T) {
 				case err == nil:
 					released++
 					h := sha256.Sum256(msg)
-					if verr := dsa.Verify(p, y, h[:], sig); verr != nil {
+					if verr := vk.Verify(h[:], sig); verr != nil {
 						t.Fatalf("signature %d released but invalid: %v", i, verr)
 					}
 				case isRV(err, ck.CKR_DEVICE_ERROR):
