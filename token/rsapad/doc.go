@@ -62,17 +62,19 @@
 //
 // Encoders and signature checks work on public data (or data about to become
 // public) and are not constant-time, except that comparisons use
-// crypto/subtle. [DecodeOAEP] and [DecodePKCS1v15Encrypt] handle secret
-// data: they examine every byte of the padding the same way whatever its
-// value, and return one error value, [ErrDecryption] itself (unwrapped), for
-// every padding failure. What they leak is only the final outcome: whether
-// the padding was valid, and, when it was, the length of the message (the
-// length of the returned slice). The length of em and the parameters
-// (k, hash) are public. Note that validity itself is a padding oracle for
-// PKCS#1 v1.5 (Bleichenbacher): the token's CKM_RSA_PKCS decryption
-// therefore uses [DecodePKCS1v15EncryptImplicit] (implicit rejection,
-// implicit.go), which reports no failure at all and leaks neither validity
-// nor, through its length, the kind of message returned.
+// crypto/subtle. [DecodeOAEP] handles secret data: it examines every byte
+// of the padding the same way whatever its value, and returns one error
+// value, [ErrDecryption] itself (unwrapped), for every padding failure.
+// What it leaks is only the final outcome: whether the padding was valid,
+// and, when it was, the length of the message (the length of the returned
+// slice). The length of em and the parameters (k, hash) are public. For
+// PKCS#1 v1.5 validity itself is a padding oracle (Bleichenbacher): the
+// token's CKM_RSA_PKCS decryption therefore uses
+// [DecodePKCS1v15EncryptImplicit] (implicit rejection, implicit.go), which
+// checks the padding in constant time too but reports no failure at all
+// and leaks neither validity nor, through its length, the kind of message
+// returned. (The explicit-rejection decoder its tests compare against is
+// in the test files.)
 package rsapad
 
 import "errors"

@@ -148,24 +148,3 @@ func checkType2(em []byte) (good, sep int) {
 	good &= subtle.ConstantTimeLessOrEq(2+8, sep)
 	return good, sep
 }
-
-// DecodePKCS1v15Encrypt returns the message inside em, a k-byte
-// RSAES-PKCS1-v1_5 encoded message (the output of the private operation),
-// checking 0x00 ‖ 0x02 ‖ PS ‖ 0x00 ‖ M with PS at least eight nonzero bytes
-// (RFC 8017 §7.2.2 step 3). Every padding failure, including len(em) ≠ k,
-// returns ErrDecryption itself. The padding is checked in constant time;
-// only validity and, when valid, the message length leak (see the package
-// doc). k < 11 fails with ErrKeyTooSmall.
-func DecodePKCS1v15Encrypt(em []byte, k int) ([]byte, error) {
-	if k < pkcs1v15Overhead {
-		return nil, fmt.Errorf("rsapad: PKCS#1 v1.5 decryption: modulus of %d bytes: %w", k, ErrKeyTooSmall)
-	}
-	if len(em) != k {
-		return nil, ErrDecryption
-	}
-	good, sep := checkType2(em)
-	if good != 1 {
-		return nil, ErrDecryption
-	}
-	return append([]byte{}, em[sep+1:]...), nil
-}
