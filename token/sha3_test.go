@@ -8,15 +8,12 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha3"
-	"encoding/asn1"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math/big"
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/modexp-token/modexp-token/engine/ecdsa/ecdsatest"
 	"github.com/modexp-token/modexp-token/internal/wycheproof"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
@@ -120,15 +117,12 @@ func TestSHA3Signatures(t *testing.T) {
 
 // TestWycheproofSHA3 runs Wycheproof's SHA-3 signature vectors through
 // C_Verify: RSA PKCS#1 v1.5 (CKM_SHA3_*_RSA_PKCS) and ECDSA
-// (CKM_ECDSA_SHA3_*; the DER signatures converted to r‖s, those that are
-// not DER counted as refused: a PKCS#11 client cannot send them).
+// (CKM_ECDSA_SHA3_*, engine/ecdsa/testdata through ecdsatest; the DER
+// signatures converted to r‖s by Vector.RS, those that are not strict DER
+// counted as refused: a PKCS#11 client cannot send them; C_Verify must
+// refuse every other invalid case).
 func TestWycheproofSHA3(t *testing.T) {
 	m, _, sh := readyToken(t)
-	load := func(name string, v any) {
-		raw, err := os.ReadFile(filepath.Join("testdata", "wycheproof", name))
-		must(t, err)
-		must(t, json.Unmarshal(raw, v))
-	}
 	check := func(name string, valid bool, err error) bool {
 		switch {
 		case valid && err != nil:
@@ -158,54 +152,44 @@ func TestWycheproofSHA3(t *testing.T) {
 			}
 		}
 	}
-	for file, mech := range map[string]uint64{
-		"ecdsa_secp256r1_sha3_256_test.json": ck.CKM_ECDSA_SHA3_256,
-		"ecdsa_secp384r1_sha3_384_test.json": ck.CKM_ECDSA_SHA3_384,
-	} {
-		var vf struct {
-			TestGroups []struct {
-				Key struct {
-					Curve, Uncompressed string
-				}
-				Tests []struct {
-					TcID             int
-					Msg, Sig, Result string
-				}
-			}
-		}
-		load(file, &vf)
+	ecdsaMech := map[crypto.Hash]uint64{crypto.SHA3_224: ck.CKM_ECDSA_SHA3_224, crypto.SHA3_256: ck.CKM_ECDSA_SHA3_256,
+		crypto.SHA3_384: ck.CKM_ECDSA_SHA3_384, crypto.SHA3_512: ck.CKM_ECDSA_SHA3_512}
+	for _, file := range ecdsatest.DERFiles {
+		vs, err := ecdsatest.Load(file)
+		must(t, err)
 		var valid, refused int
-		for _, g := range vf.TestGroups {
-			c := curveOf(t, map[string]string{"secp256r1": "P-256", "secp384r1": "P-384"}[g.Key.Curve])
-			point, _ := hex.DecodeString(g.Key.Uncompressed)
-			pub, kerr := m.CreateObject(sh, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PUBLIC_KEY), aULong(ck.CKA_KEY_TYPE, ck.CKK_EC),
-				aBytes(ck.CKA_EC_PARAMS, c.OID()), aBytes(ck.CKA_EC_POINT, point)})
-			for _, v := range g.Tests {
-				name := fmt.Sprintf("%s tcId %d", file, v.TcID)
-				msg, _ := hex.DecodeString(v.Msg)
-				der, _ := hex.DecodeString(v.Sig)
-				var rs struct{ R, S *big.Int }
-				rest, err := asn1.Unmarshal(der, &rs)
-				n := c.OrderByteLen()
-				if kerr != nil || err != nil || len(rest) != 0 || rs.R.Sign() < 0 || rs.S.Sign() < 0 || rs.R.BitLen() > 8*n || rs.S.BitLen() > 8*n {
-					if v.Result == "valid" {
-						t.Fatalf("%s: valid case not expressible as r‖s (%v, %v)", name, kerr, err)
-					}
-					refused++
-					continue
+		keys := map[string]uint64{}
+		keyErr := map[string]error{}
+		for _, v := range vs {
+			name := fmt.Sprintf("%s tcId %d", file, v.TcID)
+			c := curveOf(t, v.Curve)
+			pub, known := keys[string(v.Point)]
+			kerr := keyErr[string(v.Point)]
+			if !known && kerr == nil {
+				pub, kerr = m.CreateObject(sh, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PUBLIC_KEY), aULong(ck.CKA_KEY_TYPE, ck.CKK_EC),
+					aBytes(ck.CKA_EC_PARAMS, c.OID()), aBytes(ck.CKA_EC_POINT, v.Point)})
+				keys[string(v.Point)], keyErr[string(v.Point)] = pub, kerr
+			}
+			sig, ok := v.RS(c.OrderByteLen())
+			if kerr != nil || !ok {
+				if v.Valid {
+					t.Fatalf("%s: valid case not expressible as r‖s (%v)", name, kerr)
 				}
-				sig := append(rs.R.FillBytes(make([]byte, n)), rs.S.FillBytes(make([]byte, n))...)
-				err = verifyWith(t, m, sh, pub, mech, msg, sig)
-				if !check(name, v.Result == "valid", err) && v.Result == "invalid" {
-					// A DER-only defect (a BER length, a sign byte): the
-					// r‖s form of the same values may be valid.
-					continue
-				}
-				if v.Result == "valid" {
-					valid++
-				} else if err != nil {
-					refused++
-				}
+				refused++
+				continue
+			}
+			mech, ok := ecdsaMech[v.Hash]
+			if !ok {
+				t.Fatalf("%s: hash %v", name, v.Hash)
+			}
+			err = verifyWith(t, m, sh, pub, mech, v.Msg, sig)
+			if !check(name, v.Valid, err) && !v.Valid && !v.Acceptable {
+				t.Fatalf("%s: invalid signature verified", name)
+			}
+			if v.Valid {
+				valid++
+			} else if err != nil {
+				refused++
 			}
 		}
 		if valid == 0 || refused == 0 {
