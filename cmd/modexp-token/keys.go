@@ -1,22 +1,16 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rsa"
 	"crypto/sha1"
 	"crypto/x509"
 	"encoding/asn1"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"io"
 	"math/big"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -122,27 +116,38 @@ without logging in; --json prints JSON.`,
 	}
 
 	gen := &cobra.Command{
-		Use:   "generate [--type rsa:BITS|ec:CURVE] [--label L] [--id HEX]",
-		Short: "Generate a key pair on the token",
-		Long: `generate makes a key pair on the token: a sensitive, non-extractable
-private key and its public key, with the same label and ID. Without --id the
-ID is the SHA-1 of the public key's SubjectPublicKeyInfo (what p11tool gives
-an imported key), so every key can be addressed by id= in a pkcs11: URI. An ID
-that is already on the token is refused. On a terminal, a key that takes more
-than a second (RSA-4096 and up) shows its progress.`,
+		Use:   "generate [--type TYPE] [--label L] [--id HEX]",
+		Short: "Generate a key pair or a secret key on the token",
+		Long: `generate makes a key on the token: a key pair (a sensitive,
+non-extractable private key and its public key, with the same label and ID)
+or a secret key (sensitive, non-extractable). Without --id the ID of a pair
+is the SHA-1 of the public key's SubjectPublicKeyInfo (what p11tool gives an
+imported key), and that of a secret key 8 random bytes, so every key can be
+addressed by id= in a pkcs11: URI. An ID that is already on the token is
+refused. On a terminal, a key that takes more than a second (RSA-4096 and
+up, DSA domain parameters) shows its progress.
+
+--type takes this tool's spellings or pkcs11-tool's (--key-type), in any
+case: rsa:2048 or RSA:2048, ec:P-256, EC:prime256v1 or EC:secp384r1,
+ed25519 or EC:edwards25519, aes:256 or AES:32, generic:32 or GENERIC:32,
+des3 or DES3. The types:
+` + keyTypeHelp(),
 		Example: `  modexp-token keys generate --type rsa:2048 --label web
-  modexp-token keys generate --type ec:P-256 --label ssh --id 02`,
+  modexp-token keys generate --type EC:prime256v1 --label ssh --id 02
+  modexp-token keys generate --type ed25519 --label sign
+  modexp-token keys generate --type aes:256 --label wrap`,
 		Args: noArgs,
 	}
 	gf := addKeyFlags(gen, false)
 	var keyType string
-	gen.Flags().StringVar(&keyType, "type", "rsa:2048", "rsa:BITS or ec:CURVE (P-256, P-384, P-521, secp256k1)")
+	gen.Flags().StringVar(&keyType, "type", "rsa:2048", "key `TYPE`: "+keyTypeList()+" (see above)")
 	gen.RunE = func(cmd *cobra.Command, args []string) error {
 		id, err := gf.id()
 		if err != nil {
 			return err
 		}
-		if err := checkKeyType(keyType); err != nil {
+		spec, err := parseKeyType(keyType)
+		if err != nil {
 			return err
 		}
 		m, s, err := gf.session(true)
@@ -151,24 +156,29 @@ than a second (RSA-4096 and up) shows its progress.`,
 		}
 		defer m.Close()
 		defer s.close()
-		return s.generate(cmd.OutOrStdout(), cmd.ErrOrStderr(), keyType, gf.label, id)
+		return s.generate(cmd.OutOrStdout(), cmd.ErrOrStderr(), spec, gf.label, id)
 	}
 
 	imp := &cobra.Command{
-		Use:   "import --file FILE [--label L] [--id HEX]",
-		Short: "Import a private key (with its public key) or a certificate",
-		Long: `import reads a PEM or DER file: an RSA or EC private key (PKCS#1, SEC 1
-or unencrypted PKCS#8), stored with its public key, or an X.509 certificate.
+		Use:   "import --file FILE [--type aes|generic|des3] [--label L] [--id HEX]",
+		Short: "Import a private key (with its public key), a secret key or a certificate",
+		Long: `import reads a PEM or DER file: a private key (RSA, EC on any curve the
+token has, Ed25519, DSA, DH; PKCS#1, SEC 1 or unencrypted PKCS#8), stored
+with its public key, or an X.509 certificate. With --type aes, generic (or
+hmac) or des3 the file holds the raw bytes of a secret key instead.
 Without --id the ID is the SHA-1 of the public key's SubjectPublicKeyInfo, as
-p11tool gives it: a certificate imported after its key gets the key's ID.
+p11tool gives it: a certificate imported after its key gets the key's ID; a
+secret key gets 8 random bytes.
 An encrypted key must be decrypted first (openssl pkey -in K -out PLAIN).`,
 		Example: `  modexp-token keys import --file web.key --label web
-  modexp-token keys import --file web.crt --label web`,
+  modexp-token keys import --file web.crt --label web
+  modexp-token keys import --file wrap.bin --type aes --label wrap`,
 		Args: noArgs,
 	}
 	inf := addKeyFlags(imp, false)
-	var file string
+	var file, secretType string
 	imp.Flags().StringVar(&file, "file", "", "PEM or DER `FILE` (required)")
+	imp.Flags().StringVar(&secretType, "type", "", "the file holds the raw bytes of a secret key of this `TYPE` (aes, generic, des3)")
 	imp.RunE = func(cmd *cobra.Command, args []string) error {
 		if file == "" {
 			return usageErrorf("--file is required: the PEM or DER key or certificate to import")
@@ -177,7 +187,7 @@ An encrypted key must be decrypted first (openssl pkey -in K -out PLAIN).`,
 		if err != nil {
 			return err
 		}
-		objs, err := readImport(file, inf.label, id)
+		objs, err := readImport(file, secretType, inf.label, id)
 		if err != nil {
 			return err
 		}
@@ -245,6 +255,8 @@ func selector(uri, label string, id []byte) ([]token.Attribute, error) {
 			tmpl = append(tmpl, token.Attribute{Type: ck.CKA_CLASS, Value: ck.ULong(ck.CKO_CERTIFICATE)})
 		case "data":
 			tmpl = append(tmpl, token.Attribute{Type: ck.CKA_CLASS, Value: ck.ULong(ck.CKO_DATA)})
+		case "secret-key":
+			tmpl = append(tmpl, token.Attribute{Type: ck.CKA_CLASS, Value: ck.ULong(ck.CKO_SECRET_KEY)})
 		default:
 			return nil, fmt.Errorf("URI type %q not supported", u.Type)
 		}
@@ -294,6 +306,13 @@ func (s *session) attrs(obj uint64, types ...uint64) (map[uint64][]byte, error) 
 
 var classNames = map[uint64]string{
 	ck.CKO_PRIVATE_KEY: "private", ck.CKO_PUBLIC_KEY: "public", ck.CKO_CERTIFICATE: "cert", ck.CKO_DATA: "data",
+	ck.CKO_SECRET_KEY: "secret",
+}
+
+// uriTypes are the type= values of RFC 7512 by class.
+var uriTypes = map[uint64]string{
+	ck.CKO_PRIVATE_KEY: "private", ck.CKO_PUBLIC_KEY: "public", ck.CKO_CERTIFICATE: "cert", ck.CKO_DATA: "data",
+	ck.CKO_SECRET_KEY: "secret-key",
 }
 
 // objectInfo is one object as 'keys list' shows it.
@@ -322,26 +341,23 @@ func (s *session) describe(sel []token.Attribute) ([]objectInfo, error) {
 	}
 	out := []objectInfo{}
 	for _, obj := range objs {
-		a, err := s.attrs(obj, ck.CKA_CLASS, ck.CKA_KEY_TYPE, ck.CKA_LABEL, ck.CKA_ID, ck.CKA_MODULUS, ck.CKA_EC_PARAMS)
+		a, err := s.attrs(obj, append([]uint64{ck.CKA_CLASS, ck.CKA_KEY_TYPE, ck.CKA_LABEL, ck.CKA_ID}, listAttrs...)...)
 		if err != nil {
 			return nil, err
 		}
 		class, _ := ck.ParseULong(a[ck.CKA_CLASS])
 		desc := ""
 		if kt, ok := ck.ParseULong(a[ck.CKA_KEY_TYPE]); ok {
-			switch kt {
-			case ck.CKK_RSA:
-				desc = "rsa:" + strconv.Itoa(new(big.Int).SetBytes(a[ck.CKA_MODULUS]).BitLen())
-			case ck.CKK_EC:
-				desc = "ec:" + curveName(a[ck.CKA_EC_PARAMS])
-			default:
+			if k := kindByType(kt); k != nil {
+				desc = k.describe(a)
+			} else {
 				desc = ck.Name("CKK_", kt)
 			}
 		}
 		uri := pkcs11URI{
 			Model: strings.TrimSpace(ti.Model), Manufacturer: strings.TrimSpace(ti.ManufacturerID),
 			Serial: strings.TrimSpace(ti.SerialNumber), Token: strings.TrimSpace(ti.Label),
-			Object: string(a[ck.CKA_LABEL]), ID: string(a[ck.CKA_ID]), Type: classNames[class],
+			Object: string(a[ck.CKA_LABEL]), ID: string(a[ck.CKA_ID]), Type: uriTypes[class],
 		}
 		out = append(out, objectInfo{Class: classNames[class], Type: desc, Label: string(a[ck.CKA_LABEL]),
 			ID: hex.EncodeToString(a[ck.CKA_ID]), URI: uri.String(), handle: obj})
@@ -355,34 +371,6 @@ func printObjects(w io.Writer, objs []objectInfo) {
 	for _, o := range objs {
 		fmt.Fprintf(w, "%s\n        %s\n", o, o.URI)
 	}
-}
-
-// curves maps the curve names the CLI accepts to their OIDs.
-var curves = map[string]asn1.ObjectIdentifier{
-	"P-256":     {1, 2, 840, 10045, 3, 1, 7},
-	"P-384":     {1, 3, 132, 0, 34},
-	"P-521":     {1, 3, 132, 0, 35},
-	"secp256k1": {1, 3, 132, 0, 10},
-}
-
-func curveParams(name string) ([]byte, error) {
-	oid, ok := curves[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown curve %q (want P-256, P-384, P-521 or secp256k1)", name)
-	}
-	return asn1.Marshal(oid)
-}
-
-func curveName(params []byte) string {
-	var oid asn1.ObjectIdentifier
-	if _, err := asn1.Unmarshal(params, &oid); err == nil {
-		for n, o := range curves {
-			if o.Equal(oid) {
-				return n
-			}
-		}
-	}
-	return "unknown"
 }
 
 func attr(t uint64, v []byte) token.Attribute   { return token.Attribute{Type: t, Value: v} }
@@ -401,25 +389,6 @@ func common(class uint64, label string, id []byte) []token.Attribute {
 	return a
 }
 
-// checkKeyType validates a --type value before anything is asked or opened.
-func checkKeyType(spec string) error {
-	kind, arg, _ := strings.Cut(spec, ":")
-	switch kind {
-	case "rsa":
-		bits, err := strconv.Atoi(arg)
-		if err != nil || bits < 1 {
-			return usageErrorf("--type %s: want rsa:BITS, e.g. rsa:2048", spec)
-		}
-	case "ec":
-		if _, err := curveParams(arg); err != nil {
-			return withCode(exitUsage, fmt.Errorf("--type %s: %w", spec, err))
-		}
-	default:
-		return usageErrorf("--type %q: want rsa:BITS (e.g. rsa:2048) or ec:CURVE (e.g. ec:P-256)", spec)
-	}
-	return nil
-}
-
 // refuseDuplicate fails if an object of one of classes has id.
 func (s *session) refuseDuplicate(id []byte, classes ...uint64) error {
 	for _, class := range classes {
@@ -435,56 +404,65 @@ func (s *session) refuseDuplicate(id []byte, classes ...uint64) error {
 	return nil
 }
 
-// generate makes a key pair on the token.
-func (s *session) generate(w, progress io.Writer, spec, label string, id []byte) error {
+// generate makes a key of spec on the token.
+func (s *session) generate(w, progress io.Writer, spec keySpec, label string, id []byte) error {
+	classes := []uint64{ck.CKO_PRIVATE_KEY, ck.CKO_PUBLIC_KEY}
+	if spec.kind.secret {
+		classes = []uint64{ck.CKO_SECRET_KEY}
+	}
 	if len(id) > 0 {
-		if err := s.refuseDuplicate(id, ck.CKO_PRIVATE_KEY, ck.CKO_PUBLIC_KEY); err != nil {
+		if err := s.refuseDuplicate(id, classes...); err != nil {
 			return err
 		}
 	}
-	kind, arg, _ := strings.Cut(spec, ":")
-	pub := common(ck.CKO_PUBLIC_KEY, label, id)
-	priv := append(common(ck.CKO_PRIVATE_KEY, label, id), boolAttr(ck.CKA_PRIVATE, true), boolAttr(ck.CKA_SENSITIVE, true),
-		boolAttr(ck.CKA_SIGN, true))
-	pub = append(pub, boolAttr(ck.CKA_VERIFY, true))
-	var mech token.Mechanism
-	switch kind {
-	case "rsa":
-		bits, _ := strconv.Atoi(arg)
-		mech.Type = ck.CKM_RSA_PKCS_KEY_PAIR_GEN
-		pub = append(pub, ulong(ck.CKA_MODULUS_BITS, uint64(bits)), attr(ck.CKA_PUBLIC_EXPONENT, []byte{1, 0, 1}),
-			boolAttr(ck.CKA_ENCRYPT, true))
-		priv = append(priv, boolAttr(ck.CKA_DECRYPT, true))
-	default:
-		params, err := curveParams(arg)
-		if err != nil {
-			return err
-		}
-		mech.Type = ck.CKM_EC_KEY_PAIR_GEN
-		pub = append(pub, attr(ck.CKA_EC_PARAMS, params))
-	}
-	stop := showProgress(progress, "generating "+spec+" key pair")
-	pubH, privH, err := s.mod.GenerateKeyPair(s.h, &mech, pub, priv)
-	stop()
+	what := spec.String()
+	stop := showProgress(progress, "generating "+what+" key")
+	mech, pubUse, privUse, err := spec.kind.plan(s, spec.arg)
 	if err != nil {
-		return fmt.Errorf("generate a %s key pair: %w", spec, err)
+		stop()
+		return fmt.Errorf("generate a %s key: %w", what, err)
 	}
-	if len(id) == 0 {
-		spki, err := s.publicKeyInfo(pubH)
-		if err == nil {
-			sum := sha1.Sum(spki)
-			id = sum[:]
-			err = s.mod.SetAttributeValue(s.h, pubH, []token.Attribute{attr(ck.CKA_ID, id)})
-			if err == nil {
-				err = s.mod.SetAttributeValue(s.h, privH, []token.Attribute{attr(ck.CKA_ID, id)})
+	if spec.kind.secret {
+		if len(id) == 0 {
+			if id, err = randomID(); err != nil {
+				stop()
+				return err
 			}
 		}
+		tmpl := append(common(ck.CKO_SECRET_KEY, label, id), ulong(ck.CKA_KEY_TYPE, spec.kind.keyType),
+			boolAttr(ck.CKA_PRIVATE, true), boolAttr(ck.CKA_SENSITIVE, true), boolAttr(ck.CKA_EXTRACTABLE, false))
+		_, err = s.mod.GenerateKey(s.h, &mech, append(tmpl, privUse...))
+		stop()
 		if err != nil {
-			return fmt.Errorf("key pair generated, but setting its ID failed (%w): set one with pkcs11-tool --set-id or delete it", err)
+			return fmt.Errorf("generate a %s key: %w", what, err)
 		}
+		fmt.Fprintf(w, "generated %s key\n", what)
+	} else {
+		pub := append(common(ck.CKO_PUBLIC_KEY, label, id), pubUse...)
+		priv := append(append(common(ck.CKO_PRIVATE_KEY, label, id), boolAttr(ck.CKA_PRIVATE, true),
+			boolAttr(ck.CKA_SENSITIVE, true)), privUse...)
+		pubH, privH, err := s.mod.GenerateKeyPair(s.h, &mech, pub, priv)
+		stop()
+		if err != nil {
+			return fmt.Errorf("generate a %s key pair: %w", what, err)
+		}
+		if len(id) == 0 {
+			spki, err := s.publicKeyInfo(pubH)
+			if err == nil {
+				sum := sha1.Sum(spki)
+				id = sum[:]
+				err = s.mod.SetAttributeValue(s.h, pubH, []token.Attribute{attr(ck.CKA_ID, id)})
+				if err == nil {
+					err = s.mod.SetAttributeValue(s.h, privH, []token.Attribute{attr(ck.CKA_ID, id)})
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("key pair generated, but setting its ID failed (%w): set one with pkcs11-tool --set-id or delete it", err)
+			}
+		}
+		fmt.Fprintf(w, "generated %s key pair\n", what)
 	}
-	fmt.Fprintf(w, "generated %s key pair\n", spec)
-	objs, err := s.describe([]token.Attribute{ulong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), attr(ck.CKA_ID, id)})
+	objs, err := s.describe([]token.Attribute{ulong(ck.CKA_CLASS, classes[0]), attr(ck.CKA_ID, id)})
 	if err != nil {
 		return err
 	}
@@ -526,55 +504,33 @@ func showProgress(w io.Writer, what string) func() {
 
 // publicKeyInfo builds the DER SubjectPublicKeyInfo of a public key object.
 func (s *session) publicKeyInfo(obj uint64) ([]byte, error) {
-	a, err := s.attrs(obj, ck.CKA_KEY_TYPE, ck.CKA_MODULUS, ck.CKA_PUBLIC_EXPONENT, ck.CKA_EC_PARAMS, ck.CKA_EC_POINT)
+	a, err := s.attrs(obj, ck.CKA_KEY_TYPE, ck.CKA_MODULUS, ck.CKA_PUBLIC_EXPONENT, ck.CKA_EC_PARAMS, ck.CKA_EC_POINT,
+		ck.CKA_PRIME, ck.CKA_SUBPRIME, ck.CKA_BASE, ck.CKA_VALUE)
 	if err != nil {
 		return nil, err
 	}
 	kt, _ := ck.ParseULong(a[ck.CKA_KEY_TYPE])
+	integer := func(t uint64) *big.Int { return new(big.Int).SetBytes(a[t]) }
 	switch kt {
 	case ck.CKK_RSA:
-		return rsaSPKI(new(big.Int).SetBytes(a[ck.CKA_MODULUS]), new(big.Int).SetBytes(a[ck.CKA_PUBLIC_EXPONENT]))
-	case ck.CKK_EC:
+		return rsaSPKI(integer(ck.CKA_MODULUS), integer(ck.CKA_PUBLIC_EXPONENT))
+	case ck.CKK_EC, ck.CKK_EC_EDWARDS:
 		var point []byte
 		if _, err := asn1.Unmarshal(a[ck.CKA_EC_POINT], &point); err != nil {
 			return nil, fmt.Errorf("public key: CKA_EC_POINT: %w", err)
 		}
-		return ecSPKI(a[ck.CKA_EC_PARAMS], point)
+		if kt == ck.CKK_EC_EDWARDS {
+			return marshalSPKI(oidEd25519, nil, point)
+		}
+		return marshalSPKI(oidEC, a[ck.CKA_EC_PARAMS], point)
+	case ck.CKK_DSA:
+		params := mustMarshal(struct{ P, Q, G *big.Int }{integer(ck.CKA_PRIME), integer(ck.CKA_SUBPRIME), integer(ck.CKA_BASE)})
+		return marshalSPKI(oidDSA, params, mustMarshal(integer(ck.CKA_VALUE)))
+	case ck.CKK_DH:
+		params := mustMarshal(struct{ P, G *big.Int }{integer(ck.CKA_PRIME), integer(ck.CKA_BASE)})
+		return marshalSPKI(oidDH, params, mustMarshal(integer(ck.CKA_VALUE)))
 	}
 	return nil, fmt.Errorf("public key of type %s", ck.Name("CKK_", kt))
-}
-
-var (
-	oidRSA = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 1, 1}
-	oidEC  = asn1.ObjectIdentifier{1, 2, 840, 10045, 2, 1}
-)
-
-type spki struct {
-	Algorithm struct {
-		OID    asn1.ObjectIdentifier
-		Params asn1.RawValue
-	}
-	Key asn1.BitString
-}
-
-func rsaSPKI(n, e *big.Int) ([]byte, error) {
-	key, err := asn1.Marshal(struct{ N, E *big.Int }{n, e})
-	if err != nil {
-		return nil, err
-	}
-	var k spki
-	k.Algorithm.OID = oidRSA
-	k.Algorithm.Params = asn1.NullRawValue
-	k.Key = asn1.BitString{Bytes: key, BitLength: 8 * len(key)}
-	return asn1.Marshal(k)
-}
-
-func ecSPKI(params, point []byte) ([]byte, error) {
-	var k spki
-	k.Algorithm.OID = oidEC
-	k.Algorithm.Params = asn1.RawValue{FullBytes: params}
-	k.Key = asn1.BitString{Bytes: point, BitLength: 8 * len(point)}
-	return asn1.Marshal(k)
 }
 
 // importSet is what one import file creates.
@@ -582,15 +538,38 @@ type importSet struct {
 	what      string // "RSA-2048 private key", "certificate CN=..."
 	templates [][]token.Attribute
 	id        []byte
-	cert      bool
+	classes   []uint64 // the classes it creates, for the duplicate check
 }
 
 // readImport reads and parses the file and builds the object templates,
-// before anything is opened.
-func readImport(path, label string, id []byte) (*importSet, error) {
+// before anything is opened. secretType, if set, says the file holds the
+// raw bytes of a secret key of that type.
+func readImport(path, secretType, label string, id []byte) (*importSet, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if secretType != "" {
+		spec, err := parseKeyType(secretType)
+		if err != nil {
+			return nil, err
+		}
+		if !spec.kind.secret {
+			return nil, usageErrorf("--type %s: import reads %s keys from their PEM or DER file; --type is for the raw bytes of a secret key (aes, generic, des3)", secretType, spec.kind.name)
+		}
+		tmpl, what, err := secretKey(spec, data)
+		wipe(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(id) == 0 {
+			if id, err = randomID(); err != nil {
+				return nil, err
+			}
+		}
+		tmpl = append(append(common(ck.CKO_SECRET_KEY, label, id), boolAttr(ck.CKA_PRIVATE, true),
+			boolAttr(ck.CKA_SENSITIVE, true), boolAttr(ck.CKA_EXTRACTABLE, false)), tmpl...)
+		return &importSet{what: what, templates: [][]token.Attribute{tmpl}, id: id, classes: []uint64{ck.CKO_SECRET_KEY}}, nil
 	}
 	der := data
 	if block, _ := pem.Decode(data); block != nil {
@@ -607,55 +586,26 @@ func readImport(path, label string, id []byte) (*importSet, error) {
 		tmpl := append(common(ck.CKO_CERTIFICATE, label, id), ulong(ck.CKA_CERTIFICATE_TYPE, ck.CKC_X_509),
 			attr(ck.CKA_VALUE, cert.Raw), attr(ck.CKA_SUBJECT, cert.RawSubject), attr(ck.CKA_ISSUER, cert.RawIssuer),
 			attr(ck.CKA_SERIAL_NUMBER, mustMarshal(cert.SerialNumber)))
-		return &importSet{what: "certificate " + cert.Subject.String(), templates: [][]token.Attribute{tmpl}, id: id, cert: true}, nil
+		return &importSet{what: "certificate " + cert.Subject.String(), templates: [][]token.Attribute{tmpl}, id: id,
+			classes: []uint64{ck.CKO_CERTIFICATE}}, nil
 	}
 	key, err := parsePrivateKey(der)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	what, spkiDER, err := describeKey(key)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	if len(id) == 0 {
-		sum := sha1.Sum(spkiDER)
+		sum := sha1.Sum(key.spki)
 		id = sum[:]
 	}
-	priv, pub, err := keyTemplates(key, label, id)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &importSet{what: what, templates: [][]token.Attribute{priv, pub}, id: id}, nil
-}
-
-// describeKey names a parsed private key and returns its public key's
-// SubjectPublicKeyInfo.
-func describeKey(key any) (string, []byte, error) {
-	switch k := key.(type) {
-	case *rsa.PrivateKey:
-		der, err := rsaSPKI(k.N, big.NewInt(int64(k.E)))
-		return fmt.Sprintf("RSA-%d private key", k.N.BitLen()), der, err
-	case *ecdsa.PrivateKey:
-		params, err := curveParams(k.Curve.Params().Name)
-		if err != nil {
-			return "", nil, err
-		}
-		point := elliptic.Marshal(k.Curve, k.X, k.Y) //nolint:staticcheck // the uncompressed encoding is what PKCS#11 wants
-		der, err := ecSPKI(params, point)
-		return "EC " + k.Curve.Params().Name + " private key", der, err
-	case ed25519.PrivateKey:
-		return "", nil, errors.New("Ed25519 keys are not supported yet (RSA and EC keys are)")
-	}
-	return "", nil, fmt.Errorf("unsupported key type %T (RSA and EC keys are supported)", key)
+	priv := append(append(common(ck.CKO_PRIVATE_KEY, label, id), boolAttr(ck.CKA_PRIVATE, true), boolAttr(ck.CKA_SENSITIVE, true)), key.priv...)
+	pub := append(common(ck.CKO_PUBLIC_KEY, label, id), key.pub...)
+	return &importSet{what: key.what, templates: [][]token.Attribute{priv, pub}, id: id,
+		classes: []uint64{ck.CKO_PRIVATE_KEY, ck.CKO_PUBLIC_KEY}}, nil
 }
 
 // importObjects creates the objects of an import on the token.
 func (s *session) importObjects(w io.Writer, set *importSet) error {
-	classes := []uint64{ck.CKO_PRIVATE_KEY, ck.CKO_PUBLIC_KEY}
-	if set.cert {
-		classes = []uint64{ck.CKO_CERTIFICATE}
-	}
-	if err := s.refuseDuplicate(set.id, classes...); err != nil {
+	if err := s.refuseDuplicate(set.id, set.classes...); err != nil {
 		return err
 	}
 	var made []uint64
@@ -679,56 +629,6 @@ func mustMarshal(v any) []byte {
 		return nil
 	}
 	return b
-}
-
-func parsePrivateKey(der []byte) (any, error) {
-	if k, err := x509.ParsePKCS1PrivateKey(der); err == nil {
-		return k, nil
-	}
-	if k, err := x509.ParseECPrivateKey(der); err == nil {
-		return k, nil
-	}
-	k, err := x509.ParsePKCS8PrivateKey(der)
-	if err != nil {
-		return nil, errors.New("not a private key (RSA or EC; PKCS#1, SEC 1 or unencrypted PKCS#8) nor an X.509 certificate, in PEM or DER")
-	}
-	return k, nil
-}
-
-// keyTemplates returns the private and public object templates for key.
-func keyTemplates(key any, label string, id []byte) (priv, pub []token.Attribute, err error) {
-	priv = append(common(ck.CKO_PRIVATE_KEY, label, id), boolAttr(ck.CKA_PRIVATE, true), boolAttr(ck.CKA_SENSITIVE, true),
-		boolAttr(ck.CKA_SIGN, true))
-	pub = append(common(ck.CKO_PUBLIC_KEY, label, id), boolAttr(ck.CKA_VERIFY, true))
-	switch k := key.(type) {
-	case *rsa.PrivateKey:
-		if len(k.Primes) != 2 {
-			return nil, nil, errors.New("multi-prime RSA keys are not supported")
-		}
-		k.Precompute()
-		n, e := k.N.Bytes(), big.NewInt(int64(k.E)).Bytes()
-		priv = append(priv, ulong(ck.CKA_KEY_TYPE, ck.CKK_RSA), boolAttr(ck.CKA_DECRYPT, true),
-			attr(ck.CKA_MODULUS, n), attr(ck.CKA_PUBLIC_EXPONENT, e), attr(ck.CKA_PRIVATE_EXPONENT, k.D.Bytes()),
-			attr(ck.CKA_PRIME_1, k.Primes[0].Bytes()), attr(ck.CKA_PRIME_2, k.Primes[1].Bytes()),
-			attr(ck.CKA_EXPONENT_1, k.Precomputed.Dp.Bytes()), attr(ck.CKA_EXPONENT_2, k.Precomputed.Dq.Bytes()),
-			attr(ck.CKA_COEFFICIENT, k.Precomputed.Qinv.Bytes()))
-		pub = append(pub, ulong(ck.CKA_KEY_TYPE, ck.CKK_RSA), boolAttr(ck.CKA_ENCRYPT, true),
-			attr(ck.CKA_MODULUS, n), attr(ck.CKA_PUBLIC_EXPONENT, e))
-	case *ecdsa.PrivateKey:
-		params, err := curveParams(k.Curve.Params().Name)
-		if err != nil {
-			return nil, nil, err
-		}
-		size := (k.Curve.Params().BitSize + 7) / 8
-		point := elliptic.Marshal(k.Curve, k.X, k.Y) //nolint:staticcheck // the uncompressed encoding is what PKCS#11 wants
-		priv = append(priv, ulong(ck.CKA_KEY_TYPE, ck.CKK_EC), attr(ck.CKA_EC_PARAMS, params),
-			attr(ck.CKA_VALUE, k.D.FillBytes(make([]byte, size))))
-		pub = append(pub, ulong(ck.CKA_KEY_TYPE, ck.CKK_EC), attr(ck.CKA_EC_PARAMS, params),
-			attr(ck.CKA_EC_POINT, mustMarshal(point)))
-	default:
-		return nil, nil, fmt.Errorf("unsupported key type %T", key)
-	}
-	return priv, pub, nil
 }
 
 // delete lists the objects matching sel and, once confirmed, destroys them.
