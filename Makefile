@@ -85,10 +85,10 @@ SYSTEMDDIR ?= $(PREFIX)/lib/systemd/system
 INSTALLED := $(PKCS11DIR)/libmodexp-pkcs11.so $(P11KITDIR)/modexp-token.module \
 	$(BINDIR)/modexp-token $(BINDIR)/modexpd $(BASHCOMPDIR)/modexp-token \
 	$(ZSHCOMPDIR)/_modexp-token $(FISHCOMPDIR)/modexp-token.fish \
-	$(SYSTEMDDIR)/modexpd.service $(MANDIR)/man1/modexpd.1
+	$(SYSTEMDDIR)/modexpd.service $(MANDIR)/man1/modexpd.1 $(MANDIR)/man5/modexp-token.toml.5
 
 install: build
-	install -d $(DESTDIR)$(PKCS11DIR) $(DESTDIR)$(P11KITDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	install -d $(DESTDIR)$(PKCS11DIR) $(DESTDIR)$(P11KITDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(SYSTEMDDIR)
 	install -m 0644 $(LIB) $(DESTDIR)$(PKCS11DIR)/libmodexp-pkcs11.so
 	sed 's|^module: .*|module: $(PKCS11DIR)/libmodexp-pkcs11.so|' dist/p11-kit/modexp-token.module \
@@ -96,6 +96,7 @@ install: build
 	install -m 0755 $(CLI) $(BUILD)/modexpd $(DESTDIR)$(BINDIR)/
 	rm -rf $(BUILD)/man && $(CLI) man --dir $(BUILD)/man
 	install -m 0644 $(BUILD)/man/*.1 dist/man/modexpd.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 dist/man/modexp-token.toml.5 $(DESTDIR)$(MANDIR)/man5/
 	$(CLI) completion bash > $(DESTDIR)$(BASHCOMPDIR)/modexp-token
 	$(CLI) completion zsh > $(DESTDIR)$(ZSHCOMPDIR)/_modexp-token
 	$(CLI) completion fish > $(DESTDIR)$(FISHCOMPDIR)/modexp-token.fish

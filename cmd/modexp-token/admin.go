@@ -102,7 +102,7 @@ func gatherInfo(mechs bool) (*infoReport, error) {
 		if errors.Is(err, os.ErrNotExist) {
 			rep.Config.Problem += "; create the file or point " + config.EnvConf + " at an existing one"
 		} else {
-			rep.Config.Problem += "; fix the file (docs/USAGE.md lists its keys)"
+			rep.Config.Problem += "; fix the file (man modexp-token.toml, docs/CONFIG.md: every key)"
 		}
 		rep.Log = "syslog (warnings and errors; set " + config.EnvLog + " for a full log)"
 		return rep, withCode(exitConfig, fmt.Errorf("the configuration does not load: %w", err))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -211,6 +212,28 @@ etcd_prefix = "/tokens/tls/"
 	} {
 		if _, err := Parse([]byte(src), dir); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestReferenceComplete: every key of Config and Slot is documented, and
+// every documented key exists, so the generated reference (docs/CONFIG.md,
+// modexp-token.toml(5)) lists exactly the keys Parse takes.
+func TestReferenceComplete(t *testing.T) {
+	seen := map[string]bool{}
+	for _, k := range Reference() {
+		id := k.Section + "." + k.Name
+		seen[id] = true
+		if k.Doc == "" || k.Default == "" || k.Type == "" {
+			t.Errorf("key %s: doc %q, default %q, type %q: add it to keyDocs (reference.go)", id, k.Doc, k.Default, k.Type)
+		}
+		if strings.HasPrefix(k.Type, "*") || strings.Contains(k.Type, ".") {
+			t.Errorf("key %s: type %q has no TOML name (typeName)", id, k.Type)
+		}
+	}
+	for id := range keyDocs {
+		if !seen[id] {
+			t.Errorf("keyDocs documents %s, which is no key", id)
 		}
 	}
 }
