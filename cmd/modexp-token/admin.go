@@ -46,6 +46,7 @@ type slotReport struct {
 	MinPINLen  uint64       `json:"min_pin_len,omitempty"`
 	MaxPINLen  uint64       `json:"max_pin_len,omitempty"`
 	Problems   []string     `json:"problems,omitempty"`
+	Notes      []string     `json:"notes,omitempty"` // states that are no fault (a token not initialised yet)
 	Mechanisms []mechReport `json:"mechanisms,omitempty"`
 }
 
@@ -65,8 +66,10 @@ func infoCmd() *cobra.Command {
 configuration file (MODEXP_TOKEN_CONF, or the built-in default), where the
 module logs, and each slot with its token file, engine, token state and
 mechanisms. Problems (a configuration that does not load, a token file that is
-missing, unreadable or damaged, a token not initialised) are named with what
-to do about them. It exits with 6 if the configuration does not load.`,
+missing, unreadable or damaged, a locked PIN, an engine that failed its
+self-test) are named with what to do about them, and so is a token not
+initialised yet (a note, not a problem). It exits with 6 if the
+configuration does not load, with 1 if it reports any other problem.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, err := gatherInfo(mechs)
@@ -152,7 +155,7 @@ func gatherInfo(mechs bool) (*infoReport, error) {
 			sr.Sessions, sr.MinPINLen, sr.MaxPINLen = ti.SessionCount, ti.MinPinLen, ti.MaxPinLen
 			switch {
 			case ti.Flags&ck.CKF_TOKEN_INITIALIZED == 0:
-				sr.Problems = append(sr.Problems, fmt.Sprintf("not initialised: 'modexp-token init --slot 0x%x --label LABEL'", sc.ID))
+				sr.Notes = append(sr.Notes, fmt.Sprintf("not initialised: 'modexp-token init --slot 0x%x --label LABEL'", sc.ID))
 			case ti.Flags&ck.CKF_USER_PIN_INITIALIZED == 0:
 				sr.Problems = append(sr.Problems, fmt.Sprintf("user PIN not set: 'modexp-token pin reset --slot 0x%x'", sc.ID))
 			case ti.Flags&ck.CKF_USER_PIN_LOCKED != 0:
@@ -162,12 +165,12 @@ func gatherInfo(mechs bool) (*infoReport, error) {
 		if mechs {
 			list, err := m.MechanismList(sc.ID)
 			if err != nil {
-				return rep, fmt.Errorf("slot %d mechanisms: %w", sc.ID, err)
+				return rep, fmt.Errorf("slot 0x%x mechanisms: %w", sc.ID, err)
 			}
 			for _, mech := range list {
 				mi, err := m.MechanismInfo(sc.ID, mech)
 				if err != nil {
-					return rep, fmt.Errorf("slot %d mechanism %s: %w", sc.ID, ck.Name("CKM_", mech), err)
+					return rep, fmt.Errorf("slot 0x%x mechanism %s: %w", sc.ID, ck.Name("CKM_", mech), err)
 				}
 				sr.Mechanisms = append(sr.Mechanisms, mechReport{Name: ck.Name("CKM_", mech),
 					MinSize: mi.MinKeySize, MaxSize: mi.MaxKeySize, Flags: flagNames(mechFlagNames, mi.Flags)})
@@ -175,7 +178,19 @@ func gatherInfo(mechs bool) (*infoReport, error) {
 		}
 		rep.Slots = append(rep.Slots, sr)
 	}
-	return rep, nil
+	var problems []string
+	for _, sr := range rep.Slots {
+		for _, p := range sr.Problems {
+			problems = append(problems, fmt.Sprintf("slot 0x%x: %s", sr.ID, p))
+		}
+	}
+	switch len(problems) {
+	case 0:
+		return rep, nil
+	case 1:
+		return rep, fmt.Errorf("one problem: %s", problems[0])
+	}
+	return rep, fmt.Errorf("%d problems, the first: %s", len(problems), problems[0])
 }
 
 // engineProblems says what is wrong with a slot's engine: a failed
@@ -201,12 +216,12 @@ func engineProblems(m *token.Module, slot uint64) []string {
 }
 
 // tokenFileProblems says what is wrong with a token file before the module
-// opens it (which creates a missing one).
+// opens it (which creates a missing one: a missing file is no problem).
 func tokenFileProblems(path string) []string {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return []string{"the token file does not exist yet: the module creates it, 'modexp-token init' initialises the token"}
+		return nil // a fresh token: not a problem (the note says it is not initialised)
 	case err != nil:
 		return []string{"cannot see the token file: " + err.Error()}
 	case fi.IsDir():
@@ -242,6 +257,9 @@ func printInfo(w io.Writer, rep *infoReport) {
 		for _, p := range s.Problems {
 			fmt.Fprintf(w, "  PROBLEM: %s\n", p)
 		}
+		for _, n := range s.Notes {
+			fmt.Fprintf(w, "  NOTE: %s\n", n)
+		}
 		if len(s.Mechanisms) > 0 {
 			fmt.Fprintln(w, "  mechanisms:")
 			for _, m := range s.Mechanisms {
@@ -264,10 +282,15 @@ var tokenFlagNames = []flagName{
 	{ck.CKF_SO_PIN_FINAL_TRY, "so-pin-final-try"}, {ck.CKF_SO_PIN_LOCKED, "so-pin-locked"},
 }
 
+// mechFlagNames names every CK_MECHANISM_INFO flag of the standard
+// (TestMechanismNames checks that the registry uses no other).
 var mechFlagNames = []flagName{
-	{ck.CKF_ENCRYPT, "encrypt"}, {ck.CKF_DECRYPT, "decrypt"}, {ck.CKF_DIGEST, "digest"},
-	{ck.CKF_SIGN, "sign"}, {ck.CKF_VERIFY, "verify"}, {ck.CKF_GENERATE_KEY_PAIR, "generate-key-pair"},
-	{ck.CKF_EC_F_P, "ec-f-p"}, {ck.CKF_EC_NAMEDCURVE, "ec-named-curve"}, {ck.CKF_EC_UNCOMPRESS, "ec-uncompress"},
+	{ck.CKF_HW, "hw"}, {ck.CKF_ENCRYPT, "encrypt"}, {ck.CKF_DECRYPT, "decrypt"}, {ck.CKF_DIGEST, "digest"},
+	{ck.CKF_SIGN, "sign"}, {ck.CKF_SIGN_RECOVER, "sign-recover"}, {ck.CKF_VERIFY, "verify"},
+	{ck.CKF_VERIFY_RECOVER, "verify-recover"}, {ck.CKF_GENERATE, "generate"}, {ck.CKF_GENERATE_KEY_PAIR, "generate-key-pair"},
+	{ck.CKF_WRAP, "wrap"}, {ck.CKF_UNWRAP, "unwrap"}, {ck.CKF_DERIVE, "derive"},
+	{ck.CKF_EC_F_P, "ec-f-p"}, {1 << 21, "ec-f-2m"}, {1 << 22, "ec-ecparameters"}, {ck.CKF_EC_NAMEDCURVE, "ec-named-curve"},
+	{ck.CKF_EC_UNCOMPRESS, "ec-uncompress"}, {ck.CKF_EC_COMPRESS, "ec-compress"}, {ck.CKF_EXTENSION, "extension"},
 }
 
 func flagNames(names []flagName, f uint64) []string {
@@ -291,11 +314,17 @@ func initCmd() *cobra.Command {
 --init-pin do together: it names the token, sets the SO PIN and the user PIN.
 Everything is checked first (label, both PINs and their lengths, the token
 file); nothing changes unless all of it is right. Re-initialising a token
-that holds keys wipes them: it asks first (or --yes).
+that holds keys wipes them: it asks first (or --yes). --dry-run checks
+everything and says what it would do, changing nothing.
 
 --free picks the first slot whose token is not initialised (SoftHSMv2's
---init-token --free); 'modexp-token token add' adds a slot to the
-configuration.
+--init-token --free), and when there is none adds one: to the file
+MODEXP_TOKEN_CONF names (created if missing, the token file LABEL.db
+beside it), else to $XDG_CONFIG_HOME/modexp-token/modexp-token.toml (with
+the built-in default slot, so its token stays; set MODEXP_TOKEN_CONF to it).
+A token made with --free is a test token: without --kdf-* its PIN records
+take Argon2id at the floor (t=2, 19 MiB, 1 lane), so that it is ready in a
+fraction of a second. 'modexp-token token add' adds a slot by hand.
 
 The PIN policy is stored in the token: --max-pin-tries (consecutive wrong
 PINs before lockout) and the Argon2id parameters of PIN records
@@ -309,8 +338,7 @@ that is stricter, never looser.`,
 		Args: noArgs,
 	}
 	t := addTargetFlags(c)
-	sf := &safety{}
-	c.Flags().BoolVarP(&sf.yes, "yes", "y", false, "re-initialise an initialised token without asking")
+	sf := addSafetyFlags(c)
 	c.Flags().StringVar(&label, "label", "", "token `LABEL` (required, at most 32 bytes)")
 	c.Flags().StringVar(&soFile, "so-pin-file", "", "`FILE` holding the SO PIN (else MODEXP_TOKEN_SO_PIN, else a prompt)")
 	c.Flags().StringVar(&userFile, "pin-file", "", "`FILE` holding the user PIN (else MODEXP_TOKEN_PIN, else a prompt)")
@@ -340,10 +368,30 @@ that is stricter, never looser.`,
 		if err != nil {
 			return err
 		}
-		defer m.Close()
+		defer func() { m.Close() }()
 		var slot uint64
+		added := ""
 		if free {
-			if slot, err = freeSlot(m); err != nil {
+			if policy.KDF == (keystore.KDFParams{}) {
+				policy.KDF = freeKDF
+			}
+			slot, err = freeSlot(m)
+			var ee *exitError
+			if errors.As(err, &ee) && ee.code == exitNotFound && !sf.dryRun {
+				m.Close()
+				path, id, mustSet, err := addFreeSlot(label)
+				if err != nil {
+					return err
+				}
+				os.Setenv(config.EnvConf, path)
+				if m, err = openModule(); err != nil {
+					return err
+				}
+				slot, added = id, fmt.Sprintf("added slot 0x%x to %s", id, path)
+				if mustSet {
+					added += fmt.Sprintf("\nthe module sees it with %s set: export %s=%s", config.EnvConf, config.EnvConf, shellQuote(path))
+				}
+			} else if err != nil {
 				return err
 			}
 		} else if slot, err = t.resolve(m); err != nil {
@@ -372,6 +420,14 @@ that is stricter, never looser.`,
 					p.what, n, ti.MinPinLen, ti.MaxPinLen))
 			}
 		}
+		if sf.dryRun {
+			what := "would initialise"
+			if ti.Flags&ck.CKF_TOKEN_INITIALIZED != 0 {
+				what = fmt.Sprintf("would wipe token %q (every key and certificate in it) and initialise", strings.TrimSpace(ti.Label))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s slot 0x%x as token %q with the two PINs given (checked)\ndry run: nothing changed\n", what, slot, label)
+			return nil
+		}
 		if ti.Flags&ck.CKF_TOKEN_INITIALIZED != 0 {
 			if err := sf.confirm(cmd.ErrOrStderr(), fmt.Sprintf("Slot 0x%x holds token %q: re-initialising it deletes all its keys and certificates. Go on?",
 				slot, strings.TrimSpace(ti.Label))); err != nil {
@@ -393,7 +449,10 @@ that is stricter, never looser.`,
 			return fmt.Errorf("token initialised with its SO PIN, but the user PIN was refused (%w); set it with 'modexp-token pin reset --slot 0x%x'", err, slot)
 		}
 		_ = m.Logout(s.h)
-		fmt.Fprintf(cmd.OutOrStdout(), "token %q initialised in slot %d (0x%x)\n", label, slot, slot)
+		if added != "" {
+			fmt.Fprintln(cmd.OutOrStdout(), added)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "token %q initialised in slot 0x%x\n", label, slot)
 		return nil
 	}
 	return c
@@ -513,7 +572,8 @@ user PIN, or from an init that stopped before the user PIN was set.`,
 }
 
 // targetSession loads the module, resolves the target and opens a R/W
-// session (logged in when login is set). The caller closes both.
+// session (logged in when login is set). A token that is not initialised
+// is an error that says so. The caller closes both.
 func targetSession(t *target, login *pinSource) (*token.Module, *session, error) {
 	m, err := openModule()
 	if err != nil {
@@ -521,6 +581,10 @@ func targetSession(t *target, login *pinSource) (*token.Module, *session, error)
 	}
 	slot, err := t.resolve(m)
 	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	if err := initialised(m, slot); err != nil {
 		m.Close()
 		return nil, nil, err
 	}
@@ -553,17 +617,22 @@ initialises it.`,
 	add.Flags().StringVar(&engineSpec, "engine", "", "engine `SPEC` (default soft)")
 
 	del := &cobra.Command{
-		Use:   "delete [--slot S | --token LABEL]",
-		Short: "Delete a token: its file, with every key and certificate (SoftHSMv2's --delete-token)",
+		Use:   "delete [--slot S | --token LABEL] [--yes] [--keep-slot]",
+		Short: "Delete a token: its file, with every key and certificate, and its slot (SoftHSMv2's --delete-token)",
 		Long: `delete removes the token file of one slot, and with it every key,
-certificate and both PINs. The slot stays in the configuration, with an
-uninitialised token. It says what will go and asks first (or --yes);
---dry-run only says. A backup first ('modexp-token backup --out FILE') keeps
-a way back.`,
+certificate and both PINs, and takes the slot out of the configuration file
+(MODEXP_TOKEN_CONF; the other slots and the comments stay as written).
+With --keep-slot, or when it is the only slot (a configuration needs one),
+the slot stays, with an uninitialised token. It says what will go and asks
+first (--yes or --force for scripts); --dry-run only says. A backup first
+('modexp-token backup --out FILE') keeps a way back.`,
 		Args: noArgs,
 	}
 	t := addTargetFlags(del)
 	sf := addSafetyFlags(del)
+	var keepSlot bool
+	del.Flags().BoolVarP(&sf.yes, "force", "f", false, "the same as --yes")
+	del.Flags().BoolVar(&keepSlot, "keep-slot", false, "keep the slot in the configuration, with an uninitialised token")
 	del.RunE = func(cmd *cobra.Command, args []string) error {
 		m, err := openModule()
 		if err != nil {
@@ -574,20 +643,52 @@ a way back.`,
 			m.Close()
 			return err
 		}
-		desc := fmt.Sprintf("slot %d (0x%x)", slot, slot)
+		desc := fmt.Sprintf("slot 0x%x", slot)
 		if ti, err := m.TokenInfo(slot); err == nil && ti.Flags&ck.CKF_TOKEN_INITIALIZED != 0 {
 			desc = fmt.Sprintf("token %q in %s", strings.TrimSpace(ti.Label), desc)
 		}
 		m.Close()
-		sc, _, err := slotConfig(slot)
+		cfg, err := loadConfig()
 		if err != nil {
 			return err
 		}
+		index := -1
+		for i, sc := range cfg.Slots {
+			if sc.ID == slot {
+				index = i
+			}
+		}
+		if index < 0 {
+			return notFoundf("no slot 0x%x in the configuration", slot)
+		}
+		sc := cfg.Slots[index]
 		if sc.Etcd() {
 			return fmt.Errorf("slot 0x%x: the token is in etcd (%s): delete removes token files; re-initialise it (modexp-token init), or clear the prefix with etcdctl del --prefix (docs/FLEET.md)", slot, sc.StoreName())
 		}
+		// What happens to the slot.
+		var newText, slotFate string
+		switch {
+		case keepSlot:
+			slotFate = "the slot stays in the configuration (--keep-slot), with an uninitialised token"
+		case cfg.Source == "":
+			slotFate = "the slot is the built-in default's (" + config.EnvConf + " is not set): it stays, with an uninitialised token"
+		case len(cfg.Slots) == 1:
+			slotFate = "the slot stays in " + cfg.Source + ", with an uninitialised token: it is the only one, and a configuration needs one"
+		default:
+			old, err := os.ReadFile(cfg.Source)
+			if err != nil {
+				return withCode(exitConfig, fmt.Errorf("read the configuration: %w", err))
+			}
+			if newText, err = removeSlot(string(old), index); err != nil {
+				return withCode(exitConfig, fmt.Errorf("take slot 0x%x out of %s: %w", slot, cfg.Source, err))
+			}
+			if _, err := config.Parse([]byte(newText), filepath.Dir(cfg.Source)); err != nil {
+				return withCode(exitConfig, fmt.Errorf("%s without slot 0x%x would not load (nothing deleted): %w", cfg.Source, slot, err))
+			}
+			slotFate = "the slot goes from " + cfg.Source
+		}
 		w := cmd.OutOrStdout()
-		fmt.Fprintf(w, "will delete %s: %s (every key, certificate and PIN in it)\n", desc, sc.TokenFile)
+		fmt.Fprintf(w, "will delete %s: %s (every key, certificate and PIN in it); %s\n", desc, sc.TokenFile, slotFate)
 		if sf.dryRun {
 			fmt.Fprintln(w, "dry run: nothing deleted")
 			return nil
@@ -595,16 +696,25 @@ a way back.`,
 		if err := sf.confirm(cmd.ErrOrStderr(), "Delete it?"); err != nil {
 			return err
 		}
+		if newText != "" {
+			if _, err := writeConfig(cfg.Source, newText, len(cfg.Slots)-1); err != nil {
+				return err
+			}
+		}
 		if err := os.Remove(sc.TokenFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("delete %s: %w", sc.TokenFile, err)
 		}
 		fmt.Fprintf(w, "deleted %s\n", sc.TokenFile)
+		if newText != "" {
+			fmt.Fprintf(w, "removed slot 0x%x from %s\n", slot, cfg.Source)
+		}
 		return nil
 	}
 	return group("token", "Add a token to the configuration, or delete one", add, del)
 }
 
-// addSlot appends a slot to the configuration file and checks the result.
+// addSlot appends a slot to the configuration file named by
+// MODEXP_TOKEN_CONF and checks the result.
 func addSlot(w io.Writer, label, file, engineSpec string) error {
 	if label == "" || len(label) > 32 {
 		return usageErrorf("--label is required and at most 32 bytes")
@@ -613,20 +723,47 @@ func addSlot(w io.Writer, label, file, engineSpec string) error {
 	if path == "" {
 		return withCode(exitConfig, fmt.Errorf("%s is not set: the built-in default configuration has no file to add to; set %s=PATH (created if missing) here and for the programs loading the module", config.EnvConf, config.EnvConf))
 	}
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return withCode(exitConfig, fmt.Errorf("read %s: %w", path, err))
-	}
 	if file == "" {
-		name := strings.Map(func(r rune) rune {
-			if r == '/' || r == 0 || r == ' ' {
-				return '_'
-			}
-			return r
-		}, label)
-		file = filepath.Join(filepath.Dir(path), name+".db")
-	} else if abs, err := filepath.Abs(file); err == nil {
+		file = filepath.Join(filepath.Dir(path), fileName(label)+".db")
+	}
+	id, file, err := appendSlot(path, "", label, file, engineSpec)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "added slot 0x%x (%q, token file %s) to %s\nnext: modexp-token init --slot 0x%x --label %s\n",
+		id, label, file, path, id, shellQuote(label))
+	return nil
+}
+
+// fileName makes a token label a file name.
+func fileName(label string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == 0 || r == ' ' {
+			return '_'
+		}
+		return r
+	}, label)
+}
+
+// appendSlot appends a [[slot]] with label, token file and engine (""
+// for the default) to the configuration file at path, created with head
+// first when it does not exist, and returns the new slot's ID and its
+// absolute token file.
+func appendSlot(path, head, label, file, engineSpec string) (uint64, string, error) {
+	old, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		old = []byte(head)
+	} else if err != nil {
+		return 0, "", withCode(exitConfig, fmt.Errorf("read %s: %w", path, err))
+	}
+	if abs, err := filepath.Abs(file); err == nil {
 		file = abs
+	}
+	before := 0
+	if len(old) > 0 {
+		if c, err := config.Parse(old, filepath.Dir(path)); err == nil {
+			before = len(c.Slots)
+		}
 	}
 	text := string(old)
 	if text != "" && !strings.HasSuffix(text, "\n") {
@@ -636,17 +773,9 @@ func addSlot(w io.Writer, label, file, engineSpec string) error {
 	if engineSpec != "" {
 		text += fmt.Sprintf("engine = %q\n", engineSpec)
 	}
-	cfg, err := config.Parse([]byte(text), filepath.Dir(path))
+	cfg, err := writeConfig(path, text, before+1)
 	if err != nil {
-		return withCode(exitConfig, fmt.Errorf("the configuration with the new slot would not load (nothing changed): %w", err))
-	}
-	tmp := path + ".new"
-	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("replace %s: %w", path, err)
+		return 0, "", err
 	}
 	id := config.DeriveSlotID(file)
 	for _, s := range cfg.Slots {
@@ -654,9 +783,44 @@ func addSlot(w io.Writer, label, file, engineSpec string) error {
 			id = s.ID
 		}
 	}
-	fmt.Fprintf(w, "added slot 0x%x (%q, token file %s) to %s\nnext: modexp-token init --slot 0x%x --label %s\n",
-		id, label, file, path, id, shellQuote(label))
-	return nil
+	return id, file, nil
+}
+
+// addFreeSlot adds a slot for init --free when every slot's token is
+// initialised: to the file MODEXP_TOKEN_CONF names (created if missing,
+// the token file LABEL.db beside it); without MODEXP_TOKEN_CONF, to
+// $XDG_CONFIG_HOME/modexp-token/modexp-token.toml, written with the
+// built-in default slot first so that its token stays, and the token file
+// in the data directory beside the default token. It returns the file,
+// the slot ID, and whether MODEXP_TOKEN_CONF must be set to see it.
+func addFreeSlot(label string) (path string, id uint64, mustSet bool, err error) {
+	path = os.Getenv(config.EnvConf)
+	head := ""
+	var file string
+	if path != "" {
+		file = filepath.Join(filepath.Dir(path), fileName(label)+".db")
+	} else {
+		dir, err := os.UserConfigDir()
+		if err != nil {
+			return "", 0, false, withCode(exitConfig, fmt.Errorf("no configuration directory for a new slot: %w; set %s", err, config.EnvConf))
+		}
+		path, mustSet = filepath.Join(dir, "modexp-token", "modexp-token.toml"), true
+		def, err := config.DefaultTokenFile()
+		if err != nil {
+			return "", 0, false, withCode(exitConfig, err)
+		}
+		head = fmt.Sprintf("# Written by modexp-token init --free. The module reads it when %s names it.\n\n[[slot]]\nlabel = %q\ntoken_file = %q\n",
+			config.EnvConf, config.DefaultLabel, def)
+		file = filepath.Join(filepath.Dir(def), fileName(label)+".db")
+	}
+	if _, err := os.Stat(file); err == nil {
+		return "", 0, false, fmt.Errorf("a new slot for %q would use %s, which exists: give the slot another --label, or add it with 'modexp-token token add --label %s --file PATH'", label, file, shellQuote(label))
+	}
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return "", 0, false, fmt.Errorf("token directory: %w", err)
+	}
+	id, _, err = appendSlot(path, head, label, file, "")
+	return path, id, mustSet, err
 }
 
 // shellQuote quotes s for a shell command line when it needs it.
@@ -666,3 +830,10 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// freeKDF is the Argon2id cost of the PIN records of a token made by
+// init --free without --kdf-*: the floor keystore accepts (t=2, 19 MiB),
+// which still makes an attacker with the file pay it per guess. The seam
+// for the PIN cost profiles of the login work (init --pin-cost): a profile
+// named there replaces this.
+var freeKDF = keystore.MinKDFParams

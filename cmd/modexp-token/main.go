@@ -207,10 +207,54 @@ func group(use, short string, subs ...*cobra.Command) *cobra.Command {
 	return c
 }
 
+// packagePrefixes are the "pkg: " prefixes the layers below put on their
+// errors; for the user they only repeat.
+var packagePrefixes = map[string]bool{"token": true, "keystore": true, "config": true, "engine": true}
+
+// oneSentence turns an error chain ("log in: token: login:
+// CKR_PIN_INCORRECT: keystore: user PIN (9 tries left): keystore: PIN
+// incorrect") into one sentence with its cause: package prefixes and
+// repeated words dropped, the CKR_ code once at the end ("log in: user PIN
+// (9 tries left): PIN incorrect (CKR_PIN_INCORRECT)"). Hint lines after
+// the first line are left alone.
+func oneSentence(msg string) string {
+	first, rest, hasRest := strings.Cut(msg, "\n")
+	var out []string
+	seen := map[string]bool{}
+	code := ""
+	for _, part := range strings.Split(first, ": ") {
+		p := strings.TrimSpace(part)
+		key := strings.ToLower(strings.ReplaceAll(p, " ", ""))
+		switch {
+		case p == "" || packagePrefixes[p] || seen[key]:
+			continue
+		case strings.HasPrefix(p, "CKR_") && !strings.ContainsAny(p, " ("):
+			if code == "" {
+				code = p
+			}
+			continue
+		}
+		seen[key] = true
+		out = append(out, p)
+	}
+	s := strings.Join(out, ": ")
+	switch {
+	case s == "":
+		s = code
+	case code != "":
+		s += " (" + code + ")"
+	}
+	if hasRest {
+		s += "\n" + rest
+	}
+	return s
+}
+
 // explain turns an error into its exit code and a message that says what
 // went wrong and, for the usual mistakes, what to do.
 func explain(err error) (int, string) {
-	msg := err.Error()
+	raw := err.Error()
+	msg := oneSentence(raw)
 	code := exitFailure
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -218,8 +262,8 @@ func explain(err error) (int, string) {
 	}
 	var ckErr ck.Error
 	if !errors.As(err, &ckErr) {
-		if strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "unknown flag") ||
-			strings.HasPrefix(msg, "unknown shorthand flag") {
+		if strings.HasPrefix(raw, "unknown command") || strings.HasPrefix(raw, "unknown flag") ||
+			strings.HasPrefix(raw, "unknown shorthand flag") {
 			code = exitUsage
 		}
 		if errors.Is(err, keystore.ErrUnavailable) {
@@ -235,7 +279,7 @@ func explain(err error) (int, string) {
 		code, hint = exitPIN, "the PIN is locked after too many wrong tries: the SO unlocks it by setting a new one with 'modexp-token pin reset'"
 	case ck.CKR_USER_PIN_NOT_INITIALIZED:
 		code, hint = exitPIN, "the user PIN is not set: 'modexp-token pin reset' (with the SO PIN) sets it, 'modexp-token init' starts over"
-		if strings.Contains(msg, "token not initialised") {
+		if strings.Contains(raw, "token not initialised") {
 			hint = "the token is not initialised yet: 'modexp-token init --label LABEL' sets it up with its two PINs"
 		}
 	case ck.CKR_PIN_LEN_RANGE:
@@ -245,7 +289,7 @@ func explain(err error) (int, string) {
 	case ck.CKR_SLOT_ID_INVALID, ck.CKR_TOKEN_NOT_PRESENT:
 		code, hint = exitNotFound, "'modexp-token info' lists the slots"
 	case ck.CKR_FUNCTION_FAILED:
-		if strings.Contains(msg, "config") {
+		if strings.Contains(raw, "config") {
 			code, hint = exitConfig, "'modexp-token info' shows the configuration file in use and what is wrong with it"
 		}
 	case ck.CKR_TEMPLATE_INCONSISTENT, ck.CKR_ATTRIBUTE_VALUE_INVALID:

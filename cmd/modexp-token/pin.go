@@ -87,7 +87,7 @@ type session struct {
 func openSession(m *token.Module, slot uint64, login *pinSource) (*session, error) {
 	h, err := m.OpenSession(slot, ck.CKF_SERIAL_SESSION|ck.CKF_RW_SESSION)
 	if err != nil {
-		return nil, fmt.Errorf("open session on slot %d: %w", slot, err)
+		return nil, fmt.Errorf("open a session on slot 0x%x: %w", slot, err)
 	}
 	s := &session{mod: m, slot: slot, h: h}
 	if login != nil {
@@ -103,6 +103,19 @@ func openSession(m *token.Module, slot uint64, login *pinSource) (*session, erro
 		}
 	}
 	return s, nil
+}
+
+// initialised fails, saying what to do, when the token of slot is not
+// initialised: asking for a PIN it does not have would only mislead.
+func initialised(m *token.Module, slot uint64) error {
+	ti, err := m.TokenInfo(slot)
+	if err != nil {
+		return fmt.Errorf("slot 0x%x: %w", slot, err)
+	}
+	if ti.Flags&ck.CKF_TOKEN_INITIALIZED == 0 {
+		return withCode(exitPIN, fmt.Errorf("the token in slot 0x%x is not initialised: 'modexp-token init --slot 0x%x --label LABEL' sets it up with its two PINs", slot, slot))
+	}
+	return nil
 }
 
 func (s *session) close() {

@@ -182,7 +182,7 @@ func (s *safety) confirm(w io.Writer, question string) error {
 		return nil
 	}
 	if !isTerminal() {
-		return withCode(exitDeclined, errors.New("not confirmed: add --yes to do it without a terminal to ask on (or --dry-run to only see what it would do)"))
+		return withCode(exitDeclined, errors.New("not confirmed: add --yes to do it without a terminal to ask on, or --dry-run to only see what it would do"))
 	}
 	fmt.Fprintf(w, "%s [y/N] ", question)
 	line, _ := bufio.NewReader(stdin).ReadString('\n')
