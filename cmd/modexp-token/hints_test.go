@@ -218,3 +218,22 @@ func TestHintsOfEveryCommand(t *testing.T) {
 		t.Fatal("no message named a flag: the scan is broken")
 	}
 }
+
+// TestOneSentence: error chains lose their package prefixes and repeats,
+// and keep one CKR_ code, at the end.
+func TestOneSentence(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"log in: token: login: CKR_PIN_INCORRECT: keystore: user PIN (9 tries left): keystore: PIN incorrect",
+			"log in: user PIN (9 tries left): PIN incorrect (CKR_PIN_INCORRECT)"},
+		{"find objects: token: generation: CKR_DEVICE_ERROR: keystore: /t.db: not a readable bbolt file (invalid database): keystore: token file corrupt",
+			"find objects: generation: /t.db: not a readable bbolt file (invalid database): token file corrupt (CKR_DEVICE_ERROR)"},
+		{"CKR_SLOT_ID_INVALID", "CKR_SLOT_ID_INVALID"},
+		{"--label is required", "--label is required"},
+		{"config: read /x.toml: open /x.toml: no such file or directory\n  hint: config: x",
+			"read /x.toml: open /x.toml: no such file or directory\n  hint: config: x"},
+	} {
+		if got := oneSentence(tc.in); got != tc.want {
+			t.Errorf("oneSentence(%q)\n = %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+}

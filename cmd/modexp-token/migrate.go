@@ -184,6 +184,15 @@ type srcObject struct {
 	attrs map[uint64][]byte
 }
 
+// pairKey names the key pair an object belongs to: its CKA_ID, or its
+// label when it has no ID.
+func (o *srcObject) pairKey() string {
+	if id := o.attrs[ck.CKA_ID]; len(id) > 0 {
+		return "id:" + string(id)
+	}
+	return "label:" + string(o.attrs[ck.CKA_LABEL])
+}
+
 func (o *srcObject) bool(t uint64) bool { v := o.attrs[t]; return len(v) == 1 && v[0] != 0 }
 
 func (o *srcObject) String() string {
@@ -306,10 +315,18 @@ next:
 // migrate moves everything it can and reports each object; it returns how
 // many could not be moved.
 func migrate(w io.Writer, src *source, dst *session, dryRun bool) (failed int, err error) {
-	fmt.Fprintf(w, "from token %q to slot %d%s\n", src.label, dst.slot, map[bool]string{true: " (dry run: nothing changes)"}[dryRun])
-	var moved, here int
+	fmt.Fprintf(w, "from token %q to slot 0x%x%s\n", src.label, dst.slot, map[bool]string{true: " (dry run: nothing changes)"}[dryRun])
+	var moved, here, skipped int
+	// stranded holds the pair key (pairKey) of every private key that did
+	// not move: its public half is left where it is, since a public key
+	// alone here would promise a key pair this token does not have.
+	stranded := map[string]bool{}
 	report := func(o *srcObject, what string, err error) {
 		switch {
+		case err != nil && o.class == ck.CKO_PRIVATE_KEY:
+			stranded[o.pairKey()] = true
+			failed++
+			fmt.Fprintf(w, "  %-8s %s: %v\n", "NOT", o, err)
 		case err == nil:
 			fmt.Fprintf(w, "  %-8s %s\n", what, o)
 			if what == "already" {
@@ -339,6 +356,11 @@ func migrate(w io.Writer, src *source, dst *session, dryRun bool) (failed int, e
 			return failed, err
 		}
 		for _, o := range objs {
+			if o.class == ck.CKO_PUBLIC_KEY && stranded[o.pairKey()] {
+				skipped++
+				fmt.Fprintf(w, "  %-8s %s: its private key did not move, so neither does it\n", "SKIPPED", o)
+				continue
+			}
 			if o.class == ck.CKO_DATA || o.class == ck.CKO_CERTIFICATE {
 				// not key types
 			} else if !contains(keyTypesHere[o.class], o.kt) {
@@ -377,10 +399,14 @@ func migrate(w io.Writer, src *source, dst *session, dryRun bool) (failed int, e
 		}
 	}
 	if dryRun {
-		fmt.Fprintf(w, "%d would move, %d already here, %d could not move\n", moved, here, failed)
+		fmt.Fprintf(w, "%d would move, %d already here, %d could not move", moved, here, failed)
 	} else {
-		fmt.Fprintf(w, "%d moved, %d already here, %d not moved\n", moved, here, failed)
+		fmt.Fprintf(w, "%d moved, %d already here, %d not moved", moved, here, failed)
 	}
+	if skipped > 0 {
+		fmt.Fprintf(w, ", %d public key(s) left with their private keys", skipped)
+	}
+	fmt.Fprintln(w)
 	return failed, nil
 }
 
