@@ -36,12 +36,12 @@ func (s *slot) openEngine() error {
 	sc := s.cfg
 	soft, err := s.m.softEngine()
 	if err != nil {
-		return fmt.Errorf("token: slot %d: software engine: %w", sc.ID, err)
+		return fmt.Errorf("token: slot 0x%x: software engine: %w", sc.ID, err)
 	}
 	eng := soft
 	if sc.Engine != config.DefaultEngine {
 		if eng, err = engine.Open(sc.Engine); err != nil {
-			return fmt.Errorf("token: slot %d: %w", sc.ID, err)
+			return fmt.Errorf("token: slot 0x%x: %w", sc.ID, err)
 		}
 	}
 	s.guard = guard.New(eng, guard.Options{

@@ -288,7 +288,7 @@ func (m *Module) SlotList(tokenPresent bool) []uint64 {
 func (m *Module) slot(id uint64) (*slot, error) {
 	s, ok := m.slotByID[id]
 	if !ok {
-		return nil, ck.Errorf(ck.CKR_SLOT_ID_INVALID, "slot %d", id)
+		return nil, ck.Errorf(ck.CKR_SLOT_ID_INVALID, "slot 0x%x", id)
 	}
 	return s, nil
 }

@@ -122,7 +122,7 @@ func (m *Module) openSlot(sc config.Slot, level slog.Level) (*slot, error) {
 		// again at the next use); anything else (bad options) fails the
 		// load.
 		s.guard.Close()
-		return nil, fmt.Errorf("token: slot %d: %w", sc.ID, err)
+		return nil, fmt.Errorf("token: slot 0x%x: %w", sc.ID, err)
 	}
 	s.log.Info("slot opened", "token_store", sc.StoreName(), "engine", s.engineName(),
 		"fallback", sc.Fallback, "exponent_blinding", sc.Blinding())

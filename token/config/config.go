@@ -414,7 +414,7 @@ func (c *Config) normalize() error {
 			s.ID = DeriveSlotID(store)
 		}
 		if j, dup := ids[s.ID]; dup {
-			return fmt.Errorf("%w: slots %d and %d share slot id %d", ErrInvalid, j, i+1, s.ID)
+			return fmt.Errorf("%w: slots %d and %d share slot id 0x%x", ErrInvalid, j, i+1, s.ID)
 		}
 		ids[s.ID] = i + 1
 	}
