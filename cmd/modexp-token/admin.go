@@ -319,12 +319,13 @@ everything and says what it would do, changing nothing.
 
 --free picks the first slot whose token is not initialised (SoftHSMv2's
 --init-token --free), and when there is none adds one: to the file
-MODEXP_TOKEN_CONF names (created if missing, the token file LABEL.db
+MODEXP_TOKEN_CONF names (written if missing, the token file LABEL.db
 beside it), else to $XDG_CONFIG_HOME/modexp-token/modexp-token.toml (with
 the built-in default slot, so its token stays; set MODEXP_TOKEN_CONF to it).
 A token made with --free is a test token: without --kdf-* its PIN records
-take Argon2id at the floor (t=2, 19 MiB, 1 lane), so that it is ready in a
-fraction of a second. 'modexp-token token add' adds a slot by hand.
+take Argon2id at the floor's time and memory (t=2, 19 MiB, in 2 lanes), so
+that it is ready in a fraction of a second; a slot it adds says so in its
+kdf_* keys. 'modexp-token token add' adds a slot by hand.
 
 The PIN policy is stored in the token: --max-pin-tries (consecutive wrong
 PINs before lockout) and the Argon2id parameters of PIN records
@@ -364,22 +365,30 @@ that is stricter, never looser.`,
 		if free && (t.slot != "" || t.token != "") {
 			return usageErrorf("--free picks the slot itself: give it without --slot or --token")
 		}
+		var slot uint64
+		added := ""
+		if path := os.Getenv(config.EnvConf); free && !sf.dryRun && path != "" {
+			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+				// A configuration to write: the new slot is its first.
+				_, id, _, err := addFreeSlot(label, freePolicyKDF(policy.KDF))
+				if err != nil {
+					return err
+				}
+				added = fmt.Sprintf("wrote %s with slot 0x%x", path, id)
+			}
+		}
 		m, err := openModule()
 		if err != nil {
 			return err
 		}
 		defer func() { m.Close() }()
-		var slot uint64
-		added := ""
 		if free {
-			if policy.KDF == (keystore.KDFParams{}) {
-				policy.KDF = freeKDF
-			}
+			policy.KDF = freePolicyKDF(policy.KDF)
 			slot, err = freeSlot(m)
 			var ee *exitError
 			if errors.As(err, &ee) && ee.code == exitNotFound && !sf.dryRun {
 				m.Close()
-				path, id, mustSet, err := addFreeSlot(label)
+				path, id, mustSet, err := addFreeSlot(label, policy.KDF)
 				if err != nil {
 					return err
 				}
@@ -726,7 +735,7 @@ func addSlot(w io.Writer, label, file, engineSpec string) error {
 	if file == "" {
 		file = filepath.Join(filepath.Dir(path), fileName(label)+".db")
 	}
-	id, file, err := appendSlot(path, "", label, file, engineSpec)
+	id, file, err := appendSlot(path, "", label, file, engineSpec, "")
 	if err != nil {
 		return err
 	}
@@ -749,7 +758,7 @@ func fileName(label string) string {
 // for the default) to the configuration file at path, created with head
 // first when it does not exist, and returns the new slot's ID and its
 // absolute token file.
-func appendSlot(path, head, label, file, engineSpec string) (uint64, string, error) {
+func appendSlot(path, head, label, file, engineSpec, extra string) (uint64, string, error) {
 	old, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		old = []byte(head)
@@ -773,6 +782,7 @@ func appendSlot(path, head, label, file, engineSpec string) (uint64, string, err
 	if engineSpec != "" {
 		text += fmt.Sprintf("engine = %q\n", engineSpec)
 	}
+	text += extra
 	cfg, err := writeConfig(path, text, before+1)
 	if err != nil {
 		return 0, "", err
@@ -791,9 +801,12 @@ func appendSlot(path, head, label, file, engineSpec string) (uint64, string, err
 // the token file LABEL.db beside it); without MODEXP_TOKEN_CONF, to
 // $XDG_CONFIG_HOME/modexp-token/modexp-token.toml, written with the
 // built-in default slot first so that its token stays, and the token file
-// in the data directory beside the default token. It returns the file,
-// the slot ID, and whether MODEXP_TOKEN_CONF must be set to see it.
-func addFreeSlot(label string) (path string, id uint64, mustSet bool, err error) {
+// in the data directory beside the default token. The slot's kdf_* are
+// kdf's (a slot's configuration may only make the token's PIN cost
+// stricter: without them the keystore's default would apply). It returns
+// the file, the slot ID, and whether MODEXP_TOKEN_CONF must be set to see
+// it.
+func addFreeSlot(label string, kdf keystore.KDFParams) (path string, id uint64, mustSet bool, err error) {
 	path = os.Getenv(config.EnvConf)
 	head := ""
 	var file string
@@ -819,7 +832,8 @@ func addFreeSlot(label string) (path string, id uint64, mustSet bool, err error)
 	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		return "", 0, false, fmt.Errorf("token directory: %w", err)
 	}
-	id, _, err = appendSlot(path, head, label, file, "")
+	extra := fmt.Sprintf("kdf_time = %d\nkdf_memory_kib = %d\nkdf_threads = %d\n", kdf.Time, kdf.MemoryKiB, kdf.Threads)
+	id, _, err = appendSlot(path, head, label, file, "", extra)
 	return path, id, mustSet, err
 }
 
@@ -832,8 +846,19 @@ func shellQuote(s string) string {
 }
 
 // freeKDF is the Argon2id cost of the PIN records of a token made by
-// init --free without --kdf-*: the floor keystore accepts (t=2, 19 MiB),
-// which still makes an attacker with the file pay it per guess. The seam
-// for the PIN cost profiles of the login work (init --pin-cost): a profile
-// named there replaces this.
-var freeKDF = keystore.MinKDFParams
+// init --free without --kdf-*: the time and memory of the floor keystore
+// accepts (t=2, 19 MiB, keystore.MinKDFParams), which an attacker with the
+// file still pays per guess, in two lanes, so that two cores share the
+// work of the three derivations of an init. The seam for the PIN cost
+// profiles of the login work (init --pin-cost): a profile named there
+// replaces this.
+var freeKDF = keystore.KDFParams{Time: keystore.MinKDFParams.Time, MemoryKiB: keystore.MinKDFParams.MemoryKiB, Threads: 2}
+
+// freePolicyKDF is the Argon2id cost init --free gives: the --kdf-* flags'
+// when given, else freeKDF.
+func freePolicyKDF(k keystore.KDFParams) keystore.KDFParams {
+	if k == (keystore.KDFParams{}) {
+		return freeKDF
+	}
+	return k
+}
