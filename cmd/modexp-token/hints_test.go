@@ -196,6 +196,16 @@ func TestHintsOfEveryCommand(t *testing.T) {
 			}
 			// The message, less the "modexp-token CMD: " it starts with.
 			msg := strings.ReplaceAll(errOut.String(), cmd.CommandPath()+": ", "")
+			// One sentence: no package prefix, one CKR_ code at most.
+			first, _, _ := strings.Cut(msg, "\n")
+			for _, p := range []string{"token: ", "keystore: ", "config: "} {
+				if strings.Contains(first, p) {
+					t.Errorf("%s (%s): the message repeats a package prefix %q: %s", strings.Join(args, " "), state, p, first)
+				}
+			}
+			if strings.Count(first, "CKR_") > 1 {
+				t.Errorf("%s (%s): more than one CKR_ code: %s", strings.Join(args, " "), state, first)
+			}
 			// Flags inside a spelled-out command line are the command line's.
 			for _, m := range commandLine.FindAllStringSubmatch(msg, -1) {
 				if problem := checkCommandLine(root, strings.Fields(m[1])); problem != "" {
