@@ -386,7 +386,15 @@ that is stricter, never looser.`,
 			policy.KDF = freePolicyKDF(policy.KDF)
 			slot, err = freeSlot(m)
 			var ee *exitError
-			if errors.As(err, &ee) && ee.code == exitNotFound && !sf.dryRun {
+			if errors.As(err, &ee) && ee.code == exitNotFound && sf.dryRun {
+				where := os.Getenv(config.EnvConf)
+				if where == "" {
+					where = "$XDG_CONFIG_HOME/modexp-token/modexp-token.toml"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "every slot's token is initialised: would add a slot for token %q to %s and initialise it\ndry run: nothing changed\n", label, where)
+				return nil
+			}
+			if errors.As(err, &ee) && ee.code == exitNotFound {
 				m.Close()
 				path, id, mustSet, err := addFreeSlot(label, policy.KDF)
 				if err != nil {
