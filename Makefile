@@ -42,11 +42,9 @@ DEB_PACKAGES := gcc make openssl opensc p11-kit gnutls-bin libengine-pkcs11-open
 	python3-pykcs11 python3-cryptography nodejs g++ python3
 # The demo needs only these: the C compiler for cgo, pkcs11-tool, openssl.
 DEMO_PACKAGES := gcc make openssl opensc
-SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
-# apt-get waits (up to 10 minutes) for the dpkg and package-list locks that
-# another apt-get or unattended-upgrades holds, instead of failing at once.
+# How long apt-get waits for the dpkg and package-list locks that another
+# apt-get or unattended-upgrades holds, instead of failing at once.
 APT_LOCK_WAIT := 600
-APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=$(APT_LOCK_WAIT)
 # Prefix of a recipe line whose wall time is printed after it (bash's time).
 TIMED := TIMEFORMAT='  (%1R s)'; time
 
@@ -232,23 +230,13 @@ bench-nginx: deps build
 	BENCH_OUT=$(CURDIR)/$(BUILD)/bench-nginx test/bench/nginx.sh
 
 # The Debian packages a goal needs, installed when missing (one apt-get
-# update first), waiting for apt's locks rather than failing on them.
-define apt_install
-	@missing=""; \
-	for p in $(1); do \
-		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-		echo "installing:$$missing (apt-get waits up to $(APT_LOCK_WAIT) s for a lock another apt-get holds)"; \
-		$(APT_GET) update && $(APT_GET) install -y --no-install-recommends $$missing; \
-	fi
-endef
-
+# update first), waiting for apt's locks rather than failing on them
+# (test/deps/apt-install.sh).
 deps:
-	$(call apt_install,$(DEB_PACKAGES))
+	@APT_LOCK_WAIT=$(APT_LOCK_WAIT) test/deps/apt-install.sh $(DEB_PACKAGES)
 
 deps-demo:
-	$(call apt_install,$(DEMO_PACKAGES))
+	@APT_LOCK_WAIT=$(APT_LOCK_WAIT) test/deps/apt-install.sh $(DEMO_PACKAGES)
 
 # The demo: one token in a local bbolt file, on the software engine.
 DEMO := $(BUILD)/demo
