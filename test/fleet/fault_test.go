@@ -331,7 +331,7 @@ func (l *signLog) line(t *testing.T, f []string) bool {
 // or waited, or it signed too little.
 func (l *signLog) check(t *testing.T, i int, out string) {
 	t.Helper()
-	if l.bad != 0 || l.failed != 0 || len(l.at) < 100 {
+	if l.bad != 0 || l.failed != 0 || len(l.at) < 10 { // signatures to check, not a rate
 		t.Errorf("host %d: %d bad signatures, %d failed sign calls, %d signatures\n%s", i, l.bad, l.failed, len(l.at), tail(out))
 	}
 	// That signing never waits for the cluster is proven by condition in
