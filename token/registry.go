@@ -18,6 +18,7 @@ var mechanisms = newRegistry(
 	ecdsaMechanisms(),
 	ecdhMechanisms(),
 	eddsaMechanisms(),
+	mldsaMechanisms(),
 	digestMechanisms(),
 	hmacMechanisms(),
 	secretKeyGenMechanisms(),
