@@ -19,6 +19,7 @@ var mechanisms = newRegistry(
 	ecdhMechanisms(),
 	eddsaMechanisms(),
 	mldsaMechanisms(),
+	slhdsaMechanisms(),
 	digestMechanisms(),
 	hmacMechanisms(),
 	secretKeyGenMechanisms(),
