@@ -160,14 +160,11 @@ func (m *mldsaMech) verify(op *operation, msg, sig []byte) error {
 	if err := messageInputOK(op, "ML-DSA"); err != nil {
 		return err
 	}
-	set, err := mldsaSetOf(op.key.attrs)
+	k, err := op.slot.preparedMLDSAPublic(op.key)
 	if err != nil {
-		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored ML-DSA key: %v", err)
+		return err
 	}
-	pk, err := set.scheme.UnmarshalBinaryPublicKey(op.key.attrs[ck.CKA_VALUE])
-	if err != nil {
-		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s public key unusable", set.name)
-	}
+	set, pk := k.set, k.pk
 	if len(sig) != set.scheme.SignatureSize() {
 		return ck.Errorf(ck.CKR_SIGNATURE_LEN_RANGE, "%s signature of %d bytes, want %d", set.name, len(sig), set.scheme.SignatureSize())
 	}

@@ -325,3 +325,31 @@ func (s *slot) preparedMLDSA(o *object) (*mldsaKey, error) {
 	o.prepared = k
 	return k, nil
 }
+
+// mldsaPublicKey is an ML-DSA public key decoded for verifying.
+type mldsaPublicKey struct {
+	set *mldsaSet
+	pk  circlsign.PublicKey
+}
+
+// preparedMLDSAPublic returns the decoded ML-DSA public key of o, once per
+// snapshot (decoding expands the matrix A: five times the cost of the
+// verification itself).
+func (s *slot) preparedMLDSAPublic(o *object) (*mldsaPublicKey, error) {
+	o.prepOnce.Lock()
+	defer o.prepOnce.Unlock()
+	if k, ok := o.prepared.(*mldsaPublicKey); ok {
+		return k, nil
+	}
+	set, err := mldsaSetOf(o.attrs)
+	if err != nil {
+		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored ML-DSA key: %v", err)
+	}
+	pk, err := set.scheme.UnmarshalBinaryPublicKey(o.attrs[ck.CKA_VALUE])
+	if err != nil {
+		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s public key unusable", set.name)
+	}
+	k := &mldsaPublicKey{set: set, pk: pk}
+	o.prepared = k
+	return k, nil
+}
