@@ -40,9 +40,15 @@ VERSION_LDFLAGS := -X github.com/modexp-token/modexp-token/cmd/internal/version.
 DEB_PACKAGES := gcc make openssl opensc p11-kit gnutls-bin libengine-pkcs11-openssl \
 	softhsm2 libp11-kit-dev p11-kit-modules openssh-client nginx binutils util-linux \
 	python3-pykcs11 python3-cryptography nodejs g++ python3
-SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+# The demo needs only these: the C compiler for cgo, pkcs11-tool, openssl.
+DEMO_PACKAGES := gcc make openssl opensc
+# How long apt-get waits for the dpkg and package-list locks that another
+# apt-get or unattended-upgrades holds, instead of failing at once.
+APT_LOCK_WAIT := 600
+# Prefix of a recipe line whose wall time is printed after it (bash's time).
+TIMED := TIMEFORMAT='  (%1R s)'; time
 
-.PHONY: all build lib lib-fleet cli install uninstall deb test-install bench bench-device bench-fleet bench-nginx test test-purego test-ifma fmt-check vet test-go test-cgo test-integration deadcode deps demo demo-fleet clean
+.PHONY: all build lib lib-fleet cli install uninstall deb test-install bench bench-device bench-fleet bench-nginx test test-purego test-ifma fmt-check vet test-go test-cgo test-integration deadcode deps deps-demo demo demo-fleet clean
 
 all: build
 
@@ -224,15 +230,14 @@ bench-fleet: deps build
 bench-nginx: deps build
 	BENCH_OUT=$(CURDIR)/$(BUILD)/bench-nginx test/bench/nginx.sh
 
+# The Debian packages a goal needs, installed when missing (one apt-get
+# update first), waiting for apt's locks rather than failing on them
+# (test/deps/apt-install.sh).
 deps:
-	@missing=""; \
-	for p in $(DEB_PACKAGES); do \
-		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-		echo "installing:$$missing"; \
-		$(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
-	fi
+	@APT_LOCK_WAIT=$(APT_LOCK_WAIT) test/deps/apt-install.sh $(DEB_PACKAGES)
+
+deps-demo:
+	@APT_LOCK_WAIT=$(APT_LOCK_WAIT) test/deps/apt-install.sh $(DEMO_PACKAGES)
 
 # The demo: one token in a local bbolt file, on the software engine.
 DEMO := $(BUILD)/demo
@@ -241,22 +246,27 @@ DEMO_ENV := MODEXP_TOKEN_CONF=$(CURDIR)/$(DEMO_CONF) MODEXP_TOKEN_LOG=$(CURDIR)/
 	HOME=$(CURDIR)/$(DEMO)/home XDG_DATA_HOME=$(CURDIR)/$(DEMO)/data
 P11 := pkcs11-tool --module $(CURDIR)/$(LIB)
 
-demo: deps build
+# Only what the demo uses is installed and built (the module, not the fleet
+# module, the CLI or the daemon); each step prints its wall time.
+demo:
+	@$(TIMED) $(MAKE) --no-print-directory deps-demo
+	@$(TIMED) $(MAKE) --no-print-directory lib
 	rm -rf $(DEMO) && mkdir -p $(DEMO)/home $(DEMO)/data
 	printf '[[slot]]\nlabel = "demo"\ntoken_file = "%s"\nengine = "soft"\n' "$(CURDIR)/$(DEMO)/token.db" > $(DEMO_CONF)
-	$(DEMO_ENV) $(P11) --init-token --label demo --so-pin 87654321
-	$(DEMO_ENV) $(P11) --login --login-type so --so-pin 87654321 --init-pin --pin 123456
-	$(DEMO_ENV) $(P11) --login --pin 123456 --keypairgen --key-type rsa:2048 --id 01 --label demo-key
+	$(TIMED) $(DEMO_ENV) $(P11) --init-token --label demo --so-pin 87654321
+	$(TIMED) $(DEMO_ENV) $(P11) --login --login-type so --so-pin 87654321 --init-pin --pin 123456
+	$(TIMED) $(DEMO_ENV) $(P11) --login --pin 123456 --keypairgen --key-type rsa:2048 --id 01 --label demo-key
 	printf 'hello, ModExp Token\n' > $(DEMO)/msg.txt
-	$(DEMO_ENV) $(P11) --login --pin 123456 --sign --id 01 --mechanism SHA256-RSA-PKCS \
+	$(TIMED) $(DEMO_ENV) $(P11) --login --pin 123456 --sign --id 01 --mechanism SHA256-RSA-PKCS \
 		--input-file $(DEMO)/msg.txt --output-file $(DEMO)/msg.sig
-	$(DEMO_ENV) $(P11) --read-object --type pubkey --id 01 --output-file $(DEMO)/pub.der
+	$(TIMED) $(DEMO_ENV) $(P11) --read-object --type pubkey --id 01 --output-file $(DEMO)/pub.der
 	openssl pkey -pubin -inform DER -in $(DEMO)/pub.der -out $(DEMO)/pub.pem
-	openssl dgst -sha256 -verify $(DEMO)/pub.pem -signature $(DEMO)/msg.sig $(DEMO)/msg.txt
+	$(TIMED) openssl dgst -sha256 -verify $(DEMO)/pub.pem -signature $(DEMO)/msg.sig $(DEMO)/msg.txt
 	@echo
 	@echo "The demo token is $(CURDIR)/$(DEMO)/token.db (configuration $(CURDIR)/$(DEMO_CONF),"
 	@echo "module log $(CURDIR)/$(DEMO)/module.log; SO PIN 87654321, user PIN 123456). Next:"
 	@echo
+	@echo "  make cli                                             # builds $(CLI)"
 	@echo "  export MODEXP_TOKEN_CONF=$(CURDIR)/$(DEMO_CONF) MODEXP_TOKEN_PIN=123456"
 	@echo "  $(CLI) keys list                                      # the key and its pkcs11: URI"
 	@echo "  $(CLI) keys generate --type ec:P-256 --label second  # another key"

@@ -23,7 +23,10 @@ const (
 	sizeofDESCBCData   = C.CK_ULONG(unsafe.Sizeof(C.CK_DES_CBC_ENCRYPT_DATA_PARAMS{}))
 	sizeofEdDSA        = C.CK_ULONG(unsafe.Sizeof(C.CK_EDDSA_PARAMS{}))
 	sizeofHKDF         = C.CK_ULONG(unsafe.Sizeof(C.CK_HKDF_PARAMS{}))
-	sizeofAttr         = C.CK_ULONG(unsafe.Sizeof(C.CK_ATTRIBUTE{}))
+	// The 3.2 signature contexts (ML-DSA, SLH-DSA).
+	sizeofSignContext     = C.CK_ULONG(unsafe.Sizeof(C.CK_SIGN_ADDITIONAL_CONTEXT{}))
+	sizeofHashSignContext = C.CK_ULONG(unsafe.Sizeof(C.CK_HASH_SIGN_ADDITIONAL_CONTEXT{}))
+	sizeofAttr            = C.CK_ULONG(unsafe.Sizeof(C.CK_ATTRIBUTE{}))
 	// CK_GCM_PARAMS: the 3.0 form (with ulIvBits) and the 2.40 form.
 	sizeofGCM    = C.CK_ULONG(unsafe.Sizeof(C.CK_GCM_PARAMS{}))
 	sizeofGCM240 = C.CK_ULONG(unsafe.Sizeof(C.MODEXP_GCM_PARAMS_2_40{}))
@@ -162,8 +165,8 @@ func isPSS(t uint64) bool {
 	return false
 }
 
-// mechanismIn decodes a CK_MECHANISM. PSS, OAEP, ECDH1 derive, HKDF and
-// the derivations by data encryption's parameters must have exactly their
+// mechanismIn decodes a CK_MECHANISM. PSS, OAEP, ECDH1 derive, HKDF, the
+// signature contexts (when given) and the derivations by data encryption's parameters must have exactly their
 // structure's size (else CKR_MECHANISM_PARAM_INVALID); other
 // mechanisms' parameters are copied as raw bytes. A NULL pParameter with a
 // non-zero length is CKR_ARGUMENTS_BAD.
@@ -215,6 +218,12 @@ func mechanismIn(p *C.CK_MECHANISM) (*token.Mechanism, C.CK_RV) {
 			return nil, rvMechParamInvalid
 		}
 		m.EdDSA = &token.EdDSAParams{PH: p.phFlag == 1, Context: context}
+	case signContextKind(m.Type) != noSignContext:
+		sc, rv := signContextIn(signContextKind(m.Type), param, plen)
+		if rv != rvOK {
+			return nil, rv
+		}
+		m.SignContext = sc
 	case m.Type == ck.CKM_AES_ECB_ENCRYPT_DATA || m.Type == ck.CKM_DES_ECB_ENCRYPT_DATA || m.Type == ck.CKM_DES3_ECB_ENCRYPT_DATA:
 		if param == nil || plen != sizeofDeriveString {
 			return nil, rvMechParamInvalid
@@ -287,6 +296,59 @@ func hkdfParamsIn(param unsafe.Pointer, plen C.CK_ULONG) (*token.HKDFParams, C.C
 	}
 	return &token.HKDFParams{Extract: p.bExtract == 1, Expand: p.bExpand == 1, PRF: uint64(p.prfHashMechanism),
 		SaltType: uint64(p.ulSaltType), Salt: salt, SaltKey: uint64(p.hSaltKey), Info: info}, rvOK
+}
+
+// The parameter a mechanism takes for its signature context.
+const (
+	noSignContext   = iota
+	signContext     // CK_SIGN_ADDITIONAL_CONTEXT, optional
+	hashSignContext // CK_HASH_SIGN_ADDITIONAL_CONTEXT, required
+)
+
+// signContextKind names the parameter of mechanism t: pure ML-DSA and
+// SLH-DSA and the pre-hash forms with a fixed hash take
+// CK_SIGN_ADDITIONAL_CONTEXT, CKM_HASH_ML_DSA and CKM_HASH_SLH_DSA
+// CK_HASH_SIGN_ADDITIONAL_CONTEXT.
+func signContextKind(t uint64) int {
+	switch {
+	case t == ck.CKM_HASH_ML_DSA || t == ck.CKM_HASH_SLH_DSA:
+		return hashSignContext
+	case t == ck.CKM_ML_DSA || t == ck.CKM_SLH_DSA,
+		t >= ck.CKM_HASH_ML_DSA_SHA224 && t <= ck.CKM_HASH_ML_DSA_SHAKE256,
+		t >= ck.CKM_HASH_SLH_DSA_SHA224 && t <= ck.CKM_HASH_SLH_DSA_SHAKE256:
+		return signContext
+	}
+	return noSignContext
+}
+
+// signContextIn decodes the parameter of a signature with context: none
+// (nil, for the optional CK_SIGN_ADDITIONAL_CONTEXT), or the structure of
+// exactly its size with a pContext that is not NULL when ulContextLen is
+// not 0 (else CKR_MECHANISM_PARAM_INVALID). The context is copied; its
+// length and the hedge variant are the token's to judge.
+func signContextIn(kind int, param unsafe.Pointer, plen C.CK_ULONG) (*token.SignContextParams, C.CK_RV) {
+	var pContext C.CK_BYTE_PTR
+	var ctxLen C.CK_ULONG
+	sc := &token.SignContextParams{}
+	switch {
+	case param == nil && kind == signContext:
+		return nil, rvOK
+	case param != nil && kind == signContext && plen == sizeofSignContext:
+		p := (*C.CK_SIGN_ADDITIONAL_CONTEXT)(param)
+		sc.Hedge, pContext, ctxLen = uint64(p.hedgeVariant), p.pContext, p.ulContextLen
+	case param != nil && kind == hashSignContext && plen == sizeofHashSignContext:
+		p := (*C.CK_HASH_SIGN_ADDITIONAL_CONTEXT)(param)
+		sc.Hedge, pContext, ctxLen = uint64(p.hedgeVariant), p.pContext, p.ulContextLen
+		sc.Hash, sc.HasHash = uint64(p.hash), true
+	default:
+		return nil, rvMechParamInvalid
+	}
+	context, ok := bytesCopy(unsafe.Pointer(pContext), ctxLen)
+	if !ok {
+		return nil, rvMechParamInvalid
+	}
+	sc.Context = context
+	return sc, rvOK
 }
 
 // gcmParamsIn decodes CK_GCM_PARAMS in either form, told apart by its

@@ -190,6 +190,31 @@ func TestMechanismIn(t *testing.T) {
 			func(m *token.Mechanism) bool { return m.EdDSA != nil && !m.EdDSA.PH && m.EdDSA.Context == nil }},
 		{"EdDSA short", tsMech{Type: ck.CKM_EDDSA, Kind: 4, LenDelta: -1}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
 		{"EdDSA NULL context with length", tsMech{Type: ck.CKM_EDDSA, Kind: 4, EdDSA: token.EdDSAParams{Context: []byte("x")}, SourceNull: true}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"ML-DSA without parameter", tsMech{Type: ck.CKM_ML_DSA}, ck.CKR_OK,
+			func(m *token.Mechanism) bool { return m.SignContext == nil && m.Param == nil }},
+		{"ML-DSA deterministic with context", tsMech{Type: ck.CKM_ML_DSA, Kind: 6,
+			Sign: token.SignContextParams{Hedge: ck.CKH_DETERMINISTIC_REQUIRED, Context: []byte("fw")}}, ck.CKR_OK,
+			func(m *token.Mechanism) bool {
+				return m.SignContext != nil && m.SignContext.Hedge == ck.CKH_DETERMINISTIC_REQUIRED &&
+					string(m.SignContext.Context) == "fw" && !m.SignContext.HasHash && m.Param == nil
+			}},
+		{"SLH-DSA no context", tsMech{Type: ck.CKM_SLH_DSA, Kind: 6}, ck.CKR_OK,
+			func(m *token.Mechanism) bool { return m.SignContext != nil && m.SignContext.Context == nil }},
+		{"SLH-DSA SHA-256 pre-hash with context", tsMech{Type: ck.CKM_HASH_SLH_DSA_SHA256, Kind: 6,
+			Sign: token.SignContextParams{Context: []byte("c")}}, ck.CKR_OK,
+			func(m *token.Mechanism) bool { return m.SignContext != nil && string(m.SignContext.Context) == "c" }},
+		{"HashSLH-DSA with its hash", tsMech{Type: ck.CKM_HASH_SLH_DSA, Kind: 7,
+			Sign: token.SignContextParams{Hedge: ck.CKH_HEDGE_REQUIRED, Hash: ck.CKM_SHA3_256, Context: []byte("x")}}, ck.CKR_OK,
+			func(m *token.Mechanism) bool {
+				sc := m.SignContext
+				return sc != nil && sc.HasHash && sc.Hash == ck.CKM_SHA3_256 && sc.Hedge == ck.CKH_HEDGE_REQUIRED && string(sc.Context) == "x"
+			}},
+		{"HashML-DSA without its structure", tsMech{Type: ck.CKM_HASH_ML_DSA}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"HashML-DSA with the short structure", tsMech{Type: ck.CKM_HASH_ML_DSA, Kind: 6}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"ML-DSA with the hash structure", tsMech{Type: ck.CKM_ML_DSA, Kind: 7}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"ML-DSA short", tsMech{Type: ck.CKM_ML_DSA, Kind: 6, LenDelta: -1}, ck.CKR_MECHANISM_PARAM_INVALID, nil},
+		{"ML-DSA NULL context with length", tsMech{Type: ck.CKM_ML_DSA, Kind: 6, Sign: token.SignContextParams{Context: []byte("x")}, SourceNull: true},
+			ck.CKR_MECHANISM_PARAM_INVALID, nil},
 		{"HKDF", tsMech{Type: ck.CKM_HKDF_DERIVE, Kind: 5, HKDF: hkdf}, ck.CKR_OK,
 			func(m *token.Mechanism) bool { return m.HKDF != nil && hkdfEqual(*m.HKDF, hkdf) && m.Param == nil }},
 		{"HKDF data, expand only, no info", tsMech{Type: ck.CKM_HKDF_DATA, Kind: 5,
@@ -311,6 +336,41 @@ func FuzzHKDFParamsIn(f *testing.F) {
 		}
 		if m.HKDF == nil || !hkdfEqual(*m.HKDF, p) {
 			t.Fatalf("decoded %+v, want %+v", m.HKDF, p)
+		}
+	})
+}
+
+// FuzzSignContextIn builds CK_SIGN_ADDITIONAL_CONTEXT (or, for
+// CKM_HASH_SLH_DSA, CK_HASH_SIGN_ADDITIONAL_CONTEXT) from the fuzzer's
+// values (a wrong ulParameterLen, a NULL pContext with its length) and
+// decodes it: never a panic; CKR_OK exactly when the structure is
+// well-formed, with the hedge, hash and context as given (tsMechanism
+// overwrites the C memory after the call).
+func FuzzSignContextIn(f *testing.F) {
+	f.Add(false, uint64(ck.CKH_HEDGE_PREFERRED), []byte("ctx"), uint64(0), int8(0), false)
+	f.Add(true, uint64(ck.CKH_DETERMINISTIC_REQUIRED), []byte(nil), uint64(ck.CKM_SHA512), int8(0), false)
+	f.Add(false, uint64(7), []byte{1}, uint64(0), int8(-8), true)
+	f.Fuzz(func(t *testing.T, withHash bool, hedge uint64, ctx []byte, hash uint64, delta int8, nullCtx bool) {
+		mech, kind := uint64(ck.CKM_ML_DSA), 6
+		want := token.SignContextParams{Hedge: hedge, Context: ctx}
+		if withHash {
+			mech, kind = ck.CKM_HASH_SLH_DSA, 7
+			want.Hash, want.HasHash = hash, true
+		}
+		m, rv := tsMechanism(tsMech{Type: mech, Kind: kind, Sign: want, LenDelta: int(delta), SourceNull: nullCtx})
+		wellFormed := delta == 0 && !(nullCtx && len(ctx) > 0)
+		if (rv == uint64(ck.CKR_OK)) != wellFormed {
+			t.Fatalf("rv %v, well-formed %v", ck.Error(rv), wellFormed)
+		}
+		if rv != uint64(ck.CKR_OK) {
+			return
+		}
+		if len(want.Context) == 0 {
+			want.Context = nil
+		}
+		sc := m.SignContext
+		if sc == nil || sc.Hedge != want.Hedge || sc.Hash != want.Hash || sc.HasHash != want.HasHash || !bytes.Equal(sc.Context, want.Context) {
+			t.Fatalf("decoded %+v, want %+v", sc, want)
 		}
 	})
 }

@@ -1,8 +1,10 @@
 /*
- * pkcs11_3.h: the few PKCS#11 3.0 declarations that p11-kit's 2.40 header
- * lacks (CK_INTERFACE, CK_FUNCTION_LIST_3_0 and the 3.0 function
- * prototypes, CK_EDDSA_PARAMS, CK_HKDF_PARAMS), written from the OASIS
- * PKCS#11 3.0 base and current mechanisms specifications.
+ * pkcs11_3.h: the PKCS#11 3.0 and 3.2 declarations that p11-kit's 2.40
+ * header lacks (CK_INTERFACE, CK_FUNCTION_LIST_3_0 and CK_FUNCTION_LIST_3_2
+ * with their function prototypes, CK_EDDSA_PARAMS, CK_HKDF_PARAMS, the 3.2
+ * values, CK_SIGN_ADDITIONAL_CONTEXT), written from the OASIS PKCS#11 3.0
+ * base and current mechanisms specifications and the PKCS #11 3.2
+ * specification.
  *
  * Include this instead of <p11-kit-1/p11-kit/pkcs11.h>. p11-kit's header is
  * used in its default (compatibility) mode: only the CK_* names are used
@@ -248,6 +250,530 @@ typedef struct CK_FUNCTION_LIST_3_0 {
 
 typedef CK_FUNCTION_LIST_3_0 *CK_FUNCTION_LIST_3_0_PTR;
 typedef CK_FUNCTION_LIST_3_0_PTR *CK_FUNCTION_LIST_3_0_PTR_PTR;
+
+/* ------------------------------------------------------------------------
+ * PKCS#11 3.0 values for the Montgomery curves (X25519, X448), absent from
+ * the 2.40 header.
+ * ---------------------------------------------------------------------- */
+#ifndef CKK_EC_MONTGOMERY
+#define CKK_EC_MONTGOMERY (0x00000041UL)
+#endif
+#ifndef CKM_EC_MONTGOMERY_KEY_PAIR_GEN
+#define CKM_EC_MONTGOMERY_KEY_PAIR_GEN (0x00001056UL)
+#endif
+
+/* ------------------------------------------------------------------------
+ * PKCS#11 3.2 (OASIS PKCS #11 Specification Version 3.2): the values, the
+ * new types and structures, the twelve new functions and
+ * CK_FUNCTION_LIST_3_2. token/ck/v32.go holds the same values for Go.
+ * ---------------------------------------------------------------------- */
+#ifndef CK_SP800_108_KEY_HANDLE
+#define CK_SP800_108_KEY_HANDLE (0x00000005UL)
+#endif
+#ifndef CKA_HSS_LEVELS
+#define CKA_HSS_LEVELS (0x00000617UL)
+#endif
+#ifndef CKA_HSS_LMS_TYPE
+#define CKA_HSS_LMS_TYPE (0x00000618UL)
+#endif
+#ifndef CKA_HSS_LMOTS_TYPE
+#define CKA_HSS_LMOTS_TYPE (0x00000619UL)
+#endif
+#ifndef CKA_HSS_LMS_TYPES
+#define CKA_HSS_LMS_TYPES (0x0000061aUL)
+#endif
+#ifndef CKA_HSS_LMOTS_TYPES
+#define CKA_HSS_LMOTS_TYPES (0x0000061bUL)
+#endif
+#ifndef CKA_HSS_KEYS_REMAINING
+#define CKA_HSS_KEYS_REMAINING (0x0000061cUL)
+#endif
+#ifndef CKA_PARAMETER_SET
+#define CKA_PARAMETER_SET (0x0000061dUL)
+#endif
+#ifndef CKA_OBJECT_VALIDATION_FLAGS
+#define CKA_OBJECT_VALIDATION_FLAGS (0x0000061eUL)
+#endif
+#ifndef CKA_VALIDATION_TYPE
+#define CKA_VALIDATION_TYPE (0x0000061fUL)
+#endif
+#ifndef CKA_VALIDATION_VERSION
+#define CKA_VALIDATION_VERSION (0x00000620UL)
+#endif
+#ifndef CKA_VALIDATION_LEVEL
+#define CKA_VALIDATION_LEVEL (0x00000621UL)
+#endif
+#ifndef CKA_VALIDATION_MODULE_ID
+#define CKA_VALIDATION_MODULE_ID (0x00000622UL)
+#endif
+#ifndef CKA_VALIDATION_FLAG
+#define CKA_VALIDATION_FLAG (0x00000623UL)
+#endif
+#ifndef CKA_VALIDATION_AUTHORITY_TYPE
+#define CKA_VALIDATION_AUTHORITY_TYPE (0x00000624UL)
+#endif
+#ifndef CKA_VALIDATION_COUNTRY
+#define CKA_VALIDATION_COUNTRY (0x00000625UL)
+#endif
+#ifndef CKA_VALIDATION_CERTIFICATE_IDENTIFIER
+#define CKA_VALIDATION_CERTIFICATE_IDENTIFIER (0x00000626UL)
+#endif
+#ifndef CKA_VALIDATION_CERTIFICATE_URI
+#define CKA_VALIDATION_CERTIFICATE_URI (0x00000627UL)
+#endif
+#ifndef CKA_VALIDATION_VENDOR_URI
+#define CKA_VALIDATION_VENDOR_URI (0x00000628UL)
+#endif
+#ifndef CKA_VALIDATION_PROFILE
+#define CKA_VALIDATION_PROFILE (0x00000629UL)
+#endif
+#ifndef CKA_ENCAPSULATE_TEMPLATE
+#define CKA_ENCAPSULATE_TEMPLATE (0x0000062aUL)
+#endif
+#ifndef CKA_DECAPSULATE_TEMPLATE
+#define CKA_DECAPSULATE_TEMPLATE (0x0000062bUL)
+#endif
+#ifndef CKA_TRUST_SERVER_AUTH
+#define CKA_TRUST_SERVER_AUTH (0x0000062cUL)
+#endif
+#ifndef CKA_TRUST_CLIENT_AUTH
+#define CKA_TRUST_CLIENT_AUTH (0x0000062dUL)
+#endif
+#ifndef CKA_TRUST_CODE_SIGNING
+#define CKA_TRUST_CODE_SIGNING (0x0000062eUL)
+#endif
+#ifndef CKA_TRUST_EMAIL_PROTECTION
+#define CKA_TRUST_EMAIL_PROTECTION (0x0000062fUL)
+#endif
+#ifndef CKA_TRUST_IPSEC_IKE
+#define CKA_TRUST_IPSEC_IKE (0x00000630UL)
+#endif
+#ifndef CKA_TRUST_TIME_STAMPING
+#define CKA_TRUST_TIME_STAMPING (0x00000631UL)
+#endif
+#ifndef CKA_TRUST_OCSP_SIGNING
+#define CKA_TRUST_OCSP_SIGNING (0x00000632UL)
+#endif
+#ifndef CKA_ENCAPSULATE
+#define CKA_ENCAPSULATE (0x00000633UL)
+#endif
+#ifndef CKA_DECAPSULATE
+#define CKA_DECAPSULATE (0x00000634UL)
+#endif
+#ifndef CKA_HASH_OF_CERTIFICATE
+#define CKA_HASH_OF_CERTIFICATE (0x00000635UL)
+#endif
+#ifndef CKA_PUBLIC_CRC64_VALUE
+#define CKA_PUBLIC_CRC64_VALUE (0x00000636UL)
+#endif
+#ifndef CKA_SEED
+#define CKA_SEED (0x00000637UL)
+#endif
+#ifndef CKF_ASYNC_SESSION
+#define CKF_ASYNC_SESSION (0x00000008UL)
+#endif
+#ifndef CKF_SEED_RANDOM_REQUIRED
+#define CKF_SEED_RANDOM_REQUIRED (0x02000000UL)
+#endif
+#ifndef CKF_ASYNC_SESSION_SUPPORTED
+#define CKF_ASYNC_SESSION_SUPPORTED (0x04000000UL)
+#endif
+#ifndef CKF_ENCAPSULATE
+#define CKF_ENCAPSULATE (0x10000000UL)
+#endif
+#ifndef CKF_DECAPSULATE
+#define CKF_DECAPSULATE (0x20000000UL)
+#endif
+#ifndef CKG_GENERATE_COUNTER_XOR
+#define CKG_GENERATE_COUNTER_XOR (0x00000004UL)
+#endif
+#ifndef CKH_HEDGE_PREFERRED
+#define CKH_HEDGE_PREFERRED (0x00000000UL)
+#endif
+#ifndef CKH_HEDGE_REQUIRED
+#define CKH_HEDGE_REQUIRED (0x00000001UL)
+#endif
+#ifndef CKH_DETERMINISTIC_REQUIRED
+#define CKH_DETERMINISTIC_REQUIRED (0x00000002UL)
+#endif
+#ifndef CKK_HSS
+#define CKK_HSS (0x00000046UL)
+#endif
+#ifndef CKK_XMSS
+#define CKK_XMSS (0x00000047UL)
+#endif
+#ifndef CKK_XMSSMT
+#define CKK_XMSSMT (0x00000048UL)
+#endif
+#ifndef CKK_ML_KEM
+#define CKK_ML_KEM (0x00000049UL)
+#endif
+#ifndef CKK_ML_DSA
+#define CKK_ML_DSA (0x0000004aUL)
+#endif
+#ifndef CKK_SLH_DSA
+#define CKK_SLH_DSA (0x0000004bUL)
+#endif
+#ifndef CKM_ML_KEM_KEY_PAIR_GEN
+#define CKM_ML_KEM_KEY_PAIR_GEN (0x0000000fUL)
+#endif
+#ifndef CKM_ML_KEM
+#define CKM_ML_KEM (0x00000017UL)
+#endif
+#ifndef CKM_ML_DSA_KEY_PAIR_GEN
+#define CKM_ML_DSA_KEY_PAIR_GEN (0x0000001cUL)
+#endif
+#ifndef CKM_ML_DSA
+#define CKM_ML_DSA (0x0000001dUL)
+#endif
+#ifndef CKM_HASH_ML_DSA
+#define CKM_HASH_ML_DSA (0x0000001fUL)
+#endif
+#ifndef CKM_HASH_ML_DSA_SHA224
+#define CKM_HASH_ML_DSA_SHA224 (0x00000023UL)
+#endif
+#ifndef CKM_HASH_ML_DSA_SHA256
+#define CKM_HASH_ML_DSA_SHA256 (0x00000024UL)
+#endif
+#ifndef CKM_HASH_ML_DSA_SHA384
+#define CKM_HASH_ML_DSA_SHA384 (0x00000025UL)
+#endif
+#ifndef CKM_HASH_ML_DSA_SHA512
+#define CKM_HASH_ML_DSA_SHA512 (0x00000026UL)
+#endif
+#ifndef CKM_HASH_ML_DSA_SHA3_224
+#define CKM_HASH_ML_DSA_SHA3_224 (0x00000027UL)
+#endif
+#ifndef CKM_HASH_ML_DSA_SHA3_256
+#define CKM_HASH_ML_DSA_SHA3_256 (0x00000028UL)
+#endif
+#ifndef CKM_HASH_ML_DSA_SHA3_384
+#define CKM_HASH_ML_DSA_SHA3_384 (0x00000029UL)
+#endif
+#ifndef CKM_HASH_ML_DSA_SHA3_512
+#define CKM_HASH_ML_DSA_SHA3_512 (0x0000002aUL)
+#endif
+#ifndef CKM_HASH_ML_DSA_SHAKE128
+#define CKM_HASH_ML_DSA_SHAKE128 (0x0000002bUL)
+#endif
+#ifndef CKM_HASH_ML_DSA_SHAKE256
+#define CKM_HASH_ML_DSA_SHAKE256 (0x0000002cUL)
+#endif
+#ifndef CKM_SLH_DSA_KEY_PAIR_GEN
+#define CKM_SLH_DSA_KEY_PAIR_GEN (0x0000002dUL)
+#endif
+#ifndef CKM_SLH_DSA
+#define CKM_SLH_DSA (0x0000002eUL)
+#endif
+#ifndef CKM_HASH_SLH_DSA
+#define CKM_HASH_SLH_DSA (0x00000034UL)
+#endif
+#ifndef CKM_HASH_SLH_DSA_SHA224
+#define CKM_HASH_SLH_DSA_SHA224 (0x00000036UL)
+#endif
+#ifndef CKM_HASH_SLH_DSA_SHA256
+#define CKM_HASH_SLH_DSA_SHA256 (0x00000037UL)
+#endif
+#ifndef CKM_HASH_SLH_DSA_SHA384
+#define CKM_HASH_SLH_DSA_SHA384 (0x00000038UL)
+#endif
+#ifndef CKM_HASH_SLH_DSA_SHA512
+#define CKM_HASH_SLH_DSA_SHA512 (0x00000039UL)
+#endif
+#ifndef CKM_HASH_SLH_DSA_SHA3_224
+#define CKM_HASH_SLH_DSA_SHA3_224 (0x0000003aUL)
+#endif
+#ifndef CKM_HASH_SLH_DSA_SHA3_256
+#define CKM_HASH_SLH_DSA_SHA3_256 (0x0000003bUL)
+#endif
+#ifndef CKM_HASH_SLH_DSA_SHA3_384
+#define CKM_HASH_SLH_DSA_SHA3_384 (0x0000003cUL)
+#endif
+#ifndef CKM_HASH_SLH_DSA_SHA3_512
+#define CKM_HASH_SLH_DSA_SHA3_512 (0x0000003dUL)
+#endif
+#ifndef CKM_HASH_SLH_DSA_SHAKE128
+#define CKM_HASH_SLH_DSA_SHAKE128 (0x0000003eUL)
+#endif
+#ifndef CKM_HASH_SLH_DSA_SHAKE256
+#define CKM_HASH_SLH_DSA_SHAKE256 (0x0000003fUL)
+#endif
+#ifndef CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE
+#define CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE (0x00000056UL)
+#endif
+#ifndef CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE_DH
+#define CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE_DH (0x00000057UL)
+#endif
+#ifndef CKM_AES_KEY_WRAP_PKCS7
+#define CKM_AES_KEY_WRAP_PKCS7 (0x0000210cUL)
+#endif
+#ifndef CKM_IKE2_PRF_PLUS_DERIVE
+#define CKM_IKE2_PRF_PLUS_DERIVE (0x0000402eUL)
+#endif
+#ifndef CKM_IKE_PRF_DERIVE
+#define CKM_IKE_PRF_DERIVE (0x0000402fUL)
+#endif
+#ifndef CKM_IKE1_PRF_DERIVE
+#define CKM_IKE1_PRF_DERIVE (0x00004030UL)
+#endif
+#ifndef CKM_IKE1_EXTENDED_DERIVE
+#define CKM_IKE1_EXTENDED_DERIVE (0x00004031UL)
+#endif
+#ifndef CKM_HSS_KEY_PAIR_GEN
+#define CKM_HSS_KEY_PAIR_GEN (0x00004032UL)
+#endif
+#ifndef CKM_HSS
+#define CKM_HSS (0x00004033UL)
+#endif
+#ifndef CKM_XMSS_KEY_PAIR_GEN
+#define CKM_XMSS_KEY_PAIR_GEN (0x00004034UL)
+#endif
+#ifndef CKM_XMSSMT_KEY_PAIR_GEN
+#define CKM_XMSSMT_KEY_PAIR_GEN (0x00004035UL)
+#endif
+#ifndef CKM_XMSS
+#define CKM_XMSS (0x00004036UL)
+#endif
+#ifndef CKM_XMSSMT
+#define CKM_XMSSMT (0x00004037UL)
+#endif
+#ifndef CKM_ECDH_X_AES_KEY_WRAP
+#define CKM_ECDH_X_AES_KEY_WRAP (0x00004038UL)
+#endif
+#ifndef CKM_ECDH_COF_AES_KEY_WRAP
+#define CKM_ECDH_COF_AES_KEY_WRAP (0x00004039UL)
+#endif
+#ifndef CKM_PUB_KEY_FROM_PRIV_KEY
+#define CKM_PUB_KEY_FROM_PRIV_KEY (0x0000403aUL)
+#endif
+#ifndef CKO_VALIDATION
+#define CKO_VALIDATION (0x0000000aUL)
+#endif
+#ifndef CKO_TRUST
+#define CKO_TRUST (0x0000000bUL)
+#endif
+#ifndef CKP_ML_DSA_44
+#define CKP_ML_DSA_44 (0x00000001UL)
+#endif
+#ifndef CKP_ML_KEM_512
+#define CKP_ML_KEM_512 (0x00000001UL)
+#endif
+#ifndef CKP_SLH_DSA_SHA2_128S
+#define CKP_SLH_DSA_SHA2_128S (0x00000001UL)
+#endif
+#ifndef CKP_ML_DSA_65
+#define CKP_ML_DSA_65 (0x00000002UL)
+#endif
+#ifndef CKP_ML_KEM_768
+#define CKP_ML_KEM_768 (0x00000002UL)
+#endif
+#ifndef CKP_SLH_DSA_SHAKE_128S
+#define CKP_SLH_DSA_SHAKE_128S (0x00000002UL)
+#endif
+#ifndef CKP_ML_DSA_87
+#define CKP_ML_DSA_87 (0x00000003UL)
+#endif
+#ifndef CKP_ML_KEM_1024
+#define CKP_ML_KEM_1024 (0x00000003UL)
+#endif
+#ifndef CKP_SLH_DSA_SHA2_128F
+#define CKP_SLH_DSA_SHA2_128F (0x00000003UL)
+#endif
+#ifndef CKP_SLH_DSA_SHAKE_128F
+#define CKP_SLH_DSA_SHAKE_128F (0x00000004UL)
+#endif
+#ifndef CKP_COMPLETE_PROVIDER
+#define CKP_COMPLETE_PROVIDER (0x00000005UL)
+#endif
+#ifndef CKP_SLH_DSA_SHA2_192S
+#define CKP_SLH_DSA_SHA2_192S (0x00000005UL)
+#endif
+#ifndef CKP_HKDF_TLS_TOKEN
+#define CKP_HKDF_TLS_TOKEN (0x00000006UL)
+#endif
+#ifndef CKP_SLH_DSA_SHAKE_192S
+#define CKP_SLH_DSA_SHAKE_192S (0x00000006UL)
+#endif
+#ifndef CKP_SLH_DSA_SHA2_192F
+#define CKP_SLH_DSA_SHA2_192F (0x00000007UL)
+#endif
+#ifndef CKP_SLH_DSA_SHAKE_192F
+#define CKP_SLH_DSA_SHAKE_192F (0x00000008UL)
+#endif
+#ifndef CKP_SLH_DSA_SHA2_256S
+#define CKP_SLH_DSA_SHA2_256S (0x00000009UL)
+#endif
+#ifndef CKP_SLH_DSA_SHAKE_256S
+#define CKP_SLH_DSA_SHAKE_256S (0x0000000aUL)
+#endif
+#ifndef CKP_SLH_DSA_SHA2_256F
+#define CKP_SLH_DSA_SHA2_256F (0x0000000bUL)
+#endif
+#ifndef CKP_SLH_DSA_SHAKE_256F
+#define CKP_SLH_DSA_SHAKE_256F (0x0000000cUL)
+#endif
+#ifndef CKS_LAST_VALIDATION_OK
+#define CKS_LAST_VALIDATION_OK (0x00000001UL)
+#endif
+#ifndef CKT_TRUST_UNKNOWN
+#define CKT_TRUST_UNKNOWN (0x00000000UL)
+#endif
+#ifndef CKT_TRUSTED
+#define CKT_TRUSTED (0x00000001UL)
+#endif
+#ifndef CKT_TRUST_ANCHOR
+#define CKT_TRUST_ANCHOR (0x00000002UL)
+#endif
+#ifndef CKT_NOT_TRUSTED
+#define CKT_NOT_TRUSTED (0x00000003UL)
+#endif
+#ifndef CKT_TRUST_MUST_VERIFY_TRUST
+#define CKT_TRUST_MUST_VERIFY_TRUST (0x00000004UL)
+#endif
+#ifndef CKV_AUTHORITY_TYPE_UNSPECIFIED
+#define CKV_AUTHORITY_TYPE_UNSPECIFIED (0x00000000UL)
+#endif
+#ifndef CKV_TYPE_UNSPECIFIED
+#define CKV_TYPE_UNSPECIFIED (0x00000000UL)
+#endif
+#ifndef CKV_AUTHORITY_TYPE_NIST_CMVP
+#define CKV_AUTHORITY_TYPE_NIST_CMVP (0x00000001UL)
+#endif
+#ifndef CKV_TYPE_SOFTWARE
+#define CKV_TYPE_SOFTWARE (0x00000001UL)
+#endif
+#ifndef CKV_AUTHORITY_TYPE_COMMON_CRITERIA
+#define CKV_AUTHORITY_TYPE_COMMON_CRITERIA (0x00000002UL)
+#endif
+#ifndef CKV_TYPE_HARDWARE
+#define CKV_TYPE_HARDWARE (0x00000002UL)
+#endif
+#ifndef CKV_TYPE_FIRMWARE
+#define CKV_TYPE_FIRMWARE (0x00000003UL)
+#endif
+#ifndef CKV_TYPE_HYBRID
+#define CKV_TYPE_HYBRID (0x00000004UL)
+#endif
+#ifndef CKR_KEY_EXHAUSTED
+#define CKR_KEY_EXHAUSTED (0x00000203UL)
+#endif
+#ifndef CKR_PENDING
+#define CKR_PENDING (0x00000204UL)
+#endif
+#ifndef CKR_SESSION_ASYNC_NOT_SUPPORTED
+#define CKR_SESSION_ASYNC_NOT_SUPPORTED (0x00000205UL)
+#endif
+#ifndef CKR_SEED_RANDOM_REQUIRED
+#define CKR_SEED_RANDOM_REQUIRED (0x00000206UL)
+#endif
+#ifndef CKR_OPERATION_NOT_VALIDATED
+#define CKR_OPERATION_NOT_VALIDATED (0x00000207UL)
+#endif
+#ifndef CKR_TOKEN_NOT_INITIALIZED
+#define CKR_TOKEN_NOT_INITIALIZED (0x00000208UL)
+#endif
+#ifndef CKR_PARAMETER_SET_NOT_SUPPORTED
+#define CKR_PARAMETER_SET_NOT_SUPPORTED (0x00000209UL)
+#endif
+
+typedef CK_ULONG CK_HEDGE_TYPE;
+typedef CK_ULONG CK_ML_DSA_PARAMETER_SET_TYPE;
+typedef CK_ULONG CK_ML_KEM_PARAMETER_SET_TYPE;
+typedef CK_ULONG CK_SLH_DSA_PARAMETER_SET_TYPE;
+typedef CK_ULONG CK_SESSION_VALIDATION_FLAGS_TYPE;
+typedef CK_FLAGS *CK_FLAGS_PTR;
+
+/* The parameter of CKM_ML_DSA and CKM_SLH_DSA (optional), and of the
+ * CKM_HASH_*_SHA*-style mechanisms. */
+typedef struct CK_SIGN_ADDITIONAL_CONTEXT {
+	CK_HEDGE_TYPE hedgeVariant;
+	CK_BYTE_PTR pContext;
+	CK_ULONG ulContextLen;
+} CK_SIGN_ADDITIONAL_CONTEXT;
+typedef CK_SIGN_ADDITIONAL_CONTEXT *CK_SIGN_ADDITIONAL_CONTEXT_PTR;
+
+/* The parameter of CKM_HASH_ML_DSA and CKM_HASH_SLH_DSA. */
+typedef struct CK_HASH_SIGN_ADDITIONAL_CONTEXT {
+	CK_HEDGE_TYPE hedgeVariant;
+	CK_BYTE_PTR pContext;
+	CK_ULONG ulContextLen;
+	CK_MECHANISM_TYPE hash;
+} CK_HASH_SIGN_ADDITIONAL_CONTEXT;
+typedef CK_HASH_SIGN_ADDITIONAL_CONTEXT *CK_HASH_SIGN_ADDITIONAL_CONTEXT_PTR;
+
+typedef struct CK_ASYNC_DATA {
+	CK_ULONG ulVersion;
+	CK_BYTE_PTR pValue;
+	CK_ULONG ulValue;
+	CK_OBJECT_HANDLE hObject;
+	CK_OBJECT_HANDLE hAdditionalObject;
+} CK_ASYNC_DATA;
+typedef CK_ASYNC_DATA *CK_ASYNC_DATA_PTR;
+
+/* The 3.2 entry points, entries 93 to 104 of CK_FUNCTION_LIST_3_2. */
+MODEXP_DECLARE_3_0(C_EncapsulateKey,
+	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
+	 CK_OBJECT_HANDLE hPublicKey, CK_ATTRIBUTE_PTR pTemplate,
+	 CK_ULONG ulAttributeCount, CK_BYTE_PTR pCiphertext,
+	 CK_ULONG_PTR pulCiphertextLen, CK_OBJECT_HANDLE_PTR phKey));
+MODEXP_DECLARE_3_0(C_DecapsulateKey,
+	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
+	 CK_OBJECT_HANDLE hPrivateKey, CK_ATTRIBUTE_PTR pTemplate,
+	 CK_ULONG ulAttributeCount, CK_BYTE_PTR pCiphertext,
+	 CK_ULONG ulCiphertextLen, CK_OBJECT_HANDLE_PTR phKey));
+MODEXP_DECLARE_3_0(C_VerifySignatureInit,
+	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
+	 CK_OBJECT_HANDLE hKey, CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen));
+MODEXP_DECLARE_3_0(C_VerifySignature,
+	(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen));
+MODEXP_DECLARE_3_0(C_VerifySignatureUpdate,
+	(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen));
+MODEXP_DECLARE_3_0(C_VerifySignatureFinal, (CK_SESSION_HANDLE hSession));
+MODEXP_DECLARE_3_0(C_GetSessionValidationFlags,
+	(CK_SESSION_HANDLE hSession, CK_SESSION_VALIDATION_FLAGS_TYPE type,
+	 CK_FLAGS_PTR pFlags));
+MODEXP_DECLARE_3_0(C_AsyncComplete,
+	(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pFunctionName,
+	 CK_ASYNC_DATA_PTR pResult));
+MODEXP_DECLARE_3_0(C_AsyncGetID,
+	(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pFunctionName,
+	 CK_ULONG_PTR pulID));
+MODEXP_DECLARE_3_0(C_AsyncJoin,
+	(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pFunctionName,
+	 CK_ULONG ulID, CK_BYTE_PTR pData, CK_ULONG ulData));
+MODEXP_DECLARE_3_0(C_WrapKeyAuthenticated,
+	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
+	 CK_OBJECT_HANDLE hWrappingKey, CK_OBJECT_HANDLE hKey,
+	 CK_BYTE_PTR pAssociatedData, CK_ULONG ulAssociatedDataLen,
+	 CK_BYTE_PTR pWrappedKey, CK_ULONG_PTR pulWrappedKeyLen));
+MODEXP_DECLARE_3_0(C_UnwrapKeyAuthenticated,
+	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
+	 CK_OBJECT_HANDLE hUnwrappingKey, CK_BYTE_PTR pWrappedKey,
+	 CK_ULONG ulWrappedKeyLen, CK_ATTRIBUTE_PTR pTemplate,
+	 CK_ULONG ulAttributeCount, CK_BYTE_PTR pAssociatedData,
+	 CK_ULONG ulAssociatedDataLen, CK_OBJECT_HANDLE_PTR phKey));
+
+/* CK_FUNCTION_LIST_3_2: the 3.0 list, same order, then the 3.2 additions.
+ * Declared by extending the 3.0 layout field for field (a 3.2 list is a
+ * valid 3.0 list for a 3.0 caller). */
+typedef struct CK_FUNCTION_LIST_3_2 {
+	CK_FUNCTION_LIST_3_0 base;
+	CK_C_EncapsulateKey C_EncapsulateKey;
+	CK_C_DecapsulateKey C_DecapsulateKey;
+	CK_C_VerifySignatureInit C_VerifySignatureInit;
+	CK_C_VerifySignature C_VerifySignature;
+	CK_C_VerifySignatureUpdate C_VerifySignatureUpdate;
+	CK_C_VerifySignatureFinal C_VerifySignatureFinal;
+	CK_C_GetSessionValidationFlags C_GetSessionValidationFlags;
+	CK_C_AsyncComplete C_AsyncComplete;
+	CK_C_AsyncGetID C_AsyncGetID;
+	CK_C_AsyncJoin C_AsyncJoin;
+	CK_C_WrapKeyAuthenticated C_WrapKeyAuthenticated;
+	CK_C_UnwrapKeyAuthenticated C_UnwrapKeyAuthenticated;
+} CK_FUNCTION_LIST_3_2;
+
+typedef CK_FUNCTION_LIST_3_2 *CK_FUNCTION_LIST_3_2_PTR;
+typedef CK_FUNCTION_LIST_3_2_PTR *CK_FUNCTION_LIST_3_2_PTR_PTR;
 
 /* CK_GCM_PARAMS as PKCS#11 2.40 defined it (p11-kit's CK_GCM_PARAMS is the
  * 3.0 form, with ulIvBits): clients built on 2.40 headers pass this one;

@@ -106,13 +106,9 @@ func TestSyslogAbsent(t *testing.T) {
 	syslogPath = filepath.Join(t.TempDir(), "absent")
 	sysLog.reset()
 	defer func() { syslogPath = old; sysLog.reset() }()
-	start := time.Now()
 	for i := range 100 {
 		if n, err := sysLog.Write([]byte("level=ERROR msg=x" + strings.Repeat("y", i) + "\n")); err != nil || n == 0 {
 			t.Fatalf("Write = %d, %v", n, err)
 		}
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("100 writes without a socket took %v", d)
 	}
 }

@@ -828,7 +828,7 @@ func tsTemplate(spec []tsAttr, nullTemplate bool) ([]token.Attribute, uint64) {
 // tsMech describes a CK_MECHANISM built by tsMechanism.
 type tsMech struct {
 	Type       uint64
-	Kind       int // 0 raw bytes in Raw, 1 CK_RSA_PKCS_PSS_PARAMS, 2 CK_RSA_PKCS_OAEP_PARAMS, 3 CK_ECDH1_DERIVE_PARAMS, 4 CK_EDDSA_PARAMS, 5 CK_HKDF_PARAMS
+	Kind       int // 0 raw bytes in Raw, 1 CK_RSA_PKCS_PSS_PARAMS, 2 CK_RSA_PKCS_OAEP_PARAMS, 3 CK_ECDH1_DERIVE_PARAMS, 4 CK_EDDSA_PARAMS, 5 CK_HKDF_PARAMS, 6 CK_SIGN_ADDITIONAL_CONTEXT, 7 CK_HASH_SIGN_ADDITIONAL_CONTEXT
 	Raw        []byte
 	PSS        token.PSSParams
 	OAEP       token.OAEPParams        // SourceData copied into C memory
@@ -836,6 +836,7 @@ type tsMech struct {
 	EdDSA      token.EdDSAParams       // Context copied into C memory (the ECDH public data's slot)
 	HKDF       token.HKDFParams        // Salt (the ECDH shared data's slot) and Info (the public data's) copied into C memory
 	HKDFBools  [2]byte                 // bExtract, bExpand as given when non-zero (else from HKDF)
+	Sign       token.SignContextParams // Context copied into C memory (the ECDH public data's slot); Hash for Kind 7
 	SourceNull bool                    // OAEP pSourceData (ECDH pPublicData) NULL with its length given
 	LenDelta   int                     // added to ulParameterLen
 	NullParam  bool                    // pParameter NULL (ulParameterLen as computed)
@@ -920,6 +921,25 @@ func tsMechanism(s tsMech) (*token.Mechanism, uint64) {
 		}
 		p.ulInfoLen = C.CK_ULONG(len(s.HKDF.Info))
 		param, plen = unsafe.Pointer(p), int(unsafe.Sizeof(*p))
+	case 6:
+		p := (*C.CK_SIGN_ADDITIONAL_CONTEXT)(C.calloc(1, C.size_t(unsafe.Sizeof(C.CK_SIGN_ADDITIONAL_CONTEXT{}))+16))
+		p.hedgeVariant = C.CK_HEDGE_TYPE(s.Sign.Hedge)
+		if len(s.Sign.Context) > 0 && !s.SourceNull {
+			src = C.CBytes(s.Sign.Context)
+			p.pContext = (*C.CK_BYTE)(src)
+		}
+		p.ulContextLen = C.CK_ULONG(len(s.Sign.Context))
+		param, plen = unsafe.Pointer(p), int(unsafe.Sizeof(*p))
+	case 7:
+		p := (*C.CK_HASH_SIGN_ADDITIONAL_CONTEXT)(C.calloc(1, C.size_t(unsafe.Sizeof(C.CK_HASH_SIGN_ADDITIONAL_CONTEXT{}))+16))
+		p.hedgeVariant = C.CK_HEDGE_TYPE(s.Sign.Hedge)
+		p.hash = C.CK_MECHANISM_TYPE(s.Sign.Hash)
+		if len(s.Sign.Context) > 0 && !s.SourceNull {
+			src = C.CBytes(s.Sign.Context)
+			p.pContext = (*C.CK_BYTE)(src)
+		}
+		p.ulContextLen = C.CK_ULONG(len(s.Sign.Context))
+		param, plen = unsafe.Pointer(p), int(unsafe.Sizeof(*p))
 	}
 	if !s.NullParam {
 		m.pParameter = param
@@ -933,7 +953,7 @@ func tsMechanism(s tsMech) (*token.Mechanism, uint64) {
 	for _, b := range []struct {
 		p unsafe.Pointer
 		n int
-	}{{src, len(s.OAEP.SourceData) + len(s.ECDH.PublicData) + len(s.EdDSA.Context) + len(s.HKDF.Info)},
+	}{{src, len(s.OAEP.SourceData) + len(s.ECDH.PublicData) + len(s.EdDSA.Context) + len(s.HKDF.Info) + len(s.Sign.Context)},
 		{src2, len(s.ECDH.SharedData) + len(s.HKDF.Salt)}} {
 		if b.p != nil {
 			C.memset(b.p, 0xEE, C.size_t(b.n))

@@ -145,6 +145,14 @@ func (a *cArena) mechanism(s tsMech) *C.CK_MECHANISM {
 		}
 		p.ulSourceDataLen = C.CK_ULONG(len(s.OAEP.SourceData))
 		m.pParameter, m.ulParameterLen = unsafe.Pointer(p), C.CK_ULONG(unsafe.Sizeof(*p))
+	case 6:
+		p := (*C.CK_SIGN_ADDITIONAL_CONTEXT)(a.alloc(unsafe.Sizeof(C.CK_SIGN_ADDITIONAL_CONTEXT{})))
+		p.hedgeVariant = C.CK_HEDGE_TYPE(s.Sign.Hedge)
+		if len(s.Sign.Context) > 0 {
+			p.pContext = (*C.CK_BYTE)(a.bytes(s.Sign.Context))
+		}
+		p.ulContextLen = C.CK_ULONG(len(s.Sign.Context))
+		m.pParameter, m.ulParameterLen = unsafe.Pointer(p), C.CK_ULONG(unsafe.Sizeof(*p))
 	}
 	if s.NullParam {
 		m.pParameter = nil
@@ -264,15 +272,17 @@ func tsGetAttribute(h, obj, typ uint64) (uint64, []byte) {
 	return uint64(r), C.GoBytes(attr.pValue, C.int(attr.ulValueLen))
 }
 
-// tsSign runs C_SignInit and C_Sign (a buffer of 1 KiB).
+// tsSign runs C_SignInit and C_Sign (a buffer of 64 KiB, enough for
+// every SLH-DSA signature).
 func tsSign(h uint64, mech tsMech, key uint64, data []byte) (uint64, []byte) {
 	var a cArena
 	defer a.free()
 	if r := C.C_SignInit(C.CK_SESSION_HANDLE(h), a.mechanism(mech), C.CK_OBJECT_HANDLE(key)); r != C.CKR_OK {
 		return uint64(r), nil
 	}
-	out := a.alloc(1024)
-	l := C.CK_ULONG(1024)
+	const capacity = 64 << 10
+	out := a.alloc(capacity)
+	l := C.CK_ULONG(capacity)
 	r := C.C_Sign(C.CK_SESSION_HANDLE(h), (*C.CK_BYTE)(a.bytes(data)), C.CK_ULONG(len(data)), (*C.CK_BYTE)(out), &l)
 	if r != C.CKR_OK {
 		return uint64(r), nil

@@ -65,9 +65,6 @@ func TestEtcdTLS(t *testing.T) {
 			t.Errorf("%s: OpenEtcd succeeded", name)
 			continue
 		}
-		if d := time.Since(start); d > 10*time.Second {
-			t.Errorf("%s: failed after %v", name, d)
-		}
 		t.Logf("%s: %v after %v", name, err, time.Since(start).Round(time.Millisecond))
 	}
 

@@ -50,7 +50,11 @@ type Mechanism struct {
 	OAEP  *OAEPParams        // CKM_RSA_PKCS_OAEP: decoded CK_RSA_PKCS_OAEP_PARAMS
 	ECDH  *ECDH1DeriveParams // CKM_ECDH1_DERIVE, CKM_ECDH1_COFACTOR_DERIVE
 	EdDSA *EdDSAParams       // CKM_EDDSA with CK_EDDSA_PARAMS (nil: none given)
-	GCM   *GCMParams         // CKM_AES_GCM: decoded CK_GCM_PARAMS
+	// SignContext: CKM_ML_DSA, CKM_SLH_DSA and their CKM_HASH_* variants
+	// with CK_SIGN_ADDITIONAL_CONTEXT or CK_HASH_SIGN_ADDITIONAL_CONTEXT
+	// (nil: none given).
+	SignContext *SignContextParams
+	GCM         *GCMParams // CKM_AES_GCM: decoded CK_GCM_PARAMS
 	// EncryptData: CKM_AES_ECB_ENCRYPT_DATA's (and the DES ones')
 	// CK_KEY_DERIVATION_STRING_DATA (IV nil), CKM_AES_CBC_ENCRYPT_DATA's
 	// CK_AES_CBC_ENCRYPT_DATA_PARAMS or CKM_DES(3)_CBC_ENCRYPT_DATA's
@@ -88,6 +92,17 @@ type GCMParams struct {
 type EdDSAParams struct {
 	PH      bool   // phFlag: the pre-hash variant (Ed25519ph)
 	Context []byte // the context (nil when absent)
+}
+
+// SignContextParams is CK_SIGN_ADDITIONAL_CONTEXT, or
+// CK_HASH_SIGN_ADDITIONAL_CONTEXT with its hash, with the context copied.
+type SignContextParams struct {
+	Hedge   uint64 // hedgeVariant: CKH_HEDGE_PREFERRED, _REQUIRED, CKH_DETERMINISTIC_REQUIRED
+	Context []byte // pContext (nil when absent)
+	// Hash is CK_HASH_SIGN_ADDITIONAL_CONTEXT's hash (CKM_HASH_ML_DSA,
+	// CKM_HASH_SLH_DSA); HasHash tells that structure from the other.
+	Hash    uint64
+	HasHash bool
 }
 
 // ECDH1DeriveParams is CK_ECDH1_DERIVE_PARAMS with its data copied.

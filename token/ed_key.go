@@ -1,14 +1,17 @@
 package token
 
-// Ed25519 keys (CKK_EC_EDWARDS): the key type, its CKA_EC_PARAMS and
-// CKA_EC_POINT encodings, and the private key prepared for signing. The
-// mechanisms are in mech_eddsa.go (see its comment for the encodings).
+// Edwards keys (CKK_EC_EDWARDS), Ed25519 and Ed448: the key type, its
+// CKA_EC_PARAMS and CKA_EC_POINT encodings, and the private key prepared
+// for signing. The mechanisms are in mech_eddsa.go (see its comment for
+// the encodings).
 
 import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/x509"
 	"encoding/asn1"
+
+	"github.com/cloudflare/circl/sign/ed448"
 
 	"github.com/modexp-token/modexp-token/token/ck"
 )
@@ -20,8 +23,53 @@ var (
 	ed25519GnuPGOID  = []byte{0x06, 0x09, 0x2b, 0x06, 0x01, 0x04, 0x01, 0xda, 0x47, 0x0f, 0x01} // 1.3.6.1.4.1.11591.15.1
 )
 
-// edKeyBits is the key size of an Ed25519 key.
-const edKeyBits = 256
+// Ed448's CKA_EC_PARAMS encodings.
+var (
+	ed448OID       = []byte{0x06, 0x03, 0x2b, 0x65, 0x71}        // 1.3.101.113
+	ed448Printable = append([]byte{0x13, 0x0a}, "edwards448"...) // PrintableString
+)
+
+// edKeyBits is the key size of an Ed25519 key, ed448KeyBits of an Ed448
+// key.
+const (
+	edKeyBits    = 256
+	ed448KeyBits = 448
+)
+
+// edCurve is the curve of an Edwards key.
+type edCurve int
+
+const (
+	edwards25519 edCurve = iota + 1
+	edwards448
+)
+
+// name is the signature scheme of the curve.
+func (c edCurve) name() string {
+	if c == edwards448 {
+		return "Ed448"
+	}
+	return "Ed25519"
+}
+
+// keySize is the byte length of the curve's public and private keys.
+func (c edCurve) keySize() int {
+	if c == edwards448 {
+		return ed448.PublicKeySize
+	}
+	return ed25519.PublicKeySize
+}
+
+// bits is the key size CK_MECHANISM_INFO counts.
+func (c edCurve) bits() int {
+	if c == edwards448 {
+		return ed448KeyBits
+	}
+	return edKeyBits
+}
+
+// ed448AlgOID is id-Ed448, the algorithm of an Ed448 SubjectPublicKeyInfo.
+var ed448AlgOID = asn1.ObjectIdentifier{1, 3, 101, 113}
 
 func init() {
 	registerKeyType(&keyType{
@@ -31,47 +79,63 @@ func init() {
 		completePublic:  completeEdPublic,
 		completePrivate: completeEdPrivate,
 		bits: func(a attrMap) int {
-			if edCheckParams(a[ck.CKA_EC_PARAMS]) != nil {
+			c, err := edCurveOf(a[ck.CKA_EC_PARAMS])
+			if err != nil {
 				return 0
 			}
-			return edKeyBits
+			return c.bits()
 		},
 	})
 }
 
-// edCheckParams accepts Ed25519's CKA_EC_PARAMS (see the file comment).
+// edCheckParams accepts the CKA_EC_PARAMS of Ed25519 and Ed448 (see the
+// file comment).
 func edCheckParams(params []byte) error {
-	if bytes.Equal(params, ed25519OID) || bytes.Equal(params, ed25519Printable) || bytes.Equal(params, ed25519GnuPGOID) {
-		return nil
+	_, err := edCurveOf(params)
+	return err
+}
+
+// edCurveOf names the curve of a CKA_EC_PARAMS value.
+func edCurveOf(params []byte) (edCurve, error) {
+	switch {
+	case bytes.Equal(params, ed25519OID) || bytes.Equal(params, ed25519Printable) || bytes.Equal(params, ed25519GnuPGOID):
+		return edwards25519, nil
+	case bytes.Equal(params, ed448OID) || bytes.Equal(params, ed448Printable):
+		return edwards448, nil
 	}
 	var rv asn1.RawValue
 	rest, err := asn1.Unmarshal(params, &rv)
 	if err != nil || len(rest) != 0 {
-		return invalid(ck.CKA_EC_PARAMS, "not one DER element")
+		return 0, invalid(ck.CKA_EC_PARAMS, "not one DER element")
 	}
 	if rv.Class == asn1.ClassUniversal && (rv.Tag == asn1.TagOID || rv.Tag == asn1.TagPrintableString) {
-		return ck.Errorf(ck.CKR_CURVE_NOT_SUPPORTED, "CKA_EC_PARAMS: Edwards curve %x not supported (Ed25519 only)", params)
+		return 0, ck.Errorf(ck.CKR_CURVE_NOT_SUPPORTED, "CKA_EC_PARAMS: Edwards curve %x not supported (Ed25519 and Ed448 only)", params)
 	}
-	return ck.Errorf(ck.CKR_CURVE_NOT_SUPPORTED, "CKA_EC_PARAMS: an Edwards curve is named by an OID or a name")
+	return 0, ck.Errorf(ck.CKR_CURVE_NOT_SUPPORTED, "CKA_EC_PARAMS: an Edwards curve is named by an OID or a name")
 }
 
-// edPublicBytes decodes an Ed25519 CKA_EC_POINT: the DER OCTET STRING of
-// 32 bytes, or the bare 32 bytes.
-func edPublicBytes(v []byte) ([]byte, error) {
-	if len(v) == 2+ed25519.PublicKeySize && v[0] == 0x04 && v[1] == ed25519.PublicKeySize {
+// edPublicBytes decodes a CKA_EC_POINT of curve c: the DER OCTET STRING
+// of the public key (32 bytes for Ed25519, 57 for Ed448), or the bare
+// bytes.
+func edPublicBytes(c edCurve, v []byte) ([]byte, error) {
+	n := c.keySize()
+	if len(v) == 2+n && v[0] == 0x04 && int(v[1]) == n {
 		return v[2:], nil
 	}
-	if len(v) == ed25519.PublicKeySize {
+	if len(v) == n {
 		return v, nil
 	}
-	return nil, invalid(ck.CKA_EC_POINT, "not an Ed25519 public key (32 bytes, bare or as a DER OCTET STRING)")
+	return nil, invalid(ck.CKA_EC_POINT, "not an "+c.name()+" public key (bare or as a DER OCTET STRING)")
 }
 
-// edPoint is the stored CKA_EC_POINT of an Ed25519 public key.
-func edPoint(pub []byte) []byte { return append([]byte{0x04, ed25519.PublicKeySize}, pub...) }
+// edPoint is the stored CKA_EC_POINT of an Edwards public key.
+func edPoint(pub []byte) []byte { return append([]byte{0x04, byte(len(pub))}, pub...) }
 
-// edSPKI is the SubjectPublicKeyInfo of an Ed25519 public key.
-func edSPKI(pub []byte) []byte {
+// edSPKI is the SubjectPublicKeyInfo of an Edwards public key of curve c.
+func edSPKI(c edCurve, pub []byte) []byte {
+	if c == edwards448 {
+		return pqSPKI(ed448AlgOID, pub)
+	}
 	der, err := x509.MarshalPKIXPublicKey(ed25519.PublicKey(pub))
 	if err != nil {
 		return []byte{}
@@ -79,32 +143,46 @@ func edSPKI(pub []byte) []byte {
 	return der
 }
 
+// edPublicOf is the public key of an Edwards private key (its seed).
+func edPublicOf(c edCurve, seed []byte) []byte {
+	if c == edwards448 {
+		k := ed448.NewKeyFromSeed(seed)
+		pub := bytes.Clone(k.Public().(ed448.PublicKey))
+		clear(k)
+		return pub
+	}
+	k := ed25519.NewKeyFromSeed(seed)
+	pub := bytes.Clone(k.Public().(ed25519.PublicKey))
+	clear(k)
+	return pub
+}
+
 func completeEdPublic(a attrMap) error {
-	if err := edCheckParams(a[ck.CKA_EC_PARAMS]); err != nil {
+	c, err := edCurveOf(a[ck.CKA_EC_PARAMS])
+	if err != nil {
 		return err
 	}
-	pub, err := edPublicBytes(a[ck.CKA_EC_POINT])
+	pub, err := edPublicBytes(c, a[ck.CKA_EC_POINT])
 	if err != nil {
 		return err
 	}
 	a[ck.CKA_EC_POINT] = edPoint(pub)
-	a[ck.CKA_PUBLIC_KEY_INFO] = edSPKI(pub)
+	a[ck.CKA_PUBLIC_KEY_INFO] = edSPKI(c, pub)
 	return nil
 }
 
 func completeEdPrivate(a attrMap) error {
-	if err := edCheckParams(a[ck.CKA_EC_PARAMS]); err != nil {
+	c, err := edCurveOf(a[ck.CKA_EC_PARAMS])
+	if err != nil {
 		return err
 	}
 	seed := a[ck.CKA_VALUE]
-	if len(seed) != ed25519.SeedSize {
-		return invalid(ck.CKA_VALUE, "an Ed25519 private key has 32 bytes")
+	if len(seed) != c.keySize() {
+		return invalid(ck.CKA_VALUE, "not the length of an "+c.name()+" private key (32 bytes for Ed25519, 57 for Ed448)")
 	}
-	priv := ed25519.NewKeyFromSeed(seed)
-	pub := priv.Public().(ed25519.PublicKey)
-	clear(priv)
+	pub := edPublicOf(c, seed)
 	if v, ok := a[ck.CKA_EC_POINT]; ok {
-		given, err := edPublicBytes(v)
+		given, err := edPublicBytes(c, v)
 		if err != nil {
 			return err
 		}
@@ -114,7 +192,7 @@ func completeEdPrivate(a attrMap) error {
 	}
 	a[ck.CKA_VALUE] = bytes.Clone(seed)
 	a[ck.CKA_EC_POINT] = edPoint(pub)
-	a[ck.CKA_PUBLIC_KEY_INFO] = edSPKI(pub)
+	a[ck.CKA_PUBLIC_KEY_INFO] = edSPKI(c, pub)
 	return nil
 }
 
@@ -136,6 +214,29 @@ func (s *slot) preparedEd(o *object) (ed25519.PrivateKey, error) {
 	if v, ok := o.attrs[ck.CKA_EC_POINT]; ok && !bytes.Equal(v, edPoint(k[32:])) {
 		s.log.Error("stored Ed25519 key inconsistent with its point", "object", o.handle)
 		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored Ed25519 key does not match its CKA_EC_POINT")
+	}
+	o.prepared = k
+	return k, nil
+}
+
+// preparedEd448 returns the Ed448 private key of o, once per snapshot.
+func (s *slot) preparedEd448(o *object) (ed448.PrivateKey, error) {
+	o.prepOnce.Lock()
+	defer o.prepOnce.Unlock()
+	if k, ok := o.prepared.(ed448.PrivateKey); ok {
+		return k, nil
+	}
+	if !o.complete {
+		return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
+	}
+	seed := o.attrs[ck.CKA_VALUE]
+	if len(seed) != ed448.SeedSize {
+		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored Ed448 key of %d bytes", len(seed))
+	}
+	k := ed448.NewKeyFromSeed(seed)
+	if v, ok := o.attrs[ck.CKA_EC_POINT]; ok && !bytes.Equal(v, edPoint(k.Public().(ed448.PublicKey))) {
+		s.log.Error("stored Ed448 key inconsistent with its point", "object", o.handle)
+		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored Ed448 key does not match its CKA_EC_POINT")
 	}
 	o.prepared = k
 	return k, nil

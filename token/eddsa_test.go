@@ -196,13 +196,12 @@ func TestEdDSAKeys(t *testing.T) {
 		must(t, err)
 		must(t, ed25519.VerifyWithOptions(point[2:], ph[:], sig, &ed25519.Options{Hash: crypto.SHA512, Context: "ctx"}))
 	}
-	ed448 := []byte{0x06, 0x03, 0x2b, 0x65, 0x71}
 	for _, c := range []struct {
 		params []byte
 		code   ck.Error
 	}{
-		{ed448, ck.CKR_CURVE_NOT_SUPPORTED},
-		{append([]byte{0x13, 0x0a}, "edwards448"...), ck.CKR_CURVE_NOT_SUPPORTED},
+		{[]byte{0x06, 0x03, 0x2b, 0x65, 0x6e}, ck.CKR_CURVE_NOT_SUPPORTED}, // id-X25519: not an Edwards curve
+		{append([]byte{0x13, 0x0a}, "edwards447"...), ck.CKR_CURVE_NOT_SUPPORTED},
 		{curveOf(t, "P-256").OID(), ck.CKR_CURVE_NOT_SUPPORTED},
 		{[]byte{0x06, 0x03, 0x2b}, ck.CKR_ATTRIBUTE_VALUE_INVALID},
 	} {
@@ -227,8 +226,8 @@ func TestEdDSAKeys(t *testing.T) {
 }
 
 // FuzzEdwardsECParams feeds CKA_EC_PARAMS values to the Edwards curve
-// parser: it never panics, accepts only Ed25519's encodings, and answers
-// with a CK_RV.
+// parser: it never panics, accepts only Ed25519's and Ed448's encodings,
+// and answers with a CK_RV.
 func FuzzEdwardsECParams(f *testing.F) {
 	for _, s := range [][]byte{ed25519OID, ed25519Printable, ed25519GnuPGOID, {0x06, 0x03, 0x2b, 0x65, 0x71}, {0x13, 0}, {0x05, 0x00}, {}} {
 		f.Add(s)
@@ -236,7 +235,8 @@ func FuzzEdwardsECParams(f *testing.F) {
 	f.Fuzz(func(t *testing.T, params []byte) {
 		err := edCheckParams(params)
 		if err == nil {
-			if !bytes.Equal(params, ed25519OID) && !bytes.Equal(params, ed25519Printable) && !bytes.Equal(params, ed25519GnuPGOID) {
+			if !bytes.Equal(params, ed25519OID) && !bytes.Equal(params, ed25519Printable) && !bytes.Equal(params, ed25519GnuPGOID) &&
+				!bytes.Equal(params, ed448OID) && !bytes.Equal(params, ed448Printable) {
 				t.Fatalf("accepted %x", params)
 			}
 			return

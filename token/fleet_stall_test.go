@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,15 +18,13 @@ import (
 // no answer, as during a leader election or a long pause) while the
 // slot's follower is asking it for the change log (a notified change),
 // another session's search is asking too and a third session's key
-// generation is writing; they wait for the member (or the request
-// timeout, 3 s), and meanwhile every sign call from the cache returns at
-// once. Not a benchmark: the bounds (p99 under 50 ms, the slowest of some
-// hundred calls under 300 ms: a loaded machine under -race has pauses)
-// are two orders above a sign call and an order below the wait.
+// generation is writing. Their request timeout is longer than any test
+// run, so they wait until the member is continued; a hundred sign calls
+// from the cache all return while the three are still waiting, which is
+// the proof (a condition, not a duration: the latencies are logged).
 func TestFleetSignWhileStoreStalls(t *testing.T) {
 	e, endpoint := memberProcess(t, "stall")
-	const timeout = 3 * time.Second
-	m, slotID, _ := etcdHostTimeout(t, endpoint, "/stall/", timeout.String())
+	m, slotID, _ := etcdHostTimeout(t, endpoint, "/stall/", "1h")
 	initToken(t, m, slotID)
 	sh := openRW(t, m, slotID)
 	must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
@@ -38,40 +37,36 @@ func TestFleetSignWhileStoreStalls(t *testing.T) {
 
 	e.Stop()
 	t.Cleanup(e.Cont) // before the kill of StartProcess's cleanup
-	stalled := time.Now()
-	s.changed() // what the watch does at a change: follow asks the store
+	s.changed()       // what the watch does at a change: follow asks the store
 	for s.fetching.Load() == 0 {
-		if time.Since(stalled) > time.Second {
-			t.Fatal("the follower did not ask the store")
-		}
 		time.Sleep(time.Millisecond)
 	}
 	var wg sync.WaitGroup
-	var genErr error
-	var genTook time.Duration
+	var genErr, findErr error
+	var genDone, findDone, findAsking atomic.Bool
 	wg.Go(func() {
-		g0 := time.Now()
 		_, _, genErr = m.GenerateKeyPair(sh3, &Mechanism{Type: ck.CKM_EC_KEY_PAIR_GEN},
 			[]Attribute{aBytes(ck.CKA_EC_PARAMS, curveOf(t, "P-256").OID()), aBool(ck.CKA_TOKEN, true)},
 			[]Attribute{aBool(ck.CKA_TOKEN, true), aBool(ck.CKA_SIGN, true)})
-		genTook = time.Since(g0)
+		genDone.Store(true)
 	})
-	var findErr error
-	var findTook time.Duration
 	wg.Go(func() {
 		s.stale.Store(true) // the search asks the store too
-		f0 := time.Now()
+		findAsking.Store(true)
 		findErr = m.FindObjectsInit(sh2, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY)})
-		findTook = time.Since(f0)
+		findDone.Store(true)
 		if findErr == nil {
 			_, findErr = m.FindObjects(sh2, 10)
 			must(t, m.FindObjectsFinal(sh2))
 		}
 	})
+	for !findAsking.Load() {
+		time.Sleep(time.Millisecond)
+	}
 
 	var lat []time.Duration
 	digest := sha256.Sum256([]byte("signed while the store stalls"))
-	for time.Since(stalled) < timeout*2/3 {
+	for range 100 {
 		t0 := time.Now()
 		sig, err := signWith(t, m, sh, priv, ck.CKM_ECDSA, digest[:])
 		lat = append(lat, time.Since(t0))
@@ -79,28 +74,28 @@ func TestFleetSignWhileStoreStalls(t *testing.T) {
 		must(t, verifyWith(t, m, sh, pub, ck.CKM_ECDSA, digest[:], sig))
 		time.Sleep(2 * time.Millisecond)
 	}
-	slices.Sort(lat)
-	worst, p99 := lat[len(lat)-1], lat[len(lat)*99/100]
-	t.Logf("%d sign calls while the store stalled: p50 %v, p99 %v, max %v", len(lat), lat[len(lat)/2], p99, worst)
-	if len(lat) < 100 || p99 > 50*time.Millisecond || worst > 300*time.Millisecond {
-		t.Errorf("%d sign calls in %v with the store stalled, p99 %v, the slowest %v (want < 50 ms, < 300 ms)", len(lat), timeout*2/3, p99, worst)
+	if genDone.Load() || findDone.Load() || s.fetching.Load() == 0 {
+		t.Errorf("the store's callers ended during the stall (key generation %v, search %v, follower fetching %d): the test proves nothing",
+			genDone.Load(), findDone.Load(), s.fetching.Load())
 	}
+	slices.Sort(lat)
+	t.Logf("%d sign calls while the store stalled: p50 %v, p99 %v, max %v", len(lat), lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1])
 
 	e.Cont()
 	wg.Wait()
-	t.Logf("the search meanwhile: %v after %v; the key generation: %v after %v", findErr, findTook, genErr, genTook)
-	if genTook < timeout/2 || (genErr != nil && ck.RV(genErr) != uint64(ck.CKR_DEVICE_ERROR)) {
-		t.Errorf("key generation during the stall: %v after %v", genErr, genTook)
+	t.Logf("the search meanwhile: %v; the key generation: %v", findErr, genErr)
+	if genErr != nil && ck.RV(genErr) != uint64(ck.CKR_DEVICE_ERROR) {
+		t.Errorf("key generation during the stall: %v", genErr)
 	}
-	if findErr != nil || findTook > timeout+time.Second || findTook < timeout/2 {
-		t.Errorf("search during the stall: %v after %v", findErr, findTook)
+	if findErr != nil {
+		t.Errorf("search during the stall: %v", findErr)
 	}
 	// Back to normal: a write and its search.
 	want := 2
 	if genErr == nil {
 		want = 3
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_, _, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_EC_KEY_PAIR_GEN},
 			[]Attribute{aBytes(ck.CKA_EC_PARAMS, curveOf(t, "P-256").OID()), aBool(ck.CKA_TOKEN, true)},
@@ -122,8 +117,10 @@ func TestFleetSignWhileStoreStalls(t *testing.T) {
 // and with the member stopped (SIGSTOP) every call answers at once.
 func TestFleetTokenInfoFromCache(t *testing.T) {
 	e, endpoint := memberProcess(t, "info")
-	a, slotA, _ := etcdHostTimeout(t, endpoint, "/info/", "3s")
-	b, slotB, _ := etcdHostTimeout(t, endpoint, "/info/", "3s")
+	// A request timeout longer than the test: a C_GetTokenInfo that asked
+	// the stopped member would never return.
+	a, slotA, _ := etcdHostTimeout(t, endpoint, "/info/", "1h")
+	b, slotB, _ := etcdHostTimeout(t, endpoint, "/info/", "1h")
 	initToken(t, a, slotA)
 	info := func(m *Module, slot uint64) TokenInfo {
 		t.Helper()
@@ -141,10 +138,10 @@ func TestFleetTokenInfoFromCache(t *testing.T) {
 		t.Fatalf("token info on a after a wrong PIN: flags %#x", ti.Flags)
 	}
 	// The other host, through its watch.
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for info(b, slotB).Flags&ck.CKF_USER_PIN_COUNT_LOW == 0 {
 		if time.Now().After(deadline) {
-			t.Fatal("host b does not see the wrong PIN counted on host a after 2 s")
+			t.Fatal("host b does not see the wrong PIN counted on host a after 30 s")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -155,14 +152,10 @@ func TestFleetTokenInfoFromCache(t *testing.T) {
 		m    *Module
 		slot uint64
 	}{{a, slotA}, {b, slotB}} {
-		start := time.Now()
 		for range 100 {
 			if ti := info(h.m, h.slot); ti.Flags&ck.CKF_USER_PIN_COUNT_LOW == 0 || ti.Flags&ck.CKF_TOKEN_INITIALIZED == 0 {
 				t.Fatalf("token info with the member stopped: flags %#x", ti.Flags)
 			}
-		}
-		if d := time.Since(start); d > 500*time.Millisecond {
-			t.Errorf("100 C_GetTokenInfo with the member stopped took %v", d)
 		}
 	}
 	e.Cont()
@@ -172,10 +165,10 @@ func TestFleetTokenInfoFromCache(t *testing.T) {
 		m    *Module
 		slot uint64
 	}{{a, slotA}, {b, slotB}} {
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(30 * time.Second)
 		for info(h.m, h.slot).Flags&ck.CKF_USER_PIN_COUNT_LOW != 0 {
 			if time.Now().After(deadline) {
-				t.Fatal("the reset count not seen after 5 s")
+				t.Fatal("the reset count not seen after 30 s")
 			}
 			time.Sleep(5 * time.Millisecond)
 		}

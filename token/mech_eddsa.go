@@ -1,32 +1,34 @@
 package token
 
 // EdDSA: CKK_EC_EDWARDS keys, CKM_EC_EDWARDS_KEY_PAIR_GEN and CKM_EDDSA,
-// for Ed25519 (RFC 8032; Go's crypto/ed25519 does the arithmetic, in
-// constant time). Ed448 is not offered: Go's standard library has no
-// Ed448, and the token takes no third-party curve code for one curve.
+// for Ed25519 and Ed448 (RFC 8032; Go's crypto/ed25519 and circl's
+// sign/ed448 do the arithmetic, in constant time).
 //
 //   - CKA_EC_PARAMS names the curve as the clients send it: the OID
 //     id-Ed25519 (1.3.101.112), the PrintableString "edwards25519"
 //     (pkcs11-tool 0.23, SoftHSMv2), or GnuPG's OID 1.3.6.1.4.1.11591.15.1;
-//     the value is kept as given. Ed448 and other curves are
-//     CKR_CURVE_NOT_SUPPORTED; bytes that are not one DER element
-//     CKR_ATTRIBUTE_VALUE_INVALID.
-//   - CKA_EC_POINT is the DER OCTET STRING of the 32-byte public key (as
-//     SoftHSMv2 and OpenSC have it); the bare 32 bytes are accepted on
-//     import and stored wrapped.
-//   - CKA_VALUE of a private key is the 32-byte private key of RFC 8032
-//     (the seed); its public key is computed and kept in the private
-//     object's CKA_EC_POINT, as for CKK_EC.
-//   - Both keys get CKA_PUBLIC_KEY_INFO (SubjectPublicKeyInfo, id-Ed25519).
-//   - The key size is 256 bits (SoftHSMv2 counts so).
+//     for Ed448 the OID id-Ed448 (1.3.101.113) or "edwards448". The value
+//     is kept as given. Other curves are CKR_CURVE_NOT_SUPPORTED; bytes
+//     that are not one DER element CKR_ATTRIBUTE_VALUE_INVALID.
+//   - CKA_EC_POINT is the DER OCTET STRING of the public key (32 bytes,
+//     Ed448 57; as SoftHSMv2 and OpenSC have it); the bare bytes are
+//     accepted on import and stored wrapped.
+//   - CKA_VALUE of a private key is the private key of RFC 8032 (the
+//     seed: 32 bytes, Ed448 57); its public key is computed and kept in the
+//     private object's CKA_EC_POINT, as for CKK_EC.
+//   - Both keys get CKA_PUBLIC_KEY_INFO (SubjectPublicKeyInfo, id-Ed25519
+//     or id-Ed448).
+//   - The key size is 256 bits, Ed448 448 (SoftHSMv2 counts so).
 //
 // CKM_EDDSA signs and verifies the message itself, in one part or several
 // (the parts are kept until C_SignFinal; at most maxEdDSAMessage bytes).
-// Without a parameter it is Ed25519; CK_EDDSA_PARAMS selects Ed25519ph
-// (phFlag: the token hashes the message with SHA-512) and Ed25519ctx (a
-// context of 1 to 255 bytes; with phFlag, Ed25519ph's context). Every
-// signature is verified before release. A signature that is not 64 bytes
-// is CKR_SIGNATURE_LEN_RANGE, a wrong one CKR_SIGNATURE_INVALID.
+// Without a parameter it is Ed25519 or Ed448 (with an empty context);
+// CK_EDDSA_PARAMS selects Ed25519ph (phFlag: the token hashes the message
+// with SHA-512) and Ed25519ctx (a context of 1 to 255 bytes; with phFlag,
+// Ed25519ph's context), on an Ed448 key Ed448ph (phFlag: SHAKE256) and
+// Ed448's context. Every signature is verified before release. A
+// signature that is not 64 bytes (Ed448 114) is CKR_SIGNATURE_LEN_RANGE,
+// a wrong one CKR_SIGNATURE_INVALID.
 
 import (
 	"bytes"
@@ -36,6 +38,8 @@ import (
 	"crypto/sha512"
 	"hash"
 
+	"github.com/cloudflare/circl/sign/ed448"
+
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -44,7 +48,7 @@ const maxEdDSAMessage = 64 << 20
 
 // edBase is the common part of the EdDSA mechanisms.
 func edBase(typ uint64) mechBase {
-	return mechBase{typ: typ, keyTypes: []uint64{ck.CKK_EC_EDWARDS}, minBits: edKeyBits, maxBits: edKeyBits}
+	return mechBase{typ: typ, keyTypes: []uint64{ck.CKK_EC_EDWARDS}, minBits: edKeyBits, maxBits: ed448KeyBits}
 }
 
 // eddsaMechanisms are CKM_EC_EDWARDS_KEY_PAIR_GEN and CKM_EDDSA.
@@ -69,11 +73,22 @@ func (m *edKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, att
 	if !ok {
 		return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_EC_PARAMS missing from the public key template")
 	}
-	if err := edCheckParams(params); err != nil {
+	c, err := edCurveOf(params)
+	if err != nil {
 		return nil, nil, err
 	}
 	if pv, ok := priv[ck.CKA_EC_PARAMS]; ok && !bytes.Equal(pv, params) {
 		return nil, nil, inconsistent("CKA_EC_PARAMS differs between the public and private templates")
+	}
+	if c == edwards448 {
+		pk, sk, err := ed448.GenerateKey(rand.Reader)
+		if err != nil {
+			return nil, nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "generate Ed448 key: %v", err)
+		}
+		seed := bytes.Clone(sk.Seed())
+		clear(sk)
+		point := edPoint(pk)
+		return attrMap{ck.CKA_EC_POINT: point}, attrMap{ck.CKA_EC_PARAMS: bytes.Clone(params), ck.CKA_VALUE: seed, ck.CKA_EC_POINT: point}, nil
 	}
 	pk, sk, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -129,7 +144,7 @@ func parseEdDSAParams(p *EdDSAParams) (*eddsaParams, error) {
 	return &eddsaParams{ph: p.PH, context: string(p.Context)}, nil
 }
 
-// checkKey: the key's curve must be Ed25519.
+// checkKey: the key's curve must be Ed25519 or Ed448.
 func (m *eddsaMech) checkKey(op *operation) error {
 	if err := edCheckParams(op.key.attrs[ck.CKA_EC_PARAMS]); err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "Edwards key without a usable curve: %v", err)
@@ -137,10 +152,16 @@ func (m *eddsaMech) checkKey(op *operation) error {
 	return nil
 }
 
+// curve is the curve of the operation's key (checked at Init).
+func (m *eddsaMech) curve(op *operation) edCurve {
+	c, _ := edCurveOf(op.key.attrs[ck.CKA_EC_PARAMS])
+	return c
+}
+
 // accumulator is the operation's input: SHA-512 of the message for
-// Ed25519ph, else the message kept whole.
-func (m *eddsaMech) accumulator(*operation) (hash.Hash, error) {
-	if m.p != nil && m.p.ph {
+// Ed25519ph, else the message kept whole (Ed448ph hashes it in circl).
+func (m *eddsaMech) accumulator(op *operation) (hash.Hash, error) {
+	if m.p != nil && m.p.ph && m.curve(op) == edwards25519 {
 		return sha512.New(), nil
 	}
 	return &messageBuffer{}, nil
@@ -180,6 +201,9 @@ func (m *eddsaMech) sign(op *operation, msg []byte) ([]byte, error) {
 	if err := eddsaInputOK(op); err != nil {
 		return nil, err
 	}
+	if m.curve(op) == edwards448 {
+		return m.sign448(op, msg)
+	}
 	k, err := op.slot.preparedEd(op.key)
 	if err != nil {
 		return nil, err
@@ -202,15 +226,66 @@ func (m *eddsaMech) verify(op *operation, msg, sig []byte) error {
 	if err := eddsaInputOK(op); err != nil {
 		return err
 	}
-	pub, err := edPublicBytes(op.key.attrs[ck.CKA_EC_POINT])
+	c := m.curve(op)
+	pub, err := edPublicBytes(c, op.key.attrs[ck.CKA_EC_POINT])
 	if err != nil {
-		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored Ed25519 key without a usable point")
+		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key without a usable point", c.name())
+	}
+	if c == edwards448 {
+		return m.verify448(ed448.PublicKey(pub), msg, sig)
 	}
 	if len(sig) != ed25519.SignatureSize {
 		return ck.Errorf(ck.CKR_SIGNATURE_LEN_RANGE, "Ed25519 signature of %d bytes, want 64", len(sig))
 	}
 	if err := ed25519.VerifyWithOptions(ed25519.PublicKey(pub), msg, sig, m.p.options()); err != nil {
 		return ck.Errorf(ck.CKR_SIGNATURE_INVALID, "Ed25519 signature does not verify")
+	}
+	return nil
+}
+
+// ed448Context is the Ed448 context of the parameters ("" without).
+func (p *eddsaParams) ed448Context() string {
+	if p == nil {
+		return ""
+	}
+	return p.context
+}
+
+// sign448 signs msg with an Ed448 key (Ed448ph with phFlag) and verifies
+// the signature before release.
+func (m *eddsaMech) sign448(op *operation, msg []byte) ([]byte, error) {
+	k, err := op.slot.preparedEd448(op.key)
+	if err != nil {
+		return nil, err
+	}
+	ctx, ph := m.p.ed448Context(), m.p != nil && m.p.ph
+	var sig []byte
+	if ph {
+		sig = ed448.SignPh(k, msg, ctx)
+	} else {
+		sig = ed448.Sign(k, msg, ctx)
+	}
+	if m.verify448(k.Public().(ed448.PublicKey), msg, sig) != nil {
+		op.slot.log.Error("Ed448 signature failed its check", "object", op.key.handle)
+		return nil, ck.Errorf(ck.CKR_DEVICE_ERROR, "Ed448 signature failed its check")
+	}
+	return sig, nil
+}
+
+// verify448 checks an Ed448 (or Ed448ph) signature of msg.
+func (m *eddsaMech) verify448(pub ed448.PublicKey, msg, sig []byte) error {
+	if len(sig) != ed448.SignatureSize {
+		return ck.Errorf(ck.CKR_SIGNATURE_LEN_RANGE, "Ed448 signature of %d bytes, want 114", len(sig))
+	}
+	ctx := m.p.ed448Context()
+	var ok bool
+	if m.p != nil && m.p.ph {
+		ok = ed448.VerifyPh(pub, msg, sig, ctx)
+	} else {
+		ok = ed448.Verify(pub, msg, sig, ctx)
+	}
+	if !ok {
+		return ck.Errorf(ck.CKR_SIGNATURE_INVALID, "Ed448 signature does not verify")
 	}
 	return nil
 }

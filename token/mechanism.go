@@ -273,7 +273,7 @@ func noParam(m mechanism, cm *Mechanism) error {
 // mechanism that takes raw bytes refuses one).
 func (m *Mechanism) decoded() bool {
 	return m.PSS != nil || m.OAEP != nil || m.ECDH != nil || m.EdDSA != nil || m.GCM != nil || m.EncryptData != nil ||
-		m.HKDF != nil
+		m.HKDF != nil || m.SignContext != nil
 }
 
 // hashMech pairs a CKM_ value with its hash (the tables of the digest

@@ -3,7 +3,8 @@ package token
 // Private keys as wrapped key material: PKCS#8 PrivateKeyInfo (RFC 5208),
 // DER, as SoftHSMv2, OpenSSL and crypto/x509 write it. RSA keys carry
 // n, e, d, p, q and the CRT values; EC keys the named curve, the scalar and
-// the public point; Ed25519 keys (RFC 8410) the 32-byte private key. Encoding goes through crypto/x509 (big.Int: not
+// the public point; Ed25519 keys (RFC 8410) the 32-byte private key; ML-DSA keys (pkcs8_mldsa.go) the IETF LAMPS
+// forms. Encoding goes through crypto/x509 (big.Int: not
 // constant time, as every DER encoder of a key; the values are the
 // caller's to take, and no operation depends on them here).
 
@@ -79,7 +80,10 @@ func marshalPKCS8(k *object) ([]byte, error) {
 		if der, ok, err := marshalFFPKCS8(k); ok { // DSA, DH (pkcs8_ff.go)
 			return der, err
 		}
-		return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s private keys are not wrapped (RSA, EC, Ed25519, DSA and DH keys are)", ck.Name("CKK_", k.keyType()))
+		if der, ok, err := marshalMLDSAPKCS8(k); ok { // pkcs8_mldsa.go
+			return der, err
+		}
+		return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s private keys are not wrapped (RSA, EC, Ed25519, DSA, DH and ML-DSA keys are)", ck.Name("CKK_", k.keyType()))
 	}
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
@@ -119,6 +123,9 @@ func paramsOfCurve(curve elliptic.Curve) []byte {
 // (CKR_WRAPPED_KEY_INVALID when it is not one).
 func parsePKCS8(der []byte) (attrMap, uint64, error) {
 	if vals, kt, ok, err := parseFFPKCS8(der); ok { // DSA, DH (pkcs8_ff.go)
+		return vals, kt, err
+	}
+	if vals, kt, ok, err := parseMLDSAPKCS8(der); ok { // pkcs8_mldsa.go
 		return vals, kt, err
 	}
 	key, err := x509.ParsePKCS8PrivateKey(der)

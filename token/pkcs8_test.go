@@ -90,6 +90,9 @@ func FuzzUnwrappedPrivate(f *testing.F) {
 			f.Add(der)
 		}
 	}
+	// ML-DSA-44 in the seed form (pkcs8_mldsa.go).
+	f.Add([]byte("\x30\x34\x02\x01\x00\x30\x0b\x06\x09\x60\x86\x48\x01\x65\x03\x04\x03\x11\x04\x22\x80\x20" +
+		"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, der []byte) {
 		a, _, err := unwrappedPrivate(attrMap{ck.CKA_CLASS: ck.ULong(ck.CKO_PRIVATE_KEY)}, der, userLoggedIn)

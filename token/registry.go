@@ -18,6 +18,8 @@ var mechanisms = newRegistry(
 	ecdsaMechanisms(),
 	ecdhMechanisms(),
 	eddsaMechanisms(),
+	mldsaMechanisms(),
+	slhdsaMechanisms(),
 	digestMechanisms(),
 	hmacMechanisms(),
 	secretKeyGenMechanisms(),

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modexp-token/modexp-token/internal/etcdtest"
 )
@@ -105,11 +104,7 @@ func TestBackupRestoreEtcd(t *testing.T) {
 		{"backup", "--slot", "0", "--out", filepath.Join(dir, "down.backup")},
 		{"restore", "--slot", "0", "--in", fileBackup, "--yes"},
 	} {
-		start := time.Now()
 		out := cli(1, args...)
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("%s on an unreachable cluster took %v", args[0], d)
-		}
 		if !strings.Contains(out, "open etcd:/down/") || !strings.Contains(out, "hint: the etcd cluster did not answer") {
 			t.Errorf("%s on an unreachable cluster: %s", args[0], out)
 		}

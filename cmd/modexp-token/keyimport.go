@@ -37,6 +37,7 @@ var (
 	oidRSA     = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 1, 1}
 	oidEC      = asn1.ObjectIdentifier{1, 2, 840, 10045, 2, 1}
 	oidEd25519 = asn1.ObjectIdentifier{1, 3, 101, 112}
+	oidEd448   = asn1.ObjectIdentifier{1, 3, 101, 113}
 	oidDSA     = asn1.ObjectIdentifier{1, 2, 840, 10040, 4, 1}
 	oidDH      = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 3, 1} // PKCS #3 dhKeyAgreement, as OpenSSL writes DH keys
 )

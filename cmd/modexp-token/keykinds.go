@@ -28,6 +28,7 @@ import (
 type keyKind struct {
 	name    string   // canonical, lower case: "rsa", "ec", "ed25519", "aes", ...
 	aliases []string // other spellings (pkcs11-tool's), matched case-insensitively
+	sets    []string // for a kind named by its parameter sets (ml-dsa-65): the --type names; the set is the argument
 	arg     string   // what follows "name:" ("BITS", "CURVE", ...; "" = nothing)
 	def     string   // the argument when none is given ("" = required, unless arg is "")
 	help    string   // one line for --help
@@ -97,7 +98,7 @@ var keyKinds = []*keyKind{
 				[]token.Attribute{attr(ck.CKA_EC_PARAMS, ed25519Params), boolAttr(ck.CKA_VERIFY, true)},
 				[]token.Attribute{boolAttr(ck.CKA_SIGN, true)}, nil
 		},
-		describe: func(map[uint64][]byte) string { return "ed25519" },
+		describe: func(a map[uint64][]byte) string { return pqDescribe(ck.CKK_EC_EDWARDS, a) }, // Ed25519 or Ed448
 	},
 	{
 		name: "dsa", arg: "BITS", def: "2048", help: "DSA key pair with a BITS-bit prime (1024, 2048, 3072), its domain parameters made on the token",
@@ -243,6 +244,9 @@ type keySpec struct {
 }
 
 func (s keySpec) String() string {
+	if len(s.kind.sets) > 0 {
+		return s.arg
+	}
 	if s.kind.parse == nil {
 		return s.kind.name
 	}
@@ -256,6 +260,9 @@ func parseKeyType(spec string) (keySpec, error) {
 	lower := strings.ToLower(spec)
 	name, arg, hasArg := strings.Cut(lower, ":")
 	for _, k := range keyKinds {
+		if slices.Contains(k.sets, lower) {
+			return keySpec{kind: k, arg: lower, explicit: true}, nil
+		}
 		for _, a := range k.aliases {
 			if strings.Contains(a, ":") && lower == a { // an alias with its argument ("ec:edwards25519")
 				return keySpec{kind: k}, nil
@@ -265,6 +272,12 @@ func parseKeyType(spec string) (keySpec, error) {
 	for _, k := range keyKinds {
 		if name != k.name && !slices.Contains(k.aliases, name) {
 			continue
+		}
+		if len(k.sets) > 0 {
+			if hasArg {
+				return keySpec{}, usageErrorf("--type %s: want one of %s", spec, strings.Join(k.sets, ", "))
+			}
+			return keySpec{kind: k, arg: k.def}, nil
 		}
 		if k.parse == nil {
 			if hasArg && arg != "" && !(k.keyType == ck.CKK_DES3 && arg == "24") {
@@ -291,9 +304,12 @@ func parseKeyType(spec string) (keySpec, error) {
 func keyTypeList() string {
 	var out []string
 	for _, k := range keyKinds {
-		if k.arg != "" {
+		switch {
+		case len(k.sets) > 0:
+			out = append(out, k.sets...)
+		case k.arg != "":
 			out = append(out, k.name+":"+k.arg)
-		} else {
+		default:
 			out = append(out, k.name)
 		}
 	}

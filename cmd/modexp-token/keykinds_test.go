@@ -28,6 +28,8 @@ func TestParseKeyType(t *testing.T) {
 		{"AES:32", "aes:256"}, {"aes:16", "aes:128"}, {"aes:192", "aes:192"}, {"aes", "aes:256"},
 		{"GENERIC:64", "generic:64"}, {"hmac:48", "generic:48"}, {"hmac", "generic:32"},
 		{"DES3", "des3"}, {"des3:24", "des3"},
+		{"ml-dsa-65", "ml-dsa-65"}, {"ML-DSA-44", "ml-dsa-44"}, {"ml-dsa", "ml-dsa-65"}, {"slh-dsa-shake-256f", "slh-dsa-shake-256f"},
+		{"ed448", "ed448"}, {"EC:edwards448", "ed448"},
 	} {
 		got, err := parseKeyType(tc.in)
 		if err != nil {
@@ -39,7 +41,7 @@ func TestParseKeyType(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "rsa:abc", "rsa:512", "ec:P-999", "ed25519:1", "dsa:1536", "dh:modp", "aes:20",
-		"generic:0", "des3:16", "blowfish", "ec:edwards448"} {
+		"generic:0", "des3:16", "blowfish", "ml-dsa-66", "ml-dsa:65"} {
 		if got, err := parseKeyType(bad); err == nil {
 			t.Errorf("parseKeyType(%q) = %s, want an error", bad, got)
 		}
@@ -49,8 +51,8 @@ func TestParseKeyType(t *testing.T) {
 		if err != nil || spec.kind != k {
 			t.Errorf("kind %s does not parse under its own name: %v", k.name, err)
 		}
-		if kindByType(k.keyType) != k {
-			t.Errorf("kind %s: kindByType(%s) finds another", k.name, ck.Name("CKK_", k.keyType))
+		if kindByType(k.keyType) == nil {
+			t.Errorf("kind %s: kindByType(%s) finds none", k.name, ck.Name("CKK_", k.keyType))
 		}
 		if k.plan == nil || k.describe == nil || k.help == "" {
 			t.Errorf("kind %s lacks plan, describe or help", k.name)

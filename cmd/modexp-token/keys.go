@@ -520,6 +520,9 @@ func (s *session) publicKeyInfo(obj uint64) ([]byte, error) {
 			return nil, fmt.Errorf("public key: CKA_EC_POINT: %w", err)
 		}
 		if kt == ck.CKK_EC_EDWARDS {
+			if string(a[ck.CKA_EC_PARAMS]) == string(ed448Params) {
+				return marshalSPKI(oidEd448, nil, point)
+			}
 			return marshalSPKI(oidEd25519, nil, point)
 		}
 		return marshalSPKI(oidEC, a[ck.CKA_EC_PARAMS], point)
@@ -529,6 +532,14 @@ func (s *session) publicKeyInfo(obj uint64) ([]byte, error) {
 	case ck.CKK_DH:
 		params := mustMarshal(struct{ P, G *big.Int }{integer(ck.CKA_PRIME), integer(ck.CKA_BASE)})
 		return marshalSPKI(oidDH, params, mustMarshal(integer(ck.CKA_VALUE)))
+	}
+	// The other types (ML-DSA, SLH-DSA, Edwards): the token's own SPKI.
+	if info, err := s.attrs(obj, ck.CKA_PUBLIC_KEY_INFO); err == nil && len(info[ck.CKA_PUBLIC_KEY_INFO]) > 0 {
+		return info[ck.CKA_PUBLIC_KEY_INFO], nil
+	}
+	// The other types (ML-DSA, SLH-DSA): the token's own SPKI.
+	if info, err := s.attrs(obj, ck.CKA_PUBLIC_KEY_INFO); err == nil && len(info[ck.CKA_PUBLIC_KEY_INFO]) > 0 {
+		return info[ck.CKA_PUBLIC_KEY_INFO], nil
 	}
 	return nil, fmt.Errorf("public key of type %s", ck.Name("CKK_", kt))
 }

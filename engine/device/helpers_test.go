@@ -170,6 +170,41 @@ func (e sleepyEngine) expMode(ctx context.Context, m engine.Modulus, base, exp [
 	return engine.ExpMode(ctx, e.Engine, m, base, exp, public)
 }
 
+// gatedEngine is a [sleepyEngine] whose requests with the exponent's last
+// byte 255 wait until gate is closed (or their context ends) instead of
+// sleeping: tests that something is served while such a request is held
+// wait for that condition, not for a duration.
+type gatedEngine struct {
+	sleepyEngine
+	gate chan struct{}
+}
+
+func newGatedEngine() gatedEngine {
+	return gatedEngine{sleepyEngine{bigengine.New(0)}, make(chan struct{})}
+}
+
+func (e gatedEngine) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+	if len(exp) > 0 && exp[len(exp)-1] == 255 {
+		select {
+		case <-e.gate:
+		case <-ctx.Done():
+			return nil, engine.Cost{}, ctx.Err()
+		}
+		return engine.ExpMode(ctx, e.Engine, m, base, exp, public)
+	}
+	return e.sleepyEngine.expMode(ctx, m, base, exp, public)
+}
+
+// Exp is [engine.Engine]'s: the exponent is secret.
+func (e gatedEngine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return e.expMode(ctx, m, base, exp, false)
+}
+
+// ExpVarTime is [engine.Engine]'s: the exponent is public.
+func (e gatedEngine) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return e.expMode(ctx, m, base, exp, true)
+}
+
 // Exp is [engine.Engine]'s: the exponent is secret.
 func (e sleepyEngine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
 	return e.expMode(ctx, m, base, exp, false)

@@ -111,11 +111,9 @@ func TestModuleHygiene(t *testing.T) {
 		sort.Slice(inits, func(i, j int) bool { return inits[i] < inits[j] })
 		t.Logf("dlopen+C_Initialize+C_GetSlotList+C_Finalize over %d fresh processes: median %v (min %v, max %v); "+
 			"C_Initialize..C_Finalize alone: median %v", runs, totals[runs/2], totals[0], totals[runs-1], inits[runs/2])
-		// A sanity bound, not a benchmark: a host that loads the module
-		// must not wait a human-noticeable time.
-		if totals[runs/2] > 500*time.Millisecond {
-			t.Errorf("median start-up cost %v exceeds 500 ms", totals[runs/2])
-		}
+		// A figure, not a bound (load time is a benchmark target:
+		// docs/PERFORMANCE.md); the test checks that every run loaded,
+		// initialised and finalised the module.
 	})
 }
 

@@ -140,10 +140,11 @@ func mixedKill(t *testing.T, leader bool) {
 		t.Logf("host %d: %d signatures (slowest sign call %.1f ms), %d key generations (%d failed), %d destructions (%d failed), finds %d",
 			i, len(l.at), l.maxUS/1e3, gens, genFailed, dels, delFailed, len(have[i]))
 		l.check(t, i, out)
-		// The load must have happened (writes wait out a leader's
-		// election: fewer then).
-		if minGens := map[bool]int{false: 10, true: 5}[leader]; gens-genFailed < minGens {
-			t.Errorf("host %d: only %d key generations acknowledged", i, gens-genFailed)
+		// The load must have happened: writes to check below. How many
+		// fit in the run is a figure (a loaded machine makes fewer), not
+		// a bound.
+		if gens-genFailed < 2 {
+			t.Errorf("host %d: only %d key generations acknowledged: nothing to check", i, gens-genFailed)
 		}
 	}
 	for label, ok := range gen {

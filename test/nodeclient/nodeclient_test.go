@@ -44,7 +44,8 @@ func nodeModules(t *testing.T) string {
 	have, _ := os.ReadFile(filepath.Join(dir, "package.json"))
 	_, addonErr := os.Stat(filepath.Join(nm, "pkcs11js", "build", "Release", "pkcs11.node"))
 	_, grapheneErr := os.Stat(filepath.Join(nm, "graphene-pk11", "package.json"))
-	if bytes.Equal(have, want) && addonErr == nil && grapheneErr == nil {
+	_, nobleErr := os.Stat(filepath.Join(nm, "@noble", "post-quantum", "package.json"))
+	if bytes.Equal(have, want) && addonErr == nil && grapheneErr == nil && nobleErr == nil {
 		// The addon is tied to Node's ABI: a Node upgrade means a rebuild.
 		load := exec.Command("node", "-e", `require("pkcs11js"); require("graphene-pk11")`)
 		load.Env = append(os.Environ(), "NODE_PATH="+nm)
@@ -107,6 +108,12 @@ type result struct {
 // and runs testdata/suite.js against it.
 func runSuite(t *testing.T, nm, kind string) []result {
 	t.Helper()
+	return runScript(t, nm, kind, "suite.js")
+}
+
+// runScript is runSuite with another script of testdata.
+func runScript(t *testing.T, nm, kind, name string) []result {
+	t.Helper()
 	var module string
 	var env []string
 	switch kind {
@@ -131,7 +138,7 @@ func runSuite(t *testing.T, nm, kind string) []result {
 		env = append(os.Environ(), "SOFTHSM2_CONF="+confPath, "HOME="+dir, "NODE_PATH="+nm)
 		e2e.MustRun(t, env, "softhsm2-util", "--init-token", "--free", "--label", tokenLabel, "--so-pin", soPIN, "--pin", userPIN)
 	}
-	script, err := filepath.Abs(filepath.Join("testdata", "suite.js"))
+	script, err := filepath.Abs(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +150,7 @@ func runSuite(t *testing.T, nm, kind string) []result {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("nodeclient: node suite.js on %s: %v\n%s%s", kind, err, out, stderr.Bytes())
+		t.Fatalf("nodeclient: node %s on %s: %v\n%s%s", name, kind, err, out, stderr.Bytes())
 	}
 	var rs []result
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -201,5 +208,23 @@ func TestNodeClients(t *testing.T) {
 	t.Logf("cases (module vs SoftHSMv2):\n%s", table.String())
 	if len(ours) < 30 {
 		t.Errorf("only %d cases ran on the module", len(ours))
+	}
+}
+
+// TestNodeNobleCrossCheck: @noble/post-quantum 0.7.1, a second
+// implementation, verifies the module's ML-DSA-65 and SLH-DSA-SHA2-128f
+// signatures, and the module verifies noble's (testdata/pq.mjs); a
+// changed signature fails both ways.
+func TestNodeNobleCrossCheck(t *testing.T) {
+	e2e.NeedTool(t, "pkcs11-tool")
+	nm := nodeModules(t)
+	rs := runScript(t, nm, "modexp", "pq.mjs")
+	for _, r := range rs {
+		if !r.OK {
+			t.Errorf("%s: %s", r.Case, r.Err)
+		}
+	}
+	if len(rs) != 4 {
+		t.Fatalf("%d cases ran, want 4: %+v", len(rs), rs)
 	}
 }

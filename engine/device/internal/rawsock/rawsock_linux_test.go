@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -126,13 +127,17 @@ func TestDeadline(t *testing.T) {
 	if !errors.As(err, &oe) || oe.Op != "read" {
 		t.Fatalf("error %#v: want a *net.OpError for read", err)
 	}
-	if el := time.Since(start); el < 40*time.Millisecond || el > 5*time.Second {
-		t.Fatalf("read returned after %v", el)
+	// A lower bound only: load can make the read return later, never
+	// before its deadline.
+	if el := time.Since(start); el < 40*time.Millisecond {
+		t.Fatalf("read returned after %v, before its deadline", el)
 	}
-	// A write into a full socket waits for room until its deadline.
+	// A write into a full socket waits for room until its deadline, and
+	// counts what it wrote before (none at all if the deadline passed
+	// before the first write on a busy machine).
 	c.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
 	n, err := c.Write(make([]byte, 64<<20))
-	if !errors.Is(err, os.ErrDeadlineExceeded) || n == 0 || n == 64<<20 {
+	if !errors.Is(err, os.ErrDeadlineExceeded) || n == 64<<20 {
 		t.Fatalf("write into a full socket: %d bytes, %v; want a partial write and the deadline", n, err)
 	}
 }
@@ -250,14 +255,16 @@ func TestReadWait(t *testing.T) {
 	}
 }
 
-// TestReadWaitInterrupted: a read waiting in the kernel ends promptly when
-// the connection closes, or when its wait is withdrawn and a past deadline
-// set (what engine/device does when a caller's context ends).
+// TestReadWaitInterrupted: a read waiting in the kernel ends when the
+// connection closes, or when its wait is withdrawn and a past deadline set
+// (what engine/device does when a caller's context ends). The wait is far
+// longer than any test run and nothing is ever written, so a read that
+// returns at all was interrupted.
 func TestReadWaitInterrupted(t *testing.T) {
 	for _, how := range []string{"close", "deadline"} {
 		t.Run(how, func(t *testing.T) {
 			c, _ := pair(t)
-			c.(Waiter).SetReadWait(10 * time.Second)
+			c.(Waiter).SetReadWait(time.Hour)
 			go func() {
 				time.Sleep(20 * time.Millisecond)
 				if how == "close" {
@@ -267,7 +274,6 @@ func TestReadWaitInterrupted(t *testing.T) {
 					c.SetReadDeadline(time.Unix(1, 0))
 				}
 			}()
-			start := time.Now()
 			_, err := c.Read(make([]byte, 4))
 			if err == nil {
 				t.Fatal("read succeeded")
@@ -275,35 +281,43 @@ func TestReadWaitInterrupted(t *testing.T) {
 			if how == "deadline" && !errors.Is(err, os.ErrDeadlineExceeded) {
 				t.Errorf("error %v, want a deadline", err)
 			}
-			if d := time.Since(start); d > time.Second {
-				t.Errorf("read ended after %v", d)
-			}
 		})
 	}
 }
 
 // TestReadWaitLetsGCRun: readers waiting in the kernel hold their Ps, but
-// a collection (which must stop every goroutine) still completes at once,
-// and other goroutines still run.
+// a collection (which must stop every goroutine) still completes, and other
+// goroutines still run, while every reader is still waiting: the readers'
+// wait is far longer than the test and their data is written only after
+// the collection, so a collection that needed a reader to give up its P
+// first would never end (go test's timeout reports it).
 func TestReadWaitLetsGCRun(t *testing.T) {
 	n := runtime.GOMAXPROCS(0) + 1 // more waiters than Ps
 	var ends []net.Conn
+	var returned atomic.Int32
+	readers := make(chan struct{}, n)
 	for range n {
 		c, s := pair(t)
 		ends = append(ends, s)
-		c.(Waiter).SetReadWait(time.Second)
-		go c.Read(make([]byte, 4))
+		c.(Waiter).SetReadWait(time.Hour)
+		go func() {
+			c.Read(make([]byte, 4))
+			returned.Add(1)
+			readers <- struct{}{}
+		}()
 	}
 	time.Sleep(20 * time.Millisecond)
-	start := time.Now()
 	runtime.GC()
 	done := make(chan struct{})
 	go func() { close(done) }()
 	<-done
-	if d := time.Since(start); d > 200*time.Millisecond {
-		t.Errorf("GC and a goroutine took %v beside %d waiting readers", d, n)
+	if r := returned.Load(); r != 0 {
+		t.Errorf("%d of %d readers returned before the collection and a goroutine ran; want none (nothing was written)", r, n)
 	}
 	for _, s := range ends {
 		s.Write([]byte("bye!"))
+	}
+	for range n {
+		<-readers
 	}
 }
