@@ -595,7 +595,9 @@ func TestEtcdTransientRetried(t *testing.T) {
 	etcdWrapKV = func(kv clientv3.KV) clientv3.KV { return &flakyKV{KV: kv, faults: flaky} }
 	t.Cleanup(func() { etcdWrapKV = nil })
 	cfg := etcdConfig(t)
-	cfg.RequestTimeout = time.Second
+	// Long enough for an open with retries on a loaded machine (1 s was
+	// not, at load 14), short enough for the give-up case below.
+	cfg.RequestTimeout = 5 * time.Second
 	s := openEtcdStore(t, cfg, testOptions())
 	initWith(t, s).Wipe()
 	fail := func(n int32, err error) {

@@ -41,7 +41,7 @@ func TestEtcdTLS(t *testing.T) {
 	}
 	defer e.Close()
 
-	base := EtcdConfig{Endpoints: []string{endpoint}, Prefix: "/tls/", DialTimeout: time.Second, RequestTimeout: time.Second}
+	base := EtcdConfig{Endpoints: []string{endpoint}, Prefix: "/tls/", DialTimeout: 5 * time.Second, RequestTimeout: 5 * time.Second}
 	good := base
 	good.CAFile, good.CertFile, good.KeyFile = caFile, clientCert, clientKey
 	key := initWith(t, openEtcdStore(t, good, testOptions()))

@@ -35,7 +35,7 @@ func TestEtcdWatchCompacted(t *testing.T) {
 		for _, m := range ms {
 			eps = append(eps, m.Client.String())
 		}
-		return EtcdConfig{Endpoints: eps, Prefix: "/watch/", DialTimeout: time.Second, RequestTimeout: time.Second}
+		return EtcdConfig{Endpoints: eps, Prefix: "/watch/", DialTimeout: 5 * time.Second, RequestTimeout: 5 * time.Second}
 	}
 	b := openEtcdStore(t, cfg(m1, m2), testOptions())
 	key := initWith(t, b)

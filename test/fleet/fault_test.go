@@ -197,7 +197,7 @@ func faultTest(t *testing.T, n int) {
 	// A host that does not finish within this is hung.
 	hctx, hcancel := context.WithTimeout(ctx, (seconds+25)*time.Second)
 	defer hcancel()
-	outs := make([]bytes.Buffer, 2)
+	outs := make([]e2e.SyncBuffer, 2)
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for i := range outs {
@@ -211,7 +211,16 @@ func faultTest(t *testing.T, n int) {
 		}
 		wg.Go(func() { errs[i] = cmd.Wait() })
 	}
-	time.Sleep(2 * time.Second)
+	// The kill comes once both hosts are logged in and signing (their
+	// POINT line follows the login): a host slow to start on a loaded
+	// machine must not meet the outage in its setup.
+	for !strings.Contains(outs[0].String(), "POINT") || !strings.Contains(outs[1].String(), "POINT") {
+		if hctx.Err() != nil {
+			t.Fatalf("hosts not ready:\n%s\n%s", tail(outs[0].String()), tail(outs[1].String()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
 	victim := f.leader()
 	if victim == nil {
 		t.Fatal("no member says it leads")
