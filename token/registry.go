@@ -30,4 +30,5 @@ var mechanisms = newRegistry(
 	aesKWMechanisms(),
 	aesEncryptDataMechanisms(),
 	hkdfMechanisms(),
+	mlkemMechanisms(),
 )

@@ -1,0 +1,65 @@
+//go:build modexp_testhooks
+
+package main
+
+// Test support: C_EncapsulateKey and C_DecapsulateKey through the 3.2
+// function list, with their arguments in C memory (testsupport_p11.go).
+
+/*
+#include "pkcs11_3.h"
+
+static CK_RV ts_encapsulate(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE pub,
+			    CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_BYTE_PTR ct, CK_ULONG_PTR ctLen,
+			    CK_OBJECT_HANDLE_PTR key)
+{
+	CK_INTERFACE_PTR it = NULL;
+	CK_VERSION v = {3, 2};
+	if (C_GetInterface((CK_UTF8CHAR_PTR)"PKCS 11", &v, &it, 0) != CKR_OK)
+		return CKR_GENERAL_ERROR;
+	return ((CK_FUNCTION_LIST_3_2 *)it->pFunctionList)->C_EncapsulateKey(h, m, pub, t, n, ct, ctLen, key);
+}
+
+static CK_RV ts_decapsulate(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE priv,
+			    CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_BYTE_PTR ct, CK_ULONG ctLen,
+			    CK_OBJECT_HANDLE_PTR key)
+{
+	CK_INTERFACE_PTR it = NULL;
+	CK_VERSION v = {3, 2};
+	if (C_GetInterface((CK_UTF8CHAR_PTR)"PKCS 11", &v, &it, 0) != CKR_OK)
+		return CKR_GENERAL_ERROR;
+	return ((CK_FUNCTION_LIST_3_2 *)it->pFunctionList)->C_DecapsulateKey(h, m, priv, t, n, ct, ctLen, key);
+}
+*/
+import "C"
+
+// tsEncapsulate calls C_EncapsulateKey with a NULL ciphertext (query) or
+// a buffer of capacity bytes; it returns *pulCiphertextLen, the bytes
+// written and *phKey (left 0 unless the call wrote it).
+func tsEncapsulate(h uint64, mech tsMech, pub uint64, tmpl []tsAttr, query bool, capacity int) (rv, ctLen uint64, ct []byte, key uint64) {
+	var a cArena
+	defer a.free()
+	t, n := a.template(tmpl)
+	buf := a.alloc(uintptr(capacity + 1))
+	p := (*C.CK_BYTE)(buf)
+	if query {
+		p = nil
+	}
+	l := C.CK_ULONG(capacity)
+	var hk C.CK_OBJECT_HANDLE
+	r := C.ts_encapsulate(C.CK_SESSION_HANDLE(h), a.mechanism(mech), C.CK_OBJECT_HANDLE(pub), t, n, p, &l, &hk)
+	if r == C.CKR_OK && !query {
+		ct = C.GoBytes(buf, C.int(l))
+	}
+	return uint64(r), uint64(l), ct, uint64(hk)
+}
+
+// tsDecapsulate calls C_DecapsulateKey.
+func tsDecapsulate(h uint64, mech tsMech, priv uint64, tmpl []tsAttr, ct []byte) (rv, key uint64) {
+	var a cArena
+	defer a.free()
+	t, n := a.template(tmpl)
+	var hk C.CK_OBJECT_HANDLE
+	r := C.ts_decapsulate(C.CK_SESSION_HANDLE(h), a.mechanism(mech), C.CK_OBJECT_HANDLE(priv), t, n,
+		(*C.CK_BYTE)(a.bytes(ct)), C.CK_ULONG(len(ct)), &hk)
+	return uint64(r), uint64(hk)
+}
