@@ -31,4 +31,5 @@ var mechanisms = newRegistry(
 	aesEncryptDataMechanisms(),
 	hkdfMechanisms(),
 	mlkemMechanisms(),
+	xdhMechanisms(),
 )
