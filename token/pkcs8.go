@@ -79,7 +79,10 @@ func marshalPKCS8(k *object) ([]byte, error) {
 		if der, ok, err := marshalFFPKCS8(k); ok { // DSA, DH (pkcs8_ff.go)
 			return der, err
 		}
-		return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s private keys are not wrapped (RSA, EC, Ed25519, DSA and DH keys are)", ck.Name("CKK_", k.keyType()))
+		if der, ok, err := marshalPQPKCS8(k); ok { // ML-KEM, X25519, X448 (pkcs8_pq.go)
+			return der, err
+		}
+		return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s private keys are not wrapped (RSA, EC, Ed25519, DSA, DH, ML-KEM, X25519 and X448 keys are)", ck.Name("CKK_", k.keyType()))
 	}
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
@@ -119,6 +122,9 @@ func paramsOfCurve(curve elliptic.Curve) []byte {
 // (CKR_WRAPPED_KEY_INVALID when it is not one).
 func parsePKCS8(der []byte) (attrMap, uint64, error) {
 	if vals, kt, ok, err := parseFFPKCS8(der); ok { // DSA, DH (pkcs8_ff.go)
+		return vals, kt, err
+	}
+	if vals, kt, ok, err := parsePQPKCS8(der); ok { // ML-KEM, X25519, X448 (pkcs8_pq.go)
 		return vals, kt, err
 	}
 	key, err := x509.ParsePKCS8PrivateKey(der)
