@@ -136,7 +136,7 @@ than a second (RSA-4096 and up) shows its progress.`,
 	}
 	gf := addKeyFlags(gen, false)
 	var keyType string
-	gen.Flags().StringVar(&keyType, "type", "rsa:2048", "rsa:BITS or ec:CURVE (P-256, P-384, P-521, secp256k1)")
+	gen.Flags().StringVar(&keyType, "type", "rsa:2048", "rsa:BITS, ec:CURVE (P-256, P-384, P-521, secp256k1), ml-kem-512, ml-kem-768, ml-kem-1024, x25519 or x448")
 	gen.RunE = func(cmd *cobra.Command, args []string) error {
 		id, err := gf.id()
 		if err != nil {
@@ -322,7 +322,8 @@ func (s *session) describe(sel []token.Attribute) ([]objectInfo, error) {
 	}
 	out := []objectInfo{}
 	for _, obj := range objs {
-		a, err := s.attrs(obj, ck.CKA_CLASS, ck.CKA_KEY_TYPE, ck.CKA_LABEL, ck.CKA_ID, ck.CKA_MODULUS, ck.CKA_EC_PARAMS)
+		a, err := s.attrs(obj, ck.CKA_CLASS, ck.CKA_KEY_TYPE, ck.CKA_LABEL, ck.CKA_ID, ck.CKA_MODULUS, ck.CKA_EC_PARAMS,
+			ck.CKA_PARAMETER_SET)
 		if err != nil {
 			return nil, err
 		}
@@ -335,7 +336,10 @@ func (s *session) describe(sel []token.Attribute) ([]objectInfo, error) {
 			case ck.CKK_EC:
 				desc = "ec:" + curveName(a[ck.CKA_EC_PARAMS])
 			default:
-				desc = ck.Name("CKK_", kt)
+				var ok bool
+				if desc, ok = pqDescribe(kt, a); !ok { // keys_pq.go
+					desc = ck.Name("CKK_", kt)
+				}
 			}
 		}
 		uri := pkcs11URI{
@@ -403,6 +407,9 @@ func common(class uint64, label string, id []byte) []token.Attribute {
 
 // checkKeyType validates a --type value before anything is asked or opened.
 func checkKeyType(spec string) error {
+	if _, ok := pqKeyTypes[spec]; ok { // keys_pq.go
+		return nil
+	}
 	kind, arg, _ := strings.Cut(spec, ":")
 	switch kind {
 	case "rsa":
@@ -415,7 +422,7 @@ func checkKeyType(spec string) error {
 			return withCode(exitUsage, fmt.Errorf("--type %s: %w", spec, err))
 		}
 	default:
-		return usageErrorf("--type %q: want rsa:BITS (e.g. rsa:2048) or ec:CURVE (e.g. ec:P-256)", spec)
+		return usageErrorf("--type %q: want rsa:BITS (e.g. rsa:2048), ec:CURVE (e.g. ec:P-256) or one of %s", spec, pqTypeNames())
 	}
 	return nil
 }
@@ -448,7 +455,11 @@ func (s *session) generate(w, progress io.Writer, spec, label string, id []byte)
 		boolAttr(ck.CKA_SIGN, true))
 	pub = append(pub, boolAttr(ck.CKA_VERIFY, true))
 	var mech token.Mechanism
+	if m, pqPub, pqPriv, ok := pqTemplates(spec, label, id); ok { // keys_pq.go
+		mech, pub, priv, kind = m, pqPub, pqPriv, "pq"
+	}
 	switch kind {
+	case "pq":
 	case "rsa":
 		bits, _ := strconv.Atoi(arg)
 		mech.Type = ck.CKM_RSA_PKCS_KEY_PAIR_GEN
@@ -526,7 +537,8 @@ func showProgress(w io.Writer, what string) func() {
 
 // publicKeyInfo builds the DER SubjectPublicKeyInfo of a public key object.
 func (s *session) publicKeyInfo(obj uint64) ([]byte, error) {
-	a, err := s.attrs(obj, ck.CKA_KEY_TYPE, ck.CKA_MODULUS, ck.CKA_PUBLIC_EXPONENT, ck.CKA_EC_PARAMS, ck.CKA_EC_POINT)
+	a, err := s.attrs(obj, ck.CKA_KEY_TYPE, ck.CKA_MODULUS, ck.CKA_PUBLIC_EXPONENT, ck.CKA_EC_PARAMS, ck.CKA_EC_POINT,
+		ck.CKA_PUBLIC_KEY_INFO)
 	if err != nil {
 		return nil, err
 	}
@@ -540,6 +552,10 @@ func (s *session) publicKeyInfo(obj uint64) ([]byte, error) {
 			return nil, fmt.Errorf("public key: CKA_EC_POINT: %w", err)
 		}
 		return ecSPKI(a[ck.CKA_EC_PARAMS], point)
+	case ck.CKK_ML_KEM, ck.CKK_EC_MONTGOMERY:
+		if len(a[ck.CKA_PUBLIC_KEY_INFO]) > 0 {
+			return a[ck.CKA_PUBLIC_KEY_INFO], nil
+		}
 	}
 	return nil, fmt.Errorf("public key of type %s", ck.Name("CKK_", kt))
 }
