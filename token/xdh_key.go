@@ -8,7 +8,10 @@ package token
 //
 //   - CKA_EC_PARAMS names the curve by OID (id-X25519 1.3.101.110,
 //     id-X448 1.3.101.111) or by the PrintableString "curve25519" /
-//     "curve448", as PKCS#11 3.0 allows; the value is kept as given. Other
+//     "curve448", as PKCS#11 3.0 allows; the value is kept as given.
+//     pkcs11-tool 0.23 (OpenSC) sends the name with a length one byte too
+//     long (13 0b "curve25519", 13 09 "curve448"): that exact encoding is
+//     taken as the name too. Other
 //     curves are CKR_CURVE_NOT_SUPPORTED, bytes that are not one DER
 //     element CKR_ATTRIBUTE_VALUE_INVALID.
 //   - CKA_EC_POINT is the DER OCTET STRING of the u-coordinate (32 or 56
@@ -47,15 +50,20 @@ type xdhCurve struct {
 	bits      int
 	oid       []byte // DER
 	printable []byte // DER PrintableString
-	spkiOID   asn1.ObjectIdentifier
+	// opensc is pkcs11-tool 0.23's PrintableString, its length one too
+	// long (see the file comment).
+	opensc  []byte
+	spkiOID asn1.ObjectIdentifier
 }
 
 var (
 	x25519Curve = &xdhCurve{name: "X25519", size: 32, bits: 256,
 		oid: []byte{0x06, 0x03, 0x2b, 0x65, 0x6e}, printable: append([]byte{0x13, 0x0a}, "curve25519"...),
+		opensc:  append([]byte{0x13, 0x0b}, "curve25519"...),
 		spkiOID: asn1.ObjectIdentifier{1, 3, 101, 110}}
 	x448Curve = &xdhCurve{name: "X448", size: x448.Size, bits: 448,
 		oid: []byte{0x06, 0x03, 0x2b, 0x65, 0x6f}, printable: append([]byte{0x13, 0x08}, "curve448"...),
+		opensc:  append([]byte{0x13, 0x09}, "curve448"...),
 		spkiOID: asn1.ObjectIdentifier{1, 3, 101, 111}}
 )
 
@@ -79,14 +87,14 @@ func init() {
 // xdhCurveOf reads a Montgomery key's CKA_EC_PARAMS (see the file comment).
 func xdhCurveOf(params []byte) (*xdhCurve, error) {
 	for _, c := range []*xdhCurve{x25519Curve, x448Curve} {
-		if bytes.Equal(params, c.oid) || bytes.Equal(params, c.printable) {
+		if bytes.Equal(params, c.oid) || bytes.Equal(params, c.printable) || bytes.Equal(params, c.opensc) {
 			return c, nil
 		}
 	}
 	var rv asn1.RawValue
 	rest, err := asn1.Unmarshal(params, &rv)
 	if err != nil || len(rest) != 0 {
-		return nil, invalid(ck.CKA_EC_PARAMS, "not one DER element")
+		return nil, invalid(ck.CKA_EC_PARAMS, fmt.Sprintf("%x is not one DER element", params))
 	}
 	return nil, ck.Errorf(ck.CKR_CURVE_NOT_SUPPORTED, "CKA_EC_PARAMS: Montgomery curve %x not supported (X25519, X448)", params)
 }

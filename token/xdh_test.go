@@ -99,7 +99,7 @@ func TestXDHGenerate(t *testing.T) {
 			[]Attribute{aBytes(ck.CKA_EC_PARAMS, params)}, []Attribute{aBool(ck.CKA_DERIVE, true)})
 	}
 	for _, c := range []*xdhCurve{x25519Curve, x448Curve} {
-		for _, params := range [][]byte{c.oid, c.printable} {
+		for _, params := range [][]byte{c.oid, c.printable, c.opensc} {
 			t.Run(fmt.Sprintf("%s %x", c.name, params), func(t *testing.T) {
 				pubA, privA, err := gen(params)
 				must(t, err)
