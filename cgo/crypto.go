@@ -493,3 +493,47 @@ func goDecapsulateKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, priv C.CK_OB
 	*phKey = C.CK_OBJECT_HANDLE(hKey)
 	return rvOK
 }
+
+//export goVerifySignatureInit
+func goVerifySignatureInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE, pSig *C.CK_BYTE, sigLen C.CK_ULONG) (rv C.CK_RV) {
+	c := enter("C_VerifySignatureInit")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
+	c.object(key)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	mech, rv := mechanismIn(pMech)
+	c.mech(mech)
+	if rv != rvOK {
+		return rv
+	}
+	sig, ok := bytesView(pSig, sigLen)
+	if !ok {
+		return rvArgumentsBad
+	}
+	return c.rvOf(m.VerifySignatureInit(uint64(h), mech, uint64(key), sig))
+}
+
+//export goVerifySignature
+func goVerifySignature(h C.CK_SESSION_HANDLE, pData *C.CK_BYTE, dataLen C.CK_ULONG) C.CK_RV {
+	return opUpdate("C_VerifySignature", h, pData, dataLen, (*token.Module).VerifySignature, C.CKF_VERIFY)
+}
+
+//export goVerifySignatureUpdate
+func goVerifySignatureUpdate(h C.CK_SESSION_HANDLE, pPart *C.CK_BYTE, partLen C.CK_ULONG) C.CK_RV {
+	return opUpdate("C_VerifySignatureUpdate", h, pPart, partLen, (*token.Module).VerifySignatureUpdate, C.CKF_VERIFY)
+}
+
+//export goVerifySignatureFinal
+func goVerifySignatureFinal(h C.CK_SESSION_HANDLE) (rv C.CK_RV) {
+	c := enter("C_VerifySignatureFinal")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	return c.rvOf(m.VerifySignatureFinal(uint64(h)))
+}

@@ -696,17 +696,31 @@ CK_RV C_DecapsulateKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, 
 				ulCiphertextLen, phKey);
 }
 
-MODEXP_UNSUPPORTED_3_0(C_VerifySignatureInit,
-	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey,
-	 CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen),
-	(hSession, pMechanism, hKey, pSignature, ulSignatureLen))
-MODEXP_UNSUPPORTED_3_0(C_VerifySignature,
-	(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen),
-	(hSession, pData, ulDataLen))
-MODEXP_UNSUPPORTED_3_0(C_VerifySignatureUpdate,
-	(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen),
-	(hSession, pPart, ulPartLen))
-MODEXP_UNSUPPORTED_3_0(C_VerifySignatureFinal, (CK_SESSION_HANDLE hSession), (hSession))
+CK_RV C_VerifySignatureInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey,
+			    CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen)
+{
+	FORK_GUARD_3_0(C_VerifySignatureInit, ());
+	return goVerifySignatureInit(hSession, pMechanism, hKey, pSignature, ulSignatureLen);
+}
+
+CK_RV C_VerifySignature(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen)
+{
+	FORK_GUARD_3_0(C_VerifySignature, ());
+	return goVerifySignature(hSession, pData, ulDataLen);
+}
+
+CK_RV C_VerifySignatureUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
+{
+	FORK_GUARD_3_0(C_VerifySignatureUpdate, ());
+	return goVerifySignatureUpdate(hSession, pPart, ulPartLen);
+}
+
+CK_RV C_VerifySignatureFinal(CK_SESSION_HANDLE hSession)
+{
+	FORK_GUARD_3_0(C_VerifySignatureFinal, ());
+	return goVerifySignatureFinal(hSession);
+}
+
 MODEXP_UNSUPPORTED_3_0(C_GetSessionValidationFlags,
 	(CK_SESSION_HANDLE hSession, CK_SESSION_VALIDATION_FLAGS_TYPE type, CK_FLAGS_PTR pFlags),
 	(hSession, type, pFlags))

@@ -95,3 +95,26 @@ func TestKEMThroughABI(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifySignatureThroughABI: the 3.2 list's C_VerifySignatureInit with
+// C_VerifySignature, and with C_VerifySignatureUpdate/Final, accept a
+// P-256 ECDSA-SHA256 signature made by C_Sign and refuse a flipped one.
+func TestVerifySignatureThroughABI(t *testing.T) {
+	slot := initToken(t)
+	h := openSession(t, slot, true)
+	loginUser(t, h)
+	rv, pub, priv := tsGenerateKeyPair(h, tsMech{Type: ck.CKM_EC_KEY_PAIR_GEN},
+		[]tsAttr{{Type: ck.CKA_EC_PARAMS, Value: []byte{0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07}}},
+		[]tsAttr{{Type: ck.CKA_SIGN, Value: tsBool(true)}})
+	wantRV(t, "C_GenerateKeyPair(P-256)", rv, ck.CKR_OK)
+	data := []byte("verified with the signature given at Init")
+	mech := tsMech{Type: ck.CKM_ECDSA_SHA256}
+	rv, sig := tsSign(h, mech, priv, data)
+	wantRV(t, "C_Sign", rv, ck.CKR_OK)
+	bad := append([]byte(nil), sig...)
+	bad[3] ^= 1
+	for _, parts := range []bool{false, true} {
+		wantRV(t, "C_VerifySignature", tsVerifySignature(h, mech, pub, sig, data, parts), ck.CKR_OK)
+		wantRV(t, "C_VerifySignature(bad)", tsVerifySignature(h, mech, pub, bad, data, parts), ck.CKR_SIGNATURE_INVALID)
+	}
+}

@@ -2,8 +2,8 @@
 
 package main
 
-// Test support: C_EncapsulateKey and C_DecapsulateKey through the 3.2
-// function list, with their arguments in C memory (testsupport_p11.go).
+// Test support: C_EncapsulateKey, C_DecapsulateKey and the
+// C_VerifySignature functions through the 3.2 function list, with their arguments in C memory (testsupport_p11.go).
 
 /*
 #include "pkcs11_3.h"
@@ -28,6 +28,27 @@ static CK_RV ts_decapsulate(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_H
 	if (C_GetInterface((CK_UTF8CHAR_PTR)"PKCS 11", &v, &it, 0) != CKR_OK)
 		return CKR_GENERAL_ERROR;
 	return ((CK_FUNCTION_LIST_3_2 *)it->pFunctionList)->C_DecapsulateKey(h, m, priv, t, n, ct, ctLen, key);
+}
+
+static CK_RV ts_verify_signature(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key,
+				 CK_BYTE_PTR sig, CK_ULONG sigLen, CK_BYTE_PTR data, CK_ULONG dataLen, int parts)
+{
+	CK_INTERFACE_PTR it = NULL;
+	CK_VERSION v = {3, 2};
+	if (C_GetInterface((CK_UTF8CHAR_PTR)"PKCS 11", &v, &it, 0) != CKR_OK)
+		return CKR_GENERAL_ERROR;
+	CK_FUNCTION_LIST_3_2 *f = it->pFunctionList;
+	CK_RV rv = f->C_VerifySignatureInit(h, m, key, sig, sigLen);
+	if (rv != CKR_OK)
+		return rv;
+	if (!parts)
+		return f->C_VerifySignature(h, data, dataLen);
+	for (CK_ULONG i = 0; i < dataLen; i += 5) {
+		rv = f->C_VerifySignatureUpdate(h, data + i, dataLen - i < 5 ? dataLen - i : 5);
+		if (rv != CKR_OK)
+			return rv;
+	}
+	return f->C_VerifySignatureFinal(h);
 }
 */
 import "C"
@@ -62,4 +83,17 @@ func tsDecapsulate(h uint64, mech tsMech, priv uint64, tmpl []tsAttr, ct []byte)
 	r := C.ts_decapsulate(C.CK_SESSION_HANDLE(h), a.mechanism(mech), C.CK_OBJECT_HANDLE(priv), t, n,
 		(*C.CK_BYTE)(a.bytes(ct)), C.CK_ULONG(len(ct)), &hk)
 	return uint64(r), uint64(hk)
+}
+
+// tsVerifySignature runs C_VerifySignatureInit then C_VerifySignature, or
+// C_VerifySignatureUpdate in 5-byte parts and C_VerifySignatureFinal.
+func tsVerifySignature(h uint64, mech tsMech, key uint64, sig, data []byte, parts bool) uint64 {
+	var a cArena
+	defer a.free()
+	p := C.int(0)
+	if parts {
+		p = 1
+	}
+	return uint64(C.ts_verify_signature(C.CK_SESSION_HANDLE(h), a.mechanism(mech), C.CK_OBJECT_HANDLE(key),
+		(*C.CK_BYTE)(a.bytes(sig)), C.CK_ULONG(len(sig)), (*C.CK_BYTE)(a.bytes(data)), C.CK_ULONG(len(data)), p))
 }
