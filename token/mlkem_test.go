@@ -493,3 +493,37 @@ func TestMLKEMImportForms(t *testing.T) {
 	_, err = m.CreateObject(sh, mlkemPrivTmpl(0, other, dk))
 	wantRV(t, err, ck.CKR_TEMPLATE_INCONSISTENT)
 }
+
+// TestMLKEMSealed: an ML-KEM token key (CKA_PRIVATE false, so that only
+// the sealing protects it) is stored with its seed sealed: the token
+// file holds no 16-byte window of the seed, and after a logout the key
+// is listed but does not decapsulate (CKR_USER_NOT_LOGGED_IN) until the
+// user logs in again.
+func TestMLKEMSealed(t *testing.T) {
+	m, _, sh := readyToken(t)
+	pub, priv := genMLKEM(t, m, sh, ck.CKP_ML_KEM_768, aBool(ck.CKA_TOKEN, true), aBool(ck.CKA_PRIVATE, false),
+		aBool(ck.CKA_SENSITIVE, false), aBool(ck.CKA_EXTRACTABLE, true))
+	seed := attr(t, m, sh, priv, ck.CKA_SEED)
+	ek := attr(t, m, sh, pub, ck.CKA_VALUE)
+	ct, _, _, err := m.EncapsulateKey(sh, &Mechanism{Type: ck.CKM_ML_KEM}, pub, nil, Out{Cap: 2048})
+	must(t, err)
+	must(t, m.Logout(sh))
+	_, err = m.DecapsulateKey(sh, &Mechanism{Type: ck.CKM_ML_KEM}, priv, []Attribute{aBool(ck.CKA_PRIVATE, false)}, ct)
+	wantRV(t, err, ck.CKR_USER_NOT_LOGGED_IN)
+	must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
+	_, err = decapsulate(t, m, sh, priv, ct)
+	must(t, err)
+	must(t, m.CloseSession(sh))
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(os.Getenv("MODEXP_TOKEN_CONF")), "token.db"))
+	must(t, err)
+	for i := 0; i+16 <= len(seed); i += 8 {
+		if bytes.Contains(raw, seed[i:i+16]) {
+			t.Fatalf("the token file holds the seed's bytes %d..%d", i, i+16)
+		}
+	}
+	// The control: the private object's CKA_PUBLIC_KEY_INFO, not sealed,
+	// holds ek, and is found in the same file.
+	if !bytes.Contains(raw, ek[:64]) {
+		t.Fatalf("the token file (%d bytes) does not hold the public key either: not the keystore", len(raw))
+	}
+}
