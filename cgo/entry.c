@@ -145,10 +145,18 @@ CK_RV C_GetTokenInfo(CK_SLOT_ID slotID, CK_TOKEN_INFO_PTR pInfo)
 	return goGetTokenInfo(slotID, pInfo);
 }
 
+/* C_GetMechanismList of the 2.40 and 3.0 lists leaves out the mechanisms
+ * PKCS#11 3.2 introduced (ML-KEM, ML-DSA...); the 3.2 list's lists all. */
 CK_RV C_GetMechanismList(CK_SLOT_ID slotID, CK_MECHANISM_TYPE_PTR pMechanismList, CK_ULONG_PTR pulCount)
 {
 	FORK_GUARD_X(GetMechanismList, slotID, pMechanismList, pulCount);
-	return goGetMechanismList(slotID, pMechanismList, pulCount);
+	return goGetMechanismList(slotID, pMechanismList, pulCount, 0);
+}
+
+static CK_RV modexp_GetMechanismList_3_2(CK_SLOT_ID slotID, CK_MECHANISM_TYPE_PTR pMechanismList, CK_ULONG_PTR pulCount)
+{
+	FORK_GUARD_X(GetMechanismList, slotID, pMechanismList, pulCount);
+	return goGetMechanismList(slotID, pMechanismList, pulCount, 1);
 }
 
 CK_RV C_GetMechanismInfo(CK_SLOT_ID slotID, CK_MECHANISM_TYPE type, CK_MECHANISM_INFO_PTR pInfo)
@@ -752,9 +760,9 @@ MODEXP_UNSUPPORTED_3_0(C_UnwrapKeyAuthenticated,
  * Function lists and interfaces.
  * ---------------------------------------------------------------------- */
 
-#define MODEXP_FUNCTIONS_2_40(getinfo)                                                            \
+#define MODEXP_FUNCTIONS_2_40(getinfo, getmechlist)                                               \
 	C_Initialize, C_Finalize, getinfo, C_GetFunctionList, C_GetSlotList, C_GetSlotInfo,       \
-	C_GetTokenInfo, C_GetMechanismList, C_GetMechanismInfo, C_InitToken, C_InitPIN, C_SetPIN, \
+	C_GetTokenInfo, getmechlist, C_GetMechanismInfo, C_InitToken, C_InitPIN, C_SetPIN, \
 	C_OpenSession, C_CloseSession, C_CloseAllSessions, C_GetSessionInfo,                      \
 	C_GetOperationState, C_SetOperationState, C_Login, C_Logout, C_CreateObject,              \
 	C_CopyObject, C_DestroyObject, C_GetObjectSize, C_GetAttributeValue,                      \
@@ -770,7 +778,7 @@ MODEXP_UNSUPPORTED_3_0(C_UnwrapKeyAuthenticated,
 
 static const CK_FUNCTION_LIST modexp_functions_2_40 = {
 	{2, 40},
-	MODEXP_FUNCTIONS_2_40(C_GetInfo),
+	MODEXP_FUNCTIONS_2_40(C_GetInfo, C_GetMechanismList),
 };
 
 #define MODEXP_FUNCTIONS_3_0                                                                      \
@@ -783,14 +791,14 @@ static const CK_FUNCTION_LIST modexp_functions_2_40 = {
 
 static const CK_FUNCTION_LIST_3_0 modexp_functions_3_0 = {
 	{3, 0},
-	MODEXP_FUNCTIONS_2_40(modexp_GetInfo_3_0),
+	MODEXP_FUNCTIONS_2_40(modexp_GetInfo_3_0, C_GetMechanismList),
 	MODEXP_FUNCTIONS_3_0,
 };
 
 static const CK_FUNCTION_LIST_3_2 modexp_functions_3_2 = {
 	{
 		{3, 2},
-		MODEXP_FUNCTIONS_2_40(modexp_GetInfo_3_2),
+		MODEXP_FUNCTIONS_2_40(modexp_GetInfo_3_2, modexp_GetMechanismList_3_2),
 		MODEXP_FUNCTIONS_3_0,
 	},
 	C_EncapsulateKey, C_DecapsulateKey, C_VerifySignatureInit, C_VerifySignature,

@@ -118,3 +118,25 @@ func TestVerifySignatureThroughABI(t *testing.T) {
 		wantRV(t, "C_VerifySignature(bad)", tsVerifySignature(h, mech, pub, bad, data, parts), ck.CKR_SIGNATURE_INVALID)
 	}
 }
+
+// TestMechanismListByInterface: the 3.2 list's C_GetMechanismList lists
+// the ML-KEM mechanisms, the 2.40 list's does not (its callers have no
+// C_EncapsulateKey and may not know the values); both list CKM_ECDH1_DERIVE
+// and CKM_EC_MONTGOMERY_KEY_PAIR_GEN (3.0).
+func TestMechanismListByInterface(t *testing.T) {
+	slot := initToken(t)
+	for _, c := range []struct {
+		mech     uint64
+		v32, v24 int
+	}{
+		{ck.CKM_ML_KEM, 1, 0}, {ck.CKM_ML_KEM_KEY_PAIR_GEN, 1, 0},
+		{ck.CKM_ECDH1_DERIVE, 1, 1}, {ck.CKM_EC_MONTGOMERY_KEY_PAIR_GEN, 1, 1},
+	} {
+		if got := tsListsMech(slot, true, c.mech); got != c.v32 {
+			t.Errorf("3.2 list: %s listed = %d, want %d", ck.Name("CKM_", c.mech), got, c.v32)
+		}
+		if got := tsListsMech(slot, false, c.mech); got != c.v24 {
+			t.Errorf("2.40 list: %s listed = %d, want %d", ck.Name("CKM_", c.mech), got, c.v24)
+		}
+	}
+}

@@ -50,6 +50,27 @@ static CK_RV ts_verify_signature(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJ
 	}
 	return f->C_VerifySignatureFinal(h);
 }
+
+// ts_lists_mech: whether C_GetMechanismList of the 3.2 list (v32) or of
+// the 2.40 list lists mech on slot; -1 on an error.
+static int ts_lists_mech(CK_SLOT_ID slot, int v32, CK_MECHANISM_TYPE mech)
+{
+	CK_INTERFACE_PTR it = NULL;
+	CK_VERSION v = {3, 2};
+	CK_FUNCTION_LIST_PTR f2 = NULL;
+	if (C_GetInterface((CK_UTF8CHAR_PTR)"PKCS 11", &v, &it, 0) != CKR_OK || C_GetFunctionList(&f2) != CKR_OK)
+		return -1;
+	CK_C_GetMechanismList gml = v32 ? ((CK_FUNCTION_LIST_3_2 *)it->pFunctionList)->base.C_GetMechanismList
+					: f2->C_GetMechanismList;
+	CK_MECHANISM_TYPE list[512];
+	CK_ULONG n = 512;
+	if (gml(slot, list, &n) != CKR_OK)
+		return -1;
+	for (CK_ULONG i = 0; i < n; i++)
+		if (list[i] == mech)
+			return 1;
+	return 0;
+}
 */
 import "C"
 
@@ -96,4 +117,14 @@ func tsVerifySignature(h uint64, mech tsMech, key uint64, sig, data []byte, part
 	}
 	return uint64(C.ts_verify_signature(C.CK_SESSION_HANDLE(h), a.mechanism(mech), C.CK_OBJECT_HANDLE(key),
 		(*C.CK_BYTE)(a.bytes(sig)), C.CK_ULONG(len(sig)), (*C.CK_BYTE)(a.bytes(data)), C.CK_ULONG(len(data)), p))
+}
+
+// tsListsMech reports whether the 3.2 list's (v32) or the 2.40 list's
+// C_GetMechanismList lists mech on slot (-1: an error).
+func tsListsMech(slot uint64, v32 bool, mech uint64) int {
+	w := C.int(0)
+	if v32 {
+		w = 1
+	}
+	return int(C.ts_lists_mech(C.CK_SLOT_ID(slot), w, C.CK_MECHANISM_TYPE(mech)))
 }
