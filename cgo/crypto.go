@@ -429,3 +429,111 @@ func goUnwrapKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, unwrapping C.CK_O
 	*phKey = C.CK_OBJECT_HANDLE(key)
 	return rvOK
 }
+
+//export goEncapsulateKey
+func goEncapsulateKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, pub C.CK_OBJECT_HANDLE, pTmpl *C.CK_ATTRIBUTE,
+	n C.CK_ULONG, pCt *C.CK_BYTE, pCtLen *C.CK_ULONG, phKey *C.CK_OBJECT_HANDLE) (rv C.CK_RV) {
+	c := enter("C_EncapsulateKey")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
+	c.object(pub)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	mech, rv := mechanismIn(pMech)
+	c.mech(mech)
+	if rv != rvOK {
+		return rv
+	}
+	tmpl, rv := templateIn(pTmpl, n)
+	if rv != rvOK {
+		return rv
+	}
+	out, ok := outOf(pCt, pCtLen)
+	if !ok || phKey == nil {
+		return rvArgumentsBad
+	}
+	ct, need, hKey, err := m.EncapsulateKey(uint64(h), mech, uint64(pub), tmpl, out)
+	if rv := putOut(pCt, pCtLen, ct, need, c.note(err)); rv != rvOK || pCt == nil {
+		return rv
+	}
+	*phKey = C.CK_OBJECT_HANDLE(hKey)
+	return rvOK
+}
+
+//export goDecapsulateKey
+func goDecapsulateKey(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, priv C.CK_OBJECT_HANDLE, pTmpl *C.CK_ATTRIBUTE,
+	n C.CK_ULONG, pCt *C.CK_BYTE, ctLen C.CK_ULONG, phKey *C.CK_OBJECT_HANDLE) (rv C.CK_RV) {
+	c := enter("C_DecapsulateKey")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
+	c.object(priv)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	mech, rv := mechanismIn(pMech)
+	c.mech(mech)
+	if rv != rvOK {
+		return rv
+	}
+	tmpl, rv := templateIn(pTmpl, n)
+	if rv != rvOK {
+		return rv
+	}
+	ct, ok := bytesView(pCt, ctLen)
+	if !ok || phKey == nil {
+		return rvArgumentsBad
+	}
+	hKey, err := m.DecapsulateKey(uint64(h), mech, uint64(priv), tmpl, ct)
+	if err != nil {
+		return c.rvOf(err)
+	}
+	*phKey = C.CK_OBJECT_HANDLE(hKey)
+	return rvOK
+}
+
+//export goVerifySignatureInit
+func goVerifySignatureInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE, pSig *C.CK_BYTE, sigLen C.CK_ULONG) (rv C.CK_RV) {
+	c := enter("C_VerifySignatureInit")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
+	c.object(key)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	mech, rv := mechanismIn(pMech)
+	c.mech(mech)
+	if rv != rvOK {
+		return rv
+	}
+	sig, ok := bytesView(pSig, sigLen)
+	if !ok {
+		return rvArgumentsBad
+	}
+	return c.rvOf(m.VerifySignatureInit(uint64(h), mech, uint64(key), sig))
+}
+
+//export goVerifySignature
+func goVerifySignature(h C.CK_SESSION_HANDLE, pData *C.CK_BYTE, dataLen C.CK_ULONG) C.CK_RV {
+	return opUpdate("C_VerifySignature", h, pData, dataLen, (*token.Module).VerifySignature, C.CKF_VERIFY)
+}
+
+//export goVerifySignatureUpdate
+func goVerifySignatureUpdate(h C.CK_SESSION_HANDLE, pPart *C.CK_BYTE, partLen C.CK_ULONG) C.CK_RV {
+	return opUpdate("C_VerifySignatureUpdate", h, pPart, partLen, (*token.Module).VerifySignatureUpdate, C.CKF_VERIFY)
+}
+
+//export goVerifySignatureFinal
+func goVerifySignatureFinal(h C.CK_SESSION_HANDLE) (rv C.CK_RV) {
+	c := enter("C_VerifySignatureFinal")
+	defer c.leave(&rv)
+	m := c.m
+	c.session(h)
+	if rv := loaded(m); rv != rvOK {
+		return rv
+	}
+	return c.rvOf(m.VerifySignatureFinal(uint64(h)))
+}

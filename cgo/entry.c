@@ -1,7 +1,8 @@
 /*
  * entry.c: the C face of libmodexp-pkcs11.so.
  *
- * The static function lists (CK_FUNCTION_LIST 2.40 and CK_FUNCTION_LIST_3_0),
+ * The static function lists (CK_FUNCTION_LIST 2.40, CK_FUNCTION_LIST_3_0 and
+ * CK_FUNCTION_LIST_3_2),
  * C_GetFunctionList, C_GetInterfaceList, C_GetInterface, and one wrapper per
  * entry point. A wrapper checks for a forked child (FORK_GUARD: served by
  * fork.c without Go) and otherwise calls one Go export from _cgo_export.h.
@@ -19,8 +20,8 @@
  * marks the child; every wrapper then answers without Go, through the
  * function list of p11-kit's RPC client, whose server is a freshly exec'd
  * process that loads this library anew (see fork.c). C_Initialize and
- * C_Finalize have their own rules there; the 3.0-only functions are not
- * served in a child (p11-kit-client offers the 2.40 list).
+ * C_Finalize have their own rules there; the 3.0- and 3.2-only functions
+ * are not served in a child (p11-kit-client offers the 2.40 list).
  * ---------------------------------------------------------------------- */
 
 extern int modexp_forked_child;
@@ -76,7 +77,7 @@ CK_RV modexp_fx_Verify(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR
 CK_RV modexp_fx_VerifyUpdate(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG);
 CK_RV modexp_fx_VerifyFinal(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG);
 
-/* FORK_GUARD_3_0: a 3.0-only function in a forked child. */
+/* FORK_GUARD_3_0: a 3.0- or 3.2-only function in a forked child. */
 #define FORK_GUARD_3_0(name, args)                                          \
 	do {                                                                \
 		if (FORKED_CHILD())                                         \
@@ -102,7 +103,8 @@ CK_RV C_Finalize(CK_VOID_PTR pReserved)
 }
 
 /* C_GetInfo reports the version of the interface the caller chose: the 2.40
- * list and the exported symbol say 2.40, the 3.0 list says 3.0. */
+ * list and the exported symbol say 2.40, the 3.0 list 3.0, the 3.2 list 3.2
+ * (pkcs11-provider compares it with the interface it took). */
 CK_RV C_GetInfo(CK_INFO_PTR pInfo)
 {
 	FORK_GUARD_X(GetInfo, pInfo, 2, 40);
@@ -113,6 +115,12 @@ static CK_RV modexp_GetInfo_3_0(CK_INFO_PTR pInfo)
 {
 	FORK_GUARD_X(GetInfo, pInfo, 3, 0);
 	return goGetInfo(pInfo, 3, 0);
+}
+
+static CK_RV modexp_GetInfo_3_2(CK_INFO_PTR pInfo)
+{
+	FORK_GUARD_X(GetInfo, pInfo, 3, 2);
+	return goGetInfo(pInfo, 3, 2);
 }
 
 /* ------------------------------------------------------------------------
@@ -137,10 +145,18 @@ CK_RV C_GetTokenInfo(CK_SLOT_ID slotID, CK_TOKEN_INFO_PTR pInfo)
 	return goGetTokenInfo(slotID, pInfo);
 }
 
+/* C_GetMechanismList of the 2.40 and 3.0 lists leaves out the mechanisms
+ * PKCS#11 3.2 introduced (ML-KEM, ML-DSA...); the 3.2 list's lists all. */
 CK_RV C_GetMechanismList(CK_SLOT_ID slotID, CK_MECHANISM_TYPE_PTR pMechanismList, CK_ULONG_PTR pulCount)
 {
 	FORK_GUARD_X(GetMechanismList, slotID, pMechanismList, pulCount);
-	return goGetMechanismList(slotID, pMechanismList, pulCount);
+	return goGetMechanismList(slotID, pMechanismList, pulCount, 0);
+}
+
+static CK_RV modexp_GetMechanismList_3_2(CK_SLOT_ID slotID, CK_MECHANISM_TYPE_PTR pMechanismList, CK_ULONG_PTR pulCount)
+{
+	FORK_GUARD_X(GetMechanismList, slotID, pMechanismList, pulCount);
+	return goGetMechanismList(slotID, pMechanismList, pulCount, 1);
 }
 
 CK_RV C_GetMechanismInfo(CK_SLOT_ID slotID, CK_MECHANISM_TYPE type, CK_MECHANISM_INFO_PTR pInfo)
@@ -666,12 +682,87 @@ MODEXP_UNSUPPORTED_3_0(C_VerifyMessageNext,
 MODEXP_UNSUPPORTED_3_0(C_MessageVerifyFinal, (CK_SESSION_HANDLE hSession), (hSession))
 
 /* ------------------------------------------------------------------------
+ * 3.2 functions: key encapsulation and the verification of a signature
+ * given at Init are served; the others answer CKR_FUNCTION_NOT_SUPPORTED.
+ * ---------------------------------------------------------------------- */
+
+CK_RV C_EncapsulateKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hPublicKey,
+		       CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulAttributeCount, CK_BYTE_PTR pCiphertext,
+		       CK_ULONG_PTR pulCiphertextLen, CK_OBJECT_HANDLE_PTR phKey)
+{
+	FORK_GUARD_3_0(C_EncapsulateKey, ());
+	return goEncapsulateKey(hSession, pMechanism, hPublicKey, pTemplate, ulAttributeCount, pCiphertext,
+				pulCiphertextLen, phKey);
+}
+
+CK_RV C_DecapsulateKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hPrivateKey,
+		       CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulAttributeCount, CK_BYTE_PTR pCiphertext,
+		       CK_ULONG ulCiphertextLen, CK_OBJECT_HANDLE_PTR phKey)
+{
+	FORK_GUARD_3_0(C_DecapsulateKey, ());
+	return goDecapsulateKey(hSession, pMechanism, hPrivateKey, pTemplate, ulAttributeCount, pCiphertext,
+				ulCiphertextLen, phKey);
+}
+
+CK_RV C_VerifySignatureInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey,
+			    CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen)
+{
+	FORK_GUARD_3_0(C_VerifySignatureInit, ());
+	return goVerifySignatureInit(hSession, pMechanism, hKey, pSignature, ulSignatureLen);
+}
+
+CK_RV C_VerifySignature(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen)
+{
+	FORK_GUARD_3_0(C_VerifySignature, ());
+	return goVerifySignature(hSession, pData, ulDataLen);
+}
+
+CK_RV C_VerifySignatureUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
+{
+	FORK_GUARD_3_0(C_VerifySignatureUpdate, ());
+	return goVerifySignatureUpdate(hSession, pPart, ulPartLen);
+}
+
+CK_RV C_VerifySignatureFinal(CK_SESSION_HANDLE hSession)
+{
+	FORK_GUARD_3_0(C_VerifySignatureFinal, ());
+	return goVerifySignatureFinal(hSession);
+}
+
+MODEXP_UNSUPPORTED_3_0(C_GetSessionValidationFlags,
+	(CK_SESSION_HANDLE hSession, CK_SESSION_VALIDATION_FLAGS_TYPE type, CK_FLAGS_PTR pFlags),
+	(hSession, type, pFlags))
+MODEXP_UNSUPPORTED_3_0(C_AsyncComplete,
+	(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pFunctionName, CK_ASYNC_DATA_PTR pResult),
+	(hSession, pFunctionName, pResult))
+MODEXP_UNSUPPORTED_3_0(C_AsyncGetID,
+	(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pFunctionName, CK_ULONG_PTR pulID),
+	(hSession, pFunctionName, pulID))
+MODEXP_UNSUPPORTED_3_0(C_AsyncJoin,
+	(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pFunctionName, CK_ULONG ulID, CK_BYTE_PTR pData,
+	 CK_ULONG ulData),
+	(hSession, pFunctionName, ulID, pData, ulData))
+MODEXP_UNSUPPORTED_3_0(C_WrapKeyAuthenticated,
+	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hWrappingKey,
+	 CK_OBJECT_HANDLE hKey, CK_BYTE_PTR pAssociatedData, CK_ULONG ulAssociatedDataLen,
+	 CK_BYTE_PTR pWrappedKey, CK_ULONG_PTR pulWrappedKeyLen),
+	(hSession, pMechanism, hWrappingKey, hKey, pAssociatedData, ulAssociatedDataLen, pWrappedKey,
+	 pulWrappedKeyLen))
+MODEXP_UNSUPPORTED_3_0(C_UnwrapKeyAuthenticated,
+	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hUnwrappingKey,
+	 CK_BYTE_PTR pWrappedKey, CK_ULONG ulWrappedKeyLen, CK_ATTRIBUTE_PTR pTemplate,
+	 CK_ULONG ulAttributeCount, CK_BYTE_PTR pAssociatedData, CK_ULONG ulAssociatedDataLen,
+	 CK_OBJECT_HANDLE_PTR phKey),
+	(hSession, pMechanism, hUnwrappingKey, pWrappedKey, ulWrappedKeyLen, pTemplate, ulAttributeCount,
+	 pAssociatedData, ulAssociatedDataLen, phKey))
+
+/* ------------------------------------------------------------------------
  * Function lists and interfaces.
  * ---------------------------------------------------------------------- */
 
-#define MODEXP_FUNCTIONS_2_40(getinfo)                                                            \
+#define MODEXP_FUNCTIONS_2_40(getinfo, getmechlist)                                               \
 	C_Initialize, C_Finalize, getinfo, C_GetFunctionList, C_GetSlotList, C_GetSlotInfo,       \
-	C_GetTokenInfo, C_GetMechanismList, C_GetMechanismInfo, C_InitToken, C_InitPIN, C_SetPIN, \
+	C_GetTokenInfo, getmechlist, C_GetMechanismInfo, C_InitToken, C_InitPIN, C_SetPIN, \
 	C_OpenSession, C_CloseSession, C_CloseAllSessions, C_GetSessionInfo,                      \
 	C_GetOperationState, C_SetOperationState, C_Login, C_Logout, C_CreateObject,              \
 	C_CopyObject, C_DestroyObject, C_GetObjectSize, C_GetAttributeValue,                      \
@@ -687,25 +778,41 @@ MODEXP_UNSUPPORTED_3_0(C_MessageVerifyFinal, (CK_SESSION_HANDLE hSession), (hSes
 
 static const CK_FUNCTION_LIST modexp_functions_2_40 = {
 	{2, 40},
-	MODEXP_FUNCTIONS_2_40(C_GetInfo),
+	MODEXP_FUNCTIONS_2_40(C_GetInfo, C_GetMechanismList),
 };
+
+#define MODEXP_FUNCTIONS_3_0                                                                      \
+	C_GetInterfaceList, C_GetInterface, C_LoginUser, C_SessionCancel,                         \
+	C_MessageEncryptInit, C_EncryptMessage, C_EncryptMessageBegin, C_EncryptMessageNext,      \
+	C_MessageEncryptFinal, C_MessageDecryptInit, C_DecryptMessage, C_DecryptMessageBegin,     \
+	C_DecryptMessageNext, C_MessageDecryptFinal, C_MessageSignInit, C_SignMessage,            \
+	C_SignMessageBegin, C_SignMessageNext, C_MessageSignFinal, C_MessageVerifyInit,           \
+	C_VerifyMessage, C_VerifyMessageBegin, C_VerifyMessageNext, C_MessageVerifyFinal
 
 static const CK_FUNCTION_LIST_3_0 modexp_functions_3_0 = {
 	{3, 0},
-	MODEXP_FUNCTIONS_2_40(modexp_GetInfo_3_0),
-	C_GetInterfaceList, C_GetInterface, C_LoginUser, C_SessionCancel,
-	C_MessageEncryptInit, C_EncryptMessage, C_EncryptMessageBegin, C_EncryptMessageNext,
-	C_MessageEncryptFinal, C_MessageDecryptInit, C_DecryptMessage, C_DecryptMessageBegin,
-	C_DecryptMessageNext, C_MessageDecryptFinal, C_MessageSignInit, C_SignMessage,
-	C_SignMessageBegin, C_SignMessageNext, C_MessageSignFinal, C_MessageVerifyInit,
-	C_VerifyMessage, C_VerifyMessageBegin, C_VerifyMessageNext, C_MessageVerifyFinal,
+	MODEXP_FUNCTIONS_2_40(modexp_GetInfo_3_0, C_GetMechanismList),
+	MODEXP_FUNCTIONS_3_0,
+};
+
+static const CK_FUNCTION_LIST_3_2 modexp_functions_3_2 = {
+	{
+		{3, 2},
+		MODEXP_FUNCTIONS_2_40(modexp_GetInfo_3_2, modexp_GetMechanismList_3_2),
+		MODEXP_FUNCTIONS_3_0,
+	},
+	C_EncapsulateKey, C_DecapsulateKey, C_VerifySignatureInit, C_VerifySignature,
+	C_VerifySignatureUpdate, C_VerifySignatureFinal, C_GetSessionValidationFlags,
+	C_AsyncComplete, C_AsyncGetID, C_AsyncJoin, C_WrapKeyAuthenticated,
+	C_UnwrapKeyAuthenticated,
 };
 
 static CK_UTF8CHAR modexp_interface_name[] = "PKCS 11";
 
-/* The interfaces, default first. Not CKF_INTERFACE_FORK_SAFE. */
-#define MODEXP_NUM_INTERFACES 2
+/* The interfaces, default (the newest) first. Not CKF_INTERFACE_FORK_SAFE. */
+#define MODEXP_NUM_INTERFACES 3
 static CK_INTERFACE modexp_interfaces[MODEXP_NUM_INTERFACES] = {
+	{modexp_interface_name, (CK_VOID_PTR)&modexp_functions_3_2, 0},
 	{modexp_interface_name, (CK_VOID_PTR)&modexp_functions_3_0, 0},
 	{modexp_interface_name, (CK_VOID_PTR)&modexp_functions_2_40, 0},
 };

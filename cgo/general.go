@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/modexp-token/modexp-token/token"
+	"github.com/modexp-token/modexp-token/token/ck"
 )
 
 //export goInitialize
@@ -175,7 +176,7 @@ func goGetTokenInfo(slot C.CK_SLOT_ID, p *C.CK_TOKEN_INFO) (rv C.CK_RV) {
 }
 
 //export goGetMechanismList
-func goGetMechanismList(slot C.CK_SLOT_ID, pList *C.CK_MECHANISM_TYPE, pCount *C.CK_ULONG) (rv C.CK_RV) {
+func goGetMechanismList(slot C.CK_SLOT_ID, pList *C.CK_MECHANISM_TYPE, pCount *C.CK_ULONG, v32 C.int) (rv C.CK_RV) {
 	c := enter("C_GetMechanismList")
 	defer c.leave(&rv)
 	m := c.m
@@ -189,6 +190,19 @@ func goGetMechanismList(slot C.CK_SLOT_ID, pList *C.CK_MECHANISM_TYPE, pCount *C
 	mechs, err := m.MechanismList(uint64(slot))
 	if err != nil {
 		return c.rvOf(err)
+	}
+	if v32 == 0 {
+		// A caller of the 2.40 or 3.0 interface is not shown the 3.2
+		// mechanisms: it has no C_EncapsulateKey, and clients built on
+		// older headers fail on values they cannot name (PyKCS11 1.5's
+		// getMechanismList raises KeyError).
+		old := mechs[:0:0]
+		for _, mt := range mechs {
+			if !ck.Mechanism32(mt) {
+				old = append(old, mt)
+			}
+		}
+		mechs = old
 	}
 	return ulongsOut(pList, pCount, mechs)
 }

@@ -70,27 +70,27 @@ func TestNotInitialized(t *testing.T) {
 			t.Errorf("%s before C_Initialize = %v, want CKR_CRYPTOKI_NOT_INITIALIZED", name, ck.Error(rvs[i]))
 		}
 	}
-	if len(names) != 92 {
-		t.Errorf("3.0 list has %d entries, want 92", len(names))
+	if len(names) != 104 {
+		t.Errorf("3.2 list has %d entries, want 104", len(names))
 	}
 }
 
 func TestFunctionLists(t *testing.T) {
-	v2, v3, same, bad := tsListsCheck()
+	v2, v3, v32, same, bad := tsListsCheck()
 	if bad != 0 {
-		t.Errorf("%d NULL or mismatched entries in the function lists", bad)
+		t.Errorf("%d NULL or mismatched entries in the function lists (1000+: in the 3.2 list)", bad)
 	}
-	if v2 != [2]byte{2, 40} || v3 != [2]byte{3, 0} {
-		t.Errorf("list versions %v and %v, want 2.40 and 3.0", v2, v3)
+	if v2 != [2]byte{2, 40} || v3 != [2]byte{3, 0} || v32 != [2]byte{3, 2} {
+		t.Errorf("list versions %v, %v and %v, want 2.40, 3.0 and 3.2", v2, v3, v32)
 	}
 	if same {
-		t.Error("the 2.40 and 3.0 lists share C_GetInfo; each must report its own version")
+		t.Error("two lists share C_GetInfo; each must report its own version")
 	}
 }
 
 func TestGetInterface(t *testing.T) {
 	pkcs11, vendor := "PKCS 11", "Vendor ModExp"
-	v30, v240, v31, v211 := [2]byte{3, 0}, [2]byte{2, 40}, [2]byte{3, 1}, [2]byte{2, 11}
+	v32, v30, v240, v31, v211 := [2]byte{3, 2}, [2]byte{3, 0}, [2]byte{2, 40}, [2]byte{3, 1}, [2]byte{2, 11}
 	cases := []struct {
 		name    string
 		iname   *string
@@ -101,8 +101,9 @@ func TestGetInterface(t *testing.T) {
 		major   int
 		minor   int
 	}{
-		{"default", nil, nil, 0, false, ck.CKR_OK, 3, 0},
-		{"PKCS 11 latest", &pkcs11, nil, 0, false, ck.CKR_OK, 3, 0},
+		{"default", nil, nil, 0, false, ck.CKR_OK, 3, 2},
+		{"PKCS 11 latest", &pkcs11, nil, 0, false, ck.CKR_OK, 3, 2},
+		{"PKCS 11 3.2", &pkcs11, &v32, 0, false, ck.CKR_OK, 3, 2},
 		{"PKCS 11 3.0", &pkcs11, &v30, 0, false, ck.CKR_OK, 3, 0},
 		{"PKCS 11 2.40", &pkcs11, &v240, 0, false, ck.CKR_OK, 2, 40},
 		{"any name 2.40", nil, &v240, 0, false, ck.CKR_OK, 2, 40},
@@ -132,9 +133,9 @@ func TestGetInterfaceList(t *testing.T) {
 		wantCount uint64
 	}{
 		{0, ck.CKR_ARGUMENTS_BAD, 4},    // pulCount NULL: count untouched
-		{1, ck.CKR_OK, 2},               // length query
-		{2, ck.CKR_BUFFER_TOO_SMALL, 2}, // room for 1
-		{3, ck.CKR_OK, 2},
+		{1, ck.CKR_OK, 3},               // length query
+		{2, ck.CKR_BUFFER_TOO_SMALL, 3}, // room for 1
+		{3, ck.CKR_OK, 3},
 	}
 	for _, c := range cases {
 		rv, count := tsGetInterfaceList(c.mode)
@@ -149,7 +150,7 @@ func TestGetInfoReportsChosenInterface(t *testing.T) {
 	for _, c := range []struct {
 		which        int
 		major, minor byte
-	}{{3, 3, 0}, {2, 2, 40}, {0, 2, 40}} {
+	}{{32, 3, 2}, {3, 3, 0}, {2, 2, 40}, {0, 2, 40}} {
 		rv, info := tsGetInfo(c.which)
 		if rv != 0 {
 			t.Fatalf("C_GetInfo(list %d) = %v", c.which, ck.Error(rv))

@@ -19,7 +19,7 @@ package main
 
 #include "pkcs11_3.h"
 
-#define TS_NUM_ENTRIES 92
+#define TS_NUM_ENTRIES 104
 
 static const char *ts_entry_names[TS_NUM_ENTRIES] = {
 	"C_Initialize",
@@ -113,7 +113,19 @@ static const char *ts_entry_names[TS_NUM_ENTRIES] = {
 	"C_VerifyMessage",
 	"C_VerifyMessageBegin",
 	"C_VerifyMessageNext",
-	"C_MessageVerifyFinal"
+	"C_MessageVerifyFinal",
+	"C_EncapsulateKey",
+	"C_DecapsulateKey",
+	"C_VerifySignatureInit",
+	"C_VerifySignature",
+	"C_VerifySignatureUpdate",
+	"C_VerifySignatureFinal",
+	"C_GetSessionValidationFlags",
+	"C_AsyncComplete",
+	"C_AsyncGetID",
+	"C_AsyncJoin",
+	"C_WrapKeyAuthenticated",
+	"C_UnwrapKeyAuthenticated"
 };
 
 static const char *ts_entry_name(int i) { return ts_entry_names[i]; }
@@ -127,11 +139,21 @@ static const CK_FUNCTION_LIST_3_0 *ts_list_3_0(void)
 	return (const CK_FUNCTION_LIST_3_0 *)it->pFunctionList;
 }
 
-// ts_call_all calls every entry point of the 3.0 list with zero arguments
+static const CK_FUNCTION_LIST_3_2 *ts_list_3_2(void)
+{
+	CK_INTERFACE_PTR it = NULL;
+	CK_VERSION v = {3, 2};
+	if (C_GetInterface((CK_UTF8CHAR_PTR)"PKCS 11", &v, &it, 0) != CKR_OK || it == NULL)
+		return NULL;
+	return (const CK_FUNCTION_LIST_3_2 *)it->pFunctionList;
+}
+
+// ts_call_all calls every entry point of the 3.2 list with zero arguments
 // (C_Initialize only when with_init).
 static void ts_call_all(CK_RV *rv, int with_init)
 {
-	const CK_FUNCTION_LIST_3_0 *f = ts_list_3_0();
+	const CK_FUNCTION_LIST_3_2 *f32 = ts_list_3_2();
+	const CK_FUNCTION_LIST_3_0 *f = &f32->base;
 	int i = 0;
 	rv[i++] = with_init ? f->C_Initialize(0) : CKR_OK;
 	rv[i++] = f->C_Finalize(0);
@@ -225,6 +247,18 @@ static void ts_call_all(CK_RV *rv, int with_init)
 	rv[i++] = f->C_VerifyMessageBegin(0, 0, 0);
 	rv[i++] = f->C_VerifyMessageNext(0, 0, 0, 0, 0, 0, 0);
 	rv[i++] = f->C_MessageVerifyFinal(0);
+	rv[i++] = f32->C_EncapsulateKey(0, 0, 0, 0, 0, 0, 0, 0);
+	rv[i++] = f32->C_DecapsulateKey(0, 0, 0, 0, 0, 0, 0, 0);
+	rv[i++] = f32->C_VerifySignatureInit(0, 0, 0, 0, 0);
+	rv[i++] = f32->C_VerifySignature(0, 0, 0);
+	rv[i++] = f32->C_VerifySignatureUpdate(0, 0, 0);
+	rv[i++] = f32->C_VerifySignatureFinal(0);
+	rv[i++] = f32->C_GetSessionValidationFlags(0, 0, 0);
+	rv[i++] = f32->C_AsyncComplete(0, 0, 0);
+	rv[i++] = f32->C_AsyncGetID(0, 0, 0);
+	rv[i++] = f32->C_AsyncJoin(0, 0, 0, 0, 0);
+	rv[i++] = f32->C_WrapKeyAuthenticated(0, 0, 0, 0, 0, 0, 0, 0);
+	rv[i++] = f32->C_UnwrapKeyAuthenticated(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
 	(void)i;
 }
 
@@ -253,13 +287,14 @@ static CK_RV ts_finalize(int reserved)
 	return C_Finalize(reserved ? (CK_VOID_PTR)&x : NULL);
 }
 
-// ts_get_info calls C_GetInfo through the 3.0 list, the 2.40 list or the
-// exported symbol (which = 3, 2, 0).
+// ts_get_info calls C_GetInfo through the 3.2 list, the 3.0 list, the 2.40
+// list or the exported symbol (which = 32, 3, 2, 0).
 static CK_RV ts_get_info(int which, CK_INFO *info)
 {
 	CK_FUNCTION_LIST_PTR l2 = NULL;
 	memset(info, 0, sizeof *info);
 	switch (which) {
+	case 32: return ts_list_3_2()->base.C_GetInfo(info);
 	case 3: return ts_list_3_0()->C_GetInfo(info);
 	case 2: C_GetFunctionList(&l2); return l2->C_GetInfo(info);
 	default: return C_GetInfo(info);
@@ -268,15 +303,32 @@ static CK_RV ts_get_info(int which, CK_INFO *info)
 
 // ts_lists_check returns the number of NULL entries in both lists, or -1 if
 // a list is missing.
-static int ts_lists_check(CK_VERSION *v2, CK_VERSION *v3, int *same_getinfo)
+static int ts_lists_check(CK_VERSION *v2, CK_VERSION *v3, CK_VERSION *v32, int *same_getinfo)
 {
 	CK_FUNCTION_LIST_PTR l2 = NULL;
 	const CK_FUNCTION_LIST_3_0 *l3 = ts_list_3_0();
-	if (C_GetFunctionList(&l2) != CKR_OK || l2 == NULL || l3 == NULL)
+	const CK_FUNCTION_LIST_3_2 *l32 = ts_list_3_2();
+	if (C_GetFunctionList(&l2) != CKR_OK || l2 == NULL || l3 == NULL || l32 == NULL)
 		return -1;
 	*v2 = l2->version;
 	*v3 = l3->version;
-	*same_getinfo = l2->C_GetInfo == l3->C_GetInfo;
+	*v32 = l32->base.version;
+	*same_getinfo = l2->C_GetInfo == l3->C_GetInfo || l3->C_GetInfo == l32->base.C_GetInfo ||
+			l2->C_GetInfo == l32->base.C_GetInfo;
+	// The 3.0 part of the 3.2 list is the 3.0 list's functions, in order
+	// (C_GetInfo and C_GetMechanismList aside); the 3.2 entries are all set.
+	{
+		void (**a)(void) = (void (**)(void))&l3->C_Initialize;
+		void (**b)(void) = (void (**)(void))&l32->base.C_Initialize;
+		int n30 = (sizeof *l3 - sizeof(CK_VERSION)) / sizeof(void *);
+		int n32 = (sizeof *l32 - sizeof(CK_VERSION)) / sizeof(void *);
+		int bad = 0;
+		for (int i = 0; i < n32; i++) bad += b[i] == NULL;
+		for (int i = 0; i < n30; i++) // C_GetInfo and C_GetMechanismList aside
+			if (i != 2 && i != 7 && a[i] != b[i]) bad++;
+		if (bad != 0)
+			return 1000 + bad;
+	}
 	int nulls = 0;
 	void (**p)(void) = (void (**)(void))&l2->C_Initialize;
 	int n2 = (sizeof *l2 - sizeof(CK_VERSION)) / sizeof(void *);
@@ -623,11 +675,12 @@ func tsGetInfo(which int) (uint64, tsInfo) {
 
 // tsListsCheck reports the two lists' versions, whether they share C_GetInfo,
 // and how many entries are NULL or differ between the lists' 2.40 parts.
-func tsListsCheck() (v2, v3 [2]byte, sameGetInfo bool, bad int) {
-	var a, b C.CK_VERSION
+func tsListsCheck() (v2, v3, v32 [2]byte, sameGetInfo bool, bad int) {
+	var a, b, c C.CK_VERSION
 	var same C.int
-	n := C.ts_lists_check(&a, &b, &same)
-	return [2]byte{byte(a.major), byte(a.minor)}, [2]byte{byte(b.major), byte(b.minor)}, same != 0, int(n)
+	n := C.ts_lists_check(&a, &b, &c, &same)
+	return [2]byte{byte(a.major), byte(a.minor)}, [2]byte{byte(b.major), byte(b.minor)},
+		[2]byte{byte(c.major), byte(c.minor)}, same != 0, int(n)
 }
 
 // tsGetInterface calls C_GetInterface; name and version nil mean NULL_PTR.

@@ -1,7 +1,9 @@
 package token
 
 // ECDH: CKM_ECDH1_DERIVE and CKM_ECDH1_COFACTOR_DERIVE (every curve here
-// has cofactor 1, so both compute the same secret).
+// has cofactor 1, so both compute the same secret). CKM_ECDH1_DERIVE also
+// takes CKK_EC_MONTGOMERY keys, X25519 and X448 (mech_xdh.go: Z is then
+// the RFC 7748 shared secret, computed in software on every slot).
 //
 // The parameter is CK_ECDH1_DERIVE_PARAMS. Its public data is the peer's
 // point, as the bare SEC 1 encoding (0x04‖X‖Y, or compressed) or wrapped in
@@ -71,6 +73,10 @@ func ecdhMechanisms() []mechanism {
 	for _, t := range []uint64{ck.CKM_ECDH1_DERIVE, ck.CKM_ECDH1_COFACTOR_DERIVE} {
 		b := ecBase(t)
 		b.available = ecdhAvailable
+		if t == ck.CKM_ECDH1_DERIVE {
+			b.keyTypes = []uint64{ck.CKK_EC, ck.CKK_EC_MONTGOMERY}
+			b.available = ecdhMontgomeryAvailable
+		}
 		ms = append(ms, &ecdhMech{mechBase: b})
 	}
 	return ms
@@ -90,6 +96,18 @@ func ecdhAvailable(s *slot, info *MechanismInfo) bool {
 		return false
 	}
 	info.MinKeySize, info.MaxKeySize = uint64(minBits), uint64(maxBits)
+	return true
+}
+
+// ecdhMontgomeryAvailable: CKM_ECDH1_DERIVE is offered on every slot
+// (X25519 and X448 run in software), its key sizes those of the slot's
+// curves widened to 256..448.
+func ecdhMontgomeryAvailable(s *slot, info *MechanismInfo) bool {
+	if !ecdhAvailable(s, info) {
+		info.MinKeySize, info.MaxKeySize = xdhMinBits, xdhMaxBits
+		return true
+	}
+	info.MinKeySize, info.MaxKeySize = min(info.MinKeySize, xdhMinBits), max(info.MaxKeySize, xdhMaxBits)
 	return true
 }
 
@@ -127,6 +145,12 @@ func parseECDHParams(p *ECDH1DeriveParams) (*ecdhParams, error) {
 
 // checkKey: the slot must serve the key's curve.
 func (m *ecdhMech) checkKey(op *operation) error {
+	if op.key.keyType() == ck.CKK_EC_MONTGOMERY {
+		if _, err := xdhCurveOf(op.key.attrs[ck.CKA_EC_PARAMS]); err != nil {
+			return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "Montgomery key without a usable curve: %v", err)
+		}
+		return nil
+	}
 	c, err := ecCurveOf(op.key.attrs)
 	if err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "EC key without a usable curve: %v", err)
@@ -141,6 +165,14 @@ func (m *ecdhMech) checkKey(op *operation) error {
 // derive computes the new key's value from d·Q.
 func (m *ecdhMech) derive(op *operation, tmpl attrMap) (value []byte, err error) {
 	p := m.p
+	if op.key.keyType() == ck.CKK_EC_MONTGOMERY {
+		z, err := xdhShared(op, p.public)
+		if err != nil {
+			return nil, err
+		}
+		defer clear(z)
+		return ecdhKey(p, tmpl, z)
+	}
 	s := op.slot
 	k, err := s.preparedECPrivate(op.key)
 	if err != nil {
@@ -164,6 +196,23 @@ func (m *ecdhMech) derive(op *operation, tmpl attrMap) (value []byte, err error)
 		return nil, err
 	}
 	defer clear(z)
+	if p.kdf == 0 {
+		return append([]byte(nil), z[:n]...), nil
+	}
+	return x963KDF(p.kdf, z, p.shared, n), nil
+}
+
+// ecdhKey is the new key's value from Z: its leading bytes with CKD_NULL,
+// else the KDF's output, of the length the template asks for.
+func ecdhKey(p *ecdhParams, tmpl attrMap, z []byte) ([]byte, error) {
+	natural := len(z)
+	if p.kdf != 0 {
+		natural = 0
+	}
+	n, err := derivedKeyLen(tmpl, natural)
+	if err != nil {
+		return nil, err
+	}
 	if p.kdf == 0 {
 		return append([]byte(nil), z[:n]...), nil
 	}

@@ -8,7 +8,8 @@ package token
 //   - The operations it serves are the small interfaces below that its
 //     type implements (signer, verifier, encrypter, decrypter,
 //     streamCipher, digester, keyGenerator, keyPairGenerator,
-//     paramGenerator, wrapper, unwrapper, deriver), found by type
+//     paramGenerator, wrapper, unwrapper, deriver, encapsulator,
+//     decapsulator), found by type
 //     assertion. Its CK_MECHANISM_INFO flags are derived from them when the
 //     registry is built (newRegistry), so a flag never claims an operation
 //     the value cannot do.
@@ -158,6 +159,21 @@ type (
 		mechanism
 		derive(op *operation, tmpl attrMap) ([]byte, error)
 	}
+	// encapsulator is C_EncapsulateKey's work (kem.go): with the
+	// operation's public key it makes a fresh shared secret and its
+	// ciphertext; ciphertextLen is the ciphertext's length for that key
+	// (the two-call length rule).
+	encapsulator interface {
+		mechanism
+		ciphertextLen(op *operation) (int, error)
+		encapsulate(op *operation) (ciphertext, secret []byte, err error)
+	}
+	// decapsulator is C_DecapsulateKey's: the shared secret of a
+	// ciphertext under the operation's private key.
+	decapsulator interface {
+		mechanism
+		decapsulate(op *operation, ciphertext []byte) (secret []byte, err error)
+	}
 	// paramTaker parses its CK_MECHANISM parameter and returns itself
 	// bound to it.
 	paramTaker interface {
@@ -214,12 +230,17 @@ func operationFlags(m mechanism) uint64 {
 	set(ok, ck.CKF_UNWRAP)
 	_, ok = m.(deriver)
 	set(ok, ck.CKF_DERIVE)
+	_, ok = m.(encapsulator)
+	set(ok, ck.CKF_ENCAPSULATE)
+	_, ok = m.(decapsulator)
+	set(ok, ck.CKF_DECAPSULATE)
 	return f
 }
 
 // operationMask are the flags operationFlags may set.
 const operationMask = ck.CKF_SIGN | ck.CKF_VERIFY | ck.CKF_ENCRYPT | ck.CKF_DECRYPT | ck.CKF_DIGEST |
-	ck.CKF_GENERATE | ck.CKF_GENERATE_KEY_PAIR | ck.CKF_WRAP | ck.CKF_UNWRAP | ck.CKF_DERIVE
+	ck.CKF_GENERATE | ck.CKF_GENERATE_KEY_PAIR | ck.CKF_WRAP | ck.CKF_UNWRAP | ck.CKF_DERIVE |
+	ck.CKF_ENCAPSULATE | ck.CKF_DECAPSULATE
 
 // offers reports whether the mechanism serves kind.
 func offers(m mechanism, kind opKind) bool { return m.base().flags&opFlag[kind] != 0 }

@@ -83,7 +83,10 @@ func marshalPKCS8(k *object) ([]byte, error) {
 		if der, ok, err := marshalMLDSAPKCS8(k); ok { // pkcs8_mldsa.go
 			return der, err
 		}
-		return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s private keys are not wrapped (RSA, EC, Ed25519, DSA, DH and ML-DSA keys are)", ck.Name("CKK_", k.keyType()))
+		if der, ok, err := marshalPQPKCS8(k); ok { // ML-KEM, X25519, X448 (pkcs8_pq.go)
+			return der, err
+		}
+		return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s private keys are not wrapped (RSA, EC, Ed25519, DSA, DH, ML-DSA, ML-KEM, X25519 and X448 keys are)", ck.Name("CKK_", k.keyType()))
 	}
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
@@ -126,6 +129,9 @@ func parsePKCS8(der []byte) (attrMap, uint64, error) {
 		return vals, kt, err
 	}
 	if vals, kt, ok, err := parseMLDSAPKCS8(der); ok { // pkcs8_mldsa.go
+		return vals, kt, err
+	}
+	if vals, kt, ok, err := parsePQPKCS8(der); ok { // ML-KEM, X25519, X448 (pkcs8_pq.go)
 		return vals, kt, err
 	}
 	key, err := x509.ParsePKCS8PrivateKey(der)

@@ -1,6 +1,7 @@
 package token
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -8,6 +9,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/asn1"
 	"math/big"
 	"os"
 	"testing"
@@ -93,6 +95,22 @@ func FuzzUnwrappedPrivate(f *testing.F) {
 	// ML-DSA-44 in the seed form (pkcs8_mldsa.go).
 	f.Add([]byte("\x30\x34\x02\x01\x00\x30\x0b\x06\x09\x60\x86\x48\x01\x65\x03\x04\x03\x11\x04\x22\x80\x20" +
 		"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"))
+	// ML-KEM (seed, expanded) and X25519/X448 (pkcs8_pq.go).
+	p := mlkemSets[ck.CKP_ML_KEM_512]
+	seed := bytes.Repeat([]byte{5}, 64)
+	inner, _ := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, Bytes: seed})
+	der, _ := marshalOneAsymmetricKey(p.oid, inner)
+	f.Add(der)
+	if dk, err := p.expanded(seed); err == nil {
+		inner, _ = asn1.Marshal(dk)
+		der, _ = marshalOneAsymmetricKey(p.oid, inner)
+		f.Add(der)
+	}
+	for _, c := range []*xdhCurve{x25519Curve, x448Curve} {
+		inner, _ = asn1.Marshal(bytes.Repeat([]byte{9}, c.size))
+		der, _ = marshalOneAsymmetricKey(c.spkiOID, inner)
+		f.Add(der)
+	}
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, der []byte) {
 		a, _, err := unwrappedPrivate(attrMap{ck.CKA_CLASS: ck.ULong(ck.CKO_PRIVATE_KEY)}, der, userLoggedIn)

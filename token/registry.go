@@ -32,4 +32,6 @@ var mechanisms = newRegistry(
 	aesKWMechanisms(),
 	aesEncryptDataMechanisms(),
 	hkdfMechanisms(),
+	mlkemMechanisms(),
+	xdhMechanisms(),
 )

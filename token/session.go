@@ -63,6 +63,11 @@ type operation struct {
 	digest hash.Hash
 	stream symStream // a streamCipher's encryption or decryption (symstream.go)
 
+	// sigGiven: a C_VerifySignatureInit operation (PKCS#11 3.2), whose
+	// signature, given at Init, is kept in signature (verifysig.go).
+	sigGiven  bool
+	signature []byte
+
 	result []byte // computed output kept for the two-call convention
 	done   bool
 	single bool // the result is a single-part call's (C_Digest): a Final may not take it

@@ -105,6 +105,9 @@ func (m *Module) Verify(sh uint64, in, sig []byte) error {
 	if err != nil {
 		return err
 	}
+	if op.sigGiven {
+		return errSigGiven("C_Verify")
+	}
 	if op.multi {
 		return ss.fail(opVerify, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_Verify after C_VerifyUpdate"))
 	}
@@ -124,6 +127,9 @@ func (m *Module) VerifyUpdate(sh uint64, in []byte) error {
 		return err
 	}
 	defer ss.mu.Unlock()
+	if op, err := ss.active(opVerify); err == nil && op.sigGiven {
+		return errSigGiven("C_VerifyUpdate")
+	}
 	return ss.update(opVerify, in)
 }
 
@@ -137,6 +143,9 @@ func (m *Module) VerifyFinal(sh uint64, sig []byte) error {
 	op, err := ss.active(opVerify)
 	if err != nil {
 		return err
+	}
+	if op.sigGiven {
+		return errSigGiven("C_VerifyFinal")
 	}
 	ss.end(opVerify)
 	if op.digest == nil {

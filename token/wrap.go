@@ -332,6 +332,9 @@ func unwrappedPrivate(t attrMap, material []byte, login loginState) (attrMap, sc
 	} else if kt != found {
 		return nil, nil, inconsistent("the wrapped key is a " + ck.Name("CKK_", found) + " key, the template says " + ck.Name("CKK_", kt))
 	}
+	if found == ck.CKK_EC_MONTGOMERY {
+		montgomeryUnwrapParams(t, vals) // pkcs8_pq.go
+	}
 	if err := sameValues(t, vals); err != nil {
 		return nil, nil, err
 	}

@@ -291,6 +291,7 @@ var mechFlagNames = []flagName{
 	{ck.CKF_WRAP, "wrap"}, {ck.CKF_UNWRAP, "unwrap"}, {ck.CKF_DERIVE, "derive"},
 	{ck.CKF_EC_F_P, "ec-f-p"}, {1 << 21, "ec-f-2m"}, {1 << 22, "ec-ecparameters"}, {ck.CKF_EC_NAMEDCURVE, "ec-named-curve"},
 	{ck.CKF_EC_UNCOMPRESS, "ec-uncompress"}, {ck.CKF_EC_COMPRESS, "ec-compress"}, {ck.CKF_EXTENSION, "extension"},
+	{ck.CKF_ENCAPSULATE, "encapsulate"}, {ck.CKF_DECAPSULATE, "decapsulate"},
 }
 
 func flagNames(names []flagName, f uint64) []string {

@@ -533,11 +533,8 @@ func (s *session) publicKeyInfo(obj uint64) ([]byte, error) {
 		params := mustMarshal(struct{ P, G *big.Int }{integer(ck.CKA_PRIME), integer(ck.CKA_BASE)})
 		return marshalSPKI(oidDH, params, mustMarshal(integer(ck.CKA_VALUE)))
 	}
-	// The other types (ML-DSA, SLH-DSA, Edwards): the token's own SPKI.
-	if info, err := s.attrs(obj, ck.CKA_PUBLIC_KEY_INFO); err == nil && len(info[ck.CKA_PUBLIC_KEY_INFO]) > 0 {
-		return info[ck.CKA_PUBLIC_KEY_INFO], nil
-	}
-	// The other types (ML-DSA, SLH-DSA): the token's own SPKI.
+	// The other types (ML-DSA, SLH-DSA, ML-KEM, Edwards, Montgomery): the
+	// token's own SPKI.
 	if info, err := s.attrs(obj, ck.CKA_PUBLIC_KEY_INFO); err == nil && len(info[ck.CKA_PUBLIC_KEY_INFO]) > 0 {
 		return info[ck.CKA_PUBLIC_KEY_INFO], nil
 	}

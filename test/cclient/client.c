@@ -55,8 +55,9 @@ static int load(const char *path)
 	if (!EXPECT(gi(NULL, NULL, &it, 0), CKR_OK, "C_GetInterface(default)"))
 		return 0;
 	f = (CK_FUNCTION_LIST_3_0 *)it->pFunctionList;
-	CHECK(strcmp((char *)it->pInterfaceName, "PKCS 11") == 0 && f->version.major == 3 && f->version.minor == 0,
-	      "default interface is \"PKCS 11\" 3.0 (got %s %d.%d)", it->pInterfaceName, f->version.major, f->version.minor);
+	/* The default is the 3.2 list, whose first 92 entries are the 3.0 list's. */
+	CHECK(strcmp((char *)it->pInterfaceName, "PKCS 11") == 0 && f->version.major == 3 && f->version.minor == 2,
+	      "default interface is \"PKCS 11\" 3.2 (got %s %d.%d)", it->pInterfaceName, f->version.major, f->version.minor);
 	if (!EXPECT(gfl(&f2), CKR_OK, "C_GetFunctionList"))
 		return 0;
 	CHECK(f2->version.major == 2 && f2->version.minor == 40, "C_GetFunctionList gives 2.40");
@@ -157,10 +158,10 @@ int main(int argc, char **argv)
 	EXPECT(f->C_Initialize(NULL), CKR_CRYPTOKI_ALREADY_INITIALIZED, "second C_Initialize");
 
 	/* Interface versions and padded strings. */
-	if (EXPECT(f->C_GetInfo(&info), CKR_OK, "C_GetInfo (3.0 list)"))
-		CHECK(info.cryptokiVersion.major == 3 && info.cryptokiVersion.minor == 0 &&
+	if (EXPECT(f->C_GetInfo(&info), CKR_OK, "C_GetInfo (3.2 list)"))
+		CHECK(info.cryptokiVersion.major == 3 && info.cryptokiVersion.minor == 2 &&
 		      blank_padded(info.manufacturerID, 32) && blank_padded(info.libraryDescription, 32),
-		      "3.0 C_GetInfo: version %d.%d, blank-padded strings", info.cryptokiVersion.major, info.cryptokiVersion.minor);
+		      "3.2 C_GetInfo: version %d.%d, blank-padded strings", info.cryptokiVersion.major, info.cryptokiVersion.minor);
 	if (EXPECT(f2->C_GetInfo(&info), CKR_OK, "C_GetInfo (2.40 list)"))
 		CHECK(info.cryptokiVersion.major == 2 && info.cryptokiVersion.minor == 40,
 		      "2.40 C_GetInfo: version %d.%d", info.cryptokiVersion.major, info.cryptokiVersion.minor);

@@ -4,5 +4,6 @@
 // build/nodeclient (node-gyp builds the addon offline against the headers
 // the nodejs package ships in /usr/include/node), runs
 // testdata/suite.js against a throwaway token of the module and of
-// SoftHSMv2, and compares the two.
+// SoftHSMv2, and compares the two. noble_test.go cross-checks the token's
+// ML-KEM with @noble/post-quantum (installed into build/noble).
 package nodeclient

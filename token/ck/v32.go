@@ -286,3 +286,56 @@ func init() {
 		names["CKR_"][v] = n
 	}
 }
+
+// mechanisms32 are the mechanisms PKCS#11 3.2 introduced.
+var mechanisms32 = map[uint64]bool{
+	CKM_ML_KEM_KEY_PAIR_GEN:                 true,
+	CKM_ML_KEM:                              true,
+	CKM_ML_DSA_KEY_PAIR_GEN:                 true,
+	CKM_ML_DSA:                              true,
+	CKM_HASH_ML_DSA:                         true,
+	CKM_HASH_ML_DSA_SHA224:                  true,
+	CKM_HASH_ML_DSA_SHA256:                  true,
+	CKM_HASH_ML_DSA_SHA384:                  true,
+	CKM_HASH_ML_DSA_SHA512:                  true,
+	CKM_HASH_ML_DSA_SHA3_224:                true,
+	CKM_HASH_ML_DSA_SHA3_256:                true,
+	CKM_HASH_ML_DSA_SHA3_384:                true,
+	CKM_HASH_ML_DSA_SHA3_512:                true,
+	CKM_HASH_ML_DSA_SHAKE128:                true,
+	CKM_HASH_ML_DSA_SHAKE256:                true,
+	CKM_SLH_DSA_KEY_PAIR_GEN:                true,
+	CKM_SLH_DSA:                             true,
+	CKM_HASH_SLH_DSA:                        true,
+	CKM_HASH_SLH_DSA_SHA224:                 true,
+	CKM_HASH_SLH_DSA_SHA256:                 true,
+	CKM_HASH_SLH_DSA_SHA384:                 true,
+	CKM_HASH_SLH_DSA_SHA512:                 true,
+	CKM_HASH_SLH_DSA_SHA3_224:               true,
+	CKM_HASH_SLH_DSA_SHA3_256:               true,
+	CKM_HASH_SLH_DSA_SHA3_384:               true,
+	CKM_HASH_SLH_DSA_SHA3_512:               true,
+	CKM_HASH_SLH_DSA_SHAKE128:               true,
+	CKM_HASH_SLH_DSA_SHAKE256:               true,
+	CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE:    true,
+	CKM_TLS12_EXTENDED_MASTER_KEY_DERIVE_DH: true,
+	CKM_AES_KEY_WRAP_PKCS7:                  true,
+	CKM_IKE2_PRF_PLUS_DERIVE:                true,
+	CKM_IKE_PRF_DERIVE:                      true,
+	CKM_IKE1_PRF_DERIVE:                     true,
+	CKM_IKE1_EXTENDED_DERIVE:                true,
+	CKM_HSS_KEY_PAIR_GEN:                    true,
+	CKM_HSS:                                 true,
+	CKM_XMSS_KEY_PAIR_GEN:                   true,
+	CKM_XMSSMT_KEY_PAIR_GEN:                 true,
+	CKM_XMSS:                                true,
+	CKM_XMSSMT:                              true,
+	CKM_ECDH_X_AES_KEY_WRAP:                 true,
+	CKM_ECDH_COF_AES_KEY_WRAP:               true,
+	CKM_PUB_KEY_FROM_PRIV_KEY:               true,
+}
+
+// Mechanism32 reports whether mech is a mechanism PKCS#11 3.2 introduced
+// (CKM_ML_KEM, CKM_ML_DSA...): a caller of an older interface, whose
+// headers do not name it, is not shown it (cgo's C_GetMechanismList).
+func Mechanism32(mech uint64) bool { return mechanisms32[mech] }
