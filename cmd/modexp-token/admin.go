@@ -87,6 +87,17 @@ to do about them. It exits with 6 if the configuration does not load.`,
 	return c
 }
 
+// syslogSocket is the system log socket info looks for (tests point it
+// elsewhere).
+var syslogSocket = config.SyslogSocket
+
+// fallbackLog says where the module's warnings and errors go without a
+// log file: the system log when its socket answers, else the per-user file
+// (config.FallbackLogTarget, the place cgo/syslog.go writes to).
+func fallbackLog() string {
+	return config.FallbackLogTarget(syslogSocket) + " (warnings and errors; set " + config.EnvLog + " for a full log)"
+}
+
 // gatherInfo builds the report; the error is the configuration's problem.
 func gatherInfo(mechs bool) (*infoReport, error) {
 	rep := &infoReport{Version: versionString()}
@@ -104,7 +115,7 @@ func gatherInfo(mechs bool) (*infoReport, error) {
 		} else {
 			rep.Config.Problem += "; fix the file (docs/USAGE.md lists its keys)"
 		}
-		rep.Log = "syslog (warnings and errors; set " + config.EnvLog + " for a full log)"
+		rep.Log = fallbackLog()
 		return rep, withCode(exitConfig, fmt.Errorf("the configuration does not load: %w", err))
 	}
 	if cfg.Log != "" {
@@ -113,7 +124,7 @@ func gatherInfo(mechs bool) (*infoReport, error) {
 			rep.Log += " (" + config.EnvLog + ")"
 		}
 	} else {
-		rep.Log = "syslog (warnings and errors; set " + config.EnvLog + " for a full log)"
+		rep.Log = fallbackLog()
 	}
 	// Before the module opens (and creates) the token files.
 	fileProblems := map[uint64][]string{}
