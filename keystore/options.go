@@ -84,6 +84,17 @@ type Options struct {
 	// unless AllowWeakKDF.
 	KDF KDFParams
 
+	// PINCache is how long a right PIN is remembered after the check
+	// that paid Argon2id (pincache.go): the same PIN again within it costs
+	// an HMAC. Zero or negative: never remembered.
+	PINCache time.Duration
+
+	// PINCacheKeyring remembers right PINs in the kernel's user keyring
+	// too (possessor-only, PINCache as the kernel timeout), so that a new
+	// process of the same user logs in without Argon2id. Ignored where
+	// keyctl is missing or refused.
+	PINCacheKeyring bool
+
 	// AllowWeakKDF lets KDF go below MinKDFParams: for tests only
 	// (InsecureTestKDFParams).
 	AllowWeakKDF bool
