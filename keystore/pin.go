@@ -76,7 +76,7 @@ func (s *Store) checkPIN(who UserType, pin []byte, then func(tx kvTx, rec *token
 		if !cached {
 			kek = deriveKEK(pin, snap.Salt, snap.KDF)
 		}
-		key := &Key{serial: serial, who: who}
+		key := &Key{serial: serial, who: who, remembered: cached}
 		ok := unwrapTokenKey(&key.key, kek, snap.Wrapped, who, serial)
 		if ok && !cached && then == nil {
 			s.rememberPIN(who, serial, &snap, pin, kek)

@@ -15,10 +15,14 @@ import (
 func loginRuns(s *Store, who UserType, pin []byte) (error, uint64) {
 	before := kdfRuns.Load()
 	k, err := s.Login(who, pin)
+	runs := kdfRuns.Load() - before
 	if err == nil {
+		if k.Remembered() != (runs == 0) {
+			panic(fmt.Sprintf("Key.Remembered() = %v after %d derivations", k.Remembered(), runs))
+		}
 		k.Wipe()
 	}
-	return err, kdfRuns.Load() - before
+	return err, runs
 }
 
 // TestPINCacheInProcess: a right PIN is checked with Argon2id once, then

@@ -222,7 +222,11 @@ func (m *Module) Login(sh, userType uint64, pin []byte) error {
 		s.logoutLocked()
 		return err
 	}
-	s.log.Info("logged in", "so", who == keystore.SO)
+	pinCheck := "argon2id"
+	if key.Remembered() {
+		pinCheck = "remembered"
+	}
+	s.log.Info("logged in", "so", who == keystore.SO, "pin_check", pinCheck)
 	return nil
 }
 

@@ -116,6 +116,10 @@ func (m *Module) openSlot(sc config.Slot, level slog.Level) (*slot, error) {
 		AllowWeakKDF: sc.KDFInsecure,
 		Logger:       s.log,
 	}
+	if sc.PINCache != config.PINCacheOff {
+		s.storeOpts.PINCache = sc.PINCacheLifetime.Duration
+		s.storeOpts.PINCacheKeyring = sc.PINCache == config.PINCacheKeyring
+	}
 	if _, err := s.st(); err != nil && !errors.Is(err, keystore.ErrCorrupt) && !errors.Is(err, keystore.ErrUnavailable) {
 		// A corrupt file leaves the slot up (CKR_TOKEN_NOT_RECOGNIZED in
 		// its token info), and so does an unreachable etcd cluster (tried
