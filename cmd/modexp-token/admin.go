@@ -310,7 +310,9 @@ configuration.
 
 The PIN policy is stored in the token: --max-pin-tries (consecutive wrong
 PINs before lockout) and the Argon2id parameters of PIN records
-(--kdf-time, --kdf-memory-kib, --kdf-threads; at least t=2 and 19 MiB).
+(--pin-cost floor|rfc9106|high, or --kdf-time, --kdf-memory-kib and
+--kdf-threads; at least t=2 and 19 MiB): what an attacker holding only the
+token file pays per PIN guess (docs/THREATS.md).
 Unset, they come from the slot's configuration (max_pin_tries, kdf_*),
 else the defaults (10 tries; t=3, 64 MiB, 4 lanes). A process using the
 token later applies the token's policy, or its own configuration where
@@ -330,7 +332,19 @@ that is stricter, never looser.`,
 	c.Flags().Uint32Var(&policy.KDF.Time, "kdf-time", 0, "Argon2id passes of PIN records, stored in the token (with --kdf-memory-kib and --kdf-threads)")
 	c.Flags().Uint32Var(&policy.KDF.MemoryKiB, "kdf-memory-kib", 0, "Argon2id memory in KiB of PIN records, stored in the token")
 	c.Flags().Uint8Var(&policy.KDF.Threads, "kdf-threads", 0, "Argon2id lanes of PIN records, stored in the token")
+	var pinCost string
+	c.Flags().StringVar(&pinCost, "pin-cost", "", "Argon2id cost `PROFILE` of PIN records, stored in the token: floor (t=2, 19 MiB), rfc9106 (t=3, 64 MiB, 4 lanes) or high (t=4, 256 MiB, 4 lanes)")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if pinCost != "" {
+			p, ok := keystore.PINCostProfiles[pinCost]
+			switch {
+			case !ok:
+				return usageErrorf("--pin-cost %q: want floor, rfc9106 or high", pinCost)
+			case policy.KDF != (keystore.KDFParams{}):
+				return usageErrorf("--pin-cost and --kdf-time, --kdf-memory-kib, --kdf-threads exclude each other")
+			}
+			policy.KDF = p
+		}
 		k := policy.KDF
 		if k != (keystore.KDFParams{}) && (k.Time == 0 || k.MemoryKiB == 0 || k.Threads == 0) {
 			return usageErrorf("--kdf-time, --kdf-memory-kib and --kdf-threads go together")
