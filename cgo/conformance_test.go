@@ -66,11 +66,29 @@ func wantRV(t testing.TB, what string, got uint64, want ck.Error) {
 func TestConformanceLoginNullPIN(t *testing.T) {
 	slot := initToken(t)
 	h := openSession(t, slot, false)
-	// More NULL-PIN logins than the PIN has tries (10 by default): none
-	// may count, none may lock.
-	for i := 0; i < 12; i++ {
-		wantRV(t, "C_Login(USER, NULL, 8)", tsLogin(h, ck.CKU_USER, nil, true, 8), ck.CKR_ARGUMENTS_BAD)
-		wantRV(t, "C_Login(SO, NULL, 8)", tsLogin(h, ck.CKU_SO, nil, true, 8), ck.CKR_ARGUMENTS_BAD)
+	// More bad logins of each kind than the PIN has tries (10 by
+	// default): none may count, none may lock. NULL or empty PINs are
+	// CKR_ARGUMENTS_BAD (PyKCS11's test_pin.test_null, as SoftHSMv2),
+	// lengths outside 4..255 CKR_PIN_LEN_RANGE, all before any KDF.
+	long := make([]byte, 256)
+	cases := []struct {
+		name string
+		pin  []byte
+		null bool
+		n    uint64
+		rv   ck.Error
+	}{
+		{"NULL, 8", nil, true, 8, ck.CKR_ARGUMENTS_BAD},
+		{"NULL, 0", nil, true, 0, ck.CKR_ARGUMENTS_BAD},
+		{"empty", []byte{}, false, 0, ck.CKR_ARGUMENTS_BAD},
+		{"3 bytes", []byte("123"), false, 3, ck.CKR_PIN_LEN_RANGE},
+		{"256 bytes", long, false, 256, ck.CKR_PIN_LEN_RANGE},
+	}
+	for _, c := range cases {
+		for range 12 {
+			wantRV(t, "C_Login(USER, "+c.name+")", tsLogin(h, ck.CKU_USER, c.pin, c.null, c.n), c.rv)
+			wantRV(t, "C_Login(SO, "+c.name+")", tsLogin(h, ck.CKU_SO, c.pin, c.null, c.n), c.rv)
+		}
 	}
 	rv, flags := tsTokenFlags(slot)
 	wantRV(t, "C_GetTokenInfo", rv, ck.CKR_OK)

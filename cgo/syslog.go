@@ -8,10 +8,17 @@ package main
 // journald or a syslog daemon reads it), as SoftHSMv2 does, each with what
 // to do. A log file, when configured, still takes everything instead.
 //
+// Where there is no system log (no /dev/log, as in containers and CI
+// runners, or a socket nobody reads), the lines go to the per-user file
+// config.StateLogFile ($XDG_STATE_HOME/modexp-token/module.log), created
+// 0600 in a directory 0700, so that nothing is silently lost; `modexp-token
+// info` names the same place (config.FallbackLogTarget).
+//
 // The writer never blocks a PKCS#11 call for long and never fails one: a
-// missing /dev/log (containers) drops the lines, a full socket buffer waits
-// at most syslogTimeout, and a dead socket is redialled at most every
-// syslogRedial. The same line repeated within syslogRepeat is sent once.
+// full socket buffer waits at most syslogTimeout, a dead socket is
+// redialled at most every syslogRedial (the file takes the lines
+// meanwhile), and a file that cannot be written drops them. The same line
+// repeated within syslogRepeat is written once.
 
 import (
 	"bytes"
@@ -19,8 +26,11 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/modexp-token/modexp-token/token/config"
 )
 
 const (
@@ -33,7 +43,7 @@ const (
 )
 
 // syslogPath is the system log socket (tests point it elsewhere).
-var syslogPath = "/dev/log"
+var syslogPath = config.SyslogSocket
 
 // syslogWriter sends each Write (one slog record) as one datagram.
 type syslogWriter struct {
@@ -78,11 +88,13 @@ func (w *syslogWriter) Write(p []byte) (int, error) {
 	w.last, w.lastAt = append(w.last[:0], line...), now
 	if w.conn == nil {
 		if !w.failedAt.IsZero() && now.Sub(w.failedAt) < syslogRedial {
+			w.toFile(now, line)
 			return n, nil
 		}
 		c, err := net.DialTimeout("unixgram", syslogPath, syslogTimeout)
 		if err != nil {
 			w.failedAt = now
+			w.toFile(now, line)
 			return n, nil
 		}
 		w.conn, w.failedAt = c, time.Time{}
@@ -93,8 +105,29 @@ func (w *syslogWriter) Write(p []byte) (int, error) {
 	if _, err := w.conn.Write([]byte(msg)); err != nil {
 		_ = w.conn.Close()
 		w.conn, w.failedAt = nil, now
+		w.toFile(now, line)
 	}
 	return n, nil
+}
+
+// toFile appends line to the per-user log file (config.StateLogFile),
+// creating it 0600 and its directory 0700. Called with w.mu held; a file
+// that cannot be written drops the line (the module never prints).
+func (w *syslogWriter) toFile(now time.Time, line []byte) {
+	path, err := config.StateLogFile()
+	if err != nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return
+	}
+	msg := fmt.Sprintf("time=%s %s[%d]: %s %s\n", now.Format(time.RFC3339Nano), syslogTag, os.Getpid(), line, syslogHint)
+	_, _ = f.WriteString(msg)
+	_ = f.Close()
 }
 
 // reset forgets the connection and the repeat filter (C_Finalize, tests).

@@ -100,15 +100,86 @@ func TestSyslogWithLogFile(t *testing.T) {
 	}
 }
 
-// TestSyslogAbsent: no socket at all drops lines without error or delay.
+// TestSyslogAbsent: without a system log socket (or when it stops
+// answering) the lines go to the per-user file under XDG_STATE_HOME, or
+// ~/.local/state without it, created 0600 in a directory 0700; nothing is
+// lost and Write never fails.
 func TestSyslogAbsent(t *testing.T) {
+	home := t.TempDir()
+	state := filepath.Join(t.TempDir(), "state")
+	cases := []struct {
+		name, xdg, want string
+	}{
+		{"XDG_STATE_HOME", state, filepath.Join(state, "modexp-token", "module.log")},
+		{"HOME", "", filepath.Join(home, ".local", "state", "modexp-token", "module.log")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("HOME", home)
+			t.Setenv("XDG_STATE_HOME", c.xdg)
+			old := syslogPath
+			syslogPath = filepath.Join(t.TempDir(), "absent")
+			sysLog.reset()
+			defer func() { syslogPath = old; sysLog.reset() }()
+			const lines = 20
+			for i := range lines {
+				if n, err := sysLog.Write([]byte("level=ERROR msg=x" + strings.Repeat("y", i) + "\n")); err != nil || n == 0 {
+					t.Fatalf("Write = %d, %v", n, err)
+				}
+			}
+			// The last line repeated within syslogRepeat is written once.
+			_, _ = sysLog.Write([]byte("level=ERROR msg=x" + strings.Repeat("y", lines-1) + "\n"))
+			b, err := os.ReadFile(c.want)
+			if err != nil {
+				t.Fatalf("no per-user log: %v", err)
+			}
+			got := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+			if len(got) != lines {
+				t.Fatalf("%d lines in %s, want %d:\n%s", len(got), c.want, lines, b)
+			}
+			for i, l := range got {
+				for _, want := range []string{"time=", "modexp-pkcs11[", "level=ERROR msg=x" + strings.Repeat("y", i) + " ", "modexp-token info"} {
+					if !strings.Contains(l, want) {
+						t.Errorf("line %d lacks %q: %s", i, want, l)
+					}
+				}
+			}
+			fi, err := os.Stat(c.want)
+			if err != nil || fi.Mode().Perm() != 0o600 {
+				t.Errorf("log file mode %v, %v; want 0600", fi.Mode(), err)
+			}
+			di, err := os.Stat(filepath.Dir(c.want))
+			if err != nil || di.Mode().Perm() != 0o700 {
+				t.Errorf("log directory mode %v, %v; want 0700", di.Mode(), err)
+			}
+		})
+	}
+}
+
+// TestSyslogGoneLater: a socket that stops answering after the first
+// line sends the next ones to the per-user file.
+func TestSyslogGoneLater(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	path := filepath.Join(t.TempDir(), "log")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	old := syslogPath
-	syslogPath = filepath.Join(t.TempDir(), "absent")
+	syslogPath = path
 	sysLog.reset()
 	defer func() { syslogPath = old; sysLog.reset() }()
-	for i := range 100 {
-		if n, err := sysLog.Write([]byte("level=ERROR msg=x" + strings.Repeat("y", i) + "\n")); err != nil || n == 0 {
-			t.Fatalf("Write = %d, %v", n, err)
-		}
+	_, _ = sysLog.Write([]byte("level=WARN msg=first\n"))
+	buf := make([]byte, 4096)
+	n, err := conn.Read(buf)
+	if err != nil || !strings.Contains(string(buf[:n]), "msg=first") {
+		t.Fatalf("first line not in the system log: %q, %v", buf[:n], err)
+	}
+	conn.Close()
+	_, _ = sysLog.Write([]byte("level=WARN msg=second\n"))
+	b, err := os.ReadFile(filepath.Join(state, "modexp-token", "module.log"))
+	if err != nil || !strings.Contains(string(b), "msg=second") || strings.Contains(string(b), "msg=first") {
+		t.Fatalf("per-user log after the socket went: %q, %v", b, err)
 	}
 }

@@ -45,6 +45,8 @@ var backendTests = []struct {
 	{"InitTokenReinitialises", TestInitTokenReinitialises}, {"EveryAttemptPaysKDF", TestEveryAttemptPaysKDF},
 	{"PolicyLivesInTheToken", TestPolicyLivesInTheToken}, {"PolicyAdoptedByOldTokens", TestPolicyAdoptedByOldTokens},
 	{"KDFFloor", TestKDFFloor},
+	{"PINCacheInProcess", TestPINCacheInProcess}, {"PINCacheOffAndExpired", TestPINCacheOffAndExpired},
+	{"PINCacheKeyring", TestPINCacheKeyring},
 	// Schema migrations (a version-2 token reaches etcd by store copy).
 	{"MigrateV2", TestMigrateV2}, {"MigrateV3", TestMigrateV3},
 	// Backup and restore.
@@ -57,6 +59,7 @@ var backendTests = []struct {
 // fileOnly are the tests inherently about the token file, or about no
 // store at all, with the reason.
 var fileOnly = map[string]string{
+	"TestKeyringPayload":                   "the keyring payload's sealing alone: no store",
 	"TestEmptyFileIsUninitialized":         "a zero-length file: no such thing in etcd",
 	"TestLockTimeout":                      "the file's flock held by another process; etcd has no lock (optimistic transactions: TestBackendLockoutRace)",
 	"TestBboltPanicReleasesLock":           "bbolt's panic on a truncated file and the flock release",

@@ -36,6 +36,17 @@ var InsecureTestKDFParams = KDFParams{Time: 1, MemoryKiB: 64, Threads: 1}
 // or memory) is refused unless Options.AllowWeakKDF.
 var MinKDFParams = KDFParams{Time: 2, MemoryKiB: 19 * 1024, Threads: 1}
 
+// PINCostProfiles are the named Argon2id costs `modexp-token init
+// --pin-cost` stores in a token (Policy.KDF): what an attacker holding
+// only the token file pays per PIN guess. "floor" is MinKDFParams (OWASP's
+// least: t=2, 19 MiB, one lane), "rfc9106" DefaultKDFParams (t=3, 64 MiB,
+// 4 lanes), "high" t=4, 256 MiB, 4 lanes.
+var PINCostProfiles = map[string]KDFParams{
+	"floor":   MinKDFParams,
+	"rfc9106": DefaultKDFParams,
+	"high":    {Time: 4, MemoryKiB: 256 * 1024, Threads: 4},
+}
+
 // below reports whether p costs less than q in time or memory.
 func (p KDFParams) below(q KDFParams) bool { return p.Time < q.Time || p.MemoryKiB < q.MemoryKiB }
 
@@ -83,6 +94,17 @@ type Options struct {
 	// componentwise maximum applies). Below MinKDFParams they are refused
 	// unless AllowWeakKDF.
 	KDF KDFParams
+
+	// PINCache is how long a right PIN is remembered after the check
+	// that paid Argon2id (pincache.go): the same PIN again within it costs
+	// an HMAC. Zero or negative: never remembered.
+	PINCache time.Duration
+
+	// PINCacheKeyring remembers right PINs in the kernel's user keyring
+	// too (possessor-only, PINCache as the kernel timeout), so that a new
+	// process of the same user logs in without Argon2id. Ignored where
+	// keyctl is missing or refused.
+	PINCacheKeyring bool
 
 	// AllowWeakKDF lets KDF go below MinKDFParams: for tests only
 	// (InsecureTestKDFParams).

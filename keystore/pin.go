@@ -69,9 +69,18 @@ func (s *Store) checkPIN(who UserType, pin []byte, then func(tx kvTx, rec *token
 			return nil, err
 		}
 
-		kek := deriveKEK(pin, snap.Salt, snap.KDF)
-		key := &Key{serial: serial, who: who}
+		// A remembered right PIN skips Argon2id (pincache.go); any other
+		// PIN pays it, and is decided (counted) below as before.
+		kek := s.cachedKEK(who, serial, &snap, pin)
+		cached := kek != nil
+		if !cached {
+			kek = deriveKEK(pin, snap.Salt, snap.KDF)
+		}
+		key := &Key{serial: serial, who: who, remembered: cached}
 		ok := unwrapTokenKey(&key.key, kek, snap.Wrapped, who, serial)
+		if ok && !cached && then == nil {
+			s.rememberPIN(who, serial, &snap, pin, kek)
+		}
 		clear(kek)
 
 		same := func(rec *tokenRecord) (*pinRecord, bool) {
@@ -151,7 +160,8 @@ func (s *Store) checkPIN(who UserType, pin []byte, then func(tx kvTx, rec *token
 
 // Login checks the PIN of who (counting failures, persisted) and returns
 // the unlocked token key. Every attempt pays the Argon2id derivation, even
-// when the PIN is locked. Errors: ErrPINIncorrect, ErrPINLocked,
+// when the PIN is locked, except a right PIN remembered by
+// Options.PINCache (pincache.go). Errors: ErrPINIncorrect, ErrPINLocked,
 // ErrPINNotSet (user PIN never set), ErrNotInitialized.
 //
 // A file of schema version 2 is upgraded to version 3 (its records
@@ -231,11 +241,13 @@ func (s *Store) SetPIN(who UserType, oldPIN, newPIN []byte) error {
 		return err
 	}
 	defer pending.wipe()
+	var old tokenRecord
 	key, err := s.checkPIN(who, oldPIN, func(tx kvTx, rec *tokenRecord, key *Key) error {
 		pr, err := pending.record(key.key[:], who, rec.Serial)
 		if err != nil {
 			return err
 		}
+		old = rec.pinsOnly()
 		if who == SO {
 			rec.SO = *pr
 		} else {
@@ -247,6 +259,7 @@ func (s *Store) SetPIN(who UserType, oldPIN, newPIN []byte) error {
 		return err
 	}
 	key.Wipe()
+	s.forgetPINs(&old)
 	return nil
 }
 
@@ -266,11 +279,13 @@ func (s *Store) InitUserPIN(soKey *Key, pin []byte) error {
 		return err
 	}
 	defer pending.wipe()
-	return s.update(func(tx kvTx) error {
+	var old tokenRecord
+	err = s.update(func(tx kvTx) error {
 		rec, err := loadToken(tx)
 		if err != nil {
 			return err
 		}
+		old = rec.pinsOnly()
 		soKey.mu.RLock()
 		defer soKey.mu.RUnlock()
 		if soKey.wiped || soKey.serial != rec.Serial {
@@ -282,4 +297,8 @@ func (s *Store) InitUserPIN(soKey *Key, pin []byte) error {
 		}
 		return saveTokenChange(tx, rec)
 	})
+	if err == nil {
+		s.forgetPINs(&old)
+	}
+	return err
 }

@@ -52,6 +52,9 @@ type Key struct {
 	serial string   // token the key belongs to
 	who    UserType // who unlocked it
 	wiped  bool
+	// remembered: the PIN was a remembered one (pincache.go), no
+	// Argon2id ran at the token's cost.
+	remembered bool
 }
 
 // Wipe zeroes the key material. Later use of the Key fails with
@@ -78,6 +81,10 @@ func (k *Key) isWiped() bool {
 
 // UserType reports who unlocked the key.
 func (k *Key) UserType() UserType { return k.who }
+
+// Remembered reports whether the PIN that unlocked the key was a
+// remembered one (Options.PINCache): no Argon2id ran at the token's cost.
+func (k *Key) Remembered() bool { return k.remembered }
 
 // sealer holds the sub-keys derived from a Key for one Store call.
 type sealer struct {

@@ -32,6 +32,8 @@ type Store struct {
 	// stamps remembers the file's state at the last Changes answer
 	// (stamp.go): "nothing changed" without a transaction.
 	stamps stampCache
+	// pins are the remembered PINs (pincache.go, Options.PINCache).
+	pins pinCache
 }
 
 // Open opens (without creating) the token file at path. A missing file is
@@ -57,7 +59,11 @@ func Open(path string, opts Options) (*Store, error) {
 // Close releases the store. The file is not held open between calls, so
 // Close only makes later calls fail with ErrClosed.
 func (s *Store) Close() error {
-	if s.closed.Swap(true) || s.remote == nil {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.forgetPINs(nil)
+	if s.remote == nil {
 		return nil
 	}
 	return s.remote.close()

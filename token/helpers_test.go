@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	// The module opens engines by name; the tests, like cgo/ and cmd/, pick
@@ -36,6 +37,11 @@ kdf_memory_kib = 64
 kdf_threads = 1
 kdf_insecure = true
 %s`, logPath, slot)
+	if !strings.Contains(slot, "pin_cache") {
+		// Remembered PINs stay in the process: tests leave nothing in
+		// the user's keyring (TestLoginRemembered tries the keyring).
+		body += "pin_cache = \"process\"\n"
+	}
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}

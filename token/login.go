@@ -11,7 +11,17 @@ import (
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
+// checkPINLen screens a PIN before any KDF runs and before any try can be
+// counted: an empty PIN (NULL_PTR or length 0: this token has no protected
+// authentication path, so there is nothing to log in with) is
+// CKR_ARGUMENTS_BAD, as SoftHSMv2 answers; one outside minPINLen..maxPINLen
+// is CKR_PIN_LEN_RANGE. No PIN of this token can have either length, so
+// neither answer tells a caller anything about the PIN, and a
+// misconfigured client sending no PIN can no longer lock the token.
 func checkPINLen(pin []byte) error {
+	if len(pin) == 0 {
+		return ck.Errorf(ck.CKR_ARGUMENTS_BAD, "empty PIN (this token has no protected authentication path)")
+	}
 	if len(pin) < minPINLen || len(pin) > maxPINLen {
 		return ck.Errorf(ck.CKR_PIN_LEN_RANGE, "PIN of %d bytes (want %d..%d)", len(pin), minPINLen, maxPINLen)
 	}
@@ -112,6 +122,9 @@ func (m *Module) SetPIN(sh uint64, oldPIN, newPIN []byte) error {
 	if !ss.rw {
 		return ck.Errorf(ck.CKR_SESSION_READ_ONLY, "C_SetPIN in a read-only session")
 	}
+	if err := checkPINLen(oldPIN); err != nil {
+		return err // before the KDF: no try used
+	}
 	if err := checkPINLen(newPIN); err != nil {
 		return err
 	}
@@ -151,6 +164,9 @@ func (m *Module) Login(sh, userType uint64, pin []byte) error {
 	default:
 		return ck.Errorf(ck.CKR_USER_TYPE_INVALID, "user type %d", userType)
 	}
+	if err := checkPINLen(pin); err != nil {
+		return err // the arguments first, before the KDF: no try used
+	}
 	s := ss.slot
 	// One login of this process at a time; the slot lock is released
 	// while the store checks the PIN (Argon2id, a counted write) and the
@@ -161,9 +177,6 @@ func (m *Module) Login(sh, userType uint64, pin []byte) error {
 	defer s.mu.Unlock()
 	if err := s.loginAllowedLocked(ss, state); err != nil {
 		return err
-	}
-	if len(pin) > maxPINLen {
-		return ck.Errorf(ck.CKR_PIN_LEN_RANGE, "PIN of %d bytes", len(pin))
 	}
 	st, err := s.st()
 	if err != nil {
@@ -209,7 +222,11 @@ func (m *Module) Login(sh, userType uint64, pin []byte) error {
 		s.logoutLocked()
 		return err
 	}
-	s.log.Info("logged in", "so", who == keystore.SO)
+	pinCheck := "argon2id"
+	if key.Remembered() {
+		pinCheck = "remembered"
+	}
+	s.log.Info("logged in", "so", who == keystore.SO, "pin_check", pinCheck)
 	return nil
 }
 

@@ -218,8 +218,8 @@ func (ss *session) contextLogin(pin []byte) error {
 	if s.login != userLoggedIn {
 		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "context-specific login needs the user logged in")
 	}
-	if len(pin) > maxPINLen {
-		return ck.Errorf(ck.CKR_PIN_LEN_RANGE, "PIN of %d bytes", len(pin))
+	if err := checkPINLen(pin); err != nil {
+		return err // before the KDF: no try used
 	}
 	st, err := s.st()
 	if err != nil {

@@ -116,6 +116,13 @@ func (m *Module) openSlot(sc config.Slot, level slog.Level) (*slot, error) {
 		AllowWeakKDF: sc.KDFInsecure,
 		Logger:       s.log,
 	}
+	if sc.PINCache != config.PINCacheOff {
+		s.storeOpts.PINCache = sc.PINCacheLifetime.Duration
+		s.storeOpts.PINCacheKeyring = sc.PINCache == config.PINCacheKeyring
+		if s.storeOpts.PINCacheKeyring && !keystore.KeyringAvailable() {
+			s.log.Info("pin_cache = keyring: no kernel keyring here (keyctl missing or refused); right PINs are remembered in this process only")
+		}
+	}
 	if _, err := s.st(); err != nil && !errors.Is(err, keystore.ErrCorrupt) && !errors.Is(err, keystore.ErrUnavailable) {
 		// A corrupt file leaves the slot up (CKR_TOKEN_NOT_RECOGNIZED in
 		// its token info), and so does an unreachable etcd cluster (tried

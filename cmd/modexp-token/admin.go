@@ -90,6 +90,17 @@ configuration does not load, with 1 if it reports any other problem.`,
 	return c
 }
 
+// syslogSocket is the system log socket info looks for (tests point it
+// elsewhere).
+var syslogSocket = config.SyslogSocket
+
+// fallbackLog says where the module's warnings and errors go without a
+// log file: the system log when its socket answers, else the per-user file
+// (config.FallbackLogTarget, the place cgo/syslog.go writes to).
+func fallbackLog() string {
+	return config.FallbackLogTarget(syslogSocket) + " (warnings and errors; set " + config.EnvLog + " for a full log)"
+}
+
 // gatherInfo builds the report; the error is the configuration's problem.
 func gatherInfo(mechs bool) (*infoReport, error) {
 	rep := &infoReport{Version: versionString()}
@@ -107,7 +118,7 @@ func gatherInfo(mechs bool) (*infoReport, error) {
 		} else {
 			rep.Config.Problem += "; fix the file (man modexp-token.toml, docs/CONFIG.md: every key)"
 		}
-		rep.Log = "syslog (warnings and errors; set " + config.EnvLog + " for a full log)"
+		rep.Log = fallbackLog()
 		return rep, withCode(exitConfig, fmt.Errorf("the configuration does not load: %w", err))
 	}
 	if cfg.Log != "" {
@@ -116,7 +127,7 @@ func gatherInfo(mechs bool) (*infoReport, error) {
 			rep.Log += " (" + config.EnvLog + ")"
 		}
 	} else {
-		rep.Log = "syslog (warnings and errors; set " + config.EnvLog + " for a full log)"
+		rep.Log = fallbackLog()
 	}
 	// Before the module opens (and creates) the token files.
 	fileProblems := map[uint64][]string{}
@@ -330,7 +341,9 @@ kdf_* keys. 'modexp-token token add' adds a slot by hand.
 
 The PIN policy is stored in the token: --max-pin-tries (consecutive wrong
 PINs before lockout) and the Argon2id parameters of PIN records
-(--kdf-time, --kdf-memory-kib, --kdf-threads; at least t=2 and 19 MiB).
+(--pin-cost floor|rfc9106|high, or --kdf-time, --kdf-memory-kib and
+--kdf-threads; at least t=2 and 19 MiB): what an attacker holding only the
+token file pays per PIN guess (docs/THREATS.md).
 Unset, they come from the slot's configuration (max_pin_tries, kdf_*),
 else the defaults (10 tries; t=3, 64 MiB, 4 lanes). A process using the
 token later applies the token's policy, or its own configuration where
@@ -349,7 +362,19 @@ that is stricter, never looser.`,
 	c.Flags().Uint32Var(&policy.KDF.Time, "kdf-time", 0, "Argon2id passes of PIN records, stored in the token (with --kdf-memory-kib and --kdf-threads)")
 	c.Flags().Uint32Var(&policy.KDF.MemoryKiB, "kdf-memory-kib", 0, "Argon2id memory in KiB of PIN records, stored in the token")
 	c.Flags().Uint8Var(&policy.KDF.Threads, "kdf-threads", 0, "Argon2id lanes of PIN records, stored in the token")
+	var pinCost string
+	c.Flags().StringVar(&pinCost, "pin-cost", "", "Argon2id cost `PROFILE` of PIN records, stored in the token: floor (t=2, 19 MiB), rfc9106 (t=3, 64 MiB, 4 lanes) or high (t=4, 256 MiB, 4 lanes)")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if pinCost != "" {
+			p, ok := keystore.PINCostProfiles[pinCost]
+			switch {
+			case !ok:
+				return usageErrorf("--pin-cost %q: want floor, rfc9106 or high", pinCost)
+			case policy.KDF != (keystore.KDFParams{}):
+				return usageErrorf("--pin-cost and --kdf-time, --kdf-memory-kib, --kdf-threads exclude each other")
+			}
+			policy.KDF = p
+		}
 		k := policy.KDF
 		if k != (keystore.KDFParams{}) && (k.Time == 0 || k.MemoryKiB == 0 || k.Threads == 0) {
 			return usageErrorf("--kdf-time, --kdf-memory-kib and --kdf-threads go together")

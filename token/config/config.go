@@ -159,6 +159,18 @@ type Slot struct {
 	// KDFInsecure allows Argon2id parameters below the keystore's floor
 	// (keystore.MinKDFParams, t=2 and 19 MiB): for tests only.
 	KDFInsecure bool `toml:"kdf_insecure"`
+	// PINCache says where a right PIN is remembered after the login that
+	// paid Argon2id, so that the same PIN again skips it (docs/THREATS.md
+	// weighs each choice): "keyring" (the default) in the process and in
+	// the kernel's user keyring (possessor-only, with a timeout: a new
+	// process of the same user logs in in milliseconds; where keyctl is
+	// refused, as in containers, the process only), "process" in the
+	// process only, "off" nowhere (every login pays Argon2id).
+	PINCache string `toml:"pin_cache"`
+	// PINCacheLifetime is how long a right PIN is remembered after the
+	// check that paid Argon2id (default 10m, gpg-agent's default cache
+	// lifetime; at most 24h).
+	PINCacheLifetime Duration `toml:"pin_cache_lifetime"`
 	// RSAPKCSDecrypt: CKM_RSA_PKCS decryption (and unwrapping) is offered
 	// (default true). It answers a bad padding with a synthetic message
 	// (implicit rejection, token/rsapad/implicit.go) rather than an error;
@@ -187,6 +199,16 @@ type Slot struct {
 	EtcdDialTimeout    Duration `toml:"etcd_dial_timeout"`
 	EtcdRequestTimeout Duration `toml:"etcd_request_timeout"`
 }
+
+// Values of Slot.PINCache, and the lifetime's default and bound.
+const (
+	PINCacheKeyring = "keyring"
+	PINCacheProcess = "process"
+	PINCacheOff     = "off"
+
+	DefaultPINCacheLifetime = 10 * time.Minute
+	MaxPINCacheLifetime     = 24 * time.Hour
+)
 
 // Etcd reports whether the slot's token is in an etcd cluster.
 func (s Slot) Etcd() bool { return len(s.EtcdEndpoints) > 0 }
@@ -383,6 +405,20 @@ func (c *Config) normalize() error {
 		case FallbackFail, FallbackSoft:
 		default:
 			return fmt.Errorf("%w: slot %d: fallback %q (want fail or soft)", ErrInvalid, i+1, s.Fallback)
+		}
+		switch s.PINCache {
+		case "":
+			s.PINCache = PINCacheKeyring
+		case PINCacheKeyring, PINCacheProcess, PINCacheOff:
+		default:
+			return fmt.Errorf("%w: slot %d: pin_cache %q (want keyring, process or off)", ErrInvalid, i+1, s.PINCache)
+		}
+		switch d := s.PINCacheLifetime.Duration; {
+		case d == 0:
+			s.PINCacheLifetime.Duration = DefaultPINCacheLifetime
+		case d < 0 || d > MaxPINCacheLifetime:
+			return fmt.Errorf("%w: slot %d: pin_cache_lifetime %v (want 0 for the default %v, or up to %v)",
+				ErrInvalid, i+1, d, DefaultPINCacheLifetime, MaxPINCacheLifetime)
 		}
 		if s.MaxPINTries < 0 {
 			return fmt.Errorf("%w: slot %d: max_pin_tries %d", ErrInvalid, i+1, s.MaxPINTries)

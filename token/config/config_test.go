@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParse(t *testing.T) {
@@ -235,5 +236,41 @@ func TestReferenceComplete(t *testing.T) {
 		if !seen[id] {
 			t.Errorf("keyDocs documents %s, which is no key", id)
 		}
+	}
+}
+
+// TestPINCacheKeys: pin_cache and pin_cache_lifetime, their defaults and
+// their refusals.
+func TestPINCacheKeys(t *testing.T) {
+	cases := []struct {
+		name, body string
+		cache      string
+		life       time.Duration
+		bad        bool
+	}{
+		{"defaults", "", PINCacheKeyring, DefaultPINCacheLifetime, false},
+		{"process", "pin_cache = \"process\"\npin_cache_lifetime = \"90s\"\n", PINCacheProcess, 90 * time.Second, false},
+		{"off", "pin_cache = \"off\"\n", PINCacheOff, DefaultPINCacheLifetime, false},
+		{"keyring, a day", "pin_cache = \"keyring\"\npin_cache_lifetime = \"24h\"\n", PINCacheKeyring, 24 * time.Hour, false},
+		{"unknown mode", "pin_cache = \"yes\"\n", "", 0, true},
+		{"negative lifetime", "pin_cache_lifetime = \"-1s\"\n", "", 0, true},
+		{"lifetime too long", "pin_cache_lifetime = \"25h\"\n", "", 0, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := Parse([]byte("[[slot]]\ntoken_file = \"/tmp/x.db\"\n"+c.body), "")
+			if c.bad {
+				if !errors.Is(err, ErrInvalid) {
+					t.Fatalf("Parse: %v, want ErrInvalid", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := cfg.Slots[0]; s.PINCache != c.cache || s.PINCacheLifetime.Duration != c.life {
+				t.Fatalf("pin_cache %q, lifetime %v; want %q, %v", s.PINCache, s.PINCacheLifetime.Duration, c.cache, c.life)
+			}
+		})
 	}
 }

@@ -30,7 +30,7 @@ type keyDoc struct {
 // Defaults that are the keystore's (max_pin_tries, lock_timeout, kdf_*)
 // say "keystore" here: the reference's generator fills in the figures.
 var keyDocs = map[string]keyDoc{
-	".log": {def: "none: warnings and errors go to the system log", env: EnvLog,
+	".log": {def: "none: warnings and errors go to the system log, or without one to $XDG_STATE_HOME/modexp-token/module.log", env: EnvLog,
 		doc: "The module's log file (log/slog text lines, appended). A relative path is relative to the configuration file; \"~/\" is expanded."},
 	".log_level": {def: "info", env: EnvLogLevel,
 		doc: "The lowest level logged: debug, info, warn or error."},
@@ -56,6 +56,10 @@ var keyDocs = map[string]keyDoc{
 		doc: "Consecutive wrong PINs before the PIN locks. Stored in the token at initialisation; a later configuration can only lower it."},
 	"slot.lock_timeout": {def: "keystore",
 		doc: "How long to wait for the token file's lock, as a Go duration (\"5s\")."},
+	"slot.pin_cache": {def: "keyring",
+		doc: "Where a right PIN is remembered after a login that paid the PIN KDF, so that the next login of the same PIN within pin_cache_lifetime costs about a millisecond: \"keyring\" (the process and the user's kernel keyring: new processes of the same user too), \"process\" (this process only) or \"off\" (every login pays the KDF). A wrong PIN always pays the KDF and is counted (docs/THREATS.md, Logins)."},
+	"slot.pin_cache_lifetime": {def: "10m",
+		doc: "How long a remembered PIN stays valid, as a Go duration; at most 24h."},
 	"slot.kdf_time": {def: "keystore",
 		doc: "Argon2id passes of new PIN records. kdf_time, kdf_memory_kib and kdf_threads go together; stored in the token at initialisation, a later configuration can only raise them."},
 	"slot.kdf_memory_kib": {def: "keystore",
