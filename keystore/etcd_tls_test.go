@@ -4,17 +4,9 @@ package keystore
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
-	"math/big"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -33,10 +25,10 @@ import (
 // another prefix is refused.
 func TestEtcdTLS(t *testing.T) {
 	dir := t.TempDir()
-	ca, caKey, caFile, _ := testCert(t, dir, "ca", nil, nil, 0)
-	_, _, otherCA, _ := testCert(t, dir, "other-ca", nil, nil, 0)
-	_, _, serverCert, serverKey := testCert(t, dir, "server", ca, caKey, x509.ExtKeyUsageServerAuth)
-	_, _, clientCert, clientKey := testCert(t, dir, "client", ca, caKey, x509.ExtKeyUsageClientAuth)
+	ca, caKey, caFile, _ := etcdtest.Cert(t, dir, "ca", nil, nil, 0)
+	_, _, otherCA, _ := etcdtest.Cert(t, dir, "other-ca", nil, nil, 0)
+	_, _, serverCert, serverKey := etcdtest.Cert(t, dir, "server", ca, caKey, x509.ExtKeyUsageServerAuth)
+	_, _, clientCert, clientKey := etcdtest.Cert(t, dir, "client", ca, caKey, x509.ExtKeyUsageClientAuth)
 	e, endpoint, err := etcdtest.StartTLS(t.TempDir(), "tls", serverCert, serverKey, caFile)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +77,7 @@ func TestEtcdTLS(t *testing.T) {
 	// docs/FLEET.md's advice: each host's certificate (its CN is its etcd
 	// user) has a role that reads and writes the token's prefix only. The
 	// module needs nothing beyond it; another prefix is refused.
-	_, _, rootCert, rootKey := testCert(t, dir, "root", ca, caKey, x509.ExtKeyUsageClientAuth)
+	_, _, rootCert, rootKey := etcdtest.Cert(t, dir, "root", ca, caKey, x509.ExtKeyUsageClientAuth)
 	admin := base
 	admin.CAFile, admin.CertFile, admin.KeyFile = caFile, rootCert, rootKey
 	tlsConf, err := admin.tlsConfig()
@@ -136,52 +128,6 @@ func TestEtcdTLS(t *testing.T) {
 		t.Errorf("outside the role: %v (cause %q), want ErrAccessDenied, permission denied on the prefix", err, Cause(err))
 	}
 	_ = h.Close() // its watch, before the member stops (a member waits for open streams)
-}
-
-// testCert writes a certificate and its key to dir/name.pem and
-// dir/name-key.pem: a CA's, self-signed, when ca is nil, else one for
-// 127.0.0.1 issued by ca for usage. It returns the certificate, its key
-// and the two paths.
-func testCert(t *testing.T, dir, name string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, usage x509.ExtKeyUsage) (*x509.Certificate, *ecdsa.PrivateKey, string, string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-	}
-	if ca == nil {
-		tmpl.IsCA, tmpl.BasicConstraintsValid, tmpl.KeyUsage = true, true, x509.KeyUsageCertSign
-		ca, caKey = tmpl, key
-	} else {
-		tmpl.KeyUsage, tmpl.ExtKeyUsage = x509.KeyUsageDigitalSignature, []x509.ExtKeyUsage{usage}
-		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile := filepath.Join(dir, name+".pem"), filepath.Join(dir, name+"-key.pem")
-	writePEM(t, certFile, "CERTIFICATE", der)
-	writePEM(t, keyFile, "PRIVATE KEY", kder)
-	return cert, key, certFile, keyFile
-}
-
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestEtcdOpenCause: an endpoint where nothing listens and one that

@@ -4,6 +4,8 @@ package token
 
 import (
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"os"
@@ -149,5 +151,110 @@ etcd_connect_budget = "300ms"
 	}
 	if st, _ := m.StoreStatus(silentSlot); st.Usable {
 		t.Fatal("the silent slot became usable")
+	}
+}
+
+// TestFleetPermissionDenied: the issue's fleet case on embedded members: a
+// file slot, an etcd slot whose client certificate may read its prefix,
+// one whose certificate may not read the prefix configured, and one at an
+// endpoint where nothing listens. The module loads; the file and the
+// permitted etcd slot work at once; the refused slot is
+// CKR_TOKEN_NOT_PRESENT (no CKF_TOKEN_PRESENT) with "permission denied on
+// the prefix" in its error and the log; the unreachable one
+// CKR_DEVICE_ERROR, "connection refused".
+func TestFleetPermissionDenied(t *testing.T) {
+	dir := t.TempDir()
+	ca, caKey, caFile, _ := etcdtest.Cert(t, dir, "ca", nil, nil, 0)
+	_, _, serverCert, serverKey := etcdtest.Cert(t, dir, "server", ca, caKey, x509.ExtKeyUsageServerAuth)
+	_, _, rootCert, rootKey := etcdtest.Cert(t, dir, "root", ca, caKey, x509.ExtKeyUsageClientAuth)
+	_, _, hostCert, hostKey := etcdtest.Cert(t, dir, "host", ca, caKey, x509.ExtKeyUsageClientAuth)
+	e, endpoint, err := etcdtest.StartTLS(t.TempDir(), "perm", serverCert, serverKey, caFile)
+	must(t, err)
+	t.Cleanup(func() { e.Close() })
+	pool := x509.NewCertPool()
+	caPEM, err := os.ReadFile(caFile)
+	must(t, err)
+	pool.AppendCertsFromPEM(caPEM)
+	root, err := tls.LoadX509KeyPair(rootCert, rootKey)
+	must(t, err)
+	etcdtest.GrantPrefixes(t, endpoint, &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{root}},
+		"root", map[string]string{"host": "/allowed/"})
+	refused, err := etcdtest.FreeLoopbackURL()
+	must(t, err)
+
+	logPath := filepath.Join(dir, "module.log")
+	slotConf := `
+[[slot]]
+label = %q
+engine = "soft"
+kdf_time = 1
+kdf_memory_kib = 64
+kdf_threads = 1
+kdf_insecure = true
+`
+	etcdConf := slotConf + `etcd_endpoints = [%q]
+etcd_prefix = %q
+etcd_ca = %q
+etcd_cert = %q
+etcd_key = %q
+etcd_connect_budget = "500ms"
+`
+	body := fmt.Sprintf("log = %q\n", logPath) +
+		fmt.Sprintf(slotConf+"token_file = %q\n", "File", filepath.Join(dir, "file.token")) +
+		fmt.Sprintf(etcdConf, "Allowed", endpoint, "/allowed/", caFile, hostCert, hostKey) +
+		fmt.Sprintf(etcdConf, "Denied", endpoint, "/denied/", caFile, hostCert, hostKey) +
+		fmt.Sprintf(slotConf+"etcd_endpoints = [%q]\netcd_prefix = \"/gone/\"\netcd_connect_budget = \"500ms\"\n", "Gone", refused.String())
+	cfg, err := config.Parse([]byte(body), dir)
+	must(t, err)
+	start := time.Now()
+	m, err := Load(cfg)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	t.Logf("C_Initialize (Load): %v", time.Since(start).Round(time.Millisecond))
+	t.Cleanup(func() { m.Close() })
+	slots := m.SlotList(true)
+	if len(slots) != 4 {
+		t.Fatalf("slots = %v", slots)
+	}
+	file, allowed, denied, gone := slots[0], slots[1], slots[2], slots[3]
+	for _, s := range []uint64{file, allowed} {
+		initToken(t, m, s)
+		sh := openRW(t, m, s)
+		must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
+		_, priv := genEC(t, m, sh, "P-256", true)
+		digest := sha256.Sum256([]byte("beside a refused slot"))
+		_, err := signWith(t, m, sh, priv, ck.CKM_ECDSA, digest[:])
+		must(t, err)
+	}
+	logs, err := os.ReadFile(logPath)
+	must(t, err)
+	for _, c := range []struct {
+		slot    uint64
+		cause   string
+		code    ck.Error
+		present bool
+	}{
+		{denied, "permission denied on the prefix", ck.CKR_TOKEN_NOT_PRESENT, false},
+		{gone, "connection refused", ck.CKR_DEVICE_ERROR, true},
+	} {
+		st, err := m.StoreStatus(c.slot)
+		must(t, err)
+		if st.Usable || st.Cause != c.cause || st.Code != uint64(c.code) {
+			t.Errorf("slot %d: store status %+v, want %q, %v", c.slot, st, c.cause, c.code)
+		}
+		_, err = m.TokenInfo(c.slot)
+		wantRV(t, err, c.code)
+		if !strings.Contains(err.Error(), c.cause) {
+			t.Errorf("slot %d: C_GetTokenInfo: %v, want the cause %q", c.slot, err, c.cause)
+		}
+		si, err := m.SlotInfo(c.slot)
+		must(t, err)
+		if (si.Flags&ck.CKF_TOKEN_PRESENT != 0) != c.present {
+			t.Errorf("slot %d: slot flags %#x, want CKF_TOKEN_PRESENT %v", c.slot, si.Flags, c.present)
+		}
+		if !strings.Contains(string(logs), `cause="`+c.cause+`"`) {
+			t.Errorf("slot %d: the log does not name %q:\n%s", c.slot, c.cause, logs)
+		}
 	}
 }
