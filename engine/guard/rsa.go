@@ -97,8 +97,8 @@ func (g *Guard) rsaOptions(priv *rsa.PrivateKey) (rsa.Options, error) {
 // size then runs unblinded (with a warning) if the unblinded operation is
 // not refused too; configured, the key is refused. The operation is an
 // ordinary one: checked before release like every other (rsa.Key), its
-// result discarded; any other error is left to the known-answer test and
-// the key's own operations.
+// result discarded, a fault counted; any other error is left to the
+// known-answer test and the key's own operations.
 func (g *Guard) blindingProbe(priv *rsa.PrivateKey) (bool, error) {
 	bits := priv.N.BitLen()
 	g.mu.Lock()
@@ -115,6 +115,9 @@ func (g *Guard) blindingProbe(priv *rsa.PrivateKey) (bool, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), katTimeout)
 		defer cancel()
 		_, _, err = k.Private(ctx, katRSAInput(bits))
+		if err != nil && (errors.Is(err, engine.ErrDevice) || errors.Is(err, rsa.ErrFault)) {
+			g.fault(err) // a wrong result, caught: counted like any other
+		}
 		return err
 	}
 	err := try(true)
