@@ -119,6 +119,7 @@ type Guard struct {
 
 	katMu sync.Mutex           // held while a known-answer test runs
 	kats  map[string]*katEntry // known-answer tests run, by name (kat.go)
+	katOK sync.Map             // names of the passed tests, read without katMu
 
 	ec ecRoutes
 }

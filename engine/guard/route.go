@@ -16,6 +16,7 @@ import (
 type ECRoute struct {
 	g        *Guard
 	curve    string
+	katName  string          // "ec-" + curve: its known-answer test
 	Primary  engine.ECEngine // computes the scalar multiplications
 	Fallback engine.ECEngine // the software engine behind it, or nil
 }
@@ -42,7 +43,7 @@ func (rt ECRoute) Software(e engine.ECEngine) bool {
 // test's error (wrapping engine.ErrDevice).
 func (rt ECRoute) Run(ctx context.Context, op func(e engine.ECEngine) error) (engine.Cost, error) {
 	if rt.curve != "" {
-		err := rt.g.katRun("ec-"+rt.curve, func(ctx context.Context) error {
+		err := rt.g.katRun(rt.katName, func(ctx context.Context) error {
 			return katEC(ctx, rt.Primary, rt.curve)
 		})
 		if err != nil {
@@ -163,9 +164,9 @@ func (g *Guard) ecRoutes() *ecRoutes {
 			var rt ECRoute
 			switch {
 			case isEC && slices.Contains(g.primary.Info().Curves, c.Name()):
-				rt = ECRoute{g: g, curve: c.Name(), Primary: own, Fallback: soft}
+				rt = ECRoute{g: g, curve: c.Name(), katName: "ec-" + c.Name(), Primary: own, Fallback: soft}
 			case soft != nil && slices.Contains(soft.Info().Curves, c.Name()):
-				rt = ECRoute{g: g, curve: c.Name(), Primary: soft}
+				rt = ECRoute{g: g, curve: c.Name(), katName: "ec-" + c.Name(), Primary: soft}
 			default:
 				continue
 			}
