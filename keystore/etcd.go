@@ -13,12 +13,15 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -118,18 +121,140 @@ func OpenEtcd(cfg EtcdConfig, opts Options) (*Store, error) {
 		be.kv = etcdWrapKV(be.kv)
 	}
 	s := &Store{path: name, opts: o, remote: be}
+	// The first contact runs within the connect budget: each request and
+	// the retries within half of it (a call ends within about two of its
+	// limits), the diagnosis of a failure within the rest.
+	// Without a budget the first read has the request timeout, and the
+	// diagnosis the dial timeout.
+	connect := cfg.ConnectTimeout
+	if connect > 0 {
+		be.cfg.RequestTimeout = min(cfg.RequestTimeout, connect/2)
+	}
+	start := time.Now()
 	err = s.view(func(tx kvTx) error {
 		_, err := loadToken(tx)
 		return err
 	})
+	be.cfg.RequestTimeout = cfg.RequestTimeout
 	if err != nil && !errors.Is(err, ErrNotInitialized) {
 		_ = cli.Close()
-		if errors.Is(err, ErrUnavailable) {
-			o.Logger.Error("keystore: etcd cluster unreachable", "endpoints", cfg.Endpoints, "prefix", cfg.Prefix, "err", err)
+		left := cfg.DialTimeout
+		if cfg.ConnectTimeout > 0 {
+			left = max(connect-time.Since(start), 0)
 		}
+		err = classifyOpen(cfg, tlsConf, err, left)
+		o.Logger.Error("keystore: etcd token store unusable", "endpoints", cfg.Endpoints, "prefix", cfg.Prefix,
+			"cause", Cause(err), "err", err)
 		return nil, err
 	}
 	return s, nil
+}
+
+// openError is a failed OpenEtcd with its cause named.
+type openError struct {
+	cause string
+	err   error
+}
+
+func (e *openError) Error() string { return e.cause + ": " + e.err.Error() }
+func (e *openError) Unwrap() error { return e.err }
+
+// Cause is the short cause of a failed OpenEtcd ("connection refused",
+// "timeout", "TLS: unknown CA", "TLS: bad certificate", "permission
+// denied on the prefix", ...), or "" for another error.
+func Cause(err error) string {
+	var oe *openError
+	if errors.As(err, &oe) {
+		return oe.cause
+	}
+	return ""
+}
+
+// classifyOpen names the cause of the first contact's failure err: etcd's
+// own refusals from err itself; for a cluster that did not answer (the
+// client says only "deadline exceeded" whatever the reason), a diagnosis
+// of the first endpoint within left: a TCP dial (refused, timeout) and,
+// with TLS, a handshake and one read (the members' certificate not from
+// the configured CA; the members refusing the client certificate). Access
+// refusals wrap ErrAccessDenied; the rest wraps ErrUnavailable.
+func classifyOpen(cfg EtcdConfig, tlsConf *tls.Config, err error, left time.Duration) error {
+	denied := func(cause string) error {
+		return &openError{cause: cause, err: fmt.Errorf("keystore: etcd:%s: %w (%v)", cfg.Prefix, ErrAccessDenied, err)}
+	}
+	switch {
+	case errors.Is(err, rpctypes.ErrPermissionDenied):
+		return denied("permission denied on the prefix")
+	case errors.Is(err, rpctypes.ErrAuthFailed), errors.Is(err, rpctypes.ErrInvalidAuthToken), errors.Is(err, rpctypes.ErrUserNotFound):
+		return denied("authentication failed")
+	case !errors.Is(err, ErrUnavailable):
+		return err
+	}
+	cause := diagnose(cfg.Endpoints[0], tlsConf, max(left, 50*time.Millisecond))
+	if strings.HasPrefix(cause, "TLS:") {
+		return denied(cause)
+	}
+	if errors.Is(err, rpctypes.ErrNoLeader) || strings.Contains(err.Error(), "no leader") {
+		cause = "no quorum (the members have no leader)"
+	}
+	return &openError{cause: cause, err: err}
+}
+
+// diagnose says why endpoint does not answer, within budget.
+func diagnose(endpoint string, tlsConf *tls.Config, budget time.Duration) string {
+	host := endpoint
+	if u, err := url.Parse(endpoint); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	deadline := time.Now().Add(budget)
+	conn, err := net.DialTimeout("tcp", host, budget)
+	switch {
+	case err == nil:
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case isTimeout(err):
+		return "timeout"
+	default:
+		return "cannot connect: " + err.Error()
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(deadline)
+	if tlsConf == nil {
+		return "timeout (the endpoint accepts connections but does not answer)"
+	}
+	conf := tlsConf.Clone()
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		conf.ServerName = h
+	}
+	conf.NextProtos = []string{"h2"}
+	tc := tls.Client(conn, conf)
+	err = tc.Handshake()
+	if err == nil {
+		// TLS 1.3: the members' verdict on the client certificate comes
+		// after the handshake, as an alert on the first read.
+		_, err = tc.Read(make([]byte, 1))
+	}
+	var ua x509.UnknownAuthorityError
+	var hn x509.HostnameError
+	var ce *tls.CertificateVerificationError
+	switch {
+	case errors.As(err, &ua) || (errors.As(err, &ce) && errors.As(ce.Err, &ua)):
+		return "TLS: unknown CA (the members' certificate is not signed by etcd_ca)"
+	case errors.As(err, &hn):
+		return "TLS: the members' certificate does not name " + host
+	case err != nil && (strings.Contains(err.Error(), "bad certificate") || strings.Contains(err.Error(), "certificate required") ||
+		strings.Contains(err.Error(), "unknown certificate authority")):
+		return "TLS: bad certificate (the members refuse the client certificate: " + err.Error() + ")"
+	case err != nil && isTimeout(err):
+		return "timeout (the endpoint accepts connections but does not answer)"
+	case err != nil:
+		return "TLS: " + err.Error()
+	}
+	return "timeout (the endpoint answers TLS but not the request)"
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 func (c EtcdConfig) tlsConfig() (*tls.Config, error) {

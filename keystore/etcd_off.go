@@ -11,3 +11,6 @@ const EtcdBuilt = false
 func OpenEtcd(cfg EtcdConfig, opts Options) (*Store, error) {
 	return nil, fmt.Errorf("keystore: etcd:%s: this module is built without the etcd backend: use libmodexp-pkcs11-fleet.so (built with -tags modexp_etcd, docs/FLEET.md)", cfg.Prefix)
 }
+
+// Cause is the short cause of a failed OpenEtcd; this build has none.
+func Cause(error) string { return "" }

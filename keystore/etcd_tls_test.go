@@ -4,16 +4,10 @@ package keystore
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
+	"errors"
 	"net"
-	"os"
-	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,10 +25,10 @@ import (
 // another prefix is refused.
 func TestEtcdTLS(t *testing.T) {
 	dir := t.TempDir()
-	ca, caKey, caFile, _ := testCert(t, dir, "ca", nil, nil, 0)
-	_, _, otherCA, _ := testCert(t, dir, "other-ca", nil, nil, 0)
-	_, _, serverCert, serverKey := testCert(t, dir, "server", ca, caKey, x509.ExtKeyUsageServerAuth)
-	_, _, clientCert, clientKey := testCert(t, dir, "client", ca, caKey, x509.ExtKeyUsageClientAuth)
+	ca, caKey, caFile, _ := etcdtest.Cert(t, dir, "ca", nil, nil, 0)
+	_, _, otherCA, _ := etcdtest.Cert(t, dir, "other-ca", nil, nil, 0)
+	_, _, serverCert, serverKey := etcdtest.Cert(t, dir, "server", ca, caKey, x509.ExtKeyUsageServerAuth)
+	_, _, clientCert, clientKey := etcdtest.Cert(t, dir, "client", ca, caKey, x509.ExtKeyUsageClientAuth)
 	e, endpoint, err := etcdtest.StartTLS(t.TempDir(), "tls", serverCert, serverKey, caFile)
 	if err != nil {
 		t.Fatal(err)
@@ -57,21 +51,33 @@ func TestEtcdTLS(t *testing.T) {
 	noCert.CAFile = caFile
 	wrongCA := good
 	wrongCA.CAFile = otherCA
-	for name, cfg := range map[string]EtcdConfig{"no client certificate": noCert, "another CA": wrongCA} {
+	// Each refusal is ErrAccessDenied with its cause named (the client
+	// itself says only "deadline exceeded").
+	for _, c := range []struct {
+		name  string
+		cfg   EtcdConfig
+		cause string
+	}{
+		{"no client certificate", noCert, "TLS: bad certificate"},
+		{"another CA", wrongCA, "TLS: unknown CA"},
+	} {
 		start := time.Now()
-		s, err := OpenEtcd(cfg, testOptions())
+		s, err := OpenEtcd(c.cfg, testOptions())
 		if err == nil {
 			_ = s.Close()
-			t.Errorf("%s: OpenEtcd succeeded", name)
+			t.Errorf("%s: OpenEtcd succeeded", c.name)
 			continue
 		}
-		t.Logf("%s: %v after %v", name, err, time.Since(start).Round(time.Millisecond))
+		if !errors.Is(err, ErrAccessDenied) || errors.Is(err, ErrUnavailable) || !strings.HasPrefix(Cause(err), c.cause) {
+			t.Errorf("%s: %v (cause %q), want ErrAccessDenied with cause %q", c.name, err, Cause(err), c.cause)
+		}
+		t.Logf("%s: %v after %v", c.name, err, time.Since(start).Round(time.Millisecond))
 	}
 
 	// docs/FLEET.md's advice: each host's certificate (its CN is its etcd
 	// user) has a role that reads and writes the token's prefix only. The
 	// module needs nothing beyond it; another prefix is refused.
-	_, _, rootCert, rootKey := testCert(t, dir, "root", ca, caKey, x509.ExtKeyUsageClientAuth)
+	_, _, rootCert, rootKey := etcdtest.Cert(t, dir, "root", ca, caKey, x509.ExtKeyUsageClientAuth)
 	admin := base
 	admin.CAFile, admin.CertFile, admin.KeyFile = caFile, rootCert, rootKey
 	tlsConf, err := admin.tlsConfig()
@@ -118,54 +124,55 @@ func TestEtcdTLS(t *testing.T) {
 	if s, err := OpenEtcd(elsewhere, testOptions()); err == nil {
 		_ = s.Close()
 		t.Error("a prefix outside the certificate's role opened")
-	} else {
-		t.Logf("outside the role: %v", err)
+	} else if !errors.Is(err, ErrAccessDenied) || Cause(err) != "permission denied on the prefix" {
+		t.Errorf("outside the role: %v (cause %q), want ErrAccessDenied, permission denied on the prefix", err, Cause(err))
 	}
 	_ = h.Close() // its watch, before the member stops (a member waits for open streams)
 }
 
-// testCert writes a certificate and its key to dir/name.pem and
-// dir/name-key.pem: a CA's, self-signed, when ca is nil, else one for
-// 127.0.0.1 issued by ca for usage. It returns the certificate, its key
-// and the two paths.
-func testCert(t *testing.T, dir, name string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, usage x509.ExtKeyUsage) (*x509.Certificate, *ecdsa.PrivateKey, string, string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// TestEtcdOpenCause: an endpoint where nothing listens and one that
+// accepts connections but never answers are ErrUnavailable, each with its
+// cause, within the connect budget (whatever the request timeout).
+func TestEtcdOpenCause(t *testing.T) {
+	refused, err := etcdtest.FreeLoopbackURL() // nothing listens there
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-	}
-	if ca == nil {
-		tmpl.IsCA, tmpl.BasicConstraintsValid, tmpl.KeyUsage = true, true, x509.KeyUsageCertSign
-		ca, caKey = tmpl, key
-	} else {
-		tmpl.KeyUsage, tmpl.ExtKeyUsage = x509.KeyUsageDigitalSignature, []x509.ExtKeyUsage{usage}
-		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile := filepath.Join(dir, name+".pem"), filepath.Join(dir, name+"-key.pem")
-	writePEM(t, certFile, "CERTIFICATE", der)
-	writePEM(t, keyFile, "PRIVATE KEY", kder)
-	return cert, key, certFile, keyFile
-}
-
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
+	defer silent.Close()
+	go func() { // accept and hold: a port that never answers
+		var held []net.Conn
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				for _, c := range held {
+					c.Close()
+				}
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	for _, c := range []struct {
+		name, endpoint, cause string
+	}{
+		{"refused", refused.String(), "connection refused"},
+		{"silent", "http://" + silent.Addr().String(), "timeout"},
+	} {
+		cfg := EtcdConfig{Endpoints: []string{c.endpoint}, Prefix: "/cause/", DialTimeout: 5 * time.Second,
+			RequestTimeout: 5 * time.Second, ConnectTimeout: 400 * time.Millisecond}
+		start := time.Now()
+		s, err := OpenEtcd(cfg, testOptions())
+		if err == nil {
+			_ = s.Close()
+			t.Fatalf("%s: OpenEtcd succeeded", c.name)
+		}
+		if !errors.Is(err, ErrUnavailable) || !strings.HasPrefix(Cause(err), c.cause) {
+			t.Errorf("%s: %v (cause %q), want ErrUnavailable with cause %q", c.name, err, Cause(err), c.cause)
+		}
+		t.Logf("%s: %v after %v", c.name, err, time.Since(start).Round(time.Millisecond))
 	}
 }

@@ -27,8 +27,20 @@ type EtcdConfig struct {
 	// every request (default 3s). An unreachable cluster gives
 	// ErrUnavailable after them, never a hang.
 	DialTimeout, RequestTimeout time.Duration
+
+	// ConnectTimeout bounds OpenEtcd's first contact with the cluster (the
+	// first read of the token, its retries included, and the diagnosis
+	// of a failure). 0: no budget, the first read has RequestTimeout and
+	// the diagnosis DialTimeout. The requests after it keep RequestTimeout.
+	ConnectTimeout time.Duration
 }
 
 // ErrUnavailable: the store could not be reached in time (an etcd cluster
 // without quorum, or unreachable). Nothing was written.
 var ErrUnavailable = errors.New("keystore: token store unavailable")
+
+// ErrAccessDenied: the store refuses this client (etcd: permission denied
+// on the prefix, failed authentication, or the TLS handshake rejected: an
+// unknown CA, a refused client certificate). Waiting does not cure it; a
+// change of configuration, certificate or role does.
+var ErrAccessDenied = errors.New("keystore: token store refuses access")

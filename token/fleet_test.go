@@ -252,7 +252,8 @@ func TestFleetClusterDown(t *testing.T) {
 
 // TestFleetUnreachableAtLoad: a cluster that does not answer when the
 // module loads leaves the slot up; its calls fail in bounded time with
-// CKR_DEVICE_ERROR and a log line, and the store is tried again later.
+// CKR_DEVICE_ERROR and a log line naming the cause, and the store is
+// tried again in the background (TestFleetSlotBySlot).
 func TestFleetUnreachableAtLoad(t *testing.T) {
 	u, err := etcdtest.FreeLoopbackURL() // nothing listens there
 	must(t, err)
@@ -262,7 +263,8 @@ func TestFleetUnreachableAtLoad(t *testing.T) {
 	wantRV(t, err, ck.CKR_DEVICE_ERROR)
 	t.Logf("load and C_GetTokenInfo: %v", time.Since(start))
 	logs, err := os.ReadFile(logPath)
-	if err != nil || !strings.Contains(string(logs), "token store unreachable") {
+	if err != nil || !strings.Contains(string(logs), `msg="token store unusable"`) ||
+		!strings.Contains(string(logs), `cause="connection refused"`) {
 		t.Fatalf("no log line: %v\n%s", err, logs)
 	}
 }

@@ -108,17 +108,7 @@ func (m *rsaKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, at
 		return nil, nil, s.engineErr("generate RSA key", err)
 	}
 	eb := big.NewInt(int64(e)).Bytes()
-	one := big.NewInt(1)
-	dp, dq, qinv := k.Dp, k.Dq, k.Qinv
-	if dp == nil {
-		dp = new(big.Int).Mod(k.D, new(big.Int).Sub(k.P, one))
-	}
-	if dq == nil {
-		dq = new(big.Int).Mod(k.D, new(big.Int).Sub(k.Q, one))
-	}
-	if qinv == nil {
-		qinv = new(big.Int).ModInverse(k.Q, k.P)
-	}
+	dp, dq, qinv := k.Dp, k.Dq, k.Qinv // set by rsa.GenerateKey, in constant time
 	pubVals := attrMap{ck.CKA_MODULUS: k.N.Bytes(), ck.CKA_PUBLIC_EXPONENT: eb}
 	privVals := attrMap{
 		ck.CKA_MODULUS: k.N.Bytes(), ck.CKA_PUBLIC_EXPONENT: eb,

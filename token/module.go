@@ -108,6 +108,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/soft"
@@ -317,13 +318,41 @@ func (m *Module) SlotInfo(id uint64) (SlotInfo, error) {
 	if len(desc) > 64 {
 		desc = desc[:64]
 	}
+	flags := uint64(ck.CKF_TOKEN_PRESENT)
+	if d := s.down.Load(); d != nil && d.code == ck.CKR_TOKEN_NOT_PRESENT {
+		flags = 0 // the store refuses this host: as good as no token
+	}
 	return SlotInfo{
 		Description:     desc,
 		ManufacturerID:  manufacturer,
-		Flags:           ck.CKF_TOKEN_PRESENT,
+		Flags:           flags,
 		HardwareVersion: libraryVersion,
 		FirmwareVersion: libraryVersion,
 	}, nil
+}
+
+// StoreStatus is whether a slot's token store is usable, and if not why.
+type StoreStatus struct {
+	Usable bool
+	Cause  string    // "connection refused", "timeout", "TLS: unknown CA", "permission denied on the prefix", ...
+	Code   uint64    // what calls get meanwhile: CKR_DEVICE_ERROR or CKR_TOKEN_NOT_PRESENT
+	Since  time.Time // when it became unusable
+}
+
+// StoreStatus reports whether slot id's token store is usable: an etcd
+// store that did not answer within the connect budget, or refused access,
+// is not (its calls fail at once while it is tried again in the
+// background).
+func (m *Module) StoreStatus(id uint64) (StoreStatus, error) {
+	s, err := m.slot(id)
+	if err != nil {
+		return StoreStatus{}, err
+	}
+	d := s.down.Load()
+	if d == nil {
+		return StoreStatus{Usable: true}, nil
+	}
+	return StoreStatus{Cause: d.cause, Code: uint64(d.code), Since: d.since}, nil
 }
 
 // TokenInfo is C_GetTokenInfo.
@@ -373,6 +402,9 @@ func (m *Module) OpenSession(id, flags uint64) (uint64, error) {
 	}
 	if flags&ck.CKF_SERIAL_SESSION == 0 {
 		return 0, ck.Errorf(ck.CKR_SESSION_PARALLEL_NOT_SUPPORTED, "CKF_SERIAL_SESSION not set")
+	}
+	if d := sl.down.Load(); d != nil {
+		return 0, d.err // unusable store: no session until it is back
 	}
 	s := &session{h: m.newHandle(), slot: sl, rw: flags&ck.CKF_RW_SESSION != 0}
 	if err := sl.addSession(s); err != nil {

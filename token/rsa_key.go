@@ -7,6 +7,7 @@ package token
 
 import (
 	stdrsa "crypto/rsa"
+	"crypto/subtle"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -156,33 +157,30 @@ func completeRSAPrivate(a attrMap) error {
 		e = int(inv.Int64())
 		a[ck.CKA_PUBLIC_EXPONENT] = inv.Bytes()
 	}
-	eb := big.NewInt(int64(e))
-	ed := new(big.Int).Mul(eb, d)
-	if new(big.Int).Mod(ed, pm1).Cmp(one) != 0 || new(big.Int).Mod(ed, qm1).Cmp(one) != 0 {
-		return inconsistent("private exponent does not invert the public exponent")
-	}
-	qinv := new(big.Int).ModInverse(q, p)
-	if qinv == nil {
-		return inconsistent("primes are not coprime")
+	// The checks (d·e ≡ 1 mod p−1 and q−1, q invertible mod p) and the CRT
+	// values in constant time (engine/rsa: crypto/rsa's bigmod).
+	dp, dq, qinv, err := rsa.CRTValues(&rsa.PrivateKey{N: n, E: e, D: d, P: p, Q: q})
+	if err != nil {
+		return inconsistent("private exponent does not invert the public exponent, or the primes do not fit: " + err.Error())
 	}
 	derived := []struct {
 		t uint64
-		v *big.Int
+		v []byte
 	}{
-		{ck.CKA_PRIME_1, p},
-		{ck.CKA_PRIME_2, q},
-		{ck.CKA_EXPONENT_1, new(big.Int).Mod(d, pm1)},
-		{ck.CKA_EXPONENT_2, new(big.Int).Mod(d, qm1)},
+		{ck.CKA_PRIME_1, p.FillBytes(make([]byte, len(dp)))},
+		{ck.CKA_PRIME_2, q.FillBytes(make([]byte, len(dq)))},
+		{ck.CKA_EXPONENT_1, dp},
+		{ck.CKA_EXPONENT_2, dq},
 		{ck.CKA_COEFFICIENT, qinv},
 	}
 	for _, dv := range derived {
 		if given, ok := bigAttr(a, dv.t); ok {
-			if given.Cmp(dv.v) != 0 {
+			if given.BitLen() > 8*len(dv.v) || subtle.ConstantTimeCompare(given.FillBytes(make([]byte, len(dv.v))), dv.v) != 1 {
 				return inconsistent(describe(dv.t) + " does not match the key")
 			}
 			continue
 		}
-		a[dv.t] = dv.v.Bytes()
+		a[dv.t] = new(big.Int).SetBytes(dv.v).Bytes() // minimal: leading zeros stripped, as before
 	}
 	a[ck.CKA_PUBLIC_KEY_INFO] = rsaSPKI(n, e)
 	return nil

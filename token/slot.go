@@ -12,6 +12,7 @@ import (
 
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/guard"
@@ -47,6 +48,16 @@ type slot struct {
 	storeMu   sync.Mutex
 	store     *keystore.Store // nil until opened (a corrupt file is retried)
 	storeOpts keystore.Options
+	// down is set while the store is unusable (an etcd cluster that did
+	// not answer within the connect budget, or refused access): every
+	// call fails at once with its reason while retryDown, started by
+	// markDown, tries the store again in the background. retrying and
+	// retryStop (closed by close) are guarded by storeMu; closed stops
+	// any later open.
+	down      atomic.Pointer[storeDown]
+	retrying  bool
+	retryStop chan struct{}
+	closed    bool
 
 	// A token in etcd notifies changes (cache.go): stale is set by every
 	// notification, notify wakes follow, which refreshes the cache; done
@@ -123,11 +134,13 @@ func (m *Module) openSlot(sc config.Slot, level slog.Level) (*slot, error) {
 			s.log.Info("pin_cache = keyring: no kernel keyring here (keyctl missing or refused); right PINs are remembered in this process only")
 		}
 	}
-	if _, err := s.st(); err != nil && !errors.Is(err, keystore.ErrCorrupt) && !errors.Is(err, keystore.ErrUnavailable) {
+	if _, err := s.st(); err != nil && !errors.Is(err, keystore.ErrCorrupt) && !errors.Is(err, keystore.ErrUnavailable) &&
+		!errors.Is(err, keystore.ErrAccessDenied) {
 		// A corrupt file leaves the slot up (CKR_TOKEN_NOT_RECOGNIZED in
-		// its token info), and so does an unreachable etcd cluster (tried
-		// again at the next use); anything else (bad options) fails the
-		// load.
+		// its token info), and so does an etcd cluster that does not
+		// answer within the connect budget or refuses access (the slot is
+		// marked down with its reason and tried again in the background:
+		// markDown); anything else (bad options) fails the load.
 		s.guard.Close()
 		return nil, fmt.Errorf("token: slot 0x%x: %w", sc.ID, err)
 	}
@@ -147,6 +160,11 @@ func (s *slot) close() error {
 	s.mu.Unlock()
 	s.storeMu.Lock()
 	defer s.storeMu.Unlock()
+	s.closed = true
+	if s.retryStop != nil {
+		close(s.retryStop)
+		s.retryStop = nil
+	}
 	if s.done != nil {
 		close(s.done)
 		s.done = nil
@@ -160,12 +178,77 @@ func (s *slot) close() error {
 }
 
 // st returns the slot's keystore, opening it on first use (and again after
-// a failed open: the file may have been repaired or moved away).
+// a failed open: the file may have been repaired or moved away). While the
+// store is down (markDown) it fails at once with the reason.
 func (s *slot) st() (*keystore.Store, error) {
+	if d := s.down.Load(); d != nil {
+		return nil, d.err
+	}
+	return s.openStore()
+}
+
+// storeDown is why a slot's store is unusable.
+type storeDown struct {
+	cause string   // keystore.Cause, or the error
+	code  ck.Error // CKR_DEVICE_ERROR (unreachable) or CKR_TOKEN_NOT_PRESENT (access refused)
+	since time.Time
+	err   error // what calls get: the reason, the code and the store's error
+}
+
+// markDown marks the store unusable after the failed open err (storeMu
+// held) and starts the background retries if they are not running.
+func (s *slot) markDown(err error) {
+	code := ck.CKR_DEVICE_ERROR
+	if errors.Is(err, keystore.ErrAccessDenied) {
+		code = ck.CKR_TOKEN_NOT_PRESENT
+	}
+	cause := keystore.Cause(err)
+	if cause == "" {
+		cause = err.Error()
+	}
+	d := &storeDown{cause: cause, code: code, since: time.Now()}
+	if old := s.down.Load(); old != nil {
+		d.since = old.since
+	}
+	d.err = fmt.Errorf("token: slot %d: token store %s unusable since %s: %s (tried again in the background): %w: %w",
+		s.id, s.cfg.StoreName(), d.since.UTC().Format(time.RFC3339), cause, code, err)
+	s.down.Store(d)
+	s.log.Error("token store unusable", "token_store", s.cfg.StoreName(), "cause", cause,
+		"code", ck.Name("CKR_", uint64(code)), "err", err)
+	if !s.retrying && !s.closed {
+		s.retrying, s.retryStop = true, make(chan struct{})
+		go s.retryDown(s.retryStop)
+	}
+}
+
+// retryDown tries a down store again, after 1 s, doubling to 30 s, until
+// it opens (the slot works again) or the slot closes (stop).
+func (s *slot) retryDown(stop chan struct{}) {
+	pause := time.Second
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 30*time.Second)
+		if _, err := s.openStore(); err == nil {
+			s.log.Info("token store usable again", "token_store", s.cfg.StoreName())
+			return
+		}
+	}
+}
+
+// openStore opens the slot's keystore unless it is open (st); an etcd
+// store that is unreachable or refuses access is marked down.
+func (s *slot) openStore() (*keystore.Store, error) {
 	s.storeMu.Lock()
 	defer s.storeMu.Unlock()
 	if s.store != nil {
 		return s.store, nil
+	}
+	if s.closed {
+		return nil, fmt.Errorf("token: slot %d: closed: %w", s.id, ck.CKR_CRYPTOKI_NOT_INITIALIZED)
 	}
 	var st *keystore.Store
 	var err error
@@ -174,6 +257,7 @@ func (s *slot) st() (*keystore.Store, error) {
 			Endpoints: sc.EtcdEndpoints, Prefix: sc.EtcdPrefix,
 			CAFile: sc.EtcdCA, CertFile: sc.EtcdCert, KeyFile: sc.EtcdKey,
 			DialTimeout: sc.EtcdDialTimeout.Duration, RequestTimeout: sc.EtcdRequestTimeout.Duration,
+			ConnectTimeout: sc.ConnectBudget(),
 		}, s.storeOpts)
 	} else {
 		st, err = keystore.Open(s.cfg.TokenFile, s.storeOpts)
@@ -182,12 +266,19 @@ func (s *slot) st() (*keystore.Store, error) {
 		switch {
 		case errors.Is(err, keystore.ErrCorrupt):
 			s.log.Error("token file corrupt", "token_store", s.cfg.StoreName(), "err", err)
+		case s.cfg.Etcd() && (errors.Is(err, keystore.ErrUnavailable) || errors.Is(err, keystore.ErrAccessDenied)):
+			s.markDown(err)
+			return nil, s.down.Load().err
 		case errors.Is(err, keystore.ErrUnavailable):
 			s.log.Error("token store unreachable", "token_store", s.cfg.StoreName(), "err", err)
 		}
 		return nil, err
 	}
 	s.store = st
+	if s.down.Load() != nil {
+		s.down.Store(nil)
+		s.retrying, s.retryStop = false, nil
+	}
 	if s.cfg.Etcd() && s.notify == nil {
 		s.notify, s.done = make(chan struct{}, 1), make(chan struct{})
 		go s.follow()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -153,8 +154,14 @@ func gatherInfo(mechs bool) (*infoReport, error) {
 			sr.Slot = si.Description
 		}
 		sr.Problems = append(sr.Problems, engineProblems(m, sc.ID)...)
+		ss, _ := m.StoreStatus(sc.ID)
+		if !ss.Usable {
+			sr.Problems = append(sr.Problems, fmt.Sprintf("token store %s unusable since %s: %s (calls get %s; the module tries it again in the background)",
+				sc.StoreName(), ss.Since.UTC().Format(time.RFC3339), ss.Cause, ck.Name("CKR_", ss.Code)))
+		}
 		ti, err := m.TokenInfo(sc.ID)
 		switch {
+		case err != nil && !ss.Usable: // said above
 		case err != nil && ck.RV(err) == uint64(ck.CKR_TOKEN_NOT_RECOGNIZED):
 			sr.Problems = append(sr.Problems, "the token file is damaged or not a token file: 'modexp-token restore --in BACKUP' brings a backup back")
 		case err != nil:

@@ -2,6 +2,8 @@ package guard
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 
 	"github.com/modexp-token/modexp-token/engine"
@@ -13,6 +15,7 @@ import (
 // size (DSA, DH): the engine that computes and the one behind it.
 type ExpRoute struct {
 	g        *Guard
+	bits     int // the modulus size the route serves
 	Primary  engine.Engine
 	Fallback engine.Engine // the software engine behind it, or nil
 }
@@ -23,7 +26,51 @@ type ExpRoute struct {
 // generation uses it; keys are prepared with [ExpRoute.DSAKey] and
 // [ExpRoute.DHKey].)
 func (rt ExpRoute) Run(op func(e engine.Engine) error) error {
+	primary, err := rt.tested()
+	if err != nil {
+		return err
+	}
+	if primary == nil {
+		return op(rt.Fallback)
+	}
 	return run(rt.g, rt.Primary, rt.Fallback, op)
+}
+
+// tested runs the exponentiation known-answer test that vouches for the
+// route's size on its primary (once per guard) and returns the engine to
+// prepare keys on: the primary, or nil when the test stands failed and
+// the fallback must serve alone. Without a fallback a failed test is an
+// error wrapping engine.ErrDevice.
+func (rt ExpRoute) tested() (engine.Engine, error) {
+	size := katSize(katExpSizes, rt.bits, rt.Primary.Info().MaxModulusBits)
+	if size == 0 {
+		return rt.Primary, nil
+	}
+	err := rt.g.katRun(fmt.Sprintf("exp-%d", size), func(ctx context.Context) error {
+		return katExp(ctx, rt.Primary, size)
+	})
+	switch {
+	case err == nil:
+		return rt.Primary, nil
+	case errors.Is(err, engine.ErrOperandTooLarge), errors.Is(err, engine.ErrUnsupported):
+		return rt.Primary, nil // the engine's own limits refuse what it cannot take
+	case rt.Fallback != nil:
+		return nil, nil
+	}
+	return nil, fmt.Errorf("guard: modulus of %d bits: %w", rt.bits, err)
+}
+
+// keyEngines are the engines a route's keys are prepared on, after its
+// known-answer test: the primary and the fallback, or the fallback alone.
+func (rt ExpRoute) keyEngines() (primary, fallback engine.Engine, err error) {
+	p, err := rt.tested()
+	if err != nil {
+		return nil, nil, err
+	}
+	if p == nil {
+		return rt.Fallback, nil, nil
+	}
+	return rt.Primary, rt.Fallback, nil
 }
 
 // DSAKey is a DSA private key prepared on a route's engines: on the
@@ -33,8 +80,12 @@ type DSAKey struct{ keys[*dsa.Key] }
 // DSAKey checks and prepares the DSA private value x of params on the
 // route's engines (errors: dsa.NewKey's).
 func (rt ExpRoute) DSAKey(params *dsa.Parameters, x []byte) (*DSAKey, error) {
-	k, err := dsa.NewKey(rt.Primary, params, x)
-	ks, err := newKeys(rt.g, k, err, rt.Fallback)
+	primary, fallback, err := rt.keyEngines()
+	if err != nil {
+		return nil, err
+	}
+	k, err := dsa.NewKey(primary, params, x)
+	ks, err := newKeys(rt.g, k, err, fallback)
 	if err != nil {
 		return nil, err
 	}
@@ -56,8 +107,12 @@ type DHKey struct{ keys[*dh.Key] }
 // DHKey checks and prepares the DH private value x of group on the
 // route's engines (errors: dh.NewKey's).
 func (rt ExpRoute) DHKey(group *dh.Group, x []byte, opts dh.Options) (*DHKey, error) {
-	k, err := dh.NewKey(rt.Primary, group, x, opts)
-	ks, err := newKeys(rt.g, k, err, rt.Fallback)
+	primary, fallback, err := rt.keyEngines()
+	if err != nil {
+		return nil, err
+	}
+	k, err := dh.NewKey(primary, group, x, opts)
+	ks, err := newKeys(rt.g, k, err, fallback)
 	if err != nil {
 		return nil, err
 	}
@@ -78,10 +133,10 @@ func (k *DHKey) Derive(ctx context.Context, y []byte) ([]byte, engine.Cost, erro
 // all (false).
 func (g *Guard) Exp(bits int) (ExpRoute, bool) {
 	if max := g.primary.Info().MaxModulusBits; max == 0 || bits <= max {
-		return ExpRoute{g: g, Primary: g.primary, Fallback: g.fallback}, true
+		return ExpRoute{g: g, bits: bits, Primary: g.primary, Fallback: g.fallback}, true
 	}
 	if g.fallback != nil {
-		return ExpRoute{g: g, Primary: g.fallback}, true
+		return ExpRoute{g: g, bits: bits, Primary: g.fallback}, true
 	}
 	return ExpRoute{}, false
 }

@@ -21,10 +21,12 @@ import (
 
 // faulty is the software engine with one bit of every secret result
 // flipped (exponentiations, pairs of them, point multiplications), the way
-// a broken device answers. It counts the calls it gets.
+// a broken device answers, while broken is set (from the start by
+// newFaulty). It counts the calls it gets.
 type faulty struct {
 	*soft.Engine
-	calls atomic.Int64
+	calls  atomic.Int64
+	healed atomic.Bool // answers right while set
 }
 
 func newFaulty() *faulty { return &faulty{Engine: soft.New()} }
@@ -38,7 +40,7 @@ func (f *faulty) Info() engine.Info {
 func (f *faulty) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
 	f.calls.Add(1)
 	out, c, err := f.Engine.Exp(ctx, m, base, exp)
-	if err == nil {
+	if err == nil && !f.healed.Load() {
 		out[len(out)-1] ^= 1
 	}
 	return out, c, err
@@ -56,7 +58,7 @@ func (f *faulty) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte,
 func (f *faulty) ScalarBaseMult(ctx context.Context, curve string, k []byte) (x, y []byte, c engine.Cost, err error) {
 	f.calls.Add(1)
 	x, y, c, err = f.Engine.ScalarBaseMult(ctx, curve, k)
-	if err == nil {
+	if err == nil && !f.healed.Load() {
 		x[len(x)-1] ^= 1
 	}
 	return x, y, c, err
@@ -65,7 +67,7 @@ func (f *faulty) ScalarBaseMult(ctx context.Context, curve string, k []byte) (x,
 func (f *faulty) ScalarMult(ctx context.Context, curve string, k, px, py []byte) (x, y []byte, c engine.Cost, err error) {
 	f.calls.Add(1)
 	x, y, c, err = f.Engine.ScalarMult(ctx, curve, k, px, py)
-	if err == nil {
+	if err == nil && !f.healed.Load() {
 		x[len(x)-1] ^= 1
 	}
 	return x, y, c, err
@@ -73,8 +75,9 @@ func (f *faulty) ScalarMult(ctx context.Context, curve string, k, px, py []byte)
 
 var _ engine.ECEngine = (*faulty)(nil)
 
-// TestOneFallbackPath: for RSA, DSA, DH and ECDSA alike, a primary whose
-// every result is wrong releases nothing; with the software engine behind
+// TestOneFallbackPath: for RSA, DSA, DH and ECDSA alike, a primary that
+// passed its known-answer tests and then gets every result wrong releases
+// nothing; with the software engine behind
 // it each operation is redone there (right results), and each fault is
 // counted once in the guard's status. Without a fallback, and with a
 // fallback as faulty as the primary, the operation fails with an error
@@ -197,7 +200,8 @@ func TestOneFallbackPath(t *testing.T) {
 					if rt, ok = g.EC("P-256"); !ok {
 						t.Fatal("no route")
 					}
-					return nil
+					_, err := rt.Run(ctx, func(engine.ECEngine) error { return nil }) // the curve's test
+					return err
 				}, func() error {
 					var sig []byte
 					_, err := rt.Run(ctx, func(e engine.ECEngine) (err error) {
@@ -227,19 +231,16 @@ func TestOneFallbackPath(t *testing.T) {
 				{"faulty-fallback", newFaulty(), true},
 			} {
 				primary := newFaulty()
+				primary.healed.Store(true) // through the known-answer tests
 				g := guard.New(primary, guard.Options{Software: c.software, Fallback: c.fallback})
 				prepare, do := alg.op(t, g)
-				err := prepare()
-				if alg.name == "RSA" && !c.fallback {
-					// The known-answer test fails and refuses the key.
-					if !errors.Is(err, engine.ErrDevice) {
-						t.Fatalf("%s: RSAKey = %v, want engine.ErrDevice", c.name, err)
-					}
-					continue
-				}
-				if err != nil {
+				if err := prepare(); err != nil {
 					t.Fatalf("%s: prepare: %v", c.name, err)
 				}
+				if st := g.Status(); st.KATFailures != 0 || len(st.KATs) != 1 {
+					t.Fatalf("%s: status %+v after the known-answer test on a healthy engine", c.name, st)
+				}
+				primary.healed.Store(false)
 				before, calls := g.Status().Faults, primary.calls.Load()
 				for i := range 3 {
 					err := do()
@@ -257,6 +258,123 @@ func TestOneFallbackPath(t *testing.T) {
 				if primary.calls.Load() == calls {
 					t.Fatalf("%s: the primary was not asked", c.name)
 				}
+			}
+		})
+	}
+}
+
+// TestKATFailure: for RSA, DSA, DH and ECDSA alike, a primary that fails
+// its known-answer test is counted faulty once. Without a fallback the key
+// (RSA, DSA, DH) or the operation (ECDSA) is refused with an error wrapping
+// engine.ErrDevice. With one, RSA keys stay on the primary (every result is
+// checked and redone), while DSA, DH and ECDSA run on the software engine
+// alone: the primary is asked nothing more after its test.
+func TestKATFailure(t *testing.T) {
+	ctx := context.Background()
+	hash := sha256.Sum256([]byte("kat failure"))
+	params, err := dsa.GenerateParameters(ctx, nil, dsa.Size{L: 2048, N: 224})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsaX, _, _, err := dsa.GenerateKey(ctx, soft.New(), params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var group *dh.Group
+	for _, g := range dhtest.KnownGroups() {
+		if g.Name == "ffdhe3072" {
+			group = &g
+		}
+	}
+	dhX, peer, _, err := dh.GenerateKey(ctx, soft.New(), group, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecKey, err := ecdsa.NewPrivateKey("P-384", bytes.Repeat([]byte{9}, 48))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsaPriv := key(t, 2048)
+	cases := []struct {
+		name      string
+		wantTest  string
+		op        func(g *guard.Guard) error // prepares and runs one operation
+		stayOnPri bool                       // with fallback, the primary still serves
+	}{
+		{"RSA", "rsa-2048", func(g *guard.Guard) error {
+			k, err := g.RSAKey(rsaPriv)
+			if err != nil {
+				return err
+			}
+			_, _, err = k.Private(ctx, big.NewInt(0x5eed).FillBytes(make([]byte, k.Size())))
+			return err
+		}, true},
+		{"DSA", "exp-2048", func(g *guard.Guard) error {
+			rt, _ := g.Exp(params.P.BitLen())
+			k, err := rt.DSAKey(params, dsaX)
+			if err != nil {
+				return err
+			}
+			_, _, err = k.Sign(ctx, hash[:], nil)
+			return err
+		}, false},
+		{"DH", "exp-3072", func(g *guard.Guard) error {
+			rt, _ := g.Exp(group.P.BitLen())
+			k, err := rt.DHKey(group, dhX, dh.Options{})
+			if err != nil {
+				return err
+			}
+			_, _, err = k.Derive(ctx, peer)
+			return err
+		}, false},
+		{"ECDSA", "ec-P-384", func(g *guard.Guard) error {
+			rt, _ := g.EC("P-384")
+			_, err := rt.Run(ctx, func(e engine.ECEngine) error {
+				_, err := ecKey.Sign(ctx, e, hash[:], nil)
+				return err
+			})
+			return err
+		}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, fallback := range []bool{false, true} {
+				primary := newFaulty()
+				g := guard.New(primary, guard.Options{Software: soft.New(), Fallback: fallback})
+				err := c.op(g)
+				st := g.Status()
+				if st.KATFailures != 1 || len(st.KATs) != 0 {
+					t.Fatalf("fallback %v: status %+v, want one failed known-answer test", fallback, st)
+				}
+				if !fallback {
+					if !errors.Is(err, engine.ErrDevice) {
+						t.Fatalf("without fallback: %v, want engine.ErrDevice", err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("with fallback: %v", err)
+				}
+				calls := primary.calls.Load()
+				if err := c.op(g); err != nil {
+					t.Fatalf("with fallback, again: %v", err)
+				}
+				if asked := primary.calls.Load() != calls; asked != c.stayOnPri {
+					t.Fatalf("with fallback: primary asked again %v, want %v", asked, c.stayOnPri)
+				}
+				if st := g.Status(); st.KATFailures != 1 {
+					t.Fatalf("the failed test ran again at once: %+v", st)
+				}
+			}
+			// Healthy: the test passes once, under its name.
+			g := guard.New(soft.New(), guard.Options{})
+			for range 2 {
+				if err := c.op(g); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if st := g.Status(); st.KATFailures != 0 || len(st.KATs) != 1 || st.KATs[0] != c.wantTest {
+				t.Fatalf("healthy: status %+v, want the one test %s passed", st, c.wantTest)
 			}
 		})
 	}

@@ -20,13 +20,21 @@
 //   - Self-test at open ([Guard.SelfTest], bounded by a timeout). A failure
 //     is logged and counted but does not stop the slot: a device may come
 //     back, and every result is checked anyway.
-//   - A known-answer test per RSA key size ([Guard.RSAKey]): when a key of a
-//     size not yet tested is first prepared, the private operation of that
-//     key on a fixed input runs on the primary without fallback and is
-//     compared with math/big. Without a fallback a failing test refuses the
-//     key (and runs again on the next attempt); with one it is logged and
-//     the key is used (each result is still checked, and redone in
-//     software if wrong). Passed sizes are remembered for the guard's life.
+//   - Known-answer tests on fixed test keys, once per engine path (kat.go):
+//     before the first RSA key of a size is prepared, the private
+//     operation of the RSA test key that vouches for that size (1024,
+//     2048, 3072, 4096 bits: katkeys/); before the first operation on a
+//     curve, k1·G and k2·(k1·G) with fixed scalars; before the first DSA
+//     or DH key or generation of a modulus size, one exponentiation with a
+//     fixed modulus, base and exponent. Each runs on the primary alone and
+//     is compared with a stored answer (kat_answers.go); no user key is
+//     ever used, and nothing runs at open (C_Initialize). A failed test
+//     marks that path of the primary faulty for katRetry: without a
+//     fallback the key or operation is refused (engine.ErrDevice); with
+//     one, curves and modulus sizes run on the software engine alone,
+//     while RSA keys stay on the primary (every result is checked, and
+//     redone in software if wrong). Passed tests are remembered for the
+//     guard's life ([Status].KATs).
 //   - Fault accounting ([Guard.Done], [Guard.Status]): every
 //     wrong result and device failure is counted and logged; every private
 //     operation is counted, and logged at debug level with its cost
@@ -37,11 +45,11 @@
 //
 // Exponent blinding on small engines: orup561 refuses exponents longer than
 // 561 bits, so the blinded CRT exponents of RSA-1024 (512 + 64 bits) do not
-// fit. When blinding is the default ([Options].BlindingDefault) the
-// known-answer test notices (ErrOperandTooLarge with blinding, success
-// without), and keys of that size run without exponent blinding on that
-// engine, with a warning in the log. Configured explicitly, the key is
-// refused instead.
+// fit. The first key of each size probes it (one blinded private operation
+// of that key, checked like any other): when blinding is the default
+// ([Options].BlindingDefault) and the engine answers ErrOperandTooLarge,
+// keys of that size run without exponent blinding on that engine, with a
+// warning in the log. Configured explicitly, the key is refused instead.
 //
 // The guard knows engines only through package engine: which
 // implementations exist is the business of the programs (cgo/, cmd/), which
@@ -51,7 +59,9 @@ package guard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -104,8 +114,12 @@ type Guard struct {
 	mu          sync.Mutex
 	selfTestErr error
 	selfTestRan bool
-	katPassed   map[int]bool // RSA key sizes whose known-answer test passed
+	blindProbed map[int]bool // RSA key sizes whose exponent blinding was probed
 	noExpBlind  map[int]bool // RSA key sizes run without exponent blinding
+
+	katMu sync.Mutex           // held while a known-answer test runs
+	kats  map[string]*katEntry // known-answer tests run, by name (kat.go)
+	katOK sync.Map             // names of the passed tests, read without katMu
 
 	ec ecRoutes
 }
@@ -182,14 +196,15 @@ func (g *Guard) Done(op string, bits int, cost engine.Cost, wall time.Duration, 
 
 // Status is a guard's engine health, for the CLI, logs and tests.
 type Status struct {
-	Engine       string // the primary's Info().Name
-	HasFallback  bool   // the software engine stands behind the primary
-	SelfTest     string // "passed", "not run", or the failure
-	Ops          uint64 // private operations attempted
-	Faults       uint64 // engine results that failed the check, and device failures
-	DeviceErrors uint64 // operations that failed with a device error
-	KATFailures  uint64 // failed known-answer tests at key preparation
-	KATSizes     []int  // RSA key sizes whose known-answer test passed
+	Engine       string   // the primary's Info().Name
+	HasFallback  bool     // the software engine stands behind the primary
+	SelfTest     string   // "passed", "not run", or the failure
+	Ops          uint64   // private operations attempted
+	Faults       uint64   // engine results that failed the check, and device failures
+	DeviceErrors uint64   // operations that failed with a device error
+	KATFailures  uint64   // failed known-answer tests
+	KATSizes     []int    // sizes of the RSA test keys whose known-answer test passed
+	KATs         []string // the passed known-answer tests: "rsa-2048", "ec-P-256", "exp-2048"
 	// Members is the state of each engine of a pool (nil otherwise).
 	Members []pool.MemberStatus
 }
@@ -213,10 +228,15 @@ func (g *Guard) Status() Status {
 	default:
 		st.SelfTest = "passed"
 	}
-	for b := range g.katPassed {
-		st.KATSizes = append(st.KATSizes, b)
-	}
 	g.mu.Unlock()
+	st.KATs = g.katPassedNames()
+	sort.Strings(st.KATs)
+	for _, n := range st.KATs {
+		var b int
+		if _, err := fmt.Sscanf(n, "rsa-%d", &b); err == nil && !slices.Contains(st.KATSizes, b) {
+			st.KATSizes = append(st.KATSizes, b)
+		}
+	}
 	sort.Ints(st.KATSizes)
 	if p, ok := g.primary.(*pool.Pool); ok {
 		st.Members = p.Members()

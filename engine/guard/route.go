@@ -15,6 +15,8 @@ import (
 // computes and the one behind it.
 type ECRoute struct {
 	g        *Guard
+	curve    string
+	katName  string          // "ec-" + curve: its known-answer test
 	Primary  engine.ECEngine // computes the scalar multiplications
 	Fallback engine.ECEngine // the software engine behind it, or nil
 }
@@ -34,7 +36,23 @@ func (rt ECRoute) Software(e engine.ECEngine) bool {
 // wrong) the fault is counted and op runs again on the fallback, if any.
 // op must check what the engine returns (engine/ecdsa does) and must not
 // release anything before it returns nil. Run returns the primary's cost.
+//
+// The first Run of a curve runs the curve's known-answer test on the
+// primary. While it stands failed the primary is not used on that curve:
+// op runs on the fallback alone, or, without one, Run fails with the
+// test's error (wrapping engine.ErrDevice).
 func (rt ECRoute) Run(ctx context.Context, op func(e engine.ECEngine) error) (engine.Cost, error) {
+	if rt.curve != "" {
+		err := rt.g.katRun(rt.katName, func(ctx context.Context) error {
+			return katEC(ctx, rt.Primary, rt.curve)
+		})
+		if err != nil {
+			if rt.Fallback == nil {
+				return engine.Cost{}, fmt.Errorf("guard: curve %s: %w", rt.curve, err)
+			}
+			return engine.Cost{}, op(rt.Fallback)
+		}
+	}
 	m := &meter{ECEngine: rt.Primary}
 	err := run[engine.ECEngine](rt.g, m, rt.Fallback, op)
 	return m.cost, err
@@ -146,9 +164,9 @@ func (g *Guard) ecRoutes() *ecRoutes {
 			var rt ECRoute
 			switch {
 			case isEC && slices.Contains(g.primary.Info().Curves, c.Name()):
-				rt = ECRoute{g: g, Primary: own, Fallback: soft}
+				rt = ECRoute{g: g, curve: c.Name(), katName: "ec-" + c.Name(), Primary: own, Fallback: soft}
 			case soft != nil && slices.Contains(soft.Info().Curves, c.Name()):
-				rt = ECRoute{g: g, Primary: soft}
+				rt = ECRoute{g: g, curve: c.Name(), katName: "ec-" + c.Name(), Primary: soft}
 			default:
 				continue
 			}

@@ -2,11 +2,8 @@ package guard
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
-	"math/big"
-	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/rsa"
@@ -60,88 +57,87 @@ func (g *Guard) MaxRSAKeyBits() int {
 	return 2 * in.MaxModulusBits
 }
 
-// rsaOptions returns the RSA options for priv's size after the
-// known-answer test at that size (run once per size).
+// rsaOptions returns the RSA options for priv's size: whether its
+// exponents are blinded on the primary (the probe, once per size, when
+// blinding is on), after the known-answer test of the RSA test key that
+// vouches for that size (katSize; run once per guard).
 func (g *Guard) rsaOptions(priv *rsa.PrivateKey) (rsa.Options, error) {
 	bits := priv.N.BitLen()
 	opts := rsa.Options{ExponentBlinding: g.opts.ExponentBlinding}
-	g.mu.Lock()
-	passed, noBlind := g.katPassed[bits], g.noExpBlind[bits]
-	g.mu.Unlock()
-	if noBlind {
-		opts.ExponentBlinding = false
+	if opts.ExponentBlinding {
+		blind, err := g.blindingProbe(priv)
+		if err != nil {
+			return opts, err
+		}
+		opts.ExponentBlinding = blind
 	}
-	if passed {
+	size := katSize(katRSASizes, bits, g.MaxRSAKeyBits())
+	if size == 0 {
+		g.log.Warn("no RSA known-answer test for this key size on this engine", "engine", g.name(), "key_bits", bits)
 		return opts, nil
 	}
-	start := time.Now()
-	err := kat(g.primary, priv, opts.ExponentBlinding)
-	if err != nil && opts.ExponentBlinding && g.opts.BlindingDefault && errors.Is(err, engine.ErrOperandTooLarge) {
-		// Without blinding the exponent fits: the key runs unblinded on
-		// this engine, and the test's verdict is that of the unblinded run.
-		if err2 := kat(g.primary, priv, false); !errors.Is(err2, engine.ErrOperandTooLarge) {
-			g.log.Warn("exponent blinding off for this key size: the engine refuses the longer exponent",
-				"engine", g.name(), "key_bits", bits)
-			opts.ExponentBlinding, err = false, err2
-			g.mu.Lock()
-			if g.noExpBlind == nil {
-				g.noExpBlind = map[int]bool{}
-			}
-			g.noExpBlind[bits] = true
-			g.mu.Unlock()
-		}
-	}
+	err := g.katRun(katRSAName(size, opts.ExponentBlinding), func(ctx context.Context) error {
+		return katRSA(ctx, g.primary, size, opts.ExponentBlinding)
+	})
 	switch {
 	case err == nil:
-		g.mu.Lock()
-		if g.katPassed == nil {
-			g.katPassed = map[int]bool{}
-		}
-		g.katPassed[bits] = true
-		g.mu.Unlock()
-		g.log.Info("engine known-answer test passed", "engine", g.name(), "key_bits", bits,
-			"duration", time.Since(start))
 		return opts, nil
 	case errors.Is(err, engine.ErrOperandTooLarge), errors.Is(err, engine.ErrUnsupported):
 		return opts, err
-	}
-	g.katFailures.Add(1)
-	g.faults.Add(1)
-	g.log.Error("engine known-answer test failed", "engine", g.name(), "key_bits", bits,
-		"fallback", g.fallback != nil, "err", err)
-	if g.fallback != nil {
+	case g.fallback != nil:
 		return opts, nil // every result is checked and redone in software if wrong
 	}
-	return opts, fmt.Errorf("guard: known-answer test at %d bits: %w (%w)", bits, err, engine.ErrDevice)
+	return opts, fmt.Errorf("guard: RSA key of %d bits: %w", bits, err)
 }
 
-// katInput is the fixed input of the known-answer test.
-func katInput(n *big.Int) *big.Int {
-	c := new(big.Int).Lsh(big.NewInt(0x4b4154), uint(n.BitLen()-32)) // "KAT" in the top bits
-	c.Add(c, big.NewInt(0x1234567))
-	return c.Mod(c, n)
-}
-
-// kat runs the private operation of priv on eng alone on a fixed
-// input and compares it with c^d mod n computed by math/big. math/big is
-// variable time in d: this runs once per key size, like the key's
-// preparation (which also uses math/big on the key).
-func kat(eng engine.Engine, priv *rsa.PrivateKey, expBlind bool) error {
-	k, err := rsa.NewKey(eng, priv, rsa.Options{ExponentBlinding: expBlind})
-	if err != nil {
-		return fmt.Errorf("guard: known-answer test: %w", err)
+// blindingProbe reports whether keys of priv's size run with exponent
+// blinding on the primary: one private operation of priv on a fixed
+// input, blinded, once per size. Only the engine's refusal of the longer
+// exponent (ErrOperandTooLarge) counts: with blinding as the default the
+// size then runs unblinded (with a warning) if the unblinded operation is
+// not refused too; configured, the key is refused. The operation is an
+// ordinary one: checked before release like every other (rsa.Key), its
+// result discarded, a fault counted; any other error is left to the
+// known-answer test and the key's own operations.
+func (g *Guard) blindingProbe(priv *rsa.PrivateKey) (bool, error) {
+	bits := priv.N.BitLen()
+	g.mu.Lock()
+	blind, probed := !g.noExpBlind[bits], g.blindProbed[bits]
+	g.mu.Unlock()
+	if probed {
+		return blind, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), katTimeout)
-	defer cancel()
-	c := katInput(priv.N)
-	size := (priv.N.BitLen() + 7) / 8
-	got, _, err := k.Private(ctx, c.FillBytes(make([]byte, size)))
-	if err != nil {
-		return fmt.Errorf("guard: known-answer test: %w", err)
+	try := func(expBlind bool) error {
+		k, err := rsa.NewKey(g.primary, priv, rsa.Options{ExponentBlinding: expBlind})
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), katTimeout)
+		defer cancel()
+		_, _, err = k.Private(ctx, katRSAInput(bits))
+		if err != nil && (errors.Is(err, engine.ErrDevice) || errors.Is(err, rsa.ErrFault)) {
+			g.fault(err) // a wrong result, caught: counted like any other
+		}
+		return err
 	}
-	want := new(big.Int).Exp(c, priv.D, priv.N).FillBytes(make([]byte, size))
-	if subtle.ConstantTimeCompare(got, want) != 1 {
-		return fmt.Errorf("guard: known-answer test at %d bits: wrong answer: %w (%w)", priv.N.BitLen(), rsa.ErrFault, engine.ErrDevice)
+	err := try(true)
+	if errors.Is(err, engine.ErrOperandTooLarge) {
+		if !g.opts.BlindingDefault {
+			return false, fmt.Errorf("guard: exponent blinding at %d bits: %w", bits, err)
+		}
+		if err2 := try(false); errors.Is(err2, engine.ErrOperandTooLarge) {
+			return false, fmt.Errorf("guard: RSA key of %d bits: %w", bits, err2)
+		}
+		g.log.Warn("exponent blinding off for this key size: the engine refuses the longer exponent",
+			"engine", g.name(), "key_bits", bits)
+		blind = false
 	}
-	return nil
+	g.mu.Lock()
+	if g.blindProbed == nil {
+		g.blindProbed, g.noExpBlind = map[int]bool{}, map[int]bool{}
+	}
+	g.blindProbed[bits] = true
+	g.noExpBlind[bits] = !blind
+	g.mu.Unlock()
+	return blind, nil
 }

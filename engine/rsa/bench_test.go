@@ -53,3 +53,19 @@ func BenchmarkPrivate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNewKey is a key's preparation: its checks and CRT values
+// (crypto/rsa's constant-time Precompute) and the engine's moduli.
+func BenchmarkNewKey(b *testing.B) {
+	for _, bits := range []int{2048, 4096} {
+		priv := privOf(testKey(b, bits))
+		b.Run(fmt.Sprint(bits), func(b *testing.B) {
+			eng := soft.New()
+			for b.Loop() {
+				if _, err := NewKey(eng, priv, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,6 +1,8 @@
 package rsa
 
 import (
+	gorsa "crypto/rsa"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"math/big"
@@ -100,23 +102,24 @@ func NewKey(eng engine.Engine, priv *PrivateKey, opts Options) (*Key, error) {
 	if k.q, err = mont.NewModulus(priv.Q.Bytes()); err != nil {
 		return nil, fmt.Errorf("rsa: new key: q: %w", ErrInvalidKey)
 	}
-	one := big.NewInt(1)
-	k.dp = limbsOf(dp, k.p.Limbs())
-	k.dq = limbsOf(dq, k.q.Limbs())
-	k.pm1 = limbsOf(new(big.Int).Sub(priv.P, one), k.p.Limbs())
-	k.qm1 = limbsOf(new(big.Int).Sub(priv.Q, one), k.q.Limbs())
-	k.pm2 = new(big.Int).Sub(priv.P, big.NewInt(2)).FillBytes(make([]byte, k.p.Size()))
-	k.qm2 = new(big.Int).Sub(priv.Q, big.NewInt(2)).FillBytes(make([]byte, k.q.Size()))
-	k.qPlain = limbsOf(priv.Q, k.q.Limbs())
-	qi := limbsOf(qinv, k.p.Limbs())
+	pb := priv.P.FillBytes(make([]byte, k.p.Size()))
+	qb := priv.Q.FillBytes(make([]byte, k.q.Size()))
+	k.dp = limbsOfBytes(dp, k.p.Limbs())
+	k.dq = limbsOfBytes(dq, k.q.Limbs())
+	k.pm1 = limbsOfBytes(minusSmall(pb, 1), k.p.Limbs())
+	k.qm1 = limbsOfBytes(minusSmall(qb, 1), k.q.Limbs())
+	k.pm2 = minusSmall(pb, 2)
+	k.qm2 = minusSmall(qb, 2)
+	k.qPlain = limbsOfBytes(qb, k.q.Limbs())
+	qi := limbsOfBytes(qinv, k.p.Limbs())
 	k.qinvMont = make([]uint64, k.p.Limbs())
 	k.p.ToMont(k.qinvMont, qi, make([]uint64, k.p.ScratchLen()))
 	k.crt = engine.CRTKey{
 		P:    priv.P.Bytes(),
 		Q:    priv.Q.Bytes(),
-		DP:   dp.FillBytes(make([]byte, k.p.Size())),
-		DQ:   dq.FillBytes(make([]byte, k.q.Size())),
-		QInv: qinv.FillBytes(make([]byte, k.p.Size())),
+		DP:   dp,
+		DQ:   dq,
+		QInv: qinv,
 	}
 	if k.pr, err = k.prepare(eng); err != nil {
 		return nil, err
@@ -159,8 +162,14 @@ func (k *secret) prepare(eng engine.Engine) (*prepared, error) {
 }
 
 // validate checks priv and returns d mod (p−1), d mod (q−1) and q⁻¹ mod p
-// (checking the given ones).
-func validate(priv *PrivateKey) (dp, dq, qinv *big.Int, err error) {
+// (checking the given ones), at the byte lengths of p, q and p.
+//
+// No secret goes through math/big arithmetic: the consistency checks
+// (p·q = n, d·e ≡ 1 mod p−1 and q−1, q·q⁻¹ ≡ 1 mod p) and the CRT values
+// are crypto/rsa's (PrivateKey.Validate and Precompute, constant-time
+// bigmod since Go 1.20), the given CRT values are compared in constant
+// time. What math/big still sees is public (n, e) or sizes and parities.
+func validate(priv *PrivateKey) (dp, dq, qinv []byte, err error) {
 	bad := func(what string) error { return fmt.Errorf("rsa: invalid key: %s: %w", what, ErrInvalidKey) }
 	if priv == nil || priv.N == nil || priv.D == nil || priv.P == nil || priv.Q == nil {
 		return nil, nil, nil, bad("missing N, D, P or Q")
@@ -172,43 +181,71 @@ func validate(priv *PrivateKey) (dp, dq, qinv *big.Int, err error) {
 	if n.Sign() <= 0 || n.BitLen() < MinKeyBits || n.BitLen() > MaxPublicBits {
 		return nil, nil, nil, bad(fmt.Sprintf("modulus of %d bits (want %d..%d)", n.BitLen(), MinKeyBits, MaxPublicBits))
 	}
-	one := big.NewInt(1)
-	if p.Cmp(one) <= 0 || q.Cmp(one) <= 0 || p.Bit(0) == 0 || q.Bit(0) == 0 || p.Cmp(q) == 0 {
-		return nil, nil, nil, bad("p and q must be distinct odd numbers greater than one")
+	if p.Sign() <= 0 || q.Sign() <= 0 || p.BitLen() < 2 || q.BitLen() < 2 || p.Bit(0) == 0 || q.Bit(0) == 0 ||
+		p.BitLen() >= n.BitLen() || q.BitLen() >= n.BitLen() {
+		return nil, nil, nil, bad("p and q must be odd numbers greater than one, below n")
 	}
-	if new(big.Int).Mul(p, q).Cmp(n) != 0 {
-		return nil, nil, nil, bad("p·q ≠ n")
+	nlen := (n.BitLen() + 7) / 8
+	if subtle.ConstantTimeCompare(p.FillBytes(make([]byte, nlen)), q.FillBytes(make([]byte, nlen))) == 1 {
+		return nil, nil, nil, bad("p = q")
 	}
-	if d.Sign() <= 0 || d.Cmp(n) >= 0 {
+	if d.Sign() <= 0 || d.BitLen() > n.BitLen() {
 		return nil, nil, nil, bad("d out of range")
 	}
-	pm1 := new(big.Int).Sub(p, one)
-	qm1 := new(big.Int).Sub(q, one)
-	de := new(big.Int).Mul(d, big.NewInt(int64(priv.E)))
-	if new(big.Int).Mod(de, pm1).Cmp(one) != 0 || new(big.Int).Mod(de, qm1).Cmp(one) != 0 {
-		return nil, nil, nil, bad("d·e ≢ 1 mod λ(n)")
+	k := &gorsa.PrivateKey{PublicKey: gorsa.PublicKey{N: n, E: priv.E}, D: d, Primes: []*big.Int{p, q}}
+	// Precompute checks p·q = n, d < n, d·e ≡ 1 mod p−1 and q−1 and
+	// q·q⁻¹ ≡ 1 mod p, and leaves the CRT values unset on failure;
+	// Validate then says why.
+	k.Precompute()
+	if k.Precomputed.Dp == nil || k.Precomputed.Dq == nil || k.Precomputed.Qinv == nil {
+		why := "no CRT values"
+		if err := k.Validate(); err != nil {
+			why = err.Error()
+		}
+		return nil, nil, nil, bad(why)
 	}
-	dp = new(big.Int).Mod(d, pm1)
-	dq = new(big.Int).Mod(d, qm1)
-	qinv = new(big.Int).ModInverse(q, p)
-	if qinv == nil {
-		return nil, nil, nil, bad("q not invertible mod p")
+	plen, qlen := (p.BitLen()+7)/8, (q.BitLen()+7)/8
+	dp = k.Precomputed.Dp.FillBytes(make([]byte, plen))
+	dq = k.Precomputed.Dq.FillBytes(make([]byte, qlen))
+	qinv = k.Precomputed.Qinv.FillBytes(make([]byte, plen))
+	given := func(v *big.Int, want []byte) bool {
+		return v.Sign() >= 0 && v.BitLen() <= 8*len(want) &&
+			subtle.ConstantTimeCompare(v.FillBytes(make([]byte, len(want))), want) == 1
 	}
-	if priv.Dp != nil && priv.Dp.Cmp(dp) != 0 {
+	if priv.Dp != nil && !given(priv.Dp, dp) {
 		return nil, nil, nil, bad("Dp ≠ d mod (p−1)")
 	}
-	if priv.Dq != nil && priv.Dq.Cmp(dq) != 0 {
+	if priv.Dq != nil && !given(priv.Dq, dq) {
 		return nil, nil, nil, bad("Dq ≠ d mod (q−1)")
 	}
-	if priv.Qinv != nil && priv.Qinv.Cmp(qinv) != 0 {
+	if priv.Qinv != nil && !given(priv.Qinv, qinv) {
 		return nil, nil, nil, bad("Qinv ≠ q⁻¹ mod p")
 	}
 	return dp, dq, qinv, nil
 }
 
-func limbsOf(x *big.Int, k int) []uint64 {
+// CRTValues checks priv (as NewKey does) and returns its CRT values
+// d mod (p−1), d mod (q−1) and q⁻¹ mod p, big-endian at the byte lengths
+// of p, q and p, computed in constant time (see validate). Errors wrap
+// ErrInvalidKey.
+func CRTValues(priv *PrivateKey) (dp, dq, qinv []byte, err error) { return validate(priv) }
+
+// minusSmall returns x − v at x's length, for an odd x > v (p − 1, p − 2):
+// a borrow carried through every byte, whatever x is.
+func minusSmall(x []byte, v byte) []byte {
+	z := make([]byte, len(x))
+	borrow := uint16(v)
+	for i := len(x) - 1; i >= 0; i-- {
+		d := uint16(x[i]) - borrow
+		z[i] = byte(d)
+		borrow = (d >> 8) & 1
+	}
+	return z
+}
+
+func limbsOfBytes(b []byte, k int) []uint64 {
 	z := make([]uint64, k)
-	mont.SetBytes(z, x.Bytes())
+	mont.SetBytes(z, b)
 	return z
 }
 

@@ -54,7 +54,10 @@ var sieveGroups = func() [][]uint64 {
 // primes below 2048 and tested by Miller–Rabin with the engine's Exp (the
 // round count of FIPS 186-5 table B.1). The key is then checked: |p−q| >
 // 2^(bits/2−100), d > 2^(bits/2), and a pairwise-consistency private
-// operation on eng (checked in software).
+// operation on eng (checked in software). The key's Dp, Dq and Qinv are
+// set, computed in constant time (CRTValues); d = e⁻¹ mod λ(n) is
+// computed with math/big, variable time, once per key, as Go's own
+// crypto/rsa key generation computes it with a variable-time inversion.
 func GenerateKey(ctx context.Context, eng engine.Engine, random io.Reader, bits, e int) (*PrivateKey, error) {
 	if bits < MinGenerateBits || bits > MaxKeyBits {
 		return nil, fmt.Errorf("rsa: generate: %d bits (want %d..%d): %w", bits, MinGenerateBits, MaxKeyBits, ErrInvalidKey)
@@ -98,9 +101,11 @@ func GenerateKey(ctx context.Context, eng engine.Engine, random io.Reader, bits,
 			p, q = q, p
 		}
 		priv := &PrivateKey{N: n, E: e, D: d, P: p, Q: q}
-		priv.Dp = new(big.Int).Mod(d, new(big.Int).Sub(p, one))
-		priv.Dq = new(big.Int).Mod(d, new(big.Int).Sub(q, one))
-		priv.Qinv = new(big.Int).ModInverse(q, p)
+		dp, dq, qinv, err := validate(priv) // the CRT values in constant time
+		if err != nil {
+			return nil, fmt.Errorf("rsa: generate: %w", err)
+		}
+		priv.Dp, priv.Dq, priv.Qinv = new(big.Int).SetBytes(dp), new(big.Int).SetBytes(dq), new(big.Int).SetBytes(qinv)
 		if err := pairwiseTest(ctx, eng, priv); err != nil {
 			return nil, err
 		}

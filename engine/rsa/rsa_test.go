@@ -173,6 +173,9 @@ func TestNewKeyValidation(t *testing.T) {
 		{"Dq wrong", mod(func(p *PrivateKey) { p.Dq = big.NewInt(12345) })},
 		{"Qinv wrong", mod(func(p *PrivateKey) { p.Qinv = big.NewInt(12345) })},
 		{"too small", unbalancedKey(t, 200, 200, 65537)},
+		{"even p", mod(func(p *PrivateKey) { p.P = new(big.Int).Add(p.P, one) })},
+		{"p ≥ n", mod(func(p *PrivateKey) { p.P = new(big.Int).Set(p.N) })},
+		{"Dp ≥ p", mod(func(p *PrivateKey) { p.Dp = new(big.Int).Add(new(big.Int).Mod(p.D, new(big.Int).Sub(p.P, one)), p.P) })},
 	}
 	for _, tc := range tests {
 		if _, err := NewKey(soft.New(), tc.priv, Options{}); !errors.Is(err, ErrInvalidKey) {
@@ -192,6 +195,13 @@ func TestNewKeyValidation(t *testing.T) {
 	})
 	if _, err := NewKey(soft.New(), full, Options{}); err != nil {
 		t.Errorf("full CRT key: %v", err)
+	}
+	// The smallest size (MinKeyBits), below crypto/rsa's own minimum for
+	// operations, and an unbalanced key are accepted.
+	for _, k := range []*PrivateKey{unbalancedKey(t, 256, 256, 65537), unbalancedKey(t, 600, 424, 3)} {
+		if _, err := NewKey(soft.New(), k, Options{}); err != nil {
+			t.Errorf("%d-bit key: %v", k.N.BitLen(), err)
+		}
 	}
 }
 

@@ -198,6 +198,23 @@ type Slot struct {
 	// after them, never a hang.
 	EtcdDialTimeout    Duration `toml:"etcd_dial_timeout"`
 	EtcdRequestTimeout Duration `toml:"etcd_request_timeout"`
+	// EtcdConnectBudget bounds the first contact with the cluster when the
+	// module loads (default 1s, DefaultEtcdConnectBudget): a slot whose
+	// cluster does not answer within it, or refuses access, is marked
+	// unusable with its cause while the other slots load, and is tried
+	// again in the background (docs/FLEET.md).
+	EtcdConnectBudget Duration `toml:"etcd_connect_budget"`
+}
+
+// DefaultEtcdConnectBudget is etcd_connect_budget's default.
+const DefaultEtcdConnectBudget = time.Second
+
+// ConnectBudget is the slot's etcd_connect_budget, or its default.
+func (s Slot) ConnectBudget() time.Duration {
+	if s.EtcdConnectBudget.Duration > 0 {
+		return s.EtcdConnectBudget.Duration
+	}
+	return DefaultEtcdConnectBudget
 }
 
 // Values of Slot.PINCache, and the lifetime's default and bound.

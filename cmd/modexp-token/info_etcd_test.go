@@ -1,0 +1,33 @@
+//go:build modexp_etcd
+
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/modexp-token/modexp-token/internal/etcdtest"
+)
+
+// TestInfoDeadEtcdSlot: info beside a working file slot names why an etcd
+// slot whose cluster is out of reach is unusable, and what its calls get.
+func TestInfoDeadEtcdSlot(t *testing.T) {
+	u, err := etcdtest.FreeLoopbackURL() // nothing listens there
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := cliWith(t, fmt.Sprintf("[[slot]]\ntoken_file = \"a.db\"\n%s\n"+
+		"[[slot]]\netcd_endpoints = [%q]\netcd_prefix = \"/dead/\"\netcd_connect_budget = \"200ms\"\n%s",
+		cliSlot, u.String(), cliSlot))
+	cli(0, "init", "--slot", "0", "--label", "file", "--yes")
+	out := cli(0, "info", "--mechanisms=false")
+	for _, want := range []string{"token store etcd:/dead/ unusable since", "connection refused", "calls get CKR_DEVICE_ERROR"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("info does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "unusable") != 1 {
+		t.Fatalf("the dead slot's problem said more than once, or of the file slot:\n%s", out)
+	}
+}
