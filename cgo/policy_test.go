@@ -125,7 +125,7 @@ func policyAttacks() []attack {
 			p = iv
 		}
 		attacks = append(attacks, attack{
-			name: "wrap/decrypt " + ck.Name("CKM_", mech), want: ck.CKR_TEMPLATE_INCONSISTENT,
+			name: "wrap/decrypt " + ck.Name("CKM_", mech), want: ck.CKR_KEY_FUNCTION_NOT_PERMITTED,
 			run: func(h, target uint64, _ []byte) ([]byte, uint64) {
 				var s step
 				rv, k := policyKey(h, ck.CKM_AES_KEY_GEN, 32, boolAttr(ck.CKA_WRAP, true), boolAttr(ck.CKA_DECRYPT, true))
@@ -208,7 +208,7 @@ func policyAttacks() []attack {
 	attacks = append(attacks,
 		// Encrypt a chosen value under an unwrapping key, unwrap it as a
 		// wrapping key of known value (Tookan A3-style).
-		attack{name: "encrypt/unwrap", want: ck.CKR_TEMPLATE_INCONSISTENT,
+		attack{name: "encrypt/unwrap", want: ck.CKR_KEY_NOT_WRAPPABLE,
 			run: func(h, target uint64, _ []byte) ([]byte, uint64) {
 				var s step
 				rv, k := policyKey(h, ck.CKM_AES_KEY_GEN, 32, boolAttr(ck.CKA_UNWRAP, true), boolAttr(ck.CKA_ENCRYPT, true))

@@ -10,14 +10,16 @@ package token
 // of those ways; the slot option key_policy = "standard" restores the
 // standard's permissive rules. The rules, each where it is enforced:
 //
-//   - Separation of roles (newKeyPolicy, changePolicy, storeNew): a secret
-//     key does not both wrap and decrypt (the wrapped key would be
-//     decrypted), nor both unwrap and encrypt (a value of the user's
-//     choosing would be unwrapped as a key). A creation template that
-//     asks for CKA_WRAP (CKA_UNWRAP) and says nothing of CKA_DECRYPT
-//     (CKA_ENCRYPT) gets it false; asking for both is
-//     CKR_TEMPLATE_INCONSISTENT. This holds for C_CreateObject,
-//     C_GenerateKey, C_UnwrapKey and C_DeriveKey.
+//   - Separation of roles (newKeyPolicy, wrapPolicy): a key that can
+//     decrypt does not wrap a sensitive key (the wrapped key would be
+//     decrypted). A creation template that asks for CKA_WRAP (CKA_UNWRAP)
+//     and says nothing of CKA_DECRYPT (CKA_ENCRYPT) gets it false
+//     (C_CreateObject, C_GenerateKey, C_UnwrapKey, C_DeriveKey); a
+//     template that asks for both gets both, as the clients' default
+//     templates do (python-pkcs11, graphene, SoftHSMv2's keys), and the
+//     key then wraps no sensitive key. A key that unwraps and encrypts
+//     can unwrap a value of the user's choosing, but the key it makes is
+//     not local, so it wraps no sensitive key either.
 //   - Sticky roles (changePolicy): C_SetAttributeValue and C_CopyObject
 //     may turn a secret key's CKA_WRAP, CKA_UNWRAP, CKA_ENCRYPT and
 //     CKA_DECRYPT off, never on (CKR_ATTRIBUTE_READ_ONLY). A key that
@@ -28,11 +30,10 @@ package token
 //     the SO) or a secret key made on the token that was never readable
 //     (CKA_LOCAL and CKA_ALWAYS_SENSITIVE), whose value therefore nobody
 //     knows; never under a weaker key (keyStrength); never under a key
-//     that can also decrypt (a key stored before the policy).
-//   - Unwrapping (unwrapPolicy, newKeyPolicy): the unwrapping key may not
-//     also encrypt; an unwrapped key is sensitive (the token cannot tell
-//     what protected the wrapped key: it was extractable, and may have
-//     been sensitive).
+//     that can also decrypt.
+//   - Unwrapping (newKeyPolicy): an unwrapped key is sensitive (the token
+//     cannot tell what protected the wrapped key: it was extractable, and
+//     may have been sensitive).
 //   - Deriving from a secret key (derivePolicy, newKeyPolicy): the
 //     derived key is sensitive if the base key is, not extractable if the
 //     base key is not; CKM_HKDF_DATA (a readable data object) does not
@@ -49,8 +50,8 @@ import (
 // safePolicy reports whether the slot runs the safe key-management policy.
 func (s *slot) safePolicy() bool { return !s.cfg.StandardKeyPolicy() }
 
-// roleConflicts are the pairs of usage attributes a secret key may not
-// hold together under the safe policy.
+// roleConflicts are the pairs of usage attributes whose first, asked for
+// in a creation template, turns the unstated second off.
 var roleConflicts = [...]struct{ role, conflict uint64 }{
 	{ck.CKA_WRAP, ck.CKA_DECRYPT},
 	{ck.CKA_UNWRAP, ck.CKA_ENCRYPT},
@@ -61,35 +62,14 @@ var stickyRoles = [...]uint64{ck.CKA_WRAP, ck.CKA_UNWRAP, ck.CKA_ENCRYPT, ck.CKA
 
 // separateRoles applies the separation of roles to a secret key's
 // creation template t: a role asked for turns its unstated conflicting
-// attribute off; a role and its conflict both asked for is
-// CKR_TEMPLATE_INCONSISTENT.
-func separateRoles(t attrMap) error {
+// attribute off (a template stating both keeps both: wrapPolicy then
+// refuses the key for sensitive keys).
+func separateRoles(t attrMap) {
 	for _, c := range roleConflicts {
-		if !t.bool(c.role) {
-			continue
-		}
-		if _, stated := t[c.conflict]; !stated {
+		if _, stated := t[c.conflict]; t.bool(c.role) && !stated {
 			t[c.conflict] = vFalse
-		} else if t.bool(c.conflict) {
-			return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "key policy: a key with %s may not have %s (key_policy = \"standard\" allows it)",
-				describe(c.role), describe(c.conflict))
 		}
 	}
-	return nil
-}
-
-// rolesConflict reports the first conflicting pair a secret key's
-// attributes a hold (nil: none).
-func rolesConflict(a attrMap) error {
-	if class, _ := a.ulong(ck.CKA_CLASS); class != ck.CKO_SECRET_KEY {
-		return nil
-	}
-	for _, c := range roleConflicts {
-		if a.bool(c.role) && a.bool(c.conflict) {
-			return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "key policy: a key with %s may not have %s", describe(c.role), describe(c.conflict))
-		}
-	}
-	return nil
 }
 
 // newKeyPolicy applies the safe policy to the template t of a new key
@@ -102,9 +82,7 @@ func newKeyPolicy(t attrMap, origin keyOrigin) error {
 		return nil
 	}
 	if class == ck.CKO_SECRET_KEY {
-		if err := separateRoles(t); err != nil {
-			return err
-		}
+		separateRoles(t)
 	}
 	stated := func(at uint64) bool { _, ok := t[at]; return ok }
 	switch origin.mode {
@@ -135,7 +113,7 @@ func newKeyPolicy(t attrMap, origin keyOrigin) error {
 
 // changePolicy applies the safe policy to a change of object attributes
 // (C_SetAttributeValue, C_CopyObject) from old to new: a secret key's
-// roles are only cleared, and never conflict.
+// roles are only cleared.
 func changePolicy(old, new attrMap) error {
 	if class, _ := old.ulong(ck.CKA_CLASS); class != ck.CKO_SECRET_KEY {
 		return nil
@@ -145,7 +123,7 @@ func changePolicy(old, new attrMap) error {
 			return ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "key policy: %s cannot be turned on after the key is made", describe(r))
 		}
 	}
-	return rolesConflict(new)
+	return nil
 }
 
 // wrapPolicy applies the safe policy to C_WrapKey of key k (handle kh)
@@ -163,8 +141,8 @@ func wrapPolicy(wk, k *object, wh, kh uint64) error {
 		return ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE,
 			"key policy: sensitive key %d wrapped only under a CKA_TRUSTED key or a secret key made on the token and always sensitive (wrapping key %d is neither)", kh, wh)
 	}
-	if err := rolesConflict(wk.attrs); err != nil {
-		return ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "key policy: wrapping key %d can also decrypt", wh)
+	if wk.attrs.bool(ck.CKA_DECRYPT) {
+		return ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "key policy: wrapping key %d can also decrypt: it wraps no sensitive key", wh)
 	}
 	if ws, ks := keyStrength(wk), keyStrength(k); ws < ks {
 		return ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "key policy: a %d-bit-strength key (%d) wrapped under a %d-bit-strength key (%d)", ks, kh, ws, wh)
@@ -177,15 +155,6 @@ func wrapPolicy(wk, k *object, wh, kh uint64) error {
 func sameValue(a, b *object) bool {
 	va, vb := a.attrs[ck.CKA_VALUE], b.attrs[ck.CKA_VALUE]
 	return len(va) != 0 && len(va) == len(vb) && equalCT(va, vb)
-}
-
-// unwrapPolicy applies the safe policy to the unwrapping key uk (handle
-// h): a secret key that can also encrypt does not unwrap.
-func unwrapPolicy(uk *object, h uint64) error {
-	if class := uk.class(); class == ck.CKO_SECRET_KEY && uk.attrs.bool(ck.CKA_ENCRYPT) {
-		return ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "key policy: unwrapping key %d can also encrypt", h)
-	}
-	return nil
 }
 
 // derivePolicy applies the safe policy to C_DeriveKey's base key (handle

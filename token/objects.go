@@ -298,11 +298,6 @@ func (ss *session) storeNew(a attrMap, sch schema) (*object, error) {
 	if err := ss.checkWritable(a, s.login); err != nil {
 		return nil, err
 	}
-	if s.safePolicy() {
-		if err := rolesConflict(a); err != nil {
-			return nil, err
-		}
-	}
 	return s.storeLocked(ss, 0, nil, a, sch)
 }
 

@@ -252,9 +252,6 @@ func (m *Module) UnwrapKey(sh uint64, cm *Mechanism, unwrappingKey uint64, wrapp
 		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s unwraps secret keys only", mech.base().name())
 	}
 	if s.safePolicy() {
-		if err := unwrapPolicy(uk, unwrappingKey); err != nil {
-			return 0, err
-		}
 		if err := newKeyPolicy(t, keyOrigin{mode: modeUnwrap}); err != nil {
 			return 0, err
 		}

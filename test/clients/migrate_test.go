@@ -25,10 +25,10 @@ func TestMigrateFromSoftHSM(t *testing.T) {
 	if _, err := os.Stat(softHSMLib); err != nil {
 		t.Fatalf("SoftHSMv2 missing (Debian softhsm2): %v", err)
 	}
-	// key_policy = "standard": SoftHSMv2 gives a generated AES key
-	// CKA_WRAP, CKA_UNWRAP, CKA_ENCRYPT and CKA_DECRYPT at once, which the
-	// safe policy does not store (docs/THREATS.md); the test moves it as
-	// it is.
+	// key_policy = "standard": the AES key made on SoftHSMv2 is not
+	// sensitive, and keys migrate unwraps it with its attributes; the safe
+	// policy makes every unwrapped key sensitive (docs/THREATS.md), and at
+	// the default reports the key not moved.
 	tk := newTokenWith(t, standardKeyPolicy)
 	cli := ourCLI(t)
 
