@@ -20,6 +20,19 @@ import (
 // ones.
 func useTempConfig(t testing.TB) string {
 	t.Helper()
+	return useTempConfigWith(t, "")
+}
+
+// standardPolicy is the slot key that restores the standard's permissive
+// key-management policy (docs/THREATS.md): for the tests of the wrap
+// mechanisms, which check each wrap against Go under a wrapping key of a
+// known value and read unwrapped values back (what the safe policy
+// refuses: the trojan wrapping key and the re-import attacks).
+const standardPolicy = "key_policy = \"standard\"\n"
+
+// useTempConfigWith is useTempConfig with extra keys of the slot.
+func useTempConfigWith(t testing.TB, extra string) string {
+	t.Helper()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "modexp-token.toml")
 	body := fmt.Sprintf(`[[slot]]
@@ -30,7 +43,7 @@ kdf_time = 1
 kdf_memory_kib = 64
 kdf_threads = 1
 kdf_insecure = true
-`, filepath.Join(dir, "token.db"))
+%s`, filepath.Join(dir, "token.db"), extra)
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +58,13 @@ kdf_insecure = true
 // at the end of the test.
 func initModule(t testing.TB) {
 	t.Helper()
-	useTempConfig(t)
+	initModuleWith(t, "")
+}
+
+// initModuleWith is initModule with extra keys of the slot.
+func initModuleWith(t testing.TB, extra string) {
+	t.Helper()
+	useTempConfigWith(t, extra)
 	if rv := tsInitialize(true, 0, ck.CKF_OS_LOCKING_OK, false); rv != 0 {
 		t.Fatalf("C_Initialize = %v", ck.Error(rv))
 	}
@@ -276,7 +295,13 @@ func TestTwoCallSlotList(t *testing.T) {
 // firstSlot initialises the module and returns its first slot.
 func firstSlot(t testing.TB) uint64 {
 	t.Helper()
-	initModule(t)
+	return firstSlotWith(t, "")
+}
+
+// firstSlotWith is firstSlot with extra keys of the slot.
+func firstSlotWith(t testing.TB, extra string) uint64 {
+	t.Helper()
+	initModuleWith(t, extra)
 	rv, _, slots := tsGetSlotList(false, 8)
 	if rv != 0 || len(slots) == 0 {
 		t.Fatalf("C_GetSlotList = %v, %v", ck.Error(rv), slots)

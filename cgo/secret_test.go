@@ -15,7 +15,13 @@ import (
 // user session.
 func readySession(t *testing.T) uint64 {
 	t.Helper()
-	rv, h := tsReadySession(firstSlot(t))
+	return readySessionWith(t, "")
+}
+
+// readySessionWith is readySession with extra keys of the slot.
+func readySessionWith(t *testing.T, extra string) uint64 {
+	t.Helper()
+	rv, h := tsReadySession(firstSlotWith(t, extra))
 	if rv != 0 {
 		t.Fatalf("token setup = %v", ck.Error(rv))
 	}

@@ -9,7 +9,10 @@ package main
 // CKA_WRAP/CKA_UNWRAP, CKA_WRAP_WITH_TRUSTED and CKA_TRUSTED, the wrap and
 // unwrap templates, the attributes of unwrapped keys). Every wrap is
 // checked against Go: token/keywrap (itself checked against the RFCs,
-// Wycheproof and openssl), crypto/rsa and crypto/x509.
+// Wycheproof and openssl), crypto/rsa and crypto/x509. They run under
+// key_policy = "standard": checking a wrap against Go needs a wrapping key
+// of a known value, and reading an unwrapped value back, both of which the
+// safe policy refuses for sensitive keys (policy_test.go).
 
 import (
 	"bytes"
@@ -82,7 +85,7 @@ func attrIs(t *testing.T, h, obj, typ uint64, want []byte) {
 }
 
 func TestWrapAESKeyWrap(t *testing.T) {
-	h := readySession(t)
+	h := readySessionWith(t, standardPolicy)
 	kek := randBytes(32)
 	b, _ := aes.NewCipher(kek)
 	wk := aesKey(t, h, kek, boolAttr(ck.CKA_WRAP, true), boolAttr(ck.CKA_UNWRAP, true))
@@ -194,7 +197,7 @@ func tsGenericKey(t *testing.T, h uint64, v []byte, extra ...token.Attribute) ui
 
 // TestWrapRules: the attributes that allow or forbid a wrap or an unwrap.
 func TestWrapRules(t *testing.T) {
-	h := readySession(t)
+	h := readySessionWith(t, standardPolicy)
 	kek := randBytes(16)
 	kw := tsMech{Type: ckmKWP}
 	wk := aesKey(t, h, kek, boolAttr(ck.CKA_WRAP, true), boolAttr(ck.CKA_UNWRAP, true))
@@ -306,7 +309,7 @@ var testRSAKey = func() *rsa.PrivateKey {
 // TestWrapPrivateKeys: RSA and EC private keys wrapped as PKCS#8 under
 // AES key wrap with padding, unwrapped into keys that sign.
 func TestWrapPrivateKeys(t *testing.T) {
-	h := readySession(t)
+	h := readySessionWith(t, standardPolicy)
 	kek := randBytes(32)
 	b, _ := aes.NewCipher(kek)
 	wk := aesKey(t, h, kek, boolAttr(ck.CKA_WRAP, true), boolAttr(ck.CKA_UNWRAP, true))
@@ -420,7 +423,7 @@ func TestWrapPrivateKeys(t *testing.T) {
 // TestWrapRSA: secret keys wrapped under RSA OAEP and PKCS#1 v1.5, checked
 // with crypto/rsa, and unwrapped with the private key.
 func TestWrapRSA(t *testing.T) {
-	h := readySession(t)
+	h := readySessionWith(t, standardPolicy)
 	rv, priv := tsCreate(h, rsaPrivateAttrs(testRSAKey, boolAttr(ck.CKA_UNWRAP, true)))
 	wantRV(t, "C_CreateObject(RSA private)", rv, ck.CKR_OK)
 	rv, pub := tsCreate(h, []token.Attribute{ulongAttr(ck.CKA_CLASS, ck.CKO_PUBLIC_KEY), ulongAttr(ck.CKA_KEY_TYPE, ck.CKK_RSA),
@@ -476,7 +479,7 @@ func TestWrapRSA(t *testing.T) {
 // TestWrapAESCBCPad: CKM_AES_CBC_PAD wraps a secret key as Go's CBC with
 // PKCS#7 padding does, and a private key as PKCS#8.
 func TestWrapAESCBCPad(t *testing.T) {
-	h := readySession(t)
+	h := readySessionWith(t, standardPolicy)
 	kek, iv := randBytes(16), randBytes(16)
 	wk := aesKey(t, h, kek, boolAttr(ck.CKA_WRAP, true), boolAttr(ck.CKA_UNWRAP, true))
 	target := randBytes(32)
@@ -522,7 +525,7 @@ func TestWrapAESCBCPad(t *testing.T) {
 // each invalid one is refused (CKR_WRAPPED_KEY_INVALID or
 // CKR_WRAPPED_KEY_LEN_RANGE) and makes no object.
 func TestWrapWycheproofC(t *testing.T) {
-	h := readySession(t)
+	h := readySessionWith(t, standardPolicy)
 	for _, f := range []struct {
 		file string
 		mech tsMech

@@ -76,7 +76,7 @@ func TestInitKeyHandleBeforeParam(t *testing.T) {
 // unwrapping gives the value back; ECB and CBC take whole blocks, and no
 // private key.
 func TestWrapWithBlockModes(t *testing.T) {
-	m, _, sh := readyToken(t)
+	m, _, sh := readyTokenWith(t, standardPolicy)
 	secret := func(kt uint64, v []byte, extra ...Attribute) uint64 {
 		h, err := m.CreateObject(sh, append([]Attribute{aULong(ck.CKA_CLASS, ck.CKO_SECRET_KEY), aULong(ck.CKA_KEY_TYPE, kt),
 			aBytes(ck.CKA_VALUE, v), aBool(ck.CKA_PRIVATE, false)}, extra...))

@@ -61,7 +61,7 @@ func (m *Module) crypt(sh uint64, kind opKind, in []byte, out Out) ([]byte, int,
 		// length.
 		return nil, 0, ss.fail(kind, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "single-part call after an Update"))
 	}
-	return ss.output(kind, out, func(op *operation) ([]byte, error) {
+	return ss.output(kind, callSingle, in, out, func(op *operation) ([]byte, error) {
 		if err := op.checkUse(); err != nil {
 			return nil, err
 		}
@@ -122,7 +122,7 @@ func (m *Module) cryptFinal(sh uint64, kind opKind, out Out) ([]byte, int, error
 		return nil, 0, err
 	}
 	defer ss.mu.Unlock()
-	return ss.output(kind, out, func(op *operation) ([]byte, error) {
+	return ss.output(kind, callFinal, nil, out, func(op *operation) ([]byte, error) {
 		if op.stream == nil {
 			return nil, op.singlePart()
 		}

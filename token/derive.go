@@ -104,6 +104,16 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 	if !key.complete {
 		return 0, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private key values are sealed")
 	}
+	if s.safePolicy() {
+		if err := derivePolicy(key, baseKey, mech, data); err != nil {
+			return 0, err
+		}
+		if !data {
+			if err := newKeyPolicy(t, keyOrigin{mode: modeDerive, base: key.attrs}); err != nil {
+				return 0, err
+			}
+		}
+	}
 	op := &operation{kind: opDerive, mech: mech, key: key, slot: s, needLogin: true, epoch: epoch}
 	size := uint64(op.keyBits())
 	if mech.base().sizeInBytes {

@@ -395,7 +395,7 @@ func TestDESErrors(t *testing.T) {
 // wrapped by the DES modes, and the derivations by data encryption against
 // crypto/cipher.
 func TestDESWrapDerive(t *testing.T) {
-	m, _, sh := readyToken(t)
+	m, _, sh := readyTokenWith(t, standardPolicy)
 	wrapping := func(kt uint64, v []byte) uint64 {
 		h, err := m.CreateObject(sh, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_SECRET_KEY), aULong(ck.CKA_KEY_TYPE, kt),
 			aBytes(ck.CKA_VALUE, v), aBool(ck.CKA_PRIVATE, false), aBool(ck.CKA_WRAP, true), aBool(ck.CKA_UNWRAP, true),

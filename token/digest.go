@@ -20,9 +20,8 @@ func (m *Module) Digest(sh uint64, in []byte, out Out) ([]byte, int, error) {
 		// C_Digest always ends the operation unless it reports a length.
 		return nil, 0, ss.fail(opDigest, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_Digest after C_DigestUpdate"))
 	}
-	return ss.output(opDigest, out, func(op *operation) ([]byte, error) {
+	return ss.output(opDigest, callSingle, in, out, func(op *operation) ([]byte, error) {
 		op.digest.Write(in)
-		op.single = true
 		return op.digest.Sum(nil), nil
 	})
 }
@@ -90,12 +89,7 @@ func (m *Module) DigestFinal(sh uint64, out Out) ([]byte, int, error) {
 		return nil, 0, err
 	}
 	defer ss.mu.Unlock()
-	if op := ss.ops[opDigest]; op != nil && op.single {
-		// C_Digest reported the length of its result: the operation is
-		// single-part, and a failed C_DigestFinal ends it.
-		return nil, 0, ss.fail(opDigest, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_DigestFinal after C_Digest"))
-	}
-	return ss.output(opDigest, out, func(op *operation) ([]byte, error) {
+	return ss.output(opDigest, callFinal, nil, out, func(op *operation) ([]byte, error) {
 		return op.digest.Sum(nil), nil
 	})
 }

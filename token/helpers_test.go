@@ -74,7 +74,13 @@ func load(t *testing.T) *Module {
 // newModule is a loaded module with one fresh slot.
 func newModule(t *testing.T) (*Module, uint64) {
 	t.Helper()
-	testConfig(t, "")
+	return newModuleWith(t, "")
+}
+
+// newModuleWith is newModule with extra keys of the slot.
+func newModuleWith(t *testing.T, extra string) (*Module, uint64) {
+	t.Helper()
+	testConfig(t, extra)
 	m := load(t)
 	slots := m.SlotList(true)
 	if len(slots) != 1 {
@@ -87,7 +93,19 @@ func newModule(t *testing.T) (*Module, uint64) {
 // and a R/W session logged in as the user.
 func readyToken(t *testing.T) (*Module, uint64, uint64) {
 	t.Helper()
-	m, slot := newModule(t)
+	return readyTokenWith(t, "")
+}
+
+// standardPolicy is the slot key that restores the standard's permissive
+// key-management policy (docs/THREATS.md): for the tests of a mechanism's
+// arithmetic that wrap under a key of a known value and read the
+// unwrapped value back, which the safe policy refuses.
+const standardPolicy = "key_policy = \"standard\"\n"
+
+// readyTokenWith is readyToken with extra keys of the slot.
+func readyTokenWith(t *testing.T, extra string) (*Module, uint64, uint64) {
+	t.Helper()
+	m, slot := newModuleWith(t, extra)
 	initToken(t, m, slot)
 	sh := openRW(t, m, slot)
 	must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))

@@ -30,11 +30,13 @@ func hkdfKey(t *testing.T, m *Module, sh, base uint64, p *HKDFParams, kt uint64,
 	return attr(t, m, sh, h, ck.CKA_VALUE), nil
 }
 
-// hkdfSecret is a secret key of type kt and value v with CKA_DERIVE.
+// hkdfSecret is a secret key of type kt and value v with CKA_DERIVE, not
+// sensitive and extractable (the value is known: keys derived from it may
+// be read).
 func hkdfSecret(t *testing.T, m *Module, sh, kt uint64, v []byte) uint64 {
 	t.Helper()
 	h, err := m.CreateObject(sh, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_SECRET_KEY), aULong(ck.CKA_KEY_TYPE, kt),
-		aBytes(ck.CKA_VALUE, v), aBool(ck.CKA_DERIVE, true), aBool(ck.CKA_PRIVATE, false)})
+		aBytes(ck.CKA_VALUE, v), aBool(ck.CKA_DERIVE, true), aBool(ck.CKA_PRIVATE, false), aBool(ck.CKA_SENSITIVE, false), aBool(ck.CKA_EXTRACTABLE, true)})
 	must(t, err)
 	return h
 }

@@ -15,7 +15,7 @@ func TestAESEncryptDataDerive(t *testing.T) {
 	key := unhex(t, "2b7e151628aed2a6abf7158809cf4f3c")
 	pt := unhex(t, "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51")
 	base, err := m.CreateObject(sh, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_SECRET_KEY), aULong(ck.CKA_KEY_TYPE, ck.CKK_AES),
-		aBytes(ck.CKA_VALUE, key), aBool(ck.CKA_DERIVE, true), aBool(ck.CKA_TOKEN, false)})
+		aBytes(ck.CKA_VALUE, key), aBool(ck.CKA_DERIVE, true), aBool(ck.CKA_TOKEN, false), aBool(ck.CKA_SENSITIVE, false), aBool(ck.CKA_EXTRACTABLE, true)})
 	must(t, err)
 	tmpl := func(kt, n uint64) []Attribute {
 		a := []Attribute{aULong(ck.CKA_CLASS, ck.CKO_SECRET_KEY), aULong(ck.CKA_KEY_TYPE, kt), aBool(ck.CKA_SENSITIVE, false),

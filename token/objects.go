@@ -323,6 +323,11 @@ func (m *Module) CreateObject(sh uint64, tmpl []Attribute) (uint64, error) {
 // createObject builds the object template t describes, as C_CreateObject
 // does, and stores it.
 func (ss *session) createObject(t attrMap) (*object, error) {
+	if ss.slot.safePolicy() {
+		if err := newKeyPolicy(t, keyOrigin{mode: modeCreate}); err != nil {
+			return nil, err
+		}
+	}
 	_, login := ss.slot.currentEpoch()
 	a, sch, err := buildObject(t, nil, modeCreate, 0, login)
 	if err != nil {
@@ -359,6 +364,11 @@ func (m *Module) CopyObject(sh, obj uint64, tmpl []Attribute) (uint64, error) {
 	a, err := applyChanges(o.attrs, sch, t, true, s.login)
 	if err != nil {
 		return 0, err
+	}
+	if s.safePolicy() {
+		if err := changePolicy(o.attrs, a); err != nil {
+			return 0, err
+		}
 	}
 	if err := ss.checkWritable(a, s.login); err != nil {
 		return 0, err
@@ -492,6 +502,11 @@ func (m *Module) SetAttributeValue(sh, obj uint64, tmpl []Attribute) error {
 	a, err := applyChanges(o.attrs, sch, t, false, s.login)
 	if err != nil {
 		return err
+	}
+	if s.safePolicy() {
+		if err := changePolicy(o.attrs, a); err != nil {
+			return err
+		}
 	}
 	if _, err := s.storeLocked(ss, o.handle, o, a, sch); err != nil {
 		return err

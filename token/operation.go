@@ -144,6 +144,20 @@ func (op *operation) initInput() error {
 	return err
 }
 
+// resetInput puts a single-part operation's input state back where the
+// Init left it (a fresh accumulator, digest or symStream), so that a
+// single-part call can be computed again for another input. Only a
+// single-part call uses it, and those are refused after an Update
+// (op.multi): no Update's data is lost.
+func (op *operation) resetInput() error {
+	if op.kind == opDigest {
+		op.digest = op.mech.(digester).newDigest()
+		return nil
+	}
+	op.digest, op.stream = nil, nil
+	return op.initInput()
+}
+
 // singlePart is the answer of a one-shot mechanism to an Update or Final
 // call.
 func (op *operation) singlePart() error {

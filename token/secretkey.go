@@ -254,6 +254,11 @@ func (ss *session) createSecretKey(tmpl attrMap, value []byte, origin keyOrigin)
 		return 0, ck.Errorf(ck.CKR_GENERAL_ERROR, "createSecretKey: use C_CreateObject's path")
 	}
 	s := ss.slot
+	if s.safePolicy() {
+		if err := newKeyPolicy(t, origin); err != nil {
+			return 0, err
+		}
+	}
 	_, login := s.currentEpoch()
 	a, sch, err := buildObjectFrom(t, attrMap{ck.CKA_VALUE: bytes.Clone(value)}, origin, login)
 	if err != nil {

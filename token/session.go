@@ -4,6 +4,7 @@ package token
 // the session's R/W flag) and one state machine per operation kind.
 
 import (
+	"bytes"
 	"hash"
 	"sync"
 
@@ -68,10 +69,22 @@ type operation struct {
 	sigGiven  bool
 	signature []byte
 
-	result []byte // computed output kept for the two-call convention
+	// The two-call convention (output): the result of a call answered
+	// with a length only (NULL buffer) or CKR_BUFFER_TOO_SMALL, kept for
+	// the retry, with the call and the input it was computed for.
+	result []byte
 	done   bool
-	single bool // the result is a single-part call's (C_Digest): a Final may not take it
+	keptBy outCall
+	keptIn []byte // the single-part call's input (a copy)
 }
+
+// outCall is the kind of call that produces an operation's final output.
+type outCall int
+
+const (
+	callSingle outCall = iota + 1 // C_Encrypt, C_Decrypt, C_Sign, C_Digest: input and output in one call
+	callFinal                     // C_EncryptFinal, C_DecryptFinal, C_SignFinal, C_DigestFinal
+)
 
 // session is one open session.
 type session struct {
@@ -169,20 +182,49 @@ func (op *operation) checkUse() error {
 }
 
 // output applies the two-call convention to the final step of an
-// operation: compute the result once, keep it while the caller asks for the
-// length or offers too small a buffer, release it (and end the operation)
-// when it fits.
-func (ss *session) output(kind opKind, out Out, compute func(op *operation) ([]byte, error)) ([]byte, int, error) {
+// operation (call, with input in for a single-part call): compute the
+// result, keep it while the caller asks for the length (a NULL buffer:
+// the length and CKR_OK) or offers too small a buffer
+// (CKR_BUFFER_TOO_SMALL), release it (and end the operation) when it fits.
+// Neither answer ends the operation (PKCS#11 3.0 §5.2).
+//
+// A kept result serves only the same call with the same input. A
+// single-part call with another input (or after a Final's length query)
+// is computed afresh from the state the Init left (resetInput): the
+// answer is always the one for the input given, never an earlier call's.
+// A Final after a single-part call's length report is
+// CKR_OPERATION_ACTIVE and ends the operation (the operation is
+// single-part).
+func (ss *session) output(kind opKind, call outCall, in []byte, out Out, compute func(op *operation) ([]byte, error)) ([]byte, int, error) {
 	op, err := ss.active(kind)
 	if err != nil {
 		return nil, 0, err
+	}
+	if op.done && (op.keptBy != call || (call == callSingle && !bytes.Equal(op.keptIn, in))) {
+		if call == callFinal {
+			return nil, 0, ss.fail(kind, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "a single-part %s call reported its length: the operation is single-part", opNames[kind]))
+		}
+		clear(op.result)
+		clear(op.keptIn)
+		op.result, op.keptIn, op.done = nil, nil, false
+		if err := op.resetInput(); err != nil {
+			return nil, 0, ss.fail(kind, err)
+		}
 	}
 	if !op.done {
 		r, err := compute(op)
 		if err != nil {
 			return nil, 0, ss.fail(kind, err)
 		}
-		op.result, op.done = r, true
+		need := len(r)
+		if !out.Query && out.Cap >= need {
+			ss.end(kind)
+			return r, need, nil
+		}
+		op.result, op.done, op.keptBy = r, true, call
+		if call == callSingle {
+			op.keptIn = bytes.Clone(in)
+		}
 	}
 	need := len(op.result)
 	if out.Query {
@@ -192,6 +234,7 @@ func (ss *session) output(kind opKind, out Out, compute func(op *operation) ([]b
 		return nil, need, ck.Errorf(ck.CKR_BUFFER_TOO_SMALL, "need %d bytes, have %d", need, out.Cap)
 	}
 	ss.end(kind)
+	clear(op.keptIn)
 	return op.result, need, nil
 }
 

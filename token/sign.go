@@ -28,7 +28,7 @@ func (m *Module) Sign(sh uint64, in []byte, out Out) ([]byte, int, error) {
 		// C_Sign always ends the operation unless it reports a length.
 		return nil, 0, ss.fail(opSign, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_Sign after C_SignUpdate"))
 	}
-	return ss.output(opSign, out, func(op *operation) ([]byte, error) {
+	return ss.output(opSign, callSingle, in, out, func(op *operation) ([]byte, error) {
 		if err := op.checkUse(); err != nil {
 			return nil, err
 		}
@@ -78,7 +78,7 @@ func (m *Module) SignFinal(sh uint64, out Out) ([]byte, int, error) {
 		return nil, 0, err
 	}
 	defer ss.mu.Unlock()
-	return ss.output(opSign, out, func(op *operation) ([]byte, error) {
+	return ss.output(opSign, callFinal, nil, out, func(op *operation) ([]byte, error) {
 		if op.digest == nil {
 			return nil, op.singlePart()
 		}

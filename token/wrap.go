@@ -149,6 +149,11 @@ func (m *Module) WrapKey(sh uint64, cm *Mechanism, wrappingKey, key uint64, out 
 	if err := checkWrappable(wk, k, key); err != nil {
 		return nil, 0, err
 	}
+	if s.safePolicy() {
+		if err := wrapPolicy(wk, k, wrappingKey, key); err != nil {
+			return nil, 0, err
+		}
+	}
 	material, err := keyMaterial(k)
 	if err != nil {
 		return nil, 0, err
@@ -245,6 +250,11 @@ func (m *Module) UnwrapKey(sh uint64, cm *Mechanism, unwrappingKey uint64, wrapp
 	}
 	if class == ck.CKO_PRIVATE_KEY && !mech.wrapsPrivate() {
 		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s unwraps secret keys only", mech.base().name())
+	}
+	if s.safePolicy() {
+		if err := newKeyPolicy(t, keyOrigin{mode: modeUnwrap}); err != nil {
+			return 0, err
+		}
 	}
 	op := wrapOperation(s, mech, uk, opDecrypt)
 	op.needLogin, op.epoch = true, epoch // the key is used within this call

@@ -123,6 +123,19 @@ type testToken struct {
 // soPIN and userPIN.
 func newToken(t *testing.T) *testToken {
 	t.Helper()
+	return newTokenWith(t, "")
+}
+
+// standardKeyPolicy is the slot key that restores the standard's
+// permissive key-management policy (docs/THREATS.md, "Tests that need
+// key_policy = \"standard\""), for the tests whose checks are themselves
+// one of the attacks the safe policy refuses.
+const standardKeyPolicy = "key_policy = \"standard\"\n"
+
+// newTokenWith is newToken with extra keys of our slot (ignored for
+// SoftHSMv2).
+func newTokenWith(t *testing.T, extra string) *testToken {
+	t.Helper()
 	needTools(t, "pkcs11-tool", "openssl")
 	dir := t.TempDir()
 	tk := &testToken{t: t, kind: moduleKind(t), dir: dir}
@@ -145,7 +158,7 @@ func newToken(t *testing.T) *testToken {
 	case kindModExp:
 		tk.module = ourModule(t)
 		// Fast PIN hashing: these tokens guard nothing.
-		conf := fmt.Sprintf("[[slot]]\nlabel = %q\ntoken_file = %q\nengine = \"soft\"\n%s", tokenLabel, tk.path("token.db"), e2e.CheapKDF)
+		conf := fmt.Sprintf("[[slot]]\nlabel = %q\ntoken_file = %q\nengine = \"soft\"\n%s%s", tokenLabel, tk.path("token.db"), e2e.CheapKDF, extra)
 		tk.env = append(tk.env, "MODEXP_TOKEN_CONF="+tk.write("modexp-token.toml", conf))
 		if e := os.Getenv("MODEXP_TOKEN_ENGINE"); e != "" {
 			tk.env = append(tk.env, "MODEXP_TOKEN_ENGINE="+e)

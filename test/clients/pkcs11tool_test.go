@@ -94,12 +94,17 @@ type signCase struct {
 // output is read.
 //
 // Not parallel: the C_Encrypt part sets P11_KIT_SERVER_ADDRESS.
+//
+// The token runs key_policy = "standard": the wrap exercises check each
+// wrap against openssl enc under an imported KEK of known value that also
+// encrypts and decrypts, and read the unwrapped value back (the trojan
+// wrapping key, wrap/decrypt and re-import attacks, docs/THREATS.md).
 func TestPKCS11Tool(t *testing.T) {
 	if os.Getenv(inProcessEnv) == "1" {
 		inProcessChild(t)
 		return
 	}
-	tk := newToken(t)
+	tk := newTokenWith(t, standardKeyPolicy)
 	mechs := tk.mechanisms()
 	names := make([]string, 0, len(mechs))
 	for n := range mechs {

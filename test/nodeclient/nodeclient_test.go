@@ -119,7 +119,9 @@ func runScript(t *testing.T, nm, kind, name string) []result {
 	switch kind {
 	case "modexp":
 		module = e2e.Lib()
-		tk := e2e.NewToken(t, tokenLabel, "")
+		// key_policy = "standard": graphene's wrap and derive cases are
+		// attacks the safe policy refuses (docs/THREATS.md).
+		tk := e2e.NewToken(t, tokenLabel, "key_policy = \"standard\"")
 		env = tk.With("NODE_PATH=" + nm)
 		e2e.MustRun(t, env, "pkcs11-tool", "--module", module, "--init-token", "--label", tokenLabel, "--so-pin", soPIN)
 		e2e.MustRun(t, env, "pkcs11-tool", "--module", module, "--login", "--login-type", "so", "--so-pin", soPIN, "--init-pin", "--pin", userPIN)

@@ -89,8 +89,11 @@ func newToken(t *testing.T, kind string) (module string, env []string) {
 		if _, err := os.Stat(module); err != nil {
 			t.Fatalf("pyclient: module not built (run `make build`): %v", err)
 		}
+		// key_policy = "standard": the wrap tests unwrap as readable keys
+		// and wrap sensitive keys under imported KEKs and RSA public keys
+		// (docs/THREATS.md, "Tests that need key_policy = standard").
 		conf := fmt.Sprintf("[[slot]]\nlabel = %q\ntoken_file = %q\nengine = \"soft\"\n"+
-			"kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\n",
+			"kdf_time = 1\nkdf_memory_kib = 64\nkdf_threads = 1\nkdf_insecure = true\nkey_policy = \"standard\"\n",
 			tokenLabel, filepath.Join(dir, "token.db"))
 		env = append(env, "MODEXP_TOKEN_CONF="+write("modexp-token.toml", conf),
 			"MODEXP_TOKEN_LOG="+filepath.Join(dir, "module.log"))

@@ -45,6 +45,7 @@
 //	kdf_insecure = false           # true: allow Argon2id below t=2, 19 MiB (tests only)
 //	rsa_pkcs_decrypt = true        # CKM_RSA_PKCS decryption (implicit rejection); false: refused
 //	single_des = true              # the single-DES mechanisms (CKM_DES_*, 56-bit keys); false: not offered
+//	key_policy = "safe"            # safe | standard: the key-management policy (docs/THREATS.md)
 //
 // max_pin_tries and the kdf_* parameters are stored in the token by
 // C_InitToken (or `modexp-token init`, whose flags override them): they are
@@ -53,6 +54,16 @@
 //
 // Unknown keys are an error (a misspelt key must not be ignored). Two slots
 // may not share a token file or a slot ID.
+//
+// `key_policy` is the key-management policy of the slot's keys
+// (docs/THREATS.md, "Key-management policy"). "safe", the default,
+// refuses the published ways to read a sensitive key through the API: a
+// secret key that both wraps and decrypts or both unwraps and encrypts,
+// usage flags turned on after creation, a self-wrap, a sensitive key
+// wrapped under a key made outside the token or a weaker key, an
+// unwrapped or derived key less protected than its source. "standard"
+// allows all of it, as the PKCS#11 standard does, for the applications
+// and test suites that rely on it.
 //
 // # Engines, pools and fallback
 //
@@ -119,6 +130,12 @@ const (
 	FallbackNone = "none"
 )
 
+// Key-management policies (Slot.KeyPolicy).
+const (
+	KeyPolicySafe     = "safe"     // refuse the attacks on sensitive keys (default)
+	KeyPolicyStandard = "standard" // the standard's permissive rules
+)
+
 // PoolSeparator separates the members of a pool spec ("pool:A|B").
 const PoolSeparator = "|"
 
@@ -183,6 +200,10 @@ type Slot struct {
 	// make DES keys expect). A 56-bit key falls to exhaustive search: a
 	// deployment that needs no DES turns it off. Triple DES stays.
 	SingleDES *bool `toml:"single_des"`
+	// KeyPolicy is the key-management policy: KeyPolicySafe (the
+	// default, also written "") or KeyPolicyStandard (see the package
+	// doc).
+	KeyPolicy string `toml:"key_policy"`
 
 	// The token in an etcd cluster instead of a file (docs/FLEET.md):
 	// EtcdEndpoints (client URLs) with EtcdPrefix (the token's key
@@ -242,6 +263,10 @@ func (s Slot) StoreName() string {
 // RSAPKCSDecryptOn reports whether CKM_RSA_PKCS decryption is offered
 // (default true).
 func (s Slot) RSAPKCSDecryptOn() bool { return s.RSAPKCSDecrypt == nil || *s.RSAPKCSDecrypt }
+
+// StandardKeyPolicy reports whether the slot runs the standard's
+// permissive key-management policy rather than the safe one (default).
+func (s Slot) StandardKeyPolicy() bool { return s.KeyPolicy == KeyPolicyStandard }
 
 // SingleDESOn reports whether the single-DES mechanisms are offered
 // (default true).
@@ -436,6 +461,13 @@ func (c *Config) normalize() error {
 		case d < 0 || d > MaxPINCacheLifetime:
 			return fmt.Errorf("%w: slot %d: pin_cache_lifetime %v (want 0 for the default %v, or up to %v)",
 				ErrInvalid, i+1, d, DefaultPINCacheLifetime, MaxPINCacheLifetime)
+		}
+		switch s.KeyPolicy {
+		case "":
+			s.KeyPolicy = KeyPolicySafe
+		case KeyPolicySafe, KeyPolicyStandard:
+		default:
+			return fmt.Errorf("%w: slot %d: key_policy %q (want safe or standard)", ErrInvalid, i+1, s.KeyPolicy)
 		}
 		if s.MaxPINTries < 0 {
 			return fmt.Errorf("%w: slot %d: max_pin_tries %d", ErrInvalid, i+1, s.MaxPINTries)

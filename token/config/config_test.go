@@ -19,7 +19,8 @@ func TestParse(t *testing.T) {
 	}{
 		{"minimal", "[[slot]]\ntoken_file = \"a.db\"\n", false, func(t *testing.T, c *Config) {
 			s := c.Slots[0]
-			if s.Label != DefaultLabel || s.Engine != "soft" || s.Fallback != FallbackFail || !s.Blinding() {
+			if s.Label != DefaultLabel || s.Engine != "soft" || s.Fallback != FallbackFail || !s.Blinding() ||
+				s.KeyPolicy != KeyPolicySafe || s.StandardKeyPolicy() {
 				t.Fatalf("defaults: %+v", s)
 			}
 			if s.TokenFile != filepath.Join(dir, "a.db") || s.ID != DeriveSlotID(s.TokenFile) || s.ID == 0 {
@@ -69,6 +70,17 @@ kdf_insecure = true
 				t.Fatalf("engine %q", s.Engine)
 			}
 		}},
+		{"key policy standard", "[[slot]]\ntoken_file = \"a.db\"\nkey_policy = \"standard\"\n", false, func(t *testing.T, c *Config) {
+			if !c.Slots[0].StandardKeyPolicy() {
+				t.Fatalf("key_policy %q", c.Slots[0].KeyPolicy)
+			}
+		}},
+		{"key policy safe", "[[slot]]\ntoken_file = \"a.db\"\nkey_policy = \"safe\"\n", false, func(t *testing.T, c *Config) {
+			if c.Slots[0].StandardKeyPolicy() {
+				t.Fatalf("key_policy %q", c.Slots[0].KeyPolicy)
+			}
+		}},
+		{"bad key policy", "[[slot]]\ntoken_file = \"a.db\"\nkey_policy = \"lax\"\n", true, nil},
 		{"engine and engines", "[[slot]]\ntoken_file = \"a.db\"\nengine = \"soft\"\nengines = [\"chip:pukcc\"]\n", true, nil},
 		{"engines nested pool", "[[slot]]\ntoken_file = \"a.db\"\nengines = [\"pool:soft|chip:pukcc\", \"soft\"]\n", true, nil},
 		{"engines separator", "[[slot]]\ntoken_file = \"a.db\"\nengines = [\"soft|chip:pukcc\"]\n", true, nil},

@@ -86,6 +86,10 @@ var keyDocs = map[string]keyDoc{
 		doc: "How long connecting to etcd may take before it is an error, as a Go duration."},
 	"slot.etcd_request_timeout": {def: "3s",
 		doc: "How long one etcd request may take before it is an error, as a Go duration."},
+	"slot.etcd_connect_budget": {def: "1s",
+		doc: "How long C_Initialize waits for the first contact with this slot's etcd cluster; a slot that does not answer in time, or refuses access, is marked unusable with its cause (modexp-token info shows it) while the other slots work, and is retried in the background (docs/FLEET.md)."},
+	"slot.key_policy": {def: "safe",
+		doc: "\"safe\" refuses the classic PKCS#11 key-extraction attacks (wrap/decrypt with one key, trojan and self wrapping, weaker wrapping keys, readable unwrapped or derived copies of sensitive keys); \"standard\" restores the standard's permissive behaviour, for test suites that exercise those paths (docs/THREATS.md, Key-management policy)."},
 }
 
 // Reference lists every key of the configuration file, top-level keys
