@@ -180,6 +180,7 @@ func TestPKCS11Tool(t *testing.T) {
 		edPub, edPEM = p, path
 		mark("EC-EDWARDS-KEY-PAIR-GEN", "generate_key_pair")
 	}
+	ex.montgomeryAndKEM(t) // pkcs11tool_pq_test.go
 	k := (rsaPub.N.BitLen() + 7) / 8
 	msg := []byte("exercised by pkcs11-tool\n")
 	// What pkcs11-tool cannot drive, driven in process.
