@@ -4,7 +4,7 @@ package token
 // DER, as SoftHSMv2, OpenSSL and crypto/x509 write it. RSA keys carry
 // n, e, d, p, q and the CRT values; EC keys the named curve, the scalar and
 // the public point; Ed25519 keys (RFC 8410) the 32-byte private key; ML-DSA keys (pkcs8_mldsa.go) the IETF LAMPS
-// forms. Encoding goes through crypto/x509 (big.Int: not
+// forms; SLH-DSA and Ed448 keys are in pkcs8_pq.go. Encoding goes through crypto/x509 (big.Int: not
 // constant time, as every DER encoder of a key; the values are the
 // caller's to take, and no operation depends on them here).
 
@@ -35,6 +35,9 @@ var ecCurveOIDs = []struct {
 
 // marshalPKCS8 encodes a private key object's values as PKCS#8.
 func marshalPKCS8(k *object) ([]byte, error) {
+	if der, ok, err := marshalSigPKCS8(k); ok { // SLH-DSA, Ed448 (pkcs8_sig.go)
+		return der, err
+	}
 	var key any
 	switch k.keyType() {
 	case ck.CKK_RSA:
@@ -86,7 +89,7 @@ func marshalPKCS8(k *object) ([]byte, error) {
 		if der, ok, err := marshalPQPKCS8(k); ok { // ML-KEM, X25519, X448 (pkcs8_pq.go)
 			return der, err
 		}
-		return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s private keys are not wrapped (RSA, EC, Ed25519, DSA, DH, ML-DSA, ML-KEM, X25519 and X448 keys are)", ck.Name("CKK_", k.keyType()))
+		return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s private keys are not wrapped (RSA, EC, Ed25519, Ed448, DSA, DH, ML-DSA, SLH-DSA, ML-KEM, X25519 and X448 keys are)", ck.Name("CKK_", k.keyType()))
 	}
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
@@ -132,6 +135,9 @@ func parsePKCS8(der []byte) (attrMap, uint64, error) {
 		return vals, kt, err
 	}
 	if vals, kt, ok, err := parsePQPKCS8(der); ok { // ML-KEM, X25519, X448 (pkcs8_pq.go)
+		return vals, kt, err
+	}
+	if vals, kt, ok, err := parseSigPKCS8(der); ok { // SLH-DSA, Ed448 (pkcs8_sig.go)
 		return vals, kt, err
 	}
 	key, err := x509.ParsePKCS8PrivateKey(der)

@@ -12,6 +12,7 @@ import (
 	"encoding/asn1"
 	"math/big"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
@@ -111,6 +112,9 @@ func FuzzUnwrappedPrivate(f *testing.F) {
 		der, _ = marshalOneAsymmetricKey(c.spkiOID, inner)
 		f.Add(der)
 	}
+	// Ed448 (RFC 8410) and SLH-DSA-SHA2-128s (pkcs8_sig.go).
+	f.Add([]byte("\x30\x47\x02\x01\x00\x30\x05\x06\x03\x2b\x65\x71\x04\x3b\x04\x39" + strings.Repeat("E", 57)))
+	f.Add([]byte("\x30\x52\x02\x01\x00\x30\x0b\x06\x09\x60\x86\x48\x01\x65\x03\x04\x03\x14\x04\x40" + strings.Repeat("S", 64)))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, der []byte) {
 		a, _, err := unwrappedPrivate(attrMap{ck.CKA_CLASS: ck.ULong(ck.CKO_PRIVATE_KEY)}, der, userLoggedIn)

@@ -351,6 +351,9 @@ func unwrappedPrivate(t attrMap, material []byte, login loginState) (attrMap, sc
 	if found == ck.CKK_EC_EDWARDS {
 		if _, ok := t[ck.CKA_EC_PARAMS]; !ok {
 			t[ck.CKA_EC_PARAMS] = ed25519Printable // as SoftHSMv2 and pkcs11-tool name it
+			if len(vals[ck.CKA_VALUE]) == edwards448.keySize() {
+				t[ck.CKA_EC_PARAMS] = ed448OID
+			}
 		}
 	}
 	return buildObjectFrom(t, vals, keyOrigin{mode: modeUnwrap}, login)

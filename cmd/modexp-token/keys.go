@@ -228,7 +228,7 @@ lists them. An ID shared by a key pair and its certificate deletes all three.`,
 		defer s.close()
 		return s.delete(cmd.OutOrStdout(), cmd.ErrOrStderr(), sel, sf)
 	}
-	return group("keys", "List, generate, import, delete and migrate keys and certificates", list, gen, imp, del, migrateCmd())
+	return group("keys", "List, generate, import, export, delete and migrate keys and certificates", list, gen, imp, exportCmd(), del, migrateCmd())
 }
 
 // selector turns --uri, --label and --id into a find template.

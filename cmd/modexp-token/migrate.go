@@ -13,7 +13,10 @@ package main
 //     SoftHSMv2 and this token write them) and unwrapped here with the
 //     source key's label, ID and usage attributes. Both temporary keys are
 //     destroyed at the end, and the temporary key's value is wiped.
-//   - Public keys (RSA, EC), X.509 certificates and data objects by copying
+//     ML-DSA, SLH-DSA and Ed448 keys move the same way, in their PKCS#8
+//     forms (the IETF LAMPS ones for ML-DSA and SLH-DSA, RFC 8410's for
+//     Ed448).
+//   - Public keys (RSA, EC, Edwards, ML-DSA, SLH-DSA), X.509 certificates and data objects by copying
 //     their attributes.
 //
 // What cannot move is reported with the reason: a key that is not
@@ -212,11 +215,12 @@ func (o *srcObject) String() string {
 var (
 	keyUsage     = []uint64{ck.CKA_LABEL, ck.CKA_ID, ck.CKA_KEY_TYPE, ck.CKA_DERIVE, ck.CKA_START_DATE, ck.CKA_END_DATE}
 	privateAttrs = append(append([]uint64{}, keyUsage...), ck.CKA_PRIVATE, ck.CKA_SENSITIVE, ck.CKA_EXTRACTABLE,
-		ck.CKA_SIGN, ck.CKA_DECRYPT, ck.CKA_UNWRAP, ck.CKA_SUBJECT, ck.CKA_WRAP_WITH_TRUSTED)
+		ck.CKA_SIGN, ck.CKA_DECRYPT, ck.CKA_UNWRAP, ck.CKA_SUBJECT, ck.CKA_WRAP_WITH_TRUSTED, ck.CKA_DECAPSULATE)
 	secretAttrs = append(append([]uint64{}, keyUsage...), ck.CKA_PRIVATE, ck.CKA_SENSITIVE, ck.CKA_EXTRACTABLE,
 		ck.CKA_ENCRYPT, ck.CKA_DECRYPT, ck.CKA_SIGN, ck.CKA_VERIFY, ck.CKA_WRAP, ck.CKA_UNWRAP, ck.CKA_WRAP_WITH_TRUSTED)
 	publicAttrs = append(append([]uint64{}, keyUsage...), ck.CKA_PRIVATE, ck.CKA_ENCRYPT, ck.CKA_VERIFY, ck.CKA_WRAP,
-		ck.CKA_SUBJECT, ck.CKA_MODULUS, ck.CKA_PUBLIC_EXPONENT, ck.CKA_EC_PARAMS, ck.CKA_EC_POINT)
+		ck.CKA_SUBJECT, ck.CKA_MODULUS, ck.CKA_PUBLIC_EXPONENT, ck.CKA_EC_PARAMS, ck.CKA_EC_POINT,
+		ck.CKA_PARAMETER_SET, ck.CKA_VALUE, ck.CKA_ENCAPSULATE) // ML-DSA, SLH-DSA, ML-KEM: the set and the key
 	certAttrs = []uint64{ck.CKA_LABEL, ck.CKA_ID, ck.CKA_PRIVATE, ck.CKA_CERTIFICATE_TYPE, ck.CKA_VALUE, ck.CKA_SUBJECT,
 		ck.CKA_ISSUER, ck.CKA_SERIAL_NUMBER}
 	dataAttrs = []uint64{ck.CKA_LABEL, ck.CKA_PRIVATE, ck.CKA_APPLICATION, ck.CKA_OBJECT_ID, ck.CKA_VALUE}
@@ -224,8 +228,8 @@ var (
 
 // keyTypesHere are the key types this token holds, by class.
 var keyTypesHere = map[uint64][]uint64{
-	ck.CKO_PRIVATE_KEY: {ck.CKK_RSA, ck.CKK_EC, ck.CKK_EC_EDWARDS, ck.CKK_DSA, ck.CKK_DH},
-	ck.CKO_PUBLIC_KEY:  {ck.CKK_RSA, ck.CKK_EC, ck.CKK_EC_EDWARDS, ck.CKK_DSA, ck.CKK_DH},
+	ck.CKO_PRIVATE_KEY: {ck.CKK_RSA, ck.CKK_EC, ck.CKK_EC_EDWARDS, ck.CKK_DSA, ck.CKK_DH, ck.CKK_ML_DSA, ck.CKK_SLH_DSA, ck.CKK_ML_KEM, ck.CKK_EC_MONTGOMERY},
+	ck.CKO_PUBLIC_KEY:  {ck.CKK_RSA, ck.CKK_EC, ck.CKK_EC_EDWARDS, ck.CKK_DSA, ck.CKK_DH, ck.CKK_ML_DSA, ck.CKK_SLH_DSA, ck.CKK_ML_KEM, ck.CKK_EC_MONTGOMERY},
 	ck.CKO_SECRET_KEY:  {ck.CKK_AES, ck.CKK_GENERIC_SECRET, ck.CKK_SHA_1_HMAC, ck.CKK_SHA224_HMAC, ck.CKK_SHA256_HMAC, ck.CKK_SHA384_HMAC, ck.CKK_SHA512_HMAC},
 }
 
@@ -296,7 +300,7 @@ next:
 			continue
 		}
 		switch typ {
-		case ck.CKA_KEY_TYPE, ck.CKA_CERTIFICATE_TYPE:
+		case ck.CKA_KEY_TYPE, ck.CKA_CERTIFICATE_TYPE, ck.CKA_PARAMETER_SET:
 			t = append(t, ulong(typ, ulongOf(v)))
 		case ck.CKA_PRIVATE, ck.CKA_SENSITIVE, ck.CKA_EXTRACTABLE, ck.CKA_SIGN, ck.CKA_DECRYPT, ck.CKA_UNWRAP,
 			ck.CKA_ENCRYPT, ck.CKA_VERIFY, ck.CKA_WRAP, ck.CKA_DERIVE, ck.CKA_WRAP_WITH_TRUSTED:
