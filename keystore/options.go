@@ -21,10 +21,18 @@ type KDFParams struct {
 	Threads   uint8  // lanes
 }
 
-// DefaultKDFParams are RFC 9106's second recommended Argon2id setting
-// (t=3, m=64 MiB, p=4). On the development machine (2 shared cores) one
-// derivation takes about 95 ms, so every PIN attempt costs that much.
-var DefaultKDFParams = KDFParams{Time: 3, MemoryKiB: 64 * 1024, Threads: 4}
+// DefaultKDFParams are the Argon2id cost of new PIN records unless the
+// token is initialised with another (`init --pin-cost`, the kdf_* keys):
+// the floor, OWASP's least recommended setting (t=2, m=19 MiB, one lane),
+// about 50 ms a derivation here. A first login costs that; later ones are
+// remembered (pin_cache); an attacker with only the token file pays it per
+// guess (docs/THREATS.md, Logins).
+var DefaultKDFParams = MinKDFParams
+
+// RFC9106KDFParams are RFC 9106's second recommended Argon2id setting
+// (t=3, m=64 MiB, p=4): the "rfc9106" cost profile, about 4 times the
+// floor's memory and 200-300 ms a derivation here.
+var RFC9106KDFParams = KDFParams{Time: 3, MemoryKiB: 64 * 1024, Threads: 4}
 
 // InsecureTestKDFParams are cheap Argon2id parameters (t=1, m=64 KiB) that
 // make PIN checks take microseconds. They offer no protection against PIN
@@ -39,11 +47,11 @@ var MinKDFParams = KDFParams{Time: 2, MemoryKiB: 19 * 1024, Threads: 1}
 // PINCostProfiles are the named Argon2id costs `modexp-token init
 // --pin-cost` stores in a token (Policy.KDF): what an attacker holding
 // only the token file pays per PIN guess. "floor" is MinKDFParams (OWASP's
-// least: t=2, 19 MiB, one lane), "rfc9106" DefaultKDFParams (t=3, 64 MiB,
-// 4 lanes), "high" t=4, 256 MiB, 4 lanes.
+// least: t=2, 19 MiB, one lane; the default), "rfc9106" RFC9106KDFParams
+// (t=3, 64 MiB, 4 lanes), "high" t=4, 256 MiB, 4 lanes.
 var PINCostProfiles = map[string]KDFParams{
 	"floor":   MinKDFParams,
-	"rfc9106": DefaultKDFParams,
+	"rfc9106": RFC9106KDFParams,
 	"high":    {Time: 4, MemoryKiB: 256 * 1024, Threads: 4},
 }
 

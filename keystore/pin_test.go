@@ -253,8 +253,8 @@ func TestDefaultKDFParams(t *testing.T) {
 	if testing.Short() {
 		t.Skip("default Argon2id parameters are slow")
 	}
-	if p := DefaultKDFParams; p.Time < 3 || p.MemoryKiB < 64*1024 {
-		t.Fatalf("default Argon2id parameters %+v are below RFC 9106's second recommendation", p)
+	if p := DefaultKDFParams; p.Time < MinKDFParams.Time || p.MemoryKiB < MinKDFParams.MemoryKiB {
+		t.Fatalf("default Argon2id parameters %+v are below the floor %+v", p, MinKDFParams)
 	}
 	s := openStore(t, tokenPath(t), Options{})
 	if err := s.InitToken(soPIN, "strong"); err != nil {

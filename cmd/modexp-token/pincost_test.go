@@ -21,7 +21,7 @@ func TestInitPINCost(t *testing.T) {
 		want keystore.KDFParams
 	}{
 		{"floor", []string{"--pin-cost", "floor"}, 0, keystore.MinKDFParams},
-		{"rfc9106", []string{"--pin-cost", "rfc9106"}, 0, keystore.DefaultKDFParams},
+		{"rfc9106", []string{"--pin-cost", "rfc9106"}, 0, keystore.RFC9106KDFParams},
 		{"unknown", []string{"--pin-cost", "cheap"}, exitUsage, keystore.KDFParams{}},
 		{"with --kdf-time", []string{"--pin-cost", "floor", "--kdf-time", "3", "--kdf-memory-kib", "65536", "--kdf-threads", "1"}, exitUsage, keystore.KDFParams{}},
 	}
