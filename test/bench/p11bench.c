@@ -398,7 +398,12 @@ static CK_MECHANISM_TYPE sig_mech(const struct keyspec *ks)
  * for every private key (C_FindObjectsInit with CKA_CLASS only, C_FindObjects
  * one handle at a time until none, C_FindObjectsFinal), then C_SignInit and
  * C_Sign with the key's handle, which the search must have returned. */
-typedef enum { OP_SIGN, OP_VERIFY, OP_KEYGEN, OP_DERIVE, OP_FIND_SIGN } opkind_t;
+/* OP_LOGIN: C_Logout then C_Login with the right user PIN, the login a
+ * process repeats (issue 27: ours remembers a right PIN, pin_cache;
+ * SoftHSMv2 runs PBKDF2). Login state is the application's, so threads
+ * race: a C_Logout that finds no login and a C_Login that finds one are
+ * not errors, and only a C_Login that answers CKR_OK counts. */
+typedef enum { OP_SIGN, OP_VERIFY, OP_KEYGEN, OP_DERIVE, OP_FIND_SIGN, OP_LOGIN } opkind_t;
 
 typedef struct {
 	const char *id;
@@ -439,6 +444,7 @@ static const opdef_t OPS[] = {
 	{"dh2048-derive", "DH ffdhe2048 derive + destroy", OP_DERIVE, K_DH2048, CKM_DH_PKCS_DERIVE, 0, 0},
 	{"rsa2048-keygen", "RSA-2048 key-pair generation", OP_KEYGEN, K_RSA2048, CKM_RSA_PKCS_KEY_PAIR_GEN, 0, 0},
 	{"p256-keygen", "P-256 key-pair generation", OP_KEYGEN, K_P256, CKM_EC_KEY_PAIR_GEN, 0, 0},
+	{"login", "C_Logout + C_Login, right user PIN", OP_LOGIN, K_P256, 0, 0, 0},
 };
 #define NOPS ((int)(sizeof OPS / sizeof OPS[0]))
 
@@ -1348,6 +1354,23 @@ static void *worker(void *arg)
 			consecutive = 0;
 			break;
 		}
+		case OP_LOGIN: {
+			rv = m->f->C_Logout(s);
+			if (rv != CKR_OK && rv != CKR_USER_NOT_LOGGED_IN) {
+				record_err(w, "C_Logout", rv, &consecutive);
+				continue;
+			}
+			rv = m->f->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)m->pin, strlen(m->pin));
+			if (rv == CKR_USER_ALREADY_LOGGED_IN)
+				continue;
+			if (rv != CKR_OK) {
+				record_err(w, "C_Login", rv, &consecutive);
+				continue;
+			}
+			w->ops++;
+			consecutive = 0;
+			break;
+		}
 		case OP_KEYGEN: {
 			CK_OBJECT_HANDLE pub = 0, priv = 0;
 			rv = m->f->C_GenerateKeyPair(s, &g.mech, g.pub, g.npub, g.priv, g.npriv, &pub, &priv);
@@ -1374,6 +1397,8 @@ static void *worker(void *arg)
 	}
 	w->t1 = now();
 	w->c1 = thread_cpu_seconds();
+	if (op->kind == OP_LOGIN) /* the rows after this one need the login */
+		(void)m->f->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)m->pin, strlen(m->pin));
 	if (keep_pub) {
 		check_new_pair(w, s, keep_pub, keep_priv);
 		rv = m->f->C_DestroyObject(s, keep_pub);
