@@ -21,13 +21,13 @@ func TestInfoDeadEtcdSlot(t *testing.T) {
 		"[[slot]]\netcd_endpoints = [%q]\netcd_prefix = \"/dead/\"\netcd_connect_budget = \"200ms\"\n%s",
 		cliSlot, u.String(), cliSlot))
 	cli(0, "init", "--slot", "0", "--label", "file", "--yes")
-	out := cli(0, "info", "--mechanisms=false")
+	out := cli(1, "info", "--mechanisms=false") // a dead slot is a problem: exit 1
 	for _, want := range []string{"token store etcd:/dead/ unusable since", "connection refused", "calls get CKR_DEVICE_ERROR"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("info does not say %q:\n%s", want, out)
 		}
 	}
-	if strings.Count(out, "unusable") != 1 {
+	if strings.Count(out, "PROBLEM:") != 1 || strings.Count(out, "PROBLEM: token store etcd:/dead/ unusable") != 1 {
 		t.Fatalf("the dead slot's problem said more than once, or of the file slot:\n%s", out)
 	}
 }
