@@ -129,3 +129,39 @@ func TestGCMWindowKeysBounded(t *testing.T) {
 		t.Fatal("key 1 still remembered")
 	}
 }
+
+// TestGCMCallerIVSwitch: gcm_caller_iv = false refuses every caller IV for
+// encryption at C_EncryptInit, fresh or not; decryption stays; the default
+// takes a fresh caller IV.
+func TestGCMCallerIVSwitch(t *testing.T) {
+	val := bytes.Repeat([]byte{3}, 16)
+	b, _ := aes.NewCipher(val)
+	g, _ := cipher.NewGCM(b)
+	iv, msg := []byte("twelve bytes"), []byte("attack at dawn")
+	ct := g.Seal(nil, iv, msg, nil)
+	for _, c := range []struct {
+		name  string
+		extra string
+		encRV ck.Error
+	}{
+		{"default", "", 0},
+		{"gcm_caller_iv = true", "gcm_caller_iv = true\n", 0},
+		{"gcm_caller_iv = false", "gcm_caller_iv = false\n", ck.CKR_MECHANISM_PARAM_INVALID},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, _, sh := readyTokenWith(t, c.extra)
+			key, err := secretKeyOf(m, sh, ck.CKK_AES, val)
+			must(t, err)
+			out, err := cryptOnce(m, sh, opEncrypt, gcmMech(iv, nil, 128), key, msg)
+			wantRV(t, err, c.encRV)
+			if err == nil && !bytes.Equal(out, ct) {
+				t.Fatalf("encrypted %x, want %x", out, ct)
+			}
+			pt, err := cryptOnce(m, sh, opDecrypt, gcmMech(iv, nil, 128), key, ct)
+			must(t, err)
+			if !bytes.Equal(pt, msg) {
+				t.Fatalf("decrypted %x", pt)
+			}
+		})
+	}
+}
