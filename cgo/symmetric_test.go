@@ -53,16 +53,21 @@ func onceC(h uint64, kind int, mech uint64, raw []byte, gcm *tsGCM, key uint64, 
 func TestGCMParamsC(t *testing.T) {
 	h := readySession(t)
 	k := bytes.Repeat([]byte{9}, 16)
-	key := secretC(t, h, ck.CKK_AES, k)
 	iv, aad, msg := []byte("twelve bytes"), []byte("header"), []byte("GCM through the C ABI")
 	b, _ := aes.NewCipher(k)
 	g, _ := cipher.NewGCM(b)
 	want := g.Seal(nil, iv, msg, aad)
 	for _, form := range []int{3, 2} {
+		// A key object per form: one IV encrypts once under one key.
+		key := secretC(t, h, ck.CKK_AES, k)
 		p := &tsGCM{Form: form, IV: iv, AAD: aad, IVBits: 96, TagBits: 128}
 		rv, ct := onceC(h, tsKEncrypt, ck.CKM_AES_GCM, nil, p, key, msg)
 		if rv != 0 || !bytes.Equal(ct, want) {
 			t.Fatalf("form %d: C_Encrypt = %v, %x; want %x", form, ck.Error(rv), ct, want)
+		}
+		// The IV again on this key is refused at C_EncryptInit.
+		if rv := tsInit(h, tsKEncrypt, ck.CKM_AES_GCM, nil, p, key); rv != uint64(ck.CKR_MECHANISM_PARAM_INVALID) {
+			t.Fatalf("form %d: repeated IV: C_EncryptInit = %v, want CKR_MECHANISM_PARAM_INVALID", form, ck.Error(rv))
 		}
 		rv, pt := onceC(h, tsKDecrypt, ck.CKM_AES_GCM, nil, p, key, ct)
 		if rv != 0 || !bytes.Equal(pt, msg) {
@@ -87,6 +92,7 @@ func TestGCMParamsC(t *testing.T) {
 		{"no IV", &tsGCM{Form: 3, TagBits: 128}, ck.CKR_MECHANISM_PARAM_INVALID},
 		{"tag 0", &tsGCM{Form: 2, IV: iv, TagBits: 0}, ck.CKR_MECHANISM_PARAM_INVALID},
 	} {
+		key := secretC(t, h, ck.CKK_AES, k) // a fresh key: the cases share the IV
 		rv := tsInit(h, tsKEncrypt, ck.CKM_AES_GCM, nil, c.p, key)
 		if rv != uint64(c.rv) {
 			t.Errorf("%s: C_EncryptInit = %v, want %v", c.name, ck.Error(rv), c.rv)
@@ -95,7 +101,7 @@ func TestGCMParamsC(t *testing.T) {
 			tsCall(h, tsCEncrypt, nil, false, 64) // end it
 		}
 	}
-	if rv := tsInit(h, tsKEncrypt, ck.CKM_AES_GCM, nil, nil, key); rv != uint64(ck.CKR_MECHANISM_PARAM_INVALID) {
+	if rv := tsInit(h, tsKEncrypt, ck.CKM_AES_GCM, nil, nil, secretC(t, h, ck.CKK_AES, k)); rv != uint64(ck.CKR_MECHANISM_PARAM_INVALID) {
 		t.Errorf("GCM without parameter: %v", ck.Error(rv))
 	}
 }

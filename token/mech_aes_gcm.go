@@ -6,7 +6,8 @@ package token
 //   - The parameter is CK_GCM_PARAMS, decoded by the C layer into
 //     Mechanism.GCM from either form: PKCS#11 3.0's (with ulIvBits) or
 //     2.40's (without). The IV is 1 to 4096 bytes (12 is the recommended
-//     size; the caller must never repeat an IV under one key); ulIvBits
+//     size; the caller must never repeat an IV under one key, and a repeat
+//     within the window of gcmiv.go is refused at Init); ulIvBits
 //     is ignored (ulIvLen decides: Node's pkcs11js leaves it garbage). The
 //     tag is 32, 64, 96, 104, 112, 120 or 128 bits (NIST SP 800-38D §5.2.1.2);
 //     anything else is CKR_MECHANISM_PARAM_INVALID. The AAD is any length.
@@ -46,6 +47,11 @@ type aesGCM struct {
 type gcmParam struct {
 	iv, aad []byte
 	tagLen  int
+	// ivUsed: the caller IV was recorded in the Module's window (gcmiv.go)
+	// by this operation's first encryption stream; a single-part retry
+	// (resetInput) makes a new stream for the same IV and must not count
+	// it twice.
+	ivUsed bool
 }
 
 func (m *aesGCM) withParam(cm *Mechanism) (mechanism, error) {
@@ -85,6 +91,15 @@ func (m *aesGCM) newStream(op *operation) (symStream, error) {
 	}
 	p := m.p
 	s := &gcmStream{p: p, encrypt: op.kind == opEncrypt}
+	if s.encrypt && !op.slot.cfg.GCMCallerIVOn() {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: caller-chosen IVs are refused for encryption in this slot (gcm_caller_iv = false)")
+	}
+	if s.encrypt && !p.ivUsed {
+		if !op.slot.m.gcmIVs.use(gcmKeyOf(op), p.iv) {
+			return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: this key already encrypted with this IV (the last %d IVs of a key are refused)", gcmIVWindow)
+		}
+		p.ivUsed = true
+	}
 	switch {
 	case len(p.iv) == gcmStandardIV && p.tagLen >= 12:
 		s.aead, err = cipher.NewGCMWithTagSize(b, p.tagLen)

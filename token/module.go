@@ -153,6 +153,9 @@ type Module struct {
 	// handles numbers sessions and objects from one counter: every handle
 	// is distinct, never 0 and never reused within the Module's life.
 	handles atomic.Uint64
+
+	// gcmIVs is the window of caller-chosen AES-GCM IVs (gcmiv.go).
+	gcmIVs gcmIVs
 }
 
 // LoadFromEnv reads the configuration (MODEXP_TOKEN_CONF, MODEXP_TOKEN_ENGINE,

@@ -65,6 +65,15 @@ var crypto11Skips = []struct{ name, why string }{
 // forwards only mechanisms on its allow-list, which has no AES-GCM, and
 // these tests use AES-GCM without asking whether the token offers it (the
 // test binary panics in C_EncryptInit). The same tests pass in process.
+// crypto11SubtestSkips are subtests skipped (a test and a subtest path):
+// TestHardSymmetric's GCMSoft and GCMHard are the same calls on one key
+// (crypto11 v1.6.2 uses the token's GCM in both), each sealing with the
+// all-zero nonce, so the second repeats an IV on one key, which the token
+// refuses (docs/THREATS.md, GCM). GCMSoft, the first, runs and passes.
+var crypto11SubtestSkips = []struct{ test, sub, why string }{
+	{"TestHardSymmetric", "AES128/GCMHard", "repeats GCMSoft's all-zero nonce on the same key"},
+}
+
 var crypto11RemoteSkips = []struct{ name, why string }{
 	{"TestHardSymmetric", "uses CKM_AES_GCM, which p11-kit's RPC does not carry"},
 	{"TestBlockMode", "uses CKM_AES_GCM, which p11-kit's RPC does not carry"},
@@ -205,6 +214,11 @@ func TestCrypto11Suite(t *testing.T) {
 		names = append(names, s.name)
 		t.Logf("skipped: %s: %s", s.name, s.why)
 	}
+	var subSkips string
+	for _, s := range crypto11SubtestSkips {
+		subSkips += "|^" + s.test + "$/^" + strings.ReplaceAll(s.sub, "/", "$/^") + "$"
+		t.Logf("skipped: %s/%s: %s", s.test, s.sub, s.why)
+	}
 	remoteNames := append([]string(nil), names...)
 	for _, s := range crypto11RemoteSkips {
 		remoteNames = append(remoteNames, s.name)
@@ -236,7 +250,8 @@ func TestCrypto11Suite(t *testing.T) {
 			env, module := crypto11Tokens(t)
 			env = mode.env(env, module)
 			start := time.Now()
-			skipRE := "^(" + strings.Join(mode.skip, "|") + ")$"
+			// Top-level alternatives: each is split at "/" into levels.
+			skipRE := "^(" + strings.Join(mode.skip, "|") + ")$" + subSkips
 			pass, fail, skip, out := runCrypto11Suite(t, bin, src, env, mode.config(module), "-test.skip", skipRE)
 			for _, f := range fail {
 				t.Errorf("crypto11 %s failed", f)

@@ -44,6 +44,7 @@
 //	kdf_threads = 4                # Argon2id lanes (default: keystore's)
 //	kdf_insecure = false           # true: allow Argon2id below t=2, 19 MiB (tests only)
 //	rsa_pkcs_decrypt = true        # CKM_RSA_PKCS decryption (implicit rejection); false: refused
+//	gcm_caller_iv = true           # AES-GCM encryption with the caller's IV; false: refused
 //	single_des = true              # the single-DES mechanisms (CKM_DES_*, 56-bit keys); false: not offered
 //	key_policy = "safe"            # safe | standard: the key-management policy (docs/THREATS.md)
 //
@@ -194,6 +195,11 @@ type Slot struct {
 	// a deployment that needs no PKCS#1 v1.5 decryption turns it off, and
 	// the mechanism then lists only sign, verify and encrypt.
 	RSAPKCSDecrypt *bool `toml:"rsa_pkcs_decrypt"`
+	// GCMCallerIV: CKM_AES_GCM encrypts with the IV the caller chose in
+	// CK_GCM_PARAMS (default true, as the standard). false refuses a
+	// caller IV for encryption (CKR_MECHANISM_PARAM_INVALID), so that
+	// only IVs the token makes are used; decryption is unaffected.
+	GCMCallerIV *bool `toml:"gcm_caller_iv"`
 	// SingleDES: the single-DES mechanisms (CKM_DES_KEY_GEN, CKM_DES_ECB,
 	// CKM_DES_CBC, CKM_DES_CBC_PAD and the DES derivations) are offered
 	// (default true, as SoftHSMv2 and the clients and test suites that
@@ -263,6 +269,10 @@ func (s Slot) StoreName() string {
 // RSAPKCSDecryptOn reports whether CKM_RSA_PKCS decryption is offered
 // (default true).
 func (s Slot) RSAPKCSDecryptOn() bool { return s.RSAPKCSDecrypt == nil || *s.RSAPKCSDecrypt }
+
+// GCMCallerIVOn reports whether AES-GCM encryption takes the caller's IV
+// (default true).
+func (s Slot) GCMCallerIVOn() bool { return s.GCMCallerIV == nil || *s.GCMCallerIV }
 
 // StandardKeyPolicy reports whether the slot runs the standard's
 // permissive key-management policy rather than the safe one (default).
