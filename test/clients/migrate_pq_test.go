@@ -31,7 +31,12 @@ func TestMigratePostQuantumKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk.write("modexp-token.toml", string(old)+fmt.Sprintf("\n[[slot]]\nlabel = \"src\"\ntoken_file = %q\nengine = \"soft\"\n%s", tk.path("src.db"), e2e.CheapKDF))
+	// The source slot takes the standard's key policy: migrate wraps its
+	// keys under a temporary AES key it generates readable on the source
+	// (to carry it to the destination), which the safe policy (a sensitive
+	// key only under a trusted or never-readable token-made key) refuses,
+	// as it should (docs/THREATS.md).
+	tk.write("modexp-token.toml", string(old)+fmt.Sprintf("\n[[slot]]\nlabel = \"src\"\ntoken_file = %q\nengine = \"soft\"\nkey_policy = \"standard\"\n%s", tk.path("src.db"), e2e.CheapKDF))
 	child := func(step string) {
 		t.Helper()
 		r := tk.runEnv([]string{"MODEXP_MIGRATE_PQ_STEP=" + step, "MODEXP_CLIENTS_LIB=" + tk.module}, nil, os.Args[0], "-test.run=^TestMigratePQChild$", "-test.v", "-test.count=1")

@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/miekg/pkcs11"
+	"github.com/modexp-token/modexp-token/token/ck"
 )
 
 // Hashes by pkcs11-tool's names.
@@ -123,6 +124,20 @@ func TestPKCS11Tool(t *testing.T) {
 			handled[mech] = map[string]bool{}
 		}
 		handled[mech][capability] = true
+	}
+	// ML-DSA and SLH-DSA (PKCS#11 3.2): pkcs11-tool 0.23 names neither the
+	// mechanisms nor the key types and cannot pass CK_SIGN_ADDITIONAL_CONTEXT;
+	// they are driven through the C ABI by cgo's TestMLDSAThroughC, through
+	// the token by the Wycheproof and ACVP tests (token/mldsa_test.go,
+	// slhdsa_test.go) and against @noble/post-quantum by
+	// test/nodeclient's TestNodeNobleCrossCheck.
+	for _, m := range []uint64{ck.CKM_ML_DSA_KEY_PAIR_GEN, ck.CKM_ML_DSA, ck.CKM_SLH_DSA_KEY_PAIR_GEN, ck.CKM_SLH_DSA,
+		ck.CKM_HASH_SLH_DSA_SHA224, ck.CKM_HASH_SLH_DSA_SHA256, ck.CKM_HASH_SLH_DSA_SHA384, ck.CKM_HASH_SLH_DSA_SHA512,
+		ck.CKM_HASH_SLH_DSA_SHA3_224, ck.CKM_HASH_SLH_DSA_SHA3_256, ck.CKM_HASH_SLH_DSA_SHA3_384, ck.CKM_HASH_SLH_DSA_SHA3_512,
+		ck.CKM_HASH_SLH_DSA_SHAKE128, ck.CKM_HASH_SLH_DSA_SHAKE256} {
+		for _, c := range []string{"generate_key_pair", "sign", "verify"} {
+			mark(fmt.Sprintf("mechtype-0x%X", m), c)
+		}
 	}
 	defer func() {
 		for _, n := range names {
