@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/dh"
+	"github.com/modexp-token/modexp-token/engine/alg/dh"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 

@@ -13,13 +13,13 @@ package token
 // # Engines
 //
 // Signing and key generation take k·G (d·G) from an engine.ECEngine; the
-// rest is engine/ecdsa's (hedged RFC 6979 nonces, mod-n arithmetic, and the
+// rest is engine/alg/ecdsa's (hedged RFC 6979 nonces, mod-n arithmetic, and the
 // verification of every signature with the software public point before
 // release). Which engine serves curve C is the slot's guard's decision
 // (engine/guard, Guard.EC): the slot's own engine when its Info().Curves
 // lists C, else the software engine under fallback "soft", else none. Every
 // operation runs through the route's Run, as every private operation of
-// the slot does: a signature that fails engine/ecdsa's check (or a key
+// the slot does: a signature that fails engine/alg/ecdsa's check (or a key
 // pair whose engine-made point differs from the software one) and every
 // engine.ErrDevice is counted as a fault and, under fallback "soft", redone
 // in software; under "fail" it answers CKR_DEVICE_ERROR. Each signature is
@@ -48,7 +48,7 @@ package token
 // # Hot path
 //
 // The private key is checked and its public point computed once per
-// object snapshot (preparedECPrivate, like RSA keys); engine/ecdsa builds
+// object snapshot (preparedECPrivate, like RSA keys); engine/alg/ecdsa builds
 // the point's comb table at the first signature. A public key object keeps
 // its checked point, with a comb table from its second verification. A
 // signature allocates its output, what the engine returns and the cost
@@ -60,7 +60,7 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/ecdsa"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 

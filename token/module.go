@@ -92,7 +92,7 @@
 // sessions end. What is not: values dropped at logout, C_DestroyObject or
 // C_SetAttributeValue are left to the garbage collector, not zeroed,
 // because an operation of another session may still be reading that
-// snapshot; the engine's prepared key (engine/rsa's big.Int and limb
+// snapshot; the engine's prepared key (engine/alg/rsa's big.Int and limb
 // copies) is dropped, not zeroed; PINs arrive as views of the caller's C
 // memory and are not kept (the keystore derives from them and forgets).
 package token
@@ -111,7 +111,7 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/soft"
+	"github.com/modexp-token/modexp-token/engine/backend/soft"
 	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/config"
 )

@@ -7,8 +7,8 @@ import (
 	"io"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/dh"
-	"github.com/modexp-token/modexp-token/engine/dsa"
+	"github.com/modexp-token/modexp-token/engine/alg/dh"
+	"github.com/modexp-token/modexp-token/engine/alg/dsa"
 )
 
 // ExpRoute is how a guard runs modular exponentiations of one modulus

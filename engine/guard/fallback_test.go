@@ -10,13 +10,13 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/dh"
-	"github.com/modexp-token/modexp-token/engine/dh/dhtest"
-	"github.com/modexp-token/modexp-token/engine/dsa"
-	"github.com/modexp-token/modexp-token/engine/ecdsa"
-	"github.com/modexp-token/modexp-token/engine/ecdsa/ecdsatest"
+	"github.com/modexp-token/modexp-token/engine/alg/dh"
+	"github.com/modexp-token/modexp-token/engine/alg/dh/dhtest"
+	"github.com/modexp-token/modexp-token/engine/alg/dsa"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa/ecdsatest"
+	"github.com/modexp-token/modexp-token/engine/backend/soft"
 	"github.com/modexp-token/modexp-token/engine/guard"
-	"github.com/modexp-token/modexp-token/engine/soft"
 )
 
 // faulty is the software engine with one bit of every secret result

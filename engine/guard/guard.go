@@ -8,7 +8,7 @@
 //     "soft" in the configuration), an operation the primary fails or gets
 //     wrong is redone on the software engine; without one it fails with an
 //     error wrapping [engine.ErrDevice]. A wrong result is never released:
-//     engine/rsa, engine/ecdsa, engine/dsa and engine/dh check every result
+//     engine/alg/rsa, engine/alg/ecdsa, engine/alg/dsa and engine/alg/dh check every result
 //     before release, and report a wrong one as engine.ErrDevice. The
 //     fallback is one path for every algorithm: the guard hands out keys
 //     prepared on both engines ([RSAKey], [DSAKey], [DHKey]; rsa.Key.On and
@@ -53,7 +53,7 @@
 //
 // The guard knows engines only through package engine: which
 // implementations exist is the business of the programs (cgo/, cmd/), which
-// import engine/all.
+// import engine/backend/all.
 package guard
 
 import (
@@ -68,8 +68,8 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/pool"
-	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/engine/alg/rsa"
+	"github.com/modexp-token/modexp-token/engine/backend/pool"
 )
 
 // Time limits of the engine checks.
@@ -88,7 +88,7 @@ type Options struct {
 	// Fallback puts the software engine behind the primary (fallback
 	// "soft"). Without it, a failing primary fails the operation.
 	Fallback bool
-	// ExponentBlinding is RSA exponent blinding (engine/rsa).
+	// ExponentBlinding is RSA exponent blinding (engine/alg/rsa).
 	ExponentBlinding bool
 	// BlindingDefault says ExponentBlinding is the default, not configured:
 	// a key size whose blinded exponents the primary refuses then runs

@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	_ "github.com/modexp-token/modexp-token/engine/chip"
-	"github.com/modexp-token/modexp-token/engine/ec"
-	"github.com/modexp-token/modexp-token/engine/ecdsa"
-	"github.com/modexp-token/modexp-token/engine/ecdsa/ecdsatest"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa/ecdsatest"
+	"github.com/modexp-token/modexp-token/engine/alg/rsa"
+	"github.com/modexp-token/modexp-token/engine/arith/ec"
+	_ "github.com/modexp-token/modexp-token/engine/backend/chip"
+	"github.com/modexp-token/modexp-token/engine/backend/soft"
 	"github.com/modexp-token/modexp-token/engine/guard"
-	"github.com/modexp-token/modexp-token/engine/rsa"
-	"github.com/modexp-token/modexp-token/engine/soft"
-	"github.com/modexp-token/modexp-token/internal/testkeys"
+	"github.com/modexp-token/modexp-token/test/vectors/testkeys"
 )
 
 func open(t *testing.T, spec string) engine.Engine {

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/ec"
+	"github.com/modexp-token/modexp-token/engine/arith/ec"
 )
 
 // ECRoute is how a guard runs operations on one curve: the engine that
@@ -34,7 +34,7 @@ func (rt ECRoute) Software(e engine.ECEngine) bool {
 // Run runs op on the primary, adding up the costs it reports; when op's
 // error wraps engine.ErrDevice (a failure, or a result its checks found
 // wrong) the fault is counted and op runs again on the fallback, if any.
-// op must check what the engine returns (engine/ecdsa does) and must not
+// op must check what the engine returns (engine/alg/ecdsa does) and must not
 // release anything before it returns nil. Run returns the primary's cost.
 //
 // The first Run of a curve runs the curve's known-answer test on the
@@ -62,7 +62,7 @@ func (rt ECRoute) Run(ctx context.Context, op func(e engine.ECEngine) error) (en
 // primary (an engine, or a key prepared on it); on an error wrapping
 // engine.ErrDevice (a device failure, or a result the algorithm's check
 // before release found wrong: rsa.ErrFault, dsa.ErrFault, dh.ErrFault and
-// engine/ecdsa's all wrap it) the fault is counted once (Guard.fault),
+// engine/alg/ecdsa's all wrap it) the fault is counted once (Guard.fault),
 // then op runs on the fallback (when not the zero E). op must release
 // nothing unless it returns nil; each run of op draws its own blinding and
 // nonces. A fallback that fails too gives an error wrapping both errors.
@@ -82,7 +82,7 @@ func run[E comparable](g *Guard, primary, fallback E, op func(E) error) error {
 	return nil
 }
 
-// preparedKey is a key of engine/rsa, engine/dsa or engine/dh: prepared
+// preparedKey is a key of engine/alg/rsa, engine/alg/dsa or engine/alg/dh: prepared
 // for one engine, and for another by On.
 type preparedKey[K any] interface {
 	comparable
@@ -182,7 +182,7 @@ func (g *Guard) ecRoutes() *ecRoutes {
 }
 
 // meter adds up the cost an engine reports for the multiplications of one
-// operation (engine/ecdsa does not return it).
+// operation (engine/alg/ecdsa does not return it).
 type meter struct {
 	engine.ECEngine
 	cost engine.Cost

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/engine/alg/rsa"
 )
 
 // RSAKey is an RSA private key prepared on a guard's engines: on the

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/engine/alg/rsa"
 
-	_ "github.com/modexp-token/modexp-token/engine/all"
+	_ "github.com/modexp-token/modexp-token/engine/backend/all"
 	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 

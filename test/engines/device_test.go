@@ -129,7 +129,7 @@ func TestDeviceBitflip(t *testing.T) {
 }
 
 // TestDeviceZeroAbove: modexpd returns all-zero results for moduli above
-// 512 bits. engine/rsa sends the CRT halves (512 bits for RSA-1024, 1024
+// 512 bits. engine/alg/rsa sends the CRT halves (512 bits for RSA-1024, 1024
 // for RSA-2048), so zero-above:512 spoils RSA-2048 and spares RSA-1024
 // (zero-above:1024 would only hit 4096-bit keys). The device's self-test
 // at slot open fails (its 1024- and 2048-bit KATs), RSA-1024 works, and

@@ -36,7 +36,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/modexp-token/modexp-token/engine/all" // the engines a slot may name
+	_ "github.com/modexp-token/modexp-token/engine/backend/all" // the engines a slot may name
 	"github.com/modexp-token/modexp-token/keystore"
 	"github.com/modexp-token/modexp-token/test/internal/e2e"
 	"github.com/modexp-token/modexp-token/token"
