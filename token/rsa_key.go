@@ -12,9 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"time"
 
-	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/alg/rsa"
 	"github.com/modexp-token/modexp-token/engine/guard"
 	"github.com/modexp-token/modexp-token/token/ck"
@@ -284,15 +282,12 @@ func (s *slot) preparedRSA(o *object) (*guard.RSAKey, error) {
 
 // rsaPrivate runs the private operation on the slot's engines (through
 // engine/guard and engine/alg/rsa, which checks the result before release).
-func (op *operation) rsaPrivate(c []byte) (out []byte, err error) {
-	start := time.Now()
-	var cost engine.Cost
-	defer func() { op.slot.guard.Done(opNames[op.kind], op.keyBits(), cost, time.Since(start), err) }()
+func (op *operation) rsaPrivate(c []byte) ([]byte, error) {
 	k, err := op.slot.preparedRSA(op.key)
 	if err != nil {
 		return nil, err
 	}
-	out, cost, err = k.Private(bg, c)
+	out, _, err := k.Private(bg, c)
 	if err != nil {
 		return nil, op.slot.engineErr(opNames[op.kind], err)
 	}

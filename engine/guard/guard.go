@@ -35,10 +35,12 @@
 //     while RSA keys stay on the primary (every result is checked, and
 //     redone in software if wrong). Passed tests are remembered for the
 //     guard's life ([Status].KATs).
-//   - Fault accounting ([Guard.Done], [Guard.Status]): every
+//   - Fault accounting ([Guard.Status]): every
 //     wrong result and device failure is counted and logged; every private
 //     operation is counted, and logged at debug level with its cost
-//     (engine.Cost: simulated device time, cycles, energy) and wall time.
+//     (engine.Cost: simulated device time, cycles, energy) and wall time,
+//     by the guard itself: the keys' operations and [ECRoute.Sign] and
+//     [ECRoute.Shared] time and record what they run.
 //   - Routes: which engine serves an EC curve ([Guard.EC]) or a modulus size
 //     ([Guard.ExpEngines]), given what the primary can do (its Info) and
 //     whether the software engine stands behind it.
@@ -178,10 +180,12 @@ func (g *Guard) fault(err error) {
 	g.log.Warn("engine fault detected", "engine", g.name(), "faults", n, "fallback", g.fallback != nil, "err", err)
 }
 
-// Done accounts for one private operation: op names it, bits is the key
-// size, cost what the engine reported, err its outcome (an error wrapping
-// engine.ErrDevice or rsa.ErrFault counts as a device error).
-func (g *Guard) Done(op string, bits int, cost engine.Cost, wall time.Duration, err error) {
+// done accounts for one private operation, the one place that does (the
+// keys' do, ECRoute.Sign and ECRoute.Shared call it): op names it, bits is
+// the key size, cost what the engine reported, wall its time, err its
+// outcome (an error wrapping engine.ErrDevice or rsa.ErrFault counts as a
+// device error).
+func (g *Guard) done(op string, bits int, cost engine.Cost, wall time.Duration, err error) {
 	g.ops.Add(1)
 	if err != nil && (errors.Is(err, engine.ErrDevice) || errors.Is(err, rsa.ErrFault)) {
 		g.deviceErrors.Add(1)

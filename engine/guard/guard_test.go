@@ -234,9 +234,9 @@ func TestExpRoutes(t *testing.T) {
 // TestDone counts operations and device errors.
 func TestDone(t *testing.T) {
 	g := guard.New(soft.New(), guard.Options{})
-	g.Done("sign", 2048, engine.Cost{}, time.Millisecond, nil)
-	g.Done("sign", 2048, engine.Cost{}, time.Millisecond, errors.Join(errors.New("x"), rsa.ErrFault))
-	g.Done("sign", 2048, engine.Cost{}, time.Millisecond, errors.New("other"))
+	guard.Done(g, "sign", 2048, engine.Cost{}, time.Millisecond, nil)
+	guard.Done(g, "sign", 2048, engine.Cost{}, time.Millisecond, errors.Join(errors.New("x"), rsa.ErrFault))
+	guard.Done(g, "sign", 2048, engine.Cost{}, time.Millisecond, errors.New("other"))
 	if st := g.Status(); st.Ops != 3 || st.DeviceErrors != 1 {
 		t.Fatalf("status %+v", st)
 	}
