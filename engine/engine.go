@@ -165,6 +165,16 @@ type PairEngine interface {
 	ExpPair(ctx context.Context, a, b ExpOp) (ra, rb []byte, c Cost, err error)
 }
 
+// Describer is implemented by engines with more to say about themselves
+// than Info: the software engine names the limb kernel it runs on, which
+// the module writes in its load record.
+type Describer interface {
+	Engine
+	// Describe returns key-value pairs for a log record and the notes
+	// worth a warning (such as why a faster kernel is not in use).
+	Describe() (attrs []any, notes []string)
+}
+
 // Ability is one optional ability of an engine: the optional interface
 // that provides it.
 type Ability int

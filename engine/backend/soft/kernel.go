@@ -1,6 +1,10 @@
 package soft
 
-import "github.com/modexp-token/modexp-token/engine/arith/mont"
+import (
+	"strings"
+
+	"github.com/modexp-token/modexp-token/engine/arith/mont"
+)
 
 // KernelInfo describes the limb kernel the software engine runs on: the
 // one in use, what MODEXP_KERNEL asked for, the CPU features seen, and
@@ -15,3 +19,11 @@ type KernelInfo = mont.KernelInfo
 // cannot run here, Err says why, and opening the "soft" engine fails
 // with it (so C_Initialize fails on a slot that uses it).
 func Kernels() KernelInfo { return mont.Kernels() }
+
+// Describe is [engine.Describer]'s: the kernel in use, the one
+// MODEXP_KERNEL asked for and the CPU features seen, with the kernel
+// selection's notes as the warnings.
+func (e *Engine) Describe() (attrs []any, notes []string) {
+	ki := Kernels()
+	return []any{"kernel", ki.Name, "kernel_requested", ki.Requested, "cpu", strings.Join(ki.CPU, " ")}, ki.Notes
+}
