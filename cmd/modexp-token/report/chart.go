@@ -14,7 +14,6 @@ import (
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/alg/rsa"
 	"github.com/modexp-token/modexp-token/engine/backend/chip"
-	"github.com/modexp-token/modexp-token/test/vectors/testkeys"
 )
 
 // ChartOptions configure [WriteChart].
@@ -55,15 +54,15 @@ var chartProfiles = []struct{ name, spec, scaled string }{
 // returns the simulated device times, and the reference engine's measured
 // wall time if opts.Reference is set.
 func ChartData(ctx context.Context, opts ChartOptions) ([]Series, error) {
-	var keys []*testkeys.Key
+	var keys []*rsaKey
 	for _, bits := range []int{1024, 2048, 4096} {
-		k, err := testkeys.Load(bits)
+		k, err := loadKey(bits)
 		if err != nil {
 			return nil, err
 		}
 		keys = append(keys, k)
 	}
-	private := func(e engine.Engine, k *testkeys.Key) (engine.Cost, time.Duration, error) {
+	private := func(e engine.Engine, k *rsaKey) (engine.Cost, time.Duration, error) {
 		key, err := rsa.NewKey(e, &rsa.PrivateKey{N: k.N, E: k.E, D: k.D, P: k.P, Q: k.Q}, rsa.Options{})
 		if err != nil {
 			return engine.Cost{}, 0, err

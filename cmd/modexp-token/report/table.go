@@ -26,7 +26,6 @@ import (
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/arith/randop"
 	"github.com/modexp-token/modexp-token/engine/backend/chip"
-	"github.com/modexp-token/modexp-token/test/vectors/testkeys"
 )
 
 // Row is one published figure and what the simulator gives for it.
@@ -346,7 +345,7 @@ func (t *table) pukcc() error {
 		wPlain, wCRT int
 		public       float64
 	}{{1024, 3.05, 1.04, 4, 4, 0.07}, {2048, 21.9, 6.19, 4, 4, 0.24}, {4096, 208, 45.5, 1, 3, 0.92}} {
-		k, err := testkeys.Load(v.bits)
+		k, err := loadKey(v.bits)
 		if err != nil {
 			return err
 		}
@@ -471,7 +470,7 @@ func (t *table) cryptech() error {
 		bits     int
 		enc, dec float64
 	}{{1024, 5.837198, 5.489668}, {2048, 35.920986, 35.583835}, {4096, 267.222054, 268.625344}} {
-		k, err := testkeys.Load(v.bits)
+		k, err := loadKey(v.bits)
 		if err != nil {
 			return err
 		}

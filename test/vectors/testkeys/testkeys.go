@@ -1,7 +1,6 @@
 // Package testkeys holds fixed public RSA test keys (1024, 2048 and 4096
-// bits) for the tests (engines, guard, token, test/engines) and the chip
-// reproduction table (cmd/modexp-token/report), whose published figures are
-// measured on these so that the table is the same on every run.
+// bits) for the tests (engines, guard, token, test/engines). It is a test
+// kit: no product package imports it (test/imports_test.go checks).
 package testkeys
 
 import (
