@@ -7,7 +7,6 @@ import (
 	"bufio"
 	"bytes"
 	"os/exec"
-	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -55,11 +54,15 @@ func imports(t *testing.T, tags string) map[string][]string {
 // under reports whether pkg is p or below it.
 func under(pkg, p string) bool { return pkg == p || strings.HasPrefix(pkg, p+"/") }
 
-// isKit reports whether pkg is a test kit: a package named *test, one of
-// test/, or the test-only helpers of the engine tree.
+// isKit reports whether pkg is a test kit: a package in or under a folder
+// named *test, one of test/, or the engine tree's CPU-time helper.
 func isKit(pkg string) bool {
-	return strings.HasSuffix(path.Base(pkg), "test") || under(pkg, "test") ||
-		pkg == "engine/internal/cputime" || pkg == "engine/backend/device/internal/bigengine"
+	for _, dir := range strings.Split(pkg, "/") {
+		if strings.HasSuffix(dir, "test") {
+			return true
+		}
+	}
+	return under(pkg, "test") || pkg == "engine/internal/cputime"
 }
 
 // TestImportRules: each role imports only what is below it. A rule says

@@ -17,9 +17,9 @@ import (
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/arith/randop"
 	"github.com/modexp-token/modexp-token/engine/backend/device"
-	"github.com/modexp-token/modexp-token/engine/backend/device/internal/bigengine"
 	"github.com/modexp-token/modexp-token/engine/backend/device/wire"
 	"github.com/modexp-token/modexp-token/engine/enginetest"
+	"github.com/modexp-token/modexp-token/engine/enginetest/bigengine"
 )
 
 func costModelOf(t *testing.T, e engine.Engine) wire.CostModel {

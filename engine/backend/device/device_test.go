@@ -14,9 +14,10 @@ import (
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/arith/randop"
 	"github.com/modexp-token/modexp-token/engine/backend/device"
-	"github.com/modexp-token/modexp-token/engine/backend/device/internal/bigengine"
 	"github.com/modexp-token/modexp-token/engine/backend/device/wire"
+	"github.com/modexp-token/modexp-token/engine/backend/device/wire/wiretest"
 	"github.com/modexp-token/modexp-token/engine/enginetest"
+	"github.com/modexp-token/modexp-token/engine/enginetest/bigengine"
 )
 
 func TestParseSpec(t *testing.T) {
@@ -257,20 +258,20 @@ func TestConcurrent(t *testing.T) {
 // TestOutOfOrder shows, on the wire, that a fast answer overtakes a slow one.
 func TestOutOfOrder(t *testing.T) {
 	d := startDaemon(t, sleepyEngine{bigengine.New(0)})
-	c := dialRaw(t, d.path)
+	c := wiretest.Dial(t, d.path)
 	req := func(id uint32, sleepMS byte) *wire.Frame {
 		return wire.NewRequest(wire.OpModExp, id).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).Add(wire.TagExp, []byte{sleepMS})
 	}
 	// Small gaps keep the daemon's dispatch in the order sent (two cores:
 	// 1 and 2 start at once, 3 starts when 2 is done).
-	c.send(req(1, 200))
+	c.Send(req(1, 200))
 	time.Sleep(10 * time.Millisecond)
-	c.send(req(2, 1))
+	c.Send(req(2, 1))
 	time.Sleep(10 * time.Millisecond)
-	c.send(req(3, 100))
+	c.Send(req(3, 100))
 	var order []uint32
 	for range 3 {
-		f := c.recv()
+		f := c.Recv()
 		if f.Status != wire.StatusOK {
 			t.Fatalf("status %v", f.Status)
 		}
@@ -318,20 +319,20 @@ func TestDeadlineAndCancel(t *testing.T) {
 	}
 
 	// The device notices deadlines too: DEADLINE_MS shorter than the work.
-	c := dialRaw(t, d.path)
-	c.send(wire.NewRequest(wire.OpModExp, 9).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).
+	c := wiretest.Dial(t, d.path)
+	c.Send(wire.NewRequest(wire.OpModExp, 9).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).
 		Add(wire.TagExp, []byte{250}).AddU32(wire.TagDeadlineMS, 20))
-	if f := c.recv(); f.ID != 9 || f.Status != wire.StatusTimeout {
+	if f := c.Recv(); f.ID != 9 || f.Status != wire.StatusTimeout {
 		t.Fatalf("device deadline: %v %v", f.ID, f.Status)
 	}
 	// CANCEL ends a request in flight with CANCELLED, and is not answered.
-	c.send(wire.NewRequest(wire.OpModExp, 10).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).Add(wire.TagExp, []byte{250}))
+	c.Send(wire.NewRequest(wire.OpModExp, 10).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).Add(wire.TagExp, []byte{250}))
 	time.Sleep(20 * time.Millisecond)
-	c.send(wire.NewRequest(wire.OpCancel, 11).AddU32(wire.TagTargetID, 10))
-	if f := c.recv(); f.ID != 10 || f.Status != wire.StatusCancelled {
+	c.Send(wire.NewRequest(wire.OpCancel, 11).AddU32(wire.TagTargetID, 10))
+	if f := c.Recv(); f.ID != 10 || f.Status != wire.StatusCancelled {
 		t.Fatalf("cancel: %v %v", f.ID, f.Status)
 	}
-	c.ping(12)
+	c.Ping(12)
 }
 
 func TestSelfTestCatchesWideFaults(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math/big"
 	"math/rand/v2"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,8 +12,8 @@ import (
 	"github.com/modexp-token/modexp-token/cmd/modexpd/server"
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/backend/device"
-	"github.com/modexp-token/modexp-token/engine/backend/device/internal/bigengine"
 	"github.com/modexp-token/modexp-token/engine/backend/device/wire"
+	"github.com/modexp-token/modexp-token/engine/enginetest/bigengine"
 )
 
 // daemon is an in-process server on a unix socket in a temporary directory.
@@ -93,57 +92,6 @@ func healthOf(t *testing.T, e engine.Engine) device.Health {
 func pad(v *big.Int, n int) []byte { return v.FillBytes(make([]byte, n)) }
 
 func randFor(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }
-
-// rawConn is a test's own connection to the daemon, for frames the client
-// would never send.
-type rawConn struct {
-	t  *testing.T
-	nc net.Conn
-}
-
-func dialRaw(t *testing.T, path string) *rawConn {
-	t.Helper()
-	nc, err := net.Dial("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	nc.SetDeadline(time.Now().Add(10 * time.Second))
-	return &rawConn{t: t, nc: nc}
-}
-
-func (c *rawConn) send(f *wire.Frame) {
-	c.t.Helper()
-	if err := wire.WriteFrame(c.nc, f); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-func (c *rawConn) sendBytes(b []byte) {
-	c.t.Helper()
-	if _, err := c.nc.Write(b); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-func (c *rawConn) recv() *wire.Frame {
-	c.t.Helper()
-	f, err := wire.ReadFrame(c.nc, wire.MaxFrame)
-	if err != nil {
-		c.t.Fatalf("recv: %v", err)
-	}
-	return f
-}
-
-// ping checks that the connection still works.
-func (c *rawConn) ping(id uint32) {
-	c.t.Helper()
-	c.send(wire.NewRequest(wire.OpPing, id).Add(wire.TagPayload, []byte("alive")))
-	f := c.recv()
-	if f.ID != id || f.Status != wire.StatusOK || string(mustGet(c.t, f, wire.TagPayload)) != "alive" {
-		c.t.Fatalf("ping after: %+v", f)
-	}
-}
 
 func mustGet(t *testing.T, f *wire.Frame, tag wire.Tag) []byte {
 	t.Helper()

@@ -19,9 +19,10 @@ import (
 	"github.com/modexp-token/modexp-token/engine/alg/rsa"
 	"github.com/modexp-token/modexp-token/engine/arith/randop"
 	"github.com/modexp-token/modexp-token/engine/backend/device"
-	"github.com/modexp-token/modexp-token/engine/backend/device/internal/bigengine"
 	"github.com/modexp-token/modexp-token/engine/backend/device/wire"
+	"github.com/modexp-token/modexp-token/engine/backend/device/wire/wiretest"
 	"github.com/modexp-token/modexp-token/engine/backend/soft"
+	"github.com/modexp-token/modexp-token/engine/enginetest/bigengine"
 	"github.com/modexp-token/modexp-token/engine/guard"
 )
 
@@ -89,7 +90,7 @@ func testExpPair(t *testing.T, backend engine.Engine) {
 // answers with the status a MODEXP would get; the connection lives on.
 func TestExpPairRefusals(t *testing.T) {
 	d := startDaemon(t, bigengine.New(1024))
-	c := dialRaw(t, d.path)
+	c := wiretest.Dial(t, d.path)
 	pair := func(id uint32) *wire.Frame {
 		return wire.NewRequest(wire.OpModExpPair, id).
 			Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).Add(wire.TagExp, []byte{3}).
@@ -121,18 +122,18 @@ func TestExpPairRefusals(t *testing.T) {
 		{"bad mode", pair(8).AddU8(wire.TagMode, 0x40), wire.StatusUnsupported},
 	}
 	for _, cs := range cases {
-		c.send(cs.f)
-		f := c.recv()
+		c.Send(cs.f)
+		f := c.Recv()
 		if f.ID != cs.f.ID || f.Status != cs.st {
 			t.Errorf("%s: got id %d status %v (%q), want %v", cs.name, f.ID, f.Status, f.Message(), cs.st)
 		}
 	}
-	c.send(pair(9))
-	f := c.recv()
+	c.Send(pair(9))
+	f := c.Recv()
 	if f.Status != wire.StatusOK || !bytes.Equal(mustGet(t, f, wire.TagResult), []byte{8}) || !bytes.Equal(mustGet(t, f, wire.TagResult2), []byte{9}) {
 		t.Fatalf("valid pair: %v %q %+v", f.Status, f.Message(), f.Fields) // 2^3 mod 11 = 8, 3^5 mod 13 = 9
 	}
-	c.ping(10)
+	c.Ping(10)
 }
 
 // TestExpPairCatchesFaults: with both results of a pair corrupted above
@@ -315,7 +316,7 @@ func TestConnectionPool(t *testing.T) {
 func TestSoloNotBehind(t *testing.T) {
 	eng := newGatedEngine()
 	d := startDaemon(t, eng)
-	a, b := dialRaw(t, d.path), dialRaw(t, d.path)
+	a, b := wiretest.Dial(t, d.path), wiretest.Dial(t, d.path)
 	exp := func(id uint32, ms byte, solo bool) *wire.Frame {
 		f := wire.NewRequest(wire.OpModExp, id).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).Add(wire.TagExp, []byte{ms})
 		if solo {
@@ -323,15 +324,15 @@ func TestSoloNotBehind(t *testing.T) {
 		}
 		return f
 	}
-	a.send(exp(1, 255, true)) // served by a's reader, held until the gate opens
-	a.send(exp(2, 1, false))  // read only after it
-	b.send(exp(3, 10, true))  // another connection: not held up
-	if f := b.recv(); f.ID != 3 || f.Status != wire.StatusOK {
+	a.Send(exp(1, 255, true)) // served by a's reader, held until the gate opens
+	a.Send(exp(2, 1, false))  // read only after it
+	b.Send(exp(3, 10, true))  // another connection: not held up
+	if f := b.Recv(); f.ID != 3 || f.Status != wire.StatusOK {
 		t.Fatalf("other connection: id %d %v", f.ID, f.Status)
 	}
 	close(eng.gate) // b was answered while a's first request was held
 	for _, want := range []uint32{1, 2} {
-		if f := a.recv(); f.ID != want || f.Status != wire.StatusOK {
+		if f := a.Recv(); f.ID != want || f.Status != wire.StatusOK {
 			t.Fatalf("solo connection: id %d %v, want %d", f.ID, f.Status, want)
 		}
 	}

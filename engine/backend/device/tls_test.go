@@ -9,8 +9,8 @@ import (
 	"github.com/modexp-token/modexp-token/cmd/modexpd/server"
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/backend/device"
-	"github.com/modexp-token/modexp-token/engine/backend/device/internal/bigengine"
 	"github.com/modexp-token/modexp-token/engine/backend/device/wire"
+	"github.com/modexp-token/modexp-token/engine/enginetest/bigengine"
 )
 
 // TestTCPWithTLS: TLS 1.3 with pinned certificates both ways. The right
