@@ -1,33 +1,41 @@
 package mont
 
 import (
+	"flag"
 	"math/big"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine/arith/randop"
 )
 
+// The flags of TestExpForInstructionCount.
+var (
+	ctClass = flag.String("ct.class", "", "TestExpForInstructionCount: the exponent's class, zero, ones or random (empty: skip)")
+	ctBase  = flag.String("ct.base", "random", "TestExpForInstructionCount: the base's class, zero, one or random")
+	ctASM   = flag.Bool("ct.asm", false, "TestExpForInstructionCount: force the assembly kernel")
+	ctSeed  = flag.Uint64("ct.seed", 0, "TestExpForInstructionCount: the seed of a random exponent")
+)
+
 // TestExpForInstructionCount runs one secret 1024-bit exponentiation with
-// an exponent of the class named by MODEXP_CT_CLASS (zero, ones, random)
-// and a base of the class named by MODEXP_CT_BASE (zero, one, random), and
-// nothing else of note. It exists to be run under an instruction counter:
+// an exponent of the class named by -ct.class (zero, ones, random) and a
+// base of the class named by -ct.base (zero, one, random), and nothing
+// else of note. It exists to be run under an instruction counter:
 //
 //	go test -c -o /tmp/mont.test ./engine/arith/mont
-//	MODEXP_CT_CLASS=zero valgrind --tool=callgrind --toggle-collect='*Modulus*Exp' /tmp/mont.test -test.run ExpForInstructionCount
+//	valgrind --tool=callgrind --toggle-collect='*Modulus*Exp' /tmp/mont.test -test.run ExpForInstructionCount -ct.class=zero
 //
-// and the same with ones and random (MODEXP_CT_ASM=1 forces the assembly
-// kernel, which valgrind runs although its CPUID hides ADX): the counts of executed instructions
-// must be identical (docs/PERFORMANCE.md, "Constant time"). Without
-// MODEXP_CT_CLASS it is skipped.
+// and the same with ones and random (-ct.asm forces the assembly kernel,
+// which valgrind runs although its CPUID hides ADX): the counts of
+// executed instructions must be identical (docs/PERFORMANCE.md, "Constant
+// time"). Without -ct.class it is skipped.
 func TestExpForInstructionCount(t *testing.T) {
-	class := os.Getenv("MODEXP_CT_CLASS")
+	class := *ctClass
 	if class == "" {
-		t.Skip("set MODEXP_CT_CLASS=zero|ones|random and run under valgrind")
+		t.Skip("set -ct.class=zero|ones|random and run under valgrind")
 	}
-	if os.Getenv("MODEXP_CT_ASM") == "1" {
+	if *ctASM {
 		// Valgrind's CPUID hides ADX; force the assembly kernel (it
 		// decodes MULX/ADCX/ADOX all the same).
 		old := useASM
@@ -49,13 +57,13 @@ func TestExpForInstructionCount(t *testing.T) {
 			e[i] = 0xff
 		}
 	case "random":
-		rr := rand.New(rand.NewPCG(uint64(len(os.Getenv("MODEXP_CT_SEED"))), 33))
+		rr := rand.New(rand.NewPCG(*ctSeed, 33))
 		for i := range e {
 			e[i] = byte(rr.Uint32())
 		}
 	}
 	x := new(big.Int).Mod(randop.Bits(r, 1024), n)
-	switch os.Getenv("MODEXP_CT_BASE") {
+	switch *ctBase {
 	case "zero":
 		x.SetInt64(0)
 	case "one":
