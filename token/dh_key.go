@@ -132,7 +132,7 @@ type dhPrivateKey struct {
 
 // preparedDHPrivate returns the DH key of o prepared for the slot's
 // engines, once per object snapshot.
-func (s *slot) preparedDHPrivate(o *object) (*dhPrivateKey, error) {
+func preparedDHPrivate(s slotView, o *object) (*dhPrivateKey, error) {
 	var g *dh.Group
 	return prepareExpKey(s, o, "DH", func() (int, error) {
 		var err error

@@ -167,7 +167,7 @@ type dsaPublicKey struct {
 
 // preparedDSAPrivate returns the DSA key of o prepared for the slot's
 // engines, once per object snapshot.
-func (s *slot) preparedDSAPrivate(o *object) (*dsaPrivateKey, error) {
+func preparedDSAPrivate(s slotView, o *object) (*dsaPrivateKey, error) {
 	var p *dsa.Parameters
 	return prepareExpKey(s, o, "DSA", func() (int, error) {
 		var err error
@@ -192,7 +192,7 @@ func (s *slot) preparedDSAPrivate(o *object) (*dsaPrivateKey, error) {
 // key on it. A key that build rejects with one of the rejected errors is
 // CKR_KEY_TYPE_INCONSISTENT (logged: a stored key engine/alg/dsa or engine/alg/dh
 // refuses); other errors are the engine's.
-func prepareExpKey[K any](s *slot, o *object, kind string, params func() (int, error),
+func prepareExpKey[K any](s slotView, o *object, kind string, params func() (int, error),
 	build func(rt guard.ExpRoute) (K, error), rejected ...error) (K, error) {
 	var zero K
 	o.prepOnce.Lock()
@@ -207,20 +207,20 @@ func prepareExpKey[K any](s *slot, o *object, kind string, params func() (int, e
 	if err != nil {
 		return zero, err
 	}
-	rt, ok := s.guard.Exp(bits)
+	rt, ok := s.Guard().Exp(bits)
 	if !ok {
 		return zero, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit %s key: the engine %s takes at most %d bits (fallback %s)",
-			bits, kind, s.engineName(), s.guard.MaxExpBits(), s.cfg.Fallback)
+			bits, kind, s.EngineName(), s.Guard().MaxExpBits(), s.Policy().Fallback)
 	}
 	k, err := build(rt)
 	if err != nil {
 		for _, r := range rejected {
 			if errors.Is(err, r) {
-				s.log.Error("stored "+kind+" key rejected", "object", o.handle, "err", err)
+				s.Log().Error("stored "+kind+" key rejected", "object", o.handle, "err", err)
 				return zero, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key: %v", kind, err)
 			}
 		}
-		return zero, s.engineErr("prepare "+kind+" key", err)
+		return zero, s.EngineErr("prepare "+kind+" key", err)
 	}
 	o.prepared = k
 	return k, nil
@@ -228,7 +228,7 @@ func prepareExpKey[K any](s *slot, o *object, kind string, params func() (int, e
 
 // preparedDSAPublic returns the checked public key of o, once per
 // snapshot.
-func (s *slot) preparedDSAPublic(o *object) (*dsaPublicKey, error) {
+func preparedDSAPublic(s slotView, o *object) (*dsaPublicKey, error) {
 	o.prepOnce.Lock()
 	defer o.prepOnce.Unlock()
 	if k, ok := o.prepared.(*dsaPublicKey); ok {

@@ -239,7 +239,7 @@ var errCurveNotServed = errors.New("curve not served by the slot's engine")
 
 // preparedECPrivate returns the EC private key of o prepared for the
 // slot's engines, preparing it once per snapshot.
-func (s *slot) preparedECPrivate(o *object) (*ecPrivateKey, error) {
+func preparedECPrivate(s slotView, o *object) (*ecPrivateKey, error) {
 	o.prepOnce.Lock()
 	defer o.prepOnce.Unlock()
 	if k, ok := o.prepared.(*ecPrivateKey); ok {
@@ -252,20 +252,20 @@ func (s *slot) preparedECPrivate(o *object) (*ecPrivateKey, error) {
 	if err != nil {
 		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key without a usable curve: %v", err)
 	}
-	rt, ok := s.guard.EC(c.Name())
+	rt, ok := s.Guard().EC(c.Name())
 	if !ok {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_INVALID, "ECDSA on %s: %v (%s, fallback %s)", c.Name(), errCurveNotServed,
-			s.engineName(), s.cfg.Fallback)
+			s.EngineName(), s.Policy().Fallback)
 	}
 	key, err := ecdsa.NewPrivateKey(c.Name(), o.attrs[ck.CKA_VALUE])
 	if err != nil {
-		s.log.Error("stored EC key rejected by engine/alg/ecdsa", "object", o.handle, "err", err)
+		s.Log().Error("stored EC key rejected by engine/alg/ecdsa", "object", o.handle, "err", err)
 		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key: %v", err)
 	}
 	if v, ok := o.attrs[ck.CKA_EC_POINT]; ok {
 		x, y := key.Public()
 		if string(v) != string(c.MarshalECPoint(x, y)) {
-			s.log.Error("stored EC key inconsistent with its point", "object", o.handle)
+			s.Log().Error("stored EC key inconsistent with its point", "object", o.handle)
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key does not match its CKA_EC_POINT")
 		}
 	}
@@ -276,7 +276,7 @@ func (s *slot) preparedECPrivate(o *object) (*ecPrivateKey, error) {
 
 // preparedECPublic returns the EC public key of o prepared for
 // verification, once per snapshot.
-func (s *slot) preparedECPublic(o *object) (*ecPublicKey, error) {
+func preparedECPublic(s slotView, o *object) (*ecPublicKey, error) {
 	o.prepOnce.Lock()
 	defer o.prepOnce.Unlock()
 	if k, ok := o.prepared.(*ecPublicKey); ok {

@@ -197,7 +197,7 @@ func completeEdPrivate(a attrMap) error {
 }
 
 // preparedEd returns the Ed25519 private key of o, once per snapshot.
-func (s *slot) preparedEd(o *object) (ed25519.PrivateKey, error) {
+func preparedEd(s slotView, o *object) (ed25519.PrivateKey, error) {
 	o.prepOnce.Lock()
 	defer o.prepOnce.Unlock()
 	if k, ok := o.prepared.(ed25519.PrivateKey); ok {
@@ -212,7 +212,7 @@ func (s *slot) preparedEd(o *object) (ed25519.PrivateKey, error) {
 	}
 	k := ed25519.NewKeyFromSeed(seed)
 	if v, ok := o.attrs[ck.CKA_EC_POINT]; ok && !bytes.Equal(v, edPoint(k[32:])) {
-		s.log.Error("stored Ed25519 key inconsistent with its point", "object", o.handle)
+		s.Log().Error("stored Ed25519 key inconsistent with its point", "object", o.handle)
 		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored Ed25519 key does not match its CKA_EC_POINT")
 	}
 	o.prepared = k
@@ -220,7 +220,7 @@ func (s *slot) preparedEd(o *object) (ed25519.PrivateKey, error) {
 }
 
 // preparedEd448 returns the Ed448 private key of o, once per snapshot.
-func (s *slot) preparedEd448(o *object) (ed448.PrivateKey, error) {
+func preparedEd448(s slotView, o *object) (ed448.PrivateKey, error) {
 	o.prepOnce.Lock()
 	defer o.prepOnce.Unlock()
 	if k, ok := o.prepared.(ed448.PrivateKey); ok {
@@ -235,7 +235,7 @@ func (s *slot) preparedEd448(o *object) (ed448.PrivateKey, error) {
 	}
 	k := ed448.NewKeyFromSeed(seed)
 	if v, ok := o.attrs[ck.CKA_EC_POINT]; ok && !bytes.Equal(v, edPoint(k.Public().(ed448.PublicKey))) {
-		s.log.Error("stored Ed448 key inconsistent with its point", "object", o.handle)
+		s.Log().Error("stored Ed448 key inconsistent with its point", "object", o.handle)
 		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored Ed448 key does not match its CKA_EC_POINT")
 	}
 	o.prepared = k

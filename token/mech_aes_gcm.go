@@ -91,11 +91,11 @@ func (m *aesGCM) newStream(op *operation) (symStream, error) {
 	}
 	p := m.p
 	s := &gcmStream{p: p, encrypt: op.kind == opEncrypt}
-	if s.encrypt && !op.slot.cfg.GCMCallerIVOn() {
+	if s.encrypt && !op.view().Policy().GCMCallerIVOn() {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: caller-chosen IVs are refused for encryption in this slot (gcm_caller_iv = false)")
 	}
 	if s.encrypt && !p.ivUsed {
-		if !op.slot.m.gcmIVs.use(gcmKeyOf(op), p.iv) {
+		if !op.view().UseGCMIV(gcmKeyOf(op), p.iv) {
 			return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: this key already encrypted with this IV (the last %d IVs of a key are refused)", gcmIVWindow)
 		}
 		p.ivUsed = true

@@ -48,7 +48,7 @@ func des3Base(typ uint64) mechBase {
 
 // singleDESAvailable: the slot option single_des = false withdraws the
 // single-DES mechanisms.
-func singleDESAvailable(s *slot, _ *MechanismInfo) bool { return s.cfg.SingleDESOn() }
+func singleDESAvailable(s slotView, _ *MechanismInfo) bool { return s.Policy().SingleDESOn() }
 
 // desMechanisms are the DES family.
 func desMechanisms() []mechanism {

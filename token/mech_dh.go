@@ -31,8 +31,8 @@ type dhDerive struct {
 
 // dhAvailable: the slot can run DH at the sizes its engine (or fallback)
 // takes.
-func dhAvailable(s *slot, info *MechanismInfo) bool {
-	max := uint64(s.guard.MaxExpBits())
+func dhAvailable(s slotView, info *MechanismInfo) bool {
+	max := uint64(s.Guard().MaxExpBits())
 	if max == 0 || max >= info.MaxKeySize {
 		return true
 	}
@@ -57,8 +57,8 @@ func (m *dhDerive) withParam(cm *Mechanism) (mechanism, error) {
 // derive is CKM_DH_PKCS_DERIVE's work: Z = y^x mod p, cut to the
 // template's length (its last bytes).
 func (m *dhDerive) derive(op *operation, tmpl attrMap) (value []byte, err error) {
-	s := op.slot
-	k, err := s.preparedDHPrivate(op.key)
+	s := op.view()
+	k, err := preparedDHPrivate(s, op.key)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (m *dhDerive) derive(op *operation, tmpl attrMap) (value []byte, err error)
 		if errors.Is(err, dh.ErrInvalidPublic) {
 			return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "DH peer public value: %v", err)
 		}
-		return nil, s.engineErr("DH derive", err)
+		return nil, s.EngineErr("DH derive", err)
 	}
 	out := bytes.Clone(z[len(z)-n:])
 	clear(z)
@@ -84,7 +84,7 @@ type dhKeyPairGen struct{ mechBase }
 // generateKeyPair: CKA_PRIME and CKA_BASE from the public template (equal
 // if repeated in the private one), CKA_VALUE_BITS optionally in the
 // private template.
-func (m *dhKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, attrMap, error) {
+func (m *dhKeyPairGen) generateKeyPair(s slotView, pub, priv attrMap) (attrMap, attrMap, error) {
 	g, err := dhGroupOf(pub, ck.CKR_DOMAIN_PARAMS_INVALID)
 	if err != nil {
 		return nil, nil, err
@@ -106,11 +106,11 @@ func (m *dhKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, att
 		}
 		valueBits = int(b)
 	}
-	info, ok := s.mechanismInfo(m)
+	info, ok := s.MechanismInfo(m)
 	if bits := uint64(g.P.BitLen()); !ok || bits < info.MinKeySize || bits > info.MaxKeySize {
-		return nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DH key on engine %s (fallback %s)", bits, s.engineName(), s.cfg.Fallback)
+		return nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DH key on engine %s (fallback %s)", bits, s.EngineName(), s.Policy().Fallback)
 	}
-	rt, _ := s.guard.Exp(g.P.BitLen())
+	rt, _ := s.Guard().Exp(g.P.BitLen())
 	var x, y []byte
 	err = rt.Run(func(e engine.Engine) error {
 		x, y, _, err = dh.GenerateKey(bg, e, g, valueBits, nil)
@@ -120,7 +120,7 @@ func (m *dhKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, att
 		if errors.Is(err, dh.ErrInvalidKey) {
 			return nil, nil, invalid(ck.CKA_VALUE_BITS, err.Error())
 		}
-		return nil, nil, s.engineErr("generate DH key", err)
+		return nil, nil, s.EngineErr("generate DH key", err)
 	}
 	pubVals := attrMap{ck.CKA_VALUE: y}
 	privVals := attrMap{ck.CKA_PRIME: g.P.Bytes(), ck.CKA_BASE: g.G.Bytes(), ck.CKA_VALUE: x}

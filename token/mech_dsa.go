@@ -45,8 +45,8 @@ type dsaMech struct {
 
 // dsaAvailable narrows the DSA mechanisms to what the slot's engine (and
 // fallback) can sign: verification runs in software at every size.
-func dsaAvailable(s *slot, info *MechanismInfo) bool {
-	max := uint64(s.guard.MaxExpBits())
+func dsaAvailable(s slotView, info *MechanismInfo) bool {
+	max := uint64(s.Guard().MaxExpBits())
 	if max == 0 || max >= info.MaxKeySize {
 		return true
 	}
@@ -65,17 +65,17 @@ func dsaAvailable(s *slot, info *MechanismInfo) bool {
 
 // sign signs hash (the input of CKM_DSA, the digest of CKM_DSA_SHA*).
 func (m *dsaMech) sign(op *operation, hash []byte) (sig []byte, err error) {
-	s := op.slot
+	s := op.view()
 	if len(hash) == 0 || len(hash) > dsaMaxHash {
 		return nil, ck.Errorf(ck.CKR_DATA_LEN_RANGE, "CKM_DSA input of %d bytes (1 to %d)", len(hash), dsaMaxHash)
 	}
-	k, err := s.preparedDSAPrivate(op.key)
+	k, err := preparedDSAPrivate(s, op.key)
 	if err != nil {
 		return nil, err
 	}
 	sig, _, err = k.key.Sign(bg, hash, nil)
 	if err != nil {
-		return nil, s.engineErr("DSA sign", err)
+		return nil, s.EngineErr("DSA sign", err)
 	}
 	return sig, nil
 }
@@ -85,7 +85,7 @@ func (m *dsaMech) verify(op *operation, hash, sig []byte) error {
 	if len(hash) == 0 || len(hash) > dsaMaxHash {
 		return ck.Errorf(ck.CKR_DATA_LEN_RANGE, "CKM_DSA input of %d bytes (1 to %d)", len(hash), dsaMaxHash)
 	}
-	k, err := op.slot.preparedDSAPublic(op.key)
+	k, err := preparedDSAPublic(op.view(), op.key)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ type dsaKeyPairGen struct{ mechBase }
 
 // generateKeyPair: the domain parameters come from the public template
 // (given in the private template too, they must be equal).
-func (m *dsaKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, attrMap, error) {
+func (m *dsaKeyPairGen) generateKeyPair(s slotView, pub, priv attrMap) (attrMap, attrMap, error) {
 	p, err := dsaParamsOf(pub, ck.CKR_DOMAIN_PARAMS_INVALID)
 	if err != nil {
 		return nil, nil, err
@@ -117,18 +117,18 @@ func (m *dsaKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, at
 			return nil, nil, inconsistent(describe(t) + " differs between the public and private templates")
 		}
 	}
-	info, ok := s.mechanismInfo(m)
+	info, ok := s.MechanismInfo(m)
 	if bits := uint64(p.P.BitLen()); !ok || bits < info.MinKeySize || bits > info.MaxKeySize {
-		return nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DSA key on engine %s (fallback %s)", bits, s.engineName(), s.cfg.Fallback)
+		return nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit DSA key on engine %s (fallback %s)", bits, s.EngineName(), s.Policy().Fallback)
 	}
-	rt, _ := s.guard.Exp(p.P.BitLen())
+	rt, _ := s.Guard().Exp(p.P.BitLen())
 	var x, y []byte
 	err = rt.Run(func(e engine.Engine) error {
 		x, y, _, err = dsa.GenerateKey(bg, e, p, nil)
 		return err
 	})
 	if err != nil {
-		return nil, nil, s.engineErr("generate DSA key", err)
+		return nil, nil, s.EngineErr("generate DSA key", err)
 	}
 	pubVals := attrMap{ck.CKA_VALUE: y}
 	privVals := attrMap{

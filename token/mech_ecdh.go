@@ -85,8 +85,8 @@ type ecdhMech struct {
 
 // ecdhAvailable: the slot derives if it can multiply on some curve; the
 // key sizes are those of its curves.
-func ecdhAvailable(s *slot, info *MechanismInfo) bool {
-	minBits, maxBits := s.guard.ECOrderBits()
+func ecdhAvailable(s slotView, info *MechanismInfo) bool {
+	minBits, maxBits := s.Guard().ECOrderBits()
 	if maxBits == 0 {
 		return false
 	}
@@ -97,7 +97,7 @@ func ecdhAvailable(s *slot, info *MechanismInfo) bool {
 // ecdhMontgomeryAvailable: CKM_ECDH1_DERIVE is offered on every slot
 // (X25519 and X448 run in software), its key sizes those of the slot's
 // curves widened to 256..448.
-func ecdhMontgomeryAvailable(s *slot, info *MechanismInfo) bool {
+func ecdhMontgomeryAvailable(s slotView, info *MechanismInfo) bool {
 	if !ecdhAvailable(s, info) {
 		info.MinKeySize, info.MaxKeySize = xdhMinBits, xdhMaxBits
 		return true
@@ -150,9 +150,9 @@ func (m *ecdhMech) checkKey(op *operation) error {
 	if err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "EC key without a usable curve: %v", err)
 	}
-	if _, ok := op.slot.guard.EC(c.Name()); !ok {
+	if _, ok := op.view().Guard().EC(c.Name()); !ok {
 		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s on %s: %v (%s, fallback %s)", m.name(),
-			c.Name(), errCurveNotServed, op.slot.engineName(), op.slot.cfg.Fallback)
+			c.Name(), errCurveNotServed, op.view().EngineName(), op.view().Policy().Fallback)
 	}
 	return nil
 }
@@ -168,8 +168,8 @@ func (m *ecdhMech) derive(op *operation, tmpl attrMap) (value []byte, err error)
 		defer clear(z)
 		return ecdhKey(p, tmpl, z)
 	}
-	s := op.slot
-	k, err := s.preparedECPrivate(op.key)
+	s := op.view()
+	k, err := preparedECPrivate(s, op.key)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func (m *ecdhMech) derive(op *operation, tmpl attrMap) (value []byte, err error)
 	if err != nil {
 		return nil, err
 	}
-	z, err := s.ecdhShared(k, op.key.attrs[ck.CKA_VALUE], qx, qy)
+	z, err := ecdhShared(s, k, op.key.attrs[ck.CKA_VALUE], qx, qy)
 	if err != nil {
 		return nil, err
 	}
@@ -216,10 +216,10 @@ func ecdhKey(p *ecdhParams, tmpl attrMap, z []byte) ([]byte, error) {
 
 // ecdhShared returns the x-coordinate of d·(qx, qy) computed by the key's
 // engines and checked before release (engine/alg/ecdh through the guard).
-func (s *slot) ecdhShared(k *ecPrivateKey, d, qx, qy []byte) ([]byte, error) {
+func ecdhShared(s slotView, k *ecPrivateKey, d, qx, qy []byte) ([]byte, error) {
 	z, _, err := k.route.Shared(bg, k.curve, d, qx, qy)
 	if err != nil {
-		return nil, s.engineErr("ECDH", err)
+		return nil, s.EngineErr("ECDH", err)
 	}
 	return z, nil
 }

@@ -102,8 +102,8 @@ type ecdsaMech struct {
 
 // ecAvailable is the slot's offer of an EC mechanism (see the file
 // comment).
-func ecAvailable(s *slot, info *MechanismInfo) bool {
-	minBits, maxBits := s.guard.ECOrderBits()
+func ecAvailable(s slotView, info *MechanismInfo) bool {
+	minBits, maxBits := s.Guard().ECOrderBits()
 	if info.Flags&ck.CKF_GENERATE_KEY_PAIR != 0 {
 		if maxBits == 0 {
 			return false
@@ -126,9 +126,9 @@ func (m *ecdsaMech) checkKey(op *operation) error {
 	if op.kind != opSign {
 		return nil
 	}
-	if _, ok := op.slot.guard.EC(c.Name()); !ok {
+	if _, ok := op.view().Guard().EC(c.Name()); !ok {
 		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s on %s: %v (%s, fallback %s)", m.name(),
-			c.Name(), errCurveNotServed, op.slot.engineName(), op.slot.cfg.Fallback)
+			c.Name(), errCurveNotServed, op.view().EngineName(), op.view().Policy().Fallback)
 	}
 	return nil
 }
@@ -136,14 +136,14 @@ func (m *ecdsaMech) checkKey(op *operation) error {
 // sign signs hash (the input of CKM_ECDSA, the digest of the hashing
 // mechanisms) with the operation's private key.
 func (m *ecdsaMech) sign(op *operation, hash []byte) (sig []byte, err error) {
-	s := op.slot
-	k, err := s.preparedECPrivate(op.key)
+	s := op.view()
+	k, err := preparedECPrivate(s, op.key)
 	if err != nil {
 		return nil, err
 	}
 	sig, _, err = k.route.Sign(bg, k.key, hash, nil)
 	if err != nil {
-		return nil, s.engineErr("ECDSA sign", err)
+		return nil, s.EngineErr("ECDSA sign", err)
 	}
 	return sig, nil
 }
@@ -151,7 +151,7 @@ func (m *ecdsaMech) sign(op *operation, hash []byte) (sig []byte, err error) {
 // verify checks a raw r‖s signature of hash with the operation's public
 // key (software).
 func (m *ecdsaMech) verify(op *operation, hash, sig []byte) error {
-	k, err := op.slot.preparedECPublic(op.key)
+	k, err := preparedECPublic(op.view(), op.key)
 	if err != nil {
 		return err
 	}
@@ -163,10 +163,10 @@ type ecKeyPairGen struct{ mechBase }
 
 // generateKeyPair: CKA_EC_PARAMS in the public template names the curve
 // (given in the private template too, it must be equal).
-func (m *ecKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, attrMap, error) {
-	if _, ok := s.mechanismInfo(m); !ok {
+func (m *ecKeyPairGen) generateKeyPair(s slotView, pub, priv attrMap) (attrMap, attrMap, error) {
+	if _, ok := s.MechanismInfo(m); !ok {
 		return nil, nil, ck.Errorf(ck.CKR_MECHANISM_INVALID, "CKM_EC_KEY_PAIR_GEN: the slot's engine %s has no curve (fallback %s)",
-			s.engineName(), s.cfg.Fallback)
+			s.EngineName(), s.Policy().Fallback)
 	}
 	params, ok := pub[ck.CKA_EC_PARAMS]
 	if !ok {
@@ -179,10 +179,10 @@ func (m *ecKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, att
 	if pv, ok := priv[ck.CKA_EC_PARAMS]; ok && !bytes.Equal(pv, params) {
 		return nil, nil, inconsistent("CKA_EC_PARAMS differs between the public and private templates")
 	}
-	rt, ok := s.guard.EC(c.Name())
+	rt, ok := s.Guard().EC(c.Name())
 	if !ok {
 		return nil, nil, ck.Errorf(ck.CKR_CURVE_NOT_SUPPORTED, "%s: %v (%s, fallback %s)", c.Name(), errCurveNotServed,
-			s.engineName(), s.cfg.Fallback)
+			s.EngineName(), s.Policy().Fallback)
 	}
 	var d, x, y []byte
 	_, err = rt.Run(bg, func(e engine.ECEngine) error {
@@ -190,7 +190,7 @@ func (m *ecKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, att
 		return err
 	})
 	if err != nil {
-		return nil, nil, s.engineErr("generate EC key", err)
+		return nil, nil, s.EngineErr("generate EC key", err)
 	}
 	point := c.MarshalECPoint(x, y)
 	pubVals := attrMap{ck.CKA_EC_POINT: point}

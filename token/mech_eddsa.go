@@ -68,7 +68,7 @@ type edKeyPairGen struct{ mechBase }
 
 // generateKeyPair: CKA_EC_PARAMS in the public template names the curve
 // (given in the private template too, it must be equal).
-func (m *edKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, attrMap, error) {
+func (m *edKeyPairGen) generateKeyPair(s slotView, pub, priv attrMap) (attrMap, attrMap, error) {
 	params, ok := pub[ck.CKA_EC_PARAMS]
 	if !ok {
 		return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_EC_PARAMS missing from the public key template")
@@ -204,7 +204,7 @@ func (m *eddsaMech) sign(op *operation, msg []byte) ([]byte, error) {
 	if m.curve(op) == edwards448 {
 		return m.sign448(op, msg)
 	}
-	k, err := op.slot.preparedEd(op.key)
+	k, err := preparedEd(op.view(), op.key)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func (m *eddsaMech) sign(op *operation, msg []byte) ([]byte, error) {
 		return nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "Ed25519 sign: %v", err)
 	}
 	if err := ed25519.VerifyWithOptions(k.Public().(ed25519.PublicKey), msg, sig, opts); err != nil {
-		op.slot.log.Error("Ed25519 signature failed its check", "object", op.key.handle, "err", err)
+		op.view().Log().Error("Ed25519 signature failed its check", "object", op.key.handle, "err", err)
 		return nil, ck.Errorf(ck.CKR_DEVICE_ERROR, "Ed25519 signature failed its check")
 	}
 	return sig, nil
@@ -254,7 +254,7 @@ func (p *eddsaParams) ed448Context() string {
 // sign448 signs msg with an Ed448 key (Ed448ph with phFlag) and verifies
 // the signature before release.
 func (m *eddsaMech) sign448(op *operation, msg []byte) ([]byte, error) {
-	k, err := op.slot.preparedEd448(op.key)
+	k, err := preparedEd448(op.view(), op.key)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func (m *eddsaMech) sign448(op *operation, msg []byte) ([]byte, error) {
 		sig = ed448.Sign(k, msg, ctx)
 	}
 	if m.verify448(k.Public().(ed448.PublicKey), msg, sig) != nil {
-		op.slot.log.Error("Ed448 signature failed its check", "object", op.key.handle)
+		op.view().Log().Error("Ed448 signature failed its check", "object", op.key.handle)
 		return nil, ck.Errorf(ck.CKR_DEVICE_ERROR, "Ed448 signature failed its check")
 	}
 	return sig, nil

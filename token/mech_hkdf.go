@@ -156,7 +156,7 @@ func (m *hkdfDerive) salt(op *operation) ([]byte, error) {
 	default:
 		return nil, nil
 	}
-	k, _, _, err := op.slot.keyObject(m.p.SaltKey)
+	k, _, _, err := op.view().KeyObject(m.p.SaltKey)
 	switch {
 	case err != nil:
 		return nil, err

@@ -45,7 +45,7 @@ func mldsaMechanisms() []mechanism {
 // mldsaKeyPairGen is CKM_ML_DSA_KEY_PAIR_GEN.
 type mldsaKeyPairGen struct{ mechBase }
 
-func (m *mldsaKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, attrMap, error) {
+func (m *mldsaKeyPairGen) generateKeyPair(s slotView, pub, priv attrMap) (attrMap, attrMap, error) {
 	pv, ok := pub[ck.CKA_PARAMETER_SET]
 	set, err := mldsaSetByValue(pv, ok)
 	if err != nil {
@@ -139,7 +139,7 @@ func (m *mldsaMech) sign(op *operation, msg []byte) ([]byte, error) {
 	if err := messageInputOK(op, "ML-DSA"); err != nil {
 		return nil, err
 	}
-	k, err := op.slot.preparedMLDSA(op.key)
+	k, err := preparedMLDSA(op.view(), op.key)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (m *mldsaMech) sign(op *operation, msg []byte) ([]byte, error) {
 		return nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "%s sign: %v", k.set.name, err)
 	}
 	if !k.set.verify(k.pk, msg, m.p.context, sig) {
-		op.slot.log.Error("ML-DSA signature failed its check", "object", op.key.handle, "set", k.set.name)
+		op.view().Log().Error("ML-DSA signature failed its check", "object", op.key.handle, "set", k.set.name)
 		return nil, ck.Errorf(ck.CKR_DEVICE_ERROR, "%s signature failed its check", k.set.name)
 	}
 	return sig, nil
@@ -160,7 +160,7 @@ func (m *mldsaMech) verify(op *operation, msg, sig []byte) error {
 	if err := messageInputOK(op, "ML-DSA"); err != nil {
 		return err
 	}
-	k, err := op.slot.preparedMLDSAPublic(op.key)
+	k, err := preparedMLDSAPublic(op.view(), op.key)
 	if err != nil {
 		return err
 	}

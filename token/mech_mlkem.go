@@ -36,7 +36,7 @@ func mlkemMechanisms() []mechanism {
 // mlkemKeyPairGen is CKM_ML_KEM_KEY_PAIR_GEN.
 type mlkemKeyPairGen struct{ mechBase }
 
-func (m *mlkemKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, attrMap, error) {
+func (m *mlkemKeyPairGen) generateKeyPair(s slotView, pub, priv attrMap) (attrMap, attrMap, error) {
 	if _, ok := pub[ck.CKA_PARAMETER_SET]; !ok {
 		return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_PARAMETER_SET missing from the public key template")
 	}
@@ -86,7 +86,7 @@ func (m *mlkemMech) encapsulate(op *operation) (ct, secret []byte, err error) {
 }
 
 func (m *mlkemMech) decapsulate(op *operation, ct []byte) ([]byte, error) {
-	k, err := op.slot.preparedMLKEM(op.key)
+	k, err := preparedMLKEM(op.view(), op.key)
 	if err != nil {
 		return nil, err
 	}

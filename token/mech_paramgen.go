@@ -44,7 +44,7 @@ func templateBits(tmpl attrMap, t uint64) (int, bool) {
 }
 
 // generateParams makes DSA domain parameters of the template's sizes.
-func (m *dsaParamGen) generateParams(s *slot, tmpl attrMap) (attrMap, error) {
+func (m *dsaParamGen) generateParams(s slotView, tmpl attrMap) (attrMap, error) {
 	l, ok := templateBits(tmpl, ck.CKA_PRIME_BITS)
 	if !ok {
 		return nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_PRIME_BITS missing")
@@ -63,12 +63,12 @@ func (m *dsaParamGen) generateParams(s *slot, tmpl attrMap) (attrMap, error) {
 	if err != nil {
 		return nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "DSA parameter generation: %v", err)
 	}
-	s.log.Info("DSA domain parameters generated", "L", l, "N", n, "duration", time.Since(start))
+	s.Log().Info("DSA domain parameters generated", "L", l, "N", n, "duration", time.Since(start))
 	return attrMap{ck.CKA_PRIME: p.P.Bytes(), ck.CKA_SUBPRIME: p.Q.Bytes(), ck.CKA_BASE: p.G.Bytes()}, nil
 }
 
 // generateParams makes a DH group of the template's size.
-func (m *dhParamGen) generateParams(s *slot, tmpl attrMap) (attrMap, error) {
+func (m *dhParamGen) generateParams(s slotView, tmpl attrMap) (attrMap, error) {
 	bits, ok := templateBits(tmpl, ck.CKA_PRIME_BITS)
 	if !ok {
 		return nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_PRIME_BITS missing")
@@ -83,6 +83,6 @@ func (m *dhParamGen) generateParams(s *slot, tmpl attrMap) (attrMap, error) {
 	if err != nil {
 		return nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "DH parameter generation: %v", err)
 	}
-	s.log.Info("DH domain parameters generated", "bits", bits, "duration", time.Since(start))
+	s.Log().Info("DH domain parameters generated", "bits", bits, "duration", time.Since(start))
 	return attrMap{ck.CKA_PRIME: g.P.Bytes(), ck.CKA_BASE: g.G.Bytes()}, nil
 }

@@ -74,8 +74,8 @@ func rsaMechanisms() []mechanism {
 
 // rsaPKCSAvailable: the slot option rsa_pkcs_decrypt = false takes
 // decryption (and unwrapping) from CKM_RSA_PKCS.
-func rsaPKCSAvailable(s *slot, info *MechanismInfo) bool {
-	if !s.cfg.RSAPKCSDecryptOn() {
+func rsaPKCSAvailable(s slotView, info *MechanismInfo) bool {
+	if !s.Policy().RSAPKCSDecryptOn() {
 		info.Flags &^= ck.CKF_DECRYPT | ck.CKF_UNWRAP
 	}
 	return true
@@ -86,13 +86,13 @@ type rsaKeyPairGen struct{ mechBase }
 
 // generateKeyPair: CKA_MODULUS_BITS is required, CKA_PUBLIC_EXPONENT
 // defaults to 65537.
-func (m *rsaKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, attrMap, error) {
+func (m *rsaKeyPairGen) generateKeyPair(s slotView, pub, priv attrMap) (attrMap, attrMap, error) {
 	bv, ok := pub[ck.CKA_MODULUS_BITS]
 	if !ok {
 		return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_MODULUS_BITS missing")
 	}
 	bits, _ := ck.ParseULong(bv)
-	info, _ := s.mechanismInfo(m)
+	info, _ := s.MechanismInfo(m)
 	if bits < info.MinKeySize || bits > info.MaxKeySize {
 		return nil, nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d bits, want %d..%d", bits, info.MinKeySize, info.MaxKeySize)
 	}
@@ -103,9 +103,9 @@ func (m *rsaKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, at
 			return nil, nil, err
 		}
 	}
-	k, err := rsa.GenerateKey(bg, s.guard.Engine(), rand.Reader, int(bits), e)
+	k, err := rsa.GenerateKey(bg, s.Guard().Engine(), rand.Reader, int(bits), e)
 	if err != nil {
-		return nil, nil, s.engineErr("generate RSA key", err)
+		return nil, nil, s.EngineErr("generate RSA key", err)
 	}
 	eb := big.NewInt(int64(e)).Bytes()
 	dp, dq, qinv := k.Dp, k.Dq, k.Qinv // set by rsa.GenerateKey, in constant time

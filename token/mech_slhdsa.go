@@ -67,7 +67,7 @@ func slhdsaMechanisms() []mechanism {
 // slhdsaKeyPairGen is CKM_SLH_DSA_KEY_PAIR_GEN.
 type slhdsaKeyPairGen struct{ mechBase }
 
-func (m *slhdsaKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, attrMap, error) {
+func (m *slhdsaKeyPairGen) generateKeyPair(s slotView, pub, priv attrMap) (attrMap, attrMap, error) {
 	pv, ok := pub[ck.CKA_PARAMETER_SET]
 	set, err := slhdsaSetByValue(pv, ok)
 	if err != nil {
@@ -180,7 +180,7 @@ func (m *slhdsaMech) sign(op *operation, data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := op.slot.preparedSLHDSA(op.key)
+	k, err := preparedSLHDSA(op.view(), op.key)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ func (m *slhdsaMech) sign(op *operation, data []byte) ([]byte, error) {
 		return nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "%s sign: %v", k.set.name, err)
 	}
 	if !slhdsa.Verify(k.pk, msg, sig, m.p.context) {
-		op.slot.log.Error("SLH-DSA signature failed its check", "object", op.key.handle, "set", k.set.name)
+		op.view().Log().Error("SLH-DSA signature failed its check", "object", op.key.handle, "set", k.set.name)
 		return nil, ck.Errorf(ck.CKR_DEVICE_ERROR, "%s signature failed its check", k.set.name)
 	}
 	return sig, nil

@@ -29,7 +29,7 @@ type xdhKeyPairGen struct{ mechBase }
 
 // generateKeyPair: CKA_EC_PARAMS in the public template names the curve
 // (given in the private template too, it must be equal).
-func (m *xdhKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, attrMap, error) {
+func (m *xdhKeyPairGen) generateKeyPair(s slotView, pub, priv attrMap) (attrMap, attrMap, error) {
 	params, ok := pub[ck.CKA_EC_PARAMS]
 	if !ok {
 		return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_EC_PARAMS missing from the public key template")
@@ -58,7 +58,7 @@ func (m *xdhKeyPairGen) generateKeyPair(s *slot, pub, priv attrMap) (attrMap, at
 
 // xdhShared is Z of CKM_ECDH1_DERIVE on a Montgomery key.
 func xdhShared(op *operation, public []byte) ([]byte, error) {
-	k, err := op.slot.preparedXDH(op.key)
+	k, err := preparedXDH(op.view(), op.key)
 	if err != nil {
 		return nil, err
 	}

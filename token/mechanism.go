@@ -63,7 +63,7 @@ type mechBase struct {
 	// available reports whether the slot can serve the mechanism (nil:
 	// always), and may narrow its info (flags, key sizes) to what the
 	// slot's engine and fallback policy can do.
-	available func(s *slot, info *MechanismInfo) bool
+	available func(s slotView, info *MechanismInfo) bool
 }
 
 func (b *mechBase) base() *mechBase { return b }
@@ -122,7 +122,7 @@ type (
 	// private key (the templates have been checked against the schemas).
 	keyPairGenerator interface {
 		mechanism
-		generateKeyPair(s *slot, pub, priv attrMap) (pubVals, privVals attrMap, err error)
+		generateKeyPair(s slotView, pub, priv attrMap) (pubVals, privVals attrMap, err error)
 	}
 	// keyGenerator returns the CKA_VALUE of a new secret key
 	// (C_GenerateKey) for a template already checked against the schema,
@@ -136,7 +136,7 @@ type (
 	// checked template.
 	paramGenerator interface {
 		mechanism
-		generateParams(s *slot, tmpl attrMap) (attrMap, error)
+		generateParams(s slotView, tmpl attrMap) (attrMap, error)
 	}
 	// wrapper encrypts key material (a secret key's value, a private
 	// key's PKCS#8) under op.key for C_WrapKey (wrap.go); wrapsPrivate:

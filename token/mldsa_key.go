@@ -297,7 +297,7 @@ type mldsaKey struct {
 
 // preparedMLDSA returns the prepared ML-DSA private key of o, once per
 // snapshot.
-func (s *slot) preparedMLDSA(o *object) (*mldsaKey, error) {
+func preparedMLDSA(s slotView, o *object) (*mldsaKey, error) {
 	o.prepOnce.Lock()
 	defer o.prepOnce.Unlock()
 	if k, ok := o.prepared.(*mldsaKey); ok {
@@ -318,7 +318,7 @@ func (s *slot) preparedMLDSA(o *object) (*mldsaKey, error) {
 		sk, pk, err = mldsaFromExpanded(set, o.attrs[ck.CKA_VALUE])
 	}
 	if err != nil {
-		s.log.Error("stored ML-DSA key unusable", "object", o.handle)
+		s.Log().Error("stored ML-DSA key unusable", "object", o.handle)
 		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key unusable", set.name)
 	}
 	k := &mldsaKey{set: set, sk: sk, pk: pk}
@@ -335,7 +335,7 @@ type mldsaPublicKey struct {
 // preparedMLDSAPublic returns the decoded ML-DSA public key of o, once per
 // snapshot (decoding expands the matrix A: five times the cost of the
 // verification itself).
-func (s *slot) preparedMLDSAPublic(o *object) (*mldsaPublicKey, error) {
+func preparedMLDSAPublic(s slotView, o *object) (*mldsaPublicKey, error) {
 	o.prepOnce.Lock()
 	defer o.prepOnce.Unlock()
 	if k, ok := o.prepared.(*mldsaPublicKey); ok {

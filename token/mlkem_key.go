@@ -342,7 +342,7 @@ func completeMLKEMPrivate(a attrMap) error {
 }
 
 // preparedMLKEM returns the decapsulation key of o, once per snapshot.
-func (s *slot) preparedMLKEM(o *object) (*mlkemPrivate, error) {
+func preparedMLKEM(s slotView, o *object) (*mlkemPrivate, error) {
 	o.prepOnce.Lock()
 	defer o.prepOnce.Unlock()
 	if k, ok := o.prepared.(*mlkemPrivate); ok {
@@ -362,7 +362,7 @@ func (s *slot) preparedMLKEM(o *object) (*mlkemPrivate, error) {
 		k, err = p.fromExpanded(o.attrs[ck.CKA_VALUE])
 	}
 	if err != nil {
-		s.log.Error("stored ML-KEM key unusable", "object", o.handle, "err", err)
+		s.Log().Error("stored ML-KEM key unusable", "object", o.handle, "err", err)
 		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key: %v", p.name, err)
 	}
 	o.prepared = k

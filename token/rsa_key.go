@@ -258,7 +258,7 @@ func (o *object) rsaPublic() (*big.Int, int, error) {
 
 // preparedRSA returns the RSA private key of o prepared for the engine,
 // preparing it once per snapshot.
-func (s *slot) preparedRSA(o *object) (*guard.RSAKey, error) {
+func preparedRSA(s slotView, o *object) (*guard.RSAKey, error) {
 	o.prepOnce.Lock()
 	defer o.prepOnce.Unlock()
 	if k, ok := o.prepared.(*guard.RSAKey); ok {
@@ -268,13 +268,13 @@ func (s *slot) preparedRSA(o *object) (*guard.RSAKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := s.guard.RSAKey(priv) // after the known-answer test at the key's size
+	k, err := s.Guard().RSAKey(priv) // after the known-answer test at the key's size
 	if err != nil {
 		if errors.Is(err, rsa.ErrInvalidKey) {
-			s.log.Error("stored key rejected by engine/alg/rsa", "object", o.handle, "err", err)
+			s.Log().Error("stored key rejected by engine/alg/rsa", "object", o.handle, "err", err)
 			return nil, fmt.Errorf("token: prepare key: %w: %w", ck.CKR_KEY_TYPE_INCONSISTENT, err)
 		}
-		return nil, s.engineErr("prepare key", err)
+		return nil, s.EngineErr("prepare key", err)
 	}
 	o.prepared = k
 	return k, nil
@@ -283,13 +283,13 @@ func (s *slot) preparedRSA(o *object) (*guard.RSAKey, error) {
 // rsaPrivate runs the private operation on the slot's engines (through
 // engine/guard and engine/alg/rsa, which checks the result before release).
 func (op *operation) rsaPrivate(c []byte) ([]byte, error) {
-	k, err := op.slot.preparedRSA(op.key)
+	k, err := preparedRSA(op.view(), op.key)
 	if err != nil {
 		return nil, err
 	}
 	out, _, err := k.Private(bg, c)
 	if err != nil {
-		return nil, op.slot.engineErr(opNames[op.kind], err)
+		return nil, op.view().EngineErr(opNames[op.kind], err)
 	}
 	return out, nil
 }

@@ -180,7 +180,7 @@ type slhdsaKey struct {
 
 // preparedSLHDSA returns the prepared SLH-DSA private key of o, once per
 // snapshot (the root was checked when the key was stored).
-func (s *slot) preparedSLHDSA(o *object) (*slhdsaKey, error) {
+func preparedSLHDSA(s slotView, o *object) (*slhdsaKey, error) {
 	o.prepOnce.Lock()
 	defer o.prepOnce.Unlock()
 	if k, ok := o.prepared.(*slhdsaKey); ok {
@@ -195,7 +195,7 @@ func (s *slot) preparedSLHDSA(o *object) (*slhdsaKey, error) {
 	}
 	sk := &slhdsa.PrivateKey{ID: set.id}
 	if v := o.attrs[ck.CKA_VALUE]; len(v) != 4*set.n() || sk.UnmarshalBinary(v) != nil {
-		s.log.Error("stored SLH-DSA key unusable", "object", o.handle)
+		s.Log().Error("stored SLH-DSA key unusable", "object", o.handle)
 		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key unusable", set.name)
 	}
 	pk := sk.PublicKey()

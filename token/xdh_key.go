@@ -222,7 +222,7 @@ func completeXDHPrivate(a attrMap) error {
 }
 
 // preparedXDH returns the Montgomery private key of o, once per snapshot.
-func (s *slot) preparedXDH(o *object) (*xdhPrivate, error) {
+func preparedXDH(s slotView, o *object) (*xdhPrivate, error) {
 	o.prepOnce.Lock()
 	defer o.prepOnce.Unlock()
 	if k, ok := o.prepared.(*xdhPrivate); ok {
@@ -240,7 +240,7 @@ func (s *slot) preparedXDH(o *object) (*xdhPrivate, error) {
 		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key: %v", c.name, err)
 	}
 	if v, ok := o.attrs[ck.CKA_EC_POINT]; ok && !bytes.Equal(v, c.point(k.pub)) {
-		s.log.Error("stored Montgomery key inconsistent with its point", "object", o.handle)
+		s.Log().Error("stored Montgomery key inconsistent with its point", "object", o.handle)
 		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key does not match its CKA_EC_POINT", c.name)
 	}
 	o.prepared = k
