@@ -195,54 +195,45 @@ func preparedDSAPrivate(s slotView, o *object) (*dsaPrivateKey, error) {
 func prepareExpKey[K any](s slotView, o *object, kind string, params func() (int, error),
 	build func(rt guard.ExpRoute) (K, error), rejected ...error) (K, error) {
 	var zero K
-	o.prepOnce.Lock()
-	defer o.prepOnce.Unlock()
-	if k, ok := o.prepared.(K); ok {
-		return k, nil
-	}
-	if !o.complete {
-		return zero, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
-	}
-	bits, err := params()
-	if err != nil {
-		return zero, err
-	}
-	rt, ok := s.Guard().Exp(bits)
-	if !ok {
-		return zero, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit %s key: the engine %s takes at most %d bits (fallback %s)",
-			bits, kind, s.EngineName(), s.Guard().MaxExpBits(), s.Policy().Fallback)
-	}
-	k, err := build(rt)
-	if err != nil {
-		for _, r := range rejected {
-			if errors.Is(err, r) {
-				s.Log().Error("stored "+kind+" key rejected", "object", o.handle, "err", err)
-				return zero, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key: %v", kind, err)
-			}
+	return preparedKey(o, func() error {
+		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
+	}, func() (K, error) {
+		bits, err := params()
+		if err != nil {
+			return zero, err
 		}
-		return zero, s.EngineErr("prepare "+kind+" key", err)
-	}
-	o.prepared = k
-	return k, nil
+		rt, ok := s.Guard().Exp(bits)
+		if !ok {
+			return zero, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-bit %s key: the engine %s takes at most %d bits (fallback %s)",
+				bits, kind, s.EngineName(), s.Guard().MaxExpBits(), s.Policy().Fallback)
+		}
+		k, err := build(rt)
+		if err != nil {
+			for _, r := range rejected {
+				if errors.Is(err, r) {
+					s.Log().Error("stored "+kind+" key rejected", "object", o.handle, "err", err)
+					return zero, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key: %v", kind, err)
+				}
+			}
+			return zero, s.EngineErr("prepare "+kind+" key", err)
+		}
+		return k, nil
+	})
 }
 
 // preparedDSAPublic returns the checked public key of o, once per
 // snapshot.
 func preparedDSAPublic(s slotView, o *object) (*dsaPublicKey, error) {
-	o.prepOnce.Lock()
-	defer o.prepOnce.Unlock()
-	if k, ok := o.prepared.(*dsaPublicKey); ok {
+	return preparedKey(o, nil, func() (*dsaPublicKey, error) {
+		p, err := dsaParamsOf(o.attrs, ck.CKR_KEY_TYPE_INCONSISTENT)
+		if err != nil {
+			return nil, err
+		}
+		pub, err := dsa.NewPublicKey(p, new(big.Int).SetBytes(o.attrs[ck.CKA_VALUE]))
+		if err != nil {
+			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored DSA public key: %v", err)
+		}
+		k := &dsaPublicKey{params: p, pub: pub}
 		return k, nil
-	}
-	p, err := dsaParamsOf(o.attrs, ck.CKR_KEY_TYPE_INCONSISTENT)
-	if err != nil {
-		return nil, err
-	}
-	pub, err := dsa.NewPublicKey(p, new(big.Int).SetBytes(o.attrs[ck.CKA_VALUE]))
-	if err != nil {
-		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored DSA public key: %v", err)
-	}
-	k := &dsaPublicKey{params: p, pub: pub}
-	o.prepared = k
-	return k, nil
+	})
 }

@@ -240,63 +240,52 @@ var errCurveNotServed = errors.New("curve not served by the slot's engine")
 // preparedECPrivate returns the EC private key of o prepared for the
 // slot's engines, preparing it once per snapshot.
 func preparedECPrivate(s slotView, o *object) (*ecPrivateKey, error) {
-	o.prepOnce.Lock()
-	defer o.prepOnce.Unlock()
-	if k, ok := o.prepared.(*ecPrivateKey); ok {
-		return k, nil
-	}
-	if !o.complete {
-		return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
-	}
-	c, err := ecCurveOf(o.attrs)
-	if err != nil {
-		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key without a usable curve: %v", err)
-	}
-	rt, ok := s.Guard().EC(c.Name())
-	if !ok {
-		return nil, ck.Errorf(ck.CKR_MECHANISM_INVALID, "ECDSA on %s: %v (%s, fallback %s)", c.Name(), errCurveNotServed,
-			s.EngineName(), s.Policy().Fallback)
-	}
-	key, err := ecdsa.NewPrivateKey(c.Name(), o.attrs[ck.CKA_VALUE])
-	if err != nil {
-		s.Log().Error("stored EC key rejected by engine/alg/ecdsa", "object", o.handle, "err", err)
-		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key: %v", err)
-	}
-	if v, ok := o.attrs[ck.CKA_EC_POINT]; ok {
-		x, y := key.Public()
-		if string(v) != string(c.MarshalECPoint(x, y)) {
-			s.Log().Error("stored EC key inconsistent with its point", "object", o.handle)
-			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key does not match its CKA_EC_POINT")
+	return preparedKey(o, func() error { return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed") }, func() (*ecPrivateKey, error) {
+		c, err := ecCurveOf(o.attrs)
+		if err != nil {
+			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key without a usable curve: %v", err)
 		}
-	}
-	k := &ecPrivateKey{curve: c, key: key, route: rt}
-	o.prepared = k
-	return k, nil
+		rt, ok := s.Guard().EC(c.Name())
+		if !ok {
+			return nil, ck.Errorf(ck.CKR_MECHANISM_INVALID, "ECDSA on %s: %v (%s, fallback %s)", c.Name(), errCurveNotServed,
+				s.EngineName(), s.Policy().Fallback)
+		}
+		key, err := ecdsa.NewPrivateKey(c.Name(), o.attrs[ck.CKA_VALUE])
+		if err != nil {
+			s.Log().Error("stored EC key rejected by engine/alg/ecdsa", "object", o.handle, "err", err)
+			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key: %v", err)
+		}
+		if v, ok := o.attrs[ck.CKA_EC_POINT]; ok {
+			x, y := key.Public()
+			if string(v) != string(c.MarshalECPoint(x, y)) {
+				s.Log().Error("stored EC key inconsistent with its point", "object", o.handle)
+				return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key does not match its CKA_EC_POINT")
+			}
+		}
+		k := &ecPrivateKey{curve: c, key: key, route: rt}
+		return k, nil
+	})
 }
 
 // preparedECPublic returns the EC public key of o prepared for
 // verification, once per snapshot.
 func preparedECPublic(s slotView, o *object) (*ecPublicKey, error) {
-	o.prepOnce.Lock()
-	defer o.prepOnce.Unlock()
-	if k, ok := o.prepared.(*ecPublicKey); ok {
+	return preparedKey(o, nil, func() (*ecPublicKey, error) {
+		c, err := ecCurveOf(o.attrs)
+		if err != nil {
+			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key without a usable curve: %v", err)
+		}
+		x, y, err := c.UnmarshalECPoint(o.attrs[ck.CKA_EC_POINT])
+		if err != nil {
+			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key without a usable point: %v", err)
+		}
+		pub, err := c.NewPublicKey(x, y)
+		if err != nil {
+			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key: %v", err)
+		}
+		k := &ecPublicKey{curve: c, x: x, y: y, pub: pub}
 		return k, nil
-	}
-	c, err := ecCurveOf(o.attrs)
-	if err != nil {
-		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key without a usable curve: %v", err)
-	}
-	x, y, err := c.UnmarshalECPoint(o.attrs[ck.CKA_EC_POINT])
-	if err != nil {
-		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key without a usable point: %v", err)
-	}
-	pub, err := c.NewPublicKey(x, y)
-	if err != nil {
-		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key: %v", err)
-	}
-	k := &ecPublicKey{curve: c, x: x, y: y, pub: pub}
-	o.prepared = k
-	return k, nil
+	})
 }
 
 // verify checks a raw r‖s signature of hash (CKR_SIGNATURE_LEN_RANGE,

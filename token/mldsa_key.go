@@ -298,32 +298,25 @@ type mldsaKey struct {
 // preparedMLDSA returns the prepared ML-DSA private key of o, once per
 // snapshot.
 func preparedMLDSA(s slotView, o *object) (*mldsaKey, error) {
-	o.prepOnce.Lock()
-	defer o.prepOnce.Unlock()
-	if k, ok := o.prepared.(*mldsaKey); ok {
+	return preparedKey(o, func() error { return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed") }, func() (*mldsaKey, error) {
+		set, err := mldsaSetOf(o.attrs)
+		if err != nil {
+			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored ML-DSA key: %v", err)
+		}
+		var sk circlsign.PrivateKey
+		var pk circlsign.PublicKey
+		if seed, ok := o.attrs[ck.CKA_SEED]; ok {
+			sk, pk, err = mldsaFromSeed(set, seed)
+		} else {
+			sk, pk, err = mldsaFromExpanded(set, o.attrs[ck.CKA_VALUE])
+		}
+		if err != nil {
+			s.Log().Error("stored ML-DSA key unusable", "object", o.handle)
+			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key unusable", set.name)
+		}
+		k := &mldsaKey{set: set, sk: sk, pk: pk}
 		return k, nil
-	}
-	if !o.complete {
-		return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
-	}
-	set, err := mldsaSetOf(o.attrs)
-	if err != nil {
-		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored ML-DSA key: %v", err)
-	}
-	var sk circlsign.PrivateKey
-	var pk circlsign.PublicKey
-	if seed, ok := o.attrs[ck.CKA_SEED]; ok {
-		sk, pk, err = mldsaFromSeed(set, seed)
-	} else {
-		sk, pk, err = mldsaFromExpanded(set, o.attrs[ck.CKA_VALUE])
-	}
-	if err != nil {
-		s.Log().Error("stored ML-DSA key unusable", "object", o.handle)
-		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key unusable", set.name)
-	}
-	k := &mldsaKey{set: set, sk: sk, pk: pk}
-	o.prepared = k
-	return k, nil
+	})
 }
 
 // mldsaPublicKey is an ML-DSA public key decoded for verifying.
@@ -336,20 +329,16 @@ type mldsaPublicKey struct {
 // snapshot (decoding expands the matrix A: five times the cost of the
 // verification itself).
 func preparedMLDSAPublic(s slotView, o *object) (*mldsaPublicKey, error) {
-	o.prepOnce.Lock()
-	defer o.prepOnce.Unlock()
-	if k, ok := o.prepared.(*mldsaPublicKey); ok {
+	return preparedKey(o, nil, func() (*mldsaPublicKey, error) {
+		set, err := mldsaSetOf(o.attrs)
+		if err != nil {
+			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored ML-DSA key: %v", err)
+		}
+		pk, err := set.scheme.UnmarshalBinaryPublicKey(o.attrs[ck.CKA_VALUE])
+		if err != nil {
+			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s public key unusable", set.name)
+		}
+		k := &mldsaPublicKey{set: set, pk: pk}
 		return k, nil
-	}
-	set, err := mldsaSetOf(o.attrs)
-	if err != nil {
-		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored ML-DSA key: %v", err)
-	}
-	pk, err := set.scheme.UnmarshalBinaryPublicKey(o.attrs[ck.CKA_VALUE])
-	if err != nil {
-		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s public key unusable", set.name)
-	}
-	k := &mldsaPublicKey{set: set, pk: pk}
-	o.prepared = k
-	return k, nil
+	})
 }

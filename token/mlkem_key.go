@@ -343,28 +343,21 @@ func completeMLKEMPrivate(a attrMap) error {
 
 // preparedMLKEM returns the decapsulation key of o, once per snapshot.
 func preparedMLKEM(s slotView, o *object) (*mlkemPrivate, error) {
-	o.prepOnce.Lock()
-	defer o.prepOnce.Unlock()
-	if k, ok := o.prepared.(*mlkemPrivate); ok {
+	return preparedKey(o, func() error { return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed") }, func() (*mlkemPrivate, error) {
+		p, err := mlkemParamsOf(o.attrs)
+		if err != nil {
+			return nil, err
+		}
+		var k *mlkemPrivate
+		if seed, ok := o.attrs[ck.CKA_SEED]; ok {
+			k, err = p.fromSeed(seed)
+		} else {
+			k, err = p.fromExpanded(o.attrs[ck.CKA_VALUE])
+		}
+		if err != nil {
+			s.Log().Error("stored ML-KEM key unusable", "object", o.handle, "err", err)
+			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key: %v", p.name, err)
+		}
 		return k, nil
-	}
-	if !o.complete {
-		return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
-	}
-	p, err := mlkemParamsOf(o.attrs)
-	if err != nil {
-		return nil, err
-	}
-	var k *mlkemPrivate
-	if seed, ok := o.attrs[ck.CKA_SEED]; ok {
-		k, err = p.fromSeed(seed)
-	} else {
-		k, err = p.fromExpanded(o.attrs[ck.CKA_VALUE])
-	}
-	if err != nil {
-		s.Log().Error("stored ML-KEM key unusable", "object", o.handle, "err", err)
-		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key: %v", p.name, err)
-	}
-	o.prepared = k
-	return k, nil
+	})
 }

@@ -31,6 +31,29 @@ type object struct {
 	prepared any
 }
 
+// preparedKey returns o's key in the form build makes, once per
+// snapshot: the first call builds it under o's lock and keeps it, later
+// calls return it. sealed, when not nil, makes the error for a key whose
+// private values are still sealed (not logged in). It is the state's
+// cache; the key types only say how to build.
+func preparedKey[K any](o *object, sealed func() error, build func() (K, error)) (K, error) {
+	o.prepOnce.Lock()
+	defer o.prepOnce.Unlock()
+	if k, ok := o.prepared.(K); ok {
+		return k, nil
+	}
+	var zero K
+	if sealed != nil && !o.complete {
+		return zero, sealed()
+	}
+	k, err := build()
+	if err != nil {
+		return zero, err
+	}
+	o.prepared = k
+	return k, nil
+}
+
 func (o *object) class() uint64 {
 	c, _ := o.attrs.ulong(ck.CKA_CLASS)
 	return c

@@ -259,25 +259,21 @@ func (o *object) rsaPublic() (*big.Int, int, error) {
 // preparedRSA returns the RSA private key of o prepared for the engine,
 // preparing it once per snapshot.
 func preparedRSA(s slotView, o *object) (*guard.RSAKey, error) {
-	o.prepOnce.Lock()
-	defer o.prepOnce.Unlock()
-	if k, ok := o.prepared.(*guard.RSAKey); ok {
-		return k, nil
-	}
-	priv, err := o.rsaPrivateKey()
-	if err != nil {
-		return nil, err
-	}
-	k, err := s.Guard().RSAKey(priv) // after the known-answer test at the key's size
-	if err != nil {
-		if errors.Is(err, rsa.ErrInvalidKey) {
-			s.Log().Error("stored key rejected by engine/alg/rsa", "object", o.handle, "err", err)
-			return nil, fmt.Errorf("token: prepare key: %w: %w", ck.CKR_KEY_TYPE_INCONSISTENT, err)
+	return preparedKey(o, nil, func() (*guard.RSAKey, error) {
+		priv, err := o.rsaPrivateKey()
+		if err != nil {
+			return nil, err
 		}
-		return nil, s.EngineErr("prepare key", err)
-	}
-	o.prepared = k
-	return k, nil
+		k, err := s.Guard().RSAKey(priv) // after the known-answer test at the key's size
+		if err != nil {
+			if errors.Is(err, rsa.ErrInvalidKey) {
+				s.Log().Error("stored key rejected by engine/alg/rsa", "object", o.handle, "err", err)
+				return nil, fmt.Errorf("token: prepare key: %w: %w", ck.CKR_KEY_TYPE_INCONSISTENT, err)
+			}
+			return nil, s.EngineErr("prepare key", err)
+		}
+		return k, nil
+	})
 }
 
 // rsaPrivate runs the private operation on the slot's engines (through

@@ -8,9 +8,10 @@ package token
 // tests, accounting), the slot's policy switches, its logger, and how an
 // engine failure becomes a CK_RV. *slot implements it; no function of the
 // mechanism side names *slot, and an operation hands its slot out only
-// through operation.view. The next step gives mechanisms a narrow key
-// value instead of *object, and moves them to their own package behind
-// these two.
+// through operation.view. A key type's prepared form is kept by the
+// state's cache (preparedKey, object.go): the key types say only how to
+// build it. The next steps give mechanisms a narrow key value instead of
+// *object, and move them to their own package behind these.
 
 import (
 	"log/slog"

@@ -13,8 +13,9 @@ import (
 var mechanismSide = []string{"mech_*.go", "*_key.go", "pkcs8*.go", "keytype.go", "mechanism.go", "ec_explicit.go"}
 
 // TestMechanismsSeeOnlyTheSeam: no non-test file of the mechanism side
-// names the type slot or reaches an operation's slot field; they go
-// through slotView and operation.view.
+// names the type slot, reaches an operation's slot field or an object's
+// prepared-key cache; they go through slotView, operation.view and
+// preparedKey.
 func TestMechanismsSeeOnlyTheSeam(t *testing.T) {
 	fset := token.NewFileSet()
 	n := 0
@@ -39,8 +40,11 @@ func TestMechanismsSeeOnlyTheSeam(t *testing.T) {
 						t.Errorf("%s: names *slot (use slotView)", fset.Position(x.Pos()))
 					}
 				case *ast.SelectorExpr:
-					if x.Sel.Name == "slot" {
+					switch x.Sel.Name {
+					case "slot":
 						t.Errorf("%s: reaches .slot (use op.view())", fset.Position(x.Pos()))
+					case "prepOnce", "prepared":
+						t.Errorf("%s: reaches the object's cache (use preparedKey)", fset.Position(x.Pos()))
 					}
 				}
 				return true

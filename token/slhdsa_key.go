@@ -181,25 +181,18 @@ type slhdsaKey struct {
 // preparedSLHDSA returns the prepared SLH-DSA private key of o, once per
 // snapshot (the root was checked when the key was stored).
 func preparedSLHDSA(s slotView, o *object) (*slhdsaKey, error) {
-	o.prepOnce.Lock()
-	defer o.prepOnce.Unlock()
-	if k, ok := o.prepared.(*slhdsaKey); ok {
+	return preparedKey(o, func() error { return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed") }, func() (*slhdsaKey, error) {
+		set, err := slhdsaSetOf(o.attrs)
+		if err != nil {
+			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored SLH-DSA key: %v", err)
+		}
+		sk := &slhdsa.PrivateKey{ID: set.id}
+		if v := o.attrs[ck.CKA_VALUE]; len(v) != 4*set.n() || sk.UnmarshalBinary(v) != nil {
+			s.Log().Error("stored SLH-DSA key unusable", "object", o.handle)
+			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key unusable", set.name)
+		}
+		pk := sk.PublicKey()
+		k := &slhdsaKey{set: set, sk: sk, pk: &pk}
 		return k, nil
-	}
-	if !o.complete {
-		return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
-	}
-	set, err := slhdsaSetOf(o.attrs)
-	if err != nil {
-		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored SLH-DSA key: %v", err)
-	}
-	sk := &slhdsa.PrivateKey{ID: set.id}
-	if v := o.attrs[ck.CKA_VALUE]; len(v) != 4*set.n() || sk.UnmarshalBinary(v) != nil {
-		s.Log().Error("stored SLH-DSA key unusable", "object", o.handle)
-		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key unusable", set.name)
-	}
-	pk := sk.PublicKey()
-	k := &slhdsaKey{set: set, sk: sk, pk: &pk}
-	o.prepared = k
-	return k, nil
+	})
 }
