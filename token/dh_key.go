@@ -132,11 +132,11 @@ type dhPrivateKey struct {
 
 // preparedDHPrivate returns the DH key of o prepared for the slot's
 // engines, once per object snapshot.
-func preparedDHPrivate(s slotView, o *object) (*dhPrivateKey, error) {
+func preparedDHPrivate(s slotView, o keyView) (*dhPrivateKey, error) {
 	var g *dh.Group
 	return prepareExpKey(s, o, "DH", func() (int, error) {
 		var err error
-		g, err = dhGroupOf(o.attrs, ck.CKR_KEY_TYPE_INCONSISTENT)
+		g, err = dhGroupOf(o.Attrs(), ck.CKR_KEY_TYPE_INCONSISTENT)
 		if err != nil {
 			return 0, err
 		}
@@ -144,8 +144,8 @@ func preparedDHPrivate(s slotView, o *object) (*dhPrivateKey, error) {
 	}, func(rt guard.ExpRoute) (*dhPrivateKey, error) {
 		// CKA_VALUE_BITS (x's bit length, public) lets a short x take
 		// engine/alg/dh's split exponents.
-		vb, _ := ck.ParseULong(o.attrs[ck.CKA_VALUE_BITS])
-		key, err := rt.DHKey(g, o.attrs[ck.CKA_VALUE], dh.Options{ValueBits: int(min(vb, dhMaxBits))})
+		vb, _ := ck.ParseULong(o.Attrs()[ck.CKA_VALUE_BITS])
+		key, err := rt.DHKey(g, o.Attrs()[ck.CKA_VALUE], dh.Options{ValueBits: int(min(vb, dhMaxBits))})
 		if err != nil {
 			return nil, err
 		}

@@ -167,17 +167,17 @@ type dsaPublicKey struct {
 
 // preparedDSAPrivate returns the DSA key of o prepared for the slot's
 // engines, once per object snapshot.
-func preparedDSAPrivate(s slotView, o *object) (*dsaPrivateKey, error) {
+func preparedDSAPrivate(s slotView, o keyView) (*dsaPrivateKey, error) {
 	var p *dsa.Parameters
 	return prepareExpKey(s, o, "DSA", func() (int, error) {
 		var err error
-		p, err = dsaParamsOf(o.attrs, ck.CKR_KEY_TYPE_INCONSISTENT)
+		p, err = dsaParamsOf(o.Attrs(), ck.CKR_KEY_TYPE_INCONSISTENT)
 		if err != nil {
 			return 0, err
 		}
 		return p.P.BitLen(), nil
 	}, func(rt guard.ExpRoute) (*dsaPrivateKey, error) {
-		key, err := rt.DSAKey(p, o.attrs[ck.CKA_VALUE])
+		key, err := rt.DSAKey(p, o.Attrs()[ck.CKA_VALUE])
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +192,7 @@ func preparedDSAPrivate(s slotView, o *object) (*dsaPrivateKey, error) {
 // key on it. A key that build rejects with one of the rejected errors is
 // CKR_KEY_TYPE_INCONSISTENT (logged: a stored key engine/alg/dsa or engine/alg/dh
 // refuses); other errors are the engine's.
-func prepareExpKey[K any](s slotView, o *object, kind string, params func() (int, error),
+func prepareExpKey[K any](s slotView, o keyView, kind string, params func() (int, error),
 	build func(rt guard.ExpRoute) (K, error), rejected ...error) (K, error) {
 	var zero K
 	return preparedKey(o, func() error {
@@ -211,7 +211,7 @@ func prepareExpKey[K any](s slotView, o *object, kind string, params func() (int
 		if err != nil {
 			for _, r := range rejected {
 				if errors.Is(err, r) {
-					s.Log().Error("stored "+kind+" key rejected", "object", o.handle, "err", err)
+					s.Log().Error("stored "+kind+" key rejected", "object", o.Handle(), "err", err)
 					return zero, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key: %v", kind, err)
 				}
 			}
@@ -223,13 +223,13 @@ func prepareExpKey[K any](s slotView, o *object, kind string, params func() (int
 
 // preparedDSAPublic returns the checked public key of o, once per
 // snapshot.
-func preparedDSAPublic(s slotView, o *object) (*dsaPublicKey, error) {
+func preparedDSAPublic(s slotView, o keyView) (*dsaPublicKey, error) {
 	return preparedKey(o, nil, func() (*dsaPublicKey, error) {
-		p, err := dsaParamsOf(o.attrs, ck.CKR_KEY_TYPE_INCONSISTENT)
+		p, err := dsaParamsOf(o.Attrs(), ck.CKR_KEY_TYPE_INCONSISTENT)
 		if err != nil {
 			return nil, err
 		}
-		pub, err := dsa.NewPublicKey(p, new(big.Int).SetBytes(o.attrs[ck.CKA_VALUE]))
+		pub, err := dsa.NewPublicKey(p, new(big.Int).SetBytes(o.Attrs()[ck.CKA_VALUE]))
 		if err != nil {
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored DSA public key: %v", err)
 		}

@@ -239,9 +239,9 @@ var errCurveNotServed = errors.New("curve not served by the slot's engine")
 
 // preparedECPrivate returns the EC private key of o prepared for the
 // slot's engines, preparing it once per snapshot.
-func preparedECPrivate(s slotView, o *object) (*ecPrivateKey, error) {
+func preparedECPrivate(s slotView, o keyView) (*ecPrivateKey, error) {
 	return preparedKey(o, func() error { return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed") }, func() (*ecPrivateKey, error) {
-		c, err := ecCurveOf(o.attrs)
+		c, err := ecCurveOf(o.Attrs())
 		if err != nil {
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key without a usable curve: %v", err)
 		}
@@ -250,15 +250,15 @@ func preparedECPrivate(s slotView, o *object) (*ecPrivateKey, error) {
 			return nil, ck.Errorf(ck.CKR_MECHANISM_INVALID, "ECDSA on %s: %v (%s, fallback %s)", c.Name(), errCurveNotServed,
 				s.EngineName(), s.Policy().Fallback)
 		}
-		key, err := ecdsa.NewPrivateKey(c.Name(), o.attrs[ck.CKA_VALUE])
+		key, err := ecdsa.NewPrivateKey(c.Name(), o.Attrs()[ck.CKA_VALUE])
 		if err != nil {
-			s.Log().Error("stored EC key rejected by engine/alg/ecdsa", "object", o.handle, "err", err)
+			s.Log().Error("stored EC key rejected by engine/alg/ecdsa", "object", o.Handle(), "err", err)
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key: %v", err)
 		}
-		if v, ok := o.attrs[ck.CKA_EC_POINT]; ok {
+		if v, ok := o.Attrs()[ck.CKA_EC_POINT]; ok {
 			x, y := key.Public()
 			if string(v) != string(c.MarshalECPoint(x, y)) {
-				s.Log().Error("stored EC key inconsistent with its point", "object", o.handle)
+				s.Log().Error("stored EC key inconsistent with its point", "object", o.Handle())
 				return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key does not match its CKA_EC_POINT")
 			}
 		}
@@ -269,13 +269,13 @@ func preparedECPrivate(s slotView, o *object) (*ecPrivateKey, error) {
 
 // preparedECPublic returns the EC public key of o prepared for
 // verification, once per snapshot.
-func preparedECPublic(s slotView, o *object) (*ecPublicKey, error) {
+func preparedECPublic(s slotView, o keyView) (*ecPublicKey, error) {
 	return preparedKey(o, nil, func() (*ecPublicKey, error) {
-		c, err := ecCurveOf(o.attrs)
+		c, err := ecCurveOf(o.Attrs())
 		if err != nil {
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key without a usable curve: %v", err)
 		}
-		x, y, err := c.UnmarshalECPoint(o.attrs[ck.CKA_EC_POINT])
+		x, y, err := c.UnmarshalECPoint(o.Attrs()[ck.CKA_EC_POINT])
 		if err != nil {
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key without a usable point: %v", err)
 		}

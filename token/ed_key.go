@@ -197,15 +197,15 @@ func completeEdPrivate(a attrMap) error {
 }
 
 // preparedEd returns the Ed25519 private key of o, once per snapshot.
-func preparedEd(s slotView, o *object) (ed25519.PrivateKey, error) {
+func preparedEd(s slotView, o keyView) (ed25519.PrivateKey, error) {
 	return preparedKey(o, func() error { return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed") }, func() (ed25519.PrivateKey, error) {
-		seed := o.attrs[ck.CKA_VALUE]
+		seed := o.Attrs()[ck.CKA_VALUE]
 		if len(seed) != ed25519.SeedSize {
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored Ed25519 key of %d bytes", len(seed))
 		}
 		k := ed25519.NewKeyFromSeed(seed)
-		if v, ok := o.attrs[ck.CKA_EC_POINT]; ok && !bytes.Equal(v, edPoint(k[32:])) {
-			s.Log().Error("stored Ed25519 key inconsistent with its point", "object", o.handle)
+		if v, ok := o.Attrs()[ck.CKA_EC_POINT]; ok && !bytes.Equal(v, edPoint(k[32:])) {
+			s.Log().Error("stored Ed25519 key inconsistent with its point", "object", o.Handle())
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored Ed25519 key does not match its CKA_EC_POINT")
 		}
 		return k, nil
@@ -213,15 +213,15 @@ func preparedEd(s slotView, o *object) (ed25519.PrivateKey, error) {
 }
 
 // preparedEd448 returns the Ed448 private key of o, once per snapshot.
-func preparedEd448(s slotView, o *object) (ed448.PrivateKey, error) {
+func preparedEd448(s slotView, o keyView) (ed448.PrivateKey, error) {
 	return preparedKey(o, func() error { return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed") }, func() (ed448.PrivateKey, error) {
-		seed := o.attrs[ck.CKA_VALUE]
+		seed := o.Attrs()[ck.CKA_VALUE]
 		if len(seed) != ed448.SeedSize {
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored Ed448 key of %d bytes", len(seed))
 		}
 		k := ed448.NewKeyFromSeed(seed)
-		if v, ok := o.attrs[ck.CKA_EC_POINT]; ok && !bytes.Equal(v, edPoint(k.Public().(ed448.PublicKey))) {
-			s.Log().Error("stored Ed448 key inconsistent with its point", "object", o.handle)
+		if v, ok := o.Attrs()[ck.CKA_EC_POINT]; ok && !bytes.Equal(v, edPoint(k.Public().(ed448.PublicKey))) {
+			s.Log().Error("stored Ed448 key inconsistent with its point", "object", o.Handle())
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored Ed448 key does not match its CKA_EC_POINT")
 		}
 		return k, nil

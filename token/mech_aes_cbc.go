@@ -59,7 +59,7 @@ func (m *aesBlockMode) block(op *operation) (cipher.Block, error) {
 	if m.newCipher == nil {
 		return op.aesBlock()
 	}
-	k, err := op.key.secretValue()
+	k, err := op.key.SecretValue()
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func (m *aesBlockMode) wrapsPrivate() bool { return m.pad }
 
 // aesBlock returns the AES cipher of the operation's key.
 func (op *operation) aesBlock() (cipher.Block, error) {
-	k, err := op.key.secretValue()
+	k, err := op.key.SecretValue()
 	if err != nil {
 		return nil, err
 	}

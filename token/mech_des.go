@@ -138,7 +138,7 @@ func desCipher(key []byte) (cipher.Block, error) {
 
 // desBlock returns the DES cipher of the operation's key.
 func (op *operation) desBlock() (cipher.Block, error) {
-	k, err := op.key.secretValue()
+	k, err := op.key.SecretValue()
 	if err != nil {
 		return nil, err
 	}

@@ -140,13 +140,13 @@ func parseECDHParams(p *ECDH1DeriveParams) (*ecdhParams, error) {
 
 // checkKey: the slot must serve the key's curve.
 func (m *ecdhMech) checkKey(op *operation) error {
-	if op.key.keyType() == ck.CKK_EC_MONTGOMERY {
-		if _, err := xdhCurveOf(op.key.attrs[ck.CKA_EC_PARAMS]); err != nil {
+	if op.key.KeyType() == ck.CKK_EC_MONTGOMERY {
+		if _, err := xdhCurveOf(op.key.Attrs()[ck.CKA_EC_PARAMS]); err != nil {
 			return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "Montgomery key without a usable curve: %v", err)
 		}
 		return nil
 	}
-	c, err := ecCurveOf(op.key.attrs)
+	c, err := ecCurveOf(op.key.Attrs())
 	if err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "EC key without a usable curve: %v", err)
 	}
@@ -160,7 +160,7 @@ func (m *ecdhMech) checkKey(op *operation) error {
 // derive computes the new key's value from d·Q.
 func (m *ecdhMech) derive(op *operation, tmpl attrMap) (value []byte, err error) {
 	p := m.p
-	if op.key.keyType() == ck.CKK_EC_MONTGOMERY {
+	if op.key.KeyType() == ck.CKK_EC_MONTGOMERY {
 		z, err := xdhShared(op, p.public)
 		if err != nil {
 			return nil, err
@@ -186,7 +186,7 @@ func (m *ecdhMech) derive(op *operation, tmpl attrMap) (value []byte, err error)
 	if err != nil {
 		return nil, err
 	}
-	z, err := ecdhShared(s, k, op.key.attrs[ck.CKA_VALUE], qx, qy)
+	z, err := ecdhShared(s, k, op.key.Attrs()[ck.CKA_VALUE], qx, qy)
 	if err != nil {
 		return nil, err
 	}

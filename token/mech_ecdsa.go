@@ -119,7 +119,7 @@ func ecAvailable(s slotView, info *MechanismInfo) bool {
 
 // checkKey: to sign, the slot must serve the key's curve.
 func (m *ecdsaMech) checkKey(op *operation) error {
-	c, err := ecCurveOf(op.key.attrs)
+	c, err := ecCurveOf(op.key.Attrs())
 	if err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "EC key without a usable curve: %v", err)
 	}

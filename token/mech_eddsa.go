@@ -146,7 +146,7 @@ func parseEdDSAParams(p *EdDSAParams) (*eddsaParams, error) {
 
 // checkKey: the key's curve must be Ed25519 or Ed448.
 func (m *eddsaMech) checkKey(op *operation) error {
-	if err := edCheckParams(op.key.attrs[ck.CKA_EC_PARAMS]); err != nil {
+	if err := edCheckParams(op.key.Attrs()[ck.CKA_EC_PARAMS]); err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "Edwards key without a usable curve: %v", err)
 	}
 	return nil
@@ -154,7 +154,7 @@ func (m *eddsaMech) checkKey(op *operation) error {
 
 // curve is the curve of the operation's key (checked at Init).
 func (m *eddsaMech) curve(op *operation) edCurve {
-	c, _ := edCurveOf(op.key.attrs[ck.CKA_EC_PARAMS])
+	c, _ := edCurveOf(op.key.Attrs()[ck.CKA_EC_PARAMS])
 	return c
 }
 
@@ -214,7 +214,7 @@ func (m *eddsaMech) sign(op *operation, msg []byte) ([]byte, error) {
 		return nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "Ed25519 sign: %v", err)
 	}
 	if err := ed25519.VerifyWithOptions(k.Public().(ed25519.PublicKey), msg, sig, opts); err != nil {
-		op.view().Log().Error("Ed25519 signature failed its check", "object", op.key.handle, "err", err)
+		op.view().Log().Error("Ed25519 signature failed its check", "object", op.key.Handle(), "err", err)
 		return nil, ck.Errorf(ck.CKR_DEVICE_ERROR, "Ed25519 signature failed its check")
 	}
 	return sig, nil
@@ -227,7 +227,7 @@ func (m *eddsaMech) verify(op *operation, msg, sig []byte) error {
 		return err
 	}
 	c := m.curve(op)
-	pub, err := edPublicBytes(c, op.key.attrs[ck.CKA_EC_POINT])
+	pub, err := edPublicBytes(c, op.key.Attrs()[ck.CKA_EC_POINT])
 	if err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key without a usable point", c.name())
 	}
@@ -266,7 +266,7 @@ func (m *eddsaMech) sign448(op *operation, msg []byte) ([]byte, error) {
 		sig = ed448.Sign(k, msg, ctx)
 	}
 	if m.verify448(k.Public().(ed448.PublicKey), msg, sig) != nil {
-		op.view().Log().Error("Ed448 signature failed its check", "object", op.key.handle)
+		op.view().Log().Error("Ed448 signature failed its check", "object", op.key.Handle())
 		return nil, ck.Errorf(ck.CKR_DEVICE_ERROR, "Ed448 signature failed its check")
 	}
 	return sig, nil

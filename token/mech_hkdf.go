@@ -120,7 +120,7 @@ func (m *hkdfDerive) derive(op *operation, tmpl attrMap) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ikm, err := op.key.secretValue()
+	ikm, err := op.key.SecretValue()
 	if err != nil {
 		return nil, err
 	}
@@ -160,12 +160,12 @@ func (m *hkdfDerive) salt(op *operation) ([]byte, error) {
 	switch {
 	case err != nil:
 		return nil, err
-	case k.class() != ck.CKO_SECRET_KEY || (k.keyType() != ck.CKK_HKDF && k.keyType() != ck.CKK_GENERIC_SECRET):
+	case k.Class() != ck.CKO_SECRET_KEY || (k.KeyType() != ck.CKK_HKDF && k.KeyType() != ck.CKK_GENERIC_SECRET):
 		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "salt key %d: not a CKK_HKDF or CKK_GENERIC_SECRET key", m.p.SaltKey)
-	case !k.attrs.bool(ck.CKA_DERIVE):
+	case !k.Attrs().bool(ck.CKA_DERIVE):
 		return nil, ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "salt key %d: CKA_DERIVE is false", m.p.SaltKey)
-	case !k.complete:
+	case !k.Complete():
 		return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "salt key %d: sealed", m.p.SaltKey)
 	}
-	return k.secretValue()
+	return k.SecretValue()
 }

@@ -51,7 +51,7 @@ func hmacMechanisms() []mechanism {
 	for _, hm := range hmacMechs {
 		h := hm.hash
 		newMAC := func(op *operation) (hash.Hash, error) {
-			k, err := op.key.secretValue()
+			k, err := op.key.SecretValue()
 			if err != nil {
 				return nil, err
 			}

@@ -125,7 +125,7 @@ func (m *mldsaMech) withParam(cm *Mechanism) (mechanism, error) {
 
 // checkKey: the key's parameter set must be one the token knows.
 func (m *mldsaMech) checkKey(op *operation) error {
-	if _, err := mldsaSetOf(op.key.attrs); err != nil {
+	if _, err := mldsaSetOf(op.key.Attrs()); err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "ML-DSA key without a usable parameter set: %v", err)
 	}
 	return nil
@@ -148,7 +148,7 @@ func (m *mldsaMech) sign(op *operation, msg []byte) ([]byte, error) {
 		return nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "%s sign: %v", k.set.name, err)
 	}
 	if !k.set.verify(k.pk, msg, m.p.context, sig) {
-		op.view().Log().Error("ML-DSA signature failed its check", "object", op.key.handle, "set", k.set.name)
+		op.view().Log().Error("ML-DSA signature failed its check", "object", op.key.Handle(), "set", k.set.name)
 		return nil, ck.Errorf(ck.CKR_DEVICE_ERROR, "%s signature failed its check", k.set.name)
 	}
 	return sig, nil

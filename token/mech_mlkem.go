@@ -66,7 +66,7 @@ func (m *mlkemKeyPairGen) generateKeyPair(s slotView, pub, priv attrMap) (attrMa
 type mlkemMech struct{ mechBase }
 
 func (m *mlkemMech) ciphertextLen(op *operation) (int, error) {
-	p, err := mlkemParamsOf(op.key.attrs)
+	p, err := mlkemParamsOf(op.key.Attrs())
 	if err != nil {
 		return 0, err
 	}
@@ -74,11 +74,11 @@ func (m *mlkemMech) ciphertextLen(op *operation) (int, error) {
 }
 
 func (m *mlkemMech) encapsulate(op *operation) (ct, secret []byte, err error) {
-	p, err := mlkemParamsOf(op.key.attrs)
+	p, err := mlkemParamsOf(op.key.Attrs())
 	if err != nil {
 		return nil, nil, err
 	}
-	ct, secret, err = p.encapsulate(op.key.attrs[ck.CKA_VALUE])
+	ct, secret, err = p.encapsulate(op.key.Attrs()[ck.CKA_VALUE])
 	if err != nil {
 		return nil, nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s public key: %v", p.name, err)
 	}

@@ -175,7 +175,7 @@ func (m *rsaPKCS) decrypt(op *operation, in []byte) ([]byte, error) {
 		return nil, err
 	}
 	k := op.keyBytes()
-	irKey, err := rsapad.ImplicitRejectionKey(op.key.attrs[ck.CKA_PRIVATE_EXPONENT], k)
+	irKey, err := rsapad.ImplicitRejectionKey(op.key.Attrs()[ck.CKA_PRIVATE_EXPONENT], k)
 	if err != nil {
 		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored RSA key: %v", err)
 	}

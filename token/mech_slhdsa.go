@@ -110,7 +110,7 @@ func (m *slhdsaMech) withParam(cm *Mechanism) (mechanism, error) {
 
 // checkKey: the key's parameter set must be one the token knows.
 func (m *slhdsaMech) checkKey(op *operation) error {
-	if _, err := slhdsaSetOf(op.key.attrs); err != nil {
+	if _, err := slhdsaSetOf(op.key.Attrs()); err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "SLH-DSA key without a usable parameter set: %v", err)
 	}
 	return nil
@@ -189,7 +189,7 @@ func (m *slhdsaMech) sign(op *operation, data []byte) ([]byte, error) {
 		return nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "%s sign: %v", k.set.name, err)
 	}
 	if !slhdsa.Verify(k.pk, msg, sig, m.p.context) {
-		op.view().Log().Error("SLH-DSA signature failed its check", "object", op.key.handle, "set", k.set.name)
+		op.view().Log().Error("SLH-DSA signature failed its check", "object", op.key.Handle(), "set", k.set.name)
 		return nil, ck.Errorf(ck.CKR_DEVICE_ERROR, "%s signature failed its check", k.set.name)
 	}
 	return sig, nil
@@ -201,11 +201,11 @@ func (m *slhdsaMech) verify(op *operation, data, sig []byte) error {
 	if err != nil {
 		return err
 	}
-	set, err := slhdsaSetOf(op.key.attrs)
+	set, err := slhdsaSetOf(op.key.Attrs())
 	if err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored SLH-DSA key: %v", err)
 	}
-	pk, err := slhdsaPublicKey(set, op.key.attrs[ck.CKA_VALUE])
+	pk, err := slhdsaPublicKey(set, op.key.Attrs()[ck.CKA_VALUE])
 	if err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s public key unusable", set.name)
 	}

@@ -297,21 +297,21 @@ type mldsaKey struct {
 
 // preparedMLDSA returns the prepared ML-DSA private key of o, once per
 // snapshot.
-func preparedMLDSA(s slotView, o *object) (*mldsaKey, error) {
+func preparedMLDSA(s slotView, o keyView) (*mldsaKey, error) {
 	return preparedKey(o, func() error { return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed") }, func() (*mldsaKey, error) {
-		set, err := mldsaSetOf(o.attrs)
+		set, err := mldsaSetOf(o.Attrs())
 		if err != nil {
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored ML-DSA key: %v", err)
 		}
 		var sk circlsign.PrivateKey
 		var pk circlsign.PublicKey
-		if seed, ok := o.attrs[ck.CKA_SEED]; ok {
+		if seed, ok := o.Attrs()[ck.CKA_SEED]; ok {
 			sk, pk, err = mldsaFromSeed(set, seed)
 		} else {
-			sk, pk, err = mldsaFromExpanded(set, o.attrs[ck.CKA_VALUE])
+			sk, pk, err = mldsaFromExpanded(set, o.Attrs()[ck.CKA_VALUE])
 		}
 		if err != nil {
-			s.Log().Error("stored ML-DSA key unusable", "object", o.handle)
+			s.Log().Error("stored ML-DSA key unusable", "object", o.Handle())
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key unusable", set.name)
 		}
 		k := &mldsaKey{set: set, sk: sk, pk: pk}
@@ -328,13 +328,13 @@ type mldsaPublicKey struct {
 // preparedMLDSAPublic returns the decoded ML-DSA public key of o, once per
 // snapshot (decoding expands the matrix A: five times the cost of the
 // verification itself).
-func preparedMLDSAPublic(s slotView, o *object) (*mldsaPublicKey, error) {
+func preparedMLDSAPublic(s slotView, o keyView) (*mldsaPublicKey, error) {
 	return preparedKey(o, nil, func() (*mldsaPublicKey, error) {
-		set, err := mldsaSetOf(o.attrs)
+		set, err := mldsaSetOf(o.Attrs())
 		if err != nil {
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored ML-DSA key: %v", err)
 		}
-		pk, err := set.scheme.UnmarshalBinaryPublicKey(o.attrs[ck.CKA_VALUE])
+		pk, err := set.scheme.UnmarshalBinaryPublicKey(o.Attrs()[ck.CKA_VALUE])
 		if err != nil {
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s public key unusable", set.name)
 		}

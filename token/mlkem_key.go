@@ -342,20 +342,20 @@ func completeMLKEMPrivate(a attrMap) error {
 }
 
 // preparedMLKEM returns the decapsulation key of o, once per snapshot.
-func preparedMLKEM(s slotView, o *object) (*mlkemPrivate, error) {
+func preparedMLKEM(s slotView, o keyView) (*mlkemPrivate, error) {
 	return preparedKey(o, func() error { return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed") }, func() (*mlkemPrivate, error) {
-		p, err := mlkemParamsOf(o.attrs)
+		p, err := mlkemParamsOf(o.Attrs())
 		if err != nil {
 			return nil, err
 		}
 		var k *mlkemPrivate
-		if seed, ok := o.attrs[ck.CKA_SEED]; ok {
+		if seed, ok := o.Attrs()[ck.CKA_SEED]; ok {
 			k, err = p.fromSeed(seed)
 		} else {
-			k, err = p.fromExpanded(o.attrs[ck.CKA_VALUE])
+			k, err = p.fromExpanded(o.Attrs()[ck.CKA_VALUE])
 		}
 		if err != nil {
-			s.Log().Error("stored ML-KEM key unusable", "object", o.handle, "err", err)
+			s.Log().Error("stored ML-KEM key unusable", "object", o.Handle(), "err", err)
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key: %v", p.name, err)
 		}
 		return k, nil

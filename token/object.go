@@ -31,27 +31,39 @@ type object struct {
 	prepared any
 }
 
-// preparedKey returns o's key in the form build makes, once per
-// snapshot: the first call builds it under o's lock and keeps it, later
-// calls return it. sealed, when not nil, makes the error for a key whose
-// private values are still sealed (not logged in). It is the state's
-// cache; the key types only say how to build.
-func preparedKey[K any](o *object, sealed func() error, build func() (K, error)) (K, error) {
-	o.prepOnce.Lock()
-	defer o.prepOnce.Unlock()
-	if k, ok := o.prepared.(K); ok {
-		return k, nil
-	}
-	var zero K
-	if sealed != nil && !o.complete {
-		return zero, sealed()
-	}
-	k, err := build()
+// preparedKey returns k's key in the form build makes, once per
+// snapshot: the first call builds it under the object's lock and keeps
+// it, later calls return it. sealed, when not nil, makes the error for a
+// key whose private values are still sealed (not logged in). It is the
+// state's cache; the key types only say how to build.
+func preparedKey[K any](k keyView, sealed func() error, build func() (K, error)) (K, error) {
+	v, err := k.cache(func(v any) bool { _, ok := v.(K); return ok }, sealed,
+		func() (any, error) { return build() })
 	if err != nil {
+		var zero K
 		return zero, err
 	}
-	o.prepared = k
-	return k, nil
+	return v.(K), nil
+}
+
+// cache is keyView's: the cached value when match accepts it, else
+// build's (kept when it succeeds), unless sealed says the private values
+// are not open.
+func (o *object) cache(match func(any) bool, sealed func() error, build func() (any, error)) (any, error) {
+	o.prepOnce.Lock()
+	defer o.prepOnce.Unlock()
+	if o.prepared != nil && match(o.prepared) {
+		return o.prepared, nil
+	}
+	if sealed != nil && !o.complete {
+		return nil, sealed()
+	}
+	v, err := build()
+	if err != nil {
+		return nil, err
+	}
+	o.prepared = v
+	return v, nil
 }
 
 func (o *object) class() uint64 {

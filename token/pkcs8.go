@@ -34,14 +34,14 @@ var ecCurveOIDs = []struct {
 }
 
 // marshalPKCS8 encodes a private key object's values as PKCS#8.
-func marshalPKCS8(k *object) ([]byte, error) {
+func marshalPKCS8(k keyView) ([]byte, error) {
 	if der, ok, err := marshalSigPKCS8(k); ok { // SLH-DSA, Ed448 (pkcs8_sig.go)
 		return der, err
 	}
 	var key any
-	switch k.keyType() {
+	switch k.KeyType() {
 	case ck.CKK_RSA:
-		priv, err := k.rsaPrivateKey()
+		priv, err := rsaPrivateKey(k)
 		if err != nil {
 			return nil, err
 		}
@@ -52,8 +52,8 @@ func marshalPKCS8(k *object) ([]byte, error) {
 		rk.Precompute()
 		key = rk
 	case ck.CKK_EC:
-		der, ok := k.attrs[ck.CKA_EC_PARAMS]
-		v, ok2 := k.attrs[ck.CKA_VALUE]
+		der, ok := k.Attrs()[ck.CKA_EC_PARAMS]
+		v, ok2 := k.Attrs()[ck.CKA_VALUE]
 		if !ok || !ok2 {
 			return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "EC key values are sealed")
 		}
@@ -71,7 +71,7 @@ func marshalPKCS8(k *object) ([]byte, error) {
 		}
 		key = ek
 	case ck.CKK_EC_EDWARDS:
-		seed, ok := k.attrs[ck.CKA_VALUE]
+		seed, ok := k.Attrs()[ck.CKA_VALUE]
 		if !ok {
 			return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "Ed25519 key value is sealed")
 		}
@@ -89,7 +89,7 @@ func marshalPKCS8(k *object) ([]byte, error) {
 		if der, ok, err := marshalPQPKCS8(k); ok { // ML-KEM, X25519, X448 (pkcs8_pq.go)
 			return der, err
 		}
-		return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s private keys are not wrapped (RSA, EC, Ed25519, Ed448, DSA, DH, ML-DSA, SLH-DSA, ML-KEM, X25519 and X448 keys are)", ck.Name("CKK_", k.keyType()))
+		return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s private keys are not wrapped (RSA, EC, Ed25519, Ed448, DSA, DH, ML-DSA, SLH-DSA, ML-KEM, X25519 and X448 keys are)", ck.Name("CKK_", k.KeyType()))
 	}
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {

@@ -23,12 +23,12 @@ type pkcs8Info struct {
 
 // marshalFFPKCS8 encodes a DSA or DH private key object (ok false for
 // other key types).
-func marshalFFPKCS8(k *object) (der []byte, ok bool, err error) {
-	kt := k.keyType()
+func marshalFFPKCS8(k keyView) (der []byte, ok bool, err error) {
+	kt := k.KeyType()
 	if kt != ck.CKK_DSA && kt != ck.CKK_DH {
 		return nil, false, nil
 	}
-	a := k.attrs
+	a := k.Attrs()
 	x, hasX := a[ck.CKA_VALUE]
 	if !hasX {
 		return nil, true, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "%s key values are sealed", ck.Name("CKK_", kt))

@@ -28,18 +28,18 @@ type mldsaBothKey struct {
 
 // marshalMLDSAPKCS8 encodes an ML-DSA private key object (ok false for
 // other key types).
-func marshalMLDSAPKCS8(k *object) (der []byte, ok bool, err error) {
-	if k.keyType() != ck.CKK_ML_DSA {
+func marshalMLDSAPKCS8(k keyView) (der []byte, ok bool, err error) {
+	if k.KeyType() != ck.CKK_ML_DSA {
 		return nil, false, nil
 	}
-	set, err := mldsaSetOf(k.attrs)
+	set, err := mldsaSetOf(k.Attrs())
 	if err != nil {
 		return nil, true, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "ML-DSA key: %v", err)
 	}
 	var inner []byte
-	if seed, ok := k.attrs[ck.CKA_SEED]; ok {
+	if seed, ok := k.Attrs()[ck.CKA_SEED]; ok {
 		inner, err = asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, Bytes: seed})
-	} else if expanded, ok := k.attrs[ck.CKA_VALUE]; ok {
+	} else if expanded, ok := k.Attrs()[ck.CKA_VALUE]; ok {
 		inner, err = asn1.Marshal(expanded)
 	} else {
 		return nil, true, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "ML-DSA key values are sealed")

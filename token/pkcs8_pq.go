@@ -48,17 +48,17 @@ func marshalOneAsymmetricKey(oid asn1.ObjectIdentifier, priv []byte) ([]byte, er
 
 // marshalPQPKCS8 encodes an ML-KEM, X25519 or X448 private key (ok false:
 // another key type).
-func marshalPQPKCS8(k *object) (der []byte, ok bool, err error) {
-	switch k.keyType() {
+func marshalPQPKCS8(k keyView) (der []byte, ok bool, err error) {
+	switch k.KeyType() {
 	case ck.CKK_ML_KEM:
-		p, err := mlkemParamsOf(k.attrs)
+		p, err := mlkemParamsOf(k.Attrs())
 		if err != nil {
 			return nil, true, err
 		}
 		var inner []byte
-		if seed, ok := k.attrs[ck.CKA_SEED]; ok {
+		if seed, ok := k.Attrs()[ck.CKA_SEED]; ok {
 			inner, err = asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, Bytes: seed})
-		} else if dk, ok := k.attrs[ck.CKA_VALUE]; ok {
+		} else if dk, ok := k.Attrs()[ck.CKA_VALUE]; ok {
 			inner, err = asn1.Marshal(dk)
 		} else {
 			return nil, true, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "ML-KEM key values are sealed")
@@ -70,11 +70,11 @@ func marshalPQPKCS8(k *object) (der []byte, ok bool, err error) {
 		clear(inner)
 		return der, true, err
 	case ck.CKK_EC_MONTGOMERY:
-		c, err := xdhCurveOf(k.attrs[ck.CKA_EC_PARAMS])
+		c, err := xdhCurveOf(k.Attrs()[ck.CKA_EC_PARAMS])
 		if err != nil {
 			return nil, true, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "Montgomery key: %v", err)
 		}
-		v, ok := k.attrs[ck.CKA_VALUE]
+		v, ok := k.Attrs()[ck.CKA_VALUE]
 		if !ok {
 			return nil, true, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "%s key value is sealed", c.name)
 		}

@@ -28,25 +28,25 @@ var oidEd448 = asn1.ObjectIdentifier{1, 3, 101, 113}
 
 // marshalSigPKCS8 encodes an SLH-DSA or Ed448 private key object (ok false
 // for other keys).
-func marshalSigPKCS8(k *object) (der []byte, ok bool, err error) {
+func marshalSigPKCS8(k keyView) (der []byte, ok bool, err error) {
 	var algo asn1.ObjectIdentifier
 	var inner []byte
-	switch k.keyType() {
+	switch k.KeyType() {
 	case ck.CKK_SLH_DSA:
-		set, err := slhdsaSetOf(k.attrs)
+		set, err := slhdsaSetOf(k.Attrs())
 		if err != nil {
 			return nil, true, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "SLH-DSA key: %v", err)
 		}
-		v, ok := k.attrs[ck.CKA_VALUE]
+		v, ok := k.Attrs()[ck.CKA_VALUE]
 		if !ok {
 			return nil, true, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "SLH-DSA key value is sealed")
 		}
 		algo, inner = set.oid, v
 	case ck.CKK_EC_EDWARDS:
-		if c, err := edCurveOf(k.attrs[ck.CKA_EC_PARAMS]); err != nil || c != edwards448 {
+		if c, err := edCurveOf(k.Attrs()[ck.CKA_EC_PARAMS]); err != nil || c != edwards448 {
 			return nil, false, nil
 		}
-		v, ok := k.attrs[ck.CKA_VALUE]
+		v, ok := k.Attrs()[ck.CKA_VALUE]
 		if !ok {
 			return nil, true, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "Ed448 key value is sealed")
 		}

@@ -225,10 +225,10 @@ func factorRSA(n *big.Int, e int, d *big.Int) (*big.Int, *big.Int) {
 }
 
 // rsaPrivateKey returns the engine/alg/rsa form of an RSA private key object.
-func (o *object) rsaPrivateKey() (*rsa.PrivateKey, error) {
-	a := o.attrs
+func rsaPrivateKey(o keyView) (*rsa.PrivateKey, error) {
+	a := o.Attrs()
 	d, ok := bigAttr(a, ck.CKA_PRIVATE_EXPONENT)
-	if !ok || !o.complete {
+	if !ok || !o.Complete() {
 		return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed")
 	}
 	e, err := rsaExponent(a[ck.CKA_PUBLIC_EXPONENT])
@@ -244,12 +244,12 @@ func (o *object) rsaPrivateKey() (*rsa.PrivateKey, error) {
 }
 
 // rsaPublic returns the modulus and public exponent of an RSA key object.
-func (o *object) rsaPublic() (*big.Int, int, error) {
-	n, ok := bigAttr(o.attrs, ck.CKA_MODULUS)
+func rsaPublic(o keyView) (*big.Int, int, error) {
+	n, ok := bigAttr(o.Attrs(), ck.CKA_MODULUS)
 	if !ok || n.Sign() == 0 {
 		return nil, 0, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "RSA key without modulus")
 	}
-	e, err := rsaExponent(o.attrs[ck.CKA_PUBLIC_EXPONENT])
+	e, err := rsaExponent(o.Attrs()[ck.CKA_PUBLIC_EXPONENT])
 	if err != nil {
 		return nil, 0, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "RSA key without usable public exponent")
 	}
@@ -258,16 +258,16 @@ func (o *object) rsaPublic() (*big.Int, int, error) {
 
 // preparedRSA returns the RSA private key of o prepared for the engine,
 // preparing it once per snapshot.
-func preparedRSA(s slotView, o *object) (*guard.RSAKey, error) {
+func preparedRSA(s slotView, o keyView) (*guard.RSAKey, error) {
 	return preparedKey(o, nil, func() (*guard.RSAKey, error) {
-		priv, err := o.rsaPrivateKey()
+		priv, err := rsaPrivateKey(o)
 		if err != nil {
 			return nil, err
 		}
 		k, err := s.Guard().RSAKey(priv) // after the known-answer test at the key's size
 		if err != nil {
 			if errors.Is(err, rsa.ErrInvalidKey) {
-				s.Log().Error("stored key rejected by engine/alg/rsa", "object", o.handle, "err", err)
+				s.Log().Error("stored key rejected by engine/alg/rsa", "object", o.Handle(), "err", err)
 				return nil, fmt.Errorf("token: prepare key: %w: %w", ck.CKR_KEY_TYPE_INCONSISTENT, err)
 			}
 			return nil, s.EngineErr("prepare key", err)
@@ -292,7 +292,7 @@ func (op *operation) rsaPrivate(c []byte) ([]byte, error) {
 
 // rsaPublic runs the public operation (software, public data only).
 func (op *operation) rsaPublic(m []byte) ([]byte, error) {
-	n, e, err := op.key.rsaPublic()
+	n, e, err := rsaPublic(op.key)
 	if err != nil {
 		return nil, err
 	}

@@ -8,10 +8,11 @@ package token
 // tests, accounting), the slot's policy switches, its logger, and how an
 // engine failure becomes a CK_RV. *slot implements it; no function of the
 // mechanism side names *slot, and an operation hands its slot out only
-// through operation.view. A key type's prepared form is kept by the
-// state's cache (preparedKey, object.go): the key types say only how to
-// build it. The next steps give mechanisms a narrow key value instead of
-// *object, and move them to their own package behind these.
+// through operation.view. A key object is a keyView: its attributes, its
+// handle, and its prepared form, kept by the state's cache (preparedKey,
+// object.go) while the key types say only how to build it. The step left
+// is the move of the mechanism side into its own package behind these
+// two interfaces (with the operation's own fields behind a third).
 
 import (
 	"log/slog"
@@ -69,6 +70,48 @@ func (s *slot) UseGCMIV(key gcmKeyID, iv []byte) bool { return s.m.gcmIVs.use(ke
 
 // KeyObject is slotView's (keyObject).
 func (s *slot) KeyObject(h uint64) (*object, uint64, loginState, error) { return s.keyObject(h) }
+
+// keyView is what a mechanism or key type may use of a key object: its
+// attributes (read only), its handle for the log, whether its sealed
+// values are open, and its prepared form through preparedKey. *object
+// implements it; the mechanism side names no *object.
+type keyView interface {
+	// Attrs are the object's attributes; the mechanism side reads them
+	// and never writes.
+	Attrs() attrMap
+	// Handle is the object's handle, for the log.
+	Handle() uint64
+	// Class and KeyType are CKA_CLASS and CKA_KEY_TYPE (^0 when absent).
+	Class() uint64
+	KeyType() uint64
+	// Complete reports whether every attribute is present (the sealed
+	// values were opened by a login).
+	Complete() bool
+	// SecretValue is a secret key's CKA_VALUE (secretkey.go).
+	SecretValue() ([]byte, error)
+	// cache is the object's prepared-key cache (preparedKey).
+	cache(match func(any) bool, sealed func() error, build func() (any, error)) (any, error)
+}
+
+var _ keyView = (*object)(nil)
+
+// Attrs is keyView's.
+func (o *object) Attrs() attrMap { return o.attrs }
+
+// Handle is keyView's.
+func (o *object) Handle() uint64 { return o.handle }
+
+// Class is keyView's (class).
+func (o *object) Class() uint64 { return o.class() }
+
+// KeyType is keyView's (keyType).
+func (o *object) KeyType() uint64 { return o.keyType() }
+
+// Complete is keyView's.
+func (o *object) Complete() bool { return o.complete }
+
+// SecretValue is keyView's (secretValue).
+func (o *object) SecretValue() ([]byte, error) { return o.secretValue() }
 
 // view is the operation's slot as the mechanism side sees it.
 func (op *operation) view() slotView { return op.slot }

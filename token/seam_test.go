@@ -13,9 +13,9 @@ import (
 var mechanismSide = []string{"mech_*.go", "*_key.go", "pkcs8*.go", "keytype.go", "mechanism.go", "ec_explicit.go"}
 
 // TestMechanismsSeeOnlyTheSeam: no non-test file of the mechanism side
-// names the type slot, reaches an operation's slot field or an object's
-// prepared-key cache; they go through slotView, operation.view and
-// preparedKey.
+// names the types slot or object, reaches an operation's slot field or
+// an object's fields; they go through slotView, operation.view, keyView
+// and preparedKey.
 func TestMechanismsSeeOnlyTheSeam(t *testing.T) {
 	fset := token.NewFileSet()
 	n := 0
@@ -36,15 +36,15 @@ func TestMechanismsSeeOnlyTheSeam(t *testing.T) {
 			ast.Inspect(f, func(nd ast.Node) bool {
 				switch x := nd.(type) {
 				case *ast.StarExpr:
-					if id, ok := x.X.(*ast.Ident); ok && id.Name == "slot" {
-						t.Errorf("%s: names *slot (use slotView)", fset.Position(x.Pos()))
+					if id, ok := x.X.(*ast.Ident); ok && (id.Name == "slot" || id.Name == "object") {
+						t.Errorf("%s: names *%s (use slotView, keyView)", fset.Position(x.Pos()), id.Name)
 					}
 				case *ast.SelectorExpr:
 					switch x.Sel.Name {
 					case "slot":
 						t.Errorf("%s: reaches .slot (use op.view())", fset.Position(x.Pos()))
-					case "prepOnce", "prepared":
-						t.Errorf("%s: reaches the object's cache (use preparedKey)", fset.Position(x.Pos()))
+					case "prepOnce", "prepared", "attrs", "handle", "complete":
+						t.Errorf("%s: reaches an object's field (use keyView, preparedKey)", fset.Position(x.Pos()))
 					}
 				}
 				return true

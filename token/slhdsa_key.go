@@ -180,15 +180,15 @@ type slhdsaKey struct {
 
 // preparedSLHDSA returns the prepared SLH-DSA private key of o, once per
 // snapshot (the root was checked when the key was stored).
-func preparedSLHDSA(s slotView, o *object) (*slhdsaKey, error) {
+func preparedSLHDSA(s slotView, o keyView) (*slhdsaKey, error) {
 	return preparedKey(o, func() error { return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed") }, func() (*slhdsaKey, error) {
-		set, err := slhdsaSetOf(o.attrs)
+		set, err := slhdsaSetOf(o.Attrs())
 		if err != nil {
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored SLH-DSA key: %v", err)
 		}
 		sk := &slhdsa.PrivateKey{ID: set.id}
-		if v := o.attrs[ck.CKA_VALUE]; len(v) != 4*set.n() || sk.UnmarshalBinary(v) != nil {
-			s.Log().Error("stored SLH-DSA key unusable", "object", o.handle)
+		if v := o.Attrs()[ck.CKA_VALUE]; len(v) != 4*set.n() || sk.UnmarshalBinary(v) != nil {
+			s.Log().Error("stored SLH-DSA key unusable", "object", o.Handle())
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key unusable", set.name)
 		}
 		pk := sk.PublicKey()

@@ -222,18 +222,18 @@ func completeXDHPrivate(a attrMap) error {
 }
 
 // preparedXDH returns the Montgomery private key of o, once per snapshot.
-func preparedXDH(s slotView, o *object) (*xdhPrivate, error) {
+func preparedXDH(s slotView, o keyView) (*xdhPrivate, error) {
 	return preparedKey(o, func() error { return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed") }, func() (*xdhPrivate, error) {
-		c, err := xdhCurveOf(o.attrs[ck.CKA_EC_PARAMS])
+		c, err := xdhCurveOf(o.Attrs()[ck.CKA_EC_PARAMS])
 		if err != nil {
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "Montgomery key without a usable curve: %v", err)
 		}
-		k, err := newXDHPrivate(c, o.attrs[ck.CKA_VALUE])
+		k, err := newXDHPrivate(c, o.Attrs()[ck.CKA_VALUE])
 		if err != nil {
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key: %v", c.name, err)
 		}
-		if v, ok := o.attrs[ck.CKA_EC_POINT]; ok && !bytes.Equal(v, c.point(k.pub)) {
-			s.Log().Error("stored Montgomery key inconsistent with its point", "object", o.handle)
+		if v, ok := o.Attrs()[ck.CKA_EC_POINT]; ok && !bytes.Equal(v, c.point(k.pub)) {
+			s.Log().Error("stored Montgomery key inconsistent with its point", "object", o.Handle())
 			return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key does not match its CKA_EC_POINT", c.name)
 		}
 		return k, nil
