@@ -54,13 +54,13 @@ type gcmIVs struct {
 	tick uint64
 }
 
-// gcmKeyOf is the window's name of op's key.
-func gcmKeyOf(op *operation) gcmKeyID {
-	id := gcmKeyID{slot: op.slot.id}
-	if op.key.storeID != 0 {
-		id.storeID = op.key.storeID
+// gcmKeyOf is the window's name of key o on slot s.
+func gcmKeyOf(s *slot, o *object) gcmKeyID {
+	id := gcmKeyID{slot: s.id}
+	if o.storeID != 0 {
+		id.storeID = o.storeID
 	} else {
-		id.handle = op.key.handle
+		id.handle = o.handle
 	}
 	return id
 }

@@ -55,11 +55,11 @@ type aesBlockMode struct {
 }
 
 // block returns the cipher of the operation's key.
-func (m *aesBlockMode) block(op *operation) (cipher.Block, error) {
+func (m *aesBlockMode) block(op opView) (cipher.Block, error) {
 	if m.newCipher == nil {
-		return op.aesBlock()
+		return aesBlock(op)
 	}
-	k, err := op.key.SecretValue()
+	k, err := op.Key().SecretValue()
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (m *aesBlockMode) bindIV(cm *Mechanism) (aesBlockMode, error) {
 
 // wrap encrypts a secret key's value (C_WrapKey): ECB and CBC take whole
 // blocks (another length is CKR_KEY_SIZE_RANGE), the padded modes any.
-func (m *aesBlockMode) wrap(op *operation, material []byte) ([]byte, error) {
+func (m *aesBlockMode) wrap(op opView, material []byte) ([]byte, error) {
 	if !m.pad && len(material)%m.bs() != 0 {
 		return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%s wraps whole %d-byte blocks, the key is %d bytes", m.name(), m.bs(), len(material))
 	}
@@ -111,7 +111,7 @@ func (m *aesBlockMode) wrap(op *operation, material []byte) ([]byte, error) {
 // unwrap decrypts a wrapped secret key's value (C_UnwrapKey): a length
 // that is not whole blocks is CKR_WRAPPED_KEY_LEN_RANGE, bad padding
 // CKR_WRAPPED_KEY_INVALID.
-func (m *aesBlockMode) unwrap(op *operation, wrapped []byte) ([]byte, error) {
+func (m *aesBlockMode) unwrap(op opView, wrapped []byte) ([]byte, error) {
 	if len(wrapped) == 0 || len(wrapped)%m.bs() != 0 {
 		return nil, ck.Errorf(ck.CKR_WRAPPED_KEY_LEN_RANGE, "%s unwraps whole %d-byte blocks, got %d bytes", m.name(), m.bs(), len(wrapped))
 	}
@@ -133,8 +133,8 @@ func (m *aesBlockMode) unwrap(op *operation, wrapped []byte) ([]byte, error) {
 func (m *aesBlockMode) wrapsPrivate() bool { return m.pad }
 
 // aesBlock returns the AES cipher of the operation's key.
-func (op *operation) aesBlock() (cipher.Block, error) {
-	k, err := op.key.SecretValue()
+func aesBlock(op opView) (cipher.Block, error) {
+	k, err := op.Key().SecretValue()
 	if err != nil {
 		return nil, err
 	}
@@ -154,12 +154,12 @@ type blockStream struct {
 	buf     []byte // input held back: a partial block (and the last block when unpadding)
 }
 
-func (m *aesBlockMode) newStream(op *operation) (symStream, error) {
+func (m *aesBlockMode) newStream(op opView) (symStream, error) {
 	b, err := m.block(op)
 	if err != nil {
 		return nil, err
 	}
-	s := &blockStream{bs: b.BlockSize(), encrypt: op.kind == opEncrypt, pad: m.pad, buf: make([]byte, 0, 2*b.BlockSize())}
+	s := &blockStream{bs: b.BlockSize(), encrypt: op.Kind() == opEncrypt, pad: m.pad, buf: make([]byte, 0, 2*b.BlockSize())}
 	switch {
 	case !m.cbc:
 		s.mode = ecbMode{b: b, encrypt: s.encrypt}

@@ -19,8 +19,8 @@ import (
 
 // cmacMechanisms are CKM_AES_CMAC and CKM_AES_CMAC_GENERAL.
 func cmacMechanisms() []mechanism {
-	newMAC := func(op *operation) (hash.Hash, error) {
-		b, err := op.aesBlock()
+	newMAC := func(op opView) (hash.Hash, error) {
+		b, err := aesBlock(op)
 		if err != nil {
 			return nil, err
 		}

@@ -60,14 +60,14 @@ type ctrStream struct {
 	errCode ck.Error
 }
 
-func (m *aesCTR) newStream(op *operation) (symStream, error) {
-	b, err := op.aesBlock()
+func (m *aesCTR) newStream(op opView) (symStream, error) {
+	b, err := aesBlock(op)
 	if err != nil {
 		return nil, err
 	}
 	p := &m.p
 	s := &ctrStream{ks: cipher.NewCTR(b, p.cb[:]), used: aes.BlockSize, errCode: ck.CKR_DATA_LEN_RANGE}
-	if op.kind == opDecrypt {
+	if op.Kind() == opDecrypt {
 		s.errCode = ck.CKR_ENCRYPTED_DATA_LEN_RANGE
 	}
 	if p.bits < 128 {

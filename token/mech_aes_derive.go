@@ -29,8 +29,8 @@ import (
 // CKM_AES_CBC_ENCRYPT_DATA.
 func aesEncryptDataMechanisms() []mechanism {
 	return []mechanism{
-		&encryptData{mechBase: aesBase(ck.CKM_AES_ECB_ENCRYPT_DATA), block: (*operation).aesBlock, bs: aes.BlockSize},
-		&encryptData{mechBase: aesBase(ck.CKM_AES_CBC_ENCRYPT_DATA), block: (*operation).aesBlock, bs: aes.BlockSize, cbc: true},
+		&encryptData{mechBase: aesBase(ck.CKM_AES_ECB_ENCRYPT_DATA), block: aesBlock, bs: aes.BlockSize},
+		&encryptData{mechBase: aesBase(ck.CKM_AES_CBC_ENCRYPT_DATA), block: aesBlock, bs: aes.BlockSize, cbc: true},
 	}
 }
 
@@ -39,7 +39,7 @@ func aesEncryptDataMechanisms() []mechanism {
 // mech_des.go) of bs-byte blocks, bound to its parameter.
 type encryptData struct {
 	mechBase
-	block func(op *operation) (cipher.Block, error)
+	block func(op opView) (cipher.Block, error)
 	bs    int
 	cbc   bool
 	p     encryptDataParams
@@ -74,7 +74,7 @@ func (m *encryptData) withParam(cm *Mechanism) (mechanism, error) {
 
 // derive encrypts the data under the base key and returns the leading
 // bytes the template asks for.
-func (m *encryptData) derive(op *operation, tmpl attrMap) ([]byte, error) {
+func (m *encryptData) derive(op opView, tmpl attrMap) ([]byte, error) {
 	p := &m.p
 	if v, ok := tmpl.ulong(ck.CKA_VALUE_LEN); ok && v > uint64(len(p.data)) {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "a %d-byte key from %d bytes of data", v, len(p.data))

@@ -84,18 +84,18 @@ type gcmStream struct {
 	buf     []byte
 }
 
-func (m *aesGCM) newStream(op *operation) (symStream, error) {
-	b, err := op.aesBlock()
+func (m *aesGCM) newStream(op opView) (symStream, error) {
+	b, err := aesBlock(op)
 	if err != nil {
 		return nil, err
 	}
 	p := m.p
-	s := &gcmStream{p: p, encrypt: op.kind == opEncrypt}
+	s := &gcmStream{p: p, encrypt: op.Kind() == opEncrypt}
 	if s.encrypt && !op.view().Policy().GCMCallerIVOn() {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: caller-chosen IVs are refused for encryption in this slot (gcm_caller_iv = false)")
 	}
 	if s.encrypt && !p.ivUsed {
-		if !op.view().UseGCMIV(gcmKeyOf(op), p.iv) {
+		if !op.view().UseGCMIV(op.Key(), p.iv) {
 			return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: this key already encrypted with this IV (the last %d IVs of a key are refused)", gcmIVWindow)
 		}
 		p.ivUsed = true

@@ -74,8 +74,8 @@ func (m *aesKW) withParam(cm *Mechanism) (mechanism, error) {
 
 func (m *aesKW) wrapsPrivate() bool { return m.private }
 
-func (m *aesKW) wrap(op *operation, material []byte) ([]byte, error) {
-	b, err := op.aesBlock()
+func (m *aesKW) wrap(op opView, material []byte) ([]byte, error) {
+	b, err := aesBlock(op)
 	if err != nil {
 		return nil, err
 	}
@@ -87,8 +87,8 @@ func (m *aesKW) wrap(op *operation, material []byte) ([]byte, error) {
 	return out, kwErr(err)
 }
 
-func (m *aesKW) unwrap(op *operation, wrapped []byte) ([]byte, error) {
-	b, err := op.aesBlock()
+func (m *aesKW) unwrap(op opView, wrapped []byte) ([]byte, error) {
+	b, err := aesBlock(op)
 	if err != nil {
 		return nil, err
 	}

@@ -26,8 +26,8 @@ import (
 
 // aesMACMechanisms are CKM_AES_MAC and CKM_AES_MAC_GENERAL.
 func aesMACMechanisms() []mechanism {
-	newMAC := func(op *operation) (hash.Hash, error) {
-		b, err := op.aesBlock()
+	newMAC := func(op opView) (hash.Hash, error) {
+		b, err := aesBlock(op)
 		if err != nil {
 			return nil, err
 		}

@@ -63,15 +63,15 @@ func desMechanisms() []mechanism {
 	mode := func(b mechBase, cbc, pad bool) mechanism {
 		return &aesBlockMode{mechBase: b, cbc: cbc, pad: pad, newCipher: desCipher, blockLen: des.BlockSize}
 	}
-	newMAC := func(op *operation) (hash.Hash, error) {
-		b, err := op.desBlock()
+	newMAC := func(op opView) (hash.Hash, error) {
+		b, err := desBlock(op)
 		if err != nil {
 			return nil, err
 		}
 		return newCMAC(b), nil
 	}
 	data := func(b mechBase, cbc bool) mechanism {
-		return &encryptData{mechBase: b, block: (*operation).desBlock, bs: des.BlockSize, cbc: cbc}
+		return &encryptData{mechBase: b, block: desBlock, bs: des.BlockSize, cbc: cbc}
 	}
 	return []mechanism{
 		gen(ck.CKM_DES_KEY_GEN, ck.CKK_DES),
@@ -137,8 +137,8 @@ func desCipher(key []byte) (cipher.Block, error) {
 }
 
 // desBlock returns the DES cipher of the operation's key.
-func (op *operation) desBlock() (cipher.Block, error) {
-	k, err := op.key.SecretValue()
+func desBlock(op opView) (cipher.Block, error) {
+	k, err := op.Key().SecretValue()
 	if err != nil {
 		return nil, err
 	}

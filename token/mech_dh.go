@@ -56,9 +56,9 @@ func (m *dhDerive) withParam(cm *Mechanism) (mechanism, error) {
 
 // derive is CKM_DH_PKCS_DERIVE's work: Z = y^x mod p, cut to the
 // template's length (its last bytes).
-func (m *dhDerive) derive(op *operation, tmpl attrMap) (value []byte, err error) {
+func (m *dhDerive) derive(op opView, tmpl attrMap) (value []byte, err error) {
 	s := op.view()
-	k, err := preparedDHPrivate(s, op.key)
+	k, err := preparedDHPrivate(s, op.Key())
 	if err != nil {
 		return nil, err
 	}

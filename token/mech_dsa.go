@@ -64,12 +64,12 @@ func dsaAvailable(s slotView, info *MechanismInfo) bool {
 }
 
 // sign signs hash (the input of CKM_DSA, the digest of CKM_DSA_SHA*).
-func (m *dsaMech) sign(op *operation, hash []byte) (sig []byte, err error) {
+func (m *dsaMech) sign(op opView, hash []byte) (sig []byte, err error) {
 	s := op.view()
 	if len(hash) == 0 || len(hash) > dsaMaxHash {
 		return nil, ck.Errorf(ck.CKR_DATA_LEN_RANGE, "CKM_DSA input of %d bytes (1 to %d)", len(hash), dsaMaxHash)
 	}
-	k, err := preparedDSAPrivate(s, op.key)
+	k, err := preparedDSAPrivate(s, op.Key())
 	if err != nil {
 		return nil, err
 	}
@@ -81,11 +81,11 @@ func (m *dsaMech) sign(op *operation, hash []byte) (sig []byte, err error) {
 }
 
 // verify checks r‖s with the operation's public key (software).
-func (m *dsaMech) verify(op *operation, hash, sig []byte) error {
+func (m *dsaMech) verify(op opView, hash, sig []byte) error {
 	if len(hash) == 0 || len(hash) > dsaMaxHash {
 		return ck.Errorf(ck.CKR_DATA_LEN_RANGE, "CKM_DSA input of %d bytes (1 to %d)", len(hash), dsaMaxHash)
 	}
-	k, err := preparedDSAPublic(op.view(), op.key)
+	k, err := preparedDSAPublic(op.view(), op.Key())
 	if err != nil {
 		return err
 	}

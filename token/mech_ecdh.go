@@ -139,14 +139,14 @@ func parseECDHParams(p *ECDH1DeriveParams) (*ecdhParams, error) {
 }
 
 // checkKey: the slot must serve the key's curve.
-func (m *ecdhMech) checkKey(op *operation) error {
-	if op.key.KeyType() == ck.CKK_EC_MONTGOMERY {
-		if _, err := xdhCurveOf(op.key.Attrs()[ck.CKA_EC_PARAMS]); err != nil {
+func (m *ecdhMech) checkKey(op opView) error {
+	if op.Key().KeyType() == ck.CKK_EC_MONTGOMERY {
+		if _, err := xdhCurveOf(op.Key().Attrs()[ck.CKA_EC_PARAMS]); err != nil {
 			return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "Montgomery key without a usable curve: %v", err)
 		}
 		return nil
 	}
-	c, err := ecCurveOf(op.key.Attrs())
+	c, err := ecCurveOf(op.Key().Attrs())
 	if err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "EC key without a usable curve: %v", err)
 	}
@@ -158,9 +158,9 @@ func (m *ecdhMech) checkKey(op *operation) error {
 }
 
 // derive computes the new key's value from d·Q.
-func (m *ecdhMech) derive(op *operation, tmpl attrMap) (value []byte, err error) {
+func (m *ecdhMech) derive(op opView, tmpl attrMap) (value []byte, err error) {
 	p := m.p
-	if op.key.KeyType() == ck.CKK_EC_MONTGOMERY {
+	if op.Key().KeyType() == ck.CKK_EC_MONTGOMERY {
 		z, err := xdhShared(op, p.public)
 		if err != nil {
 			return nil, err
@@ -169,7 +169,7 @@ func (m *ecdhMech) derive(op *operation, tmpl attrMap) (value []byte, err error)
 		return ecdhKey(p, tmpl, z)
 	}
 	s := op.view()
-	k, err := preparedECPrivate(s, op.key)
+	k, err := preparedECPrivate(s, op.Key())
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func (m *ecdhMech) derive(op *operation, tmpl attrMap) (value []byte, err error)
 	if err != nil {
 		return nil, err
 	}
-	z, err := ecdhShared(s, k, op.key.Attrs()[ck.CKA_VALUE], qx, qy)
+	z, err := ecdhShared(s, k, op.Key().Attrs()[ck.CKA_VALUE], qx, qy)
 	if err != nil {
 		return nil, err
 	}

@@ -118,12 +118,12 @@ func ecAvailable(s slotView, info *MechanismInfo) bool {
 }
 
 // checkKey: to sign, the slot must serve the key's curve.
-func (m *ecdsaMech) checkKey(op *operation) error {
-	c, err := ecCurveOf(op.key.Attrs())
+func (m *ecdsaMech) checkKey(op opView) error {
+	c, err := ecCurveOf(op.Key().Attrs())
 	if err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "EC key without a usable curve: %v", err)
 	}
-	if op.kind != opSign {
+	if op.Kind() != opSign {
 		return nil
 	}
 	if _, ok := op.view().Guard().EC(c.Name()); !ok {
@@ -135,9 +135,9 @@ func (m *ecdsaMech) checkKey(op *operation) error {
 
 // sign signs hash (the input of CKM_ECDSA, the digest of the hashing
 // mechanisms) with the operation's private key.
-func (m *ecdsaMech) sign(op *operation, hash []byte) (sig []byte, err error) {
+func (m *ecdsaMech) sign(op opView, hash []byte) (sig []byte, err error) {
 	s := op.view()
-	k, err := preparedECPrivate(s, op.key)
+	k, err := preparedECPrivate(s, op.Key())
 	if err != nil {
 		return nil, err
 	}
@@ -150,8 +150,8 @@ func (m *ecdsaMech) sign(op *operation, hash []byte) (sig []byte, err error) {
 
 // verify checks a raw r‖s signature of hash with the operation's public
 // key (software).
-func (m *ecdsaMech) verify(op *operation, hash, sig []byte) error {
-	k, err := preparedECPublic(op.view(), op.key)
+func (m *ecdsaMech) verify(op opView, hash, sig []byte) error {
+	k, err := preparedECPublic(op.view(), op.Key())
 	if err != nil {
 		return err
 	}

@@ -145,22 +145,22 @@ func parseEdDSAParams(p *EdDSAParams) (*eddsaParams, error) {
 }
 
 // checkKey: the key's curve must be Ed25519 or Ed448.
-func (m *eddsaMech) checkKey(op *operation) error {
-	if err := edCheckParams(op.key.Attrs()[ck.CKA_EC_PARAMS]); err != nil {
+func (m *eddsaMech) checkKey(op opView) error {
+	if err := edCheckParams(op.Key().Attrs()[ck.CKA_EC_PARAMS]); err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "Edwards key without a usable curve: %v", err)
 	}
 	return nil
 }
 
 // curve is the curve of the operation's key (checked at Init).
-func (m *eddsaMech) curve(op *operation) edCurve {
-	c, _ := edCurveOf(op.key.Attrs()[ck.CKA_EC_PARAMS])
+func (m *eddsaMech) curve(op opView) edCurve {
+	c, _ := edCurveOf(op.Key().Attrs()[ck.CKA_EC_PARAMS])
 	return c
 }
 
 // accumulator is the operation's input: SHA-512 of the message for
 // Ed25519ph, else the message kept whole (Ed448ph hashes it in circl).
-func (m *eddsaMech) accumulator(op *operation) (hash.Hash, error) {
+func (m *eddsaMech) accumulator(op opView) (hash.Hash, error) {
 	if m.p != nil && m.p.ph && m.curve(op) == edwards25519 {
 		return sha512.New(), nil
 	}
@@ -188,8 +188,8 @@ func (m *messageBuffer) Size() int           { return len(m.b) }
 func (m *messageBuffer) BlockSize() int      { return 1 }
 
 // eddsaInputOK reports an overflowing multi-part message.
-func eddsaInputOK(op *operation) error {
-	if mb, ok := op.digest.(*messageBuffer); ok && mb.overflow {
+func eddsaInputOK(op opView) error {
+	if mb, ok := op.Accumulator().(*messageBuffer); ok && mb.overflow {
 		return ck.Errorf(ck.CKR_DATA_LEN_RANGE, "EdDSA message over %d bytes", maxEdDSAMessage)
 	}
 	return nil
@@ -197,14 +197,14 @@ func eddsaInputOK(op *operation) error {
 
 // sign signs msg (the message, or its SHA-512 for Ed25519ph) and
 // verifies the signature before release.
-func (m *eddsaMech) sign(op *operation, msg []byte) ([]byte, error) {
+func (m *eddsaMech) sign(op opView, msg []byte) ([]byte, error) {
 	if err := eddsaInputOK(op); err != nil {
 		return nil, err
 	}
 	if m.curve(op) == edwards448 {
 		return m.sign448(op, msg)
 	}
-	k, err := preparedEd(op.view(), op.key)
+	k, err := preparedEd(op.view(), op.Key())
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func (m *eddsaMech) sign(op *operation, msg []byte) ([]byte, error) {
 		return nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "Ed25519 sign: %v", err)
 	}
 	if err := ed25519.VerifyWithOptions(k.Public().(ed25519.PublicKey), msg, sig, opts); err != nil {
-		op.view().Log().Error("Ed25519 signature failed its check", "object", op.key.Handle(), "err", err)
+		op.view().Log().Error("Ed25519 signature failed its check", "object", op.Key().Handle(), "err", err)
 		return nil, ck.Errorf(ck.CKR_DEVICE_ERROR, "Ed25519 signature failed its check")
 	}
 	return sig, nil
@@ -222,12 +222,12 @@ func (m *eddsaMech) sign(op *operation, msg []byte) ([]byte, error) {
 
 // verify checks an Ed25519 signature of msg with the operation's public
 // key.
-func (m *eddsaMech) verify(op *operation, msg, sig []byte) error {
+func (m *eddsaMech) verify(op opView, msg, sig []byte) error {
 	if err := eddsaInputOK(op); err != nil {
 		return err
 	}
 	c := m.curve(op)
-	pub, err := edPublicBytes(c, op.key.Attrs()[ck.CKA_EC_POINT])
+	pub, err := edPublicBytes(c, op.Key().Attrs()[ck.CKA_EC_POINT])
 	if err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s key without a usable point", c.name())
 	}
@@ -253,8 +253,8 @@ func (p *eddsaParams) ed448Context() string {
 
 // sign448 signs msg with an Ed448 key (Ed448ph with phFlag) and verifies
 // the signature before release.
-func (m *eddsaMech) sign448(op *operation, msg []byte) ([]byte, error) {
-	k, err := preparedEd448(op.view(), op.key)
+func (m *eddsaMech) sign448(op opView, msg []byte) ([]byte, error) {
+	k, err := preparedEd448(op.view(), op.Key())
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func (m *eddsaMech) sign448(op *operation, msg []byte) ([]byte, error) {
 		sig = ed448.Sign(k, msg, ctx)
 	}
 	if m.verify448(k.Public().(ed448.PublicKey), msg, sig) != nil {
-		op.view().Log().Error("Ed448 signature failed its check", "object", op.key.Handle())
+		op.view().Log().Error("Ed448 signature failed its check", "object", op.Key().Handle())
 		return nil, ck.Errorf(ck.CKR_DEVICE_ERROR, "Ed448 signature failed its check")
 	}
 	return sig, nil

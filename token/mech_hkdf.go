@@ -107,7 +107,7 @@ func (m *hkdfDerive) withParam(cm *Mechanism) (mechanism, error) {
 }
 
 // derive runs Extract and/or Expand over the base key's value.
-func (m *hkdfDerive) derive(op *operation, tmpl attrMap) ([]byte, error) {
+func (m *hkdfDerive) derive(op opView, tmpl attrMap) ([]byte, error) {
 	natural := 0
 	if !m.p.Expand {
 		natural = m.hash.Size()
@@ -120,7 +120,7 @@ func (m *hkdfDerive) derive(op *operation, tmpl attrMap) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ikm, err := op.key.SecretValue()
+	ikm, err := op.Key().SecretValue()
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (m *hkdfDerive) derive(op *operation, tmpl attrMap) ([]byte, error) {
 
 // salt is Extract's salt: nil for CKF_HKDF_SALT_NULL (HMAC pads it to
 // HashLen zeros), the data, or the salt key's value.
-func (m *hkdfDerive) salt(op *operation) ([]byte, error) {
+func (m *hkdfDerive) salt(op opView) ([]byte, error) {
 	switch m.p.SaltType {
 	case ck.CKF_HKDF_SALT_DATA:
 		return m.p.Salt, nil

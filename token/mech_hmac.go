@@ -50,8 +50,8 @@ func hmacMechanisms() []mechanism {
 	var ms []mechanism
 	for _, hm := range hmacMechs {
 		h := hm.hash
-		newMAC := func(op *operation) (hash.Hash, error) {
-			k, err := op.key.SecretValue()
+		newMAC := func(op opView) (hash.Hash, error) {
+			k, err := op.Key().SecretValue()
 			if err != nil {
 				return nil, err
 			}

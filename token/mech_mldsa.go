@@ -100,8 +100,8 @@ func parseSignContext(name string, cm *Mechanism) (pqSignParams, error) {
 }
 
 // messageInputOK reports an overflowing multi-part message.
-func messageInputOK(op *operation, name string) error {
-	if mb, ok := op.digest.(*messageBuffer); ok && mb.overflow {
+func messageInputOK(op opView, name string) error {
+	if mb, ok := op.Accumulator().(*messageBuffer); ok && mb.overflow {
 		return ck.Errorf(ck.CKR_DATA_LEN_RANGE, "%s message over %d bytes", name, maxEdDSAMessage)
 	}
 	return nil
@@ -124,22 +124,22 @@ func (m *mldsaMech) withParam(cm *Mechanism) (mechanism, error) {
 }
 
 // checkKey: the key's parameter set must be one the token knows.
-func (m *mldsaMech) checkKey(op *operation) error {
-	if _, err := mldsaSetOf(op.key.Attrs()); err != nil {
+func (m *mldsaMech) checkKey(op opView) error {
+	if _, err := mldsaSetOf(op.Key().Attrs()); err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "ML-DSA key without a usable parameter set: %v", err)
 	}
 	return nil
 }
 
 // accumulator keeps the message whole: pure ML-DSA signs the message.
-func (m *mldsaMech) accumulator(*operation) (hash.Hash, error) { return &messageBuffer{}, nil }
+func (m *mldsaMech) accumulator(opView) (hash.Hash, error) { return &messageBuffer{}, nil }
 
 // sign signs msg and verifies the signature before release.
-func (m *mldsaMech) sign(op *operation, msg []byte) ([]byte, error) {
+func (m *mldsaMech) sign(op opView, msg []byte) ([]byte, error) {
 	if err := messageInputOK(op, "ML-DSA"); err != nil {
 		return nil, err
 	}
-	k, err := preparedMLDSA(op.view(), op.key)
+	k, err := preparedMLDSA(op.view(), op.Key())
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (m *mldsaMech) sign(op *operation, msg []byte) ([]byte, error) {
 		return nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "%s sign: %v", k.set.name, err)
 	}
 	if !k.set.verify(k.pk, msg, m.p.context, sig) {
-		op.view().Log().Error("ML-DSA signature failed its check", "object", op.key.Handle(), "set", k.set.name)
+		op.view().Log().Error("ML-DSA signature failed its check", "object", op.Key().Handle(), "set", k.set.name)
 		return nil, ck.Errorf(ck.CKR_DEVICE_ERROR, "%s signature failed its check", k.set.name)
 	}
 	return sig, nil
@@ -156,11 +156,11 @@ func (m *mldsaMech) sign(op *operation, msg []byte) ([]byte, error) {
 
 // verify checks an ML-DSA signature of msg with the operation's public
 // key.
-func (m *mldsaMech) verify(op *operation, msg, sig []byte) error {
+func (m *mldsaMech) verify(op opView, msg, sig []byte) error {
 	if err := messageInputOK(op, "ML-DSA"); err != nil {
 		return err
 	}
-	k, err := preparedMLDSAPublic(op.view(), op.key)
+	k, err := preparedMLDSAPublic(op.view(), op.Key())
 	if err != nil {
 		return err
 	}

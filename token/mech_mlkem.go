@@ -65,28 +65,28 @@ func (m *mlkemKeyPairGen) generateKeyPair(s slotView, pub, priv attrMap) (attrMa
 // mlkemMech is CKM_ML_KEM.
 type mlkemMech struct{ mechBase }
 
-func (m *mlkemMech) ciphertextLen(op *operation) (int, error) {
-	p, err := mlkemParamsOf(op.key.Attrs())
+func (m *mlkemMech) ciphertextLen(op opView) (int, error) {
+	p, err := mlkemParamsOf(op.Key().Attrs())
 	if err != nil {
 		return 0, err
 	}
 	return p.ctLen(), nil
 }
 
-func (m *mlkemMech) encapsulate(op *operation) (ct, secret []byte, err error) {
-	p, err := mlkemParamsOf(op.key.Attrs())
+func (m *mlkemMech) encapsulate(op opView) (ct, secret []byte, err error) {
+	p, err := mlkemParamsOf(op.Key().Attrs())
 	if err != nil {
 		return nil, nil, err
 	}
-	ct, secret, err = p.encapsulate(op.key.Attrs()[ck.CKA_VALUE])
+	ct, secret, err = p.encapsulate(op.Key().Attrs()[ck.CKA_VALUE])
 	if err != nil {
 		return nil, nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s public key: %v", p.name, err)
 	}
 	return ct, secret, nil
 }
 
-func (m *mlkemMech) decapsulate(op *operation, ct []byte) ([]byte, error) {
-	k, err := preparedMLKEM(op.view(), op.key)
+func (m *mlkemMech) decapsulate(op opView, ct []byte) ([]byte, error) {
+	k, err := preparedMLKEM(op.view(), op.Key())
 	if err != nil {
 		return nil, err
 	}

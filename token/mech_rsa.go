@@ -123,7 +123,7 @@ func (m *rsaKeyPairGen) generateKeyPair(s slotView, pub, priv attrMap) (attrMap,
 // data up to k−11 bytes), encryption, and wrapping of secret keys.
 type rsaPKCS struct{ mechBase }
 
-func (m *rsaPKCS) sign(op *operation, in []byte) ([]byte, error) {
+func (m *rsaPKCS) sign(op opView, in []byte) ([]byte, error) {
 	k := op.keyBytes()
 	if err := dataLen("CKM_RSA_PKCS sign", len(in), k-11); err != nil {
 		return nil, err
@@ -132,10 +132,10 @@ func (m *rsaPKCS) sign(op *operation, in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, padErr("sign", err, ck.CKR_DATA_LEN_RANGE)
 	}
-	return op.rsaPrivate(em)
+	return rsaPrivate(op, em)
 }
 
-func (m *rsaPKCS) verify(op *operation, in, sig []byte) error {
+func (m *rsaPKCS) verify(op opView, in, sig []byte) error {
 	if err := dataLen("CKM_RSA_PKCS verify", len(in), op.keyBytes()-11); err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func (m *rsaPKCS) verify(op *operation, in, sig []byte) error {
 	return nil
 }
 
-func (m *rsaPKCS) encrypt(op *operation, in []byte) ([]byte, error) {
+func (m *rsaPKCS) encrypt(op opView, in []byte) ([]byte, error) {
 	k := op.keyBytes()
 	if err := dataLen("CKM_RSA_PKCS encrypt", len(in), k-11); err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func (m *rsaPKCS) encrypt(op *operation, in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, padErr("encrypt", err, ck.CKR_DATA_LEN_RANGE)
 	}
-	return op.rsaPublic(em)
+	return rsaPublicOp(op, em)
 }
 
 // decrypt decrypts with implicit rejection (rsapad/implicit.go): a
@@ -169,13 +169,13 @@ func (m *rsaPKCS) encrypt(op *operation, in []byte) ([]byte, error) {
 // ciphertext that is not k bytes (CKR_ENCRYPTED_DATA_LEN_RANGE) or not
 // below the modulus (CKR_ENCRYPTED_DATA_INVALID). The slot option
 // rsa_pkcs_decrypt = false disables the mechanism for decryption.
-func (m *rsaPKCS) decrypt(op *operation, in []byte) ([]byte, error) {
+func (m *rsaPKCS) decrypt(op opView, in []byte) ([]byte, error) {
 	em, err := decryptRaw(op, in)
 	if err != nil {
 		return nil, err
 	}
 	k := op.keyBytes()
-	irKey, err := rsapad.ImplicitRejectionKey(op.key.Attrs()[ck.CKA_PRIVATE_EXPONENT], k)
+	irKey, err := rsapad.ImplicitRejectionKey(op.Key().Attrs()[ck.CKA_PRIVATE_EXPONENT], k)
 	if err != nil {
 		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored RSA key: %v", err)
 	}
@@ -188,11 +188,11 @@ func (m *rsaPKCS) decrypt(op *operation, in []byte) ([]byte, error) {
 	return msg, nil
 }
 
-func (m *rsaPKCS) wrap(op *operation, material []byte) ([]byte, error) {
+func (m *rsaPKCS) wrap(op opView, material []byte) ([]byte, error) {
 	return rsaWrap(m.encrypt(op, material))
 }
 
-func (m *rsaPKCS) unwrap(op *operation, wrapped []byte) ([]byte, error) {
+func (m *rsaPKCS) unwrap(op opView, wrapped []byte) ([]byte, error) {
 	out, err := m.decrypt(op, wrapped)
 	return out, unwrapErr(err)
 }
@@ -206,7 +206,7 @@ type rsaPKCSHash struct {
 	hashThenSign
 }
 
-func (m *rsaPKCSHash) sign(op *operation, digest []byte) ([]byte, error) {
+func (m *rsaPKCSHash) sign(op opView, digest []byte) ([]byte, error) {
 	t, err := rsapad.DigestInfo(m.hash, digest)
 	if err != nil {
 		return nil, padErr("sign", err, ck.CKR_KEY_SIZE_RANGE)
@@ -215,10 +215,10 @@ func (m *rsaPKCSHash) sign(op *operation, digest []byte) ([]byte, error) {
 	if err != nil {
 		return nil, padErr("sign", err, ck.CKR_KEY_SIZE_RANGE)
 	}
-	return op.rsaPrivate(em)
+	return rsaPrivate(op, em)
 }
 
-func (m *rsaPKCSHash) verify(op *operation, digest, sig []byte) error {
+func (m *rsaPKCSHash) verify(op opView, digest, sig []byte) error {
 	t, err := rsapad.DigestInfo(m.hash, digest)
 	if err != nil {
 		return padErr("verify", err, ck.CKR_KEY_SIZE_RANGE)
@@ -237,15 +237,15 @@ func (m *rsaPKCSHash) verify(op *operation, digest, sig []byte) error {
 // modulus.
 type rsaRaw struct{ mechBase }
 
-func (m *rsaRaw) sign(op *operation, in []byte) ([]byte, error) {
+func (m *rsaRaw) sign(op opView, in []byte) ([]byte, error) {
 	k := op.keyBytes()
 	if err := dataLen("CKM_RSA_X_509 sign", len(in), k); err != nil {
 		return nil, err
 	}
-	return op.rsaPrivate(leftPad(in, k))
+	return rsaPrivate(op, leftPad(in, k))
 }
 
-func (m *rsaRaw) verify(op *operation, in, sig []byte) error {
+func (m *rsaRaw) verify(op opView, in, sig []byte) error {
 	k := op.keyBytes()
 	if err := dataLen("CKM_RSA_X_509 verify", len(in), k); err != nil {
 		return err
@@ -260,15 +260,15 @@ func (m *rsaRaw) verify(op *operation, in, sig []byte) error {
 	return nil
 }
 
-func (m *rsaRaw) encrypt(op *operation, in []byte) ([]byte, error) {
+func (m *rsaRaw) encrypt(op opView, in []byte) ([]byte, error) {
 	k := op.keyBytes()
 	if err := dataLen("CKM_RSA_X_509 encrypt", len(in), k); err != nil {
 		return nil, err
 	}
-	return op.rsaPublic(leftPad(in, k))
+	return rsaPublicOp(op, leftPad(in, k))
 }
 
-func (m *rsaRaw) decrypt(op *operation, in []byte) ([]byte, error) { return decryptRaw(op, in) }
+func (m *rsaRaw) decrypt(op opView, in []byte) ([]byte, error) { return decryptRaw(op, in) }
 
 // rsaPSS is CKM_RSA_PKCS_PSS (hash 0: one-shot, the input is the digest)
 // and CKM_SHA*_RSA_PKCS_PSS (hash-then-sign with hash), bound to its
@@ -309,7 +309,7 @@ func (m *rsaPSS) withParam(cm *Mechanism) (mechanism, error) {
 }
 
 // checkKey: the salt must fit the key (emLen ≥ hLen + sLen + 2).
-func (m *rsaPSS) checkKey(op *operation) error {
+func (m *rsaPSS) checkKey(op opView) error {
 	p := m.p
 	emBits := op.keyBits() - 1
 	emLen := (emBits + 7) / 8
@@ -319,7 +319,7 @@ func (m *rsaPSS) checkKey(op *operation) error {
 	return nil
 }
 
-func (m *rsaPSS) sign(op *operation, digest []byte) ([]byte, error) {
+func (m *rsaPSS) sign(op opView, digest []byte) ([]byte, error) {
 	p := m.p
 	if len(digest) != p.hash.Size() {
 		return nil, ck.Errorf(ck.CKR_DATA_LEN_RANGE, "PSS input of %d bytes, %v needs %d", len(digest), p.hash, p.hash.Size())
@@ -328,10 +328,10 @@ func (m *rsaPSS) sign(op *operation, digest []byte) ([]byte, error) {
 	if err != nil {
 		return nil, padErr("sign", err, ck.CKR_DATA_LEN_RANGE)
 	}
-	return op.rsaPrivate(leftPad(em, op.keyBytes()))
+	return rsaPrivate(op, leftPad(em, op.keyBytes()))
 }
 
-func (m *rsaPSS) verify(op *operation, digest, sig []byte) error {
+func (m *rsaPSS) verify(op opView, digest, sig []byte) error {
 	p := m.p
 	if len(digest) != p.hash.Size() {
 		return ck.Errorf(ck.CKR_DATA_LEN_RANGE, "PSS input of %d bytes, %v needs %d", len(digest), p.hash, p.hash.Size())
@@ -381,23 +381,23 @@ func (m *rsaOAEP) withParam(cm *Mechanism) (mechanism, error) {
 }
 
 // checkKey: the key must hold two hashes and two bytes.
-func (m *rsaOAEP) checkKey(op *operation) error {
+func (m *rsaOAEP) checkKey(op opView) error {
 	if k := op.keyBytes(); k < 2*m.p.hash.Size()+2 {
 		return ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-byte key too small for OAEP with %v", k, m.p.hash)
 	}
 	return nil
 }
 
-func (m *rsaOAEP) encrypt(op *operation, in []byte) ([]byte, error) {
+func (m *rsaOAEP) encrypt(op opView, in []byte) ([]byte, error) {
 	p := m.p
 	em, err := rsapad.EncodeOAEP(in, p.label, op.keyBytes(), p.hash, p.mgf, rand.Reader)
 	if err != nil {
 		return nil, padErr("encrypt", err, ck.CKR_DATA_LEN_RANGE)
 	}
-	return op.rsaPublic(em)
+	return rsaPublicOp(op, em)
 }
 
-func (m *rsaOAEP) decrypt(op *operation, in []byte) ([]byte, error) {
+func (m *rsaOAEP) decrypt(op opView, in []byte) ([]byte, error) {
 	p := m.p
 	em, err := decryptRaw(op, in)
 	if err != nil {
@@ -410,11 +410,11 @@ func (m *rsaOAEP) decrypt(op *operation, in []byte) ([]byte, error) {
 	return msg, nil
 }
 
-func (m *rsaOAEP) wrap(op *operation, material []byte) ([]byte, error) {
+func (m *rsaOAEP) wrap(op opView, material []byte) ([]byte, error) {
 	return rsaWrap(m.encrypt(op, material))
 }
 
-func (m *rsaOAEP) unwrap(op *operation, wrapped []byte) ([]byte, error) {
+func (m *rsaOAEP) unwrap(op opView, wrapped []byte) ([]byte, error) {
 	out, err := m.decrypt(op, wrapped)
 	return out, unwrapErr(err)
 }
@@ -431,7 +431,7 @@ func rsaWrap(out []byte, err error) ([]byte, error) {
 }
 
 // checkSigLen: an RSA signature is exactly the modulus length.
-func checkSigLen(op *operation, sig []byte) error {
+func checkSigLen(op opView, sig []byte) error {
 	if len(sig) != op.keyBytes() {
 		return ck.Errorf(ck.CKR_SIGNATURE_LEN_RANGE, "signature of %d bytes, want %d", len(sig), op.keyBytes())
 	}
@@ -440,16 +440,16 @@ func checkSigLen(op *operation, sig []byte) error {
 
 // recoverEM runs the public operation on a signature; a signature not
 // below the modulus is invalid.
-func recoverEM(op *operation, sig []byte) ([]byte, error) {
+func recoverEM(op opView, sig []byte) ([]byte, error) {
 	if err := checkSigLen(op, sig); err != nil {
 		return nil, err
 	}
-	em, err := op.rsaPublic(sig)
+	em, err := rsaPublicOp(op, sig)
 	return em, withCode(err, ck.CKR_DATA_INVALID, ck.CKR_SIGNATURE_INVALID)
 }
 
 // checkCipherLen: an RSA ciphertext is exactly the modulus length.
-func checkCipherLen(op *operation, in []byte) error {
+func checkCipherLen(op opView, in []byte) error {
 	if len(in) != op.keyBytes() {
 		return ck.Errorf(ck.CKR_ENCRYPTED_DATA_LEN_RANGE, "ciphertext of %d bytes, want %d", len(in), op.keyBytes())
 	}
@@ -457,11 +457,11 @@ func checkCipherLen(op *operation, in []byte) error {
 }
 
 // decryptRaw runs the private operation on a ciphertext.
-func decryptRaw(op *operation, in []byte) ([]byte, error) {
+func decryptRaw(op opView, in []byte) ([]byte, error) {
 	if err := checkCipherLen(op, in); err != nil {
 		return nil, err
 	}
-	em, err := op.rsaPrivate(in)
+	em, err := rsaPrivate(op, in)
 	return em, withCode(err, ck.CKR_DATA_INVALID, ck.CKR_ENCRYPTED_DATA_INVALID)
 }
 

@@ -109,8 +109,8 @@ func (m *slhdsaMech) withParam(cm *Mechanism) (mechanism, error) {
 }
 
 // checkKey: the key's parameter set must be one the token knows.
-func (m *slhdsaMech) checkKey(op *operation) error {
-	if _, err := slhdsaSetOf(op.key.Attrs()); err != nil {
+func (m *slhdsaMech) checkKey(op opView) error {
+	if _, err := slhdsaSetOf(op.Key().Attrs()); err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "SLH-DSA key without a usable parameter set: %v", err)
 	}
 	return nil
@@ -129,7 +129,7 @@ func (h *slhPreHash) Size() int                   { return 0 }
 func (h *slhPreHash) BlockSize() int              { return 1 }
 
 // accumulator keeps the message whole (CKM_SLH_DSA) or hashes it.
-func (m *slhdsaMech) accumulator(*operation) (hash.Hash, error) {
+func (m *slhdsaMech) accumulator(opView) (hash.Hash, error) {
 	if !m.preHash {
 		return &messageBuffer{}, nil
 	}
@@ -148,14 +148,14 @@ func (m *slhdsaMech) accumulator(*operation) (hash.Hash, error) {
 
 // message is what the operation signs: the data itself, or the
 // HashSLH-DSA message of its digest.
-func (m *slhdsaMech) message(op *operation, data []byte) (*slhdsa.Message, error) {
+func (m *slhdsaMech) message(op opView, data []byte) (*slhdsa.Message, error) {
 	if !m.preHash {
 		if err := messageInputOK(op, "SLH-DSA"); err != nil {
 			return nil, err
 		}
 		return slhdsa.NewMessage(data), nil
 	}
-	acc, ok := op.digest.(*slhPreHash)
+	acc, ok := op.Accumulator().(*slhPreHash)
 	if !ok {
 		return nil, ck.Errorf(ck.CKR_GENERAL_ERROR, "%s without its hash", m.name())
 	}
@@ -175,12 +175,12 @@ var slhdsaSignFn = func(sk *slhdsa.PrivateKey, msg *slhdsa.Message, ctx []byte, 
 }
 
 // sign signs and verifies the signature before release.
-func (m *slhdsaMech) sign(op *operation, data []byte) ([]byte, error) {
+func (m *slhdsaMech) sign(op opView, data []byte) ([]byte, error) {
 	msg, err := m.message(op, data)
 	if err != nil {
 		return nil, err
 	}
-	k, err := preparedSLHDSA(op.view(), op.key)
+	k, err := preparedSLHDSA(op.view(), op.Key())
 	if err != nil {
 		return nil, err
 	}
@@ -189,23 +189,23 @@ func (m *slhdsaMech) sign(op *operation, data []byte) ([]byte, error) {
 		return nil, ck.Errorf(ck.CKR_FUNCTION_FAILED, "%s sign: %v", k.set.name, err)
 	}
 	if !slhdsa.Verify(k.pk, msg, sig, m.p.context) {
-		op.view().Log().Error("SLH-DSA signature failed its check", "object", op.key.Handle(), "set", k.set.name)
+		op.view().Log().Error("SLH-DSA signature failed its check", "object", op.Key().Handle(), "set", k.set.name)
 		return nil, ck.Errorf(ck.CKR_DEVICE_ERROR, "%s signature failed its check", k.set.name)
 	}
 	return sig, nil
 }
 
 // verify checks an SLH-DSA signature with the operation's public key.
-func (m *slhdsaMech) verify(op *operation, data, sig []byte) error {
+func (m *slhdsaMech) verify(op opView, data, sig []byte) error {
 	msg, err := m.message(op, data)
 	if err != nil {
 		return err
 	}
-	set, err := slhdsaSetOf(op.key.Attrs())
+	set, err := slhdsaSetOf(op.Key().Attrs())
 	if err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored SLH-DSA key: %v", err)
 	}
-	pk, err := slhdsaPublicKey(set, op.key.Attrs()[ck.CKA_VALUE])
+	pk, err := slhdsaPublicKey(set, op.Key().Attrs()[ck.CKA_VALUE])
 	if err != nil {
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored %s public key unusable", set.name)
 	}

@@ -57,8 +57,8 @@ func (m *xdhKeyPairGen) generateKeyPair(s slotView, pub, priv attrMap) (attrMap,
 }
 
 // xdhShared is Z of CKM_ECDH1_DERIVE on a Montgomery key.
-func xdhShared(op *operation, public []byte) ([]byte, error) {
-	k, err := preparedXDH(op.view(), op.key)
+func xdhShared(op opView, public []byte) ([]byte, error) {
+	k, err := preparedXDH(op.view(), op.Key())
 	if err != nil {
 		return nil, err
 	}

@@ -86,32 +86,32 @@ func (b *mechBase) acceptsKeyType(kt uint64) bool { return slices.Contains(b.key
 type (
 	signer interface {
 		mechanism
-		sign(op *operation, input []byte) ([]byte, error)
+		sign(op opView, input []byte) ([]byte, error)
 	}
 	verifier interface {
 		mechanism
-		verify(op *operation, input, sig []byte) error
+		verify(op opView, input, sig []byte) error
 	}
 	// multiPart is the accumulation policy of a signer/verifier that takes
 	// Update: accumulator makes, at Init, what Update feeds (nil: the
 	// mechanism, or this use of it, is one-shot).
 	multiPart interface {
 		mechanism
-		accumulator(op *operation) (hash.Hash, error)
+		accumulator(op opView) (hash.Hash, error)
 	}
 	encrypter interface {
 		mechanism
-		encrypt(op *operation, in []byte) ([]byte, error)
+		encrypt(op opView, in []byte) ([]byte, error)
 	}
 	decrypter interface {
 		mechanism
-		decrypt(op *operation, in []byte) ([]byte, error)
+		decrypt(op opView, in []byte) ([]byte, error)
 	}
 	// streamCipher encrypts and decrypts in one or several parts through
 	// the symStream it makes at Init (symstream.go).
 	streamCipher interface {
 		mechanism
-		newStream(op *operation) (symStream, error)
+		newStream(op opView) (symStream, error)
 	}
 	// digester is a digest mechanism (C_Digest*).
 	digester interface {
@@ -139,17 +139,17 @@ type (
 		generateParams(s slotView, tmpl attrMap) (attrMap, error)
 	}
 	// wrapper encrypts key material (a secret key's value, a private
-	// key's PKCS#8) under op.key for C_WrapKey (wrap.go); wrapsPrivate:
+	// key's PKCS#8) under op.Key() for C_WrapKey (wrap.go); wrapsPrivate:
 	// private keys too, not only secret keys.
 	wrapper interface {
 		mechanism
-		wrap(op *operation, material []byte) ([]byte, error)
+		wrap(op opView, material []byte) ([]byte, error)
 		wrapsPrivate() bool
 	}
 	// unwrapper decrypts it for C_UnwrapKey.
 	unwrapper interface {
 		mechanism
-		unwrap(op *operation, wrapped []byte) ([]byte, error)
+		unwrap(op opView, wrapped []byte) ([]byte, error)
 		wrapsPrivate() bool
 	}
 	// deriver is C_DeriveKey's work (derive.go): from the operation's
@@ -157,7 +157,7 @@ type (
 	// new secret key that tmpl (defaults applied) describes.
 	deriver interface {
 		mechanism
-		derive(op *operation, tmpl attrMap) ([]byte, error)
+		derive(op opView, tmpl attrMap) ([]byte, error)
 	}
 	// encapsulator is C_EncapsulateKey's work (kem.go): with the
 	// operation's public key it makes a fresh shared secret and its
@@ -165,14 +165,14 @@ type (
 	// (the two-call length rule).
 	encapsulator interface {
 		mechanism
-		ciphertextLen(op *operation) (int, error)
-		encapsulate(op *operation) (ciphertext, secret []byte, err error)
+		ciphertextLen(op opView) (int, error)
+		encapsulate(op opView) (ciphertext, secret []byte, err error)
 	}
 	// decapsulator is C_DecapsulateKey's: the shared secret of a
 	// ciphertext under the operation's private key.
 	decapsulator interface {
 		mechanism
-		decapsulate(op *operation, ciphertext []byte) (secret []byte, err error)
+		decapsulate(op opView, ciphertext []byte) (secret []byte, err error)
 	}
 	// paramTaker parses its CK_MECHANISM parameter and returns itself
 	// bound to it.
@@ -185,7 +185,7 @@ type (
 	// serve).
 	keyChecker interface {
 		mechanism
-		checkKey(op *operation) error
+		checkKey(op opView) error
 	}
 )
 
@@ -319,7 +319,7 @@ func perHash(table []hashMech, mk func(typ uint64, h crypto.Hash) mechanism) []m
 // the mechanism is one-shot and signs its input as the hash.
 type hashThenSign struct{ hash crypto.Hash }
 
-func (p hashThenSign) accumulator(*operation) (hash.Hash, error) {
+func (p hashThenSign) accumulator(opView) (hash.Hash, error) {
 	if p.hash == 0 {
 		return nil, nil
 	}

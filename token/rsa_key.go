@@ -278,21 +278,21 @@ func preparedRSA(s slotView, o keyView) (*guard.RSAKey, error) {
 
 // rsaPrivate runs the private operation on the slot's engines (through
 // engine/guard and engine/alg/rsa, which checks the result before release).
-func (op *operation) rsaPrivate(c []byte) ([]byte, error) {
-	k, err := preparedRSA(op.view(), op.key)
+func rsaPrivate(op opView, c []byte) ([]byte, error) {
+	k, err := preparedRSA(op.view(), op.Key())
 	if err != nil {
 		return nil, err
 	}
 	out, _, err := k.Private(bg, c)
 	if err != nil {
-		return nil, op.view().EngineErr(opNames[op.kind], err)
+		return nil, op.view().EngineErr(opNames[op.Kind()], err)
 	}
 	return out, nil
 }
 
 // rsaPublic runs the public operation (software, public data only).
-func (op *operation) rsaPublic(m []byte) ([]byte, error) {
-	n, e, err := rsaPublic(op.key)
+func rsaPublicOp(op opView, m []byte) ([]byte, error) {
+	n, e, err := rsaPublic(op.Key())
 	if err != nil {
 		return nil, err
 	}

@@ -1,20 +1,24 @@
 package token
 
 // The seam between the PKCS#11 state (module, slot, session, object) and
-// the mechanism library (mech_*.go, the key types *_key.go, pkcs8*.go).
+// the mechanism library (mech_*.go, the key types *_key.go, pkcs8*.go,
+// symstream.go, keytype.go, mechanism.go, ec_explicit.go: the files
+// seam_test.go lists).
 //
-// A mechanism or key type sees its slot only as a slotView: the guard
-// that runs its private operations (engine/guard: fallback, known-answer
-// tests, accounting), the slot's policy switches, its logger, and how an
-// engine failure becomes a CK_RV. *slot implements it; no function of the
-// mechanism side names *slot, and an operation hands its slot out only
-// through operation.view. A key object is a keyView: its attributes, its
-// handle, and its prepared form, kept by the state's cache (preparedKey,
-// object.go) while the key types say only how to build it. The step left
-// is the move of the mechanism side into its own package behind these
-// two interfaces (with the operation's own fields behind a third).
+// A mechanism receives its operation as an opView: the key, the kind of
+// operation, the accumulator and stream made at Init, and the slot as a
+// slotView, which is the guard that runs its private operations
+// (engine/guard: fallback, known-answer tests, accounting), the slot's
+// policy switches, its logger, and how an engine failure becomes a CK_RV.
+// A key object is a keyView: its attributes, its handle, and its prepared
+// form, kept by the state's cache (preparedKey, object.go) while the key
+// types say only how to build it. *operation, *slot and *object implement
+// the three; no function of the mechanism side names those types
+// (TestMechanismsSeeOnlyTheSeam). The step left is the move of the
+// mechanism side into its own package behind these interfaces.
 
 import (
+	"hash"
 	"log/slog"
 
 	"github.com/modexp-token/modexp-token/engine/guard"
@@ -37,9 +41,9 @@ type slotView interface {
 	EngineName() string
 	// MechanismInfo is what the slot offers of m (false: not at all).
 	MechanismInfo(m mechanism) (MechanismInfo, bool)
-	// UseGCMIV records a caller's AES-GCM IV for key and reports whether
-	// it is fresh within the module's window (gcmiv.go).
-	UseGCMIV(key gcmKeyID, iv []byte) bool
+	// UseGCMIV records a caller's AES-GCM IV for key k and reports
+	// whether it is fresh within the module's window (gcmiv.go).
+	UseGCMIV(k keyView, iv []byte) bool
 	// KeyObject is the key object of handle h for a mechanism's parameter
 	// that names another key (an HKDF salt key).
 	KeyObject(h uint64) (*object, uint64, loginState, error)
@@ -65,8 +69,15 @@ func (s *slot) EngineName() string { return s.engineName() }
 // MechanismInfo is slotView's (mechanismInfo).
 func (s *slot) MechanismInfo(m mechanism) (MechanismInfo, bool) { return s.mechanismInfo(m) }
 
-// UseGCMIV is slotView's: the module's window of caller IVs.
-func (s *slot) UseGCMIV(key gcmKeyID, iv []byte) bool { return s.m.gcmIVs.use(key, iv) }
+// UseGCMIV is slotView's: the module's window of caller IVs (a key that
+// is not one of the state's objects has no window: always fresh).
+func (s *slot) UseGCMIV(k keyView, iv []byte) bool {
+	o, ok := k.(*object)
+	if !ok {
+		return true
+	}
+	return s.m.gcmIVs.use(gcmKeyOf(s, o), iv)
+}
 
 // KeyObject is slotView's (keyObject).
 func (s *slot) KeyObject(h uint64) (*object, uint64, loginState, error) { return s.keyObject(h) }
@@ -112,6 +123,48 @@ func (o *object) Complete() bool { return o.complete }
 
 // SecretValue is keyView's (secretValue).
 func (o *object) SecretValue() ([]byte, error) { return o.secretValue() }
+
+// opView is what a mechanism may use of the operation it serves: the key,
+// the kind of operation, the accumulator its Update calls fed, and the
+// slot (view). *operation implements it; the mechanism side names no
+// *operation.
+type opView interface {
+	// Key is the operation's key (nil for a digest).
+	Key() keyView
+	// Kind is what the operation does (opSign, opEncrypt ...).
+	Kind() opKind
+	// Accumulator is what the operation's Update calls fed (a running
+	// digest, MAC or message buffer; nil for a one-shot mechanism).
+	Accumulator() hash.Hash
+	// Stream is a stream cipher's state, made at Init (symstream.go).
+	Stream() symStream
+	// view is the operation's slot.
+	view() slotView
+	// keyBits and keyBytes are the key's size (operation.go).
+	keyBits() int
+	keyBytes() int
+	// initInput sets up the accumulator or stream again (operation.go).
+	initInput() error
+}
+
+var _ opView = (*operation)(nil)
+
+// Key is opView's.
+func (op *operation) Key() keyView {
+	if op.key == nil {
+		return nil
+	}
+	return op.key
+}
+
+// Kind is opView's.
+func (op *operation) Kind() opKind { return op.kind }
+
+// Accumulator is opView's.
+func (op *operation) Accumulator() hash.Hash { return op.digest }
+
+// Stream is opView's.
+func (op *operation) Stream() symStream { return op.stream }
 
 // view is the operation's slot as the mechanism side sees it.
 func (op *operation) view() slotView { return op.slot }

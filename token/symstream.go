@@ -4,7 +4,7 @@ package token
 // at Init: C_Encrypt and C_Decrypt run it once (update then final), the
 // Update calls feed it with their output length known beforehand, and
 // Final ends it. A MAC mechanism (macMech: HMAC, CMAC, CBC-MAC) is
-// multiPart: its accumulator is the running MAC in op.digest, which
+// multiPart: its accumulator is the running MAC in op.Accumulator(), which
 // C_Sign*/C_Verify* feed like a hash-then-sign digest; its sign and verify
 // then only truncate and compare.
 
@@ -33,15 +33,15 @@ type symStream interface {
 const maxBuffered = 64 << 20
 
 // streamOnce is C_Encrypt/C_Decrypt of a stream mechanism.
-func streamOnce(op *operation, in []byte) ([]byte, error) {
-	if _, err := op.stream.updateLen(len(in)); err != nil {
+func streamOnce(op opView, in []byte) ([]byte, error) {
+	if _, err := op.Stream().updateLen(len(in)); err != nil {
 		return nil, err
 	}
-	a, err := op.stream.update(in)
+	a, err := op.Stream().update(in)
 	if err != nil {
 		return nil, err
 	}
-	b, err := op.stream.final()
+	b, err := op.Stream().final()
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func streamOnce(op *operation, in []byte) ([]byte, error) {
 // and give the full MAC (CKM_AES_MAC: its fixed n, half a block).
 type macMech struct {
 	mechBase
-	newMAC func(op *operation) (hash.Hash, error)
+	newMAC func(op opView) (hash.Hash, error)
 	maxLen int // the _GENERAL forms' longest MAC (0: not a _GENERAL form)
 	n      int // the bound MAC length (0: the full output; CKM_AES_MAC: half a block)
 }
@@ -84,16 +84,16 @@ func (m *macMech) withParam(cm *Mechanism) (mechanism, error) {
 	return &b, nil
 }
 
-func (m *macMech) accumulator(op *operation) (hash.Hash, error) { return m.newMAC(op) }
+func (m *macMech) accumulator(op opView) (hash.Hash, error) { return m.newMAC(op) }
 
 // sign returns the first macLen bytes of the MAC.
-func (m *macMech) sign(op *operation, mac []byte) ([]byte, error) {
+func (m *macMech) sign(op opView, mac []byte) ([]byte, error) {
 	return append([]byte(nil), mac[:m.macLen(op)]...), nil
 }
 
 // verify compares a MAC in constant time; its length must be the
 // mechanism's (CKR_SIGNATURE_LEN_RANGE).
-func (m *macMech) verify(op *operation, mac, sig []byte) error {
+func (m *macMech) verify(op opView, mac, sig []byte) error {
 	n := m.macLen(op)
 	if len(sig) != n {
 		return ck.Errorf(ck.CKR_SIGNATURE_LEN_RANGE, "MAC of %d bytes, want %d", len(sig), n)
@@ -106,9 +106,9 @@ func (m *macMech) verify(op *operation, mac, sig []byte) error {
 
 // macLen is the MAC length of the operation: the _GENERAL mechanisms'
 // parameter, else the full output.
-func (m *macMech) macLen(op *operation) int {
+func (m *macMech) macLen(op opView) int {
 	if m.n != 0 {
 		return m.n
 	}
-	return op.digest.Size()
+	return op.Accumulator().Size()
 }
