@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/test/internal/e2e"
+
+	_ "github.com/modexp-token/modexp-token/engine/backend/all" // the engines the token opens in process
 )
 
 // Fixed secrets of every test token. They protect throw-away tokens in

@@ -16,6 +16,8 @@ import (
 	"github.com/modexp-token/modexp-token/test/internal/e2e"
 	"github.com/modexp-token/modexp-token/token"
 	"github.com/modexp-token/modexp-token/token/ck"
+
+	_ "github.com/modexp-token/modexp-token/engine/backend/all" // the engines the token opens in process
 )
 
 // nobleModules returns build/noble/node_modules with the pinned
