@@ -8,7 +8,7 @@
 #                signature by pkcs11-tool verified by openssl
 #   make demo-fleet  a local three-member etcd cluster, a key made on one host and
 #                used by pkcs11-tool on another (docs/FLEET.md)
-#   make bench   ops/s of ours vs SoftHSMv2 (test/bench/run.sh), about 4 minutes
+#   make bench   ops/s of ours vs SoftHSMv2 (test/bench/run.sh), about 5 minutes
 #   make bench-fleet  sign ops/s on an etcd token vs a file token (test/bench/fleet.sh), about a minute
 #   make bench-nginx  TLS handshakes/s of nginx on ours vs SoftHSMv2 (test/bench/nginx.sh), a few minutes
 #   make deadcode  functions no program reaches (.ci/deadcode.allow lists the accepted ones)
