@@ -53,7 +53,8 @@ CK_RV C_Initialize(CK_VOID_PTR pInitArgs)
 {
 	if (FORKED_CHILD())
 		return modexp_fork_initialize(pInitArgs);
-	return goInitialize(pInitArgs);
+	CK_C_INITIALIZE_ARGS stripped; /* a copy's C_Initialize called by fork.c */
+	return goInitialize(modexp_fork_take_handover(pInitArgs, &stripped));
 }
 
 CK_RV C_Finalize(CK_VOID_PTR pReserved)

@@ -266,6 +266,7 @@ static void fk_prepare(void)
 
 static pthread_mutex_t fk_mu = PTHREAD_MUTEX_INITIALIZER;
 static int fk_inherited;                 /* see the top of the file */
+static int fk_parent_init;               /* the parent had it initialised (for the copy) */
 static int fk_ready;                     /* atomic; fk_lists valid when set */
 static int fk_loaded;                    /* fk_lists hold this generation's copy */
 static struct modexp_fork_lists fk_lists; /* the copy's function lists */
@@ -277,6 +278,7 @@ static void fk_on_fork_child(void)
 		fk_inherited = __atomic_load_n(&fk_ready, __ATOMIC_SEQ_CST) || fk_inherited;
 	else
 		fk_inherited = __atomic_load_n(&fk_go_initialized, __ATOMIC_SEQ_CST);
+	fk_parent_init = fk_inherited;
 	/* The parent's copy stays frozen here: this generation loads its own,
 	 * from the image its parent made. */
 	__atomic_store_n(&fk_ready, 0, __ATOMIC_SEQ_CST);
@@ -365,14 +367,55 @@ static CK_RV fk_load(void)
 	return CKR_OK;
 }
 
+/* ------------------------------------------------------------------------
+ * What a copy is told by the copy that loads it: the parent's state, passed
+ * in the pReserved of the copy's C_Initialize (only fork.c calls a copy's
+ * C_Initialize, and only a copy honours it; anyone else's non-NULL
+ * pReserved is refused as ever).
+ * ---------------------------------------------------------------------- */
+
+#define FK_HANDOVER_MAGIC 0x6d6f646578706b31ULL /* "modexpk1" */
+
+struct fk_handover {
+	unsigned long long magic;
+	int parent_initialized; /* the forking process had the module initialised */
+};
+
+/* Read by the copy's Go (modexp_fork_parent_initialized). */
+static int fk_parent_initialized;
+
+int modexp_fork_parent_initialized(void) { return fk_parent_initialized; }
+
+CK_VOID_PTR modexp_fork_take_handover(CK_VOID_PTR init_args, CK_C_INITIALIZE_ARGS *stripped)
+{
+	CK_C_INITIALIZE_ARGS *a = init_args;
+	if (!fk_secondary || a == NULL || a->pReserved == NULL)
+		return init_args;
+	const struct fk_handover *h = a->pReserved;
+	if (h->magic != FK_HANDOVER_MAGIC)
+		return init_args;
+	fk_parent_initialized = h->parent_initialized;
+	*stripped = *a;
+	stripped->pReserved = NULL;
+	return stripped;
+}
+
 /* fk_start loads the copy if needed and initialises it. Called with fk_mu
  * held and fk_ready clear. */
 static CK_RV fk_start(CK_VOID_PTR init_args)
 {
+	CK_C_INITIALIZE_ARGS args = {NULL, NULL, NULL, NULL, 0, NULL};
+	if (init_args != NULL) {
+		args = *(CK_C_INITIALIZE_ARGS *)init_args;
+		if (args.pReserved != NULL)
+			return CKR_ARGUMENTS_BAD; /* as the module says */
+	}
 	CK_RV rv = fk_load();
 	if (rv != CKR_OK)
 		return rv;
-	rv = fk_lists.v32->base.C_Initialize(init_args);
+	struct fk_handover h = {FK_HANDOVER_MAGIC, fk_parent_init};
+	args.pReserved = &h;
+	rv = fk_lists.v32->base.C_Initialize(&args);
 	if (rv != CKR_OK)
 		return rv;
 	__atomic_store_n(&fk_ready, 1, __ATOMIC_RELEASE);

@@ -18,6 +18,7 @@ struct modexp_fork_lists {
 extern int modexp_forked_child;
 
 const struct modexp_fork_lists *modexp_fork_target(CK_RV *rv);
+CK_VOID_PTR modexp_fork_take_handover(CK_VOID_PTR init_args, CK_C_INITIALIZE_ARGS *stripped);
 CK_RV modexp_fork_initialize(CK_VOID_PTR init_args);
 CK_RV modexp_fork_finalize(CK_VOID_PTR reserved);
 

@@ -133,6 +133,13 @@ var (
 // tests leave it nil, which discards.
 var FallbackLogHandler slog.Handler
 
+// ParentRanSelfTests, set by the C layer before Load in a forked child's
+// copy of the library whose parent had the module initialised (cgo/fork.c,
+// docs/FORK.md), skips the engines' self-tests at slot open: the parent ran
+// them on the same code and configuration, and every result is checked
+// before release anyway. The guard's status then says "not run".
+var ParentRanSelfTests bool
+
 // Module is the loaded PKCS#11 module: configuration, slots, tokens and
 // sessions. One Module lives between C_Initialize and C_Finalize.
 type Module struct {

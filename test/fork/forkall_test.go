@@ -48,6 +48,11 @@ func TestForkedChildWholeToken(t *testing.T) {
 			}
 			t.Logf("parent + %d children (+ thread, grandchild, re-init) in %v", forkallChildren,
 				time.Since(start).Round(time.Millisecond))
+			// The children's copies skip the engine self-test their
+			// parent ran (token.ParentRanSelfTests).
+			if b, _ := os.ReadFile(tk.path("module.log")); !bytes.Contains(b, []byte("engine self-test skipped: the parent process ran it")) {
+				t.Errorf("module log: no child skipped the engine self-test")
+			}
 			parent := readReport(t, filepath.Join(out, "parent"))
 			t.Logf("parent report: %d lines", len(parent))
 			checkReport(t, parent)
