@@ -17,6 +17,9 @@
  *             then forks a grandchild that does the same (grandchild1);
  *   child 2   C_Initialize, report, C_Finalize, C_Initialize, report again
  *             (child2-again);
+ *   child 3   clears its environment and points MODEXP_TOKEN_CONF, HOME and
+ *             XDG_DATA_HOME elsewhere (as nginx clears its workers'), then
+ *             C_Initialize and report: the copy must still see the token;
  *   others    C_Initialize, report.
  *
  * A report is lines "<what> <value>": the three interfaces' C_GetInfo, the
@@ -43,6 +46,7 @@
  * Lines "FAIL ..." say what went wrong; exit status 0 means every process
  * did all its work.
  */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -409,6 +413,12 @@ static void child(int i)
 	char name[64];
 	snprintf(name, sizeof name, "child%d", i);
 	CK_RV rv;
+	if (i == 3) {
+		clearenv();
+		setenv("MODEXP_TOKEN_CONF", "/nonexistent/modexp-token.toml", 1);
+		setenv("HOME", "/nonexistent", 1);
+		setenv("XDG_DATA_HOME", "/nonexistent", 1);
+	}
 	if (i != 1 && (rv = f->C_Initialize(NULL)) != CKR_OK) {
 		fail("C_Initialize: 0x%lx", rv);
 		return;
