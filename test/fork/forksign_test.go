@@ -168,8 +168,7 @@ const errBadSignature = sigError("ECDSA verification failed")
 
 // TestForkCost measures, with forksign's bench mode, the cost of a signing
 // call in the parent (the Go module in process) and in a forked child
-// (through p11-kit-client and the exec'd helper); docs/FORK.md quotes a run
-// of the same command with more iterations. The numbers are logged; the
+// (through its own copy of the module); docs/FORK.md quotes runs of it. The numbers are logged; the
 // test checks that every measured call succeeded in both processes.
 func TestForkCost(t *testing.T) {
 	tk := newToken(t)
@@ -179,7 +178,7 @@ func TestForkCost(t *testing.T) {
 		labels = "rsa,ec"
 	}
 	report, err := tk.run([]string{"FORKSIGN_PIN=" + userPIN}, 120*time.Second, bin, libPath, tk.dir, labels, "0", "0",
-		"bench", "50")
+		"bench", "200")
 	if err != nil {
 		t.Fatalf("forksign bench: %v\n%s", err, report)
 	}
