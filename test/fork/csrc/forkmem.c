@@ -14,6 +14,7 @@
  * lets them C_Finalize and exit. Prints
  *
  *   parent rss_kib R pss_kib P login_ms L
+ *   fork_ms first F second S          (the parent's fork() calls)
  *   children K first_use_ms median M max X (C_Initialize I, C_Login L) cpu_ms total C
  *            rss_kib mean R pss_kib total P
  *
@@ -148,8 +149,13 @@ int main(int argc, char **argv)
 	if (pipe(rep) != 0 || pipe(go) != 0)
 		return 1;
 	pid_t pids[64];
+	double fork_ms[2];
 	for (int i = 0; i < k; i++) {
-		if ((pids[i] = fork()) == 0) {
+		double t0 = now_ms();
+		pids[i] = fork();
+		if (pids[i] > 0 && i < 2)
+			fork_ms[i] = now_ms() - t0;
+		if (pids[i] == 0) {
 			alarm(60);
 			close(rep[0]);
 			close(go[1]);
@@ -196,6 +202,7 @@ int main(int argc, char **argv)
 	qsort(ms, k, sizeof ms[0], cmp);
 	qsort(init, k, sizeof init[0], cmp);
 	qsort(logins, k, sizeof logins[0], cmp);
+	printf("fork_ms first %.1f second %.1f\n", fork_ms[0], k > 1 ? fork_ms[1] : 0.0);
 	printf("children %d first_use_ms median %.1f max %.1f (C_Initialize %.1f, C_Login %.1f) cpu_ms total %.0f "
 	       "rss_kib mean %ld pss_kib total %ld\n",
 	       k, ms[k / 2], ms[k - 1], init[k / 2], logins[k / 2], total_cpu, rss_sum / k, pss_sum);
