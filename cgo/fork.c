@@ -38,9 +38,9 @@
  *   other calls   ready: forward; inherited: start, then forward; otherwise
  *                 CKR_CRYPTOKI_NOT_INITIALIZED.
  *
- * A copy loaded here knows it is one (the path it was loaded by): it makes
- * no image, and in a child of its own process it answers nothing (only the
- * first copy, which the host calls, serves that child).
+ * A copy loaded here knows it is one (fork.c tells it at its C_Initialize,
+ * below): it makes no image, and in a child of its own process it answers
+ * nothing (only the first copy, which the host calls, serves that child).
  *
  * Nothing here prints: failures go to the file named by MODEXP_TOKEN_LOG in
  * the load-time environment (component=cgo-fork).
@@ -93,7 +93,8 @@ static char fk_module[PATH_MAX]; /* absolute path of this library */
 static int fk_lib_fd = -1;       /* this library's file, opened at load */
 static dev_t fk_lib_dev;         /* ... and its identity */
 static ino_t fk_lib_ino;
-static int fk_secondary;         /* this copy was loaded by fork.c */
+static int fk_by_fd;             /* loaded through a /proc/self/fd/ path (as fork.c loads a copy) */
+static int fk_secondary;         /* this copy was loaded by fork.c (told at C_Initialize) */
 
 /* fk_getenv looks name up in the load-time environment. */
 static const char *fk_getenv(const char *name)
@@ -297,20 +298,21 @@ static void fk_on_fork_child(void)
 __attribute__((constructor)) static void fk_init(void)
 {
 	modexp_fork_snapshot_env();
+	/* The library's path and file identity; a descriptor of it, unless it
+	 * was loaded through a descriptor's path (fork.c loads its copies so:
+	 * they need none). */
 	Dl_info info;
 	if (dladdr((void *)&fk_init, &info) != 0 && info.dli_fname != NULL) {
-		if (strncmp(info.dli_fname, FK_COPY_PREFIX, strlen(FK_COPY_PREFIX)) == 0)
-			fk_secondary = 1;
-		else if (realpath(info.dli_fname, fk_module) == NULL)
+		fk_by_fd = strncmp(info.dli_fname, FK_COPY_PREFIX, strlen(FK_COPY_PREFIX)) == 0;
+		if (fk_by_fd || realpath(info.dli_fname, fk_module) == NULL)
 			snprintf(fk_module, sizeof fk_module, "%s", info.dli_fname);
 	}
-	if (!fk_secondary && fk_module[0] == '/') {
-		fk_lib_fd = open(fk_module, O_RDONLY | O_CLOEXEC);
-		struct stat st;
-		if (fk_lib_fd >= 0 && fstat(fk_lib_fd, &st) == 0) {
-			fk_lib_dev = st.st_dev;
-			fk_lib_ino = st.st_ino;
-		}
+	struct stat st;
+	if (fk_module[0] == '/' && stat(fk_module, &st) == 0) {
+		fk_lib_dev = st.st_dev;
+		fk_lib_ino = st.st_ino;
+		if (!fk_by_fd)
+			fk_lib_fd = open(fk_module, O_RDONLY | O_CLOEXEC);
 	}
 	pthread_atfork(fk_prepare, NULL, fk_on_fork_child);
 }
@@ -386,14 +388,18 @@ static int fk_parent_initialized;
 
 int modexp_fork_parent_initialized(void) { return fk_parent_initialized; }
 
+/* modexp_fork_take_handover (entry.c's C_Initialize): in a copy loaded by
+ * fork.c, takes what the loading copy says and returns the arguments
+ * without it (in *stripped); anything else is returned as it came. */
 CK_VOID_PTR modexp_fork_take_handover(CK_VOID_PTR init_args, CK_C_INITIALIZE_ARGS *stripped)
 {
 	CK_C_INITIALIZE_ARGS *a = init_args;
-	if (!fk_secondary || a == NULL || a->pReserved == NULL)
+	if (!fk_by_fd || a == NULL || a->pReserved == NULL)
 		return init_args;
 	const struct fk_handover *h = a->pReserved;
 	if (h->magic != FK_HANDOVER_MAGIC)
 		return init_args;
+	fk_secondary = 1;
 	fk_parent_initialized = h->parent_initialized;
 	*stripped = *a;
 	stripped->pReserved = NULL;

@@ -144,6 +144,9 @@ func checkReport(t *testing.T, lines []string) {
 	if want := gcm.Seal(nil, iv, msg, []byte("header")); !bytes.Equal(bin("gcm"), want) {
 		t.Errorf("gcm = %x, Go says %x", bin("gcm"), want)
 	}
+	if val["allowed-refuses"] != "70" { // CKR_MECHANISM_INVALID
+		t.Errorf("C_EncryptInit(CKM_AES_CBC_PAD) on a GCM and key wrap key = 0x%s, want 0x70", val["allowed-refuses"])
+	}
 	if !bytes.Equal(bin("gcm-decrypt"), msg) {
 		t.Errorf("gcm-decrypt = %q", bin("gcm-decrypt"))
 	}

@@ -29,7 +29,8 @@
  * own implementations:
  *
  *   gcm        AES-256-GCM of a fixed message (fixed key, IV, AAD), and the
- *              token's decryption of it;
+ *              token's decryption of it; the key's CKA_ALLOWED_MECHANISMS
+ *              (GCM, key wrap) refuses CKM_AES_CBC_PAD (allowed-refuses);
  *   wrap       CKM_AES_KEY_WRAP of a fixed AES-128 key;
  *   hkdf       CKM_HKDF_DERIVE (SHA-256, salt, info) of a fixed key: the
  *              derived value;
@@ -173,13 +174,17 @@ static CK_OBJECT_HANDLE secret(CK_SESSION_HANDLE s, CK_KEY_TYPE kt, const CK_BYT
 		{CKA_TOKEN, &no, 1}, {CKA_EXTRACTABLE, &yes, 1}, {CKA_SENSITIVE, &no, 1},
 		{CKA_ENCRYPT, &yes, 1}, {CKA_DECRYPT, &yes, 1}, {CKA_WRAP, &yes, 1}, {CKA_UNWRAP, &yes, 1},
 	};
-	CK_ULONG nt = 10;
+	static CK_MECHANISM_TYPE allowed[] = {CKM_AES_GCM, CKM_AES_KEY_WRAP};
+	CK_ATTRIBUTE t2[11];
+	memcpy(t2, t, sizeof t);
+	t2[10] = (CK_ATTRIBUTE){CKA_ALLOWED_MECHANISMS, allowed, sizeof allowed};
+	CK_ULONG nt = n == 32 ? 11 : 10; /* the AES-256 key: GCM and key wrap only */
 	if (kt != CKK_AES) {
 		t[6] = (CK_ATTRIBUTE){CKA_DERIVE, &yes, 1};
 		nt = 7;
 	}
 	CK_OBJECT_HANDLE h = 0;
-	CK_RV rv = f->C_CreateObject(s, t, nt, &h);
+	CK_RV rv = f->C_CreateObject(s, nt == 11 ? t2 : t, nt, &h);
 	if (rv != CKR_OK)
 		fail("C_CreateObject(secret 0x%lx): 0x%lx", kt, rv);
 	return h;
@@ -272,6 +277,10 @@ static int report_ops(FILE *out, CK_SESSION_HANDLE s)
 	n2 = sizeof buf2;
 	CHECK(f->C_Decrypt(s, buf, n, buf2, &n2));
 	line(out, "gcm-decrypt", buf2, n2);
+	/* A mechanism the key's CKA_ALLOWED_MECHANISMS leaves out. */
+	CK_BYTE cbciv[16] = {0};
+	CK_MECHANISM cbc = {CKM_AES_CBC_PAD, cbciv, sizeof cbciv};
+	fprintf(out, "allowed-refuses %lx\n", f->C_EncryptInit(s, &cbc, aes));
 
 	/* AES key wrap of a fixed AES-128 key. */
 	CK_OBJECT_HANDLE inner = secret(s, CKK_AES, k128, 16);
