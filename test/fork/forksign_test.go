@@ -230,6 +230,9 @@ func TestForkMissingPieces(t *testing.T) {
 		{"library file removed after the load", []string{"FORKSIGN_UNLINK=1"}, "", ""},
 		{"library file removed and its descriptor closed", []string{"FORKSIGN_UNLINK=1", "FORKSIGN_CLOSELIB=1"},
 			"broken", "cannot open the library file"},
+		{"library file replaced and its descriptor closed",
+			[]string{"FORKSIGN_UNLINK=1", "FORKSIGN_REPLACE=1", "FORKSIGN_CLOSELIB=1"}, "broken",
+			"was replaced since it was loaded"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			lib := filepath.Join(t.TempDir(), "libmodexp-pkcs11.so")

@@ -40,7 +40,8 @@
  * still sign afterwards.
  *
  * After the parent's login, FORKSIGN_CLOSELIB=1 closes the descriptors the
- * process holds on MODULE's file, and FORKSIGN_UNLINK=1 removes the file.
+ * process holds on MODULE's file, FORKSIGN_UNLINK=1 removes the file and
+ * FORKSIGN_REPLACE=1 (with FORKSIGN_UNLINK) puts another file in its place.
  *
  * Lines "FAIL ..." on stdout say what went wrong; exit status 0 means every
  * process did all its work.
@@ -496,6 +497,14 @@ int main(int argc, char **argv)
 	if (getenv("FORKSIGN_UNLINK") != NULL && unlink(argv[1]) != 0) {
 		fail("unlink %s: %s", argv[1], strerror(errno));
 		return 1;
+	}
+	if (getenv("FORKSIGN_REPLACE") != NULL) {
+		int fd = open(argv[1], O_WRONLY | O_CREAT | O_EXCL, 0644);
+		if (fd < 0 || write(fd, "not the module\n", 15) != 15) {
+			fail("replace %s: %s", argv[1], strerror(errno));
+			return 1;
+		}
+		close(fd);
 	}
 
 	if (bench_n > 0) {
