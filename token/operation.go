@@ -18,6 +18,11 @@ var keyClassFor = [opKinds]uint64{
 	opVerify:  ck.CKO_PUBLIC_KEY,
 	opEncrypt: ck.CKO_PUBLIC_KEY,
 	opDerive:  ck.CKO_PRIVATE_KEY,
+
+	opMessageSign:    ck.CKO_PRIVATE_KEY,
+	opMessageDecrypt: ck.CKO_PRIVATE_KEY,
+	opMessageVerify:  ck.CKO_PUBLIC_KEY,
+	opMessageEncrypt: ck.CKO_PUBLIC_KEY,
 }
 
 // rsaVerifyMinBits is the smallest RSA modulus C_VerifyInit takes: below
@@ -60,7 +65,7 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 			return err
 		}
 	}
-	mech, err = bindParam(mech, cm)
+	mech, err = bindFor(kind, mech, cm)
 	if err != nil {
 		return err
 	}
@@ -140,6 +145,8 @@ func (op *operation) initInput() error {
 		if sc, ok := op.mech.(streamCipher); ok {
 			op.stream, err = sc.newStream(op)
 		}
+	case opMessageEncrypt, opMessageDecrypt, opMessageSign, opMessageVerify:
+		op.msg = &msgState{}
 	}
 	return err
 }
