@@ -47,24 +47,27 @@ func (m *aesGCM) checkMessageParam(p *GCMMessageParams) error {
 	return nil
 }
 
-func (m *aesGCM) beginMessage(op *operation, p *GCMMessageParams, aad []byte, encrypt bool) (*aeadMessage, error) {
-	iv := append([]byte(nil), p.IV...)
-	am := &aeadMessage{iv: iv}
-	if encrypt {
-		if p.Generator == ck.CKG_NO_GENERATE {
-			if err := checkCallerIV(op, iv); err != nil {
-				return nil, err
-			}
-		} else {
-			if p.FixedBits >= uint64(8*len(iv)) {
-				return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: ulIvFixedBits %d leaves none of the IV's %d bits to generate", p.FixedBits, 8*len(iv))
-			}
-			if err := generateIV(op, iv, int(p.FixedBits), p.Generator); err != nil {
-				return nil, err
-			}
-			am.generated = true
-		}
+// messageIV is the IV of one message under op's key for the checked p:
+// the caller's (checked and recorded on encryption), or generated.
+func messageIV(op *operation, p *GCMMessageParams, encrypt bool) (iv []byte, generated bool, err error) {
+	iv = append([]byte(nil), p.IV...)
+	switch {
+	case !encrypt:
+		return iv, false, nil
+	case p.Generator == ck.CKG_NO_GENERATE:
+		return iv, false, checkCallerIV(op, iv)
+	case p.FixedBits >= uint64(8*len(iv)):
+		return nil, false, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: ulIvFixedBits %d leaves none of the IV's %d bits to generate", p.FixedBits, 8*len(iv))
 	}
+	return iv, true, generateIV(op, iv, int(p.FixedBits), p.Generator)
+}
+
+func (m *aesGCM) beginMessage(op *operation, p *GCMMessageParams, aad []byte, encrypt bool) (*aeadMessage, error) {
+	iv, generated, err := messageIV(op, p, encrypt)
+	if err != nil {
+		return nil, err
+	}
+	am := &aeadMessage{iv: iv, generated: generated}
 	b, err := op.aesBlock()
 	if err != nil {
 		return nil, err

@@ -574,35 +574,43 @@ func TestMessageFlags(t *testing.T) {
 	}
 }
 
-// FuzzGCMMessageParams: any CK_GCM_MESSAGE_PARAMS is answered with a
-// CK_RV, never a panic; an accepted one encrypts what crypto/cipher
-// decrypts with the IV returned.
+// FuzzGCMMessageParams: any CK_GCM_MESSAGE_PARAMS is checked and its IV
+// made without a panic, every refusal carries its CKR code; an accepted
+// one keeps the IV's length and its fixed bits (all of a caller's IV),
+// and a second message under the same parameter gets another IV.
 func FuzzGCMMessageParams(f *testing.F) {
-	f.Add(make([]byte, 12), uint64(0), uint64(ck.CKG_GENERATE), uint64(128), []byte("msg"))
-	f.Add([]byte{1}, uint64(7), uint64(ck.CKG_GENERATE_COUNTER), uint64(32), []byte{})
-	f.Add(make([]byte, 40), uint64(300), uint64(ck.CKG_GENERATE_RANDOM), uint64(96), []byte("x"))
-	f.Add(make([]byte, 12), uint64(95), uint64(ck.CKG_GENERATE_COUNTER_XOR), uint64(120), []byte("y"))
-	f.Add([]byte("caller IV"), uint64(0), uint64(ck.CKG_NO_GENERATE), uint64(64), []byte("z"))
-	f.Fuzz(func(t *testing.T, iv []byte, fixed, gen, tagBits uint64, msg []byte) {
-		m, _, sh := readyToken(t)
-		val := make([]byte, 16)
-		key := mustSecret(t, m, sh, ck.CKK_AES, val)
-		must(t, m.MessageEncryptInit(sh, &Mechanism{Type: ck.CKM_AES_GCM}, key))
-		p := &GCMMessageParams{IV: append([]byte(nil), iv...), FixedBits: fixed, Generator: gen, TagBits: tagBits}
-		ct, _, mo, err := m.EncryptMessage(sh, p, nil, msg, Out{Cap: len(msg)})
+	f.Add(make([]byte, 12), uint64(0), uint64(ck.CKG_GENERATE), uint64(128))
+	f.Add([]byte{1}, uint64(7), uint64(ck.CKG_GENERATE_COUNTER), uint64(32))
+	f.Add(make([]byte, 40), uint64(300), uint64(ck.CKG_GENERATE_RANDOM), uint64(96))
+	f.Add(make([]byte, 12), uint64(95), uint64(ck.CKG_GENERATE_COUNTER_XOR), uint64(120))
+	f.Add([]byte("caller IV"), uint64(0), uint64(ck.CKG_NO_GENERATE), uint64(64))
+	f.Fuzz(func(t *testing.T, iv []byte, fixed, gen, tagBits uint64) {
+		op := &operation{slot: &slot{m: &Module{}, id: 1}, key: &object{handle: 1}}
+		p := &GCMMessageParams{IV: iv, FixedBits: fixed, Generator: gen, TagBits: tagBits}
+		err := (&aesGCM{}).checkMessageParam(p)
+		var first []byte
+		if err == nil {
+			first, _, err = messageIV(op, p, true)
+		}
 		if err != nil {
-			if ck.RV(err) == uint64(ck.CKR_GENERAL_ERROR) {
-				t.Fatalf("general error: %v", err)
+			if rv := ck.RV(err); rv == 0 || rv == uint64(ck.CKR_GENERAL_ERROR) {
+				t.Fatalf("refusal without its code: %v", err)
 			}
 			return
 		}
-		used := p.IV
-		if mo.IV != nil {
-			used = mo.IV
+		keep := int(fixed)
+		if gen == ck.CKG_NO_GENERATE {
+			keep = 8 * len(iv)
 		}
-		full := goGCM(t, val, len(used)).Seal(nil, used, msg, nil)
-		if !bytes.Equal(ct, full[:len(msg)]) || !bytes.Equal(mo.Tag, full[len(msg):len(msg)+int(tagBits/8)]) {
-			t.Fatalf("iv %x fixed %d gen %d: token and crypto/cipher disagree", used, fixed, gen)
+		if len(first) != len(iv) || !samePrefixBits(first, iv, keep) {
+			t.Fatalf("IV %x from %x lost its %d fixed bits", first, iv, keep)
+		}
+		second, _, err := messageIV(op, p, true)
+		if err == nil && bytes.Equal(first, second) {
+			t.Fatalf("IV %x given twice", first)
+		}
+		if err != nil && gen == ck.CKG_NO_GENERATE && !isRV(err, ck.CKR_MECHANISM_PARAM_INVALID) {
+			t.Fatalf("repeated caller IV: %v", err)
 		}
 	})
 }
