@@ -549,6 +549,7 @@ static int ts_fork_script(int script, CK_RV *out, int timeout_ms)
 			r[n++] = C_Initialize(NULL);
 			r[n++] = C_Sign(1, data, sizeof data, sig, &siglen);
 			r[n++] = C_LoginUser(1, CKU_USER, NULL, 0, NULL, 0);
+			r[n++] = C_EncryptMessage(1, NULL, 0, NULL, 0, data, sizeof data, sig, &siglen);
 			r[n++] = C_Finalize(NULL);
 			r[n++] = C_GetInfo(&info);
 			r[n++] = C_Finalize(NULL);
