@@ -614,3 +614,41 @@ func FuzzGCMMessageParams(f *testing.F) {
 		}
 	})
 }
+
+// TestMessageGCMCounterConcurrent: sessions encrypting at once with one
+// key's counter never get the same IV (run with -race).
+func TestMessageGCMCounterConcurrent(t *testing.T) {
+	m, slot, sh := readyToken(t)
+	key := mustSecret(t, m, sh, ck.CKK_AES, make([]byte, 16))
+	const sessions, each = 4, 50
+	ivs := make(chan []byte, sessions*each)
+	errs := make(chan error, sessions)
+	for range sessions {
+		s := openRW(t, m, slot)
+		go func() {
+			err := m.MessageEncryptInit(s, &Mechanism{Type: ck.CKM_AES_GCM}, key)
+			for i := 0; i < each && err == nil; i++ {
+				var mo *MessageOut
+				p := gcmMsg(make([]byte, 12), 0, ck.CKG_GENERATE_COUNTER, 128)
+				if _, _, mo, err = m.EncryptMessage(s, p, nil, []byte("x"), Out{Cap: 1}); err == nil {
+					ivs <- mo.IV
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range sessions {
+		must(t, <-errs)
+	}
+	close(ivs)
+	seen := map[string]bool{}
+	for iv := range ivs {
+		if seen[string(iv)] {
+			t.Fatalf("IV %x given twice", iv)
+		}
+		seen[string(iv)] = true
+	}
+	if len(seen) != sessions*each {
+		t.Fatalf("%d IVs, want %d", len(seen), sessions*each)
+	}
+}
