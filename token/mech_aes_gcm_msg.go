@@ -83,6 +83,7 @@ func (m *aesGCM) beginMessage(op *operation, p *GCMMessageParams, aad []byte, en
 // (encryption), or the plaintext once p's tag matched (decryption).
 func (am *aeadMessage) finish(last []byte, p *GCMMessageParams) ([]byte, *MessageOut, error) {
 	s := am.s
+	defer clear(s.buf) // the buffered message, plaintext on encryption
 	if _, err := s.update(last); err != nil {
 		return nil, nil, err
 	}

@@ -146,9 +146,12 @@ const (
 	keptNext              // the last C_SignMessageNext
 )
 
-// endMessage forgets the message in progress.
+// endMessage forgets the message in progress (its buffered data wiped).
 func (st *msgState) endMessage() {
 	clear(st.buf)
+	if st.aead != nil {
+		clear(st.aead.s.buf)
+	}
 	st.forget()
 	*st = msgState{}
 }
@@ -255,9 +258,8 @@ func aeadLenErr(encrypt bool) ck.Error {
 }
 
 // onMessage runs fn on the session's message operation of kind, locked,
-// its key's use checked: begun says fn
-// continues a message (Next: one must be in progress) or starts one
-// (single-part or Begin: none may be).
+// its key's use checked: begun says fn continues a message (Next: one
+// must be in progress) or starts one (single-part or Begin: none may be).
 func (m *Module) onMessage(sh uint64, kind opKind, begun bool, fn func(op *operation, st *msgState) error) error {
 	ss, err := m.lock(sh)
 	if err != nil {
