@@ -169,13 +169,13 @@ func cryptMessageCall(fn string, h C.CK_SESSION_HANDLE, pParam unsafe.Pointer, p
 	}
 	p, rv := gcmMessageIn(pParam, plen)
 	if rv != rvOK {
-		return rv
+		return sessionFirst(&c, h, rv)
 	}
 	aad, ok1 := bytesView(pAAD, aadLen)
 	in, ok2 := bytesView(pIn, inLen)
 	out, ok3 := outOf(pOut, pOutLen)
 	if !ok1 || !ok2 || !ok3 || !argsOK {
-		return rvArgumentsBad
+		return sessionFirst(&c, h, rvArgumentsBad)
 	}
 	data, need, mo, err := run(c.m, messageIO{h: uint64(h), p: p, aad: aad, in: in, out: out})
 	if err == nil {
@@ -271,9 +271,19 @@ func signedCall(fn string, h C.CK_SESSION_HANDLE, pParam unsafe.Pointer, plen C.
 	given, ok1 := hasParam(pParam, plen)
 	data, ok2 := bytesView(pData, dataLen)
 	if !ok1 || !ok2 {
-		return rvArgumentsBad
+		return sessionFirst(&c, h, rvArgumentsBad)
 	}
 	return run(&c, given, data)
+}
+
+// sessionFirst answers a call whose arguments the C layer refused with rv
+// unless its session is invalid: that is reported first, as the token
+// reports it for every call (the session, then the parameters).
+func sessionFirst(c *call, h C.CK_SESSION_HANDLE, rv C.CK_RV) C.CK_RV {
+	if _, err := c.m.SessionInfo(uint64(h)); err != nil {
+		return c.rvOf(err)
+	}
+	return rv
 }
 
 // sigIn is a signature to verify: empty, never nil, for a NULL one of

@@ -116,6 +116,9 @@ func narrowMessageFlags(f uint64) uint64 {
 	return f
 }
 
+// isMessageKind reports a message-based operation kind.
+func isMessageKind(kind opKind) bool { return kind >= opMessageEncrypt && kind <= opMessageVerify }
+
 // bindFor binds the mechanism to its Init parameter for kind: a message
 // encryption or decryption takes none (each message brings its own).
 func bindFor(kind opKind, m mechanism, cm *Mechanism) (mechanism, error) {

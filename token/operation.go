@@ -49,6 +49,13 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 	}
 	mech, ok := mechanisms[cm.Type]
 	if !ok || !offers(mech, kind) {
+		if isMessageKind(kind) {
+			// A message Init names an invalid key before a mechanism that
+			// serves only the classic operation (test/stress's sweep).
+			if _, _, _, err := ss.slot.keyObject(keyHandle); err != nil {
+				return err
+			}
+		}
 		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s", ck.Name("CKM_", cm.Type), opNames[kind])
 	}
 	info, ok := ss.slot.mechanismInfo(mech)
