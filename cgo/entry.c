@@ -562,7 +562,8 @@ CK_RV C_CancelFunction(CK_SESSION_HANDLE hSession)
 }
 
 /* ------------------------------------------------------------------------
- * 3.0 message-based functions: not supported.
+ * 3.0 message-based functions (cgo/message.go). In a forked child they
+ * answer CKR_FUNCTION_NOT_SUPPORTED, as every 3.0 function there.
  * ---------------------------------------------------------------------- */
 
 #define MODEXP_UNSUPPORTED_3_0(name, params, args) \
@@ -580,76 +581,83 @@ CK_RV C_CancelFunction(CK_SESSION_HANDLE hSession)
 		return goUnsupported();             \
 	}
 
-MODEXP_UNSUPPORTED_3_0(C_MessageEncryptInit,
+#define MODEXP_SERVED_3_0(name, goname, params, args) \
+	CK_RV name params                              \
+	{                                              \
+		FORK_GUARD(name, args);                \
+		return goname args;                    \
+	}
+
+MODEXP_SERVED_3_0(C_MessageEncryptInit, goMessageEncryptInit,
 	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey),
 	(hSession, pMechanism, hKey))
-MODEXP_UNSUPPORTED_3_0(C_EncryptMessage,
+MODEXP_SERVED_3_0(C_EncryptMessage, goEncryptMessage,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pAssociatedData, CK_ULONG ulAssociatedDataLen, CK_BYTE_PTR pPlaintext,
 	 CK_ULONG ulPlaintextLen, CK_BYTE_PTR pCiphertext, CK_ULONG_PTR pulCiphertextLen),
 	(hSession, pParameter, ulParameterLen, pAssociatedData, ulAssociatedDataLen, pPlaintext,
 	 ulPlaintextLen, pCiphertext, pulCiphertextLen))
-MODEXP_UNSUPPORTED_3_0(C_EncryptMessageBegin,
+MODEXP_SERVED_3_0(C_EncryptMessageBegin, goEncryptMessageBegin,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pAssociatedData, CK_ULONG ulAssociatedDataLen),
 	(hSession, pParameter, ulParameterLen, pAssociatedData, ulAssociatedDataLen))
-MODEXP_UNSUPPORTED_3_0(C_EncryptMessageNext,
+MODEXP_SERVED_3_0(C_EncryptMessageNext, goEncryptMessageNext,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pPlaintextPart, CK_ULONG ulPlaintextPartLen, CK_BYTE_PTR pCiphertextPart,
 	 CK_ULONG_PTR pulCiphertextPartLen, CK_FLAGS flags),
 	(hSession, pParameter, ulParameterLen, pPlaintextPart, ulPlaintextPartLen, pCiphertextPart,
 	 pulCiphertextPartLen, flags))
-MODEXP_UNSUPPORTED_3_0(C_MessageEncryptFinal, (CK_SESSION_HANDLE hSession), (hSession))
-MODEXP_UNSUPPORTED_3_0(C_MessageDecryptInit,
+MODEXP_SERVED_3_0(C_MessageEncryptFinal, goMessageEncryptFinal, (CK_SESSION_HANDLE hSession), (hSession))
+MODEXP_SERVED_3_0(C_MessageDecryptInit, goMessageDecryptInit,
 	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey),
 	(hSession, pMechanism, hKey))
-MODEXP_UNSUPPORTED_3_0(C_DecryptMessage,
+MODEXP_SERVED_3_0(C_DecryptMessage, goDecryptMessage,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pAssociatedData, CK_ULONG ulAssociatedDataLen, CK_BYTE_PTR pCiphertext,
 	 CK_ULONG ulCiphertextLen, CK_BYTE_PTR pPlaintext, CK_ULONG_PTR pulPlaintextLen),
 	(hSession, pParameter, ulParameterLen, pAssociatedData, ulAssociatedDataLen, pCiphertext,
 	 ulCiphertextLen, pPlaintext, pulPlaintextLen))
-MODEXP_UNSUPPORTED_3_0(C_DecryptMessageBegin,
+MODEXP_SERVED_3_0(C_DecryptMessageBegin, goDecryptMessageBegin,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pAssociatedData, CK_ULONG ulAssociatedDataLen),
 	(hSession, pParameter, ulParameterLen, pAssociatedData, ulAssociatedDataLen))
-MODEXP_UNSUPPORTED_3_0(C_DecryptMessageNext,
+MODEXP_SERVED_3_0(C_DecryptMessageNext, goDecryptMessageNext,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pCiphertextPart, CK_ULONG ulCiphertextPartLen, CK_BYTE_PTR pPlaintextPart,
 	 CK_ULONG_PTR pulPlaintextPartLen, CK_FLAGS flags),
 	(hSession, pParameter, ulParameterLen, pCiphertextPart, ulCiphertextPartLen, pPlaintextPart,
 	 pulPlaintextPartLen, flags))
-MODEXP_UNSUPPORTED_3_0(C_MessageDecryptFinal, (CK_SESSION_HANDLE hSession), (hSession))
-MODEXP_UNSUPPORTED_3_0(C_MessageSignInit,
+MODEXP_SERVED_3_0(C_MessageDecryptFinal, goMessageDecryptFinal, (CK_SESSION_HANDLE hSession), (hSession))
+MODEXP_SERVED_3_0(C_MessageSignInit, goMessageSignInit,
 	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey),
 	(hSession, pMechanism, hKey))
-MODEXP_UNSUPPORTED_3_0(C_SignMessage,
+MODEXP_SERVED_3_0(C_SignMessage, goSignMessage,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pData, CK_ULONG ulDataLen, CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen),
 	(hSession, pParameter, ulParameterLen, pData, ulDataLen, pSignature, pulSignatureLen))
-MODEXP_UNSUPPORTED_3_0(C_SignMessageBegin,
+MODEXP_SERVED_3_0(C_SignMessageBegin, goSignMessageBegin,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen),
 	(hSession, pParameter, ulParameterLen))
-MODEXP_UNSUPPORTED_3_0(C_SignMessageNext,
+MODEXP_SERVED_3_0(C_SignMessageNext, goSignMessageNext,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pData, CK_ULONG ulDataLen, CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen),
 	(hSession, pParameter, ulParameterLen, pData, ulDataLen, pSignature, pulSignatureLen))
-MODEXP_UNSUPPORTED_3_0(C_MessageSignFinal, (CK_SESSION_HANDLE hSession), (hSession))
-MODEXP_UNSUPPORTED_3_0(C_MessageVerifyInit,
+MODEXP_SERVED_3_0(C_MessageSignFinal, goMessageSignFinal, (CK_SESSION_HANDLE hSession), (hSession))
+MODEXP_SERVED_3_0(C_MessageVerifyInit, goMessageVerifyInit,
 	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey),
 	(hSession, pMechanism, hKey))
-MODEXP_UNSUPPORTED_3_0(C_VerifyMessage,
+MODEXP_SERVED_3_0(C_VerifyMessage, goVerifyMessage,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pData, CK_ULONG ulDataLen, CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen),
 	(hSession, pParameter, ulParameterLen, pData, ulDataLen, pSignature, ulSignatureLen))
-MODEXP_UNSUPPORTED_3_0(C_VerifyMessageBegin,
+MODEXP_SERVED_3_0(C_VerifyMessageBegin, goVerifyMessageBegin,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen),
 	(hSession, pParameter, ulParameterLen))
-MODEXP_UNSUPPORTED_3_0(C_VerifyMessageNext,
+MODEXP_SERVED_3_0(C_VerifyMessageNext, goVerifyMessageNext,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pData, CK_ULONG ulDataLen, CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen),
 	(hSession, pParameter, ulParameterLen, pData, ulDataLen, pSignature, ulSignatureLen))
-MODEXP_UNSUPPORTED_3_0(C_MessageVerifyFinal, (CK_SESSION_HANDLE hSession), (hSession))
+MODEXP_SERVED_3_0(C_MessageVerifyFinal, goMessageVerifyFinal, (CK_SESSION_HANDLE hSession), (hSession))
 
 /* ------------------------------------------------------------------------
  * 3.2 functions: key encapsulation and the verification of a signature

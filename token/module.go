@@ -161,6 +161,8 @@ type Module struct {
 
 	// gcmIVs is the window of caller-chosen AES-GCM IVs (gcmiv.go).
 	gcmIVs gcmIVs
+	// gcmCounters are the AES-GCM IV counters of the key objects (gcmgen.go).
+	gcmCounters gcmCounters
 }
 
 // LoadFromEnv reads the configuration (MODEXP_TOKEN_CONF, MODEXP_TOKEN_ENGINE,

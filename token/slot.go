@@ -423,6 +423,7 @@ func (s *slot) mechanismInfo(m mechanism) (MechanismInfo, bool) {
 	if mech.available != nil && !mech.available(s, &info) {
 		return MechanismInfo{}, false
 	}
+	info.Flags = narrowMessageFlags(info.Flags)
 	if mech.engineBound {
 		if max := uint64(s.guard.MaxRSAKeyBits()); max > 0 && max < info.MaxKeySize {
 			info.MaxKeySize = max
