@@ -22,6 +22,7 @@ import (
 	"log/slog"
 
 	"github.com/modexp-token/modexp-token/engine/guard"
+	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/config"
 )
 
@@ -44,6 +45,9 @@ type slotView interface {
 	// UseGCMIV records a caller's AES-GCM IV for key k and reports
 	// whether it is fresh within the module's window (gcmiv.go).
 	UseGCMIV(k keyView, iv []byte) bool
+	// GenerateGCMIV fills the free field of iv for generator gen under
+	// key k and records it in the module's window (gcmgen.go).
+	GenerateGCMIV(k keyView, iv []byte, fixedBits int, gen uint64) error
 	// KeyObject is the key object of handle h for a mechanism's parameter
 	// that names another key (an HKDF salt key).
 	KeyObject(h uint64) (*object, uint64, loginState, error)
@@ -77,6 +81,15 @@ func (s *slot) UseGCMIV(k keyView, iv []byte) bool {
 		return true
 	}
 	return s.m.gcmIVs.use(gcmKeyOf(s, o), iv)
+}
+
+// GenerateGCMIV is slotView's (generateIV).
+func (s *slot) GenerateGCMIV(k keyView, iv []byte, fixedBits int, gen uint64) error {
+	o, ok := k.(*object)
+	if !ok {
+		return ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "CKM_AES_GCM: no key object to generate an IV for")
+	}
+	return generateIV(s, o, iv, fixedBits, gen)
 }
 
 // KeyObject is slotView's (keyObject).
