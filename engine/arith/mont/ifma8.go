@@ -62,6 +62,10 @@ func (m *Modulus) radix52(L int) (n52, rr52 []uint64) {
 	return to52(make([]uint64, L), m.n), to52(make([]uint64, L), y)
 }
 
+// Batching reports whether the kernel in use has batch kernels (the IFMA
+// one): whether CanBatch can hold for some modulus.
+func Batching() bool { return useIFMA }
+
 // CanBatch reports whether ExpBatch takes exponentiations modulo m (it
 // depends on m's size and the kernel in use only).
 func CanBatch(m *Modulus) bool {

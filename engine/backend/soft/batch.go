@@ -16,11 +16,12 @@ import (
 // or ExpPair for the two CRT halves), exactly as without the scheduler:
 // a lone signer's latency does not grow. Otherwise its operations join a
 // queue (one per modulus size) and the caller waits until they are done
-// or until one of the engine's leader slots (one per core) is free; a
-// caller that takes a slot leads one batch: its own operations first,
-// then the oldest queued ones of the same size, up to 8, run, and leaves
-// the slot. So no caller waits longer than the batches already running
-// take, and each caller leads at most one batch. Small batches run on
+// or until it may lead a batch: when none runs, or when one of the
+// engine's leader slots (one per core) is free and either there are no
+// more calls in flight than slots or half a batch is queued. A leader runs one batch: its own operations first, then the
+// oldest queued ones of the same size, up to 8, and leaves the slot. So
+// no caller waits longer than the batches already running take, and each
+// caller leads at most one batch. Small batches run on
 // the single-buffer kernel, which is faster for them (batchMin).
 // Blinding and the check of every result stay in the callers
 // (engine/rsa, engine/dsa, engine/dh): the scheduler only computes.
@@ -78,7 +79,7 @@ func (b *batcher) run(ops ...*batchOp) {
 	}
 	b.queue[k] = append(b.queue[k], ops...)
 	for !allDone(ops) {
-		if !anyQueued(ops) || b.leaders >= b.limit {
+		if !anyQueued(ops) || !b.mayLead(k) {
 			b.cond.Wait()
 			continue
 		}
@@ -109,6 +110,19 @@ func (b *batcher) run(ops ...*batchOp) {
 		b.cond.Broadcast()
 	}
 	b.mu.Unlock()
+}
+
+// mayLead reports whether a caller with operations in queue k may lead a
+// batch now: when no batch runs; when a slot is free and there are no
+// more calls in flight than slots (each may have a core); or when a slot
+// is free and the queue holds half a batch. Otherwise, with more calls
+// than cores, a leader for a few operations would run them at a loss:
+// they wait for a running batch to end and join the next. Under b.mu.
+func (b *batcher) mayLead(k int) bool {
+	if b.leaders == 0 {
+		return true
+	}
+	return b.leaders < b.limit && (b.calls.Load() <= int64(b.limit) || 2*len(b.queue[k]) >= mont.BatchLanes)
 }
 
 // take removes from queue k and returns the caller's queued operations

@@ -254,7 +254,17 @@ func (e *Engine) SelfTest(ctx context.Context) error {
 // Close does nothing: the software engine holds no resources.
 func (e *Engine) Close() error { return nil }
 
+// BatchWidth is [engine.BatchEngine]'s: mont.BatchLanes when the batch
+// scheduler runs on a kernel that batches, else 0.
+func (e *Engine) BatchWidth() int {
+	if e.batch == nil || !mont.Batching() {
+		return 0
+	}
+	return mont.BatchLanes
+}
+
 var (
-	_ engine.Engine     = (*Engine)(nil)
-	_ engine.PairEngine = (*Engine)(nil)
+	_ engine.Engine      = (*Engine)(nil)
+	_ engine.PairEngine  = (*Engine)(nil)
+	_ engine.BatchEngine = (*Engine)(nil)
 )
