@@ -1,5 +1,11 @@
 package mont
 
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
 // The 8-lane batch path: up to BatchLanes secret exponentiations with
 // different moduli, exponents and bases at once on the AVX-512 IFMA
 // kernels of kernel_ifma8_amd64.s (generated with their Go emulation by
@@ -192,4 +198,71 @@ func refBatchKernels(L int) (batchAMMFunc, batchSelFunc) {
 		}
 	}
 	return amm, sel
+}
+
+// batchSelfTest compares the batch kernels in use with the model on
+// pseudo-random operands from next (every digit count, 8 lanes of
+// different moduli, chained products, lookups of different entries in
+// each lane); part of ifmaSelfTest.
+func batchSelfTest(next func() uint64) error {
+	const W = BatchLanes
+	for _, L := range slices.Sorted(maps.Values(batchShape)) {
+		amm, sel, ok := batchASMKernels(L)
+		if !ok {
+			return fmt.Errorf("no batch kernel for %d digits", L)
+		}
+		ramm, rsel := refBatchKernels(L)
+		N := W * L
+		// s: a | b | m | t | z (kernel) | z (model) | k0 | table | out | out | idx
+		a, b, m, t, z1, z2, k0 := 0, N, 2*N, 3*N, 4*N, 5*N, 6*N
+		table := 6*N + W
+		out1, out2 := table+ifmaEntries*N, table+ifmaEntries*N+N
+		idx := out2 + N
+		s := make([]uint64, idx+W)
+		var d [80]uint64
+		for l := 0; l < W; l++ {
+			for i := 0; i < L; i++ {
+				d[i] = next() & mask52
+			}
+			d[0] |= 1
+			d[L-1] = d[L-1]>>3 | 1<<48 // 4m ≤ 2^(52L)
+			scatter8(s[m:], l, d[:L])
+			inv := d[0]
+			for range 6 {
+				inv *= 2 - d[0]*inv
+			}
+			s[k0+l] = -inv & mask52
+			top := d[L-1]
+			for i := 0; i < L; i++ {
+				d[i] = next() & mask52
+			}
+			d[L-1] = top - 1 // below m
+			scatter8(s[a:], l, d[:L])
+			d[L-1] = top >> 1
+			scatter8(s[b:], l, d[:L])
+		}
+		for it := 0; it < 3; it++ {
+			amm(s, z1, a, b, m, k0, t)
+			ramm(s, z2, a, b, m, k0, t)
+			if !slices.Equal(s[z1:z1+N], s[z2:z2+N]) {
+				return fmt.Errorf("batch kernel, %d digits: product %d differs from the model", L, it)
+			}
+			copy(s[b:b+N], s[a:a+N])
+			copy(s[a:a+N], s[z1:z1+N])
+		}
+		for i := 0; i < ifmaEntries*N; i++ {
+			s[table+i] = next()
+		}
+		for _, j := range []int{0, 17, ifmaEntries - 1} {
+			for l := 0; l < W; l++ {
+				s[idx+l] = uint64((j + 3*l) % ifmaEntries)
+			}
+			sel(s, out1, table, idx)
+			rsel(s, out2, table, idx)
+			if !slices.Equal(s[out1:out1+N], s[out2:out2+N]) {
+				return fmt.Errorf("batch kernel, %d digits: lookup %d differs from the model", L, j)
+			}
+		}
+	}
+	return nil
 }
