@@ -140,7 +140,7 @@ TESTHOOKS := -tags modexp_testhooks
 
 vet:
 	$(GO) vet ./...
-	$(GO) vet $(ETCD_TAGS) ./keystore ./token ./internal/etcdtest ./cmd/modexp-token ./test/largetoken
+	$(GO) vet $(ETCD_TAGS) ./keystore ./token ./keystore/etcdtest ./cmd/modexp-token ./test/largetoken
 	$(GO) vet $(TESTHOOKS) ./cgo
 
 # Pure-Go packages under the race detector. cgo/ is excluded (a module built
@@ -154,15 +154,15 @@ test-go:
 # Then the trace test: the EC scalar multiplications' sequence of field
 # operations does not depend on the secret, on every curve.
 test-purego:
-	$(GO) test -tags purego ./engine/internal/mont ./engine/soft ./engine/ec ./engine/ecdsa ./engine/rsa ./engine/dsa ./engine/dh
-	$(GO) test -count=1 -tags ecoptrace -run ConstantTimeTrace ./engine/ec
+	$(GO) test -tags purego ./engine/arith/mont ./engine/backend/soft ./engine/arith/ec ./engine/alg/ecdsa ./engine/alg/rsa ./engine/alg/dsa ./engine/alg/dh
+	$(GO) test -count=1 -tags ecoptrace -run ConstantTimeTrace ./engine/arith/ec
 
 # The AVX-512 IFMA kernel on the hardware: fails (does not skip) where the
 # CPU lacks it. Plain go test runs the same tests against the Go model and
 # the emulated instructions on any machine and skips the hardware ones.
 test-ifma:
-	MODEXP_REQUIRE_IFMA=1 MODEXP_KERNEL=ifma $(GO) test -count=1 -run 'IFMA|ExpPair|Exp|Kernel|Trace|FuzzAMM52|Generated' ./engine/internal/mont
-	MODEXP_REQUIRE_IFMA=1 MODEXP_KERNEL=ifma $(GO) test -count=1 ./engine/soft ./engine/rsa
+	MODEXP_REQUIRE_IFMA=1 MODEXP_KERNEL=ifma $(GO) test -count=1 -run 'IFMA|ExpPair|Exp|Kernel|Trace|FuzzAMM52|Generated' ./engine/arith/mont
+	MODEXP_REQUIRE_IFMA=1 MODEXP_KERNEL=ifma $(GO) test -count=1 ./engine/backend/soft ./engine/alg/rsa
 
 test-cgo:
 	$(GO) test $(TESTHOOKS) ./cgo

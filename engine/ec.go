@@ -6,7 +6,7 @@ import "context"
 // ("P-192", "P-224", "P-256", "P-384", "P-521", "secp256k1"; see Info.Curves). Points are
 // affine, as big-endian coordinates padded to the field's byte length.
 // ECDSA itself (nonces, mod-n arithmetic, verification before release)
-// lives above the engines in engine/ecdsa.
+// lives above the engines in engine/alg/ecdsa.
 type ECEngine interface {
 	Engine
 	// ScalarBaseMult returns k·G. k is secret and reduced mod the order.

@@ -4,7 +4,7 @@
 //
 // An engine only does arithmetic. Padding, CRT recombination, blinding and
 // the check of every result before release live once, above the engines, in
-// [github.com/modexp-token/modexp-token/engine/rsa] (and engine/ecdsa), so
+// [github.com/modexp-token/modexp-token/engine/alg/rsa] (and engine/alg/ecdsa), so
 // every engine gets them. Engines may be wrong (a simulated chip driven past
 // its limits, a faulty device); callers must never trust a result unchecked.
 //
@@ -154,7 +154,7 @@ type ExpOp struct {
 // PairEngine is implemented by engines for which two exponentiations asked
 // together cost less than two calls: a device reached over a link answers
 // both in one round trip, and decides itself whether to run them at once.
-// engine/rsa asks for the two CRT halves of a private operation this way.
+// engine/alg/rsa asks for the two CRT halves of a private operation this way.
 type PairEngine interface {
 	Engine
 	// ExpPair returns a.Base^a.Exp mod a.M and b.Base^b.Exp mod b.M, each
@@ -163,6 +163,16 @@ type PairEngine interface {
 	// ErrUnsupported, before doing anything: callers then make two Exp
 	// calls.
 	ExpPair(ctx context.Context, a, b ExpOp) (ra, rb []byte, c Cost, err error)
+}
+
+// Describer is implemented by engines with more to say about themselves
+// than Info: the software engine names the limb kernel it runs on, which
+// the module writes in its load record.
+type Describer interface {
+	Engine
+	// Describe returns key-value pairs for a log record and the notes
+	// worth a warning (such as why a faster kernel is not in use).
+	Describe() (attrs []any, notes []string)
 }
 
 // Ability is one optional ability of an engine: the optional interface

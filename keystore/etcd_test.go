@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modexp-token/modexp-token/internal/etcdtest"
+	"github.com/modexp-token/modexp-token/keystore/etcdtest"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -482,17 +483,17 @@ func TestEtcdClusterFaults(t *testing.T) {
 		len(written), wrong.Load(), counted, failed.Load(), time.Duration(slowest.Load()))
 }
 
+// benchObjects is the size of BenchmarkBackends's cold open.
+var benchObjects = flag.Int("backends.objects", 10000, "BenchmarkBackends: objects of the cold open")
+
 // BenchmarkBackends: for a file token and an etcd token (one member on
 // loopback) side by side, a key pair written (keygen's store part) and a
-// cold open of 10,000 objects (MODEXP_BENCH_OBJECTS): Objects with the
+// cold open of 10,000 objects (-backends.objects): Objects with the
 // key, as a module does at login.
 //
 //	go test -tags modexp_etcd -run XXX -bench Backends ./keystore
 func BenchmarkBackends(b *testing.B) {
-	n := 10000
-	if s := os.Getenv("MODEXP_BENCH_OBJECTS"); s != "" {
-		fmt.Sscan(s, &n)
-	}
+	n := *benchObjects
 	for _, backend := range []string{"file", "etcd"} {
 		var s *Store
 		if backend == "file" {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modexp-token/modexp-token/engine/dh/dhtest"
+	"github.com/modexp-token/modexp-token/engine/alg/dh/dhtest"
 	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 

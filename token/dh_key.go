@@ -3,7 +3,7 @@ package token
 // Diffie–Hellman keys (CKK_DH, PKCS #3) and, in mech_dh.go, the
 // mechanisms: CKM_DH_PKCS_KEY_PAIR_GEN and CKM_DH_PKCS_DERIVE.
 //
-//   - Both keys carry CKA_PRIME and CKA_BASE, checked by engine/dh: the
+//   - Both keys carry CKA_PRIME and CKA_BASE, checked by engine/alg/dh: the
 //     RFC 7919 groups ffdhe2048/3072/4096 are recognised by their prime
 //     (with g = 2), and so is any safe prime whose base has order q; other
 //     primes of 1024 to 8192 bits are accepted without a known q. A bad
@@ -25,14 +25,14 @@ package token
 //     bytes of Z (the least significant ones), as SoftHSMv2 does.
 //
 // Both exponentiations with x (g^x at generation, y^x at derivation) run on
-// the slot's engine through engine/dh, blinded and checked before release
+// the slot's engine through engine/alg/dh, blinded and checked before release
 // (a wrong result: a fault, CKR_DEVICE_ERROR or the software fallback).
 
 import (
 	"encoding/asn1"
 	"math/big"
 
-	"github.com/modexp-token/modexp-token/engine/dh"
+	"github.com/modexp-token/modexp-token/engine/alg/dh"
 	"github.com/modexp-token/modexp-token/engine/guard"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
@@ -143,7 +143,7 @@ func (s *slot) preparedDHPrivate(o *object) (*dhPrivateKey, error) {
 		return g.P.BitLen(), nil
 	}, func(rt guard.ExpRoute) (*dhPrivateKey, error) {
 		// CKA_VALUE_BITS (x's bit length, public) lets a short x take
-		// engine/dh's split exponents.
+		// engine/alg/dh's split exponents.
 		vb, _ := ck.ParseULong(o.attrs[ck.CKA_VALUE_BITS])
 		key, err := rt.DHKey(g, o.attrs[ck.CKA_VALUE], dh.Options{ValueBits: int(min(vb, dhMaxBits))})
 		if err != nil {

@@ -5,8 +5,8 @@ import (
 	"math/big"
 	"testing"
 
-	"github.com/modexp-token/modexp-token/engine/dh"
-	"github.com/modexp-token/modexp-token/engine/dh/dhtest"
+	"github.com/modexp-token/modexp-token/engine/alg/dh"
+	"github.com/modexp-token/modexp-token/engine/alg/dh/dhtest"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -211,7 +211,7 @@ func TestDHEngines(t *testing.T) {
 }
 
 // FuzzDHPublicImport: any prime, base and value either fail with a CKR
-// code or give a key engine/dh accepts.
+// code or give a key engine/alg/dh accepts.
 func FuzzDHPublicImport(f *testing.F) {
 	g := ffdheGroup(f, "ffdhe2048")
 	f.Add(g.P.Bytes(), g.G.Bytes(), []byte{4})

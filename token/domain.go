@@ -11,7 +11,7 @@ package token
 //     default 160, 224 and 256 for the three L, as SoftHSMv2 chooses).
 //   - CKK_DH: CKA_PRIME, CKA_BASE, CKA_PRIME_BITS. CKM_DH_PKCS_PARAMETER_GEN
 //     takes CKA_PRIME_BITS (1024 to 8192) and makes a safe prime with base
-//     2 or 4 of order q = (p−1)/2 (engine/dh.GenerateGroup): keys on it get
+//     2 or 4 of order q = (p−1)/2 (engine/alg/dh.GenerateGroup): keys on it get
 //     the subgroup checks of the RFC 7919 groups. It takes seconds at 1024
 //     bits and up to minutes at 2048 and more (safe primes are rare).
 //

@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	edsa "github.com/modexp-token/modexp-token/engine/dsa"
+	edsa "github.com/modexp-token/modexp-token/engine/alg/dsa"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 

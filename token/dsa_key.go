@@ -4,7 +4,7 @@ package token
 // CKM_DSA_KEY_PAIR_GEN, CKM_DSA and CKM_DSA_SHA1..SHA512.
 //
 //   - Both keys carry the domain parameters CKA_PRIME, CKA_SUBPRIME and
-//     CKA_BASE, checked by engine/dsa (a FIPS 186-4 size (L, N) = (1024,
+//     CKA_BASE, checked by engine/alg/dsa (a FIPS 186-4 size (L, N) = (1024,
 //     160), (2048, 224), (2048, 256) or (3072, 256), primes, q | p−1, g of
 //     order q): a bad set is CKR_ATTRIBUTE_VALUE_INVALID on import and
 //     CKR_DOMAIN_PARAMS_INVALID at generation.
@@ -20,7 +20,7 @@ package token
 // q's bit length) and is single-part; CKM_DSA_SHA* hash the data.
 //
 // The secret exponentiation g^k of every signature, and g^x at key
-// generation, run on the slot's engine through engine/dsa (exponent
+// generation, run on the slot's engine through engine/alg/dsa (exponent
 // blinded, every signature verified with y before release). A wrong
 // result counts as a fault (EngineStatus.Faults) and answers
 // CKR_DEVICE_ERROR or, with fallback "soft", is redone in software. An
@@ -34,7 +34,7 @@ import (
 	"errors"
 	"math/big"
 
-	"github.com/modexp-token/modexp-token/engine/dsa"
+	"github.com/modexp-token/modexp-token/engine/alg/dsa"
 	"github.com/modexp-token/modexp-token/engine/guard"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
@@ -190,7 +190,7 @@ func (s *slot) preparedDSAPrivate(o *object) (*dsaPrivateKey, error) {
 // key's parameters and returns p's bit length, the slot's guard gives the
 // route for that size (CKR_KEY_SIZE_RANGE without one) and build makes the
 // key on it. A key that build rejects with one of the rejected errors is
-// CKR_KEY_TYPE_INCONSISTENT (logged: a stored key engine/dsa or engine/dh
+// CKR_KEY_TYPE_INCONSISTENT (logged: a stored key engine/alg/dsa or engine/alg/dh
 // refuses); other errors are the engine's.
 func prepareExpKey[K any](s *slot, o *object, kind string, params func() (int, error),
 	build func(rt guard.ExpRoute) (K, error), rejected ...error) (K, error) {

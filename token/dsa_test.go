@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine"
-	edsa "github.com/modexp-token/modexp-token/engine/dsa"
+	edsa "github.com/modexp-token/modexp-token/engine/alg/dsa"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -298,11 +298,11 @@ func TestDSAEngines(t *testing.T) {
 	}
 }
 
-// TestDSAWycheproofThroughVerify runs the Wycheproof subset of engine/dsa
+// TestDSAWycheproofThroughVerify runs the Wycheproof subset of engine/alg/dsa
 // through C_CreateObject and C_Verify with CKM_DSA_SHA256.
 func TestDSAWycheproofThroughVerify(t *testing.T) {
 	m, _, sh := readyToken(t)
-	b, err := os.ReadFile("../engine/dsa/testdata/dsa_2048_256_sha256_p1363_subset.json")
+	b, err := os.ReadFile("../engine/alg/dsa/testdata/dsa_2048_256_sha256_p1363_subset.json")
 	must(t, err)
 	var f struct {
 		TestGroups []struct {
@@ -343,7 +343,7 @@ func TestDSAWycheproofThroughVerify(t *testing.T) {
 }
 
 // FuzzDSAPublicImport: any domain parameters and public value either fail
-// with a CKR code or give a key whose parameters pass engine/dsa's checks
+// with a CKR code or give a key whose parameters pass engine/alg/dsa's checks
 // and whose value is in the subgroup.
 func FuzzDSAPublicImport(f *testing.F) {
 	p1, _ := os.ReadFile("testdata/params_1024_160.pem")

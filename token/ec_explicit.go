@@ -12,7 +12,7 @@ import (
 	"encoding/asn1"
 	"math/big"
 
-	"github.com/modexp-token/modexp-token/engine/ec"
+	"github.com/modexp-token/modexp-token/engine/arith/ec"
 )
 
 // oidPrimeField is prime-field (X9.62 §E.1, 1.2.840.10045.1.1).

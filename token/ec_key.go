@@ -34,8 +34,8 @@ import (
 	"errors"
 	"sync/atomic"
 
-	"github.com/modexp-token/modexp-token/engine/ec"
-	"github.com/modexp-token/modexp-token/engine/ecdsa"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa"
+	"github.com/modexp-token/modexp-token/engine/arith/ec"
 	"github.com/modexp-token/modexp-token/engine/guard"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
@@ -259,7 +259,7 @@ func (s *slot) preparedECPrivate(o *object) (*ecPrivateKey, error) {
 	}
 	key, err := ecdsa.NewPrivateKey(c.Name(), o.attrs[ck.CKA_VALUE])
 	if err != nil {
-		s.log.Error("stored EC key rejected by engine/ecdsa", "object", o.handle, "err", err)
+		s.log.Error("stored EC key rejected by engine/alg/ecdsa", "object", o.handle, "err", err)
 		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "stored EC key: %v", err)
 	}
 	if v, ok := o.attrs[ck.CKA_EC_POINT]; ok {

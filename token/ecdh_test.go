@@ -9,8 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modexp-token/modexp-token/engine/ec"
-	"github.com/modexp-token/modexp-token/engine/soft"
+	"github.com/modexp-token/modexp-token/engine/arith/ec"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -56,28 +55,6 @@ func ecdhPair(t *testing.T, std stdecdh.Curve) (mine, peer *stdecdh.PrivateKey, 
 	z, err = mine.ECDH(peer.PublicKey())
 	must(t, err)
 	return mine, peer, z
-}
-
-// TestECDHMultCrossCheck compares the engine path's x-coordinate with Go's
-// crypto/ecdh on random key pairs.
-func TestECDHMultCrossCheck(t *testing.T) {
-	eng := soft.New()
-	for _, std := range []stdecdh.Curve{stdecdh.P256(), stdecdh.P384(), stdecdh.P521()} {
-		name := map[stdecdh.Curve]string{stdecdh.P256(): "P-256", stdecdh.P384(): "P-384", stdecdh.P521(): "P-521"}[std]
-		c := curveOf(t, name)
-		for range 8 {
-			a, b, want := ecdhPair(t, std)
-			qx, qy, err := c.Unmarshal(b.PublicKey().Bytes())
-			must(t, err)
-			for _, check := range []bool{false, true} {
-				got, err := ecdhMult(c, eng, check, a.Bytes(), qx, qy)
-				must(t, err)
-				if !bytes.Equal(got, want) {
-					t.Fatalf("%s: %x, want %x", name, got, want)
-				}
-			}
-		}
-	}
 }
 
 // TestECDHParams checks the decoding of CK_ECDH1_DERIVE_PARAMS.

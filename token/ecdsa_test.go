@@ -15,14 +15,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modexp-token/modexp-token/engine/ec"
-	"github.com/modexp-token/modexp-token/engine/ecdsa"
-	"github.com/modexp-token/modexp-token/engine/ecdsa/ecdsatest"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa/ecdsatest"
+	"github.com/modexp-token/modexp-token/engine/arith/ec"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
 // ecCurves are the curves of the token with their crypto/elliptic twin
-// (nil for secp256k1, checked against engine/ecdsa instead).
+// (nil for secp256k1, checked against engine/alg/ecdsa instead).
 var ecCurves = []struct {
 	name string
 	std  elliptic.Curve
@@ -133,7 +133,7 @@ func TestECMechanismsOnSoft(t *testing.T) {
 
 // TestECDSAKeyGenAndCrossCheck generates a key pair on every curve, checks
 // the objects' attributes, and cross-checks signatures with crypto/ecdsa
-// (engine/ecdsa's reference for secp256k1) in both directions, single- and
+// (engine/alg/ecdsa's reference for secp256k1) in both directions, single- and
 // multi-part.
 func TestECDSAKeyGenAndCrossCheck(t *testing.T) {
 	m, _, sh := readyToken(t)
@@ -188,7 +188,7 @@ func TestECDSAKeyGenAndCrossCheck(t *testing.T) {
 						t.Fatal("crypto/ecdsa rejects the token's signature")
 					}
 				} else if err := ecdsatest.Verify(cv.name, x, y, d, sig); err != nil {
-					t.Fatalf("engine/ecdsa rejects the token's signature: %v", err)
+					t.Fatalf("engine/alg/ecdsa rejects the token's signature: %v", err)
 				}
 			}
 			// Hash-then-sign, single part.

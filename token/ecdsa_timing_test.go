@@ -6,7 +6,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/modexp-token/modexp-token/engine/soft"
+	"github.com/modexp-token/modexp-token/engine/backend/soft"
 	"github.com/modexp-token/modexp-token/token/internal/dudect"
 )
 
@@ -15,9 +15,9 @@ import (
 // makes (crypto/ecdh's assembly comb): the fixed scalar 1 against fresh
 // random scalars, timed interleaved at random, Welch's t over the times
 // cropped at the 90th percentile. MODEXP_DUDECT=1 (100,000 samples per
-// class, or =N) runs it; it prints t and fails above 10. (engine/ec's own
+// class, or =N) runs it; it prints t and fails above 10. (engine/arith/ec's own
 // routines have the operation-trace test: go test -tags ecoptrace
-// -run ConstantTimeTrace ./engine/ec.)
+// -run ConstantTimeTrace ./engine/arith/ec.)
 func TestP256BaseMultTiming(t *testing.T) {
 	n := dudect.Samples(t, 100000)
 	e := soft.New()

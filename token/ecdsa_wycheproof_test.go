@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/modexp-token/modexp-token/engine/ec"
-	"github.com/modexp-token/modexp-token/engine/ecdsa/ecdsatest"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa/ecdsatest"
+	"github.com/modexp-token/modexp-token/engine/arith/ec"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
 // TestWycheproofECDSAThroughVerify runs every Wycheproof ECDSA (P1363)
-// vector of engine/ecdsa/testdata through C_CreateObject + C_VerifyInit +
+// vector of engine/alg/ecdsa/testdata through C_CreateObject + C_VerifyInit +
 // C_Verify: each test group's public key is imported as a session object,
 // and each case is verified twice, with CKM_ECDSA_SHA* on the message and
 // with CKM_ECDSA on its digest. Every valid case must verify; every invalid

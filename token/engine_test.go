@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modexp-token/modexp-token/internal/testkeys"
+	"github.com/modexp-token/modexp-token/test/vectors/testkeys"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -22,7 +22,7 @@ func engineConfig(t *testing.T, engine, fallback string) string {
 	return logPath
 }
 
-// testKey is one of the fixed public test keys (internal/testkeys).
+// testKey is one of the fixed public test keys (test/vectors/testkeys).
 func testKey(t *testing.T, bits int) *rsa.PrivateKey {
 	t.Helper()
 	k, err := testkeys.Load(bits)

@@ -9,7 +9,7 @@ import (
 
 	// The module opens engines by name; the tests, like cgo/ and cmd/, pick
 	// every implementation.
-	_ "github.com/modexp-token/modexp-token/engine/all"
+	_ "github.com/modexp-token/modexp-token/engine/backend/all"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 

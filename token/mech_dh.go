@@ -7,10 +7,9 @@ import (
 	"bytes"
 	"errors"
 	"math/big"
-	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/dh"
+	"github.com/modexp-token/modexp-token/engine/alg/dh"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -59,20 +58,15 @@ func (m *dhDerive) withParam(cm *Mechanism) (mechanism, error) {
 // template's length (its last bytes).
 func (m *dhDerive) derive(op *operation, tmpl attrMap) (value []byte, err error) {
 	s := op.slot
-	start := time.Now()
-	var cost engine.Cost
-	bits := 0
-	defer func() { s.guard.Done("derive", bits, cost, time.Since(start), err) }()
 	k, err := s.preparedDHPrivate(op.key)
 	if err != nil {
 		return nil, err
 	}
-	bits = k.bits
-	n, err := derivedKeyLen(tmpl, (bits+7)/8)
+	n, err := derivedKeyLen(tmpl, (k.bits+7)/8)
 	if err != nil {
 		return nil, err
 	}
-	z, cost, err := k.key.Derive(bg, m.peer)
+	z, _, err := k.key.Derive(bg, m.peer)
 	if err != nil {
 		if errors.Is(err, dh.ErrInvalidPublic) {
 			return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "DH peer public value: %v", err)

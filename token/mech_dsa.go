@@ -10,10 +10,9 @@ import (
 	"crypto"
 	"errors"
 	"math/big"
-	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/dsa"
+	"github.com/modexp-token/modexp-token/engine/alg/dsa"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -67,10 +66,6 @@ func dsaAvailable(s *slot, info *MechanismInfo) bool {
 // sign signs hash (the input of CKM_DSA, the digest of CKM_DSA_SHA*).
 func (m *dsaMech) sign(op *operation, hash []byte) (sig []byte, err error) {
 	s := op.slot
-	start := time.Now()
-	var cost engine.Cost
-	bits := 0
-	defer func() { s.guard.Done(opNames[op.kind], bits, cost, time.Since(start), err) }()
 	if len(hash) == 0 || len(hash) > dsaMaxHash {
 		return nil, ck.Errorf(ck.CKR_DATA_LEN_RANGE, "CKM_DSA input of %d bytes (1 to %d)", len(hash), dsaMaxHash)
 	}
@@ -78,8 +73,7 @@ func (m *dsaMech) sign(op *operation, hash []byte) (sig []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
-	bits = k.bits
-	sig, cost, err = k.key.Sign(bg, hash, nil)
+	sig, _, err = k.key.Sign(bg, hash, nil)
 	if err != nil {
 		return nil, s.engineErr("DSA sign", err)
 	}

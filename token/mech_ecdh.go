@@ -25,23 +25,18 @@ package token
 // # Engines
 //
 // d·Q is computed by the slot's engine for the curve, as ECDSA's k·G (see
-// mech_ecdsa.go for the routes). The result must be a point of the curve;
-// a result from an engine other than the software one is also recomputed
-// in software and compared before it is used (as every ECDSA signature is
-// verified): a difference, or engine.ErrDevice, is a fault, answered by
-// the software engine under fallback "soft" and CKR_DEVICE_ERROR under
+// mech_ecdsa.go for the routes), through the guard (ECRoute.Shared), and
+// checked by engine/alg/ecdh before it is used: a point of the curve and,
+// from an engine other than the software one, equal to the software
+// result. A difference, or engine.ErrDevice, is a fault, answered by the
+// software engine under fallback "soft" and CKR_DEVICE_ERROR under
 // "fail". The software engine's multiplication is constant-time in d.
 
 import (
 	"crypto"
 	_ "crypto/sha3" // the SHA-3 mechanisms and KDFs
-	"crypto/subtle"
 	"encoding/binary"
-	"errors"
-	"time"
 
-	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/ec"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -220,46 +215,13 @@ func ecdhKey(p *ecdhParams, tmpl attrMap, z []byte) ([]byte, error) {
 }
 
 // ecdhShared returns the x-coordinate of d·(qx, qy) computed by the key's
-// engines (see the file comment).
-func (s *slot) ecdhShared(k *ecPrivateKey, d, qx, qy []byte) (z []byte, err error) {
-	start := time.Now()
-	var cost engine.Cost
-	defer func() { s.guard.Done("derive", k.curve.OrderBits(), cost, time.Since(start), err) }()
-	cost, err = k.route.Run(bg, func(e engine.ECEngine) error {
-		z, err = ecdhMult(k.curve, e, !k.route.Software(e), d, qx, qy)
-		return err
-	})
+// engines and checked before release (engine/alg/ecdh through the guard).
+func (s *slot) ecdhShared(k *ecPrivateKey, d, qx, qy []byte) ([]byte, error) {
+	z, _, err := k.route.Shared(bg, k.curve, d, qx, qy)
 	if err != nil {
 		return nil, s.engineErr("ECDH", err)
 	}
 	return z, nil
-}
-
-// ecdhMult computes d·Q on eng and checks the result: on the curve and,
-// unless eng is the software engine (check false), equal to the software
-// result. A failed check is engine.ErrDevice.
-func ecdhMult(c *ec.Curve, eng engine.ECEngine, check bool, d, qx, qy []byte) ([]byte, error) {
-	x, y, _, err := eng.ScalarMult(bg, c.Name(), d, qx, qy)
-	if err != nil {
-		return nil, err
-	}
-	if len(x) != c.ByteLen() || len(y) != c.ByteLen() || !c.IsOnCurve(x, y) {
-		return nil, errors.Join(engine.ErrDevice, errors.New("ECDH: the engine's d·Q is not a point of "+c.Name()))
-	}
-	if check {
-		sx, sy, err := c.ScalarMult(d, qx, qy)
-		if err != nil {
-			return nil, err
-		}
-		ok := subtle.ConstantTimeCompare(sx, x) & subtle.ConstantTimeCompare(sy, y)
-		clear(sx)
-		clear(sy)
-		if ok != 1 {
-			return nil, errors.Join(engine.ErrDevice, errors.New("ECDH: the engine's d·Q differs from the software result"))
-		}
-	}
-	clear(y)
-	return x, nil
 }
 
 // x963KDF is the ANSI X9.63 key derivation function (SEC 1 §3.6.1) with

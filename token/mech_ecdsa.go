@@ -13,18 +13,18 @@ package token
 // # Engines
 //
 // Signing and key generation take k·G (d·G) from an engine.ECEngine; the
-// rest is engine/ecdsa's (hedged RFC 6979 nonces, mod-n arithmetic, and the
+// rest is engine/alg/ecdsa's (hedged RFC 6979 nonces, mod-n arithmetic, and the
 // verification of every signature with the software public point before
 // release). Which engine serves curve C is the slot's guard's decision
 // (engine/guard, Guard.EC): the slot's own engine when its Info().Curves
 // lists C, else the software engine under fallback "soft", else none. Every
-// operation runs through the route's Run, as every private operation of
-// the slot does: a signature that fails engine/ecdsa's check (or a key
+// signature runs through the route (ECRoute.Sign), as every private
+// operation of the slot does: a signature that fails engine/alg/ecdsa's check (or a key
 // pair whose engine-made point differs from the software one) and every
 // engine.ErrDevice is counted as a fault and, under fallback "soft", redone
 // in software; under "fail" it answers CKR_DEVICE_ERROR. Each signature is
-// accounted for and logged like an RSA private operation (Guard.Done:
-// key_bits is the order's bit length, device_time and cycles the engine's
+// accounted for and logged by the guard like an RSA private operation
+// (key_bits is the order's bit length, device_time and cycles the engine's
 // reported cost of k·G). There is no per-size known-answer test as for RSA
 // keys: every signature is verified before release, key generation
 // compares the engine's d·G with the software one, and the engine's own
@@ -48,7 +48,7 @@ package token
 // # Hot path
 //
 // The private key is checked and its public point computed once per
-// object snapshot (preparedECPrivate, like RSA keys); engine/ecdsa builds
+// object snapshot (preparedECPrivate, like RSA keys); engine/alg/ecdsa builds
 // the point's comb table at the first signature. A public key object keeps
 // its checked point, with a comb table from its second verification. A
 // signature allocates its output, what the engine returns and the cost
@@ -57,10 +57,9 @@ package token
 import (
 	"bytes"
 	"crypto"
-	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/ecdsa"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -138,19 +137,11 @@ func (m *ecdsaMech) checkKey(op *operation) error {
 // mechanisms) with the operation's private key.
 func (m *ecdsaMech) sign(op *operation, hash []byte) (sig []byte, err error) {
 	s := op.slot
-	start := time.Now()
-	var cost engine.Cost
-	bits := 0
-	defer func() { s.guard.Done(opNames[op.kind], bits, cost, time.Since(start), err) }()
 	k, err := s.preparedECPrivate(op.key)
 	if err != nil {
 		return nil, err
 	}
-	bits = k.curve.OrderBits()
-	cost, err = k.route.Run(bg, func(e engine.ECEngine) error {
-		sig, err = k.key.Sign(bg, e, hash, nil)
-		return err
-	})
+	sig, _, err = k.route.Sign(bg, k.key, hash, nil)
 	if err != nil {
 		return nil, s.engineErr("ECDSA sign", err)
 	}

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/modexp-token/modexp-token/engine/dh"
-	"github.com/modexp-token/modexp-token/engine/dsa"
+	"github.com/modexp-token/modexp-token/engine/alg/dh"
+	"github.com/modexp-token/modexp-token/engine/alg/dsa"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 

@@ -17,7 +17,7 @@ import (
 	"fmt"
 	"math/big"
 
-	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/engine/alg/rsa"
 	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/rsapad"
 )

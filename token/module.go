@@ -92,7 +92,7 @@
 // sessions end. What is not: values dropped at logout, C_DestroyObject or
 // C_SetAttributeValue are left to the garbage collector, not zeroed,
 // because an operation of another session may still be reading that
-// snapshot; the engine's prepared key (engine/rsa's big.Int and limb
+// snapshot; the engine's prepared key (engine/alg/rsa's big.Int and limb
 // copies) is dropped, not zeroed; PINs arrive as views of the caller's C
 // memory and are not kept (the keystore derives from them and forgets).
 package token
@@ -105,13 +105,11 @@ import (
 	"log/slog"
 	"os"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/soft"
 	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/config"
 )
@@ -200,10 +198,16 @@ func Load(cfg *config.Config) (m *Module, err error) {
 		m.slots = append(m.slots, s)
 		m.slotByID[s.id] = s
 	}
-	ki := soft.Kernels()
-	m.log.Info("module loaded", "config", cfg.Source, "slots", len(m.slots),
-		"kernel", ki.Name, "kernel_requested", ki.Requested, "cpu", strings.Join(ki.CPU, " "))
-	for _, n := range ki.Notes {
+	attrs := []any{"config", cfg.Source, "slots", len(m.slots)}
+	var notes []string
+	if e, err := m.softEngine(); err == nil { // the kernel it runs on
+		if d, ok := engine.As[engine.Describer](e); ok {
+			more, n := d.Describe()
+			attrs, notes = append(attrs, more...), n
+		}
+	}
+	m.log.Info("module loaded", attrs...)
+	for _, n := range notes {
 		m.log.Warn("software engine kernel", "note", n)
 	}
 	return m, nil

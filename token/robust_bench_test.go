@@ -1,6 +1,6 @@
 package token
 
-// A token with many objects (MODEXP_BENCH_OBJECTS, default 100,000): what
+// A token with many objects (-large.objects, default 100,000): what
 // opening it, finding a key by CKA_ID, listing by class and noticing
 // another process's change cost through Module. The objects are written
 // straight through the keystore in batches (PutObjects), as copies of one
@@ -11,7 +11,7 @@ package token
 
 import (
 	"encoding/binary"
-	"os"
+	"flag"
 	"strconv"
 	"testing"
 	"time"
@@ -21,15 +21,14 @@ import (
 	"github.com/modexp-token/modexp-token/token/config"
 )
 
+// benchObjectsFlag is the size of BenchmarkLargeToken's token.
+var benchObjectsFlag = flag.Int("large.objects", 100000, "BenchmarkLargeToken: objects in the token")
+
 func benchObjects(b *testing.B) int {
-	if s := os.Getenv("MODEXP_BENCH_OBJECTS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			b.Fatalf("MODEXP_BENCH_OBJECTS=%q", s)
-		}
-		return n
+	if *benchObjectsFlag < 1 {
+		b.Fatalf("-large.objects=%d: at least 1", *benchObjectsFlag)
 	}
-	return 100000
+	return *benchObjectsFlag
 }
 
 // largeToken makes a token with n public key objects (CKA_ID = 8-byte
@@ -93,7 +92,7 @@ func largeToken(b *testing.B, n int) *config.Config {
 	return cfg
 }
 
-// BenchmarkLargeToken reports, for a token of MODEXP_BENCH_OBJECTS objects:
+// BenchmarkLargeToken reports, for a token of -large.objects objects:
 //
 //	open         Load + C_OpenSession + the first C_FindObjectsInit (loads every object)
 //	find-by-id   C_FindObjectsInit(CKA_ID) .. C_FindObjectsFinal on a loaded cache

@@ -1,7 +1,7 @@
 package token
 
 // RSA keys (CKK_RSA): the key type (schemas, the completion and checks of
-// imported keys), the engine/rsa form of a key object, its preparation on
+// imported keys), the engine/alg/rsa form of a key object, its preparation on
 // the slot's guard, and the private and public operations the RSA
 // mechanisms (sign.go, crypt.go) run.
 
@@ -12,11 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"time"
 
-	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/alg/rsa"
 	"github.com/modexp-token/modexp-token/engine/guard"
-	"github.com/modexp-token/modexp-token/engine/rsa"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -25,7 +23,7 @@ import (
 const (
 	rsaImportMinBits = 512
 	rsaImportMaxBits = 16384
-	rsaMaxExponent   = 1<<31 - 1 // public exponents are ints in engine/rsa and crypto/rsa
+	rsaMaxExponent   = 1<<31 - 1 // public exponents are ints in engine/alg/rsa and crypto/rsa
 )
 
 func init() {
@@ -158,7 +156,7 @@ func completeRSAPrivate(a attrMap) error {
 		a[ck.CKA_PUBLIC_EXPONENT] = inv.Bytes()
 	}
 	// The checks (d·e ≡ 1 mod p−1 and q−1, q invertible mod p) and the CRT
-	// values in constant time (engine/rsa: crypto/rsa's bigmod).
+	// values in constant time (engine/alg/rsa: crypto/rsa's bigmod).
 	dp, dq, qinv, err := rsa.CRTValues(&rsa.PrivateKey{N: n, E: e, D: d, P: p, Q: q})
 	if err != nil {
 		return inconsistent("private exponent does not invert the public exponent, or the primes do not fit: " + err.Error())
@@ -226,7 +224,7 @@ func factorRSA(n *big.Int, e int, d *big.Int) (*big.Int, *big.Int) {
 	return nil, nil
 }
 
-// rsaPrivateKey returns the engine/rsa form of an RSA private key object.
+// rsaPrivateKey returns the engine/alg/rsa form of an RSA private key object.
 func (o *object) rsaPrivateKey() (*rsa.PrivateKey, error) {
 	a := o.attrs
 	d, ok := bigAttr(a, ck.CKA_PRIVATE_EXPONENT)
@@ -273,7 +271,7 @@ func (s *slot) preparedRSA(o *object) (*guard.RSAKey, error) {
 	k, err := s.guard.RSAKey(priv) // after the known-answer test at the key's size
 	if err != nil {
 		if errors.Is(err, rsa.ErrInvalidKey) {
-			s.log.Error("stored key rejected by engine/rsa", "object", o.handle, "err", err)
+			s.log.Error("stored key rejected by engine/alg/rsa", "object", o.handle, "err", err)
 			return nil, fmt.Errorf("token: prepare key: %w: %w", ck.CKR_KEY_TYPE_INCONSISTENT, err)
 		}
 		return nil, s.engineErr("prepare key", err)
@@ -283,16 +281,13 @@ func (s *slot) preparedRSA(o *object) (*guard.RSAKey, error) {
 }
 
 // rsaPrivate runs the private operation on the slot's engines (through
-// engine/guard and engine/rsa, which checks the result before release).
-func (op *operation) rsaPrivate(c []byte) (out []byte, err error) {
-	start := time.Now()
-	var cost engine.Cost
-	defer func() { op.slot.guard.Done(opNames[op.kind], op.keyBits(), cost, time.Since(start), err) }()
+// engine/guard and engine/alg/rsa, which checks the result before release).
+func (op *operation) rsaPrivate(c []byte) ([]byte, error) {
 	k, err := op.slot.preparedRSA(op.key)
 	if err != nil {
 		return nil, err
 	}
-	out, cost, err = k.Private(bg, c)
+	out, _, err := k.Private(bg, c)
 	if err != nil {
 		return nil, op.slot.engineErr(opNames[op.kind], err)
 	}

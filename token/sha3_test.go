@@ -13,8 +13,8 @@ import (
 	"math/big"
 	"testing"
 
-	"github.com/modexp-token/modexp-token/engine/ecdsa/ecdsatest"
-	"github.com/modexp-token/modexp-token/internal/wycheproof"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa/ecdsatest"
+	"github.com/modexp-token/modexp-token/test/vectors/wycheproof"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -117,7 +117,7 @@ func TestSHA3Signatures(t *testing.T) {
 
 // TestWycheproofSHA3 runs Wycheproof's SHA-3 signature vectors through
 // C_Verify: RSA PKCS#1 v1.5 (CKM_SHA3_*_RSA_PKCS) and ECDSA
-// (CKM_ECDSA_SHA3_*, engine/ecdsa/testdata through ecdsatest; the DER
+// (CKM_ECDSA_SHA3_*, engine/alg/ecdsa/testdata through ecdsatest; the DER
 // signatures converted to r‖s by Vector.RS, those that are not strict DER
 // counted as refused: a PKCS#11 client cannot send them; C_Verify must
 // refuse every other invalid case).

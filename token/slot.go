@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/alg/rsa"
 	"github.com/modexp-token/modexp-token/engine/guard"
-	"github.com/modexp-token/modexp-token/engine/rsa"
 	"github.com/modexp-token/modexp-token/keystore"
 	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/config"
@@ -324,7 +324,7 @@ func (s *slot) storeErr(what string, err error) error {
 	return fmt.Errorf("token: %s: %w: %w", what, code, err)
 }
 
-// engineErr maps an engine or engine/rsa error of a private operation.
+// engineErr maps an engine or engine/alg/rsa error of a private operation.
 func (s *slot) engineErr(what string, err error) error {
 	var code ck.Error
 	switch {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modexp-token/modexp-token/internal/etcdtest"
+	"github.com/modexp-token/modexp-token/keystore/etcdtest"
 )
 
 // TestBackupRestoreEtcd: a backup of a file token restores into an empty

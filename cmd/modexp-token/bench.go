@@ -20,8 +20,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/alg/rsa"
 	"github.com/modexp-token/modexp-token/engine/guard"
-	"github.com/modexp-token/modexp-token/engine/rsa"
 )
 
 func benchCmd() *cobra.Command {

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/modexp-token/modexp-token/cmd/modexp-token/report"
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/chip/report"
-	"github.com/modexp-token/modexp-token/engine/soft"
+	"github.com/modexp-token/modexp-token/engine/backend/soft"
 )
 
 func engineCmd() *cobra.Command {

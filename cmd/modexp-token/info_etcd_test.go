@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modexp-token/modexp-token/internal/etcdtest"
+	"github.com/modexp-token/modexp-token/keystore/etcdtest"
 )
 
 // TestInfoDeadEtcdSlot: info beside a working file slot names why an etcd

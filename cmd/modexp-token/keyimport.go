@@ -6,7 +6,7 @@ package main
 // nor DSA and DH private keys, so the PKCS#8 and SEC 1 envelopes are read
 // here; RSA's inner key is crypto/x509's. A public value missing from the
 // file (DSA and DH y, an EC point) is computed in constant time in the
-// private value (engine/dsa, engine/dh, engine/ec).
+// private value (engine/alg/dsa, engine/alg/dh, engine/arith/ec).
 
 import (
 	"crypto/ed25519"
@@ -16,9 +16,9 @@ import (
 	"fmt"
 	"math/big"
 
-	"github.com/modexp-token/modexp-token/engine/dh"
-	"github.com/modexp-token/modexp-token/engine/dsa"
-	"github.com/modexp-token/modexp-token/engine/ec"
+	"github.com/modexp-token/modexp-token/engine/alg/dh"
+	"github.com/modexp-token/modexp-token/engine/alg/dsa"
+	"github.com/modexp-token/modexp-token/engine/arith/ec"
 	"github.com/modexp-token/modexp-token/token"
 	"github.com/modexp-token/modexp-token/token/ck"
 )

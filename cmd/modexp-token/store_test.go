@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modexp-token/modexp-token/internal/etcdtest"
+	"github.com/modexp-token/modexp-token/keystore/etcdtest"
 )
 
 // cliSlot are the settings of every slot of the CLI's etcd tests: cheap

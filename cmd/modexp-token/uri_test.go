@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modexp-token/modexp-token/engine/soft"
+	"github.com/modexp-token/modexp-token/engine/backend/soft"
 )
 
 func TestURIRoundTrip(t *testing.T) {

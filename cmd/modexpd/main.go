@@ -39,12 +39,12 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/cmd/internal/version"
+	"github.com/modexp-token/modexp-token/cmd/modexpd/server"
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/device/server"
-	"github.com/modexp-token/modexp-token/engine/device/wire"
+	"github.com/modexp-token/modexp-token/engine/backend/device/wire"
 
-	_ "github.com/modexp-token/modexp-token/engine/chip"
-	_ "github.com/modexp-token/modexp-token/engine/soft"
+	_ "github.com/modexp-token/modexp-token/engine/backend/chip"
+	_ "github.com/modexp-token/modexp-token/engine/backend/soft"
 )
 
 func main() {

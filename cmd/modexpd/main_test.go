@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	_ "github.com/modexp-token/modexp-token/engine/device"
+	_ "github.com/modexp-token/modexp-token/engine/backend/device"
 )
 
 // buildDaemon builds the real binary once per test.

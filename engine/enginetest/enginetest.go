@@ -6,7 +6,7 @@
 // n−1; exponent 0, 1, 2, 65537, full-length and zero-padded) for moduli of
 // 512 to 4096 bits within the engine's limits, in public and secret mode;
 // the refusal of invalid moduli and of operands beyond the limits;
-// concurrent use; and the RSA private operation through engine/rsa, cross-
+// concurrent use; and the RSA private operation through engine/alg/rsa, cross-
 // checked with crypto/rsa. Engines that multiply curve points are checked
 // by runEC.
 //
@@ -35,8 +35,8 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/internal/randop"
-	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/engine/alg/rsa"
+	"github.com/modexp-token/modexp-token/engine/arith/randop"
 )
 
 // Options limit what the suite does, for slow engines.
@@ -52,7 +52,7 @@ type Options struct {
 	Short bool
 	// SkipConcurrency skips the concurrent-use test.
 	SkipConcurrency bool
-	// SkipRSA skips the RSA private operation through engine/rsa.
+	// SkipRSA skips the RSA private operation through engine/alg/rsa.
 	SkipRSA bool
 	// SkipKeyGen skips rsa.GenerateKey on the engine.
 	SkipKeyGen bool
@@ -135,7 +135,7 @@ type suite struct {
 
 func (s *suite) rng(salt uint64) *mrand.Rand { return mrand.New(mrand.NewPCG(s.seed, salt)) }
 
-// The suite's random operands (engine/internal/randop).
+// The suite's random operands (engine/arith/randop).
 var (
 	randBits    = randop.Bits
 	randModulus = randop.Odd
@@ -405,7 +405,7 @@ func (s *suite) testGenerateKey(t *testing.T) {
 // that an engine without ECEngine announces no curves.
 func runEC(t *testing.T, e engine.Engine, _ Options) {
 	if _, ok := engine.As[engine.ECEngine](e); ok {
-		t.Skip("ECEngine conformance checks are added by the ECDSA issue (engine/ecdsa scalar multiplication)")
+		t.Skip("ECEngine conformance checks are added by the ECDSA issue (engine/alg/ecdsa scalar multiplication)")
 	}
 	if c := e.Info().Curves; len(c) != 0 {
 		t.Fatalf("Info().Curves = %v, but the engine does not implement engine.ECEngine", c)

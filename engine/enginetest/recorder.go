@@ -10,7 +10,7 @@ import (
 )
 
 // Recorder wraps an engine for the tests of the algorithms above it
-// (engine/dsa, engine/dh): it records the secret exponents it is given and
+// (engine/alg/dsa, engine/alg/dh): it records the secret exponents it is given and
 // corrupts its results by Mode. Only Exp and ExpVarTime are wrapped: the
 // wrapped engine's optional interfaces (ExpPair...) are hidden, so that no
 // exponentiation bypasses the faults; a test adds them on its own type.

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/dh"
-	"github.com/modexp-token/modexp-token/engine/dsa"
+	"github.com/modexp-token/modexp-token/engine/alg/dh"
+	"github.com/modexp-token/modexp-token/engine/alg/dsa"
 )
 
 // ExpRoute is how a guard runs modular exponentiations of one modulus
@@ -78,16 +79,19 @@ func (rt ExpRoute) keyEngines() (primary, fallback engine.Engine, err error) {
 type DSAKey struct{ keys[*dsa.Key] }
 
 // DSAKey checks and prepares the DSA private value x of params on the
-// route's engines (errors: dsa.NewKey's).
+// route's engines (errors: dsa.NewKey's, or the route's known-answer
+// test's). A refusal is accounted as a failed operation, like RSAKey's.
 func (rt ExpRoute) DSAKey(params *dsa.Parameters, x []byte) (*DSAKey, error) {
+	const op = "dsa sign"
+	start := time.Now()
 	primary, fallback, err := rt.keyEngines()
 	if err != nil {
-		return nil, err
+		return nil, rt.g.refused(op, rt.bits, start, err)
 	}
 	k, err := dsa.NewKey(primary, params, x)
-	ks, err := newKeys(rt.g, k, err, fallback)
+	ks, err := newKeys(rt.g, op, rt.bits, k, err, fallback)
 	if err != nil {
-		return nil, err
+		return nil, rt.g.refused(op, rt.bits, start, err)
 	}
 	return &DSAKey{ks}, nil
 }
@@ -105,16 +109,19 @@ func (k *DSAKey) Sign(ctx context.Context, hash []byte, rnd io.Reader) ([]byte, 
 type DHKey struct{ keys[*dh.Key] }
 
 // DHKey checks and prepares the DH private value x of group on the
-// route's engines (errors: dh.NewKey's).
+// route's engines (errors: dh.NewKey's, or the route's known-answer
+// test's). A refusal is accounted as a failed operation, like RSAKey's.
 func (rt ExpRoute) DHKey(group *dh.Group, x []byte, opts dh.Options) (*DHKey, error) {
+	const op = "dh derive"
+	start := time.Now()
 	primary, fallback, err := rt.keyEngines()
 	if err != nil {
-		return nil, err
+		return nil, rt.g.refused(op, rt.bits, start, err)
 	}
 	k, err := dh.NewKey(primary, group, x, opts)
-	ks, err := newKeys(rt.g, k, err, fallback)
+	ks, err := newKeys(rt.g, op, rt.bits, k, err, fallback)
 	if err != nil {
-		return nil, err
+		return nil, rt.g.refused(op, rt.bits, start, err)
 	}
 	return &DHKey{ks}, nil
 }

@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/dh"
-	"github.com/modexp-token/modexp-token/engine/dh/dhtest"
-	"github.com/modexp-token/modexp-token/engine/dsa"
-	"github.com/modexp-token/modexp-token/engine/ecdsa"
-	"github.com/modexp-token/modexp-token/engine/ecdsa/ecdsatest"
+	"github.com/modexp-token/modexp-token/engine/alg/dh"
+	"github.com/modexp-token/modexp-token/engine/alg/dh/dhtest"
+	"github.com/modexp-token/modexp-token/engine/alg/dsa"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa/ecdsatest"
+	"github.com/modexp-token/modexp-token/engine/arith/ec"
+	"github.com/modexp-token/modexp-token/engine/backend/soft"
 	"github.com/modexp-token/modexp-token/engine/guard"
-	"github.com/modexp-token/modexp-token/engine/soft"
 )
 
 // faulty is the software engine with one bit of every secret result
@@ -75,7 +76,20 @@ func (f *faulty) ScalarMult(ctx context.Context, curve string, k, px, py []byte)
 
 var _ engine.ECEngine = (*faulty)(nil)
 
-// TestOneFallbackPath: for RSA, DSA, DH and ECDSA alike, a primary that
+// p256 returns the preparation of the ECDSA and ECDH cases: the P-256
+// route into *rt, through the curve's known-answer test.
+func p256(t *testing.T, g *guard.Guard, rt *guard.ECRoute) func() error {
+	return func() error {
+		var ok bool
+		if *rt, ok = g.EC("P-256"); !ok {
+			t.Fatal("no route")
+		}
+		_, err := rt.Run(context.Background(), func(engine.ECEngine) error { return nil }) // the curve's test
+		return err
+	}
+}
+
+// TestOneFallbackPath: for RSA, DSA, DH, ECDSA and ECDH alike, a primary that
 // passed its known-answer tests and then gets every result wrong releases
 // nothing; with the software engine behind
 // it each operation is redone there (right results), and each fault is
@@ -195,28 +209,49 @@ func TestOneFallbackPath(t *testing.T) {
 		}},
 		{"ECDSA", func(t *testing.T, g *guard.Guard) (func() error, func() error) {
 			var rt guard.ECRoute
-			return func() error {
-					var ok bool
-					if rt, ok = g.EC("P-256"); !ok {
-						t.Fatal("no route")
+			return p256(t, g, &rt), func() error {
+				sig, _, err := rt.Sign(ctx, ecKey, hash[:], nil)
+				if err != nil {
+					if sig != nil {
+						t.Fatal("signature released with an error")
 					}
-					_, err := rt.Run(ctx, func(engine.ECEngine) error { return nil }) // the curve's test
 					return err
-				}, func() error {
-					var sig []byte
-					_, err := rt.Run(ctx, func(e engine.ECEngine) (err error) {
-						sig, err = ecKey.Sign(ctx, e, hash[:], nil)
-						return err
-					})
-					if err != nil {
-						return err
-					}
-					x, y := ecKey.Public()
-					if err := ecdsatest.Verify("P-256", x, y, hash[:], sig); err != nil {
-						t.Fatalf("a wrong ECDSA signature was released: %v", err)
-					}
-					return nil
 				}
+				x, y := ecKey.Public()
+				if err := ecdsatest.Verify("P-256", x, y, hash[:], sig); err != nil {
+					t.Fatalf("a wrong ECDSA signature was released: %v", err)
+				}
+				return nil
+			}
+		}},
+		{"ECDH", func(t *testing.T, g *guard.Guard) (func() error, func() error) {
+			var rt guard.ECRoute
+			c, err := ec.CurveByName("P-256")
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := bytes.Repeat([]byte{7}, 32)
+			qx, qy, err := c.ScalarBaseMult(bytes.Repeat([]byte{9}, 32))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _, err := c.ScalarMult(d, qx, qy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p256(t, g, &rt), func() error {
+				z, _, err := rt.Shared(ctx, c, d, qx, qy)
+				if err != nil {
+					if z != nil {
+						t.Fatal("secret released with an error")
+					}
+					return err
+				}
+				if !bytes.Equal(z, want) {
+					t.Fatal("a wrong ECDH secret was released")
+				}
+				return nil
+			}
 		}},
 	}
 	for _, alg := range algs {
@@ -241,7 +276,7 @@ func TestOneFallbackPath(t *testing.T) {
 					t.Fatalf("%s: status %+v after the known-answer test on a healthy engine", c.name, st)
 				}
 				primary.healed.Store(false)
-				before, calls := g.Status().Faults, primary.calls.Load()
+				before, ops, calls := g.Status().Faults, g.Status().Ops, primary.calls.Load()
 				for i := range 3 {
 					err := do()
 					if c.name == "fallback" {
@@ -254,6 +289,9 @@ func TestOneFallbackPath(t *testing.T) {
 				}
 				if st := g.Status(); st.Faults-before != 3 {
 					t.Fatalf("%s: %d faults counted for 3 faulty operations (status %+v)", c.name, st.Faults-before, st)
+				}
+				if st := g.Status(); st.Ops-ops != 3 {
+					t.Fatalf("%s: %d operations accounted for 3 (status %+v)", c.name, st.Ops-ops, st)
 				}
 				if primary.calls.Load() == calls {
 					t.Fatalf("%s: the primary was not asked", c.name)

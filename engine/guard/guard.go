@@ -8,7 +8,7 @@
 //     "soft" in the configuration), an operation the primary fails or gets
 //     wrong is redone on the software engine; without one it fails with an
 //     error wrapping [engine.ErrDevice]. A wrong result is never released:
-//     engine/rsa, engine/ecdsa, engine/dsa and engine/dh check every result
+//     engine/alg/rsa, engine/alg/ecdsa, engine/alg/dsa and engine/alg/dh check every result
 //     before release, and report a wrong one as engine.ErrDevice. The
 //     fallback is one path for every algorithm: the guard hands out keys
 //     prepared on both engines ([RSAKey], [DSAKey], [DHKey]; rsa.Key.On and
@@ -35,10 +35,12 @@
 //     while RSA keys stay on the primary (every result is checked, and
 //     redone in software if wrong). Passed tests are remembered for the
 //     guard's life ([Status].KATs).
-//   - Fault accounting ([Guard.Done], [Guard.Status]): every
+//   - Fault accounting ([Guard.Status]): every
 //     wrong result and device failure is counted and logged; every private
 //     operation is counted, and logged at debug level with its cost
-//     (engine.Cost: simulated device time, cycles, energy) and wall time.
+//     (engine.Cost: simulated device time, cycles, energy) and wall time,
+//     by the guard itself: the keys' operations and [ECRoute.Sign] and
+//     [ECRoute.Shared] time and record what they run.
 //   - Routes: which engine serves an EC curve ([Guard.EC]) or a modulus size
 //     ([Guard.ExpEngines]), given what the primary can do (its Info) and
 //     whether the software engine stands behind it.
@@ -53,7 +55,7 @@
 //
 // The guard knows engines only through package engine: which
 // implementations exist is the business of the programs (cgo/, cmd/), which
-// import engine/all.
+// import engine/backend/all.
 package guard
 
 import (
@@ -68,8 +70,8 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/pool"
-	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/engine/alg/rsa"
+	"github.com/modexp-token/modexp-token/engine/backend/pool"
 )
 
 // Time limits of the engine checks.
@@ -88,7 +90,7 @@ type Options struct {
 	// Fallback puts the software engine behind the primary (fallback
 	// "soft"). Without it, a failing primary fails the operation.
 	Fallback bool
-	// ExponentBlinding is RSA exponent blinding (engine/rsa).
+	// ExponentBlinding is RSA exponent blinding (engine/alg/rsa).
 	ExponentBlinding bool
 	// BlindingDefault says ExponentBlinding is the default, not configured:
 	// a key size whose blinded exponents the primary refuses then runs
@@ -178,10 +180,12 @@ func (g *Guard) fault(err error) {
 	g.log.Warn("engine fault detected", "engine", g.name(), "faults", n, "fallback", g.fallback != nil, "err", err)
 }
 
-// Done accounts for one private operation: op names it, bits is the key
-// size, cost what the engine reported, err its outcome (an error wrapping
-// engine.ErrDevice or rsa.ErrFault counts as a device error).
-func (g *Guard) Done(op string, bits int, cost engine.Cost, wall time.Duration, err error) {
+// done accounts for one private operation, the one place that does (the
+// keys' do, ECRoute.Sign and ECRoute.Shared call it): op names it, bits is
+// the key size, cost what the engine reported, wall its time, err its
+// outcome (an error wrapping engine.ErrDevice or rsa.ErrFault counts as a
+// device error).
+func (g *Guard) done(op string, bits int, cost engine.Cost, wall time.Duration, err error) {
 	g.ops.Add(1)
 	if err != nil && (errors.Is(err, engine.ErrDevice) || errors.Is(err, rsa.ErrFault)) {
 		g.deviceErrors.Add(1)

@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	_ "github.com/modexp-token/modexp-token/engine/chip"
-	"github.com/modexp-token/modexp-token/engine/ec"
-	"github.com/modexp-token/modexp-token/engine/ecdsa"
-	"github.com/modexp-token/modexp-token/engine/ecdsa/ecdsatest"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa/ecdsatest"
+	"github.com/modexp-token/modexp-token/engine/alg/rsa"
+	"github.com/modexp-token/modexp-token/engine/arith/ec"
+	_ "github.com/modexp-token/modexp-token/engine/backend/chip"
+	"github.com/modexp-token/modexp-token/engine/backend/soft"
 	"github.com/modexp-token/modexp-token/engine/guard"
-	"github.com/modexp-token/modexp-token/engine/rsa"
-	"github.com/modexp-token/modexp-token/engine/soft"
-	"github.com/modexp-token/modexp-token/internal/testkeys"
+	"github.com/modexp-token/modexp-token/test/vectors/testkeys"
 )
 
 func open(t *testing.T, spec string) engine.Engine {
@@ -234,9 +234,9 @@ func TestExpRoutes(t *testing.T) {
 // TestDone counts operations and device errors.
 func TestDone(t *testing.T) {
 	g := guard.New(soft.New(), guard.Options{})
-	g.Done("sign", 2048, engine.Cost{}, time.Millisecond, nil)
-	g.Done("sign", 2048, engine.Cost{}, time.Millisecond, errors.Join(errors.New("x"), rsa.ErrFault))
-	g.Done("sign", 2048, engine.Cost{}, time.Millisecond, errors.New("other"))
+	guard.Done(g, "sign", 2048, engine.Cost{}, time.Millisecond, nil)
+	guard.Done(g, "sign", 2048, engine.Cost{}, time.Millisecond, errors.Join(errors.New("x"), rsa.ErrFault))
+	guard.Done(g, "sign", 2048, engine.Cost{}, time.Millisecond, errors.New("other"))
 	if st := g.Status(); st.Ops != 3 || st.DeviceErrors != 1 {
 		t.Fatalf("status %+v", st)
 	}

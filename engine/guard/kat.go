@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/ec"
-	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/engine/alg/rsa"
+	"github.com/modexp-token/modexp-token/engine/arith/ec"
 )
 
 // Known-answer tests (KATs). Each engine path of a guard runs one before

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/ec"
-	"github.com/modexp-token/modexp-token/engine/soft"
+	"github.com/modexp-token/modexp-token/engine/arith/ec"
+	"github.com/modexp-token/modexp-token/engine/backend/soft"
 )
 
 var update = flag.Bool("update", false, "rewrite kat_answers.go from the reference computation")

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/ec"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdh"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa"
+	"github.com/modexp-token/modexp-token/engine/arith/ec"
 )
 
 // ECRoute is how a guard runs operations on one curve: the engine that
@@ -34,7 +38,7 @@ func (rt ECRoute) Software(e engine.ECEngine) bool {
 // Run runs op on the primary, adding up the costs it reports; when op's
 // error wraps engine.ErrDevice (a failure, or a result its checks found
 // wrong) the fault is counted and op runs again on the fallback, if any.
-// op must check what the engine returns (engine/ecdsa does) and must not
+// op must check what the engine returns (engine/alg/ecdsa does) and must not
 // release anything before it returns nil. Run returns the primary's cost.
 //
 // The first Run of a curve runs the curve's known-answer test on the
@@ -58,11 +62,45 @@ func (rt ECRoute) Run(ctx context.Context, op func(e engine.ECEngine) error) (en
 	return m.cost, err
 }
 
+// Sign is [ecdsa.PrivateKey.Sign] through the route ([ECRoute.Run]): on
+// the primary, every signature verified before release; a fault is
+// counted and the signature made again on the fallback with a fresh
+// nonce. The operation is accounted ([Guard.Status], the debug record).
+func (rt ECRoute) Sign(ctx context.Context, key *ecdsa.PrivateKey, hash []byte, rnd io.Reader) (sig []byte, cost engine.Cost, err error) {
+	start := time.Now()
+	cost, err = rt.Run(ctx, func(e engine.ECEngine) error {
+		sig, err = key.Sign(ctx, e, hash, rnd)
+		return err
+	})
+	rt.g.done("ecdsa sign", key.Curve().OrderBits(), cost, time.Since(start), err)
+	if err != nil {
+		return nil, cost, err
+	}
+	return sig, cost, nil
+}
+
+// Shared is [ecdh.Shared] through the route: Z = x(d·Q) on the primary,
+// checked (and, off the software engine, compared with the software
+// result) before release; a fault is counted and the agreement redone on
+// the fallback. The operation is accounted like [ECRoute.Sign].
+func (rt ECRoute) Shared(ctx context.Context, c *ec.Curve, d, qx, qy []byte) (z []byte, cost engine.Cost, err error) {
+	start := time.Now()
+	cost, err = rt.Run(ctx, func(e engine.ECEngine) error {
+		z, err = ecdh.Shared(ctx, e, c, d, qx, qy, !rt.Software(e))
+		return err
+	})
+	rt.g.done("ecdh derive", c.OrderBits(), cost, time.Since(start), err)
+	if err != nil {
+		return nil, cost, err
+	}
+	return z, cost, nil
+}
+
 // run is the one fallback of the guard, for every algorithm: op on the
 // primary (an engine, or a key prepared on it); on an error wrapping
 // engine.ErrDevice (a device failure, or a result the algorithm's check
 // before release found wrong: rsa.ErrFault, dsa.ErrFault, dh.ErrFault and
-// engine/ecdsa's all wrap it) the fault is counted once (Guard.fault),
+// engine/alg/ecdsa's all wrap it) the fault is counted once (Guard.fault),
 // then op runs on the fallback (when not the zero E). op must release
 // nothing unless it returns nil; each run of op draws its own blinding and
 // nonces. A fallback that fails too gives an error wrapping both errors.
@@ -82,7 +120,7 @@ func run[E comparable](g *Guard, primary, fallback E, op func(E) error) error {
 	return nil
 }
 
-// preparedKey is a key of engine/rsa, engine/dsa or engine/dh: prepared
+// preparedKey is a key of engine/alg/rsa, engine/alg/dsa or engine/alg/dh: prepared
 // for one engine, and for another by On.
 type preparedKey[K any] interface {
 	comparable
@@ -93,15 +131,18 @@ type preparedKey[K any] interface {
 // and, when there is one, on the fallback (the same key, by On).
 type keys[K preparedKey[K]] struct {
 	g                 *Guard
-	primary, fallback K // fallback: the zero K without one
+	primary, fallback K      // fallback: the zero K without one
+	op                string // what its operation is called in the accounts
+	bits              int    // the key's size, for the accounts
 }
 
-// newKeys prepares k, made on the primary, on the fallback too (if any).
-func newKeys[K preparedKey[K]](g *Guard, k K, err error, fallback engine.Engine) (keys[K], error) {
+// newKeys prepares k, made on the primary, on the fallback too (if any);
+// op and bits name its operations in the accounts (Guard.done).
+func newKeys[K preparedKey[K]](g *Guard, op string, bits int, k K, err error, fallback engine.Engine) (keys[K], error) {
 	if err != nil {
 		return keys[K]{}, err
 	}
-	ks := keys[K]{g: g, primary: k}
+	ks := keys[K]{g: g, primary: k, op: op, bits: bits}
 	if fallback != nil {
 		if ks.fallback, err = k.On(fallback); err != nil {
 			return keys[K]{}, fmt.Errorf("guard: key on the fallback engine: %w", err)
@@ -110,20 +151,29 @@ func newKeys[K preparedKey[K]](g *Guard, k K, err error, fallback engine.Engine)
 	return ks, nil
 }
 
+// refused accounts for a key that could not be prepared on the way to its
+// first operation (the operation was attempted and failed) and returns err.
+func (g *Guard) refused(op string, bits int, start time.Time, err error) error {
+	g.done(op, bits, engine.Cost{}, time.Since(start), err)
+	return err
+}
+
 // do runs op through run: on the primary's key, and on the fallback's
-// after a fault. The cost is that of both attempts; with an error there
-// is no output, whatever op returned.
+// after a fault, and accounts for it (Guard.done). The cost is that of
+// both attempts; with an error there is no output, whatever op returned.
 func (ks keys[K]) do(op func(K) ([]byte, engine.Cost, error)) ([]byte, engine.Cost, error) {
 	var (
 		out  []byte
 		cost engine.Cost
 	)
+	start := time.Now()
 	err := run(ks.g, ks.primary, ks.fallback, func(k K) error {
 		r, c, err := op(k)
 		cost = cost.Add(c)
 		out = r
 		return err
 	})
+	ks.g.done(ks.op, ks.bits, cost, time.Since(start), err)
 	if err != nil {
 		return nil, cost, err
 	}
@@ -182,7 +232,7 @@ func (g *Guard) ecRoutes() *ecRoutes {
 }
 
 // meter adds up the cost an engine reports for the multiplications of one
-// operation (engine/ecdsa does not return it).
+// operation (engine/alg/ecdsa does not return it).
 type meter struct {
 	engine.ECEngine
 	cost engine.Cost

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/engine/alg/rsa"
 )
 
 // RSAKey is an RSA private key prepared on a guard's engines: on the
@@ -20,16 +21,22 @@ type RSAKey struct{ keys[*rsa.Key] }
 // comment). Errors: the key's own (wrapping rsa.ErrInvalidKey), a size the
 // primary cannot take (wrapping engine.ErrOperandTooLarge or
 // engine.ErrUnsupported), a failed test without fallback (wrapping
-// engine.ErrDevice).
+// engine.ErrDevice). A key is prepared on the way to its first
+// operation, so a refusal is accounted as a failed operation.
 func (g *Guard) RSAKey(priv *rsa.PrivateKey) (*RSAKey, error) {
+	const op = "rsa private"
+	start, bits := time.Now(), 0
+	if priv.N != nil {
+		bits = priv.N.BitLen()
+	}
 	opts, err := g.rsaOptions(priv)
 	if err != nil {
-		return nil, err
+		return nil, g.refused(op, bits, start, err)
 	}
 	k, err := rsa.NewKey(g.primary, priv, opts)
-	ks, err := newKeys(g, k, err, g.fallback)
+	ks, err := newKeys(g, op, bits, k, err, g.fallback)
 	if err != nil {
-		return nil, err
+		return nil, g.refused(op, bits, start, err)
 	}
 	return &RSAKey{ks}, nil
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A token in etcd against a token file (issue 18): one fleet module
 # (build/libmodexp-pkcs11-fleet.so), two slots, one on a token file and one
-# on a one-member etcd (etcd's embeddable server, internal/etcdtest/member,
+# on a one-member etcd (etcd's embeddable server, keystore/etcdtest/member,
 # on free loopback ports, stopped at the end). p11bench (plain C, dlopen)
 # signs from C threads on both slots in alternating rounds, checking every
 # signature, and prints ops/s, etcd/file and ops per CPU-second of each.
@@ -29,7 +29,7 @@ CC=${CC:-cc}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 $CC -O2 -pthread -Wall -Wextra -Werror -o "$OUT/p11bench" "$here/p11bench.c" -ldl
-(cd "$root" && go build -tags modexp_etcd -o "$OUT/member" ./internal/etcdtest/member)
+(cd "$root" && go build -tags modexp_etcd -o "$OUT/member" ./keystore/etcdtest/member)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/modexp-bench-fleet.XXXXXX")
 member=

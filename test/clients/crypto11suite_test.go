@@ -22,6 +22,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io/fs"
 	"math/big"
@@ -278,21 +279,18 @@ func TestCrypto11Suite(t *testing.T) {
 // in the host) and preempt (the default asynchronous preemption, SIGURG).
 // It must finish, every signature must verify, and the child must exit
 // cleanly. Before the stress the child checks crypto11's HMAC against
-// crypto/hmac (crypto11HMAC). MODEXP_STRESS_SECONDS sets the duration (default 3).
+// crypto/hmac (crypto11HMAC). -stress.seconds sets the duration.
 func TestCrypto11InProcessStress(t *testing.T) {
 	if os.Getenv("MODEXP_C11_STRESS_CHILD") == "1" {
 		crypto11StressChild(t)
 		return
 	}
 	env, module := crypto11Tokens(t)
-	secs := os.Getenv("MODEXP_STRESS_SECONDS")
-	if secs == "" {
-		secs = "3"
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", "^TestCrypto11InProcessStress$", "-test.v")
-	cmd.Env = append(env, "MODEXP_C11_STRESS_CHILD=1", "MODEXP_C11_MODULE="+module, "MODEXP_STRESS_SECONDS="+secs, "GOGC=5")
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", "^TestCrypto11InProcessStress$", "-test.v",
+		fmt.Sprintf("-stress.seconds=%d", *stressSeconds))
+	cmd.Env = append(env, "MODEXP_C11_STRESS_CHILD=1", "MODEXP_C11_MODULE="+module, "GOGC=5")
 	b, err := cmd.CombinedOutput()
 	out := string(b)
 	if ctx.Err() != nil {
@@ -308,8 +306,12 @@ func TestCrypto11InProcessStress(t *testing.T) {
 	}
 }
 
+// stressSeconds is how long TestCrypto11InProcessStress runs (the child
+// is given the same flag).
+var stressSeconds = flag.Int("stress.seconds", 3, "TestCrypto11InProcessStress: duration in seconds")
+
 func crypto11StressChild(t *testing.T) {
-	secs, _ := strconv.Atoi(os.Getenv("MODEXP_STRESS_SECONDS"))
+	secs := *stressSeconds
 	ctx, err := crypto11.Configure(&crypto11.Config{Path: os.Getenv("MODEXP_C11_MODULE"), TokenLabel: "token1", Pin: userPIN})
 	if err != nil {
 		t.Fatalf("crypto11.Configure (in-process): %v", err)

@@ -17,7 +17,7 @@ import (
 	"testing"
 
 	"github.com/miekg/pkcs11"
-	"github.com/modexp-token/modexp-token/engine/dh/dhtest"
+	"github.com/modexp-token/modexp-token/engine/alg/dh/dhtest"
 	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
@@ -25,7 +25,7 @@ import (
 const dsaGenID = "d5"
 
 // dsaTestParams are the DSA-2048/256 domain parameters of
-// engine/dsa/testdata/params_2048_256.pem.
+// engine/alg/dsa/testdata/params_2048_256.pem.
 func dsaTestParams(t *testing.T) dsa.Parameters {
 	t.Helper()
 	p, q, g := e2e.DSAParams(t, "params_2048_256.pem")

@@ -3,20 +3,20 @@ package engines
 import (
 	"context"
 	"crypto/rand"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/rsa"
+	"github.com/modexp-token/modexp-token/engine/alg/rsa"
 
-	_ "github.com/modexp-token/modexp-token/engine/all"
+	_ "github.com/modexp-token/modexp-token/engine/backend/all"
 	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 
@@ -116,6 +116,13 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
+// The flags of TestDeviceOverhead and TestDeviceBitflip.
+var (
+	overheadRounds  = flag.Int("overhead.rounds", 7, "TestDeviceOverhead: rounds")
+	overheadProfile = flag.String("overhead.cpuprofile", "", "TestDeviceOverhead: modexpd's CPU profile `FILE`")
+	bitflipSigs     = flag.Int("bitflip.signatures", 10000, "TestDeviceBitflip: signatures (1000 with -short)")
+)
+
 // TestDeviceOverhead measures what BenchmarkRSA2048Sign does, in rounds
 // interleaving the software engine used directly and the device (modexpd
 // backed by the same engine, over a unix socket), and reports medians over
@@ -124,17 +131,14 @@ func median(ds []time.Duration) time.Duration {
 // daemon's. CPU time is what the protocol really adds; wall time on a
 // shared machine also holds other people's load. It asserts only a loose
 // floor on the wall ratio; the figures are in the log.
-// MODEXP_OVERHEAD_ROUNDS overrides the number of rounds;
-// MODEXP_DAEMON_CPUPROFILE=FILE has modexpd write a CPU profile there.
+// -overhead.rounds sets the number of rounds; -overhead.cpuprofile=FILE
+// has modexpd write a CPU profile there.
 func TestDeviceOverhead(t *testing.T) {
 	const perRound = 40
-	rounds := 7
-	if v, err := strconv.Atoi(os.Getenv("MODEXP_OVERHEAD_ROUNDS")); err == nil && v > 0 {
-		rounds = v
-	}
+	rounds := max(1, *overheadRounds)
 	sock := filepath.Join(e2e.SockDir(t), "d.sock")
 	args := []string{"--engine", "soft"}
-	if p := os.Getenv("MODEXP_DAEMON_CPUPROFILE"); p != "" {
+	if p := *overheadProfile; p != "" {
 		args = append(args, "--cpuprofile", p)
 	}
 	d := startDaemon(t, sock, args...)

@@ -2,9 +2,7 @@ package engines
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -34,12 +32,9 @@ func faultyDevice(t *testing.T, fault, fallback string) (*e2e.Daemon, *mod) {
 // request, so about 2% of signatures meet a fault). With fallback "soft"
 // every signature is released and valid; the faults are counted. With
 // fallback "fail" the faulty ones are refused with CKR_DEVICE_ERROR.
-// MODEXP_TEST_SIGNATURES overrides the count.
+// -bitflip.signatures sets the count.
 func TestDeviceBitflip(t *testing.T) {
-	total := 10000
-	if v, err := strconv.Atoi(os.Getenv("MODEXP_TEST_SIGNATURES")); err == nil && v > 0 {
-		total = v
-	}
+	total := max(1, *bitflipSigs)
 	if testing.Short() {
 		total = 1000
 	}
@@ -129,7 +124,7 @@ func TestDeviceBitflip(t *testing.T) {
 }
 
 // TestDeviceZeroAbove: modexpd returns all-zero results for moduli above
-// 512 bits. engine/rsa sends the CRT halves (512 bits for RSA-1024, 1024
+// 512 bits. engine/alg/rsa sends the CRT halves (512 bits for RSA-1024, 1024
 // for RSA-2048), so zero-above:512 spoils RSA-2048 and spares RSA-1024
 // (zero-above:1024 would only hit 4096-bit keys). The device's self-test
 // at slot open fails (its 1024- and 2048-bit KATs), RSA-1024 works, and

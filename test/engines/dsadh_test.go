@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine"
-	"github.com/modexp-token/modexp-token/engine/dh"
-	"github.com/modexp-token/modexp-token/engine/dh/dhtest"
-	"github.com/modexp-token/modexp-token/engine/dsa"
+	"github.com/modexp-token/modexp-token/engine/alg/dh"
+	"github.com/modexp-token/modexp-token/engine/alg/dh/dhtest"
+	"github.com/modexp-token/modexp-token/engine/alg/dsa"
 	"github.com/modexp-token/modexp-token/test/internal/e2e"
 	"github.com/modexp-token/modexp-token/token"
 	"github.com/modexp-token/modexp-token/token/ck"
@@ -27,7 +27,7 @@ func softEngine(t *testing.T) engine.Engine {
 
 func tattr(t uint64, v []byte) token.Attribute { return token.Attribute{Type: t, Value: v} }
 
-// dsaTestParams reads engine/dsa's 1024/160 parameters (made by openssl).
+// dsaTestParams reads engine/alg/dsa's 1024/160 parameters (made by openssl).
 func dsaTestParams(t *testing.T) *dsa.Parameters {
 	t.Helper()
 	p, q, g := e2e.DSAParams(t, "params_1024_160.pem")

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/modexp-token/modexp-token/internal/testkeys"
 	"github.com/modexp-token/modexp-token/test/internal/e2e"
+	"github.com/modexp-token/modexp-token/test/vectors/testkeys"
 	"github.com/modexp-token/modexp-token/token"
 	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/config"
@@ -118,7 +118,7 @@ func (md *mod) status() token.EngineStatus {
 	return st
 }
 
-// testKey is one of the fixed public test keys (internal/testkeys).
+// testKey is one of the fixed public test keys (test/vectors/testkeys).
 func testKey(t testing.TB, bits int) *rsa.PrivateKey {
 	t.Helper()
 	k, err := testkeys.Load(bits)

@@ -113,7 +113,7 @@ func TestPkcs11ToolChips(t *testing.T) {
 	tl := newTool(t)
 	tl.run("--login", "--pin", userPIN, "--keypairgen", "--key-type", "rsa:1024", "--id", "10", "--label", "k1024")
 	tl.run("--login", "--pin", userPIN, "--keypairgen", "--key-type", "rsa:2048", "--id", "20", "--label", "k2048")
-	// A 4096-bit key (engine/chip's public test key), imported.
+	// A 4096-bit key (engine/backend/chip's public test key), imported.
 	k4096 := testKey(t, 4096)
 	der := tl.path("k4096.der")
 	if err := os.WriteFile(der, x509.MarshalPKCS1PrivateKey(k4096), 0o600); err != nil {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make demo-fleet: a local three-member etcd cluster (etcd's embeddable
-# server, internal/etcdtest/member), two "hosts" (two module
+# server, keystore/etcdtest/member), two "hosts" (two module
 # configurations with their own logs, one token in etcd), a key made on
 # host A with the CLI and used by pkcs11-tool on host B, its signature
 # verified by openssl. Everything in build/demo-fleet; the members are
@@ -17,7 +17,7 @@ rm -rf "$D" && mkdir -p "$D"
 MEMBER=${FLEET_MEMBER:-}
 if [ -z "$MEMBER" ]; then
 	MEMBER=$D/member
-	go build -tags modexp_etcd -o "$MEMBER" ./internal/etcdtest/member
+	go build -tags modexp_etcd -o "$MEMBER" ./keystore/etcdtest/member
 fi
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

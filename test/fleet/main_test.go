@@ -35,7 +35,7 @@ func run(m *testing.M) int {
 	bin.member = filepath.Join(dir, "member")
 	builds := [][]string{
 		{"go", "build", "-tags", "modexp_etcd", "-o", bin.cli, "./cmd/modexp-token"},
-		{"go", "build", "-tags", "modexp_etcd", "-o", bin.member, "./internal/etcdtest/member"},
+		{"go", "build", "-tags", "modexp_etcd", "-o", bin.member, "./keystore/etcdtest/member"},
 	}
 	if _, err := os.Stat(pkcs11H); err == nil {
 		bin.host = filepath.Join(dir, "host")

@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/modexp-token/modexp-token/internal/etcdtest"
+	"github.com/modexp-token/modexp-token/keystore/etcdtest"
 )
 
 // TestEtcdSearchesAndChangesDoNotScan is TestSearchesAndChangesDoNotScan

@@ -16,23 +16,17 @@ import (
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
-// TestLargeVsSoftHSM (MODEXP_LARGE=1) fills our token and a SoftHSMv2
-// token with the same MODEXP_LARGE_OBJECTS (default 100,000) RSA public
+// TestLargeVsSoftHSM (-large) fills our token and a SoftHSMv2 token with
+// the same number (-large.objects, default 100,000) of RSA public
 // keys and measures, on each: opening (C_Initialize, C_OpenSession,
 // C_Login, the first C_FindObjects by CKA_ID), finding a key by CKA_ID, and
 // listing every public key by class; on ours also the first search after
 // another process changed one object. It prints a Markdown table.
 func TestLargeVsSoftHSM(t *testing.T) {
-	if os.Getenv("MODEXP_LARGE") == "" {
-		t.Skip("set MODEXP_LARGE=1 (takes minutes)")
+	if !*large {
+		t.Skip("run with -large (takes minutes)")
 	}
-	n := 100000
-	if s := os.Getenv("MODEXP_LARGE_OBJECTS"); s != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil || n < 10 {
-			t.Fatalf("MODEXP_LARGE_OBJECTS=%q", s)
-		}
-	}
+	n := objectCount(t, 100000)
 	lib := os.Getenv("SOFTHSM")
 	if lib == "" {
 		lib = "/usr/lib/softhsm/libsofthsm2.so"

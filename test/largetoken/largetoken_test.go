@@ -13,30 +13,30 @@
 // template.
 //
 //	go test ./test/largetoken                       # counting test, 2,000 objects
-//	MODEXP_LARGE=1 go test -run Large -v -timeout 60m ./test/largetoken
-//	MODEXP_LARGE=1 MODEXP_LARGE_OBJECTS=20000 ...   # another size
+//	go test -run Large -v -timeout 60m ./test/largetoken -large
+//	go test ... ./test/largetoken -large -large.objects=20000   # another size
 //
 // The counting test also runs on a token in etcd (etcd_test.go, build tag
 // modexp_etcd; make test runs it at 2,000 objects); at 100,000 objects on
 // both backends, with the figures logged (about a minute):
 //
-//	MODEXP_LARGE=1 MODEXP_LARGE_OBJECTS=100000 go test -tags modexp_etcd -run SearchesAndChanges -v -timeout 30m ./test/largetoken
+//	go test -tags modexp_etcd -run SearchesAndChanges -v -timeout 30m ./test/largetoken -large -large.objects=100000
 package largetoken
 
 import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"math/big"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
-	_ "github.com/modexp-token/modexp-token/engine/all" // the engines a slot may name
+	_ "github.com/modexp-token/modexp-token/engine/backend/all" // the engines a slot may name
 	"github.com/modexp-token/modexp-token/keystore"
 	"github.com/modexp-token/modexp-token/test/internal/e2e"
 	"github.com/modexp-token/modexp-token/token"
@@ -209,7 +209,7 @@ func rsaKey(t testing.TB) *rsa.PrivateKey {
 }
 
 // TestSearchesAndChangesDoNotScan: on a token of 2,000 objects (or
-// MODEXP_LARGE_OBJECTS), searches by CKA_ID examine only the matching
+// -large.objects with -large), searches by CKA_ID examine only the matching
 // object, and another process's change is applied as a delta that decodes
 // only the changed objects — counted through Module.CacheStats, not timed.
 // TestEtcdSearchesAndChangesDoNotScan (etcd_test.go) is the same on a
@@ -219,15 +219,21 @@ func TestSearchesAndChangesDoNotScan(t *testing.T) {
 	searchesAndChanges(t, dir, fileBackend(dir))
 }
 
-// largeObjects is the number of objects of the counting tests: 2,000, or
-// MODEXP_LARGE_OBJECTS with MODEXP_LARGE set.
-func largeObjects(t testing.TB) int {
-	n := 2000
-	if s := os.Getenv("MODEXP_LARGE_OBJECTS"); s != "" && os.Getenv("MODEXP_LARGE") != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil || n < 10 {
-			t.Fatalf("MODEXP_LARGE_OBJECTS=%q", s)
+// The flags of the large runs: the comparison with SoftHSMv2 runs only
+// with -large, and -large.objects (with -large) sets the size.
+var (
+	large        = flag.Bool("large", false, "run the large-token comparison (minutes) and honour -large.objects")
+	largeObjects = flag.Int("large.objects", 0, "objects of the large runs (0: 2,000 for the counting tests, 100,000 for the comparison)")
+)
+
+// objectCount is the number of objects of a test whose default is n:
+// -large.objects with -large, else n.
+func objectCount(t testing.TB, n int) int {
+	if *large && *largeObjects != 0 {
+		if *largeObjects < 10 {
+			t.Fatalf("-large.objects=%d: at least 10", *largeObjects)
 		}
+		return *largeObjects
 	}
 	return n
 }
@@ -247,9 +253,9 @@ func heapInUse() (live, total uint64) {
 // login's full load included), a search by CKA_ID and a listing by class
 // took, and the heap the loaded token holds (live after a collection, and
 // allocated by the open): the figures of docs/PERFORMANCE.md's keystore
-// bullet at MODEXP_LARGE_OBJECTS=100000.
+// bullet at -large.objects=100000.
 func searchesAndChanges(t *testing.T, dir string, be backend) {
-	n := largeObjects(t)
+	n := objectCount(t, 2000)
 	key := rsaKey(t)
 	start := time.Now()
 	cfg := ourTokenIn(t, dir, be, n, &key.PublicKey, true)

@@ -7,7 +7,7 @@ import (
 	"math/big"
 	"testing"
 
-	_ "github.com/modexp-token/modexp-token/engine/all" // the engines a slot may name
+	_ "github.com/modexp-token/modexp-token/engine/backend/all" // the engines a slot may name
 	"github.com/modexp-token/modexp-token/token"
 	"github.com/modexp-token/modexp-token/token/ck"
 )

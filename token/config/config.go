@@ -69,7 +69,7 @@
 // # Engines, pools and fallback
 //
 // `engine` names one engine. `engines` (a list, instead of `engine`) names
-// several: the slot then runs on a pool (package engine/pool) that sends
+// several: the slot then runs on a pool (package engine/backend/pool) that sends
 // each operation to the healthy member with the fewest operations in
 // flight, so the two CRT halves of one RSA operation and concurrent
 // sessions spread over the devices; a member that fails with a device

@@ -4,7 +4,7 @@
 // all as specified by RFC 8017, with MGF1 as the mask generation function.
 //
 // The package knows no key and does no arithmetic. The raw RSA operation
-// (m^d mod n, s^e mod n) lives in engine/rsa; the token glues the two:
+// (m^d mod n, s^e mod n) lives in engine/alg/rsa; the token glues the two:
 //
 //	sign:    em, _ := EncodePKCS1v15Sign(t, k);  sig := Private(em)
 //	verify:  em := Public(sig);                  err := VerifyPKCS1v15Sign(t, em)

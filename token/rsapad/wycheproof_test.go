@@ -7,11 +7,11 @@ import (
 	"math/big"
 	"testing"
 
-	"github.com/modexp-token/modexp-token/internal/wycheproof"
+	"github.com/modexp-token/modexp-token/test/vectors/wycheproof"
 )
 
-// Project Wycheproof vectors (internal/wycheproof: one copy of each file,
-// shared with engine/rsa's tests). Every test case runs: "valid" must be
+// Project Wycheproof vectors (test/vectors/wycheproof: one copy of each file,
+// shared with engine/alg/rsa's tests). Every test case runs: "valid" must be
 // accepted with the expected result, "invalid" rejected (by the raw RSA
 // step's range checks or by this package), and "acceptable" follows the
 // policy in acceptablePolicy.

@@ -10,7 +10,7 @@ import (
 )
 
 // DSAParams reads DSA domain parameters (made by openssl) from
-// engine/dsa/testdata/name, e.g. "params_2048_256.pem".
+// engine/alg/dsa/testdata/name, e.g. "params_2048_256.pem".
 func DSAParams(t testing.TB, name string) (p, q, g *big.Int) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(Root(), "engine", "dsa", "testdata", name))

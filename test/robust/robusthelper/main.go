@@ -36,7 +36,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	_ "github.com/modexp-token/modexp-token/engine/all" // the engines a slot may name
+	_ "github.com/modexp-token/modexp-token/engine/backend/all" // the engines a slot may name
 	"github.com/modexp-token/modexp-token/token"
 	"github.com/modexp-token/modexp-token/token/ck"
 )

@@ -1,0 +1,200 @@
+package ecdsa
+
+import (
+	"crypto/sha256"
+	"crypto/sha512"
+
+	"github.com/modexp-token/modexp-token/engine/alg/internal/hashint"
+	"github.com/modexp-token/modexp-token/engine/arith/ec"
+)
+
+// drbgHash is the hash of the HMAC-DRBG that draws nonces: the hash that
+// matches the curve's strength (the hash the RFC 6979 examples pair with
+// each curve). Any hash would do; the message's own hash is not known here.
+type drbgHash int
+
+const (
+	drbgSHA256 drbgHash = iota
+	drbgSHA384
+	drbgSHA512
+)
+
+func nonceHash(c *ec.Curve) drbgHash {
+	switch {
+	case c.OrderBits() > 384:
+		return drbgSHA512
+	case c.OrderBits() > 256:
+		return drbgSHA384
+	default:
+		return drbgSHA256
+	}
+}
+
+func (h drbgHash) size() int { return [...]int{32, 48, 64}[h] }
+
+func (h drbgHash) blockSize() int { return [...]int{64, 128, 128}[h] }
+
+// sum appends the hash of msg to dst.
+func (h drbgHash) sum(dst, msg []byte) []byte {
+	switch h {
+	case drbgSHA256:
+		s := sha256.Sum256(msg)
+		return append(dst, s[:]...)
+	case drbgSHA384:
+		s := sha512.Sum384(msg)
+		return append(dst, s[:]...)
+	default:
+		s := sha512.Sum512(msg)
+		return append(dst, s[:]...)
+	}
+}
+
+// maxDRBGMsg bounds the messages HMAC'ed: V‖0x00‖x‖h1‖extra, each at most
+// 66 bytes, or V‖0x00.
+const maxDRBGMsg = 64 + 1 + 3*66
+
+// hmac returns HMAC_key(msg) (RFC 2104) into out (reused), without
+// allocating: the key (hlen bytes) is shorter than the block.
+func (h drbgHash) hmac(out, key, msg []byte) []byte {
+	var buf [128 + maxDRBGMsg]byte
+	blk := h.blockSize()
+	for i := range blk {
+		var k byte
+		if i < len(key) {
+			k = key[i]
+		}
+		buf[i] = k ^ 0x36
+	}
+	n := copy(buf[blk:], msg)
+	var inner [64]byte
+	in := h.sum(inner[:0], buf[:blk+n])
+	for i := range blk {
+		buf[i] ^= 0x36 ^ 0x5c
+	}
+	n = copy(buf[blk:], in)
+	return h.sum(out[:0], buf[:blk+n])
+}
+
+// nonceDRBG is the HMAC-DRBG of RFC 6979 §3.2, seeded with the private
+// key, the hash and (§3.6) additional data: fresh random bytes, so a
+// nonce is never repeated even if the same message is signed twice
+// ("hedged" signatures), yet a broken random source alone cannot leak d.
+// It lives on the caller's stack and allocates nothing.
+type nonceDRBG struct {
+	c     *ec.Curve
+	h     drbgHash
+	k, v  []byte
+	kb    [64]byte
+	vb    [64]byte
+	t     [2 * 64]byte
+	msg   [maxDRBGMsg]byte
+	h1buf [66]byte
+	// used: a candidate was returned, so the next call starts with the
+	// K and V update of §3.2 step h.3 (done lazily: a signature almost
+	// always takes the first nonce, and saves two HMACs).
+	used bool
+}
+
+// init seeds the generator. d is the private key (OrderByteLen bytes),
+// hash the message hash, extra the additional data (may be empty: then the
+// nonces are exactly RFC 6979's).
+func (g *nonceDRBG) init(c *ec.Curve, d, hash, extra []byte) {
+	g.c, g.h, g.used = c, nonceHash(c), false
+	hlen := g.h.size()
+	g.k, g.v = g.kb[:hlen], g.vb[:hlen]
+	for i := range g.v {
+		g.k[i], g.v[i] = 0, 1
+	}
+	h1 := bits2octets(c, g.h1buf[:0], hash)
+	for _, sep := range []byte{0, 1} {
+		m := append(g.msg[:0], g.v...)
+		m = append(m, sep)
+		m = append(m, d...)
+		m = append(m, h1...)
+		m = append(m, extra...)
+		g.k = g.h.hmac(g.k, g.k, m)
+		g.v = g.h.hmac(g.v, g.k, g.v)
+	}
+}
+
+// next returns the next candidate nonce in [1, n−1], OrderByteLen bytes,
+// into k (reused). Candidates outside the range are skipped (§3.2 step h.3).
+func (g *nonceDRBG) next(k []byte) []byte {
+	olen := g.c.OrderByteLen()
+	if g.used {
+		g.update()
+	}
+	g.used = true
+	for {
+		t := g.t[:0]
+		for len(t) < olen {
+			g.v = g.h.hmac(g.v, g.k, g.v)
+			t = append(t, g.v...)
+		}
+		k = bits2int(g.c, k[:0], t[:olen])
+		if g.c.IsValidScalar(k) {
+			return k
+		}
+		g.update() // step h.3: k out of range, the next candidate
+	}
+}
+
+// update is step h.3's K = HMAC_K(V ‖ 0x00), V = HMAC_K(V): after a
+// candidate out of range, and before the nonce after one that was
+// returned (r = 0 or s = 0), so every candidate is fresh.
+func (g *nonceDRBG) update() {
+	m := append(g.msg[:0], g.v...)
+	m = append(m, 0)
+	g.k = g.h.hmac(g.k, g.k, m)
+	g.v = g.h.hmac(g.v, g.k, g.v)
+}
+
+// wipe clears the generator's secret state.
+func (g *nonceDRBG) wipe() {
+	clear(g.kb[:])
+	clear(g.vb[:])
+	clear(g.t[:])
+	clear(g.msg[:])
+	g.used = false
+}
+
+// bits2int appends to dst the leftmost OrderBits bits of b as an
+// OrderByteLen-byte integer (RFC 6979 §2.3.2). Constant time in b's value.
+func bits2int(c *ec.Curve, dst, b []byte) []byte {
+	return hashint.AppendBits2Int(dst, b, c.OrderByteLen(), c.OrderBits())
+}
+
+// bits2octets is RFC 6979 §2.3.4: bits2int(h) mod n, OrderByteLen bytes,
+// appended to dst. bits2int(h) < 2n, so one subtraction reduces it. The
+// hash is public: variable time is fine.
+func bits2octets(c *ec.Curve, dst, h []byte) []byte {
+	start := len(dst)
+	dst = bits2int(c, dst, h)
+	z := dst[start:]
+	var nbuf [66]byte
+	n := c.AppendOrder(nbuf[:0])
+	if !lessBytes(z, n) {
+		var borrow int
+		for i := len(z) - 1; i >= 0; i-- {
+			d := int(z[i]) - int(n[i]) - borrow
+			borrow = 0
+			if d < 0 {
+				d += 256
+				borrow = 1
+			}
+			z[i] = byte(d)
+		}
+	}
+	return dst
+}
+
+// lessBytes reports whether the big-endian a < b (same length; public
+// values only).
+func lessBytes(a, b []byte) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}

@@ -1,0 +1,425 @@
+package device_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/elliptic"
+	"errors"
+	"math/big"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/arith/randop"
+	"github.com/modexp-token/modexp-token/engine/backend/device"
+	"github.com/modexp-token/modexp-token/engine/backend/device/wire"
+	"github.com/modexp-token/modexp-token/engine/backend/device/wire/wiretest"
+	"github.com/modexp-token/modexp-token/engine/enginetest"
+	"github.com/modexp-token/modexp-token/engine/enginetest/bigengine"
+)
+
+func TestParseSpec(t *testing.T) {
+	good := []struct {
+		arg, network, addr string
+		timeout            time.Duration
+	}{
+		{"unix:/run/m/x.sock", "unix", "/run/m/x.sock", 0},
+		{"unix:/run/m/x.sock,timeout=250ms", "unix", "/run/m/x.sock", 250 * time.Millisecond},
+	}
+	for _, g := range good {
+		cfg, err := device.ParseSpec(g.arg)
+		if err != nil || cfg.Network != g.network || cfg.Address != g.addr || cfg.Timeout != g.timeout || cfg.Name != "device:"+g.network+":"+g.addr {
+			t.Errorf("ParseSpec(%q) = %+v, %v", g.arg, cfg, err)
+		}
+	}
+	for _, bad := range []string{
+		"", "unix", "unix:", "udp:1.2.3.4:5", "unix:/x,timeout=-1s", "unix:/x,timeout", "unix:/x,color=red",
+		"unix:/x,timeout=1s,timeout=2s", "unix:/x,ca=/c", "tcp:127.0.0.1:1",
+		"tcp:127.0.0.1:1,ca=/nonexistent,cert=/n,key=/n",
+	} {
+		if _, err := device.ParseSpec(bad); err == nil {
+			t.Errorf("ParseSpec(%q) accepted", bad)
+		}
+	}
+}
+
+func TestRegistryOpen(t *testing.T) {
+	d := startDaemon(t, nil)
+	e, err := engine.Open("device:unix:" + d.path + ",timeout=3s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if e.Info().Name != "device:unix:"+d.path {
+		t.Errorf("Name = %q", e.Info().Name)
+	}
+	if err := e.SelfTest(context.Background()); err != nil {
+		t.Errorf("SelfTest: %v", err)
+	}
+	if _, err := engine.Open("device:unix:" + d.path + "-missing"); !isDevice(err) {
+		t.Errorf("open of a missing socket: %v, want ErrDevice", err)
+	}
+}
+
+func TestInfoAndAbilities(t *testing.T) {
+	full := openClient(t, startDaemon(t, bigengine.New(4096)).config())
+	in := full.Info()
+	if _, crt := engine.As[engine.CRTEngine](full); in.Model != "bigtest" || in.MaxModulusBits != 4096 || !crt || in.Cores != 2 || len(in.Curves) != 3 {
+		t.Errorf("Info = %+v", in)
+	}
+	if _, ok := engine.As[engine.CRTEngine](full); !ok {
+		t.Error("no CRTEngine although INFO says native CRT")
+	}
+	if _, ok := engine.As[engine.ECEngine](full); !ok {
+		t.Error("no ECEngine although INFO lists curves")
+	}
+	plain := openClient(t, startDaemon(t, bigengine.NewPlain(0)).config())
+	if _, ok := engine.As[engine.CRTEngine](plain); ok {
+		t.Error("CRTEngine without native CRT")
+	}
+	if _, ok := engine.As[engine.ECEngine](plain); ok {
+		t.Error("ECEngine without curves")
+	}
+	if plain.Info().MaxModulusBits != wire.MaxOperand*8 {
+		t.Errorf("unlimited engine reported %d bits", plain.Info().MaxModulusBits)
+	}
+}
+
+func TestModExp(t *testing.T) {
+	e := openClient(t, startDaemon(t, nil).config())
+	r := rand.New(rand.NewPCG(1, 2))
+	ctx := context.Background()
+	for _, bits := range []int{2, 17, 64, 511, 512, 1024, 2048, 4096} {
+		n := randop.Odd(r, bits)
+		for _, public := range []bool{false, true} {
+			base := new(big.Int).Mod(randop.Bits(r, bits), n)
+			exp := randop.Bits(r, bits)
+			m, err := e.NewModulus(n.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := engine.ExpMode(ctx, e, m, base.Bytes(), exp.Bytes(), public)
+			if err != nil {
+				t.Fatalf("%d bits: %v", bits, err)
+			}
+			want := pad(new(big.Int).Exp(base, exp, n), (bits+7)/8)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%d bits: got %x want %x", bits, got, want)
+			}
+		}
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	e := openClient(t, startDaemon(t, bigengine.New(1024)).config())
+	ctx := context.Background()
+	for _, n := range [][]byte{nil, {0}, {1}, {0, 1}, {4}, {0xFF, 0xFE}} {
+		if _, err := e.NewModulus(n); !errors.Is(err, engine.ErrInvalidModulus) {
+			t.Errorf("NewModulus(%x): %v", n, err)
+		}
+	}
+	if _, err := e.NewModulus(pad(randop.Odd(rand.New(rand.NewPCG(3, 3)), 1025), 129)); !errors.Is(err, engine.ErrOperandTooLarge) {
+		t.Errorf("1025-bit modulus: %v", err)
+	}
+	m, _ := e.NewModulus([]byte{0x0B})
+	if _, _, err := e.Exp(ctx, m, []byte{11}, []byte{3}); err == nil || isDevice(err) {
+		t.Errorf("base = modulus: %v", err)
+	}
+	if _, _, err := e.Exp(ctx, m, []byte{2}, bytes.Repeat([]byte{1}, wire.MaxOperand+1)); !errors.Is(err, engine.ErrOperandTooLarge) {
+		t.Errorf("long exponent: %v", err)
+	}
+	ec := enginetest.As[engine.ECEngine](t, e)
+	if _, _, _, err := ec.ScalarBaseMult(ctx, "P-999", []byte{1}); !errors.Is(err, engine.ErrUnsupported) {
+		t.Errorf("unknown curve: %v", err)
+	}
+	if _, _, _, err := ec.ScalarMult(ctx, "P-256", []byte{1}, []byte{1}, []byte{2}); err == nil || isDevice(err) {
+		t.Errorf("point off the curve: %v", err)
+	}
+	if h := healthOf(t, e); h.State != device.StateClosed || h.ConsecutiveFailures != 0 {
+		t.Errorf("refused requests counted against the device: %+v", h)
+	}
+}
+
+// rsaFixture is a small RSA key in CRT form.
+func rsaFixture(t *testing.T, r *rand.Rand, bits int) (engine.CRTKey, *big.Int, *big.Int) {
+	t.Helper()
+	one := big.NewInt(1)
+	nextPrime := func(v *big.Int) *big.Int {
+		v.SetBit(v, 0, 1)
+		for !v.ProbablyPrime(20) {
+			v.Add(v, big.NewInt(2))
+		}
+		return v
+	}
+	for {
+		p := randop.Bits(r, bits/2)
+		p.SetBit(p, bits/2-1, 1).SetBit(p, bits/2-2, 1)
+		q := randop.Bits(r, bits/2)
+		q.SetBit(q, bits/2-1, 1).SetBit(q, bits/2-2, 1)
+		p, q = nextPrime(p), nextPrime(q)
+		n := new(big.Int).Mul(p, q)
+		phi := new(big.Int).Mul(new(big.Int).Sub(p, one), new(big.Int).Sub(q, one))
+		d := new(big.Int).ModInverse(big.NewInt(65537), phi)
+		if d == nil || p.Cmp(q) == 0 {
+			continue
+		}
+		return engine.CRTKey{
+			P: p.Bytes(), Q: q.Bytes(),
+			DP: new(big.Int).Mod(d, new(big.Int).Sub(p, one)).Bytes(), DQ: new(big.Int).Mod(d, new(big.Int).Sub(q, one)).Bytes(),
+			QInv: new(big.Int).ModInverse(q, p).Bytes(),
+		}, n, d
+	}
+}
+
+func TestModExpCRT(t *testing.T) {
+	e := enginetest.As[engine.CRTEngine](t, openClient(t, startDaemon(t, nil).config()))
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, bits := range []int{256, 1024, 2048} {
+		k, n, d := rsaFixture(t, r, bits)
+		c := new(big.Int).Mod(randop.Bits(r, bits), n)
+		got, _, err := e.ExpCRT(context.Background(), &k, c.Bytes())
+		if err != nil {
+			t.Fatalf("%d: %v", bits, err)
+		}
+		if want := pad(new(big.Int).Exp(c, d, n), (n.BitLen()+7)/8); !bytes.Equal(got, want) {
+			t.Fatalf("%d bits: wrong CRT result", bits)
+		}
+	}
+}
+
+func TestScalarMult(t *testing.T) {
+	e := enginetest.As[engine.ECEngine](t, openClient(t, startDaemon(t, nil).config()))
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []elliptic.Curve{elliptic.P256(), elliptic.P384(), elliptic.P521()} {
+		name := c.Params().Name
+		size := (c.Params().BitSize + 7) / 8
+		k := new(big.Int).Mod(randop.Bits(r, c.Params().BitSize), c.Params().N).Bytes()
+		x, y, _, err := e.ScalarBaseMult(ctx, name, k)
+		if err != nil {
+			t.Fatalf("%s base: %v", name, err)
+		}
+		wx, wy := c.ScalarBaseMult(k)
+		if !bytes.Equal(x, pad(wx, size)) || !bytes.Equal(y, pad(wy, size)) {
+			t.Fatalf("%s: k·G differs", name)
+		}
+		k2 := new(big.Int).Mod(randop.Bits(r, c.Params().BitSize), c.Params().N).Bytes()
+		x2, y2, _, err := e.ScalarMult(ctx, name, k2, x, y)
+		if err != nil {
+			t.Fatalf("%s point: %v", name, err)
+		}
+		vx, vy := c.ScalarMult(wx, wy, k2)
+		if !bytes.Equal(x2, pad(vx, size)) || !bytes.Equal(y2, pad(vy, size)) {
+			t.Fatalf("%s: k·P differs", name)
+		}
+	}
+}
+
+// TestConcurrent runs many requests at once on one connection, each
+// checked against math/big.
+func TestConcurrent(t *testing.T) {
+	e := openClient(t, startDaemon(t, sleepyEngine{bigengine.New(0)}).config())
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 64 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(i), 9))
+			n := randop.Odd(r, 256+8*i)
+			base := new(big.Int).Mod(randop.Bits(r, 200), n)
+			exp := new(big.Int).Lsh(randop.Bits(r, 64), 8)
+			exp.Or(exp, big.NewInt(int64(63-i)%20)) // the sleepy engine waits this many ms
+			m, err := e.NewModulus(n.Bytes())
+			if err != nil {
+				errs <- err
+				return
+			}
+			got, _, err := e.ExpVarTime(context.Background(), m, base.Bytes(), exp.Bytes())
+			if err != nil {
+				errs <- err
+				return
+			}
+			if !bytes.Equal(got, pad(new(big.Int).Exp(base, exp, n), (n.BitLen()+7)/8)) {
+				errs <- errors.New("wrong result")
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if h := healthOf(t, e); h.Reconnects != 0 {
+		t.Errorf("reconnected %d times", h.Reconnects)
+	}
+}
+
+// TestOutOfOrder shows, on the wire, that a fast answer overtakes a slow one.
+func TestOutOfOrder(t *testing.T) {
+	d := startDaemon(t, sleepyEngine{bigengine.New(0)})
+	c := wiretest.Dial(t, d.path)
+	req := func(id uint32, sleepMS byte) *wire.Frame {
+		return wire.NewRequest(wire.OpModExp, id).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).Add(wire.TagExp, []byte{sleepMS})
+	}
+	// Small gaps keep the daemon's dispatch in the order sent (two cores:
+	// 1 and 2 start at once, 3 starts when 2 is done).
+	c.Send(req(1, 200))
+	time.Sleep(10 * time.Millisecond)
+	c.Send(req(2, 1))
+	time.Sleep(10 * time.Millisecond)
+	c.Send(req(3, 100))
+	var order []uint32
+	for range 3 {
+		f := c.Recv()
+		if f.Status != wire.StatusOK {
+			t.Fatalf("status %v", f.Status)
+		}
+		order = append(order, f.ID)
+		// 2^e mod 11 for e = 200, 1, 100.
+		want := map[uint32]byte{1: byte(new(big.Int).Exp(big.NewInt(2), big.NewInt(200), big.NewInt(11)).Int64()), 2: 2, 3: 1}[f.ID]
+		if r := mustGet(t, f, wire.TagResult); len(r) != 1 || r[0] != want {
+			t.Fatalf("id %d: result %x want %x", f.ID, r, want)
+		}
+	}
+	if order[0] != 2 || order[1] != 3 || order[2] != 1 {
+		t.Fatalf("answers came in order %v, want [2 3 1]", order)
+	}
+}
+
+func TestDeadlineAndCancel(t *testing.T) {
+	d := startDaemon(t, sleepyEngine{bigengine.New(0)})
+	e := openClient(t, d.config())
+	m, _ := e.NewModulus([]byte{0x0B})
+
+	// A deadline shorter than the operation: the client gives up in time.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	// The deadline's error (not the 250 ms answer) shows the client gave up.
+	_, _, err := e.Exp(ctx, m, []byte{2}, []byte{250})
+	cancel()
+	if !isDevice(err) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("deadline: %v", err)
+	}
+
+	// A cancelled context is the caller's choice: not a device error.
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(30*time.Millisecond, cancel)
+	_, _, err = e.Exp(ctx, m, []byte{2}, []byte{250})
+	if !errors.Is(err, context.Canceled) || isDevice(err) {
+		t.Fatalf("cancel: %v", err)
+	}
+
+	// The default deadline applies when the context has none.
+	cfg := d.config()
+	cfg.Timeout = 40 * time.Millisecond
+	short := openClient(t, cfg)
+	m2, _ := short.NewModulus([]byte{0x0B})
+	if _, _, err := short.Exp(context.Background(), m2, []byte{2}, []byte{250}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("default deadline: %v", err)
+	}
+
+	// The device notices deadlines too: DEADLINE_MS shorter than the work.
+	c := wiretest.Dial(t, d.path)
+	c.Send(wire.NewRequest(wire.OpModExp, 9).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).
+		Add(wire.TagExp, []byte{250}).AddU32(wire.TagDeadlineMS, 20))
+	if f := c.Recv(); f.ID != 9 || f.Status != wire.StatusTimeout {
+		t.Fatalf("device deadline: %v %v", f.ID, f.Status)
+	}
+	// CANCEL ends a request in flight with CANCELLED, and is not answered.
+	c.Send(wire.NewRequest(wire.OpModExp, 10).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).Add(wire.TagExp, []byte{250}))
+	time.Sleep(20 * time.Millisecond)
+	c.Send(wire.NewRequest(wire.OpCancel, 11).AddU32(wire.TagTargetID, 10))
+	if f := c.Recv(); f.ID != 10 || f.Status != wire.StatusCancelled {
+		t.Fatalf("cancel: %v %v", f.ID, f.Status)
+	}
+	c.Ping(12)
+}
+
+func TestSelfTestCatchesWideFaults(t *testing.T) {
+	e := openClient(t, startDaemon(t, nil).config())
+	if err := e.SelfTest(context.Background()); err != nil {
+		t.Fatalf("healthy device: %v", err)
+	}
+	bad := openClient(t, startDaemon(t, nil, "zero-above:1024").config())
+	if err := bad.SelfTest(context.Background()); !isDevice(err) {
+		t.Fatalf("zero-above:1024 passed the self-test: %v", err)
+	}
+}
+
+// TestLeaderHandOff: the caller reading the connection (the first one
+// waiting) gives up — cancelled, or past its deadline — while others still
+// wait; they must get their answers (one of them takes over the reading),
+// in whatever order the device sends them, on the same connection, and a
+// later call must not trip over the interrupted read.
+func TestLeaderHandOff(t *testing.T) {
+	d := startDaemon(t, sleepyEngine{bigengine.New(0)})
+	cfg := d.config()
+	cfg.Conns = -1 // every caller on the one multiplexed connection
+	e := openClient(t, cfg)
+	m, _ := e.NewModulus([]byte{0x0B})
+	want := func(x byte) byte { // 2^x mod 11
+		return byte(new(big.Int).Exp(big.NewInt(2), big.NewInt(int64(x)), big.NewInt(11)).Int64())
+	}
+	for _, tc := range []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+		is   error
+	}{
+		{"cancel", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(60*time.Millisecond, cancel)
+			return ctx, cancel
+		}, context.Canceled},
+		{"deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 60*time.Millisecond)
+		}, context.DeadlineExceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := healthOf(t, e).Reconnects
+			start := time.Now()
+			type result struct {
+				exp byte
+				out []byte
+				err error
+				at  time.Duration
+			}
+			res := make(chan result, 3)
+			run := func(ctx context.Context, x byte) {
+				out, _, err := e.Exp(ctx, m, []byte{2}, []byte{x})
+				res <- result{x, out, err, time.Since(start)}
+			}
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			go run(ctx, 250) // alone: it becomes the reader
+			time.Sleep(20 * time.Millisecond)
+			go run(context.Background(), 120)
+			go run(context.Background(), 20)
+			got := map[byte]result{}
+			for range 3 {
+				r := <-res
+				got[r.exp] = r
+			}
+			if r := got[250]; !errors.Is(r.err, tc.is) {
+				t.Errorf("reader: err %v after %v, want %v", r.err, r.at, tc.is)
+			}
+			// Their answers arriving at all shows another caller took
+			// over the reading.
+			for _, x := range []byte{120, 20} {
+				r := got[x]
+				if r.err != nil || len(r.out) != 1 || r.out[0] != want(x) {
+					t.Fatalf("exp %d: %x, %v", x, r.out, r.err)
+				}
+			}
+			if got[20].at > got[120].at {
+				t.Errorf("answers not delivered as they came: 20 ms at %v, 120 ms at %v", got[20].at, got[120].at)
+			}
+			// The next call reads past the interrupted reader's deadline.
+			if out, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{5}); err != nil || out[0] != want(5) {
+				t.Fatalf("after: %x, %v", out, err)
+			}
+			if n := healthOf(t, e).Reconnects; n != before {
+				t.Errorf("%d reconnects: the connection was dropped", n-before)
+			}
+		})
+	}
+}
