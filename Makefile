@@ -8,7 +8,7 @@
 #                signature by pkcs11-tool verified by openssl
 #   make demo-fleet  a local three-member etcd cluster, a key made on one host and
 #                used by pkcs11-tool on another (docs/FLEET.md)
-#   make bench   ops/s of ours vs SoftHSMv2 (test/bench/run.sh), about 2 minutes
+#   make bench   ops/s of ours vs SoftHSMv2 (test/bench/run.sh), about 5 minutes
 #   make bench-fleet  sign ops/s on an etcd token vs a file token (test/bench/fleet.sh), about a minute
 #   make bench-nginx  TLS handshakes/s of nginx on ours vs SoftHSMv2 (test/bench/nginx.sh), a few minutes
 #   make deadcode  functions no program reaches (.ci/deadcode.allow lists the accepted ones)
@@ -203,8 +203,10 @@ deadcode:
 
 # Side-by-side benchmark against SoftHSMv2 on throwaway tokens: prints a table and
 # a TSV, draws the table as build/bench/bench.svg (test/bench/benchchart), keeps
-# them (and the module log) in build/bench/. BENCH_SECONDS (default 1),
-# BENCH_THREADS (default 1,2), BENCH_ONLY (op ids: build/bench/p11bench --list).
+# them (and the module log) in build/bench/; the post-quantum, Ed448 and X25519
+# rows also beside their libraries called in Go (test/bench/pqlib, pqlib.txt).
+# BENCH_SECONDS (default 1), BENCH_THREADS (default 1,2), BENCH_ONLY (op ids:
+# build/bench/p11bench --list).
 bench: deps build
 	BENCH_OUT=$(CURDIR)/$(BUILD)/bench test/bench/run.sh
 

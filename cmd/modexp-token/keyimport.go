@@ -2,7 +2,8 @@ package main
 
 // Parsing the private keys 'keys import' reads: PKCS#1 (RSA), SEC 1 (EC,
 // on every curve the token has, secp256k1 included) and unencrypted PKCS#8
-// (RSA, EC, Ed25519, DSA, DH). Go's crypto/x509 knows neither secp256k1
+// (RSA, EC, Ed25519, DSA, DH here; the post-quantum types, Ed448, X25519
+// and X448 by the token's own reader, keyimport_pq.go). Go's crypto/x509 knows neither secp256k1
 // nor DSA and DH private keys, so the PKCS#8 and SEC 1 envelopes are read
 // here; RSA's inner key is crypto/x509's. A public value missing from the
 // file (DSA and DH y, an EC point) is computed in constant time in the
@@ -155,14 +156,14 @@ func parsePrivateKey(der []byte) (*parsedKey, error) {
 		Key []byte
 	}
 	if rest, err := asn1.Unmarshal(der, &p8); err != nil || len(rest) > 0 {
-		return nil, errors.New("not a private key (RSA, EC, Ed25519, DSA or DH; PKCS#1, SEC 1 or unencrypted PKCS#8) nor an X.509 certificate, in PEM or DER")
+		return nil, errors.New("not a private key (RSA, EC, Ed25519, DSA or DH; PKCS#1, SEC 1 or unencrypted PKCS#8; ML-DSA, SLH-DSA, ML-KEM, Ed448, X25519 or X448 in PKCS#8) nor an X.509 certificate, in PEM or DER")
 	}
 	for _, p := range pkcs8Parsers {
 		if p.oid.Equal(p8.Algorithm.OID) {
 			return p.parse(p8.Algorithm.Params, p8.Key)
 		}
 	}
-	return nil, fmt.Errorf("PKCS#8 key of algorithm %s: not a kind this token holds (RSA, EC, Ed25519, DSA, DH)", p8.Algorithm.OID)
+	return tokenPKCS8(der) // ML-DSA, SLH-DSA, ML-KEM, Ed448, X25519, X448 (keyimport_pq.go)
 }
 
 // rsaKey builds the objects of an RSA key.

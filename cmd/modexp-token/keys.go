@@ -163,8 +163,9 @@ des3 or DES3. The types:
 		Use:   "import --file FILE [--type aes|generic|des3] [--label L] [--id HEX]",
 		Short: "Import a private key (with its public key), a secret key or a certificate",
 		Long: `import reads a PEM or DER file: a private key (RSA, EC on any curve the
-token has, Ed25519, DSA, DH; PKCS#1, SEC 1 or unencrypted PKCS#8), stored
-with its public key, or an X.509 certificate. With --type aes, generic (or
+token has, Ed25519, DSA, DH; PKCS#1, SEC 1 or unencrypted PKCS#8; ML-DSA
+as seed, expanded key or both, SLH-DSA, ML-KEM, Ed448, X25519, X448 in the
+IETF PKCS#8 forms), stored with its public key, or an X.509 certificate. With --type aes, generic (or
 hmac) or des3 the file holds the raw bytes of a secret key instead.
 Without --id the ID is the SHA-1 of the public key's SubjectPublicKeyInfo, as
 p11tool gives it: a certificate imported after its key gets the key's ID; a

@@ -3,8 +3,11 @@
  *
  * Loads one or two PKCS#11 modules with dlopen (no other library: plain C
  * against <p11-kit-1/p11-kit/pkcs11.h>), logs in to a token on each, makes
- * or finds its keys, and measures ops/s for RSA, ECDSA, DSA and Ed25519
- * sign/verify, P-256 ECDH derivation and key-pair generation, at several thread counts (one session per thread, all
+ * or finds its keys, and measures ops/s for RSA, ECDSA, DSA, Ed25519, Ed448,
+ * ML-DSA and SLH-DSA sign/verify, P-256 ECDH and X25519 derivation, ML-KEM
+ * encapsulation and decapsulation (C_EncapsulateKey and C_DecapsulateKey
+ * of the PKCS#11 3.2 interface, taken with C_GetInterface where the module
+ * offers it) and key-pair generation, at several thread counts (one session per thread, all
  * sharing the application's login state). The two modules are measured
  * alternately, cell by cell, in A-B-B-A rounds, so that drift in the load of
  * the machine hits both alike.
@@ -16,7 +19,9 @@
  * public key is copied there as a session object). A cell whose check fails
  * is reported as BAD, not as a rate. An ECDH cell is checked by agreement:
  * each module derives with its own key and the other's public point, and
- * the two secrets must be equal.
+ * the two secrets must be equal. An ML-KEM cell is checked by decapsulating
+ * a fresh encapsulation (the same secret) and the ciphertext with a bit
+ * flipped (another secret: FIPS 203's implicit rejection).
  *
  * Every call into a module runs under a watchdog: a phase that overruns its
  * limit prints what was measured so far and exits with status 3.
@@ -39,11 +44,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <p11-kit-1/p11-kit/pkcs11.h>
+/* p11-kit's header and the 3.0/3.2 declarations it lacks (the module's own:
+ * CK_FUNCTION_LIST_3_2 for C_EncapsulateKey, the ML-DSA, SLH-DSA, ML-KEM
+ * and Montgomery values). */
+#include "../../cgo/pkcs11_3.h"
 
 #define MAX_THREADS 16
 #define NSAMPLES 4
-#define MAXSIG 1024
+#define MAXSIG 17088 /* SLH-DSA-SHA2-128f */
 #define MAXDATA 64
 #define ERR_STOP_CONSECUTIVE 20
 #define ERR_STOP_TOTAL 1000
@@ -183,6 +191,13 @@ static const char *mech_name(CK_MECHANISM_TYPE m)
 	case CKM_EC_EDWARDS_KEY_PAIR_GEN: return "CKM_EC_EDWARDS_KEY_PAIR_GEN";
 	case CKM_EDDSA: return "CKM_EDDSA";
 	case CKM_ECDH1_DERIVE: return "CKM_ECDH1_DERIVE";
+	case CKM_EC_MONTGOMERY_KEY_PAIR_GEN: return "CKM_EC_MONTGOMERY_KEY_PAIR_GEN";
+	case CKM_ML_DSA_KEY_PAIR_GEN: return "CKM_ML_DSA_KEY_PAIR_GEN";
+	case CKM_ML_DSA: return "CKM_ML_DSA";
+	case CKM_SLH_DSA_KEY_PAIR_GEN: return "CKM_SLH_DSA_KEY_PAIR_GEN";
+	case CKM_SLH_DSA: return "CKM_SLH_DSA";
+	case CKM_ML_KEM_KEY_PAIR_GEN: return "CKM_ML_KEM_KEY_PAIR_GEN";
+	case CKM_ML_KEM: return "CKM_ML_KEM";
 	}
 	snprintf(buf, sizeof buf, "CKM_0x%lx", (unsigned long)m);
 	return buf;
@@ -245,12 +260,16 @@ static void *watchdog(void *arg)
 /* ------------------------------------------------------------------ */
 /* Keys and operations                                                 */
 
-enum { K_RSA2048, K_RSA3072, K_RSA4096, K_P256, K_P384, K_P521, K_DSA1024, K_DSA2048, K_ED25519, K_DH2048, K_ED448, K_AES256, K_N };
+enum {
+	K_RSA2048, K_RSA3072, K_RSA4096, K_P256, K_P384, K_P521, K_DSA1024, K_DSA2048, K_ED25519, K_DH2048, K_ED448,
+	K_MLDSA44, K_MLDSA65, K_MLDSA87, K_SLH128F, K_SLH128S, K_MLKEM768, K_X25519, K_AES256, K_N
+};
 
 static const unsigned char OID_P256[] = {0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07};
 /* Ed25519's CKA_EC_PARAMS as pkcs11-tool and SoftHSMv2 have it: PrintableString "edwards25519". */
 static const unsigned char ED25519_PARAMS[] = {0x13, 0x0c, 'e', 'd', 'w', 'a', 'r', 'd', 's', '2', '5', '5', '1', '9'};
 static const unsigned char ED448_PARAMS[] = {0x06, 0x03, 0x2b, 0x65, 0x71}; /* id-Ed448 */
+static const unsigned char X25519_PARAMS[] = {0x06, 0x03, 0x2b, 0x65, 0x6e}; /* id-X25519 */
 static const unsigned char OID_P384[] = {0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22};
 static const unsigned char OID_P521[] = {0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x23};
 
@@ -352,25 +371,35 @@ static const struct ffparams {
 
 static const struct keyspec {
 	const char *label;
-	int ec; /* 1: a Weierstrass curve (CKK_EC), 2: Edwards (CKK_EC_EDWARDS), 3: an AES secret key */
+	int ec; /* 1: a Weierstrass curve (CKK_EC), 2: Edwards (CKK_EC_EDWARDS), 3: Montgomery (CKK_EC_MONTGOMERY), 4: an AES secret key */
 	CK_ULONG bits;
 	const unsigned char *oid;
 	size_t oidlen;
 	double gen_limit; /* watchdog limit for generating it, seconds */
 	const struct ffparams *ff; /* DSA and DH keys: the domain parameters */
+	CK_KEY_TYPE pq;     /* CKK_ML_DSA, CKK_SLH_DSA, CKK_ML_KEM (0: none of them) */
+	CK_ULONG pset;      /* their CKA_PARAMETER_SET */
+	CK_ULONG siglen;    /* their signature (ML-KEM: ciphertext) length */
 } KEYS[K_N] = {
-	{"bench-rsa2048", 0, 2048, NULL, 0, 120, NULL},
-	{"bench-rsa3072", 0, 3072, NULL, 0, 300, NULL},
-	{"bench-rsa4096", 0, 4096, NULL, 0, 600, NULL},
-	{"bench-p256", 1, 256, OID_P256, sizeof OID_P256, 60, NULL},
-	{"bench-p384", 1, 384, OID_P384, sizeof OID_P384, 60, NULL},
-	{"bench-p521", 1, 521, OID_P521, sizeof OID_P521, 60, NULL},
-	{"bench-dsa1024", 0, 1024, NULL, 0, 60, &DSA1024},
-	{"bench-dsa2048", 0, 2048, NULL, 0, 60, &DSA2048},
-	{"bench-ed25519", 2, 256, ED25519_PARAMS, sizeof ED25519_PARAMS, 60, NULL},
-	{"bench-dh2048", 0, 2048, NULL, 0, 60, &DH2048},
-	{"bench-ed448", 2, 448, ED448_PARAMS, sizeof ED448_PARAMS, 60, NULL},
-	{"bench-aes256", 3, 256, NULL, 0, 60, NULL},
+	{"bench-rsa2048", 0, 2048, NULL, 0, 120, NULL, 0, 0, 0},
+	{"bench-rsa3072", 0, 3072, NULL, 0, 300, NULL, 0, 0, 0},
+	{"bench-rsa4096", 0, 4096, NULL, 0, 600, NULL, 0, 0, 0},
+	{"bench-p256", 1, 256, OID_P256, sizeof OID_P256, 60, NULL, 0, 0, 0},
+	{"bench-p384", 1, 384, OID_P384, sizeof OID_P384, 60, NULL, 0, 0, 0},
+	{"bench-p521", 1, 521, OID_P521, sizeof OID_P521, 60, NULL, 0, 0, 0},
+	{"bench-dsa1024", 0, 1024, NULL, 0, 60, &DSA1024, 0, 0, 0},
+	{"bench-dsa2048", 0, 2048, NULL, 0, 60, &DSA2048, 0, 0, 0},
+	{"bench-ed25519", 2, 256, ED25519_PARAMS, sizeof ED25519_PARAMS, 60, NULL, 0, 0, 0},
+	{"bench-dh2048", 0, 2048, NULL, 0, 60, &DH2048, 0, 0, 0},
+	{"bench-ed448", 2, 448, ED448_PARAMS, sizeof ED448_PARAMS, 60, NULL, 0, 0, 0},
+	{"bench-ml-dsa-44", 0, 0, NULL, 0, 60, NULL, CKK_ML_DSA, CKP_ML_DSA_44, 2420},
+	{"bench-ml-dsa-65", 0, 0, NULL, 0, 60, NULL, CKK_ML_DSA, CKP_ML_DSA_65, 3309},
+	{"bench-ml-dsa-87", 0, 0, NULL, 0, 60, NULL, CKK_ML_DSA, CKP_ML_DSA_87, 4627},
+	{"bench-slh-dsa-sha2-128f", 0, 0, NULL, 0, 60, NULL, CKK_SLH_DSA, CKP_SLH_DSA_SHA2_128F, 17088},
+	{"bench-slh-dsa-sha2-128s", 0, 0, NULL, 0, 120, NULL, CKK_SLH_DSA, CKP_SLH_DSA_SHA2_128S, 7856},
+	{"bench-ml-kem-768", 0, 0, NULL, 0, 60, NULL, CKK_ML_KEM, CKP_ML_KEM_768, 1088},
+	{"bench-x25519", 3, 255, X25519_PARAMS, sizeof X25519_PARAMS, 60, NULL, 0, 0, 0},
+	{"bench-aes256", 4, 256, NULL, 0, 60, NULL, 0, 0, 0},
 };
 
 /* The AES-256 key of the bulk-cipher rows: the same value in both modules,
@@ -411,10 +440,15 @@ static CK_ULONG cipher_len(CK_MECHANISM_TYPE t, CK_ULONG n) { return t == CKM_AE
 /* The generation mechanism of a key spec. */
 static CK_MECHANISM_TYPE gen_mech(const struct keyspec *ks)
 {
+	if (ks->pq)
+		return ks->pq == CKK_ML_DSA ? CKM_ML_DSA_KEY_PAIR_GEN
+		       : ks->pq == CKK_SLH_DSA ? CKM_SLH_DSA_KEY_PAIR_GEN : CKM_ML_KEM_KEY_PAIR_GEN;
+	if (ks->ec == 3)
+		return CKM_EC_MONTGOMERY_KEY_PAIR_GEN;
+	if (ks->ec == 4)
+		return CKM_AES_KEY_GEN;
 	if (ks->ff)
 		return ks->ff->dh ? CKM_DH_PKCS_KEY_PAIR_GEN : CKM_DSA_KEY_PAIR_GEN;
-	if (ks->ec == 3)
-		return CKM_AES_KEY_GEN;
 	if (ks->ec == 2)
 		return CKM_EC_EDWARDS_KEY_PAIR_GEN;
 	return ks->ec ? CKM_EC_KEY_PAIR_GEN : CKM_RSA_PKCS_KEY_PAIR_GEN;
@@ -423,6 +457,10 @@ static CK_MECHANISM_TYPE gen_mech(const struct keyspec *ks)
 /* The signature mechanism of a key spec, for checks. */
 static CK_MECHANISM_TYPE sig_mech(const struct keyspec *ks)
 {
+	if (ks->pq)
+		return ks->pq == CKK_ML_DSA ? CKM_ML_DSA : ks->pq == CKK_SLH_DSA ? CKM_SLH_DSA : CKM_ML_KEM;
+	if (ks->ec == 3)
+		return CKM_ECDH1_DERIVE;
 	if (ks->ff)
 		return ks->ff->dh ? CKM_DH_PKCS_DERIVE : CKM_DSA;
 	if (ks->ec == 2)
@@ -441,9 +479,12 @@ static CK_MECHANISM_TYPE sig_mech(const struct keyspec *ks)
  * SoftHSMv2 runs PBKDF2). Login state is the application's, so threads
  * race: a C_Logout that finds no login and a C_Login that finds one are
  * not errors, and only a C_Login that answers CKR_OK counts. */
+/* OP_ENCAP: C_EncapsulateKey of a 32-byte generic secret with the public
+ * key, then C_DestroyObject of it; OP_DECAP: C_DecapsulateKey of a
+ * ciphertext made before the clock, then C_DestroyObject. */
 /* OP_ENCRYPT: C_EncryptInit + C_Encrypt of dlen bytes with the AES key and a
  * fresh IV; a sample ciphertext per thread is decrypted by both modules. */
-typedef enum { OP_SIGN, OP_VERIFY, OP_KEYGEN, OP_DERIVE, OP_FIND_SIGN, OP_LOGIN, OP_ENCRYPT } opkind_t;
+typedef enum { OP_SIGN, OP_VERIFY, OP_KEYGEN, OP_DERIVE, OP_FIND_SIGN, OP_LOGIN, OP_ENCAP, OP_DECAP, OP_ENCRYPT } opkind_t;
 
 typedef struct {
 	const char *id;
@@ -480,7 +521,19 @@ static const opdef_t OPS[] = {
 	{"ed25519-sign", "Ed25519 sign EdDSA (32-byte msg)", OP_SIGN, K_ED25519, CKM_EDDSA, 0, 32},
 	{"ed25519-verify", "Ed25519 verify EdDSA", OP_VERIFY, K_ED25519, CKM_EDDSA, 0, 32},
 	{"ed448-sign", "Ed448 sign EdDSA (32-byte msg)", OP_SIGN, K_ED448, CKM_EDDSA, 0, 32},
+	{"ed448-verify", "Ed448 verify EdDSA", OP_VERIFY, K_ED448, CKM_EDDSA, 0, 32},
+	{"mldsa44-sign", "ML-DSA-44 sign (32-byte msg)", OP_SIGN, K_MLDSA44, CKM_ML_DSA, 0, 32},
+	{"mldsa44-verify", "ML-DSA-44 verify", OP_VERIFY, K_MLDSA44, CKM_ML_DSA, 0, 32},
+	{"mldsa65-sign", "ML-DSA-65 sign (32-byte msg)", OP_SIGN, K_MLDSA65, CKM_ML_DSA, 0, 32},
+	{"mldsa65-verify", "ML-DSA-65 verify", OP_VERIFY, K_MLDSA65, CKM_ML_DSA, 0, 32},
+	{"mldsa87-sign", "ML-DSA-87 sign (32-byte msg)", OP_SIGN, K_MLDSA87, CKM_ML_DSA, 0, 32},
+	{"mldsa87-verify", "ML-DSA-87 verify", OP_VERIFY, K_MLDSA87, CKM_ML_DSA, 0, 32},
+	{"slhdsa128f-sign", "SLH-DSA-SHA2-128f sign (32 bytes)", OP_SIGN, K_SLH128F, CKM_SLH_DSA, 0, 32},
+	{"slhdsa128s-sign", "SLH-DSA-SHA2-128s sign (32 bytes)", OP_SIGN, K_SLH128S, CKM_SLH_DSA, 0, 32},
+	{"mlkem768-encap", "ML-KEM-768 encapsulate + destroy", OP_ENCAP, K_MLKEM768, CKM_ML_KEM, 0, 0},
+	{"mlkem768-decap", "ML-KEM-768 decapsulate + destroy", OP_DECAP, K_MLKEM768, CKM_ML_KEM, 0, 0},
 	{"p256-ecdh", "P-256 ECDH derive + destroy", OP_DERIVE, K_P256, CKM_ECDH1_DERIVE, 0, 0},
+	{"x25519-derive", "X25519 derive + destroy", OP_DERIVE, K_X25519, CKM_ECDH1_DERIVE, 0, 0},
 	{"dh2048-derive", "DH ffdhe2048 derive + destroy", OP_DERIVE, K_DH2048, CKM_DH_PKCS_DERIVE, 0, 0},
 	{"rsa2048-keygen", "RSA-2048 key-pair generation", OP_KEYGEN, K_RSA2048, CKM_RSA_PKCS_KEY_PAIR_GEN, 0, 0},
 	{"p256-keygen", "P-256 key-pair generation", OP_KEYGEN, K_P256, CKM_EC_KEY_PAIR_GEN, 0, 0},
@@ -526,6 +579,7 @@ typedef struct module {
 	long slotarg;
 	void *dl;
 	CK_FUNCTION_LIST_PTR f;
+	CK_FUNCTION_LIST_3_2 *f32; /* the 3.2 interface when the module offers it, else NULL */
 	int shared;  /* same function list as the other module: initialise/finalise once */
 	int dead;
 	char why[200];
@@ -616,18 +670,35 @@ static void module_open(module_t *m, module_t *other_loaded)
 		kill_module(m, "dlopen: %s", dlerror());
 		return;
 	}
+	/* The 3.2 interface where the module has it: its function list starts
+	 * as the 2.40 one, and its C_GetMechanismList names the 3.2 mechanisms. */
+	void *isym = dlsym(m->dl, "C_GetInterface");
+	CK_C_GetInterface gif = NULL;
+	memcpy(&gif, &isym, sizeof gif); /* POSIX: object pointer to function pointer */
+	if (gif) {
+		CK_VERSION v32 = {3, 2};
+		CK_INTERFACE_PTR iface = NULL;
+		phase(60, "%s: C_GetInterface", m->name);
+		rv = gif((CK_UTF8CHAR_PTR) "PKCS 11", &v32, &iface, 0);
+		if (rv == CKR_OK && iface && iface->pFunctionList) {
+			m->f32 = iface->pFunctionList;
+			m->f = iface->pFunctionList;
+		}
+	}
 	void *sym = dlsym(m->dl, "C_GetFunctionList");
 	CK_C_GetFunctionList gfl = NULL;
-	memcpy(&gfl, &sym, sizeof gfl); /* POSIX: object pointer to function pointer */
-	if (!gfl) {
+	memcpy(&gfl, &sym, sizeof gfl);
+	if (!m->f && !gfl) {
 		kill_module(m, "no C_GetFunctionList in %s", m->path);
 		return;
 	}
-	phase(60, "%s: C_GetFunctionList", m->name);
-	rv = gfl(&m->f);
-	if (rv != CKR_OK || !m->f) {
-		kill_module(m, "C_GetFunctionList: %s", rv_name(rv));
-		return;
+	if (!m->f) {
+		phase(60, "%s: C_GetFunctionList", m->name);
+		rv = gfl(&m->f);
+		if (rv != CKR_OK || !m->f) {
+			kill_module(m, "C_GetFunctionList: %s", rv_name(rv));
+			return;
+		}
 	}
 	if (other_loaded && other_loaded->f && other_loaded->f == m->f) {
 		m->shared = 1;
@@ -793,7 +864,7 @@ static int find_objects(module_t *m, CK_OBJECT_CLASS cls, const char *label, CK_
 /* Build key-pair generation templates for a key spec into caller arrays. */
 typedef struct {
 	CK_BBOOL yes, no;
-	CK_ULONG bits;
+	CK_ULONG bits, pset;
 	CK_BYTE e[3];
 	CK_ATTRIBUTE pub[8], priv[8];
 	CK_ULONG npub, npriv;
@@ -811,11 +882,20 @@ static void gen_template(gentmpl_t *g, const struct keyspec *ks, int token, cons
 	g->e[2] = 1;
 	CK_BBOOL *tok = token ? &g->yes : &g->no;
 	CK_ULONG i = 0;
+	/* ML-KEM and Montgomery keys neither sign nor verify. */
+	int signs = ks->pq != CKK_ML_KEM && ks->ec != 3;
 	g->pub[i++] = (CK_ATTRIBUTE){CKA_TOKEN, tok, sizeof(CK_BBOOL)};
-	g->pub[i++] = (CK_ATTRIBUTE){CKA_VERIFY, &g->yes, sizeof(CK_BBOOL)};
+	if (signs)
+		g->pub[i++] = (CK_ATTRIBUTE){CKA_VERIFY, &g->yes, sizeof(CK_BBOOL)};
 	g->pub[i++] = (CK_ATTRIBUTE){CKA_LABEL, (void *)label, strlen(label)};
 	g->pub[i++] = (CK_ATTRIBUTE){CKA_ID, (void *)label, strlen(label)};
-	if (ks->ff) {
+	if (ks->pq) {
+		g->pset = ks->pset;
+		g->pub[i++] = (CK_ATTRIBUTE){CKA_PARAMETER_SET, &g->pset, sizeof g->pset};
+		if (ks->pq == CKK_ML_KEM)
+			g->pub[i++] = (CK_ATTRIBUTE){CKA_ENCAPSULATE, &g->yes, sizeof(CK_BBOOL)};
+		g->mech.mechanism = gen_mech(ks);
+	} else if (ks->ff) {
 		g->pub[i++] = (CK_ATTRIBUTE){CKA_PRIME, (void *)ks->ff->p, ks->ff->plen};
 		if (ks->ff->q)
 			g->pub[i++] = (CK_ATTRIBUTE){CKA_SUBPRIME, (void *)ks->ff->q, ks->ff->qlen};
@@ -834,11 +914,14 @@ static void gen_template(gentmpl_t *g, const struct keyspec *ks, int token, cons
 	g->priv[i++] = (CK_ATTRIBUTE){CKA_TOKEN, tok, sizeof(CK_BBOOL)};
 	g->priv[i++] = (CK_ATTRIBUTE){CKA_PRIVATE, &g->yes, sizeof(CK_BBOOL)};
 	g->priv[i++] = (CK_ATTRIBUTE){CKA_SENSITIVE, &g->yes, sizeof(CK_BBOOL)};
-	g->priv[i++] = (CK_ATTRIBUTE){CKA_SIGN, &g->yes, sizeof(CK_BBOOL)};
+	if (signs)
+		g->priv[i++] = (CK_ATTRIBUTE){CKA_SIGN, &g->yes, sizeof(CK_BBOOL)};
 	g->priv[i++] = (CK_ATTRIBUTE){CKA_LABEL, (void *)label, strlen(label)};
 	g->priv[i++] = (CK_ATTRIBUTE){CKA_ID, (void *)label, strlen(label)};
-	if (ks->ec == 1 || (ks->ff && ks->ff->dh))
-		g->priv[i++] = (CK_ATTRIBUTE){CKA_DERIVE, &g->yes, sizeof(CK_BBOOL)}; /* p256-ecdh, dh2048-derive */
+	if (ks->ec == 1 || ks->ec == 3 || (ks->ff && ks->ff->dh))
+		g->priv[i++] = (CK_ATTRIBUTE){CKA_DERIVE, &g->yes, sizeof(CK_BBOOL)}; /* p256-ecdh, x25519-derive, dh2048-derive */
+	if (ks->pq == CKK_ML_KEM)
+		g->priv[i++] = (CK_ATTRIBUTE){CKA_DECAPSULATE, &g->yes, sizeof(CK_BBOOL)};
 	g->npriv = i;
 }
 
@@ -880,7 +963,7 @@ static void ensure_key(module_t *m, int k)
 	bkey_t *key = &m->keys[k];
 	CK_RV rv;
 	key->ok = 0;
-	if (ks->ec == 3) {
+	if (ks->ec == 4) {
 		ensure_secret(m, k);
 		return;
 	}
@@ -939,7 +1022,21 @@ static void ensure_key(module_t *m, int k)
 
 	/* Expected signature length, from the public key. */
 	phase(60, "%s: C_GetAttributeValue %s", m->name, ks->label);
-	if (ks->ff && ks->ff->dh) {
+	if (ks->pq) {
+		CK_ULONG set = 0;
+		CK_ATTRIBUTE a = {CKA_PARAMETER_SET, &set, sizeof set};
+		rv = m->f->C_GetAttributeValue(m->sess, key->pub, &a, 1);
+		if (rv != CKR_OK) {
+			snprintf(key->why, sizeof key->why, "C_GetAttributeValue(CKA_PARAMETER_SET): %s", rv_name(rv));
+			key->failed = 1;
+			return;
+		}
+		if (set != ks->pset) {
+			snprintf(key->why, sizeof key->why, "existing %s has other parameter set", ks->label);
+			return;
+		}
+		key->siglen = ks->siglen;
+	} else if (ks->ff && ks->ff->dh) {
 		/* The public value y: the peer value of a derivation. */
 		CK_ATTRIBUTE a = {CKA_VALUE, key->point, sizeof key->point};
 		rv = m->f->C_GetAttributeValue(m->sess, key->pub, &a, 1);
@@ -1016,21 +1113,28 @@ static void import_pub(module_t *m, int k)
 	key->xok = 0;
 	if (!key->ok || o->dead)
 		return;
-	if (ks->ec == 3) {
+	if (ks->ec == 4) {
 		/* The same value is in both modules already (ensure_secret). */
 		key->xpub = o->keys[k].priv;
 		key->xok = o->keys[k].ok;
 		return;
 	}
-	if (ks->ff && ks->ff->dh) {
-		/* No verification cell: the derive cells check by agreement. */
-		snprintf(key->xwhy, sizeof key->xwhy, "DH keys are not imported");
+	if ((ks->ff && ks->ff->dh) || ks->ec == 3 || ks->pq == CKK_ML_KEM) {
+		/* No verification cell: the derive and KEM cells check by agreement. */
+		snprintf(key->xwhy, sizeof key->xwhy, "key-agreement and KEM keys are not imported");
+		return;
+	}
+	if (!has_mech(o, sig_mech(ks))) {
+		snprintf(key->xwhy, sizeof key->xwhy, "%s has no %s", o->name, mech_name(sig_mech(ks)));
 		return;
 	}
 	CK_ATTRIBUTE a[4];
 	memset(a, 0, sizeof a);
 	CK_ULONG na = 2;
-	if (ks->ff) {
+	if (ks->pq) {
+		a[0] = (CK_ATTRIBUTE){CKA_PARAMETER_SET, NULL, 0};
+		a[1] = (CK_ATTRIBUTE){CKA_VALUE, NULL, 0};
+	} else if (ks->ff) {
 		a[0] = (CK_ATTRIBUTE){CKA_PRIME, NULL, 0};
 		a[1] = (CK_ATTRIBUTE){CKA_SUBPRIME, NULL, 0};
 		a[2] = (CK_ATTRIBUTE){CKA_BASE, NULL, 0};
@@ -1060,7 +1164,7 @@ static void import_pub(module_t *m, int k)
 		goto out;
 	}
 	CK_OBJECT_CLASS cls = CKO_PUBLIC_KEY;
-	CK_KEY_TYPE kt = ks->ff ? CKK_DSA : ks->ec == 2 ? CKK_EC_EDWARDS : ks->ec ? CKK_EC : CKK_RSA;
+	CK_KEY_TYPE kt = ks->pq ? ks->pq : ks->ff ? CKK_DSA : ks->ec == 2 ? CKK_EC_EDWARDS : ks->ec ? CKK_EC : CKK_RSA;
 	CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
 	CK_ATTRIBUTE t[] = {
 		{CKA_CLASS, &cls, sizeof cls},
@@ -1217,6 +1321,57 @@ static int check_agreement(module_t *m, int k, char *why, size_t whylen)
 	}
 	if (memcmp(a, b, 32) != 0) {
 		snprintf(why, whylen, "ECDH secrets differ%s", cross ? " between the modules" : "");
+		return 0;
+	}
+	return 1;
+}
+
+/* The secret of an ML-KEM encapsulation (ct into ct[*ctlen], the secret
+ * into out[32]) or, with decap set, of the decapsulation of ct (never timed). */
+static CK_RV kem_value(module_t *m, int k, int decap, unsigned char *ct, CK_ULONG *ctlen, unsigned char out[32])
+{
+	const bkey_t *key = &m->keys[k];
+	CK_MECHANISM mech = {CKM_ML_KEM, NULL, 0};
+	derivetmpl_t d;
+	derive_template(&d);
+	CK_OBJECT_HANDLE h = 0;
+	CK_RV rv = decap ? m->f32->C_DecapsulateKey(m->sess, &mech, key->priv, d.t, 6, ct, *ctlen, &h)
+			 : m->f32->C_EncapsulateKey(m->sess, &mech, key->pub, d.t, 6, ct, ctlen, &h);
+	if (rv != CKR_OK)
+		return rv;
+	CK_ATTRIBUTE a = {CKA_VALUE, out, 32};
+	rv = m->f->C_GetAttributeValue(m->sess, h, &a, 1);
+	if (rv == CKR_OK && a.ulValueLen != 32)
+		rv = CKR_GENERAL_ERROR;
+	CK_RV rv2 = m->f->C_DestroyObject(m->sess, h);
+	return rv != CKR_OK ? rv : rv2;
+}
+
+/*
+ * The check of an ML-KEM cell: a fresh encapsulation decapsulates to its
+ * secret, and the ciphertext with a bit flipped to another one (FIPS 203's
+ * implicit rejection). Returns 1 when good; otherwise writes why.
+ */
+static int check_kem(module_t *m, int k, char *why, size_t whylen)
+{
+	unsigned char ct[MAXSIG], a[32], b[32];
+	CK_ULONG ctlen = sizeof ct;
+	phase(60, "%s: ML-KEM check", m->name);
+	CK_RV rv = kem_value(m, k, 0, ct, &ctlen, a);
+	if (rv != CKR_OK) {
+		snprintf(why, whylen, "C_EncapsulateKey: %s", rv_name(rv));
+		return 0;
+	}
+	rv = kem_value(m, k, 1, ct, &ctlen, b);
+	if (rv != CKR_OK || memcmp(a, b, 32) != 0) {
+		snprintf(why, whylen, "C_DecapsulateKey: %s", rv != CKR_OK ? rv_name(rv) : "another secret than encapsulated");
+		return 0;
+	}
+	ct[ctlen / 2] ^= 1;
+	rv = kem_value(m, k, 1, ct, &ctlen, b);
+	if (rv != CKR_OK || memcmp(a, b, 32) == 0) {
+		snprintf(why, whylen, "C_DecapsulateKey of a tampered ciphertext: %s",
+			 rv != CKR_OK ? rv_name(rv) : "the same secret");
 		return 0;
 	}
 	return 1;
@@ -1409,6 +1564,9 @@ static void *worker(void *arg)
 		}
 		derive_template(&dt);
 	}
+	if (op->kind == OP_ENCAP || op->kind == OP_DECAP)
+		derive_template(&dt);
+	CK_MECHANISM kem = {CKM_ML_KEM, NULL, 0};
 	CK_OBJECT_HANDLE keep_pub = 0, keep_priv = 0;
 	if (op->kind == OP_ENCRYPT) {
 		CK_ULONG n = op->dlen + 16;
@@ -1494,16 +1652,33 @@ static void *worker(void *arg)
 			consecutive = 0;
 			break;
 		}
-		case OP_DERIVE: {
+		case OP_DERIVE:
+		case OP_ENCAP:
+		case OP_DECAP: {
+			/* A new 32-byte session secret, destroyed at once. */
 			CK_OBJECT_HANDLE h = 0;
-			rv = m->f->C_DeriveKey(s, &mech, key->priv, dt.t, 6, &h);
+			CK_ULONG ctlen = sizeof sig;
+			const char *call = "C_DeriveKey";
+			if (op->kind == OP_DERIVE) {
+				rv = m->f->C_DeriveKey(s, &mech, key->priv, dt.t, 6, &h);
+			} else if (op->kind == OP_ENCAP) {
+				call = "C_EncapsulateKey";
+				rv = m->f32->C_EncapsulateKey(s, &kem, key->pub, dt.t, 6, sig, &ctlen, &h);
+			} else {
+				call = "C_DecapsulateKey";
+				rv = m->f32->C_DecapsulateKey(s, &kem, key->priv, dt.t, 6, (CK_BYTE_PTR)w->vsig, w->vsiglen, &h);
+			}
 			if (rv != CKR_OK) {
-				record_err(w, "C_DeriveKey", rv, &consecutive);
+				record_err(w, call, rv, &consecutive);
 				continue;
 			}
 			rv = m->f->C_DestroyObject(s, h);
 			if (rv != CKR_OK) {
 				record_err(w, "C_DestroyObject", rv, &consecutive);
+				continue;
+			}
+			if (op->kind == OP_ENCAP && ctlen != key->siglen) {
+				record_err(w, "C_EncapsulateKey (wrong ciphertext length)", CKR_OK, &consecutive);
 				continue;
 			}
 			w->ops++;
@@ -1642,6 +1817,10 @@ static const char *op_unavailable(const module_t *m, const opdef_t *op)
 		snprintf(buf, sizeof buf, "module: %s", m->why);
 		return buf;
 	}
+	if ((op->kind == OP_ENCAP || op->kind == OP_DECAP) && !m->f32) {
+		snprintf(buf, sizeof buf, "no PKCS#11 3.2 interface (C_EncapsulateKey)");
+		return buf;
+	}
 	if (!has_mech(m, op->mech)) {
 		snprintf(buf, sizeof buf, "no %s", mech_name(op->mech));
 		return buf;
@@ -1686,6 +1865,20 @@ static void run_once(module_t *m, const opdef_t *op, int nthr, double seconds, c
 		if (!check_signature(m, op->key, op, BASE, op->dlen, vsig, vsiglen, why, sizeof why)) {
 			c->bad = 1;
 			snprintf(c->bad_why, sizeof c->bad_why, "%s", why);
+			free(ws);
+			return;
+		}
+	}
+
+	if (op->kind == OP_DECAP) {
+		/* The ciphertext to decapsulate, made before the clock. */
+		unsigned char secret[32];
+		vsiglen = sizeof vsig;
+		phase(60, "%s: ciphertext for %s", m->name, op->id);
+		rv = kem_value(m, op->key, 0, vsig, &vsiglen, secret);
+		if (rv != CKR_OK) {
+			c->bad = 1;
+			snprintf(c->bad_why, sizeof c->bad_why, "C_EncapsulateKey for the decapsulate cell: %s", rv_name(rv));
 			free(ws);
 			return;
 		}
@@ -1763,6 +1956,14 @@ static void run_once(module_t *m, const opdef_t *op, int nthr, double seconds, c
 		char why[200];
 		c->checked++;
 		if (!check_agreement(m, op->key, why, sizeof why)) {
+			c->bad = 1;
+			snprintf(c->bad_why, sizeof c->bad_why, "%s", why);
+		}
+	}
+	if ((op->kind == OP_ENCAP || op->kind == OP_DECAP) && !c->bad && c->ops > 0) {
+		char why[200];
+		c->checked++;
+		if (!check_kem(m, op->key, why, sizeof why)) {
 			c->bad = 1;
 			snprintf(c->bad_why, sizeof c->bad_why, "%s", why);
 		}
@@ -1912,8 +2113,11 @@ static void print_results(FILE *out, int partial)
 	for (int mi = 0; mi < NMODS; mi++)
 		for (int k = 0; k < K_N; k++) {
 			const bkey_t *key = &MODS[mi].keys[k];
+			const struct keyspec *ks = &KEYS[k];
 			if (MODS[mi].dead || !key->ok || key->xok)
 				continue;
+			if ((ks->ff && ks->ff->dh) || ks->ec == 3 || ks->pq == CKK_ML_KEM)
+				continue; /* no signatures: checked by agreement */
 			if (first) {
 				fprintf(out, "\nnotes:\n");
 				first = 0;

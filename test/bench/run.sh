@@ -4,7 +4,10 @@
 # Sets up two throwaway tokens in a temporary directory (ours through
 # XDG_DATA_HOME, i.e. the module's default configuration; SoftHSM through its
 # own softhsm2.conf), builds the C client, runs it and prints one table and a
-# TSV. Results are also saved under build/bench/.
+# TSV. Results are also saved under build/bench/. After it, the libraries
+# under the post-quantum, Ed448 and X25519 rows run alone in Go
+# (test/bench/pqlib: the token's overhead over them, pqlib.tsv), and
+# openssl speed gives X25519, which SoftHSMv2 2.6 lacks.
 #
 # Environment (all optional):
 #   OURS=path            our module (default build/libmodexp-pkcs11.so)
@@ -38,6 +41,9 @@ SOFTHSM=$(readlink -f "$SOFTHSM")
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 $CC -O2 -pthread -Wall -Wextra -Werror -o "$OUT/p11bench" "$here/p11bench.c" -ldl
+# The libraries alone (built here, with the user's Go caches, before HOME moves).
+(cd "$root" && ${GO:-go} build -o "$OUT/pqlib" ./test/bench/pqlib)
+pqlib=("$OUT/pqlib" -seconds "${BENCH_SECONDS:-1}" -threads "${BENCH_THREADS:-1,2}" ${BENCH_ONLY:+-only "$BENCH_ONLY"})
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/modexp-bench.XXXXXX")
 if [[ "${BENCH_KEEP:-0}" == 1 ]]; then
@@ -79,6 +85,7 @@ cli=$root/build/modexp-token
 } >"$OUT/bench.txt"
 
 status=0
+"${pqlib[@]}" -tsv "$OUT/pqlib-before.tsv" >/dev/null || echo "run.sh: pqlib failed" >&2
 "$OUT/p11bench" \
 	--name ModExp --module "$tmp/lib/libmodexp-pkcs11.so" --label bench-ours --pin 123456 --so-pin 87654321 \
 	--name2 SoftHSMv2 --module2 "$SOFTHSM" --label2 bench-softhsm --pin2 123456 --so-pin2 87654321 \
@@ -97,6 +104,23 @@ if [[ -s "$OUT/bench.tsv" ]]; then
 	else
 		echo "run.sh: the chart could not be drawn (the table above stands)" >&2
 	fi
+fi
+# The post-quantum, Ed448 and X25519 rows beside their libraries alone,
+# run right before and right after the module's (the mean of the two).
+if [[ -s "$OUT/bench.tsv" ]]; then
+	"${pqlib[@]}" -before "$OUT/pqlib-before.tsv" -ours "$OUT/bench.tsv" -tsv "$OUT/pqlib.tsv" >"$OUT/pqlib.txt" ||
+		echo "run.sh: pqlib failed (the table above stands)" >&2
+	if [[ ",${BENCH_ONLY:-x25519}," == *x25519* ]] && command -v openssl >/dev/null; then
+		threads=${BENCH_THREADS:-1,2} secs=${BENCH_SECONDS:-1}
+		secs=${secs%.*}
+		[[ ${secs:-0} -ge 1 ]] || secs=1 # openssl speed takes whole seconds
+		for t in ${threads//,/ }; do
+			multi=()
+			[[ $t == 1 ]] || multi=(-multi "$t")
+			echo "# openssl speed ecdhx25519, $t process(es): $(openssl speed -seconds "$secs" "${multi[@]}" ecdhx25519 2>/dev/null | grep -i 'X25519' | tail -1 | sed 's/  */ /g')"
+		done >>"$OUT/pqlib.txt"
+	fi
+	cat "$OUT/pqlib.txt"
 fi
 if [[ -f "$tmp/ours/module.log" ]]; then cp "$tmp/ours/module.log" "$OUT/module.log"; fi
 case $status in

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/modexp-token/modexp-token/engine/backend/all" // the engines the in-process token names
 	"github.com/modexp-token/modexp-token/test/internal/e2e"
 )
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/modexp-token/modexp-token/engine/backend/all" // the engines a slot may name
 	"github.com/modexp-token/modexp-token/test/internal/e2e"
 	"github.com/modexp-token/modexp-token/token"
 	"github.com/modexp-token/modexp-token/token/ck"

@@ -13,7 +13,7 @@ import (
 // engine/alg/dsa/testdata/name, e.g. "params_2048_256.pem".
 func DSAParams(t testing.TB, name string) (p, q, g *big.Int) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(Root(), "engine", "dsa", "testdata", name))
+	b, err := os.ReadFile(filepath.Join(Root(), "engine", "alg", "dsa", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}

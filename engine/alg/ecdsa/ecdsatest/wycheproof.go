@@ -68,7 +68,7 @@ var DERFiles = []string{
 func Dir() string {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
-		return filepath.Join("engine", "ecdsa", "testdata")
+		return filepath.Join("engine", "alg", "ecdsa", "testdata")
 	}
 	return filepath.Join(filepath.Dir(file), "..", "testdata")
 }
