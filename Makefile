@@ -161,7 +161,7 @@ test-purego:
 # CPU lacks it. Plain go test runs the same tests against the Go model and
 # the emulated instructions on any machine and skips the hardware ones.
 test-ifma:
-	MODEXP_REQUIRE_IFMA=1 MODEXP_KERNEL=ifma $(GO) test -count=1 -run 'IFMA|ExpPair|Exp|Kernel|Trace|FuzzAMM52|Generated' ./engine/arith/mont
+	MODEXP_REQUIRE_IFMA=1 MODEXP_KERNEL=ifma $(GO) test -count=1 -run 'IFMA|ExpPair|Exp|Batch|Kernel|Trace|FuzzAMM52|Generated' ./engine/arith/mont
 	MODEXP_REQUIRE_IFMA=1 MODEXP_KERNEL=ifma $(GO) test -count=1 ./engine/backend/soft ./engine/alg/rsa
 
 test-cgo:

@@ -28,6 +28,12 @@ type (
 // as PKCS#11 3.0 has it (pkcs11-provider cancels so); with none active it
 // is CKR_ARGUMENTS_BAD, as before 3.0.
 func opInit(fn string, h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE, op initOp, kind uint64) (rv C.CK_RV) {
+	return opInitWith(fn, h, pMech, key, op, kind, mechanismIn)
+}
+
+// opInitWith is opInit with the mechanism decoded by decode.
+func opInitWith(fn string, h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE, op initOp, kind uint64,
+	decode func(*C.CK_MECHANISM) (*token.Mechanism, C.CK_RV)) (rv C.CK_RV) {
 	c := enter(fn)
 	defer c.leave(&rv)
 	m := c.m
@@ -39,7 +45,7 @@ func opInit(fn string, h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OB
 	if pMech == nil && m.EndActive(uint64(h), kind) {
 		return rvOK
 	}
-	mech, rv := mechanismIn(pMech)
+	mech, rv := decode(pMech)
 	c.mech(mech)
 	if rv != rvOK {
 		return rv

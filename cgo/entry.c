@@ -5,84 +5,45 @@
  * CK_FUNCTION_LIST_3_2),
  * C_GetFunctionList, C_GetInterfaceList, C_GetInterface, and one wrapper per
  * entry point. A wrapper checks for a forked child (FORK_GUARD: served by
- * fork.c without Go) and otherwise calls one Go export from _cgo_export.h.
+ * a second copy of this library, fork.c) and otherwise calls one Go export
+ * from _cgo_export.h.
  * Nothing here knows PKCS#11 semantics beyond the interface lists.
  */
-#include <signal.h>
 #include <string.h>
 
 #include "pkcs11_3.h"
 #include "_cgo_export.h"
+#include "fork.h"
 
 /* ------------------------------------------------------------------------
  * Fork. Go code must never run in a child forked without exec: it hangs as
  * soon as it needs the scheduler or the GC. fork.c's atfork child handler
- * marks the child; every wrapper then answers without Go, through the
- * function list of p11-kit's RPC client, whose server is a freshly exec'd
- * process that loads this library anew (see fork.c). C_Initialize and
- * C_Finalize have their own rules there; the 3.0- and 3.2-only functions
- * are not served in a child (p11-kit-client offers the 2.40 list).
+ * marks the child; every wrapper then forwards, without entering this
+ * copy's Go, to the same function of a second copy of this library that
+ * fork.c loads in the child (its Go runtime is whole there). C_Initialize
+ * and C_Finalize have their own rules there; C_GetInfo and
+ * C_GetMechanismList go to the copy's list of the same version.
  * ---------------------------------------------------------------------- */
-
-extern int modexp_forked_child;
-const CK_FUNCTION_LIST *modexp_fork_target(CK_RV *rv);
-CK_RV modexp_fork_initialize(CK_VOID_PTR init_args);
-CK_RV modexp_fork_finalize(CK_VOID_PTR reserved);
-void modexp_fork_sigpipe_block(sigset_t *old);
-void modexp_fork_sigpipe_restore(const sigset_t *old);
 
 #define FORKED_CHILD() __builtin_expect(__atomic_load_n(&modexp_forked_child, __ATOMIC_RELAXED), 0)
 
-/* FORK_SERVE: in a forked child, answer with call (t_ is the function list
- * serving the child) and return. */
+/* FORK_SERVE: in a forked child, answer with call (t_ holds the copy's
+ * function lists) and return. */
 #define FORK_SERVE(call)                                                    \
 	do {                                                                \
 		if (FORKED_CHILD()) {                                       \
 			CK_RV rv_ = CKR_GENERAL_ERROR;                      \
-			const CK_FUNCTION_LIST *t_ = modexp_fork_target(&rv_); \
+			const struct modexp_fork_lists *t_ = modexp_fork_target(&rv_); \
 			if (t_ == NULL)                                     \
 				return rv_;                                 \
-			sigset_t old_;                                      \
-			modexp_fork_sigpipe_block(&old_);                   \
-			rv_ = call;                                         \
-			modexp_fork_sigpipe_restore(&old_);                 \
-			return rv_;                                         \
+			return call;                                        \
 		}                                                           \
 	} while (0)
 
-#define FORK_GUARD(name, args) FORK_SERVE(t_->name args)
-
-/* FORK_GUARD_X: as FORK_GUARD, through forkmech.c's modexp_fx_NAME, which
- * does in C the hashed mechanisms p11-kit's RPC does not carry (and
- * forwards everything else). */
-#define FORK_GUARD_X(name, ...) FORK_SERVE(modexp_fx_##name(t_, __VA_ARGS__))
-
-/* forkmech.c */
-CK_RV modexp_fx_GetInfo(const CK_FUNCTION_LIST *t, CK_INFO_PTR pInfo, int major, int minor);
-CK_RV modexp_fx_GetMechanismList(const CK_FUNCTION_LIST *t, CK_SLOT_ID, CK_MECHANISM_TYPE_PTR, CK_ULONG_PTR);
-CK_RV modexp_fx_GetMechanismInfo(const CK_FUNCTION_LIST *t, CK_SLOT_ID, CK_MECHANISM_TYPE, CK_MECHANISM_INFO_PTR);
-CK_RV modexp_fx_CloseSession(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE);
-CK_RV modexp_fx_CloseAllSessions(const CK_FUNCTION_LIST *t, CK_SLOT_ID);
-CK_RV modexp_fx_DigestInit(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_MECHANISM_PTR);
-CK_RV modexp_fx_Digest(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG, CK_BYTE_PTR, CK_ULONG_PTR);
-CK_RV modexp_fx_DigestUpdate(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG);
-CK_RV modexp_fx_DigestKey(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_OBJECT_HANDLE);
-CK_RV modexp_fx_DigestFinal(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG_PTR);
-CK_RV modexp_fx_SignInit(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_MECHANISM_PTR, CK_OBJECT_HANDLE);
-CK_RV modexp_fx_Sign(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG, CK_BYTE_PTR, CK_ULONG_PTR);
-CK_RV modexp_fx_SignUpdate(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG);
-CK_RV modexp_fx_SignFinal(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG_PTR);
-CK_RV modexp_fx_VerifyInit(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_MECHANISM_PTR, CK_OBJECT_HANDLE);
-CK_RV modexp_fx_Verify(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG, CK_BYTE_PTR, CK_ULONG);
-CK_RV modexp_fx_VerifyUpdate(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG);
-CK_RV modexp_fx_VerifyFinal(const CK_FUNCTION_LIST *t, CK_SESSION_HANDLE, CK_BYTE_PTR, CK_ULONG);
-
-/* FORK_GUARD_3_0: a 3.0- or 3.2-only function in a forked child. */
-#define FORK_GUARD_3_0(name, args)                                          \
-	do {                                                                \
-		if (FORKED_CHILD())                                         \
-			return CKR_FUNCTION_NOT_SUPPORTED;                  \
-	} while (0)
+/* FORK_GUARD: a function of the 3.0 list (2.40's included); FORK_GUARD_3_2:
+ * one of the functions 3.2 added. */
+#define FORK_GUARD(name, args) FORK_SERVE(t_->v32->base.name args)
+#define FORK_GUARD_3_2(name, args) FORK_SERVE(t_->v32->name args)
 
 /* ------------------------------------------------------------------------
  * General purpose.
@@ -92,7 +53,8 @@ CK_RV C_Initialize(CK_VOID_PTR pInitArgs)
 {
 	if (FORKED_CHILD())
 		return modexp_fork_initialize(pInitArgs);
-	return goInitialize(pInitArgs);
+	CK_C_INITIALIZE_ARGS stripped; /* a copy's C_Initialize called by fork.c */
+	return goInitialize(modexp_fork_take_handover(pInitArgs, &stripped));
 }
 
 CK_RV C_Finalize(CK_VOID_PTR pReserved)
@@ -107,19 +69,19 @@ CK_RV C_Finalize(CK_VOID_PTR pReserved)
  * (pkcs11-provider compares it with the interface it took). */
 CK_RV C_GetInfo(CK_INFO_PTR pInfo)
 {
-	FORK_GUARD_X(GetInfo, pInfo, 2, 40);
+	FORK_SERVE(t_->v240->C_GetInfo(pInfo));
 	return goGetInfo(pInfo, 2, 40);
 }
 
 static CK_RV modexp_GetInfo_3_0(CK_INFO_PTR pInfo)
 {
-	FORK_GUARD_X(GetInfo, pInfo, 3, 0);
+	FORK_SERVE(t_->v30->C_GetInfo(pInfo));
 	return goGetInfo(pInfo, 3, 0);
 }
 
 static CK_RV modexp_GetInfo_3_2(CK_INFO_PTR pInfo)
 {
-	FORK_GUARD_X(GetInfo, pInfo, 3, 2);
+	FORK_SERVE(t_->v32->base.C_GetInfo(pInfo));
 	return goGetInfo(pInfo, 3, 2);
 }
 
@@ -149,19 +111,19 @@ CK_RV C_GetTokenInfo(CK_SLOT_ID slotID, CK_TOKEN_INFO_PTR pInfo)
  * PKCS#11 3.2 introduced (ML-KEM, ML-DSA...); the 3.2 list's lists all. */
 CK_RV C_GetMechanismList(CK_SLOT_ID slotID, CK_MECHANISM_TYPE_PTR pMechanismList, CK_ULONG_PTR pulCount)
 {
-	FORK_GUARD_X(GetMechanismList, slotID, pMechanismList, pulCount);
+	FORK_SERVE(t_->v240->C_GetMechanismList(slotID, pMechanismList, pulCount));
 	return goGetMechanismList(slotID, pMechanismList, pulCount, 0);
 }
 
 static CK_RV modexp_GetMechanismList_3_2(CK_SLOT_ID slotID, CK_MECHANISM_TYPE_PTR pMechanismList, CK_ULONG_PTR pulCount)
 {
-	FORK_GUARD_X(GetMechanismList, slotID, pMechanismList, pulCount);
+	FORK_GUARD(C_GetMechanismList, (slotID, pMechanismList, pulCount));
 	return goGetMechanismList(slotID, pMechanismList, pulCount, 1);
 }
 
 CK_RV C_GetMechanismInfo(CK_SLOT_ID slotID, CK_MECHANISM_TYPE type, CK_MECHANISM_INFO_PTR pInfo)
 {
-	FORK_GUARD_X(GetMechanismInfo, slotID, type, pInfo);
+	FORK_GUARD(C_GetMechanismInfo, (slotID, type, pInfo));
 	return goGetMechanismInfo(slotID, type, pInfo);
 }
 
@@ -203,13 +165,13 @@ CK_RV C_OpenSession(CK_SLOT_ID slotID, CK_FLAGS flags, CK_VOID_PTR pApplication,
 
 CK_RV C_CloseSession(CK_SESSION_HANDLE hSession)
 {
-	FORK_GUARD_X(CloseSession, hSession);
+	FORK_GUARD(C_CloseSession, (hSession));
 	return goCloseSession(hSession);
 }
 
 CK_RV C_CloseAllSessions(CK_SLOT_ID slotID)
 {
-	FORK_GUARD_X(CloseAllSessions, slotID);
+	FORK_GUARD(C_CloseAllSessions, (slotID));
 	return goCloseAllSessions(slotID);
 }
 
@@ -250,13 +212,13 @@ CK_RV C_Logout(CK_SESSION_HANDLE hSession)
 CK_RV C_LoginUser(CK_SESSION_HANDLE hSession, CK_USER_TYPE userType, CK_UTF8CHAR_PTR pPin,
 		  CK_ULONG ulPinLen, CK_UTF8CHAR_PTR pUsername, CK_ULONG ulUsernameLen)
 {
-	FORK_GUARD_3_0(C_LoginUser, (hSession, userType, pPin, ulPinLen, pUsername, ulUsernameLen));
+	FORK_GUARD(C_LoginUser, (hSession, userType, pPin, ulPinLen, pUsername, ulUsernameLen));
 	return goLoginUser(hSession, userType, pPin, ulPinLen, pUsername, ulUsernameLen);
 }
 
 CK_RV C_SessionCancel(CK_SESSION_HANDLE hSession, CK_FLAGS flags)
 {
-	FORK_GUARD_3_0(C_SessionCancel, (hSession, flags));
+	FORK_GUARD(C_SessionCancel, (hSession, flags));
 	return goSessionCancel(hSession, flags);
 }
 
@@ -386,32 +348,32 @@ CK_RV C_DecryptFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pLastPart, CK_ULONG
 
 CK_RV C_DigestInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism)
 {
-	FORK_GUARD_X(DigestInit, hSession, pMechanism);
+	FORK_GUARD(C_DigestInit, (hSession, pMechanism));
 	return goDigestInit(hSession, pMechanism);
 }
 
 CK_RV C_Digest(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
 	       CK_BYTE_PTR pDigest, CK_ULONG_PTR pulDigestLen)
 {
-	FORK_GUARD_X(Digest, hSession, pData, ulDataLen, pDigest, pulDigestLen);
+	FORK_GUARD(C_Digest, (hSession, pData, ulDataLen, pDigest, pulDigestLen));
 	return goDigest(hSession, pData, ulDataLen, pDigest, pulDigestLen);
 }
 
 CK_RV C_DigestUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
-	FORK_GUARD_X(DigestUpdate, hSession, pPart, ulPartLen);
+	FORK_GUARD(C_DigestUpdate, (hSession, pPart, ulPartLen));
 	return goDigestUpdate(hSession, pPart, ulPartLen);
 }
 
 CK_RV C_DigestKey(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hKey)
 {
-	FORK_GUARD_X(DigestKey, hSession, hKey);
+	FORK_GUARD(C_DigestKey, (hSession, hKey));
 	return goDigestKey(hSession, hKey);
 }
 
 CK_RV C_DigestFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pDigest, CK_ULONG_PTR pulDigestLen)
 {
-	FORK_GUARD_X(DigestFinal, hSession, pDigest, pulDigestLen);
+	FORK_GUARD(C_DigestFinal, (hSession, pDigest, pulDigestLen));
 	return goDigestFinal(hSession, pDigest, pulDigestLen);
 }
 
@@ -421,26 +383,26 @@ CK_RV C_DigestFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pDigest, CK_ULONG_PT
 
 CK_RV C_SignInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey)
 {
-	FORK_GUARD_X(SignInit, hSession, pMechanism, hKey);
+	FORK_GUARD(C_SignInit, (hSession, pMechanism, hKey));
 	return goSignInit(hSession, pMechanism, hKey);
 }
 
 CK_RV C_Sign(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
 	     CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
 {
-	FORK_GUARD_X(Sign, hSession, pData, ulDataLen, pSignature, pulSignatureLen);
+	FORK_GUARD(C_Sign, (hSession, pData, ulDataLen, pSignature, pulSignatureLen));
 	return goSign(hSession, pData, ulDataLen, pSignature, pulSignatureLen);
 }
 
 CK_RV C_SignUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
-	FORK_GUARD_X(SignUpdate, hSession, pPart, ulPartLen);
+	FORK_GUARD(C_SignUpdate, (hSession, pPart, ulPartLen));
 	return goSignUpdate(hSession, pPart, ulPartLen);
 }
 
 CK_RV C_SignFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
 {
-	FORK_GUARD_X(SignFinal, hSession, pSignature, pulSignatureLen);
+	FORK_GUARD(C_SignFinal, (hSession, pSignature, pulSignatureLen));
 	return goSignFinal(hSession, pSignature, pulSignatureLen);
 }
 
@@ -459,26 +421,26 @@ CK_RV C_SignRecover(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDa
 
 CK_RV C_VerifyInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey)
 {
-	FORK_GUARD_X(VerifyInit, hSession, pMechanism, hKey);
+	FORK_GUARD(C_VerifyInit, (hSession, pMechanism, hKey));
 	return goVerifyInit(hSession, pMechanism, hKey);
 }
 
 CK_RV C_Verify(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
 	       CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen)
 {
-	FORK_GUARD_X(Verify, hSession, pData, ulDataLen, pSignature, ulSignatureLen);
+	FORK_GUARD(C_Verify, (hSession, pData, ulDataLen, pSignature, ulSignatureLen));
 	return goVerify(hSession, pData, ulDataLen, pSignature, ulSignatureLen);
 }
 
 CK_RV C_VerifyUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
-	FORK_GUARD_X(VerifyUpdate, hSession, pPart, ulPartLen);
+	FORK_GUARD(C_VerifyUpdate, (hSession, pPart, ulPartLen));
 	return goVerifyUpdate(hSession, pPart, ulPartLen);
 }
 
 CK_RV C_VerifyFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen)
 {
-	FORK_GUARD_X(VerifyFinal, hSession, pSignature, ulSignatureLen);
+	FORK_GUARD(C_VerifyFinal, (hSession, pSignature, ulSignatureLen));
 	return goVerifyFinal(hSession, pSignature, ulSignatureLen);
 }
 
@@ -600,86 +562,102 @@ CK_RV C_CancelFunction(CK_SESSION_HANDLE hSession)
 }
 
 /* ------------------------------------------------------------------------
- * 3.0 message-based functions: not supported.
+ * 3.0 message-based functions (cgo/message.go). In a forked child they
+ * answer CKR_FUNCTION_NOT_SUPPORTED, as every 3.0 function there.
  * ---------------------------------------------------------------------- */
 
 #define MODEXP_UNSUPPORTED_3_0(name, params, args) \
 	CK_RV name params                           \
 	{                                           \
-		FORK_GUARD_3_0(name, args);         \
+		FORK_GUARD(name, args);             \
 		return goUnsupported();             \
 	}
 
-MODEXP_UNSUPPORTED_3_0(C_MessageEncryptInit,
+/* The same for a function 3.2 added. */
+#define MODEXP_UNSUPPORTED_3_2(name, params, args) \
+	CK_RV name params                           \
+	{                                           \
+		FORK_GUARD_3_2(name, args);         \
+		return goUnsupported();             \
+	}
+
+#define MODEXP_SERVED_3_0(name, goname, params, args) \
+	CK_RV name params                              \
+	{                                              \
+		FORK_GUARD(name, args);                \
+		return goname args;                    \
+	}
+
+MODEXP_SERVED_3_0(C_MessageEncryptInit, goMessageEncryptInit,
 	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey),
 	(hSession, pMechanism, hKey))
-MODEXP_UNSUPPORTED_3_0(C_EncryptMessage,
+MODEXP_SERVED_3_0(C_EncryptMessage, goEncryptMessage,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pAssociatedData, CK_ULONG ulAssociatedDataLen, CK_BYTE_PTR pPlaintext,
 	 CK_ULONG ulPlaintextLen, CK_BYTE_PTR pCiphertext, CK_ULONG_PTR pulCiphertextLen),
 	(hSession, pParameter, ulParameterLen, pAssociatedData, ulAssociatedDataLen, pPlaintext,
 	 ulPlaintextLen, pCiphertext, pulCiphertextLen))
-MODEXP_UNSUPPORTED_3_0(C_EncryptMessageBegin,
+MODEXP_SERVED_3_0(C_EncryptMessageBegin, goEncryptMessageBegin,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pAssociatedData, CK_ULONG ulAssociatedDataLen),
 	(hSession, pParameter, ulParameterLen, pAssociatedData, ulAssociatedDataLen))
-MODEXP_UNSUPPORTED_3_0(C_EncryptMessageNext,
+MODEXP_SERVED_3_0(C_EncryptMessageNext, goEncryptMessageNext,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pPlaintextPart, CK_ULONG ulPlaintextPartLen, CK_BYTE_PTR pCiphertextPart,
 	 CK_ULONG_PTR pulCiphertextPartLen, CK_FLAGS flags),
 	(hSession, pParameter, ulParameterLen, pPlaintextPart, ulPlaintextPartLen, pCiphertextPart,
 	 pulCiphertextPartLen, flags))
-MODEXP_UNSUPPORTED_3_0(C_MessageEncryptFinal, (CK_SESSION_HANDLE hSession), (hSession))
-MODEXP_UNSUPPORTED_3_0(C_MessageDecryptInit,
+MODEXP_SERVED_3_0(C_MessageEncryptFinal, goMessageEncryptFinal, (CK_SESSION_HANDLE hSession), (hSession))
+MODEXP_SERVED_3_0(C_MessageDecryptInit, goMessageDecryptInit,
 	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey),
 	(hSession, pMechanism, hKey))
-MODEXP_UNSUPPORTED_3_0(C_DecryptMessage,
+MODEXP_SERVED_3_0(C_DecryptMessage, goDecryptMessage,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pAssociatedData, CK_ULONG ulAssociatedDataLen, CK_BYTE_PTR pCiphertext,
 	 CK_ULONG ulCiphertextLen, CK_BYTE_PTR pPlaintext, CK_ULONG_PTR pulPlaintextLen),
 	(hSession, pParameter, ulParameterLen, pAssociatedData, ulAssociatedDataLen, pCiphertext,
 	 ulCiphertextLen, pPlaintext, pulPlaintextLen))
-MODEXP_UNSUPPORTED_3_0(C_DecryptMessageBegin,
+MODEXP_SERVED_3_0(C_DecryptMessageBegin, goDecryptMessageBegin,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pAssociatedData, CK_ULONG ulAssociatedDataLen),
 	(hSession, pParameter, ulParameterLen, pAssociatedData, ulAssociatedDataLen))
-MODEXP_UNSUPPORTED_3_0(C_DecryptMessageNext,
+MODEXP_SERVED_3_0(C_DecryptMessageNext, goDecryptMessageNext,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pCiphertextPart, CK_ULONG ulCiphertextPartLen, CK_BYTE_PTR pPlaintextPart,
 	 CK_ULONG_PTR pulPlaintextPartLen, CK_FLAGS flags),
 	(hSession, pParameter, ulParameterLen, pCiphertextPart, ulCiphertextPartLen, pPlaintextPart,
 	 pulPlaintextPartLen, flags))
-MODEXP_UNSUPPORTED_3_0(C_MessageDecryptFinal, (CK_SESSION_HANDLE hSession), (hSession))
-MODEXP_UNSUPPORTED_3_0(C_MessageSignInit,
+MODEXP_SERVED_3_0(C_MessageDecryptFinal, goMessageDecryptFinal, (CK_SESSION_HANDLE hSession), (hSession))
+MODEXP_SERVED_3_0(C_MessageSignInit, goMessageSignInit,
 	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey),
 	(hSession, pMechanism, hKey))
-MODEXP_UNSUPPORTED_3_0(C_SignMessage,
+MODEXP_SERVED_3_0(C_SignMessage, goSignMessage,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pData, CK_ULONG ulDataLen, CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen),
 	(hSession, pParameter, ulParameterLen, pData, ulDataLen, pSignature, pulSignatureLen))
-MODEXP_UNSUPPORTED_3_0(C_SignMessageBegin,
+MODEXP_SERVED_3_0(C_SignMessageBegin, goSignMessageBegin,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen),
 	(hSession, pParameter, ulParameterLen))
-MODEXP_UNSUPPORTED_3_0(C_SignMessageNext,
+MODEXP_SERVED_3_0(C_SignMessageNext, goSignMessageNext,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pData, CK_ULONG ulDataLen, CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen),
 	(hSession, pParameter, ulParameterLen, pData, ulDataLen, pSignature, pulSignatureLen))
-MODEXP_UNSUPPORTED_3_0(C_MessageSignFinal, (CK_SESSION_HANDLE hSession), (hSession))
-MODEXP_UNSUPPORTED_3_0(C_MessageVerifyInit,
+MODEXP_SERVED_3_0(C_MessageSignFinal, goMessageSignFinal, (CK_SESSION_HANDLE hSession), (hSession))
+MODEXP_SERVED_3_0(C_MessageVerifyInit, goMessageVerifyInit,
 	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey),
 	(hSession, pMechanism, hKey))
-MODEXP_UNSUPPORTED_3_0(C_VerifyMessage,
+MODEXP_SERVED_3_0(C_VerifyMessage, goVerifyMessage,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pData, CK_ULONG ulDataLen, CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen),
 	(hSession, pParameter, ulParameterLen, pData, ulDataLen, pSignature, ulSignatureLen))
-MODEXP_UNSUPPORTED_3_0(C_VerifyMessageBegin,
+MODEXP_SERVED_3_0(C_VerifyMessageBegin, goVerifyMessageBegin,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen),
 	(hSession, pParameter, ulParameterLen))
-MODEXP_UNSUPPORTED_3_0(C_VerifyMessageNext,
+MODEXP_SERVED_3_0(C_VerifyMessageNext, goVerifyMessageNext,
 	(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter, CK_ULONG ulParameterLen,
 	 CK_BYTE_PTR pData, CK_ULONG ulDataLen, CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen),
 	(hSession, pParameter, ulParameterLen, pData, ulDataLen, pSignature, ulSignatureLen))
-MODEXP_UNSUPPORTED_3_0(C_MessageVerifyFinal, (CK_SESSION_HANDLE hSession), (hSession))
+MODEXP_SERVED_3_0(C_MessageVerifyFinal, goMessageVerifyFinal, (CK_SESSION_HANDLE hSession), (hSession))
 
 /* ------------------------------------------------------------------------
  * 3.2 functions: key encapsulation and the verification of a signature
@@ -690,7 +668,7 @@ CK_RV C_EncapsulateKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, 
 		       CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulAttributeCount, CK_BYTE_PTR pCiphertext,
 		       CK_ULONG_PTR pulCiphertextLen, CK_OBJECT_HANDLE_PTR phKey)
 {
-	FORK_GUARD_3_0(C_EncapsulateKey, ());
+	FORK_GUARD_3_2(C_EncapsulateKey, (hSession, pMechanism, hPublicKey, pTemplate, ulAttributeCount, pCiphertext, pulCiphertextLen, phKey));
 	return goEncapsulateKey(hSession, pMechanism, hPublicKey, pTemplate, ulAttributeCount, pCiphertext,
 				pulCiphertextLen, phKey);
 }
@@ -699,7 +677,7 @@ CK_RV C_DecapsulateKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, 
 		       CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulAttributeCount, CK_BYTE_PTR pCiphertext,
 		       CK_ULONG ulCiphertextLen, CK_OBJECT_HANDLE_PTR phKey)
 {
-	FORK_GUARD_3_0(C_DecapsulateKey, ());
+	FORK_GUARD_3_2(C_DecapsulateKey, (hSession, pMechanism, hPrivateKey, pTemplate, ulAttributeCount, pCiphertext, ulCiphertextLen, phKey));
 	return goDecapsulateKey(hSession, pMechanism, hPrivateKey, pTemplate, ulAttributeCount, pCiphertext,
 				ulCiphertextLen, phKey);
 }
@@ -707,48 +685,48 @@ CK_RV C_DecapsulateKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, 
 CK_RV C_VerifySignatureInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hKey,
 			    CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen)
 {
-	FORK_GUARD_3_0(C_VerifySignatureInit, ());
+	FORK_GUARD_3_2(C_VerifySignatureInit, (hSession, pMechanism, hKey, pSignature, ulSignatureLen));
 	return goVerifySignatureInit(hSession, pMechanism, hKey, pSignature, ulSignatureLen);
 }
 
 CK_RV C_VerifySignature(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen)
 {
-	FORK_GUARD_3_0(C_VerifySignature, ());
+	FORK_GUARD_3_2(C_VerifySignature, (hSession, pData, ulDataLen));
 	return goVerifySignature(hSession, pData, ulDataLen);
 }
 
 CK_RV C_VerifySignatureUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
-	FORK_GUARD_3_0(C_VerifySignatureUpdate, ());
+	FORK_GUARD_3_2(C_VerifySignatureUpdate, (hSession, pPart, ulPartLen));
 	return goVerifySignatureUpdate(hSession, pPart, ulPartLen);
 }
 
 CK_RV C_VerifySignatureFinal(CK_SESSION_HANDLE hSession)
 {
-	FORK_GUARD_3_0(C_VerifySignatureFinal, ());
+	FORK_GUARD_3_2(C_VerifySignatureFinal, (hSession));
 	return goVerifySignatureFinal(hSession);
 }
 
-MODEXP_UNSUPPORTED_3_0(C_GetSessionValidationFlags,
+MODEXP_UNSUPPORTED_3_2(C_GetSessionValidationFlags,
 	(CK_SESSION_HANDLE hSession, CK_SESSION_VALIDATION_FLAGS_TYPE type, CK_FLAGS_PTR pFlags),
 	(hSession, type, pFlags))
-MODEXP_UNSUPPORTED_3_0(C_AsyncComplete,
+MODEXP_UNSUPPORTED_3_2(C_AsyncComplete,
 	(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pFunctionName, CK_ASYNC_DATA_PTR pResult),
 	(hSession, pFunctionName, pResult))
-MODEXP_UNSUPPORTED_3_0(C_AsyncGetID,
+MODEXP_UNSUPPORTED_3_2(C_AsyncGetID,
 	(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pFunctionName, CK_ULONG_PTR pulID),
 	(hSession, pFunctionName, pulID))
-MODEXP_UNSUPPORTED_3_0(C_AsyncJoin,
+MODEXP_UNSUPPORTED_3_2(C_AsyncJoin,
 	(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pFunctionName, CK_ULONG ulID, CK_BYTE_PTR pData,
 	 CK_ULONG ulData),
 	(hSession, pFunctionName, ulID, pData, ulData))
-MODEXP_UNSUPPORTED_3_0(C_WrapKeyAuthenticated,
+MODEXP_UNSUPPORTED_3_2(C_WrapKeyAuthenticated,
 	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hWrappingKey,
 	 CK_OBJECT_HANDLE hKey, CK_BYTE_PTR pAssociatedData, CK_ULONG ulAssociatedDataLen,
 	 CK_BYTE_PTR pWrappedKey, CK_ULONG_PTR pulWrappedKeyLen),
 	(hSession, pMechanism, hWrappingKey, hKey, pAssociatedData, ulAssociatedDataLen, pWrappedKey,
 	 pulWrappedKeyLen))
-MODEXP_UNSUPPORTED_3_0(C_UnwrapKeyAuthenticated,
+MODEXP_UNSUPPORTED_3_2(C_UnwrapKeyAuthenticated,
 	(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism, CK_OBJECT_HANDLE hUnwrappingKey,
 	 CK_BYTE_PTR pWrappedKey, CK_ULONG ulWrappedKeyLen, CK_ATTRIBUTE_PTR pTemplate,
 	 CK_ULONG ulAttributeCount, CK_BYTE_PTR pAssociatedData, CK_ULONG ulAssociatedDataLen,

@@ -1,70 +1,73 @@
 /*
- * fork.c: serving a forked child without Go.
+ * fork.c: a forked child gets a second, fresh copy of this library.
  *
  * Go code cannot run in a child forked (without exec) from a process that
  * loaded this library: the child has one thread and a Go runtime whose other
  * threads are gone, and it hangs as soon as it needs the scheduler or the GC.
  * Servers such as nginx initialise the module in their master process and
- * then fork workers that sign. So in a forked child every entry point is
- * answered here, in C, by forwarding to p11-kit's RPC client module
- * (p11-kit-client.so), whose server is a fresh process started with exec:
+ * then fork workers that sign. So in a forked child no call enters the
+ * inherited (frozen) runtime: every entry point forwards (FORK_GUARD in
+ * entry.c) to the function lists of a second copy of this very library,
+ * loaded in the child from an in-memory image of the library file. dlopen
+ * maps it as a new object, whose Go runtime starts whole in the child; it
+ * answers every function of every interface as the parent's does, and sees
+ * the token as a fresh C_Initialize would.
  *
- *     p11-kit-remote /abs/path/of/libmodexp-pkcs11.so
- *
- * (stdin/stdout of that process are the RPC socket). The exec'd process loads
- * this library anew, so its Go runtime is whole, and it sees the token as a
- * fresh C_Initialize would: same configuration, same token file, its own
- * sessions and login state.
+ * The image. dlopen identifies a library by its file (device and inode), so
+ * each process generation loads from a file of its own: the atfork prepare
+ * handler, at the first fork of a process, copies the library (from the
+ * descriptor opened at load, checked to be the loaded file) into a sealed
+ * memfd, inherited by every child of that process, whose pages they share.
+ * A child that forks makes the image for its own children the same way (a
+ * grandchild never loads its parent's copy: that copy is frozen there).
  *
  * State machine of one process generation (reset by the atfork child
- * handler in every new child, so a child that forks again starts over):
+ * handler in every new child):
  *
  *   inherited  the parent had the module initialised when it forked (the Go
- *              module or, in a grandchild, a started helper). Like a C
- *              module's child, this one counts as initialised: its first
- *              call starts the helper. C_Finalize just drops it.
- *   ready      the helper runs and the client is initialised in this
- *              process; every call is forwarded (fast path: one atomic load).
+ *              module or, in a grandchild, a started copy). As a C module's
+ *              child, this one counts as initialised: its first call loads
+ *              the copy and initialises it. C_Finalize just drops it.
+ *   ready      the copy is initialised; every call is forwarded (fast path:
+ *              one atomic load).
  *
- *   C_Initialize  ready: CKR_CRYPTOKI_ALREADY_INITIALIZED; otherwise start the
- *                 helper (CKR_OK), as a C module that notices the fork does.
- *   C_Finalize    ready: finalise the client (the helper exits); inherited:
- *                 CKR_OK; otherwise CKR_CRYPTOKI_NOT_INITIALIZED.
+ *   C_Initialize  ready: CKR_CRYPTOKI_ALREADY_INITIALIZED; otherwise load
+ *                 the copy (once per generation) and initialise it.
+ *   C_Finalize    ready: the copy's C_Finalize; inherited: CKR_OK;
+ *                 otherwise CKR_CRYPTOKI_NOT_INITIALIZED.
  *   other calls   ready: forward; inherited: start, then forward; otherwise
  *                 CKR_CRYPTOKI_NOT_INITIALIZED.
  *
- * The helper gets the environment this library saw when it was loaded (the
- * same one the Go runtime read its configuration from), not the child's:
- * nginx, for one, clears its workers' environment. It is installed only in
- * the intermediate process p11-kit forks to exec the helper (atfork child
- * handler, on the thread that forks), so the host's environment is never
- * touched, except for a few microseconds while p11-kit-client.so reads
- * P11_KIT_SERVER_ADDRESS in its C_GetFunctionList.
+ * A copy loaded here knows it is one (fork.c tells it at its C_Initialize,
+ * below): it makes no image, and in a child of its own process it answers
+ * nothing (only the first copy, which the host calls, serves that child).
  *
- * SIGPIPE: p11-kit-client writes to the helper's socket with write(); if the
- * helper is gone (it could not be exec'd, or it died), that raises SIGPIPE,
- * which kills a host that does not ignore it. Every forwarded call therefore
- * runs with SIGPIPE blocked in the calling thread, and a SIGPIPE it raised is
- * consumed before the mask is restored: the caller gets the client's error
- * (CKR_DEVICE_ERROR...) instead of dying.
- *
- * Nothing here prints: failures go to the file named by MODEXP_TOKEN_LOG.
+ * Nothing here prints: failures go to the file named by MODEXP_TOKEN_LOG in
+ * the load-time environment (component=cgo-fork).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "pkcs11_3.h"
+#include "fork.h"
+
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
 
 extern char **environ;
 
@@ -83,8 +86,15 @@ void modexp_note_initialized(int initialized)
  * What the library knew when it was loaded.
  * ---------------------------------------------------------------------- */
 
-static char **fk_env;          /* deep copy of environ at load time */
+#define FK_COPY_PREFIX "/proc/self/fd/"
+
+static char **fk_env;            /* deep copy of environ at load time */
 static char fk_module[PATH_MAX]; /* absolute path of this library */
+static int fk_lib_fd = -1;       /* this library's file, opened at load */
+static dev_t fk_lib_dev;         /* ... and its identity */
+static ino_t fk_lib_ino;
+static int fk_by_fd;             /* loaded through a /proc/self/fd/ path (as fork.c loads a copy) */
+static int fk_secondary;         /* this copy was loaded by fork.c (told at C_Initialize) */
 
 /* fk_getenv looks name up in the load-time environment. */
 static const char *fk_getenv(const char *name)
@@ -96,8 +106,8 @@ static const char *fk_getenv(const char *name)
 	return NULL;
 }
 
-/* fk_snapshot_env copies environ. Called from the constructor (and by the
- * tests of this package, which change their environment later). */
+/* modexp_fork_snapshot_env copies environ. Called from the constructor (and
+ * by the tests of this package, which change their environment later). */
 void modexp_fork_snapshot_env(void)
 {
 	size_t n = 0;
@@ -144,94 +154,111 @@ static void fk_log(const char *fmt, ...)
 	close(fd);
 }
 
-/* ------------------------------------------------------------------------
- * Finding p11-kit.
- * ---------------------------------------------------------------------- */
-
-#if defined(__x86_64__)
-#define FK_MULTIARCH "x86_64-linux-gnu"
-#elif defined(__aarch64__)
-#define FK_MULTIARCH "aarch64-linux-gnu"
-#elif defined(__i386__)
-#define FK_MULTIARCH "i386-linux-gnu"
-#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define FK_MULTIARCH "powerpc64le-linux-gnu"
-#elif defined(__s390x__)
-#define FK_MULTIARCH "s390x-linux-gnu"
-#elif defined(__riscv) && __riscv_xlen == 64
-#define FK_MULTIARCH "riscv64-linux-gnu"
-#else
-#define FK_MULTIARCH "unknown"
-#endif
-
-static const char *const fk_client_paths[] = {
-	"/usr/lib/" FK_MULTIARCH "/pkcs11/p11-kit-client.so",
-	"/usr/lib64/pkcs11/p11-kit-client.so",
-	"/usr/lib/pkcs11/p11-kit-client.so",
-	"/usr/local/lib/pkcs11/p11-kit-client.so",
-	NULL,
-};
-
-/* p11-kit-remote takes the module path as its only argument; `p11-kit
- * remote` (the last candidate) execs it. */
-static const char *const fk_remote_paths[] = {
-	"/usr/libexec/p11-kit/p11-kit-remote",
-	"/usr/lib/" FK_MULTIARCH "/p11-kit/p11-kit-remote",
-	"/usr/lib/p11-kit/p11-kit-remote",
-	"/usr/local/libexec/p11-kit/p11-kit-remote",
-	NULL,
-};
-
 /* Test hooks, compiled only into the tests of this package: testsupport.go
  * (build tag modexp_testhooks) defines MODEXP_TEST_HOOKS. The built library
- * has none of them (test/symbols_test.go checks). */
+ * has none of them (test/symbols_test.go checks). The test binary is not a
+ * library that can be loaded again: the tests give the copy's
+ * C_GetInterface instead, or a module path that cannot be served. */
 #ifdef MODEXP_TEST_HOOKS
-static CK_C_GetFunctionList fk_test_getlist;
+static CK_C_GetInterface fk_test_getinterface;
 static const char *fk_test_module;
 
-void modexp_fork_test_set_getlist(CK_C_GetFunctionList fn) { fk_test_getlist = fn; }
+void modexp_fork_test_set_getinterface(CK_C_GetInterface fn) { fk_test_getinterface = fn; }
 void modexp_fork_test_set_module(const char *path) { fk_test_module = path; }
 #else
-#define fk_test_getlist ((CK_C_GetFunctionList)NULL)
+#define fk_test_getinterface ((CK_C_GetInterface)NULL)
 #define fk_test_module ((const char *)NULL)
 #endif
 
-/* fk_quote appends s to buf in single quotes, for p11-kit's argv parser.
- * A quote or backslash in s cannot be expressed: -1. */
-static int fk_quote(char *buf, size_t size, const char *s)
-{
-	if (strpbrk(s, "'\\") != NULL)
-		return -1;
-	size_t used = strlen(buf);
-	int n = snprintf(buf + used, size - used, "%s'%s'", used > 1 ? " " : "", s);
-	return (n < 0 || (size_t)n >= size - used) ? -1 : 0;
-}
-
 /* ------------------------------------------------------------------------
- * SIGPIPE (see the top of the file).
+ * The image of this library for the children of this process.
  * ---------------------------------------------------------------------- */
 
-void modexp_fork_sigpipe_block(sigset_t *old)
+static pthread_mutex_t fk_image_mu = PTHREAD_MUTEX_INITIALIZER;
+static int fk_image_fd = -1;   /* made by this process for its children */
+static char fk_image_why[256]; /* why there is none, for the children's log */
+static int fk_load_fd = -1;    /* in a child: the image its parent made */
+static char fk_load_why[256];
+
+/* fk_library_fd returns a descriptor of the loaded library's file: the one
+ * opened at load if it still is that file, else the path opened anew if it
+ * still names that file; -1 with the reason in why. The caller closes a
+ * descriptor other than fk_lib_fd. */
+static int fk_library_fd(char *why, size_t size)
 {
-	sigset_t pipe;
-	sigemptyset(&pipe);
-	sigaddset(&pipe, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe, old);
+	struct stat st;
+	if (fk_test_module == NULL && fk_lib_fd >= 0 && fstat(fk_lib_fd, &st) == 0 && st.st_dev == fk_lib_dev &&
+	    st.st_ino == fk_lib_ino)
+		return fk_lib_fd;
+	const char *path = fk_test_module ? fk_test_module : fk_module;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, size, "cannot open the library file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || (fk_test_module == NULL && (st.st_dev != fk_lib_dev || st.st_ino != fk_lib_ino))) {
+		snprintf(why, size, "the library file %s was replaced since it was loaded", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
-void modexp_fork_sigpipe_restore(const sigset_t *old)
+/* fk_make_image copies the library into a new sealed memory file (memfd, or
+ * an unnamed file in /dev/shm where memfd_create is refused). Returns the
+ * descriptor or -1 with the reason in why. */
+static int fk_make_image(char *why, size_t size)
 {
-	if (!sigismember(old, SIGPIPE)) {
-		sigset_t pending;
-		if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
-			sigset_t pipe;
-			sigemptyset(&pipe);
-			sigaddset(&pipe, SIGPIPE);
-			struct timespec zero = {0, 0};
-			sigtimedwait(&pipe, NULL, &zero);
+	int src = fk_library_fd(why, size);
+	if (src < 0)
+		return -1;
+	struct stat st;
+	int fd = -1;
+	if (fstat(src, &st) != 0) {
+		snprintf(why, size, "fstat of the library file: %s", strerror(errno));
+		goto out;
+	}
+	fd = memfd_create("modexp-pkcs11 fork copy", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
+	if (fd < 0 && errno == EINVAL) /* kernels before 6.3 know no MFD_EXEC */
+		fd = memfd_create("modexp-pkcs11 fork copy", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int memfd_errno = errno;
+	if (fd < 0)
+		fd = open("/dev/shm", O_TMPFILE | O_RDWR | O_CLOEXEC, 0500);
+	if (fd < 0) {
+		snprintf(why, size, "memfd_create: %s; O_TMPFILE in /dev/shm: %s", strerror(memfd_errno),
+			 strerror(errno));
+		goto out;
+	}
+	off_t off = 0;
+	while (off < st.st_size) {
+		ssize_t n = sendfile(fd, src, &off, (size_t)(st.st_size - off));
+		if (n <= 0) {
+			snprintf(why, size, "copying the library into memory: %s",
+				 n < 0 ? strerror(errno) : "short file");
+			close(fd);
+			fd = -1;
+			goto out;
 		}
 	}
-	pthread_sigmask(SIG_SETMASK, old, NULL);
+	/* Nobody changes the image afterwards (ignored on /dev/shm). */
+	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+out:
+	if (src != fk_lib_fd)
+		close(src);
+	return fd;
+}
+
+/* fk_prepare (atfork prepare, in the forking process): make the image for
+ * the children once per process generation (tried again at the next fork
+ * when it failed). */
+static void fk_prepare(void)
+{
+	if (fk_secondary)
+		return;
+	pthread_mutex_lock(&fk_image_mu);
+	if (fk_image_fd < 0)
+		fk_image_fd = fk_make_image(fk_image_why, sizeof fk_image_why);
+	pthread_mutex_unlock(&fk_image_mu);
 }
 
 /* ------------------------------------------------------------------------
@@ -239,187 +266,186 @@ void modexp_fork_sigpipe_restore(const sigset_t *old)
  * ---------------------------------------------------------------------- */
 
 static pthread_mutex_t fk_mu = PTHREAD_MUTEX_INITIALIZER;
-static int fk_inherited;               /* see the top of the file */
-static int fk_ready;                   /* atomic; fk_target valid when set */
-static CK_FUNCTION_LIST *fk_target;    /* the client instance of this generation */
-static pid_t fk_target_pid;            /* the process fk_target was made in */
-static void *fk_client_dl;             /* dlopen handle of p11-kit-client.so */
-static char **fk_helper_env;           /* fk_env + P11_KIT_SERVER_ADDRESS */
-static pthread_t fk_spawner;           /* the thread inside the client's C_Initialize */
-static int fk_spawning;
-
-void modexp_fx_reset(void);     /* forkmech.c */
-void modexp_fx_forget_all(void); /* forkmech.c */
+static int fk_inherited;                 /* see the top of the file */
+static int fk_parent_init;               /* the parent had it initialised (for the copy) */
+static int fk_ready;                     /* atomic; fk_lists valid when set */
+static int fk_loaded;                    /* fk_lists hold this generation's copy */
+static struct modexp_fork_lists fk_lists; /* the copy's function lists */
 
 static void fk_on_fork_child(void)
 {
 	int parent_forked = __atomic_load_n(&modexp_forked_child, __ATOMIC_SEQ_CST);
-	/* p11-kit forks inside the client's C_Initialize to exec the helper:
-	 * give that process the load-time environment. */
-	if (parent_forked && fk_spawning && pthread_equal(fk_spawner, pthread_self()) &&
-	    fk_helper_env != NULL)
-		environ = fk_helper_env;
 	if (parent_forked)
 		fk_inherited = __atomic_load_n(&fk_ready, __ATOMIC_SEQ_CST) || fk_inherited;
 	else
 		fk_inherited = __atomic_load_n(&fk_go_initialized, __ATOMIC_SEQ_CST);
-	/* The parent's client instance stays where it is: its socket belongs to
-	 * the parent's helper. This generation makes its own. */
+	fk_parent_init = fk_inherited;
+	/* The parent's copy stays frozen here: this generation loads its own,
+	 * from the image its parent made. */
 	__atomic_store_n(&fk_ready, 0, __ATOMIC_SEQ_CST);
-	fk_spawning = 0;
+	fk_loaded = 0;
+	if (fk_load_fd >= 0 && fk_load_fd != fk_image_fd)
+		close(fk_load_fd);
+	fk_load_fd = fk_image_fd;
+	memcpy(fk_load_why, fk_image_why, sizeof fk_load_why);
+	fk_image_fd = -1;
+	fk_image_why[0] = '\0';
 	pthread_mutex_init(&fk_mu, NULL);
-	modexp_fx_reset(); /* the parent's emulated operations are not ours */
+	pthread_mutex_init(&fk_image_mu, NULL);
 	__atomic_store_n(&modexp_forked_child, 1, __ATOMIC_SEQ_CST);
 }
 
 __attribute__((constructor)) static void fk_init(void)
 {
 	modexp_fork_snapshot_env();
+	/* The library's path and file identity; a descriptor of it, unless it
+	 * was loaded through a descriptor's path (fork.c loads its copies so:
+	 * they need none). */
 	Dl_info info;
-	if (dladdr((void *)&fk_init, &info) != 0 && info.dli_fname != NULL &&
-	    realpath(info.dli_fname, fk_module) == NULL)
-		snprintf(fk_module, sizeof fk_module, "%s", info.dli_fname);
-	pthread_atfork(NULL, NULL, fk_on_fork_child);
+	if (dladdr((void *)&fk_init, &info) != 0 && info.dli_fname != NULL) {
+		fk_by_fd = strncmp(info.dli_fname, FK_COPY_PREFIX, strlen(FK_COPY_PREFIX)) == 0;
+		if (fk_by_fd || realpath(info.dli_fname, fk_module) == NULL)
+			snprintf(fk_module, sizeof fk_module, "%s", info.dli_fname);
+	}
+	struct stat st;
+	if (fk_module[0] == '/' && stat(fk_module, &st) == 0) {
+		fk_lib_dev = st.st_dev;
+		fk_lib_ino = st.st_ino;
+		if (!fk_by_fd)
+			fk_lib_fd = open(fk_module, O_RDONLY | O_CLOEXEC);
+	}
+	pthread_atfork(fk_prepare, NULL, fk_on_fork_child);
 }
 
-/* fk_helper_address builds P11_KIT_SERVER_ADDRESS for the helper. */
-static CK_RV fk_helper_address(char *buf, size_t size)
+/* fk_load loads this generation's copy and takes its function lists. Called
+ * with fk_mu held. */
+static CK_RV fk_load(void)
 {
-	const char *module = fk_test_module ? fk_test_module : fk_module;
-	if (module[0] != '/') {
-		fk_log("forked child: cannot find the path of this module (got '%s')", module);
+	if (fk_loaded)
+		return CKR_OK;
+	if (fk_secondary) {
+		fk_log("forked child: a copy loaded for a forked child does not serve that child's children");
 		return CKR_GENERAL_ERROR;
 	}
-	const char *remote = fk_getenv("MODEXP_TOKEN_P11KIT_REMOTE");
-	for (int i = 0; remote == NULL && fk_remote_paths[i] != NULL; i++)
-		if (access(fk_remote_paths[i], X_OK) == 0)
-			remote = fk_remote_paths[i];
-	snprintf(buf, size, "|");
-	if (remote == NULL) {
-		if (access("/usr/bin/p11-kit", X_OK) != 0) {
-			fk_log("forked child: p11-kit-remote not found (install p11-kit, or set "
-			       "MODEXP_TOKEN_P11KIT_REMOTE)");
+	CK_C_GetInterface getif = fk_test_getinterface;
+	if (getif == NULL) {
+		if (fk_load_fd < 0) {
+			fk_log("forked child: no image of the library to load (%s)",
+			       fk_load_why[0] ? fk_load_why : "the parent made none");
 			return CKR_GENERAL_ERROR;
 		}
-		if (fk_quote(buf, size, "/usr/bin/p11-kit") != 0 || fk_quote(buf, size, "remote") != 0)
+		char path[64];
+		snprintf(path, sizeof path, FK_COPY_PREFIX "%d", fk_load_fd);
+		void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (dl == NULL) {
+			const char *err = dlerror();
+			fk_log("forked child: cannot load the copy of %s: %s", fk_module, err ? err : "dlopen failed");
 			return CKR_GENERAL_ERROR;
-	} else if (fk_quote(buf, size, remote) != 0) {
-		fk_log("forked child: unusable helper path '%s'", remote);
-		return CKR_GENERAL_ERROR;
+		}
+		getif = (CK_C_GetInterface)dlsym(dl, "C_GetInterface");
+		if (getif == NULL) {
+			fk_log("forked child: the copy of %s has no C_GetInterface", fk_module);
+			return CKR_GENERAL_ERROR;
+		}
+		/* The mapping keeps the image; its descriptor is no longer needed. */
+		close(fk_load_fd);
+		fk_load_fd = -1;
 	}
-	if (fk_quote(buf, size, module) != 0) {
-		fk_log("forked child: module path '%s' has a quote or backslash, or is too long", module);
-		return CKR_GENERAL_ERROR;
+	static CK_UTF8CHAR name[] = "PKCS 11";
+	CK_VERSION v[3] = {{3, 2}, {3, 0}, {2, 40}};
+	CK_INTERFACE_PTR it[3];
+	for (int i = 0; i < 3; i++) {
+		CK_RV rv = getif(name, &v[i], &it[i], 0);
+		if (rv != CKR_OK || it[i] == NULL || it[i]->pFunctionList == NULL) {
+			fk_log("forked child: the copy of %s lacks interface %d.%d: 0x%lx", fk_module, v[i].major,
+			       v[i].minor, (unsigned long)rv);
+			return CKR_GENERAL_ERROR;
+		}
 	}
+	fk_lists.v32 = it[0]->pFunctionList;
+	fk_lists.v30 = it[1]->pFunctionList;
+	fk_lists.v240 = it[2]->pFunctionList;
+	fk_loaded = 1;
 	return CKR_OK;
 }
 
-/* fk_load_client finds p11-kit-client.so's C_GetFunctionList. */
-static CK_C_GetFunctionList fk_load_client(void)
+/* ------------------------------------------------------------------------
+ * What a copy is told by the copy that loads it: the parent's state, passed
+ * in the pReserved of the copy's C_Initialize (only fork.c calls a copy's
+ * C_Initialize, and only a copy honours it; anyone else's non-NULL
+ * pReserved is refused as ever).
+ * ---------------------------------------------------------------------- */
+
+#define FK_HANDOVER_MAGIC 0x6d6f646578706b31ULL /* "modexpk1" */
+
+struct fk_handover {
+	unsigned long long magic;
+	int parent_initialized; /* the forking process had the module initialised */
+};
+
+/* Read by the copy's Go (modexp_fork_parent_initialized). */
+static int fk_parent_initialized;
+
+int modexp_fork_parent_initialized(void) { return fk_parent_initialized; }
+
+/* modexp_fork_take_handover (entry.c's C_Initialize): in a copy loaded by
+ * fork.c, takes what the loading copy says and returns the arguments
+ * without it (in *stripped); anything else is returned as it came. */
+CK_VOID_PTR modexp_fork_take_handover(CK_VOID_PTR init_args, CK_C_INITIALIZE_ARGS *stripped)
 {
-	if (fk_test_getlist != NULL)
-		return fk_test_getlist;
-	if (fk_client_dl == NULL) {
-		const char *path = fk_getenv("MODEXP_TOKEN_P11KIT_CLIENT");
-		if (path != NULL)
-			fk_client_dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-		for (int i = 0; path == NULL && fk_client_dl == NULL && fk_client_paths[i]; i++)
-			fk_client_dl = dlopen(fk_client_paths[i], RTLD_NOW | RTLD_LOCAL);
-		if (fk_client_dl == NULL) {
-			const char *err = dlerror();
-			fk_log("forked child: cannot load p11-kit-client.so (install p11-kit-modules, "
-			       "or set MODEXP_TOKEN_P11KIT_CLIENT): %s",
-			       err ? err : "not found");
-			return NULL;
-		}
-	}
-	CK_C_GetFunctionList fn = (CK_C_GetFunctionList)dlsym(fk_client_dl, "C_GetFunctionList");
-	if (fn == NULL)
-		fk_log("forked child: p11-kit-client.so has no C_GetFunctionList");
-	return fn;
+	CK_C_INITIALIZE_ARGS *a = init_args;
+	if (!fk_by_fd || a == NULL || a->pReserved == NULL)
+		return init_args;
+	const struct fk_handover *h = a->pReserved;
+	if (h->magic != FK_HANDOVER_MAGIC)
+		return init_args;
+	fk_secondary = 1;
+	fk_parent_initialized = h->parent_initialized;
+	*stripped = *a;
+	stripped->pReserved = NULL;
+	return stripped;
 }
 
-/* fk_start starts the helper and initialises the client. Called with fk_mu
+/* fk_start loads the copy if needed and initialises it. Called with fk_mu
  * held and fk_ready clear. */
 static CK_RV fk_start(CK_VOID_PTR init_args)
 {
-	if (fk_target == NULL || fk_target_pid != getpid()) {
-		char address[2 * PATH_MAX + 64];
-		CK_RV rv = fk_helper_address(address, sizeof address);
-		if (rv != CKR_OK)
-			return rv;
-		if (fk_helper_env == NULL) {
-			size_t n = 0;
-			while (fk_env != NULL && fk_env[n] != NULL)
-				n++;
-			char **env = calloc(n + 2, sizeof *env);
-			if (env == NULL)
-				return CKR_HOST_MEMORY;
-			size_t j = 0;
-			for (size_t i = 0; i < n; i++)
-				if (strncmp(fk_env[i], "P11_KIT_SERVER_ADDRESS=", 23) != 0)
-					env[j++] = fk_env[i];
-			size_t len = strlen(address) + 24;
-			if ((env[j] = malloc(len)) == NULL) {
-				free(env);
-				return CKR_HOST_MEMORY;
-			}
-			snprintf(env[j], len, "P11_KIT_SERVER_ADDRESS=%s", address);
-			fk_helper_env = env;
-		}
-		CK_C_GetFunctionList getlist = fk_load_client();
-		if (getlist == NULL)
-			return CKR_GENERAL_ERROR;
-		CK_FUNCTION_LIST *list = NULL;
-		/* p11-kit-client reads P11_KIT_SERVER_ADDRESS here (and only here). */
-		char **saved = environ;
-		environ = fk_helper_env;
-		rv = getlist(&list);
-		environ = saved;
-		if (rv != CKR_OK || list == NULL) {
-			fk_log("forked child: p11-kit-client C_GetFunctionList: 0x%lx", (unsigned long)rv);
-			return rv != CKR_OK ? rv : CKR_GENERAL_ERROR;
-		}
-		fk_target = list;
-		fk_target_pid = getpid();
+	CK_C_INITIALIZE_ARGS args = {NULL, NULL, NULL, NULL, 0, NULL};
+	if (init_args != NULL) {
+		args = *(CK_C_INITIALIZE_ARGS *)init_args;
+		if (args.pReserved != NULL)
+			return CKR_ARGUMENTS_BAD; /* as the module says */
 	}
-	fk_spawner = pthread_self();
-	fk_spawning = 1;
-	sigset_t old;
-	modexp_fork_sigpipe_block(&old);
-	CK_RV rv = fk_target->C_Initialize(init_args);
-	modexp_fork_sigpipe_restore(&old);
-	fk_spawning = 0;
-	if (rv != CKR_OK) {
-		fk_log("forked child: starting the helper (%s) failed: 0x%lx", fk_module,
-		       (unsigned long)rv);
-		/* p11-kit-client keeps a failed instance half set up: make a new
-		 * one next time. */
-		fk_target = NULL;
+	CK_RV rv = fk_load();
+	if (rv != CKR_OK)
 		return rv;
-	}
+	struct fk_handover h = {FK_HANDOVER_MAGIC, fk_parent_init};
+	args.pReserved = &h;
+	rv = fk_lists.v32->base.C_Initialize(&args);
+	if (rv != CKR_OK)
+		return rv;
 	__atomic_store_n(&fk_ready, 1, __ATOMIC_RELEASE);
 	return CKR_OK;
 }
 
-/* modexp_fork_target returns the function list serving this forked child,
- * starting the helper when the child inherited an initialised module, or
- * NULL with the return value in *rv. */
-const CK_FUNCTION_LIST *modexp_fork_target(CK_RV *rv)
+/* modexp_fork_target returns the function lists serving this forked child,
+ * starting the copy when the child inherited an initialised module, or NULL
+ * with the return value in *rv. */
+const struct modexp_fork_lists *modexp_fork_target(CK_RV *rv)
 {
 	if (__builtin_expect(__atomic_load_n(&fk_ready, __ATOMIC_ACQUIRE), 1))
-		return fk_target;
+		return &fk_lists;
 	pthread_mutex_lock(&fk_mu);
-	const CK_FUNCTION_LIST *t = NULL;
+	const struct modexp_fork_lists *t = NULL;
 	if (__atomic_load_n(&fk_ready, __ATOMIC_ACQUIRE)) {
-		t = fk_target;
+		t = &fk_lists;
 	} else if (!fk_inherited) {
 		*rv = CKR_CRYPTOKI_NOT_INITIALIZED;
 	} else if ((*rv = fk_start(NULL)) == CKR_OK) {
 		fk_inherited = 0;
-		t = fk_target;
+		t = &fk_lists;
 	} else {
-		*rv = CKR_GENERAL_ERROR; /* as before: an inherited module that cannot serve */
+		*rv = CKR_GENERAL_ERROR; /* an inherited module that cannot serve */
 	}
 	pthread_mutex_unlock(&fk_mu);
 	return t;
@@ -430,14 +456,10 @@ CK_RV modexp_fork_initialize(CK_VOID_PTR init_args)
 {
 	pthread_mutex_lock(&fk_mu);
 	CK_RV rv;
-	if (__atomic_load_n(&fk_ready, __ATOMIC_ACQUIRE)) {
+	if (__atomic_load_n(&fk_ready, __ATOMIC_ACQUIRE))
 		rv = CKR_CRYPTOKI_ALREADY_INITIALIZED;
-	} else if ((rv = fk_start(init_args)) == CKR_OK) {
+	else if ((rv = fk_start(init_args)) == CKR_OK)
 		fk_inherited = 0;
-	} else if (rv != CKR_ARGUMENTS_BAD && rv != CKR_CANT_LOCK && rv != CKR_NEED_TO_CREATE_THREADS &&
-		   rv != CKR_HOST_MEMORY) {
-		rv = CKR_GENERAL_ERROR;
-	}
 	pthread_mutex_unlock(&fk_mu);
 	return rv;
 }
@@ -452,11 +474,7 @@ CK_RV modexp_fork_finalize(CK_VOID_PTR reserved)
 	if (__atomic_load_n(&fk_ready, __ATOMIC_ACQUIRE)) {
 		/* Later calls of other threads wait on fk_mu, then see neither. */
 		__atomic_store_n(&fk_ready, 0, __ATOMIC_SEQ_CST);
-		sigset_t old;
-		modexp_fork_sigpipe_block(&old);
-		rv = fk_target->C_Finalize(NULL);
-		modexp_fork_sigpipe_restore(&old);
-		modexp_fx_forget_all();
+		rv = fk_lists.v32->base.C_Finalize(NULL);
 	} else if (fk_inherited) {
 		fk_inherited = 0;
 		rv = CKR_OK;

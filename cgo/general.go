@@ -4,6 +4,8 @@ package main
 
 /*
 #include "pkcs11_3.h"
+
+int modexp_fork_parent_initialized(void);
 */
 import "C"
 
@@ -38,6 +40,9 @@ func goInitialize(pInitArgs unsafe.Pointer) (rv C.CK_RV) {
 		return rvAlreadyInitialized
 	}
 	openLog()
+	// A forked child's copy of this library whose parent had the module
+	// initialised: the parent ran the engine self-tests (fork.c).
+	token.ParentRanSelfTests = C.modexp_fork_parent_initialized() != 0
 	m, err := token.LoadFromEnv()
 	if err != nil {
 		logger.Load().Error("C_Initialize failed: the module did not load its configuration, engines or token files; fix what err names",

@@ -45,15 +45,15 @@
 // Go code cannot run in a child forked (without exec) from a process that
 // loaded this module: it hangs on the first scheduler or GC interaction.
 // fork.c's pthread_atfork child handler marks the child, and every entry
-// point then answers in C without entering Go, by forwarding to p11-kit's
-// RPC client module (p11-kit-client.so) whose server is a freshly exec'd
-// `p11-kit-remote /abs/path/of/this/library.so`: a whole Go runtime serving
-// the same token, with the environment this library saw when it was loaded.
-// C_Initialize in the child starts that helper (CKR_OK, then
-// CKR_CRYPTOKI_ALREADY_INITIALIZED); a child that inherited an initialised
-// module starts it on its first call. When p11-kit is missing the child gets
-// a clean error at once. The rules, limits and costs are in docs/FORK.md;
-// noteInitialized below tells fork.c whether the parent was initialised.
+// point then forwards, in C and without entering this copy's Go, to the same
+// function of a second copy of this library that fork.c loads in the child
+// from an in-memory image of the library file (made at the parent's first
+// fork): a whole Go runtime serving the same token in process. C_Initialize
+// in the child loads and initialises it; a child that inherited an
+// initialised module does so on its first call. When the copy cannot be
+// made the child gets a clean error at once. The rules, limits and costs
+// are in docs/FORK.md; noteInitialized below tells fork.c whether the
+// parent was initialised.
 //
 // # Must never
 //

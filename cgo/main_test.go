@@ -351,16 +351,18 @@ func TestGenerateRandom(t *testing.T) {
 }
 
 // TestForkedChild forks (from C) and checks the forked child's state
-// machine (fork.c) without ever entering Go in the child: with a fake p11-kit
-// client standing for the exec'd helper, and with a helper that cannot serve
-// (a clean error, never a hang). test/fork runs the real thing.
+// machine (fork.c) without ever entering Go in the child: with a fake copy
+// standing for the second copy of the library, and with a library file
+// that is missing (a clean error, never a hang). test/fork runs the real
+// thing.
 func TestForkedChild(t *testing.T) {
 	const (
 		ok       = ck.CKR_OK
 		already  = ck.CKR_CRYPTOKI_ALREADY_INITIALIZED
 		notInit  = ck.CKR_CRYPTOKI_NOT_INITIALIZED
 		general  = ck.CKR_GENERAL_ERROR
-		fakeSign = ck.CKR_DATA_INVALID // what the fake client's C_Sign answers
+		fakeSign = ck.CKR_DATA_INVALID      // what the fake copy's C_Sign answers
+		fakeUser = ck.CKR_USER_TYPE_INVALID // and its C_LoginUser
 	)
 	cases := []struct {
 		name       string
@@ -370,20 +372,20 @@ func TestForkedChild(t *testing.T) {
 		want       []ck.Error
 		what       []string
 	}{
-		{"no helper, parent not initialised", false, false, 0,
+		{"no library file, parent not initialised", false, false, 0,
 			[]ck.Error{general, notInit, notInit, notInit, notInit},
 			[]string{"C_Initialize", "C_GetInfo", "C_GetSlotList", "C_Sign", "C_Finalize"}},
-		{"no helper, parent initialised", true, false, 0,
+		{"no library file, parent initialised", true, false, 0,
 			[]ck.Error{general, general, general, general, ok},
 			[]string{"C_Initialize", "C_GetInfo", "C_GetSlotList", "C_Sign", "C_Finalize (drops the inherited state)"}},
-		{"inherited: first call starts the client", true, true, 1,
-			[]ck.Error{ok, already, fakeSign, ck.CKR_FUNCTION_NOT_SUPPORTED, ok, notInit, notInit, ok, already, 2},
+		{"inherited: first call starts the copy", true, true, 1,
+			[]ck.Error{ok, already, fakeSign, fakeUser, ok, notInit, notInit, ok, already, 2},
 			[]string{"C_GetInfo (fake)", "C_Initialize", "C_Sign", "C_LoginUser", "C_Finalize", "C_GetInfo",
 				"C_Finalize", "C_Initialize", "C_Initialize", "fake C_Initialize calls"}},
 		{"not inherited", false, true, 2,
 			[]ck.Error{notInit, notInit, ok, ok},
 			[]string{"C_Finalize", "C_GetInfo", "C_Initialize", "C_GetInfo (fake)"}},
-		{"grandchild starts its own client", false, true, 3,
+		{"grandchild starts its own copy", false, true, 3,
 			[]ck.Error{ok, ok, 2, already},
 			[]string{"child C_Initialize", "grandchild C_GetInfo (fake)", "grandchild fake C_Initialize calls",
 				"grandchild C_Initialize"}},

@@ -786,4 +786,35 @@ typedef struct MODEXP_GCM_PARAMS_2_40 {
 	CK_ULONG ulTagBits;
 } MODEXP_GCM_PARAMS_2_40;
 
+/* The message-based functions (PKCS#11 3.0): the mechanism flags, the last
+ * part's flag, the IV generators and CK_GCM_MESSAGE_PARAMS, which p11-kit's
+ * header lacks. */
+#ifndef CKF_MESSAGE_ENCRYPT
+#define CKF_MESSAGE_ENCRYPT (0x00000002UL)
+#define CKF_MESSAGE_DECRYPT (0x00000004UL)
+#define CKF_MESSAGE_SIGN (0x00000008UL)
+#define CKF_MESSAGE_VERIFY (0x00000010UL)
+#define CKF_MULTI_MESSAGE (0x00000020UL)
+#endif
+#ifndef CKF_END_OF_MESSAGE
+#define CKF_END_OF_MESSAGE (0x00000001UL)
+#endif
+#ifndef CKG_NO_GENERATE
+#define CKG_NO_GENERATE (0x00000000UL)
+#define CKG_GENERATE (0x00000001UL)
+#define CKG_GENERATE_COUNTER (0x00000002UL)
+#define CKG_GENERATE_RANDOM (0x00000003UL)
+#endif
+
+typedef CK_ULONG MODEXP_GENERATOR_FUNCTION;
+
+typedef struct MODEXP_GCM_MESSAGE_PARAMS {
+	CK_BYTE_PTR pIv;
+	CK_ULONG ulIvLen;
+	CK_ULONG ulIvFixedBits;
+	MODEXP_GENERATOR_FUNCTION ivGenerator;
+	CK_BYTE_PTR pTag;
+	CK_ULONG ulTagBits;
+} MODEXP_GCM_MESSAGE_PARAMS;
+
 #endif /* MODEXP_PKCS11_3_H */

@@ -460,48 +460,82 @@ static int ts_bad_args(CK_RV *rv, const char **names)
 	return i;
 }
 
-// The fork layer's client, faked: fork.c is pointed at ts_fake_getlist
-// (modexp_fork_test_set_getlist) instead of p11-kit-client.so, so these
-// tests check its state machine without p11-kit. The fake counts its
-// C_Initialize calls in this process and answers C_GetInfo with a
-// manufacturer of "fake client" and C_Sign with CKR_DATA_INVALID (a value no
+// The copy a forked child loads, faked: the test binary is no library to
+// load again, so fork.c is given ts_fake_getinterface
+// (modexp_fork_test_set_getinterface) as the copy's C_GetInterface, and these
+// tests check its state machine. The fake counts its C_Initialize calls in
+// this process and answers C_GetInfo with a manufacturer of "fake copy" and
+// the version of the list it was called through, C_Sign with
+// CKR_DATA_INVALID and C_LoginUser with CKR_USER_TYPE_INVALID (values no
 // other path returns).
-void modexp_fork_test_set_getlist(CK_C_GetFunctionList fn);
+void modexp_fork_test_set_getinterface(CK_C_GetInterface fn);
 void modexp_fork_test_set_module(const char *path);
 
 static int ts_fake_inits;
 static CK_RV ts_fake_Initialize(CK_VOID_PTR a) { (void)a; ts_fake_inits++; return CKR_OK; }
 static CK_RV ts_fake_Finalize(CK_VOID_PTR r) { (void)r; return CKR_OK; }
-static CK_RV ts_fake_GetInfo(CK_INFO_PTR p)
+static void ts_fake_info(CK_INFO_PTR p, int major, int minor)
 {
 	memset(p, ' ', sizeof *p);
-	memcpy(p->manufacturerID, "fake client", 11);
-	return CKR_OK;
+	memcpy(p->manufacturerID, "fake copy", 9);
+	p->cryptokiVersion.major = major;
+	p->cryptokiVersion.minor = minor;
 }
+static CK_RV ts_fake_GetInfo_240(CK_INFO_PTR p) { ts_fake_info(p, 2, 40); return CKR_OK; }
+static CK_RV ts_fake_GetInfo_30(CK_INFO_PTR p) { ts_fake_info(p, 3, 0); return CKR_OK; }
+static CK_RV ts_fake_GetInfo_32(CK_INFO_PTR p) { ts_fake_info(p, 3, 2); return CKR_OK; }
 static CK_RV ts_fake_Sign(CK_SESSION_HANDLE h, CK_BYTE_PTR d, CK_ULONG dl, CK_BYTE_PTR s, CK_ULONG_PTR sl)
 {
 	(void)h; (void)d; (void)dl; (void)s; (void)sl;
 	return CKR_DATA_INVALID;
 }
-static CK_FUNCTION_LIST ts_fake_list;
-static CK_RV ts_fake_getlist(CK_FUNCTION_LIST_PTR_PTR pp)
+static CK_RV ts_fake_LoginUser(CK_SESSION_HANDLE h, CK_USER_TYPE u, CK_UTF8CHAR_PTR p, CK_ULONG pl,
+			       CK_UTF8CHAR_PTR n, CK_ULONG nl)
 {
-	ts_fake_list.version.major = 2;
-	ts_fake_list.version.minor = 40;
-	ts_fake_list.C_Initialize = ts_fake_Initialize;
-	ts_fake_list.C_Finalize = ts_fake_Finalize;
-	ts_fake_list.C_GetInfo = ts_fake_GetInfo;
-	ts_fake_list.C_Sign = ts_fake_Sign;
-	*pp = &ts_fake_list;
-	return CKR_OK;
+	(void)h; (void)u; (void)p; (void)pl; (void)n; (void)nl;
+	return CKR_USER_TYPE_INVALID;
+}
+static CK_FUNCTION_LIST_3_2 ts_fake_32;
+static CK_FUNCTION_LIST_3_0 ts_fake_30;
+static CK_FUNCTION_LIST ts_fake_240;
+static CK_INTERFACE ts_fake_ifs[3];
+static CK_UTF8CHAR ts_fake_name[] = "PKCS 11";
+static CK_RV ts_fake_getinterface(CK_UTF8CHAR_PTR name, CK_VERSION_PTR v, CK_INTERFACE_PTR_PTR pp, CK_FLAGS flags)
+{
+	(void)name; (void)flags;
+	ts_fake_32.base.version.major = 3; ts_fake_32.base.version.minor = 2;
+	ts_fake_32.base.C_Initialize = ts_fake_Initialize;
+	ts_fake_32.base.C_Finalize = ts_fake_Finalize;
+	ts_fake_32.base.C_GetInfo = ts_fake_GetInfo_32;
+	ts_fake_32.base.C_Sign = ts_fake_Sign;
+	ts_fake_32.base.C_LoginUser = ts_fake_LoginUser;
+	ts_fake_30 = ts_fake_32.base;
+	ts_fake_30.version.minor = 0;
+	ts_fake_30.C_GetInfo = ts_fake_GetInfo_30;
+	ts_fake_240.version.major = 2; ts_fake_240.version.minor = 40;
+	ts_fake_240.C_Initialize = ts_fake_Initialize;
+	ts_fake_240.C_Finalize = ts_fake_Finalize;
+	ts_fake_240.C_GetInfo = ts_fake_GetInfo_240;
+	ts_fake_240.C_Sign = ts_fake_Sign;
+	void *lists[3] = {&ts_fake_32, &ts_fake_30, &ts_fake_240};
+	for (int i = 0; i < 3; i++) {
+		const CK_VERSION *lv = lists[i];
+		if (v->major == lv->major && v->minor == lv->minor) {
+			ts_fake_ifs[i].pInterfaceName = ts_fake_name;
+			ts_fake_ifs[i].pFunctionList = lists[i];
+			*pp = &ts_fake_ifs[i];
+			return CKR_OK;
+		}
+	}
+	return CKR_ARGUMENTS_BAD;
 }
 
-// ts_fake_client selects the fake client (1), the real path with a module
-// that cannot be served (0: p11-kit-remote is given a missing file), or the
-// defaults (-1).
+// ts_fake_client selects the fake copy (1), the real path with a module
+// that cannot be served (0: the library file is missing), or the defaults
+// (-1).
 static void ts_fake_client(int on)
 {
-	modexp_fork_test_set_getlist(on == 1 ? ts_fake_getlist : NULL);
+	modexp_fork_test_set_getinterface(on == 1 ? ts_fake_getinterface : NULL);
 	modexp_fork_test_set_module(on == 0 ? "/nonexistent/libmodexp-pkcs11.so" : NULL);
 }
 
@@ -509,7 +543,7 @@ static void ts_fake_client(int on)
 
 // ts_fork_script runs one script in a forked child (script 3: in a
 // grandchild too) and reports the return values through a pipe; for
-// C_GetInfo it reports 0 only when the fake client answered. Scripts:
+// C_GetInfo it reports 0 only when the fake copy answered. Scripts:
 //   0: C_Initialize, C_GetInfo, C_GetSlotList, C_Sign, C_Finalize
 //   1: C_GetInfo, C_Initialize, C_Sign, C_LoginUser, C_Finalize, C_GetInfo,
 //      C_Finalize, C_Initialize, C_Initialize, fake C_Initialize count
@@ -535,7 +569,7 @@ static int ts_fork_script(int script, CK_RV *out, int timeout_ms)
 		CK_BYTE data[32] = {0}, sig[512];
 		CK_ULONG siglen = sizeof sig;
 		close(p[0]);
-#define TS_INFO() (C_GetInfo(&info) == CKR_OK ? (memcmp(info.manufacturerID, "fake client", 11) == 0 ? CKR_OK : CKR_FUNCTION_FAILED) : C_GetInfo(&info))
+#define TS_INFO() (C_GetInfo(&info) == CKR_OK ? (memcmp(info.manufacturerID, "fake copy", 9) == 0 && info.cryptokiVersion.major == 2 && info.cryptokiVersion.minor == 40 ? CKR_OK : CKR_FUNCTION_FAILED) : C_GetInfo(&info))
 		switch (script) {
 		case 0:
 			r[n++] = C_Initialize(NULL);

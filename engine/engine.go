@@ -151,6 +151,19 @@ type ExpOp struct {
 	Public    bool
 }
 
+// BatchEngine is implemented by engines that gather the secret
+// exponentiations asked of them at once (from any goroutines) and compute
+// several together for less than one by one: the software engine on the
+// 8-lane IFMA kernel. A caller that bounds the calls it lets run at once
+// (modexpd's core slots) lets BatchWidth per core in, or there is nothing
+// to gather.
+type BatchEngine interface {
+	Engine
+	// BatchWidth is the number of exponentiations computed together per
+	// core, 0 when the engine does not batch (its kernel cannot).
+	BatchWidth() int
+}
+
 // PairEngine is implemented by engines for which two exponentiations asked
 // together cost less than two calls: a device reached over a link answers
 // both in one round trip, and decides itself whether to run them at once.

@@ -298,6 +298,11 @@ var usageAttr = map[opKind]uint64{
 	opEncrypt: ck.CKA_ENCRYPT,
 	opDecrypt: ck.CKA_DECRYPT,
 	opDerive:  ck.CKA_DERIVE,
+
+	opMessageSign:    ck.CKA_SIGN,
+	opMessageVerify:  ck.CKA_VERIFY,
+	opMessageEncrypt: ck.CKA_ENCRYPT,
+	opMessageDecrypt: ck.CKA_DECRYPT,
 }
 
 // allowsMechanism reports whether the key's CKA_ALLOWED_MECHANISMS (empty:

@@ -120,7 +120,7 @@ func TestECMechanismsOnSoft(t *testing.T) {
 		if info.MinKeySize != 192 || info.MaxKeySize != 521 {
 			t.Errorf("%s: sizes %d..%d, want 192..521", ck.Name("CKM_", w), info.MinKeySize, info.MaxKeySize)
 		}
-		flags := uint64(ck.CKF_SIGN | ck.CKF_VERIFY)
+		flags := uint64(ck.CKF_SIGN | ck.CKF_VERIFY | ck.CKF_MESSAGE_SIGN | ck.CKF_MESSAGE_VERIFY | ck.CKF_MULTI_MESSAGE)
 		if w == ck.CKM_EC_KEY_PAIR_GEN {
 			flags = ck.CKF_GENERATE_KEY_PAIR
 		}

@@ -90,16 +90,33 @@ func (m *aesGCM) newStream(op *operation) (symStream, error) {
 		return nil, err
 	}
 	p := m.p
-	s := &gcmStream{p: p, encrypt: op.kind == opEncrypt}
-	if s.encrypt && !op.slot.cfg.GCMCallerIVOn() {
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: caller-chosen IVs are refused for encryption in this slot (gcm_caller_iv = false)")
-	}
-	if s.encrypt && !p.ivUsed {
-		if !op.slot.m.gcmIVs.use(gcmKeyOf(op), p.iv) {
-			return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: this key already encrypted with this IV (the last %d IVs of a key are refused)", gcmIVWindow)
+	encrypt := op.kind == opEncrypt
+	if encrypt && !p.ivUsed {
+		if err := checkCallerIV(op, p.iv); err != nil {
+			return nil, err
 		}
 		p.ivUsed = true
 	}
+	return newGCMStream(b, p, encrypt)
+}
+
+// checkCallerIV applies the slot's gcm_caller_iv switch and the Module's
+// window (gcmiv.go) to a caller-chosen IV for an encryption under op's
+// key, and records it.
+func checkCallerIV(op *operation, iv []byte) error {
+	if !op.slot.cfg.GCMCallerIVOn() {
+		return ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: caller-chosen IVs are refused for encryption in this slot (gcm_caller_iv = false)")
+	}
+	if !op.slot.m.gcmIVs.use(gcmKeyOf(op), iv) {
+		return ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: this key already encrypted with this IV (the last %d IVs of a key are refused)", gcmIVWindow)
+	}
+	return nil
+}
+
+// newGCMStream is the GCM of block b for the checked parameter p.
+func newGCMStream(b cipher.Block, p *gcmParam, encrypt bool) (*gcmStream, error) {
+	s := &gcmStream{p: p, encrypt: encrypt}
+	var err error
 	switch {
 	case len(p.iv) == gcmStandardIV && p.tagLen >= 12:
 		s.aead, err = cipher.NewGCMWithTagSize(b, p.tagLen)

@@ -9,10 +9,11 @@ package token
 //     type implements (signer, verifier, encrypter, decrypter,
 //     streamCipher, digester, keyGenerator, keyPairGenerator,
 //     paramGenerator, wrapper, unwrapper, deriver, encapsulator,
-//     decapsulator), found by type
+//     decapsulator, messageCipher), found by type
 //     assertion. Its CK_MECHANISM_INFO flags are derived from them when the
 //     registry is built (newRegistry), so a flag never claims an operation
-//     the value cannot do.
+//     the value cannot do; the CKF_MESSAGE_* flags too (messageFlags, in
+//     message.go: every signer, verifier and messageCipher).
 //   - Parameters: a mechanism that takes one implements paramTaker:
 //     withParam parses the CK_MECHANISM parameter into the mechanism's own
 //     typed field and returns that bound copy, which then serves the
@@ -197,6 +198,11 @@ var opFlag = [opKinds]uint64{
 	opDecrypt: ck.CKF_DECRYPT,
 	opDigest:  ck.CKF_DIGEST,
 	opDerive:  ck.CKF_DERIVE,
+
+	opMessageEncrypt: ck.CKF_MESSAGE_ENCRYPT,
+	opMessageDecrypt: ck.CKF_MESSAGE_DECRYPT,
+	opMessageSign:    ck.CKF_MESSAGE_SIGN,
+	opMessageVerify:  ck.CKF_MESSAGE_VERIFY,
 }
 
 // operationFlags are the CK_MECHANISM_INFO flags of the operations m
@@ -234,13 +240,13 @@ func operationFlags(m mechanism) uint64 {
 	set(ok, ck.CKF_ENCAPSULATE)
 	_, ok = m.(decapsulator)
 	set(ok, ck.CKF_DECAPSULATE)
-	return f
+	return f | messageFlags(m)
 }
 
 // operationMask are the flags operationFlags may set.
 const operationMask = ck.CKF_SIGN | ck.CKF_VERIFY | ck.CKF_ENCRYPT | ck.CKF_DECRYPT | ck.CKF_DIGEST |
 	ck.CKF_GENERATE | ck.CKF_GENERATE_KEY_PAIR | ck.CKF_WRAP | ck.CKF_UNWRAP | ck.CKF_DERIVE |
-	ck.CKF_ENCAPSULATE | ck.CKF_DECAPSULATE
+	ck.CKF_ENCAPSULATE | ck.CKF_DECAPSULATE | messageMask
 
 // offers reports whether the mechanism serves kind.
 func offers(m mechanism, kind opKind) bool { return m.base().flags&opFlag[kind] != 0 }

@@ -131,6 +131,13 @@ var (
 // tests leave it nil, which discards.
 var FallbackLogHandler slog.Handler
 
+// ParentRanSelfTests, set by the C layer before Load in a forked child's
+// copy of the library whose parent had the module initialised (cgo/fork.c,
+// docs/FORK.md), skips the engines' self-tests at slot open: the parent ran
+// them on the same code and configuration, and every result is checked
+// before release anyway. The guard's status then says "not run".
+var ParentRanSelfTests bool
+
 // Module is the loaded PKCS#11 module: configuration, slots, tokens and
 // sessions. One Module lives between C_Initialize and C_Finalize.
 type Module struct {
@@ -154,6 +161,8 @@ type Module struct {
 
 	// gcmIVs is the window of caller-chosen AES-GCM IVs (gcmiv.go).
 	gcmIVs gcmIVs
+	// gcmCounters are the AES-GCM IV counters of the key objects (gcmgen.go).
+	gcmCounters gcmCounters
 }
 
 // LoadFromEnv reads the configuration (MODEXP_TOKEN_CONF, MODEXP_TOKEN_ENGINE,

@@ -18,6 +18,11 @@ var keyClassFor = [opKinds]uint64{
 	opVerify:  ck.CKO_PUBLIC_KEY,
 	opEncrypt: ck.CKO_PUBLIC_KEY,
 	opDerive:  ck.CKO_PRIVATE_KEY,
+
+	opMessageSign:    ck.CKO_PRIVATE_KEY,
+	opMessageDecrypt: ck.CKO_PRIVATE_KEY,
+	opMessageVerify:  ck.CKO_PUBLIC_KEY,
+	opMessageEncrypt: ck.CKO_PUBLIC_KEY,
 }
 
 // rsaVerifyMinBits is the smallest RSA modulus C_VerifyInit takes: below
@@ -44,6 +49,13 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 	}
 	mech, ok := mechanisms[cm.Type]
 	if !ok || !offers(mech, kind) {
+		if isMessageKind(kind) {
+			// A message Init names an invalid key before a mechanism that
+			// serves only the classic operation (test/stress's sweep).
+			if _, _, _, err := ss.slot.keyObject(keyHandle); err != nil {
+				return err
+			}
+		}
 		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s", ck.Name("CKM_", cm.Type), opNames[kind])
 	}
 	info, ok := ss.slot.mechanismInfo(mech)
@@ -60,7 +72,7 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 			return err
 		}
 	}
-	mech, err = bindParam(mech, cm)
+	mech, err = bindFor(kind, mech, cm)
 	if err != nil {
 		return err
 	}
@@ -140,6 +152,8 @@ func (op *operation) initInput() error {
 		if sc, ok := op.mech.(streamCipher); ok {
 			op.stream, err = sc.newStream(op)
 		}
+	case opMessageEncrypt, opMessageDecrypt, opMessageSign, opMessageVerify:
+		op.msg = &msgState{}
 	}
 	return err
 }

@@ -35,6 +35,10 @@ func TestRegistryFlagsMatchOperations(t *testing.T) {
 		_, implements[ck.CKF_WRAP] = m.(wrapper)
 		_, implements[ck.CKF_UNWRAP] = m.(unwrapper)
 		_, implements[ck.CKF_DERIVE] = m.(deriver)
+		_, mc := m.(messageCipher)
+		implements[ck.CKF_MESSAGE_ENCRYPT], implements[ck.CKF_MESSAGE_DECRYPT] = mc, mc
+		implements[ck.CKF_MESSAGE_SIGN], implements[ck.CKF_MESSAGE_VERIFY] = implements[ck.CKF_SIGN], implements[ck.CKF_VERIFY]
+		implements[ck.CKF_MULTI_MESSAGE] = mc || implements[ck.CKF_SIGN] || implements[ck.CKF_VERIFY]
 		for flag, ok := range implements {
 			if (b.flags&flag != 0) != ok {
 				t.Errorf("%s: flag %s is %v, implemented %v", name, mechFlagName(flag), b.flags&flag != 0, ok)

@@ -24,10 +24,16 @@ const (
 	opDigest
 	// opDerive is C_DeriveKey: a single call, never installed in ops.
 	opDerive
+	// The message-based operations of PKCS#11 3.0 (message.go).
+	opMessageEncrypt
+	opMessageDecrypt
+	opMessageSign
+	opMessageVerify
 	opKinds
 )
 
-var opNames = [opKinds]string{"sign", "verify", "encrypt", "decrypt", "digest", "derive"}
+var opNames = [opKinds]string{"sign", "verify", "encrypt", "decrypt", "digest", "derive",
+	"message encrypt", "message decrypt", "message sign", "message verify"}
 
 // ckfFindObjects is PKCS#11 3.0's CKF_FIND_OBJECTS flag of C_SessionCancel.
 const ckfFindObjects = 0x40
@@ -39,6 +45,11 @@ var cancelFlags = [opKinds]uint64{
 	opEncrypt: ck.CKF_ENCRYPT,
 	opDecrypt: ck.CKF_DECRYPT,
 	opDigest:  ck.CKF_DIGEST,
+
+	opMessageEncrypt: ck.CKF_MESSAGE_ENCRYPT,
+	opMessageDecrypt: ck.CKF_MESSAGE_DECRYPT,
+	opMessageSign:    ck.CKF_MESSAGE_SIGN,
+	opMessageVerify:  ck.CKF_MESSAGE_VERIFY,
 }
 
 // operation is one active operation.
@@ -63,6 +74,7 @@ type operation struct {
 	// a one-shot mechanism).
 	digest hash.Hash
 	stream symStream // a streamCipher's encryption or decryption (symstream.go)
+	msg    *msgState // a message-based operation's state (message.go)
 
 	// sigGiven: a C_VerifySignatureInit operation (PKCS#11 3.2), whose
 	// signature, given at Init, is kept in signature (verifysig.go).
@@ -285,7 +297,7 @@ func (ss *session) contextLogin(pin []byte) error {
 
 // EndActive ends the session's active operation of the kind the
 // C_SessionCancel flag names (CKF_SIGN, CKF_VERIFY, CKF_ENCRYPT,
-// CKF_DECRYPT, CKF_DIGEST) and reports whether there was one: what
+// CKF_DECRYPT, CKF_DIGEST, CKF_MESSAGE_*) and reports whether there was one: what
 // C_SignInit, C_EncryptInit... do when called with a NULL mechanism while
 // an operation is active (PKCS#11 3.0: "to terminate an active
 // operation"). An invalid session has none.
@@ -306,7 +318,8 @@ func (m *Module) EndActive(sh uint64, flag uint64) bool {
 
 // SessionCancel is C_SessionCancel (3.0): it ends the operations named by
 // flags (CKF_SIGN, CKF_VERIFY, CKF_ENCRYPT, CKF_DECRYPT, CKF_DIGEST,
-// CKF_FIND_OBJECTS).
+// CKF_MESSAGE_ENCRYPT, CKF_MESSAGE_DECRYPT, CKF_MESSAGE_SIGN,
+// CKF_MESSAGE_VERIFY, CKF_FIND_OBJECTS).
 func (m *Module) SessionCancel(sh uint64, flags uint64) error {
 	ss, err := m.lock(sh)
 	if err != nil {

@@ -303,7 +303,9 @@ var tokenFlagNames = []flagName{
 // mechFlagNames names every CK_MECHANISM_INFO flag of the standard
 // (TestMechanismNames checks that the registry uses no other).
 var mechFlagNames = []flagName{
-	{ck.CKF_HW, "hw"}, {ck.CKF_ENCRYPT, "encrypt"}, {ck.CKF_DECRYPT, "decrypt"}, {ck.CKF_DIGEST, "digest"},
+	{ck.CKF_HW, "hw"}, {ck.CKF_MESSAGE_ENCRYPT, "message-encrypt"}, {ck.CKF_MESSAGE_DECRYPT, "message-decrypt"},
+	{ck.CKF_MESSAGE_SIGN, "message-sign"}, {ck.CKF_MESSAGE_VERIFY, "message-verify"}, {ck.CKF_MULTI_MESSAGE, "multi-message"},
+	{ck.CKF_ENCRYPT, "encrypt"}, {ck.CKF_DECRYPT, "decrypt"}, {ck.CKF_DIGEST, "digest"},
 	{ck.CKF_SIGN, "sign"}, {ck.CKF_SIGN_RECOVER, "sign-recover"}, {ck.CKF_VERIFY, "verify"},
 	{ck.CKF_VERIFY_RECOVER, "verify-recover"}, {ck.CKF_GENERATE, "generate"}, {ck.CKF_GENERATE_KEY_PAIR, "generate-key-pair"},
 	{ck.CKF_WRAP, "wrap"}, {ck.CKF_UNWRAP, "unwrap"}, {ck.CKF_DERIVE, "derive"},

@@ -66,6 +66,50 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Latencies of the calls of a cell, in seconds (a growing array). */
+typedef struct {
+	double *v;
+	size_t n, cap;
+} lat_t;
+
+static void lat_add(lat_t *l, double x)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 4096;
+		double *v = realloc(l->v, cap * sizeof *v);
+		if (v == NULL)
+			return; /* a sample fewer, not an abort */
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = x;
+}
+
+static void lat_merge(lat_t *dst, lat_t *src)
+{
+	for (size_t i = 0; i < src->n; i++)
+		lat_add(dst, src->v[i]);
+	free(src->v);
+	src->v = NULL;
+	src->n = src->cap = 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The q-quantile (0 < q < 1) of l, sorting it; 0 when empty. */
+static double lat_quantile(lat_t *l, double q)
+{
+	if (l->n == 0)
+		return 0;
+	qsort(l->v, l->n, sizeof *l->v, cmp_double);
+	size_t i = (size_t)(q * (double)(l->n - 1) + 0.5);
+	return l->v[i];
+}
+
 static double thread_cpu_seconds(void)
 {
 	struct timespec ts;
@@ -1409,6 +1453,7 @@ typedef struct {
 	CK_ULONG sctlen;
 	unsigned char siv[16];
 	int have_sample;
+	lat_t lat; /* sign calls: seconds from C_SignInit to C_Sign's return */
 } worker_t;
 
 static void record_err(worker_t *w, const char *call, CK_RV rv, unsigned long *consecutive)
@@ -1617,6 +1662,7 @@ static void *worker(void *arg)
 			/* fall through */
 		case OP_SIGN: {
 			memcpy(data + 8, &ctr, sizeof ctr); /* every message differs */
+			double l0 = now();
 			rv = m->f->C_SignInit(s, &mech, key->priv);
 			if (rv != CKR_OK) {
 				record_err(w, "C_SignInit", rv, &consecutive);
@@ -1632,6 +1678,7 @@ static void *worker(void *arg)
 				record_err(w, "C_Sign (wrong signature length)", CKR_OK, &consecutive);
 				continue;
 			}
+			lat_add(&w->lat, now() - l0);
 			w->ops++;
 			consecutive = 0;
 			keep_sample(w, data, op->dlen, sig, slen);
@@ -1795,6 +1842,7 @@ typedef struct {
 	int checked, bad;
 	char bad_why[200];
 	int setup_failed; /* with CELL_NA: the key could not be made or read */
+	lat_t lat;	  /* sign calls, all rounds */
 } cell_t;
 
 static module_t MODS[2];
@@ -1910,6 +1958,7 @@ static void run_once(module_t *m, const opdef_t *op, int nthr, double seconds, c
 	for (int i = 0; i < nthr; i++) {
 		worker_t *w = &ws[i];
 		c->ops += w->ops;
+		lat_merge(&c->lat, &w->lat);
 		tsum += w->t1 - w->t0;
 		c->tcpu += w->c1 - w->c0;
 		if (w->errs) {
@@ -2080,6 +2129,33 @@ static void print_results(FILE *out, int partial)
 				fprintf(out, " %14s %8s %9s", b, ratio, cratio);
 			}
 			fprintf(out, "\n");
+		}
+	}
+	/* Latency of the sign calls (C_SignInit to C_Sign's return, every call). */
+	int lfirst = 1;
+	for (int oi = 0; oi < NOPS; oi++) {
+		if (!SELECTED[oi])
+			continue;
+		for (int ti = 0; ti < NTHREADS; ti++) {
+			char line[256];
+			int len = 0, any = 0;
+			for (int mi = 0; mi < NMODS; mi++) {
+				cell_t *c = &CELLS[oi][ti][mi];
+				if (c->lat.n == 0)
+					continue;
+				len += snprintf(line + len, sizeof line - (size_t)len, "%s%s %.2f / %.2f", any ? ", " : "",
+						MODS[mi].name, 1e3 * lat_quantile(&c->lat, 0.5), 1e3 * lat_quantile(&c->lat, 0.99));
+				any = 1;
+				if (len >= (int)sizeof line)
+					break;
+			}
+			if (!any)
+				continue;
+			if (lfirst) {
+				fprintf(out, "\nlatency of a signature, C_SignInit + C_Sign, ms p50 / p99:\n");
+				lfirst = 0;
+			}
+			fprintf(out, "  %-34s %3d thr: %s\n", OPS[oi].title, THREADS[ti], line);
 		}
 	}
 	/* Notes: why cells are n/a, errors, failed checks. */

@@ -21,6 +21,9 @@
 #                        (the header shows the kernel in use and the CPU features seen)
 #   BENCH_OUT=dir        where the client, table, TSV, chart (bench.svg) and module log go (default build/bench)
 #   BENCH_KEEP=1         keep the temporary tokens (path printed)
+#   BENCH_OPENSSL=0|1    also run `openssl speed [-multi T] rsa2048` at each thread count T after
+#                        the cells (default 1 when the RSA-2048 sign rows are selected): the
+#                        library's own rate on the same machine in the same run
 # Extra arguments are passed to p11bench.
 set -euo pipefail
 
@@ -91,6 +94,40 @@ status=0
 	--name2 SoftHSMv2 --module2 "$SOFTHSM" --label2 bench-softhsm --pin2 123456 --so-pin2 87654321 \
 	--seconds "${BENCH_SECONDS:-1}" --threads "${BENCH_THREADS:-1,2}" --rounds "${BENCH_ROUNDS:-4}" \
 	${BENCH_ONLY:+--only "$BENCH_ONLY"} --tsv "$OUT/bench.tsv" "$@" >>"$OUT/bench.txt" || status=$?
+
+# openssl speed rsa2048 at each thread count (-multi T forks T processes),
+# after the cells: sign/s over all processes in wall-clock time (-elapsed;
+# without it a single process reports per CPU-second of user time), and
+# sign operations per CPU-second, the CPU read with the shell's time
+# (speed signs for BENCH_SECONDS, then verifies as long: half its CPU is
+# counted as signing's).
+openssl_default=0
+if [[ -z "${BENCH_ONLY:-}" || ",${BENCH_ONLY}," == *rsa2048,* || ",${BENCH_ONLY}," == *rsa2048-sign* || ",${BENCH_ONLY}," == *,sign* ]]; then openssl_default=1; fi
+if [[ "${BENCH_OPENSSL:-$openssl_default}" == 1 ]] && command -v openssl >/dev/null; then
+	secs=${BENCH_SECONDS:-1}
+	secs=${secs%.*}
+	((secs >= 1)) || secs=1
+	{
+		echo
+		echo "# openssl speed rsa2048 (OpenSSL $(openssl version | cut -d' ' -f2)), ${secs} s of signing per process"
+		printf '%-34s %3s %14s %14s\n' "operation" "thr" "sign/s (wall)" "sign/CPU-s"
+	} >>"$OUT/bench.txt"
+	printf 'threads\tsign_per_s\tsign_per_cpu_s\n' >"$OUT/openssl.tsv"
+	IFS=, read -r -a threads <<<"${BENCH_THREADS:-1,2}"
+	for t in "${threads[@]}"; do
+		args=(speed -elapsed -seconds "$secs" -mr)
+		((t > 1)) && args+=(-multi "$t")
+		args+=(rsa2048)
+		cpu=$({ TIMEFORMAT='%3U %3S'; time openssl "${args[@]}" >"$tmp/openssl.out" 2>/dev/null; } 2>&1) || true
+		line=$(grep '^+F2:' "$tmp/openssl.out" | tail -1 || true)
+		[[ -n $line ]] || { echo "run.sh: openssl speed -multi $t gave no result" >&2; continue; }
+		read -r sign percpu < <(awk -v l="$line" -v c="$cpu" -v s="$secs" 'BEGIN {
+			split(l, f, ":"); split(c, u, " "); cpu = (u[1] + u[2]) / 2
+			printf "%.0f %.0f\n", f[4], (cpu > 0 ? f[4] * s / cpu : 0) }')
+		printf '%-34s %3d %14s %14s\n' "openssl speed rsa2048 sign" "$t" "$sign" "$percpu" >>"$OUT/bench.txt"
+		printf '%d\t%s\t%s\n' "$t" "$sign" "$percpu" >>"$OUT/openssl.tsv"
+	done
+fi
 
 cat "$OUT/bench.txt"
 if [[ -s "$OUT/bench.tsv" ]]; then

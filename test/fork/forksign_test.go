@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"math/big"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -167,8 +168,7 @@ const errBadSignature = sigError("ECDSA verification failed")
 
 // TestForkCost measures, with forksign's bench mode, the cost of a signing
 // call in the parent (the Go module in process) and in a forked child
-// (through p11-kit-client and the exec'd helper); docs/FORK.md quotes a run
-// of the same command with more iterations. The numbers are logged; the
+// (through its own copy of the module); docs/FORK.md quotes runs of it. The numbers are logged; the
 // test checks that every measured call succeeded in both processes.
 func TestForkCost(t *testing.T) {
 	tk := newToken(t)
@@ -178,7 +178,7 @@ func TestForkCost(t *testing.T) {
 		labels = "rsa,ec"
 	}
 	report, err := tk.run([]string{"FORKSIGN_PIN=" + userPIN}, 120*time.Second, bin, libPath, tk.dir, labels, "0", "0",
-		"bench", "50")
+		"bench", "200")
 	if err != nil {
 		t.Fatalf("forksign bench: %v\n%s", err, report)
 	}
@@ -206,29 +206,52 @@ func TestForkCost(t *testing.T) {
 	}
 }
 
-// TestForkWithoutP11Kit makes p11-kit unreachable in three ways and checks
-// that a forked child gets a clean error at once (no hang, no SIGPIPE death)
-// and that the module log says why; the parent keeps signing.
-func TestForkWithoutP11Kit(t *testing.T) {
+// TestForkMissingPieces takes away what a forked child's copy of the module
+// is made from and checks that the child gets a clean error at once (no
+// hang, no signal) with the reason in the module log, and that the parent
+// keeps signing; a library file removed after the load is no missing piece
+// (the image comes from the descriptor opened at load).
+func TestForkMissingPieces(t *testing.T) {
 	tk := newToken(t)
 	bin := buildForksign(t, tk.dir)
-	for _, c := range []struct{ name, env, log string }{
-		{"no client module", "MODEXP_TOKEN_P11KIT_CLIENT=" + filepath.Join(tk.dir, "missing", "p11-kit-client.so"),
-			"cannot load p11-kit-client.so"},
-		{"no helper program", "MODEXP_TOKEN_P11KIT_REMOTE=" + filepath.Join(tk.dir, "missing", "p11-kit-remote"),
-			"starting the helper"},
-		{"helper exits at once", "MODEXP_TOKEN_P11KIT_REMOTE=/bin/false", "starting the helper"},
+	shim := filepath.Join(tk.dir, "nomemfd.so")
+	if out, err := exec.Command("gcc", "-Wall", "-Werror", "-shared", "-fPIC", "-o", shim,
+		filepath.Join(repoRoot, "test", "fork", "csrc", "nomemfd.c"), "-ldl").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		name string
+		env  []string
+		mode string // forksign's last argument: "broken" (the child must fail) or "" (must work)
+		log  string
+	}{
+		{"memfd_create and /dev/shm refused", []string{"LD_PRELOAD=" + shim}, "broken",
+			"memfd_create: Operation not permitted; O_TMPFILE in /dev/shm: Permission denied"},
+		{"library file removed after the load", []string{"FORKSIGN_UNLINK=1"}, "", ""},
+		{"library file removed and its descriptor closed", []string{"FORKSIGN_UNLINK=1", "FORKSIGN_CLOSELIB=1"},
+			"broken", "cannot open the library file"},
+		{"library file replaced and its descriptor closed",
+			[]string{"FORKSIGN_UNLINK=1", "FORKSIGN_REPLACE=1", "FORKSIGN_CLOSELIB=1"}, "broken",
+			"was replaced since it was loaded"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			lib := filepath.Join(t.TempDir(), "libmodexp-pkcs11.so")
+			if b, err := os.ReadFile(libPath); err != nil || os.WriteFile(lib, b, 0o755) != nil {
+				t.Fatalf("copy the module: %v", err)
+			}
 			logPath := tk.path("module.log")
 			before, _ := os.ReadFile(logPath)
-			report, err := tk.run([]string{"FORKSIGN_PIN=" + userPIN, "FORKSIGN_TIMEOUT=20", c.env}, 30*time.Second,
-				bin, libPath, tk.dir, "rsa", "1", "0", "nohelper")
+			args := []string{lib, tk.dir, "rsa", "1", "20"}
+			if c.mode != "" {
+				args = append(args, c.mode)
+			}
+			env := append([]string{"FORKSIGN_PIN=" + userPIN, "FORKSIGN_TIMEOUT=20"}, c.env...)
+			report, err := tk.run(env, 60*time.Second, bin, args...)
 			if err != nil || !strings.Contains(report, "PASS") {
-				t.Fatalf("forksign nohelper: %v\n%s", err, report)
+				t.Fatalf("forksign %v: %v\n%s", args, err, report)
 			}
 			after, _ := os.ReadFile(logPath)
-			if !bytes.Contains(after[len(before):], []byte(c.log)) {
+			if c.log != "" && !bytes.Contains(after[len(before):], []byte(c.log)) {
 				t.Errorf("module log lacks %q:\n%s", c.log, after[len(before):])
 			}
 		})

@@ -33,7 +33,7 @@ type tlsKey struct {
 // TestNginx runs nginx (Debian's, from a private prefix, never the system
 // service) in its default master/worker mode with ssl_engine pkcs11 and the
 // token's RSA-2048 and P-256 keys; the master loads the keys, its workers
-// (forked) sign every handshake through the exec'd helper. Both the
+// (forked) sign every handshake through their own copy of the module. Both the
 // foreground (daemon off) and the daemonised master (a forked child itself,
 // whose workers are grandchildren) are tested.
 func TestNginx(t *testing.T) {
@@ -89,7 +89,7 @@ func testNginx(t *testing.T, daemon bool) {
 	user := ""
 	if os.Geteuid() == 0 {
 		// Workers would run as nobody, who cannot reach the token in
-		// t.TempDir(); the helper runs as the worker's user.
+		// t.TempDir(); the token is opened as the worker's user.
 		user = "user root;"
 	}
 	daemonLine := "daemon off;"
@@ -221,10 +221,10 @@ http {
 		t.Errorf("ECDSA handshakes not run: %s", tk.ecErr)
 	}
 
-	// Helpers exist (the workers are served through p11-kit-remote).
+	// No helper process: the workers serve in process.
 	before := groupProcs(group)
-	if countComm(before, "p11-kit-remote") == 0 {
-		t.Errorf("no p11-kit-remote helper in the process group: %v", before)
+	if n := countComm(before, "nginx"); n != len(before) {
+		t.Errorf("%d processes other than nginx in the process group: %v", len(before)-n, before)
 	}
 	oldWorkers := workers(before, master)
 	if len(oldWorkers) != 2 {
@@ -257,7 +257,7 @@ http {
 	handshakes(t, 20)
 	sclient(t, "after reload")
 
-	// Stop: every process of the group ends (helpers included).
+	// Stop: every process of the group ends.
 	stopped = true
 	if err := syscall.Kill(master, syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -71,7 +71,7 @@ var keyDocs = map[string]keyDoc{
 	"slot.rsa_pkcs_decrypt": {def: "true",
 		doc: "Offer CKM_RSA_PKCS decryption and unwrapping (with implicit rejection of bad padding); false leaves the mechanism sign, verify and encrypt only."},
 	"slot.gcm_caller_iv": {def: "true",
-		doc: "Let CKM_AES_GCM encryption use the IV the caller chose (the standard's behaviour; a repeat on one key within the last 4096 IVs is refused either way). false refuses caller IVs for encryption with CKR_MECHANISM_PARAM_INVALID, so only token-made IVs are used; this token does not make GCM IVs yet, so false leaves AES-GCM for decryption only. Decryption is unaffected."},
+		doc: "Let CKM_AES_GCM encryption use the IV the caller chose (the standard's behaviour; a repeat on one key within the last 4096 IVs is refused either way). false refuses caller IVs for encryption with CKR_MECHANISM_PARAM_INVALID, so only token-made IVs are used: encryption then goes through C_EncryptMessage with an ivGenerator other than CKG_NO_GENERATE (docs/USAGE.md). Decryption is unaffected."},
 	"slot.single_des": {def: "true",
 		doc: "Offer the single-DES mechanisms (56-bit keys); triple DES stays either way."},
 	"slot.etcd_endpoints": {def: "none: the token is in token_file",

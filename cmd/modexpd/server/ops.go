@@ -346,7 +346,7 @@ func (s *Server) modExpPair(ctx context.Context, f *wire.Frame, resp *wire.Frame
 		ea, eb error
 	)
 	split := false
-	if 10*s.load.Load() < int64(5*cap(s.sem)-9)*loadOne { // load < cores/2 − 0.9
+	if 10*s.load.Load() < int64(5*s.cores-9)*loadOne { // load < cores/2 − 0.9
 		select {
 		case s.sem <- struct{}{}:
 			split = true

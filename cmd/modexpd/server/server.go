@@ -96,6 +96,9 @@ type Server struct {
 	// recent concurrency, which decides whether a MODEXP_PAIR may take two
 	// cores (see modExpPair).
 	load atomic.Int64
+	// cores is the engine's core count; sem has that many slots, or a
+	// batch's worth per core for an engine.BatchEngine.
+	cores int
 	// inlineOK: a connection's reader may serve its only request itself
 	// (no fault that holds requests back is configured).
 	inlineOK bool
@@ -124,7 +127,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.hardCtx, s.hardStop = context.WithCancel(context.Background())
 	cores := max(cfg.Engine.Info().Cores, 1)
-	s.sem = make(chan struct{}, cores)
+	s.cores = cores
+	slots := cores
+	if be, ok := engine.As[engine.BatchEngine](cfg.Engine); ok && be.BatchWidth() > 2 {
+		// The engine gathers what runs at once: let a batch's worth of
+		// requests (pairs: two exponentiations each) in per core.
+		slots = cores * be.BatchWidth() / 2
+	}
+	s.sem = make(chan struct{}, slots)
 	s.inlineOK = true
 	for _, f := range cfg.Faults {
 		if f.Kind == FaultHang || f.Kind == FaultSlow {

@@ -11,21 +11,28 @@ import (
 	"github.com/modexp-token/modexp-token/engine/backend/soft"
 )
 
+// benchInput returns the fixed test key of bits bits, a digest and the
+// encoded message whose private operation is its PKCS#1 v1.5 signature.
+func benchInput(b *testing.B, bits int) (*gorsa.PrivateKey, [32]byte, []byte) {
+	gk := testKey(b, bits)
+	digest := sha256.Sum256([]byte("bench"))
+	sig, err := gorsa.SignPKCS1v15(nil, gk, crypto.SHA256, digest[:])
+	if err != nil {
+		b.Fatal(err)
+	}
+	em, err := Public(gk.N, gk.E, sig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return gk, digest, em
+}
+
 // BenchmarkPrivate is one private operation (blinding, CRT on the software
 // engine, Garner, check) beside crypto/rsa's SignPKCS1v15 on the same key.
 func BenchmarkPrivate(b *testing.B) {
 	ctx := context.Background()
 	for _, bits := range []int{2048, 3072, 4096} {
-		gk := testKey(b, bits)
-		digest := sha256.Sum256([]byte("bench"))
-		sig, err := gorsa.SignPKCS1v15(nil, gk, crypto.SHA256, digest[:])
-		if err != nil {
-			b.Fatal(err)
-		}
-		em, err := Public(gk.N, gk.E, sig)
-		if err != nil {
-			b.Fatal(err)
-		}
+		gk, digest, em := benchInput(b, bits)
 		for _, opt := range []struct {
 			name string
 			o    Options

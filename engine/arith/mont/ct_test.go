@@ -126,6 +126,12 @@ func welchT(r *rand.Rand, f func(z, x []uint64, e []byte), m *Modulus, x []uint6
 		sumSq[class] += d * d
 		cnt[class]++
 	}
+	return welch(sum, sumSq, cnt)
+}
+
+// welch returns Welch's t statistic between two classes from their sums,
+// sums of squares and counts.
+func welch(sum, sumSq, cnt [2]float64) float64 {
 	mean := [2]float64{sum[0] / cnt[0], sum[1] / cnt[1]}
 	v0 := sumSq[0]/cnt[0] - mean[0]*mean[0]
 	v1 := sumSq[1]/cnt[1] - mean[1]*mean[1]

@@ -74,6 +74,25 @@
 // choice, the CPU features seen and, when a forced kernel cannot run,
 // the error (the software engine then refuses to open).
 //
+// # The 8-lane batch kernel
+//
+// [ExpBatch] runs up to [BatchLanes] secret exponentiations at once, each
+// with its own modulus, base and exponent, one in each 64-bit lane of the
+// ZMM registers (ifma8.go, kernel_ifma8_amd64.s from gen_ifma8_amd64.go):
+// numbers digit-major (digit i of all lanes in one register's worth of
+// words), the same Almost Montgomery Multiplication as ammRef in every
+// lane (20, 30, 40, 60 and 80 digits: the CRT halves of RSA-2048, -3072
+// and -4096 and the DSA and DH moduli up to 4096 bits), the accumulator
+// in rotating registers up to 30 digits and in memory beyond, and a
+// lookup that keeps each lane's entry under a compare mask on that lane's
+// index. Every lane runs the same instructions on the same addresses;
+// windows of 5 bits over the longest exponent. It is the batched path's
+// kernel (engine/soft gathers the operations in flight); the tests
+// compare the model, the emulated instructions and the assembly digit
+// for digit and with math/big, record the emulator's memory addresses
+// for lanes of different secrets (TestBatchTraceIndependentOfSecrets)
+// and check the assembly like the other IFMA kernels.
+//
 // # How constant time is checked
 //
 // By construction (the rules above, reviewed against every function in

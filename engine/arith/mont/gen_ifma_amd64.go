@@ -514,7 +514,19 @@ package mont
 		fmt.Fprintf(&g, "\t{%d, %d, %d}: {amm52%sEmu, sel52%sEmu},\n", v.L, v.C, v.W, v.suffix(), v.suffix())
 	}
 	g.WriteString("}\n")
-	for name, b := range map[string]*bytes.Buffer{"kernel_ifma_amd64.s": &s, "ifma_emu_test.go": &g, "kernel_ifma_amd64.go": &d} {
+	writeGenerated(*dir, map[string]*bytes.Buffer{"kernel_ifma_amd64.s": &s, "ifma_emu_test.go": &g, "kernel_ifma_amd64.go": &d})
+	for _, f := range extraKernels {
+		f(*dir)
+	}
+}
+
+// extraKernels are the generators of the files given with this one on
+// the command line (gen_ifma8_amd64.go: the 8-lane batch kernels).
+var extraKernels []func(dir string)
+
+// writeGenerated writes the files into dir, the Go ones gofmt'ed.
+func writeGenerated(dir string, files map[string]*bytes.Buffer) {
+	for name, b := range files {
 		out := b.Bytes()
 		if strings.HasSuffix(name, ".go") {
 			var err error
@@ -522,7 +534,7 @@ package mont
 				log.Fatalf("%s: %v", name, err)
 			}
 		}
-		if err := os.WriteFile(filepath.Join(*dir, name), out, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name), out, 0o644); err != nil {
 			log.Fatal(err)
 		}
 	}

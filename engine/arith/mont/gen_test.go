@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -21,10 +22,12 @@ func TestGeneratedKernelsUpToDate(t *testing.T) {
 	}
 	for gen, names := range map[string][]string{
 		"gen_fixed_amd64.go": {"kernel_fixed_amd64.s", "kernel_fixed_amd64.go"},
-		"gen_ifma_amd64.go":  {"kernel_ifma_amd64.s", "kernel_ifma_amd64.go", "ifma_emu_test.go"},
+		"gen_ifma_amd64.go gen_ifma8_amd64.go": {"kernel_ifma_amd64.s", "kernel_ifma_amd64.go", "ifma_emu_test.go",
+			"kernel_ifma8_amd64.s", "kernel_ifma8_amd64.go", "ifma8_emu_test.go"},
 	} {
 		dir := t.TempDir()
-		cmd := exec.Command(gobin, "run", gen, "-dir", dir)
+		args := append(append([]string{"run"}, strings.Fields(gen)...), "-dir", dir)
+		cmd := exec.Command(gobin, args...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("go run %s: %v\n%s", gen, err, out)
 		}

@@ -236,16 +236,49 @@ func expIFMA(ms []*Modulus, zs, xs [][]uint64, es [][]byte, amm ammFunc, sel sel
 		s[offK0+c] = m.k052
 		to52(s[offSel+o:offSel+o+L], xs[c][:len(m.n)])
 	}
+	expWindows52(exp52Plan{
+		amm:    func(z, a, b int) { amm(s, z, a, b, offM, offK0) },
+		sel:    func(out int) { sel(s, out, offTable, offIdx) },
+		setIdx: func(c int, w uint64) { s[offIdx+c] = w },
+		es:     es, nbytes: nbytes, entry: CL,
+		table: offTable, acc: offAcc, x: offSel, rr: offRR, one: offOne,
+	})
+	for c, m := range ms {
+		k := len(m.n)
+		t := from52(make([]uint64, k), s[offAcc+c*L:offAcc+c*L+L])
+		finalSub(zs[c][:k], t, 0, m.n)
+	}
+}
+
+// exp52Plan is one radix-2^52 exponentiation for expWindows52: the
+// multiplication and lookup on the caller's slab, and the word offsets of
+// its regions. x holds the base (in radix 2^52), and is the lookup's
+// output afterwards.
+type exp52Plan struct {
+	amm                    func(z, a, b int)
+	sel                    func(out int)
+	setIdx                 func(chain int, window uint64)
+	es                     [][]byte
+	nbytes                 int
+	entry                  int // words an entry of the table
+	table, acc, x, rr, one int
+}
+
+// expWindows52 runs the fixed-window exponentiation of p, leaving the
+// result, out of Montgomery form (at most n), at p.acc: the table of the
+// 32 powers, then for each 5-bit window 5 squarings, the lookup and a
+// multiplication, the same calls whatever the values.
+func expWindows52(p exp52Plan) {
 	call := func(op byte, z, a, b int) {
 		if kernelTrace != nil {
 			kernelTrace(op)
 		}
-		amm(s, z, a, b, offM, offK0)
+		p.amm(z, a, b)
 	}
-	entry := func(i int) int { return offTable + i*CL }
+	entry := func(i int) int { return p.table + i*p.entry }
 	// table[1] = x·R52, table[0] = R52 (mod n, below 2n), then powers.
-	call('M', entry(1), offSel, offRR)
-	call('M', entry(0), offRR, offOne)
+	call('M', entry(1), p.x, p.rr)
+	call('M', entry(0), p.rr, p.one)
 	for i := 2; i < ifmaEntries; i++ {
 		if i%2 == 0 {
 			call('S', entry(i), entry(i/2), entry(i/2))
@@ -253,30 +286,25 @@ func expIFMA(ms []*Modulus, zs, xs [][]uint64, es [][]byte, amm ammFunc, sel sel
 			call('M', entry(i), entry(i-1), entry(1))
 		}
 	}
-	windows := (8*nbytes + ifmaWindow - 1) / ifmaWindow
+	windows := (8*p.nbytes + ifmaWindow - 1) / ifmaWindow
 	for win := windows - 1; win >= 0; win-- {
-		for c := range ms {
-			s[offIdx+c] = window(es[c], win*ifmaWindow, ifmaWindow)
+		for c, e := range p.es {
+			p.setIdx(c, window(e, win*ifmaWindow, ifmaWindow))
 		}
 		if kernelTrace != nil {
 			kernelTrace('T')
 		}
 		if win == windows-1 { // public: position only
-			sel(s, offAcc, offTable, offIdx)
+			p.sel(p.acc)
 			continue
 		}
 		for range ifmaWindow {
-			call('S', offAcc, offAcc, offAcc)
+			call('S', p.acc, p.acc, p.acc)
 		}
-		sel(s, offSel, offTable, offIdx)
-		call('M', offAcc, offAcc, offSel)
+		p.sel(p.x)
+		call('M', p.acc, p.acc, p.x)
 	}
-	call('M', offAcc, offAcc, offOne) // out of Montgomery form: at most n
-	for c, m := range ms {
-		k := len(m.n)
-		t := from52(make([]uint64, k), s[offAcc+c*L:offAcc+c*L+L])
-		finalSub(zs[c][:k], t, 0, m.n)
-	}
+	call('M', p.acc, p.acc, p.one) // out of Montgomery form: at most n
 }
 
 // expVarTimeIFMA sets z = x^e mod m for x < m and a PUBLIC exponent e

@@ -26,7 +26,8 @@ type asmInsn struct {
 //     on the cores we know (no division, no conditional move or set, no
 //     gather/scatter, no masked load or store);
 //   - the only branch is the counted loop: JNZ to the function's own loop
-//     label right after DECQ CX, with CX set from a constant;
+//     label right after DECQ CX, with CX set from a constant (or there
+//     is no branch at all);
 //   - every memory operand is a constant offset from an argument pointer:
 //     a register last written by an argument load or by LEAQ
 //     constant(self), self (checked over the loop body run twice, so that
@@ -122,11 +123,16 @@ func checkConstantTimeAsm(src string) (int, []string) {
 				end = i
 			}
 		}
-		if start < 0 || end < start {
+		var seq []asmInsn
+		switch {
+		case start < 0 && end < 0: // straight-line (the unrolled batch kernels)
+			seq = ins
+		case start < 0 || end < start:
 			report("%s: no counted loop", fn)
 			continue
+		default:
+			seq = append(append(append([]asmInsn{}, ins[:end+1]...), ins[start:end+1]...), ins[end+1:]...)
 		}
-		seq := append(append(append([]asmInsn{}, ins[:end+1]...), ins[start:end+1]...), ins[end+1:]...)
 		clean := map[string]bool{} // registers holding argument pointers
 		counter := false           // CX holds a count from a constant
 		prev := ""

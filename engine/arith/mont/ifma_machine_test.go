@@ -17,8 +17,17 @@ type ifmaMachine struct {
 	mem []uint64
 }
 
+// emuAddrTrace, when set, receives the byte address of every load and
+// store the emulator makes (the trace tests).
+var emuAddrTrace func(addr int)
+
 // load returns the word at byte address gp[base]+off.
-func (m *ifmaMachine) load(off, base int) uint64 { return m.mem[(int(m.gp[base])+off)/8] }
+func (m *ifmaMachine) load(off, base int) uint64 {
+	if emuAddrTrace != nil {
+		emuAddrTrace(int(m.gp[base]) + off)
+	}
+	return m.mem[(int(m.gp[base])+off)/8]
+}
 
 // movLoad: MOVQ off(base), dst.
 func (m *ifmaMachine) movLoad(off, base, dst int) { m.gp[dst] = m.load(off, base) }
@@ -158,6 +167,9 @@ func (m *ifmaMachine) vload(off, base, dst int) {
 
 // vstore: VMOVDQU64 src, off(base).
 func (m *ifmaMachine) vstore(src, off, base int) {
+	if emuAddrTrace != nil {
+		emuAddrTrace(int(m.gp[base]) + off)
+	}
 	for i := 0; i < m.w; i++ {
 		m.mem[(int(m.gp[base])+off)/8+i] = m.v[src][i]
 	}

@@ -3,7 +3,7 @@
 package mont
 
 //go:generate go run gen_fixed_amd64.go
-//go:generate go run gen_ifma_amd64.go
+//go:generate go run gen_ifma_amd64.go gen_ifma8_amd64.go
 
 import (
 	"golang.org/x/sys/cpu"

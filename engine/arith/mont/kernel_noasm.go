@@ -54,3 +54,6 @@ func ifmaASMKernels(L, C int) (ammFunc, selFunc, bool) { return nil, nil, false 
 
 // ifmaASMKernelsW: no assembly kernels in this build.
 func ifmaASMKernelsW(L, C, W int) (ammFunc, selFunc, bool) { return nil, nil, false }
+
+// batchASMKernels: no assembly kernels in this build.
+func batchASMKernels(L int) (batchAMMFunc, batchSelFunc, bool) { return nil, nil, false }

@@ -99,7 +99,8 @@ var ifmaCheck = ifmaSelfTest
 // ifmaSelfTest compares the IFMA kernels in use with the Go model on
 // fixed pseudo-random operands (every digit count, one and two chains,
 // chained products, table lookups of the first, a middle and the last
-// entry), then one exponentiation with math/big. About a millisecond, at
+// entry), the same for the 8-lane batch kernels (batchSelfTest), then
+// one exponentiation with math/big. About a millisecond, at
 // every program start; the tests compare every generated kernel.
 func ifmaSelfTest() error {
 	rng := uint64(0x9e3779b97f4a7c15)
@@ -168,6 +169,9 @@ func ifmaSelfTest() error {
 				}
 			}
 		}
+	}
+	if err := batchSelfTest(next); err != nil {
+		return err
 	}
 	// One exponentiation, 1024-bit modulus, against math/big.
 	nb := make([]byte, 128)

@@ -38,8 +38,8 @@ var expKernels = []string{"purego", "adx", "ifma", "ifma-model", "ifma-emu"}
 // selected, restoring the previous one afterwards. Not for parallel tests.
 func withKernel(t testing.TB, name string, f func()) {
 	t.Helper()
-	oldASM, oldIFMA, oldFor := useASM, useIFMA, ifmaKernelsFor
-	defer func() { useASM, useIFMA, ifmaKernelsFor = oldASM, oldIFMA, oldFor }()
+	oldASM, oldIFMA, oldFor, oldBatch := useASM, useIFMA, ifmaKernelsFor, batchKernelsFor
+	defer func() { useASM, useIFMA, ifmaKernelsFor, batchKernelsFor = oldASM, oldIFMA, oldFor, oldBatch }()
 	switch name {
 	case "purego":
 		useASM, useIFMA = false, false
@@ -58,8 +58,12 @@ func withKernel(t testing.TB, name string, f func()) {
 				a, s := refKernels(L, C)
 				return a, s, true
 			}
+			batchKernelsFor = func(L int) (batchAMMFunc, batchSelFunc, bool) {
+				a, s := refBatchKernels(L)
+				return a, s, true
+			}
 		} else {
-			ifmaKernelsFor = emuKernels
+			ifmaKernelsFor, batchKernelsFor = emuKernels, batchEmuKernels
 		}
 	default:
 		t.Fatalf("unknown kernel configuration %q", name)

@@ -25,6 +25,10 @@ type Modulus struct {
 	l52       int
 	n52, rr52 []uint64 // n and R52² mod n, l52 digits
 	k052      uint64   // −n⁻¹ mod 2^52
+
+	// The same for the 8-lane batch kernels (ifma8.go), l8 digits.
+	l8      int
+	n8, rr8 []uint64
 }
 
 // NewModulus prepares the big-endian modulus b. Leading zero bytes are
@@ -61,6 +65,7 @@ func NewModulus(b []byte) (*Modulus, error) {
 	oneP[0] = 1
 	montMul(m.one, m.rr, oneP, m.n, m.n0inv, t)
 	m.prepare52()
+	m.prepare8()
 	return m, nil
 }
 

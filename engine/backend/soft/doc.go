@@ -63,5 +63,11 @@
 // exponentiations modulo 1024-, 1536- and 2048-bit numbers run on the
 // radix-2^52 kernel, and [Engine.ExpPair] computes the two CRT halves of
 // an RSA private operation interleaved on one core ([Kernels] reports the
-// choice; MODEXP_KERNEL forces one). Figures: docs/PERFORMANCE.md.
+// choice; MODEXP_KERNEL forces one). On that kernel the secret
+// exponentiations in flight at once (the threads of a process, the
+// clients of modexpd) are gathered by a scheduler (batch.go) and run up
+// to 8 together on the 8-lane kernel, each lane its own modulus and
+// exponent; one alone in flight runs at once on the single-buffer kernel,
+// so a lone caller's latency does not grow; MODEXP_BATCH=off turns the
+// scheduler off. Figures: docs/PERFORMANCE.md.
 package soft

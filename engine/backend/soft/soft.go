@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"os"
 	"runtime"
 
 	"github.com/modexp-token/modexp-token/engine"
@@ -43,12 +44,27 @@ func init() {
 // once (Go sets it from the CPUs and the container's CPU limit), which is
 // what bounds the engine's useful parallelism, e.g. that of the two CRT
 // halves in engine/alg/rsa.
+//
+// The secret exponentiations that the 8-lane IFMA kernel takes are
+// scheduled (batch.go): alone in flight they run at once on the
+// single-buffer kernel; with others in flight they run together, up to 8
+// at a time. The zero value does not batch.
 type Engine struct {
 	cores int
+	batch *batcher
 }
 
-// New returns the software engine.
-func New() *Engine { return &Engine{cores: max(1, runtime.GOMAXPROCS(0))} }
+// New returns the software engine. MODEXP_BATCH=off in the environment
+// turns the batch scheduler off (every exponentiation then runs on its
+// caller's goroutine alone, as on a CPU without IFMA).
+func New() *Engine {
+	c := max(1, runtime.GOMAXPROCS(0))
+	e := &Engine{cores: c}
+	if os.Getenv("MODEXP_BATCH") != "off" {
+		e.batch = newBatcher(c)
+	}
+	return e
+}
 
 // Info describes the software engine.
 func (e *Engine) Info() engine.Info {
@@ -107,9 +123,12 @@ func (e *Engine) expMode(ctx context.Context, m engine.Modulus, base, exp []byte
 	if mont.SetBytes(x, base)&mm.m.Less(x) != 1 {
 		return nil, engine.Cost{}, fmt.Errorf("soft: exp: base not below the modulus: %w", engine.ErrOperandTooLarge)
 	}
-	if public {
+	switch {
+	case public:
 		mm.m.ExpVarTime(x, x, exp)
-	} else {
+	case e.batch != nil && mont.CanBatch(mm.m):
+		e.batch.run(&batchOp{m: mm.m, x: x, e: exp})
+	default:
 		mm.m.Exp(x, x, exp) // over len(exp) bytes: the length is public
 	}
 	out := make([]byte, mm.m.Size())
@@ -167,7 +186,10 @@ func (e *Engine) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte,
 	if err != nil {
 		return nil, nil, engine.Cost{}, err
 	}
-	if !mont.ExpPair(am.m, bm.m, xa, xa, ea, xb, xb, eb) {
+	switch {
+	case e.batch != nil && mont.CanBatch(am.m) && am.m.Limbs() == bm.m.Limbs():
+		e.batch.run(&batchOp{m: am.m, x: xa, e: ea}, &batchOp{m: bm.m, x: xb, e: eb})
+	case !mont.ExpPair(am.m, bm.m, xa, xa, ea, xb, xb, eb):
 		return nil, nil, engine.Cost{}, errNoPair // not reached: CanPair said yes
 	}
 	ra = make([]byte, am.m.Size())
@@ -232,7 +254,17 @@ func (e *Engine) SelfTest(ctx context.Context) error {
 // Close does nothing: the software engine holds no resources.
 func (e *Engine) Close() error { return nil }
 
+// BatchWidth is [engine.BatchEngine]'s: mont.BatchLanes when the batch
+// scheduler runs on a kernel that batches, else 0.
+func (e *Engine) BatchWidth() int {
+	if e.batch == nil || !mont.Batching() {
+		return 0
+	}
+	return mont.BatchLanes
+}
+
 var (
-	_ engine.Engine     = (*Engine)(nil)
-	_ engine.PairEngine = (*Engine)(nil)
+	_ engine.Engine      = (*Engine)(nil)
+	_ engine.PairEngine  = (*Engine)(nil)
+	_ engine.BatchEngine = (*Engine)(nil)
 )

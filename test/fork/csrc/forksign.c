@@ -3,7 +3,7 @@
  * forks children that sign, as nginx does with its workers. Driven by
  * test/fork/fork_test.go.
  *
- *   forksign MODULE OUTDIR KEYS CHILDREN SIGNS [bench N | nohelper]
+ *   forksign MODULE OUTDIR KEYS CHILDREN SIGNS [bench N | broken]
  *
  * KEYS is a comma-separated list of key labels on the token, each "rsa..."
  * (RSA, signed with CKM_RSA_PKCS over a SHA-256 DigestInfo and with
@@ -34,14 +34,21 @@
  * (where = parent or child), plus the cost of C_GetSessionInfo, a call
  * without cryptography.
  *
- * With "nohelper" (CHILDREN 1, SIGNS ignored) the child must get a clean
- * error, at once, from C_Initialize and from C_OpenSession: the test makes
- * p11-kit unreachable first. The parent must still sign afterwards.
+ * With "broken" (CHILDREN 1, SIGNS ignored) the child must get a clean
+ * error, at once, from C_Initialize and from C_OpenSession: the test takes
+ * away what the child's copy of the module needs first. The parent must
+ * still sign afterwards.
+ *
+ * After the parent's login, FORKSIGN_CLOSELIB=1 closes the descriptors the
+ * process holds on MODULE's file, FORKSIGN_UNLINK=1 removes the file and
+ * FORKSIGN_REPLACE=1 (with FORKSIGN_UNLINK) puts another file in its place.
  *
  * Lines "FAIL ..." on stdout say what went wrong; exit status 0 means every
  * process did all its work.
  */
+#include <dirent.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -417,6 +424,31 @@ static int wait_children(pid_t *pids, int n, double deadline_us)
 	return bad;
 }
 
+/* close_lib closes the descriptors this process holds on the file path (as
+ * a host that closes what it did not open would). */
+static void close_lib(const char *path)
+{
+	char want[PATH_MAX], link[PATH_MAX], fdpath[300];
+	if (realpath(path, want) == NULL)
+		return;
+	DIR *d = opendir("/proc/self/fd");
+	if (d == NULL)
+		return;
+	int fds[64], n = 0;
+	for (struct dirent *e; (e = readdir(d)) != NULL && n < 64;) {
+		snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%s", e->d_name);
+		ssize_t l = readlink(fdpath, link, sizeof link - 1);
+		if (l > 0) {
+			link[l] = 0;
+			if (strcmp(link, want) == 0)
+				fds[n++] = atoi(e->d_name);
+		}
+	}
+	closedir(d);
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 6) {
@@ -429,7 +461,7 @@ int main(int argc, char **argv)
 	int children = atoi(argv[4]);
 	signs = atoi(argv[5]);
 	int bench_n = argc >= 8 && strcmp(argv[6], "bench") == 0 ? atoi(argv[7]) : 0;
-	int nohelper = argc >= 7 && strcmp(argv[6], "nohelper") == 0;
+	int broken = argc >= 7 && strcmp(argv[6], "broken") == 0;
 	pin = getenv("FORKSIGN_PIN");
 	const char *tmo = getenv("FORKSIGN_TIMEOUT");
 	double deadline = now_us() + (tmo ? atof(tmo) : 60) * 1e6;
@@ -460,6 +492,20 @@ int main(int argc, char **argv)
 	struct key keys[MAX_KEYS];
 	if (session(&s, keys) != 0)
 		return 1;
+	if (getenv("FORKSIGN_CLOSELIB") != NULL)
+		close_lib(argv[1]);
+	if (getenv("FORKSIGN_UNLINK") != NULL && unlink(argv[1]) != 0) {
+		fail("unlink %s: %s", argv[1], strerror(errno));
+		return 1;
+	}
+	if (getenv("FORKSIGN_REPLACE") != NULL) {
+		int fd = open(argv[1], O_WRONLY | O_CREAT | O_EXCL, 0644);
+		if (fd < 0 || write(fd, "not the module\n", 15) != 15) {
+			fail("replace %s: %s", argv[1], strerror(errno));
+			return 1;
+		}
+		close(fd);
+	}
 
 	if (bench_n > 0) {
 		if (bench("parent", s, keys, bench_n) != 0)
@@ -492,7 +538,7 @@ int main(int argc, char **argv)
 		return bad ? 1 : 0;
 	}
 
-	if (nohelper) {
+	if (broken) {
 		fflush(NULL);
 		pid_t pid = fork();
 		if (pid == 0) {
@@ -502,13 +548,13 @@ int main(int argc, char **argv)
 			rv = f->C_Initialize(NULL);
 			printf("child C_Initialize 0x%lx\n", rv);
 			if (rv == CKR_OK || rv == CKR_CRYPTOKI_ALREADY_INITIALIZED) {
-				fail("C_Initialize succeeded without a helper: 0x%lx", rv);
+				fail("C_Initialize succeeded without its copy: 0x%lx", rv);
 				bad++;
 			}
 			rv = f->C_OpenSession(0, CKF_SERIAL_SESSION, NULL, NULL, &cs);
 			printf("child C_OpenSession 0x%lx\n", rv);
 			if (rv == CKR_OK) {
-				fail("C_OpenSession succeeded without a helper");
+				fail("C_OpenSession succeeded without its copy");
 				bad++;
 			}
 			fflush(stdout);

@@ -1,0 +1,234 @@
+package soft
+
+import (
+	"context"
+	"math/big"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/arith/mont"
+	"github.com/modexp-token/modexp-token/engine/arith/randop"
+)
+
+// TestBatchedConcurrent runs secret Exp and ExpPair calls from many
+// goroutines at once on moduli of several sizes (batched on the IFMA
+// kernel where it runs, one by one elsewhere) and checks every result
+// with math/big.
+func TestBatchedConcurrent(t *testing.T) {
+	ctx := context.Background()
+	e := New()
+	r := rand.New(rand.NewPCG(91, 92))
+	sizes := []int{1024, 2048}
+	if testing.Short() {
+		sizes = []int{1024}
+	}
+	type job struct {
+		ns, xs []*big.Int
+		ms     []engine.Modulus
+		es     [][]byte
+	}
+	var jobs []job
+	for i := 0; i < 24; i++ {
+		bits := sizes[i%len(sizes)]
+		var j job
+		for h := 0; h < 1+i%2; h++ { // odd i: a pair
+			n := randop.Odd(r, bits)
+			m, err := e.NewModulus(n.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			j.ns = append(j.ns, n)
+			j.ms = append(j.ms, m)
+			j.xs = append(j.xs, new(big.Int).Mod(randop.Bits(r, bits), n))
+			j.es = append(j.es, randop.Bits(r, bits).FillBytes(make([]byte, bits/8)))
+		}
+		jobs = append(jobs, j)
+	}
+	var wg sync.WaitGroup
+	errs := make([]string, len(jobs))
+	for i, j := range jobs {
+		wg.Go(func() {
+			var got [][]byte
+			if len(j.ms) == 1 {
+				z, _, err := e.Exp(ctx, j.ms[0], j.xs[0].Bytes(), j.es[0])
+				if err != nil {
+					errs[i] = err.Error()
+					return
+				}
+				got = [][]byte{z}
+			} else {
+				za, zb, _, err := e.ExpPair(ctx, engine.ExpOp{M: j.ms[0], Base: j.xs[0].Bytes(), Exp: j.es[0]},
+					engine.ExpOp{M: j.ms[1], Base: j.xs[1].Bytes(), Exp: j.es[1]})
+				if err != nil {
+					errs[i] = err.Error()
+					return
+				}
+				got = [][]byte{za, zb}
+			}
+			for h := range got {
+				want := new(big.Int).Exp(j.xs[h], new(big.Int).SetBytes(j.es[h]), j.ns[h])
+				if new(big.Int).SetBytes(got[h]).Cmp(want) != 0 {
+					errs[i] = "wrong result"
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != "" && !(len(jobs[i].ms) == 2 && !mont.CanPair(jobs[i].ms[0].(*modulus).m, jobs[i].ms[1].(*modulus).m)) {
+			t.Errorf("job %d (%d bits, %d exps): %s", i, jobs[i].ns[0].BitLen(), len(jobs[i].ms), err)
+		}
+	}
+	t.Logf("%d batches, %d lanes", e.batch.batches.Load(), e.batch.lanes.Load())
+}
+
+// testOps returns n operations modulo 1024-bit moduli with their
+// expected results.
+func testOps(t *testing.T, r *rand.Rand, n int) ([]*batchOp, []*big.Int) {
+	t.Helper()
+	ops := make([]*batchOp, n)
+	want := make([]*big.Int, n)
+	for i := range ops {
+		nb := randop.Odd(r, 1024)
+		m, err := mont.NewModulus(nb.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := new(big.Int).Mod(randop.Bits(r, 1024), nb)
+		e := randop.Bits(r, 1024).Bytes()
+		xl := make([]uint64, m.Limbs())
+		mont.SetBytes(xl, x.Bytes())
+		ops[i] = &batchOp{m: m, x: xl, e: e}
+		want[i] = new(big.Int).Exp(x, new(big.Int).SetBytes(e), nb)
+	}
+	return ops, want
+}
+
+// checkOps checks the results of ops.
+func checkOps(t *testing.T, ops []*batchOp, want []*big.Int) {
+	t.Helper()
+	for i, op := range ops {
+		b := make([]byte, op.m.Size())
+		mont.FillBytes(b, op.x)
+		if new(big.Int).SetBytes(b).Cmp(want[i]) != 0 {
+			t.Fatalf("operation %d: wrong result", i)
+		}
+	}
+}
+
+// TestBatcherLoneCallerRunsAtOnce: a call alone in flight does not go
+// through the queue: exec is not called, the result is right.
+func TestBatcherLoneCallerRunsAtOnce(t *testing.T) {
+	b := newBatcher(2)
+	b.exec = func(ops []*batchOp) { t.Error("a lone call went through the queue") }
+	ops, want := testOps(t, rand.New(rand.NewPCG(93, 94)), 2)
+	b.run(ops...)
+	checkOps(t, ops, want)
+	b.run(ops[0]) // and again: nothing stayed in flight
+}
+
+// holdFirst makes b's exec record the batch sizes and hold the first
+// batch until release is called; then it computes with inner. waitFor
+// returns once the first batch is held and queue k holds n operations
+// (polling with runtime.Gosched: no clock).
+func holdFirst(b *batcher, inner func([]*batchOp)) (release func(), sizes func() []int, waitFor func(k, n int)) {
+	ch := make(chan struct{})
+	var mu sync.Mutex
+	var got []int
+	b.exec = func(ops []*batchOp) {
+		mu.Lock()
+		got = append(got, len(ops))
+		n := len(got)
+		mu.Unlock()
+		if n == 1 {
+			<-ch
+		}
+		inner(ops)
+	}
+	sizes = func() []int {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+	waitFor = func(k, n int) {
+		for len(sizes()) == 0 {
+			runtime.Gosched()
+		}
+		for {
+			b.mu.Lock()
+			q := len(b.queue[k])
+			b.mu.Unlock()
+			if q == n {
+				return
+			}
+			runtime.Gosched()
+		}
+	}
+	return func() { close(ch) }, sizes, waitFor
+}
+
+// TestBatcherGathers holds the one leader slot in a batch, lets eight
+// more callers queue behind it, and checks that, released, they run
+// together in one batch led by one of them, each caller leading at most
+// one batch, with every result right.
+func TestBatcherGathers(t *testing.T) {
+	b := newBatcher(1)
+	r := rand.New(rand.NewPCG(95, 96))
+	first, firstWant := testOps(t, r, 2)
+	others, othersWant := testOps(t, r, 8)
+	release, sizes, waitFor := holdFirst(b, execDirect)
+	b.calls.Add(1) // another call in flight: nobody runs alone
+	defer b.calls.Add(-1)
+	var wg sync.WaitGroup
+	wg.Go(func() { b.run(first...) })
+	waitFor(16, 0)
+	for _, op := range others {
+		wg.Go(func() { b.run(op) })
+	}
+	waitFor(16, len(others)) // all eight queued behind the held slot
+	release()
+	wg.Wait()
+	if got, want := sizes(), []int{2, 8}; !slices.Equal(got, want) {
+		t.Fatalf("batch sizes %v, want %v", got, want)
+	}
+	checkOps(t, first, firstWant)
+	checkOps(t, others, othersWant)
+	if len(b.queue[16]) != 0 || b.leaders != 0 {
+		t.Fatalf("left behind: %d queued, %d leaders", len(b.queue[16]), b.leaders)
+	}
+}
+
+// TestBatcherBoundedByLanes queues more operations than a batch holds and
+// checks that no batch exceeds mont.BatchLanes and all complete.
+func TestBatcherBoundedByLanes(t *testing.T) {
+	b := newBatcher(1)
+	r := rand.New(rand.NewPCG(97, 98))
+	ops, want := testOps(t, r, 21)
+	release, sizes, waitFor := holdFirst(b, execBatch)
+	b.calls.Add(1)
+	defer b.calls.Add(-1)
+	var wg sync.WaitGroup
+	wg.Go(func() { b.run(ops[0]) })
+	waitFor(16, 0)
+	for i := 1; i < len(ops); i += 2 { // pairs, as ExpPair gives them
+		wg.Go(func() { b.run(ops[i], ops[i+1]) })
+	}
+	waitFor(16, len(ops)-1)
+	release()
+	wg.Wait()
+	total := 0
+	for _, n := range sizes() {
+		if n > mont.BatchLanes {
+			t.Fatalf("a batch of %d", n)
+		}
+		total += n
+	}
+	if total != len(ops) || len(sizes()) > 1+3 { // 20 after the first: 3 batches of at most 8
+		t.Fatalf("batch sizes %v", sizes())
+	}
+	checkOps(t, ops, want)
+}

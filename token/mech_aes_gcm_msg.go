@@ -1,0 +1,107 @@
+package token
+
+// CKM_AES_GCM for the message-based functions (message.go): each message
+// brings a CK_GCM_MESSAGE_PARAMS (PKCS#11 3.0 current mechanisms, AES-GCM).
+//
+//   - pIv is ulIvLen bytes (1 to 4096). On encryption, ivGenerator
+//     CKG_NO_GENERATE takes the caller's IV, under the slot's
+//     gcm_caller_iv switch and the repeated-IV window (gcmiv.go), as
+//     C_EncryptInit does; CKG_GENERATE, CKG_GENERATE_COUNTER,
+//     CKG_GENERATE_RANDOM and CKG_GENERATE_COUNTER_XOR have the token make
+//     the bits after the first ulIvFixedBits (gcmgen.go), which must leave
+//     at least one; the IV used is written back into pIv (the C layer).
+//     Any other generator is CKR_MECHANISM_PARAM_INVALID. On decryption
+//     pIv is the IV the encryption used; the generator and ulIvFixedBits
+//     are not looked at.
+//   - ulTagBits is one of GCM's tag lengths (as for CK_GCM_PARAMS); the
+//     tag is written to pTag on encryption and read from it on decryption.
+
+import (
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// aeadMessage is one message of a message-based AES-GCM operation.
+type aeadMessage struct {
+	s         *gcmStream
+	iv        []byte // the IV used
+	generated bool   // the token made iv (it goes back to the caller)
+}
+
+func (m *aesGCM) checkMessageParam(p *GCMMessageParams) error {
+	if p == nil {
+		return ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: each message needs CK_GCM_MESSAGE_PARAMS")
+	}
+	if len(p.IV) < 1 || len(p.IV) > gcmMaxIV {
+		return ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: IV of %d bytes, want 1 to %d", len(p.IV), gcmMaxIV)
+	}
+	switch p.TagBits {
+	case 32, 64, 96, 104, 112, 120, 128:
+	default:
+		return ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: tag of %d bits", p.TagBits)
+	}
+	switch p.Generator {
+	case ck.CKG_NO_GENERATE, ck.CKG_GENERATE, ck.CKG_GENERATE_COUNTER, ck.CKG_GENERATE_RANDOM, ck.CKG_GENERATE_COUNTER_XOR:
+	default:
+		return ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: IV generator %#x", p.Generator)
+	}
+	return nil
+}
+
+// messageIV is the IV of one message under op's key for the checked p:
+// the caller's (checked and recorded on encryption), or generated.
+func messageIV(op *operation, p *GCMMessageParams, encrypt bool) (iv []byte, generated bool, err error) {
+	iv = append([]byte(nil), p.IV...)
+	switch {
+	case !encrypt:
+		return iv, false, nil
+	case p.Generator == ck.CKG_NO_GENERATE:
+		return iv, false, checkCallerIV(op, iv)
+	case p.FixedBits >= uint64(8*len(iv)):
+		return nil, false, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: ulIvFixedBits %d leaves none of the IV's %d bits to generate", p.FixedBits, 8*len(iv))
+	}
+	return iv, true, generateIV(op, iv, int(p.FixedBits), p.Generator)
+}
+
+func (m *aesGCM) beginMessage(op *operation, p *GCMMessageParams, aad []byte, encrypt bool) (*aeadMessage, error) {
+	iv, generated, err := messageIV(op, p, encrypt)
+	if err != nil {
+		return nil, err
+	}
+	am := &aeadMessage{iv: iv, generated: generated}
+	b, err := op.aesBlock()
+	if err != nil {
+		return nil, err
+	}
+	gp := &gcmParam{iv: iv, aad: append([]byte(nil), aad...), tagLen: int(p.TagBits / 8), ivUsed: true}
+	if am.s, err = newGCMStream(b, gp, encrypt); err != nil {
+		return nil, err
+	}
+	return am, nil
+}
+
+// finish ends the message with its last part: the ciphertext and the tag
+// (encryption), or the plaintext once p's tag matched (decryption).
+func (am *aeadMessage) finish(last []byte, p *GCMMessageParams) ([]byte, *MessageOut, error) {
+	s := am.s
+	defer clear(s.buf) // the buffered message, plaintext on encryption
+	if _, err := s.update(nil, last); err != nil {
+		return nil, nil, err
+	}
+	if !s.encrypt {
+		if len(p.Tag) != s.p.tagLen {
+			return nil, nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: a tag of %d bytes, ulTagBits says %d", len(p.Tag), s.p.tagLen)
+		}
+		s.buf = append(s.buf, p.Tag...)
+		pt, err := s.final()
+		if err != nil {
+			return nil, nil, err
+		}
+		return pt, &MessageOut{}, nil
+	}
+	sealed, err := s.final()
+	if err != nil {
+		return nil, nil, err
+	}
+	n := len(sealed) - s.p.tagLen
+	return sealed[:n], &MessageOut{Tag: sealed[n:]}, nil
+}
