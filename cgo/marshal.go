@@ -74,7 +74,11 @@ func outOf(p *C.CK_BYTE, pLen *C.CK_ULONG) (token.Out, bool) {
 	if pLen == nil {
 		return token.Out{}, false
 	}
-	return token.Out{Query: p == nil, Cap: clampCap(*pLen)}, true
+	o := token.Out{Query: p == nil, Cap: clampCap(*pLen)}
+	if p != nil && o.Cap > 0 {
+		o.Buf = unsafe.Slice((*byte)(unsafe.Pointer(p)), o.Cap)
+	}
+	return o, true
 }
 
 // putOut completes a two-call output: on success it copies data to p (or
@@ -99,7 +103,9 @@ func putOut(p *C.CK_BYTE, pLen *C.CK_ULONG, data []byte, need int, err error) C.
 		// The token broke the Out contract; never write past the buffer.
 		return rvGeneralError
 	}
-	copy(unsafe.Slice((*byte)(unsafe.Pointer(p)), len(data)), data)
+	if len(data) > 0 && unsafe.Pointer(&data[0]) != unsafe.Pointer(p) { // else written in place (Out.Buf)
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(p)), len(data)), data)
+	}
 	*pLen = C.CK_ULONG(len(data))
 	return rvOK
 }

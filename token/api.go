@@ -23,6 +23,12 @@ package token
 type Out struct {
 	Query bool // output pointer was NULL: report the length only
 	Cap   int  // bytes available in the caller's buffer
+	// Buf, when not nil, is the caller's buffer itself (len(Buf) == Cap):
+	// the bulk ciphers (C_Encrypt, C_Decrypt, C_EncryptUpdate,
+	// C_DecryptUpdate) may write their output there directly and return
+	// it as data, a prefix of Buf, instead of a copy to be made. On an
+	// error Buf holds no output (a failed decryption leaves no plaintext).
+	Buf []byte
 }
 
 // Attribute is one CK_ATTRIBUTE of a template.

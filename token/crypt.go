@@ -67,7 +67,7 @@ func (m *Module) crypt(sh uint64, kind opKind, in []byte, out Out) ([]byte, int,
 		}
 		switch {
 		case op.stream != nil:
-			return streamOnce(op, in)
+			return streamOnce(op, in, out.Buf)
 		case kind == opEncrypt:
 			return op.mech.(encrypter).encrypt(op, in)
 		}
@@ -108,7 +108,11 @@ func (m *Module) cryptUpdate(sh uint64, kind opKind, in []byte, out Out) ([]byte
 		return nil, need, ck.Errorf(ck.CKR_BUFFER_TOO_SMALL, "need %d bytes, have %d", need, out.Cap)
 	}
 	op.multi = true
-	r, err := op.stream.update(in)
+	dst := out.Buf
+	if len(dst) < need || overlaps(dst, in) {
+		dst = nil
+	}
+	r, err := op.stream.update(dst, in)
 	if err != nil {
 		return nil, 0, ss.fail(kind, err)
 	}

@@ -628,13 +628,7 @@ func FuzzECPublicImport(f *testing.F) {
 // BenchmarkECDSASignP256 is C_SignInit + C_Sign with CKM_ECDSA on P-256
 // through the Module (what a PKCS#11 caller pays above the C layer).
 func BenchmarkECDSASignP256(b *testing.B) {
-	testConfigB(b)
-	m, err := LoadFromEnv()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close()
-	slot := m.SlotList(true)[0]
+	m, slot := benchModule(b)
 	must2(b, m.InitToken(slot, []byte(testSOPIN), "Bench"))
 	sh, err := m.OpenSession(slot, ck.CKF_SERIAL_SESSION|ck.CKF_RW_SESSION)
 	must2(b, err)

@@ -105,7 +105,7 @@ func (m *aesBlockMode) wrap(op opView, material []byte) ([]byte, error) {
 	if err := op.initInput(); err != nil {
 		return nil, err
 	}
-	return streamOnce(op, material)
+	return streamOnce(op, material, nil)
 }
 
 // unwrap decrypts a wrapped secret key's value (C_UnwrapKey): a length
@@ -118,7 +118,7 @@ func (m *aesBlockMode) unwrap(op opView, wrapped []byte) ([]byte, error) {
 	if err := op.initInput(); err != nil {
 		return nil, err
 	}
-	out, err := streamOnce(op, wrapped)
+	out, err := streamOnce(op, wrapped, nil)
 	if err != nil {
 		return nil, unwrapErr(err)
 	}
@@ -184,9 +184,13 @@ func (s *blockStream) updateLen(n int) (int, error) {
 	return t - t%s.bs, nil
 }
 
-func (s *blockStream) update(in []byte) ([]byte, error) {
+func (s *blockStream) update(dst, in []byte) ([]byte, error) {
 	n, _ := s.updateLen(len(in))
-	out := make([]byte, n, n+s.bs) // room for Final's block (streamOnce)
+	out := dst
+	if len(out) < n {
+		out = make([]byte, n, n+s.bs) // room for Final's block (streamOnce)
+	}
+	out = out[:n]
 	if n == 0 {
 		s.buf = append(s.buf, in...)
 		return out, nil
@@ -204,6 +208,50 @@ func (s *blockStream) update(in []byte) ([]byte, error) {
 	s.mode.CryptBlocks(out[done:], in[:rest])
 	s.buf = append(s.buf, in[rest:]...)
 	return out, nil
+}
+
+// onceLen is the single-part output length: whole blocks, one more with
+// padding when encrypting; the length errors are those of final.
+func (s *blockStream) onceLen(n int) (int, error) {
+	switch {
+	case s.encrypt && s.pad:
+		return n - n%s.bs + s.bs, nil
+	case s.encrypt && n%s.bs != 0:
+		return 0, ck.Errorf(ck.CKR_DATA_LEN_RANGE, "input is not a multiple of the block size")
+	case !s.encrypt && s.pad && (n == 0 || n%s.bs != 0):
+		return 0, ck.Errorf(ck.CKR_ENCRYPTED_DATA_LEN_RANGE, "padded ciphertext is not a positive multiple of the block size")
+	case n%s.bs != 0:
+		return 0, ck.Errorf(ck.CKR_ENCRYPTED_DATA_LEN_RANGE, "ciphertext is not a multiple of the block size")
+	}
+	return n, nil
+}
+
+// once is the single-part call from in to dst (onceStream): the whole
+// blocks in one CryptBlocks, then the padding block, or the unpadding of
+// the last block in place.
+func (s *blockStream) once(dst, in []byte) ([]byte, error) {
+	full := len(in) - len(in)%s.bs
+	var last [aes.BlockSize]byte // the padded last block (bs ≤ 16)
+	if s.encrypt && s.pad {
+		r := copy(last[:], in[full:]) // before dst, which may be in, is written
+		for i := r; i < s.bs; i++ {
+			last[i] = byte(s.bs - r)
+		}
+	}
+	s.mode.CryptBlocks(dst[:full], in[:full])
+	switch {
+	case s.encrypt && s.pad:
+		s.mode.CryptBlocks(dst[full:full+s.bs], last[:s.bs])
+		return dst[:full+s.bs], nil
+	case !s.encrypt && s.pad:
+		n, ok := unpadPKCS7(dst[full-s.bs : full])
+		if !ok {
+			clear(dst[:full])
+			return nil, ck.Errorf(ck.CKR_ENCRYPTED_DATA_INVALID, "bad padding")
+		}
+		return dst[:full-s.bs+n], nil
+	}
+	return dst[:full], nil
 }
 
 func (s *blockStream) final() ([]byte, error) {

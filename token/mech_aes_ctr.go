@@ -96,7 +96,7 @@ func (s *ctrStream) updateLen(n int) (int, error) {
 	return n, nil
 }
 
-func (s *ctrStream) update(in []byte) ([]byte, error) {
+func (s *ctrStream) update(dst, in []byte) ([]byte, error) {
 	if _, err := s.updateLen(len(in)); err != nil {
 		return nil, err
 	}
@@ -108,7 +108,11 @@ func (s *ctrStream) update(in []byte) ([]byte, error) {
 	} else {
 		s.used = (len(in)-avail-1)%aes.BlockSize + 1
 	}
-	out := make([]byte, len(in))
+	out := dst
+	if len(out) < len(in) {
+		out = make([]byte, len(in))
+	}
+	out = out[:len(in)]
 	s.ks.XORKeyStream(out, in)
 	return out, nil
 }

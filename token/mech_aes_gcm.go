@@ -147,12 +147,50 @@ func (s *gcmStream) updateLen(n int) (int, error) {
 	return 0, nil
 }
 
-func (s *gcmStream) update(in []byte) ([]byte, error) {
+func (s *gcmStream) update(_, in []byte) ([]byte, error) {
 	if _, err := s.updateLen(len(in)); err != nil {
 		return nil, err
 	}
 	s.buf = append(s.buf, in...)
 	return []byte{}, nil
+}
+
+// onceLen is the single-part output length: the message and the tag, or
+// the ciphertext without it.
+func (s *gcmStream) onceLen(n int) (int, error) {
+	if _, err := s.updateLen(n); err != nil {
+		return 0, err
+	}
+	if s.encrypt {
+		return n + s.p.tagLen, nil
+	}
+	if n < s.p.tagLen {
+		return 0, ck.Errorf(ck.CKR_ENCRYPTED_DATA_LEN_RANGE, "ciphertext of %d bytes is shorter than the %d-byte tag", n, s.p.tagLen)
+	}
+	return n - s.p.tagLen, nil
+}
+
+// once seals or opens in straight into dst, without buffering it
+// (onceStream); a cut tag takes final's path.
+func (s *gcmStream) once(dst, in []byte) ([]byte, error) {
+	p := s.p
+	if s.cut {
+		s.buf = in
+		r, err := s.final()
+		s.buf = nil
+		if err != nil {
+			return nil, err
+		}
+		return append(dst[:0], r...), nil
+	}
+	if s.encrypt {
+		return s.aead.Seal(dst[:0], p.iv, in, p.aad), nil
+	}
+	out, err := s.aead.Open(dst[:0], p.iv, in, p.aad) // clears dst on a mismatch
+	if err != nil {
+		return nil, ck.Errorf(ck.CKR_ENCRYPTED_DATA_INVALID, "GCM tag mismatch")
+	}
+	return out, nil
 }
 
 func (s *gcmStream) final() ([]byte, error) {

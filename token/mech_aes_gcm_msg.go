@@ -84,7 +84,7 @@ func (m *aesGCM) beginMessage(op opView, p *GCMMessageParams, aad []byte, encryp
 func (am *aeadMessage) finish(last []byte, p *GCMMessageParams) ([]byte, *MessageOut, error) {
 	s := am.s
 	defer clear(s.buf) // the buffered message, plaintext on encryption
-	if _, err := s.update(last); err != nil {
+	if _, err := s.update(nil, last); err != nil {
 		return nil, nil, err
 	}
 	if !s.encrypt {

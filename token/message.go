@@ -373,7 +373,7 @@ func nextPart(op *operation, st *msgState, p *GCMMessageParams, in []byte, out O
 			return err
 		}
 		*r = []byte{}
-		_, err := am.s.update(in)
+		_, err := am.s.update(nil, in)
 		return err
 	}
 	if p == nil {

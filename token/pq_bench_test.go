@@ -9,13 +9,19 @@ import (
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
-// benchSession is a logged-in R/W session on a fresh token.
-func benchSession(b *testing.B) (*Module, uint64) {
+// benchModule loads a Module on a one-slot soft configuration for a
+// benchmark, closed when it ends, and returns it with its slot.
+func benchModule(b *testing.B) (*Module, uint64) {
 	testConfigB(b)
 	m, err := LoadFromEnv()
 	must2(b, err)
-	b.Cleanup(func() { m.Close() })
-	slot := m.SlotList(true)[0]
+	b.Cleanup(func() { _ = m.Close() })
+	return m, m.SlotList(true)[0]
+}
+
+// benchSession is a logged-in R/W session on a fresh token.
+func benchSession(b *testing.B) (*Module, uint64) {
+	m, slot := benchModule(b)
 	must2(b, m.InitToken(slot, []byte(testSOPIN), "Bench"))
 	sh, err := m.OpenSession(slot, ck.CKF_SERIAL_SESSION|ck.CKF_RW_SESSION)
 	must2(b, err)

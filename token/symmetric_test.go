@@ -7,6 +7,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	mrand "math/rand/v2"
 	"testing"
 
@@ -277,13 +278,7 @@ func TestDigestKeySecret(t *testing.T) {
 // BenchmarkSymmetric is one single-part C_EncryptInit + C_Encrypt (or
 // C_SignInit + C_Sign) of 4 KiB per mechanism through the Module.
 func BenchmarkSymmetric(b *testing.B) {
-	testConfigB(b)
-	m, err := LoadFromEnv()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close()
-	slot := m.SlotList(true)[0]
+	m, slot := benchModule(b)
 	sh, err := m.OpenSession(slot, ck.CKF_SERIAL_SESSION)
 	must2(b, err)
 	aesKey, err := secretKeyOf(m, sh, ck.CKK_AES, make([]byte, 32))
@@ -291,6 +286,7 @@ func BenchmarkSymmetric(b *testing.B) {
 	macKey, err := secretKeyOf(m, sh, ck.CKK_GENERIC_SECRET, make([]byte, 32))
 	must2(b, err)
 	iv := make([]byte, 16)
+	gcmIV := make([]byte, 12)
 	data := make([]byte, 4096)
 	for _, c := range []struct {
 		name string
@@ -298,7 +294,7 @@ func BenchmarkSymmetric(b *testing.B) {
 		key  uint64
 		sign bool
 	}{
-		{"AES-256-GCM", gcmMech(iv[:12], nil, 128), aesKey, false},
+		{"AES-256-GCM", gcmMech(gcmIV, nil, 128), aesKey, false}, // gcmIV changes every call: no IV repeats
 		{"AES-256-CBC-PAD", &Mechanism{Type: ck.CKM_AES_CBC_PAD, Param: iv}, aesKey, false},
 		{"AES-256-CTR", ctrMech(128, iv), aesKey, false},
 		{"AES-256-CMAC", &Mechanism{Type: ck.CKM_AES_CMAC}, aesKey, true},
@@ -308,6 +304,7 @@ func BenchmarkSymmetric(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
+				binary.BigEndian.PutUint64(gcmIV[4:], binary.BigEndian.Uint64(gcmIV[4:])+1)
 				if c.sign {
 					must2(b, m.SignInit(sh, c.mech, c.key))
 					_, _, err = m.Sign(sh, data, Out{Cap: 64})

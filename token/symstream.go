@@ -10,6 +10,7 @@ package token
 
 import (
 	"hash"
+	"unsafe"
 
 	"github.com/modexp-token/modexp-token/token/ck"
 )
@@ -20,8 +21,11 @@ type symStream interface {
 	// bytes, without changing the state; an input the mechanism cannot
 	// take (too much buffered data) is an error.
 	updateLen(n int) (int, error)
-	// update consumes in and returns updateLen(len(in)) output bytes.
-	update(in []byte) ([]byte, error)
+	// update consumes in and returns updateLen(len(in)) output bytes,
+	// written into dst when dst is at least that long (dst is then the
+	// caller's output buffer, or nil: the output is allocated). dst and in
+	// do not overlap (or, in a single-part call, start at one address).
+	update(dst, in []byte) ([]byte, error)
 	// final returns the last output: the remaining blocks, padding, the
 	// tag; a length or padding error carries CKR_DATA_LEN_RANGE,
 	// CKR_ENCRYPTED_DATA_LEN_RANGE or CKR_ENCRYPTED_DATA_INVALID.
@@ -32,12 +36,43 @@ type symStream interface {
 // buffers the whole message).
 const maxBuffered = 64 << 20
 
-// streamOnce is C_Encrypt/C_Decrypt of a stream mechanism.
-func streamOnce(op opView, in []byte) ([]byte, error) {
-	if _, err := op.Stream().updateLen(len(in)); err != nil {
+// onceStream is a symStream that runs a whole single-part call straight
+// into one output buffer: no input held back, no intermediate output (the
+// single-part CBC and GCM calls; a 64 KiB message is then encrypted from
+// the caller's input into the caller's output, with nothing allocated).
+type onceStream interface {
+	// onceLen is the output length of a single-part call on n input
+	// bytes (for a padded decryption, an upper bound), or the length
+	// error of that call.
+	onceLen(n int) (int, error)
+	// once runs the call, writing into dst (len(dst) == onceLen), which
+	// is either disjoint from in or starts where in starts; it returns
+	// the output, a prefix of dst. On an error dst holds no output.
+	once(dst, in []byte) ([]byte, error)
+}
+
+// streamOnce is C_Encrypt/C_Decrypt of a stream mechanism. dst, when long
+// enough, receives the output (the caller's buffer: Out.Buf); otherwise the
+// output is allocated.
+func streamOnce(op opView, in, dst []byte) ([]byte, error) {
+	if os, ok := op.Stream().(onceStream); ok {
+		n, err := os.onceLen(len(in))
+		if err != nil {
+			return nil, err
+		}
+		if len(dst) < n || overlapsInexactly(dst[:n], in) {
+			dst = make([]byte, n)
+		}
+		return os.once(dst[:n], in)
+	}
+	n, err := op.Stream().updateLen(len(in))
+	if err != nil {
 		return nil, err
 	}
-	a, err := op.Stream().update(in)
+	if overlapsInexactly(dst, in) { // in place is fine: nothing is held back yet
+		dst = nil
+	}
+	a, err := op.Stream().update(dst, in)
 	if err != nil {
 		return nil, err
 	}
@@ -45,10 +80,31 @@ func streamOnce(op opView, in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(b) == 0 {
+		return a, nil
+	}
 	if len(a) == 0 {
 		return b, nil
 	}
-	return append(a, b...), nil
+	if len(dst) >= n+len(b) {
+		return append(dst[:n:len(dst)], b...), nil
+	}
+	return append(a[:len(a):len(a)], b...), nil
+}
+
+// overlaps reports whether x and y share memory.
+func overlaps(x, y []byte) bool {
+	if len(x) == 0 || len(y) == 0 {
+		return false
+	}
+	xs, ys := uintptr(unsafe.Pointer(&x[0])), uintptr(unsafe.Pointer(&y[0]))
+	return xs < ys+uintptr(len(y)) && ys < xs+uintptr(len(x))
+}
+
+// overlapsInexactly reports whether x and y share memory without starting
+// at the same address (an in-place call is fine, a shifted one is not).
+func overlapsInexactly(x, y []byte) bool {
+	return overlaps(x, y) && &x[0] != &y[0]
 }
 
 // macMech is a MAC mechanism (mech_hmac.go, mech_aes_cmac.go,

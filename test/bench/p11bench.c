@@ -306,7 +306,7 @@ static void *watchdog(void *arg)
 
 enum {
 	K_RSA2048, K_RSA3072, K_RSA4096, K_P256, K_P384, K_P521, K_DSA1024, K_DSA2048, K_ED25519, K_DH2048, K_ED448,
-	K_MLDSA44, K_MLDSA65, K_MLDSA87, K_SLH128F, K_SLH128S, K_MLKEM768, K_X25519, K_N
+	K_MLDSA44, K_MLDSA65, K_MLDSA87, K_SLH128F, K_SLH128S, K_MLKEM768, K_X25519, K_AES256, K_N
 };
 
 static const unsigned char OID_P256[] = {0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07};
@@ -415,7 +415,7 @@ static const struct ffparams {
 
 static const struct keyspec {
 	const char *label;
-	int ec; /* 1: a Weierstrass curve (CKK_EC), 2: Edwards (CKK_EC_EDWARDS), 3: Montgomery (CKK_EC_MONTGOMERY) */
+	int ec; /* 1: a Weierstrass curve (CKK_EC), 2: Edwards (CKK_EC_EDWARDS), 3: Montgomery (CKK_EC_MONTGOMERY), 4: an AES secret key */
 	CK_ULONG bits;
 	const unsigned char *oid;
 	size_t oidlen;
@@ -443,7 +443,43 @@ static const struct keyspec {
 	{"bench-slh-dsa-sha2-128s", 0, 0, NULL, 0, 120, NULL, CKK_SLH_DSA, CKP_SLH_DSA_SHA2_128S, 7856},
 	{"bench-ml-kem-768", 0, 0, NULL, 0, 60, NULL, CKK_ML_KEM, CKP_ML_KEM_768, 1088},
 	{"bench-x25519", 3, 255, X25519_PARAMS, sizeof X25519_PARAMS, 60, NULL, 0, 0, 0},
+	{"bench-aes256", 4, 256, NULL, 0, 60, NULL, 0, 0, 0},
 };
+
+/* The AES-256 key of the bulk-cipher rows: the same value in both modules,
+ * so that each decrypts what the other encrypted (the check). */
+static const unsigned char AES_KEY[32] = {0x60, 0x3d, 0xeb, 0x10, 0x15, 0xca, 0x71, 0xbe, 0x2b, 0x73, 0xae,
+					  0xf0, 0x85, 0x7d, 0x77, 0x81, 0x1f, 0x35, 0x2c, 0x07, 0x3b, 0x61,
+					  0x08, 0xd7, 0x2d, 0x98, 0x10, 0xa3, 0x09, 0x14, 0xdf, 0xf4};
+
+/* A fresh 12-byte IV for every encryption of the run (our module refuses a
+ * GCM IV repeated on one key; CBC takes the first 16 bytes of iv). */
+static uint64_t IV_COUNTER;
+static void next_iv(unsigned char iv[16])
+{
+	uint64_t n = __atomic_add_fetch(&IV_COUNTER, 1, __ATOMIC_RELAXED);
+	memset(iv, 0, 16);
+	memcpy(iv + 4, &n, sizeof n);
+}
+
+/* The CK_MECHANISM of an encryption row, its parameter in *gcm and iv. */
+static CK_MECHANISM cipher_mechanism(CK_MECHANISM_TYPE t, unsigned char iv[16], CK_GCM_PARAMS *gcm)
+{
+	CK_MECHANISM m = {t, iv, 16};
+	if (t == CKM_AES_GCM) {
+		memset(gcm, 0, sizeof *gcm);
+		gcm->pIv = iv;
+		gcm->ulIvLen = 12;
+		gcm->ulIvBits = 96;
+		gcm->ulTagBits = 128;
+		m.pParameter = gcm;
+		m.ulParameterLen = sizeof *gcm;
+	}
+	return m;
+}
+
+/* The ciphertext length of an encryption row. */
+static CK_ULONG cipher_len(CK_MECHANISM_TYPE t, CK_ULONG n) { return t == CKM_AES_GCM ? n + 16 : n; }
 
 /* The generation mechanism of a key spec. */
 static CK_MECHANISM_TYPE gen_mech(const struct keyspec *ks)
@@ -453,6 +489,8 @@ static CK_MECHANISM_TYPE gen_mech(const struct keyspec *ks)
 		       : ks->pq == CKK_SLH_DSA ? CKM_SLH_DSA_KEY_PAIR_GEN : CKM_ML_KEM_KEY_PAIR_GEN;
 	if (ks->ec == 3)
 		return CKM_EC_MONTGOMERY_KEY_PAIR_GEN;
+	if (ks->ec == 4)
+		return CKM_AES_KEY_GEN;
 	if (ks->ff)
 		return ks->ff->dh ? CKM_DH_PKCS_KEY_PAIR_GEN : CKM_DSA_KEY_PAIR_GEN;
 	if (ks->ec == 2)
@@ -488,7 +526,9 @@ static CK_MECHANISM_TYPE sig_mech(const struct keyspec *ks)
 /* OP_ENCAP: C_EncapsulateKey of a 32-byte generic secret with the public
  * key, then C_DestroyObject of it; OP_DECAP: C_DecapsulateKey of a
  * ciphertext made before the clock, then C_DestroyObject. */
-typedef enum { OP_SIGN, OP_VERIFY, OP_KEYGEN, OP_DERIVE, OP_FIND_SIGN, OP_LOGIN, OP_ENCAP, OP_DECAP } opkind_t;
+/* OP_ENCRYPT: C_EncryptInit + C_Encrypt of dlen bytes with the AES key and a
+ * fresh IV; a sample ciphertext per thread is decrypted by both modules. */
+typedef enum { OP_SIGN, OP_VERIFY, OP_KEYGEN, OP_DERIVE, OP_FIND_SIGN, OP_LOGIN, OP_ENCAP, OP_DECAP, OP_ENCRYPT } opkind_t;
 
 typedef struct {
 	const char *id;
@@ -542,6 +582,10 @@ static const opdef_t OPS[] = {
 	{"rsa2048-keygen", "RSA-2048 key-pair generation", OP_KEYGEN, K_RSA2048, CKM_RSA_PKCS_KEY_PAIR_GEN, 0, 0},
 	{"p256-keygen", "P-256 key-pair generation", OP_KEYGEN, K_P256, CKM_EC_KEY_PAIR_GEN, 0, 0},
 	{"login", "C_Logout + C_Login, right user PIN", OP_LOGIN, K_P256, 0, 0, 0},
+	{"aes-gcm-64k", "AES-256-GCM encrypt 64 KiB (x64 KiB/s)", OP_ENCRYPT, K_AES256, CKM_AES_GCM, 0, 65536},
+	{"aes-cbc-64k", "AES-256-CBC encrypt 64 KiB (x64 KiB/s)", OP_ENCRYPT, K_AES256, CKM_AES_CBC, 0, 65536},
+	{"aes-gcm-1k", "AES-256-GCM encrypt 1 KiB", OP_ENCRYPT, K_AES256, CKM_AES_GCM, 0, 1024},
+	{"aes-cbc-1k", "AES-256-CBC encrypt 1 KiB", OP_ENCRYPT, K_AES256, CKM_AES_CBC, 0, 1024},
 };
 #define NOPS ((int)(sizeof OPS / sizeof OPS[0]))
 
@@ -927,6 +971,35 @@ static void gen_template(gentmpl_t *g, const struct keyspec *ks, int token, cons
 
 static CK_ULONG ec_siglen(CK_ULONG bits) { return 2 * ((bits + 7) / 8); }
 
+/* The AES key k on module m: a session object of AES_KEY (session objects
+ * are visible to every session of the process). */
+static void ensure_secret(module_t *m, int k)
+{
+	bkey_t *key = &m->keys[k];
+	CK_OBJECT_CLASS cls = CKO_SECRET_KEY;
+	CK_KEY_TYPE kt = CKK_AES;
+	CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
+	CK_ATTRIBUTE t[] = {
+		{CKA_CLASS, &cls, sizeof cls},		{CKA_KEY_TYPE, &kt, sizeof kt},
+		{CKA_TOKEN, &no, sizeof no},		{CKA_ENCRYPT, &yes, sizeof yes},
+		{CKA_DECRYPT, &yes, sizeof yes},	{CKA_VALUE, (void *)AES_KEY, sizeof AES_KEY},
+		{CKA_LABEL, (void *)KEYS[k].label, strlen(KEYS[k].label)},
+	};
+	if (!has_mech(m, CKM_AES_CBC) && !has_mech(m, CKM_AES_GCM)) {
+		snprintf(key->why, sizeof key->why, "no AES");
+		return;
+	}
+	phase(60, "%s: C_CreateObject %s", m->name, KEYS[k].label);
+	CK_RV rv = m->f->C_CreateObject(m->sess, t, sizeof t / sizeof t[0], &key->priv);
+	if (rv != CKR_OK) {
+		snprintf(key->why, sizeof key->why, "C_CreateObject(%s): %s", KEYS[k].label, rv_name(rv));
+		key->failed = 1;
+		return;
+	}
+	key->pub = key->priv;
+	key->ok = 1;
+}
+
 /* Make or find the key pair k on module m. */
 static void ensure_key(module_t *m, int k)
 {
@@ -934,6 +1007,10 @@ static void ensure_key(module_t *m, int k)
 	bkey_t *key = &m->keys[k];
 	CK_RV rv;
 	key->ok = 0;
+	if (ks->ec == 4) {
+		ensure_secret(m, k);
+		return;
+	}
 	CK_MECHANISM_TYPE genmech = gen_mech(ks);
 
 	CK_OBJECT_HANDLE privs[4], pubs[4];
@@ -1080,6 +1157,12 @@ static void import_pub(module_t *m, int k)
 	key->xok = 0;
 	if (!key->ok || o->dead)
 		return;
+	if (ks->ec == 4) {
+		/* The same value is in both modules already (ensure_secret). */
+		key->xpub = o->keys[k].priv;
+		key->xok = o->keys[k].ok;
+		return;
+	}
 	if ((ks->ff && ks->ff->dh) || ks->ec == 3 || ks->pq == CKK_ML_KEM) {
 		/* No verification cell: the derive and KEM cells check by agreement. */
 		snprintf(key->xwhy, sizeof key->xwhy, "key-agreement and KEM keys are not imported");
@@ -1365,6 +1448,11 @@ typedef struct {
 	sample_t samp[NSAMPLES];
 	int keycheck_done, keycheck_ok;
 	char keycheck_why[160];
+	/* OP_ENCRYPT: the message buffers and the first encryption, kept */
+	unsigned char *pt, *ct, *spt, *sct;
+	CK_ULONG sctlen;
+	unsigned char siv[16];
+	int have_sample;
 	lat_t lat; /* sign calls: seconds from C_SignInit to C_Sign's return */
 } worker_t;
 
@@ -1426,6 +1514,67 @@ static void check_new_pair(worker_t *w, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE pu
 	w->keycheck_ok = 1;
 }
 
+/* Decrypt one sample of w (module m) with key k of module o (handle h):
+ * it must give the plaintext back. */
+static int decrypt_sample(module_t *o, CK_OBJECT_HANDLE h, const opdef_t *op, worker_t *w, unsigned char *buf,
+			  char *why, size_t whylen)
+{
+	unsigned char iv[16];
+	CK_GCM_PARAMS gcm;
+	memcpy(iv, w->siv, sizeof iv);
+	CK_MECHANISM cm = cipher_mechanism(op->mech, iv, &gcm);
+	CK_RV rv = o->f->C_DecryptInit(o->sess, &cm, h);
+	CK_ULONG n = op->dlen + 16;
+	if (rv == CKR_OK)
+		rv = o->f->C_Decrypt(o->sess, w->sct, w->sctlen, buf, &n);
+	if (rv != CKR_OK) {
+		snprintf(why, whylen, "%s C_Decrypt of a ciphertext of %s: %s", o->name, w->m->name, rv_name(rv));
+		return 0;
+	}
+	if (n != op->dlen || memcmp(buf, w->spt, n) != 0) {
+		snprintf(why, whylen, "%s decrypts a ciphertext of %s to other bytes", o->name, w->m->name);
+		return 0;
+	}
+	return 1;
+}
+
+/* Check the sample ciphertext of w: its module and the other decrypt it to
+ * the plaintext, and with GCM its module refuses a flipped tag bit. */
+static int check_cipher(module_t *m, const opdef_t *op, worker_t *w, char *why, size_t whylen)
+{
+	bkey_t *key = &m->keys[op->key];
+	unsigned char *buf = malloc(op->dlen + 16);
+	int ok = 0;
+	if (!buf)
+		die("out of memory");
+	phase(60, "%s: decryption pass", m->name);
+	if (!decrypt_sample(m, key->priv, op, w, buf, why, whylen))
+		goto out;
+	if (key->xok && !decrypt_sample(m->other, key->xpub, op, w, buf, why, whylen))
+		goto out;
+	if (op->mech == CKM_AES_GCM) {
+		unsigned char iv[16];
+		CK_GCM_PARAMS gcm;
+		memcpy(iv, w->siv, sizeof iv);
+		CK_MECHANISM cm = cipher_mechanism(op->mech, iv, &gcm);
+		w->sct[w->sctlen - 1] ^= 1;
+		CK_ULONG n = op->dlen + 16;
+		CK_RV rv = m->f->C_DecryptInit(m->sess, &cm, key->priv);
+		if (rv == CKR_OK)
+			rv = m->f->C_Decrypt(m->sess, w->sct, w->sctlen, buf, &n);
+		w->sct[w->sctlen - 1] ^= 1;
+		/* SoftHSMv2 2.6.1 answers CKR_GENERAL_ERROR: any refusal will do. */
+		if (rv == CKR_OK) {
+			snprintf(why, whylen, "C_Decrypt accepts a tampered tag");
+			goto out;
+		}
+	}
+	ok = 1;
+out:
+	free(buf);
+	return ok;
+}
+
 static void *worker(void *arg)
 {
 	worker_t *w = arg;
@@ -1464,6 +1613,13 @@ static void *worker(void *arg)
 		derive_template(&dt);
 	CK_MECHANISM kem = {CKM_ML_KEM, NULL, 0};
 	CK_OBJECT_HANDLE keep_pub = 0, keep_priv = 0;
+	if (op->kind == OP_ENCRYPT) {
+		CK_ULONG n = op->dlen + 16;
+		w->pt = calloc(1, n), w->ct = calloc(1, n), w->spt = calloc(1, n), w->sct = calloc(1, n);
+		if (!w->pt || !w->ct || !w->spt || !w->sct)
+			die("out of memory");
+		memcpy(w->pt, w->base, MAXDATA);
+	}
 
 	pthread_barrier_wait(w->bar);
 	w->c0 = thread_cpu_seconds();
@@ -1574,6 +1730,38 @@ static void *worker(void *arg)
 			}
 			w->ops++;
 			consecutive = 0;
+			break;
+		}
+		case OP_ENCRYPT: {
+			unsigned char iv[16];
+			CK_GCM_PARAMS gcm;
+			next_iv(iv);
+			memcpy(w->pt, &ctr, sizeof ctr); /* every message differs */
+			CK_MECHANISM cm = cipher_mechanism(op->mech, iv, &gcm);
+			rv = m->f->C_EncryptInit(s, &cm, key->priv);
+			if (rv != CKR_OK) {
+				record_err(w, "C_EncryptInit", rv, &consecutive);
+				continue;
+			}
+			CK_ULONG clen = cipher_len(op->mech, op->dlen);
+			rv = m->f->C_Encrypt(s, w->pt, op->dlen, w->ct, &clen);
+			if (rv != CKR_OK) {
+				record_err(w, "C_Encrypt", rv, &consecutive);
+				continue;
+			}
+			if (clen != cipher_len(op->mech, op->dlen)) {
+				record_err(w, "C_Encrypt (wrong ciphertext length)", CKR_OK, &consecutive);
+				continue;
+			}
+			w->ops++;
+			consecutive = 0;
+			if (!w->have_sample) { /* once per thread and cell */
+				memcpy(w->spt, w->pt, op->dlen);
+				memcpy(w->sct, w->ct, clen);
+				memcpy(w->siv, iv, sizeof iv);
+				w->sctlen = clen;
+				w->have_sample = 1;
+			}
 			break;
 		}
 		case OP_LOGIN: {
@@ -1798,6 +1986,13 @@ static void run_once(module_t *m, const opdef_t *op, int nthr, double seconds, c
 					snprintf(c->bad_why, sizeof c->bad_why, "%s", why);
 				}
 			}
+		} else if (op->kind == OP_ENCRYPT && w->have_sample) {
+			char why[200];
+			c->checked++;
+			if (!check_cipher(m, op, w, why, sizeof why)) {
+				c->bad = 1;
+				snprintf(c->bad_why, sizeof c->bad_why, "%s", why);
+			}
 		} else if (op->kind == OP_KEYGEN && w->keycheck_done) {
 			c->checked++;
 			if (!w->keycheck_ok) {
@@ -1830,6 +2025,12 @@ static void run_once(module_t *m, const opdef_t *op, int nthr, double seconds, c
 			c->bad = 1;
 			snprintf(c->bad_why, sizeof c->bad_why, "%s", why);
 		}
+	}
+	for (int i = 0; i < nthr; i++) {
+		free(ws[i].pt);
+		free(ws[i].ct);
+		free(ws[i].spt);
+		free(ws[i].sct);
 	}
 	free(ws);
 }

@@ -37,7 +37,18 @@
 //
 // A [PrivateKey] keeps the public point and, after its first signature, a
 // comb table of it that makes the check about three times cheaper; callers
-// that sign repeatedly with one key (the token) keep the PrivateKey.
+// that sign repeatedly with one key (the token) keep the PrivateKey. It
+// also keeps the working memory of its signatures (nonce, DRBG, s⁻¹, k·G)
+// in a pool, wiped between uses: [PrivateKey.SignTo] into a buffer with
+// room allocates nothing in software (TestSignAllocs); an engine's k·G
+// allocates what the engine allocates (the software engine's P-256 k·G,
+// Go's crypto/ecdh, eight small objects).
+//
+// The check before release is a full verification: it catches a k·G of
+// another scalar (a flipped bit of k, k+1, a random point), a point off
+// the curve and the point at infinity (TestFaultyEngine,
+// TestFaultyEnginePreparedKey); only −R, which has R's x, passes, as it
+// must (the signature is then valid).
 //
 // # Keys and verification
 //

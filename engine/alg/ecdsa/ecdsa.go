@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/arith/ec"
@@ -34,6 +35,32 @@ type PrivateKey struct {
 	d     []byte
 	x, y  []byte
 	pub   *ec.PublicKey // with a comb table once the key has signed
+	// scratch holds *signScratch: the working memory of a signature,
+	// reused, so that signing allocates nothing of its own.
+	scratch sync.Pool
+}
+
+// signScratch is the working memory of one signature: the RFC 6979
+// additional data, the nonce, s⁻¹, k·G's coordinates and the DRBG. Wiped
+// before it goes back to the key's pool.
+type signScratch struct {
+	extra, k, sinv [66]byte
+	rx, ry         [66]byte
+	drbg           nonceDRBG
+}
+
+func (k *PrivateKey) getScratch() *signScratch {
+	if s, ok := k.scratch.Get().(*signScratch); ok {
+		return s
+	}
+	return new(signScratch)
+}
+
+func (k *PrivateKey) putScratch(s *signScratch) {
+	clear(s.k[:])
+	clear(s.sinv[:])
+	s.drbg.wipe()
+	k.scratch.Put(s)
 }
 
 // NewPrivateKey checks the private scalar d (big-endian, at most
@@ -97,49 +124,57 @@ func (k *PrivateKey) Public() (x, y []byte) {
 // The first Sign builds a table of the public point (see ec.PublicKey)
 // that makes every later verification about three times faster.
 func (k *PrivateKey) Sign(ctx context.Context, eng engine.ECEngine, hash []byte, rand io.Reader) ([]byte, error) {
-	rs := make([]byte, 2*k.curve.OrderByteLen())
+	return k.SignTo(ctx, eng, nil, hash, rand)
+}
+
+// SignTo is Sign with the signature appended to dst: with a dst of room
+// enough (2·OrderByteLen bytes), the working memory reused from earlier
+// signatures and an engine that allocates nothing (engine/arith/ec's curves as
+// the software engine runs them, or eng nil), a signature allocates
+// nothing (BenchmarkSign reports the allocations per signature).
+func (k *PrivateKey) SignTo(ctx context.Context, eng engine.ECEngine, dst, hash []byte, rand io.Reader) ([]byte, error) {
+	n := 2 * k.curve.OrderByteLen()
+	out := append(dst, make([]byte, n)...) // no allocation when dst has room
+	rs := out[len(dst):]
 	if err := k.signTo(ctx, eng, rs, hash, rand, true); err != nil {
 		return nil, err
 	}
-	return rs, nil
+	return out, nil
 }
 
 func (k *PrivateKey) signTo(ctx context.Context, eng engine.ECEngine, rs, hash []byte, rnd io.Reader, table bool) error {
 	if rnd == nil {
 		rnd = cryptoRand
 	}
-	var extraBuf [66]byte
-	extra := extraBuf[:k.curve.OrderByteLen()]
+	sc := k.getScratch()
+	defer k.putScratch(sc)
+	extra := sc.extra[:k.curve.OrderByteLen()]
 	if _, err := io.ReadFull(rnd, extra); err != nil {
 		return fmt.Errorf("ecdsa: reading randomness: %w", err)
 	}
-	return k.signExtra(ctx, eng, rs, hash, extra, table)
+	return k.signExtra(ctx, eng, sc, rs, hash, extra, table)
 }
 
 // signExtra signs with the given RFC 6979 additional data (none: the plain
-// deterministic nonces of RFC 6979, for known-answer tests). With table,
-// the check before release uses the public key's comb table.
-func (k *PrivateKey) signExtra(ctx context.Context, eng engine.ECEngine, rs, hash, extra []byte, table bool) error {
+// deterministic nonces of RFC 6979, for known-answer tests), in the
+// working memory sc. With table, the check before release uses the public
+// key's comb table.
+func (k *PrivateKey) signExtra(ctx context.Context, eng engine.ECEngine, sc *signScratch, rs, hash, extra []byte, table bool) error {
 	c := k.curve
-	var kBuf, sinvBuf [66]byte
-	var drbg nonceDRBG
-	defer func() {
-		clear(kBuf[:])
-		drbg.wipe()
-	}()
+	drbg := &sc.drbg
 	drbg.init(c, k.d, hash, extra)
 	for range maxNonceTries {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("ecdsa: sign: %w", err)
 		}
-		nonce := drbg.next(kBuf[:0])
-		rx, _, err := baseMult(ctx, eng, c, nonce)
+		nonce := drbg.next(sc.k[:0])
+		rx, _, err := baseMultTo(ctx, eng, c, nonce, sc.rx[:0], sc.ry[:0])
 		if err != nil {
 			return fmt.Errorf("ecdsa: sign: %w", err)
 		}
 		// s⁻¹ comes with s (no second inversion); the check below
 		// verifies that it is the inverse of the s released.
-		sinv := sinvBuf[:c.OrderByteLen()]
+		sinv := sc.sinv[:c.OrderByteLen()]
 		err = c.ECDSASignatureInverse(rs, sinv, nonce, k.d, hash, rx)
 		if errors.Is(err, ec.ErrInvalidScalar) {
 			continue // r = 0 or s = 0 (RFC 6979 §3.4): the next nonce
@@ -159,6 +194,16 @@ func (k *PrivateKey) signExtra(ctx context.Context, eng engine.ECEngine, rs, has
 		return nil
 	}
 	return fmt.Errorf("ecdsa: sign: r or s was 0 for %d nonces: %w", maxNonceTries, engine.ErrDevice)
+}
+
+// baseMultTo is baseMult with the software curve's result appended to x
+// and y (no allocation when they have room); an engine's result is its
+// own.
+func baseMultTo(ctx context.Context, eng engine.ECEngine, c *ec.Curve, s, x, y []byte) ([]byte, []byte, error) {
+	if eng == nil {
+		return c.AppendScalarBaseMult(x, y, s)
+	}
+	return baseMult(ctx, eng, c, s)
 }
 
 // baseMult computes s·G on the engine (in software when eng is nil) and

@@ -140,7 +140,7 @@ func TestRFC6979(t *testing.T) {
 			t.Fatal(err)
 		}
 		rs := make([]byte, 2*c.OrderByteLen())
-		if err := key.signExtra(context.Background(), nil, rs, h, nil, true); err != nil {
+		if err := key.signExtra(context.Background(), nil, new(signScratch), rs, h, nil, true); err != nil {
 			t.Fatal(err)
 		}
 		// r is x(k·G) mod n whatever the answer key says; check it too.
@@ -177,7 +177,7 @@ func TestHedgedNonces(t *testing.T) {
 		t.Error("two signatures of one message share r: nonce reused")
 	}
 	det := make([]byte, 64)
-	if err := key.signExtra(context.Background(), nil, det, h, nil, false); err != nil {
+	if err := key.signExtra(context.Background(), nil, new(signScratch), det, h, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Equal(a, det) {
@@ -537,6 +537,68 @@ func TestConcurrentSign(t *testing.T) {
 	for range 4 {
 		if err := <-errs; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestFaultyEnginePreparedKey: the check the token relies on (a prepared
+// PrivateKey, the verification with s⁻¹ and the comb tables of G and Q)
+// releases no signature made from a faulted k·G: a point of another
+// scalar (one bit of k flipped, k+1, a random one), a point off the curve
+// or at infinity. Many signatures per fault, on every curve, and with the
+// honest engine every signature verifies.
+func TestFaultyEnginePreparedKey(t *testing.T) {
+	flip := func(bit int) func(c *ec.Curve, k, x, y []byte) ([]byte, []byte, error) {
+		return func(c *ec.Curve, k, x, y []byte) ([]byte, []byte, error) {
+			k2 := bytes.Clone(k)
+			bit %= 8 * len(k2)
+			k2[len(k2)-1-bit/8] ^= 1 << (bit % 8)
+			return c.ScalarBaseMult(k2)
+		}
+	}
+	faults := map[string]func(c *ec.Curve, k, x, y []byte) ([]byte, []byte, error){
+		"bit 0 of k flipped":   flip(0),
+		"bit 77 of k flipped":  flip(77),
+		"bit 200 of k flipped": flip(200),
+		"k+1": func(c *ec.Curve, k, x, y []byte) ([]byte, []byte, error) {
+			k1 := new(big.Int).Add(new(big.Int).SetBytes(k), big.NewInt(1))
+			return c.ScalarBaseMult(k1.Bytes())
+		},
+		"a random point": func(c *ec.Curve, k, x, y []byte) ([]byte, []byte, error) {
+			r := make([]byte, c.OrderByteLen())
+			if _, err := rand.Read(r); err != nil {
+				return nil, nil, err
+			}
+			r[0] >>= 1
+			return c.ScalarBaseMult(r)
+		},
+		"y flipped off the curve": func(c *ec.Curve, k, x, y []byte) ([]byte, []byte, error) {
+			y = bytes.Clone(y)
+			y[0] ^= 0x10
+			return x, y, nil
+		},
+		"the generator": func(c *ec.Curve, k, x, y []byte) ([]byte, []byte, error) {
+			return c.ScalarBaseMult([]byte{1})
+		},
+	}
+	for _, c := range ec.Curves() {
+		key := newTestKey(t, c.Name())
+		x, y := key.Public()
+		h := sha256.Sum256([]byte(c.Name()))
+		for name, fault := range faults {
+			for range 8 {
+				rs, err := key.Sign(context.Background(), &fakeEngine{fault}, h[:], nil)
+				if !errors.Is(err, engine.ErrDevice) || rs != nil {
+					t.Fatalf("%s %s: rs = %x, err = %v; want ErrDevice and no signature", c.Name(), name, rs, err)
+				}
+			}
+		}
+		honest := &fakeEngine{func(_ *ec.Curve, _, x, y []byte) ([]byte, []byte, error) { return x, y, nil }}
+		for range 8 {
+			rs, err := key.Sign(context.Background(), honest, h[:], nil)
+			if err != nil || Verify(c.Name(), x, y, h[:], rs) != nil {
+				t.Fatalf("%s: honest engine: %v", c.Name(), err)
+			}
 		}
 	}
 }

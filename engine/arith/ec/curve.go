@@ -338,14 +338,25 @@ func (c *curve[E]) decodePoint(a *affine[E], x, y []byte) error {
 // encodePoint returns p's affine coordinates, or ErrInvalidScalar when p is
 // the identity (the scalar was a multiple of n).
 func (c *curve[E]) encodePoint(p *point[E]) (x, y []byte, err error) {
+	return c.appendPoint(nil, nil, p)
+}
+
+// appendPoint is encodePoint with the coordinates appended to dx and dy
+// (both nil: one allocation for the two).
+func (c *curve[E]) appendPoint(dx, dy []byte, p *point[E]) (x, y []byte, err error) {
 	var a affine[E]
 	ok := c.toAffine(&a, p)
 	if ok == 0 {
 		return nil, nil, fmt.Errorf("%w: result is the point at infinity", ErrInvalidScalar)
 	}
 	var t E
-	buf := make([]byte, 2*c.fp.size)
-	x, y = buf[:c.fp.size:c.fp.size], buf[c.fp.size:]
+	n := c.fp.size
+	if dx == nil && dy == nil {
+		buf := make([]byte, 2*n)
+		x, y = buf[:n:n], buf[n:]
+	} else {
+		x, y = append(dx, make([]byte, n)...)[len(dx):], append(dy, make([]byte, n)...)[len(dy):]
+	}
 	c.fp.fromMont(&t, &a.x)
 	putBytes(x, &t)
 	c.fp.fromMont(&t, &a.y)
@@ -361,14 +372,14 @@ func (c *curve[E]) scalar(s *E, k []byte) error {
 	return nil
 }
 
-func (c *curve[E]) scalarBaseMult(k []byte) (x, y []byte, err error) {
+func (c *curve[E]) scalarBaseMult(dx, dy, k []byte) (x, y []byte, err error) {
 	var s E
 	if err := c.scalar(&s, k); err != nil {
 		return nil, nil, err
 	}
 	var r point[E]
 	c.baseMult(&r, &s)
-	return c.encodePoint(&r)
+	return c.appendPoint(dx, dy, &r)
 }
 
 func (c *curve[E]) scalarMultBytes(k, px, py []byte) (x, y []byte, err error) {

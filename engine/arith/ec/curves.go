@@ -25,7 +25,7 @@ var (
 
 // impl is what a curve does, whatever its limb type.
 type impl interface {
-	scalarBaseMult(k []byte) (x, y []byte, err error)
+	scalarBaseMult(dx, dy, k []byte) (x, y []byte, err error)
 	scalarMultBytes(k, px, py []byte) (x, y []byte, err error)
 	doubleScalarMultVarTime(u1, u2, px, py []byte) (x, y []byte, err error)
 	isOnCurveBytes(x, y []byte) bool
@@ -259,7 +259,15 @@ func (c *Curve) Precompute() { c.impl.precompute() }
 // depends only on its length. A k that is a multiple of n is
 // ErrInvalidScalar.
 func (c *Curve) ScalarBaseMult(k []byte) (x, y []byte, err error) {
-	return c.impl.scalarBaseMult(k)
+	return c.impl.scalarBaseMult(nil, nil, k)
+}
+
+// AppendScalarBaseMult is ScalarBaseMult writing the coordinates after
+// the ends of dx and dy (ByteLen bytes each), which it allocates nothing
+// for when they have the room. It returns the coordinates alone, not
+// dx and dy with them.
+func (c *Curve) AppendScalarBaseMult(dx, dy, k []byte) (x, y []byte, err error) {
+	return c.impl.scalarBaseMult(dx, dy, k)
 }
 
 // ScalarMult returns k·(px, py). k is secret and handled as in

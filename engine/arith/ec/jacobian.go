@@ -1,5 +1,7 @@
 package ec
 
+import "unsafe"
+
 // Variable-time point arithmetic for verification: Jacobian coordinates
 // (x = X/Z², y = Y/Z³) with the cheaper incomplete formulas of the
 // Explicit-Formulas Database (madd-2007-bl: 7M + 4S; dbl-2001-b for
@@ -16,6 +18,10 @@ type jacobian[E limbs] struct {
 // jAddAffine sets r = r + q. Variable time.
 func (c *curve[E]) jAddAffine(r *jacobian[E], q *affine[E]) {
 	f := &c.fp
+	if len(r.x) == 4 && haveADX && f.p256 && !traceOps { // the shape, CPU and modulus are public
+		jAddAffineP256((*curve[[4]uint64])(unsafe.Pointer(c)), (*jacobian[[4]uint64])(unsafe.Pointer(r)), (*affine[[4]uint64])(unsafe.Pointer(q)))
+		return
+	}
 	if r.inf {
 		r.x, r.y, r.z, r.inf = q.x, q.y, f.one, false
 		return
@@ -28,11 +34,7 @@ func (c *curve[E]) jAddAffine(r *jacobian[E], q *affine[E]) {
 	f.sub(&h, &u2, &r.x)
 	f.sub(&rr, &s2, &r.y)
 	if isZero(&h) == 1 {
-		if isZero(&rr) == 1 {
-			c.jDouble(r) // r = q
-		} else {
-			r.inf = true // r = −q
-		}
+		c.jSameX(r, &rr)
 		return
 	}
 	var hh, i, j, v, t, x3, y3, z3 E
@@ -56,6 +58,16 @@ func (c *curve[E]) jAddAffine(r *jacobian[E], q *affine[E]) {
 	f.sub(&z3, &z3, &z1z1)
 	f.sub(&z3, &z3, &hh)
 	r.x, r.y, r.z = x3, y3, z3
+}
+
+// jSameX finishes r + q when q has r's x: r = q (doubled) when rr, the
+// difference of their y, is zero, else r = −q (the identity).
+func (c *curve[E]) jSameX(r *jacobian[E], rr *E) {
+	if isZero(rr) == 1 {
+		c.jDouble(r)
+		return
+	}
+	r.inf = true
 }
 
 // jSubAffine sets r = r − q. Variable time.

@@ -2,6 +2,7 @@ package soft
 
 import (
 	"context"
+	"crypto/ecdh"
 	"fmt"
 
 	"github.com/modexp-token/modexp-token/engine"
@@ -10,7 +11,9 @@ import (
 
 // The software engine multiplies points with engine/arith/ec: fixed-window,
 // complete-formula, constant-time scalar multiplication over per-curve
-// Montgomery field arithmetic (see that package's documentation).
+// Montgomery field arithmetic (see that package's documentation); k·G on
+// P-256, the nonce point of every P-256 signature, is Go's crypto/ecdh
+// instead (p256BaseMult).
 
 var _ engine.ECEngine = (*Engine)(nil)
 
@@ -38,11 +41,34 @@ func (e *Engine) ScalarBaseMult(ctx context.Context, curve string, k []byte) (x,
 	if err != nil {
 		return nil, nil, engine.Cost{}, err
 	}
-	x, y, err = cv.ScalarBaseMult(k)
+	if cv.Name() == "P-256" && len(k) == cv.OrderByteLen() && cv.IsValidScalar(k) {
+		x, y, err = p256BaseMult(k)
+	} else {
+		x, y, err = cv.ScalarBaseMult(k)
+	}
 	if err != nil {
 		return nil, nil, engine.Cost{}, fmt.Errorf("soft: %s scalar base mult: %w", cv.Name(), err)
 	}
 	return x, y, engine.Cost{}, nil
+}
+
+// p256BaseMult is k·G on P-256 (k in [1, n−1], 32 bytes) by Go's
+// crypto/ecdh: the fixed-base comb of crypto/internal/fips140/nistec in
+// amd64 and arm64 assembly, constant time, about 1.6 times engine/arith/ec's
+// comb here (12 µs against 19 µs a point with the affine conversion:
+// go test -run '^$' -bench ScalarBaseMult ./engine/backend/soft). The library is
+// the standard one, which the token already trusts for X25519; its key
+// copy of k is left to the garbage collector. Every signature made with
+// the point is verified before release (engine/alg/ecdsa), by engine/arith/ec's own
+// arithmetic, so a wrong point from either code is caught. x and y share
+// one allocation.
+func p256BaseMult(k []byte) (x, y []byte, err error) {
+	priv, err := ecdh.P256().NewPrivateKey(k)
+	if err != nil {
+		return nil, nil, fmt.Errorf("crypto/ecdh: %w", err)
+	}
+	pub := priv.PublicKey().Bytes() // 0x04 ‖ x ‖ y
+	return pub[1:33:33], pub[33:65:65], nil
 }
 
 // ScalarMult returns k·(px, py) on the named curve. The point must be on

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdh"
+	"crypto/rand"
 	"crypto/sha256"
 	"errors"
+	"math/big"
 	"slices"
 	"testing"
 
@@ -59,6 +61,49 @@ func TestECAgainstECDH(t *testing.T) {
 			if !bytes.Equal(sx, want) {
 				t.Fatalf("%s #%d: shared x %x, crypto/ecdh %x", name, i, sx, want)
 			}
+		}
+	}
+}
+
+// TestP256BaseMultAgainstEC: the engine's P-256 k·G (crypto/ecdh) equals
+// engine/arith/ec's comb for the edge scalars and random ones, 32-byte or
+// shorter (which take engine/arith/ec's path), and refuses 0 and n as engine/ec
+// does.
+func TestP256BaseMultAgainstEC(t *testing.T) {
+	e := New()
+	ctx := context.Background()
+	c, err := ec.CurveByName("P-256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Params().N
+	fixed := func(v *big.Int) []byte { return v.FillBytes(make([]byte, 32)) }
+	ks := [][]byte{{1}, {2}, fixed(big.NewInt(1)), fixed(big.NewInt(2)), fixed(new(big.Int).Sub(n, big.NewInt(1))),
+		fixed(new(big.Int).Sub(n, big.NewInt(2))), fixed(new(big.Int).Rsh(n, 1)), bytes.Repeat([]byte{0x7f}, 32)}
+	for range 16 {
+		k := make([]byte, 32)
+		if _, err := rand.Read(k); err != nil {
+			t.Fatal(err)
+		}
+		k[0] &= 0x7f
+		ks = append(ks, k)
+	}
+	for _, k := range ks {
+		x, y, _, err := e.ScalarBaseMult(ctx, "P-256", k)
+		if err != nil {
+			t.Fatalf("k = %x: %v", k, err)
+		}
+		wx, wy, err := c.ScalarBaseMult(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(x, wx) || !bytes.Equal(y, wy) {
+			t.Fatalf("k = %x: the engine's k·G differs from engine/arith/ec's", k)
+		}
+	}
+	for _, k := range [][]byte{make([]byte, 32), fixed(n)} {
+		if _, _, _, err := e.ScalarBaseMult(ctx, "P-256", k); !errors.Is(err, ec.ErrInvalidScalar) {
+			t.Errorf("k = %x: err = %v, want ErrInvalidScalar", k, err)
 		}
 	}
 }
@@ -121,5 +166,39 @@ func TestECDSAThroughSoft(t *testing.T) {
 		if err1 != nil || err2 != nil || !bytes.Equal(ax, bx) || !bytes.Equal(ay, by) {
 			t.Fatalf("%s: 3·G differs between ScalarBaseMult and ScalarMult (%v, %v)", name, err1, err2)
 		}
+	}
+}
+
+// BenchmarkScalarBaseMult is k·G through the engine on P-256 (Go's
+// crypto/ecdh) and P-384 (engine/arith/ec), and engine/arith/ec's own P-256 comb for
+// comparison.
+func BenchmarkScalarBaseMult(b *testing.B) {
+	e := New()
+	ctx := context.Background()
+	for _, name := range []string{"P-256", "P-384"} {
+		c, err := ec.CurveByName(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Precompute()
+		k := make([]byte, c.OrderByteLen())
+		k[len(k)-1] = 0x5a
+		k[1] = 0xc3
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, _, err := e.ScalarBaseMult(ctx, name, k); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/engine-ec", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := c.ScalarBaseMult(k); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

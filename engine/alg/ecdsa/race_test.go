@@ -1,0 +1,6 @@
+//go:build race
+
+package ecdsa
+
+// raceBuild: the race detector's instrumentation allocates.
+const raceBuild = true

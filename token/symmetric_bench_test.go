@@ -1,0 +1,57 @@
+package token
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// BenchmarkSymmetric64K is C_EncryptInit + C_Encrypt of 64 KiB per
+// mechanism through the Module, in parallel (each goroutine its own
+// session, one key): run with -cpu 1,2 to see whether sessions of
+// different threads scale. The output goes to the caller's buffer
+// (Out.Buf), as from C. Every GCM encryption takes a fresh IV (the
+// Module refuses a repeated one).
+func BenchmarkSymmetric64K(b *testing.B) {
+	m, slot := benchModule(b)
+	sh0, err := m.OpenSession(slot, ck.CKF_SERIAL_SESSION)
+	must2(b, err)
+	key, err := secretKeyOf(m, sh0, ck.CKK_AES, make([]byte, 32))
+	must2(b, err)
+	var ivCount atomic.Uint64
+	for _, c := range []struct {
+		name string
+		mech func(iv []byte) *Mechanism
+		sign bool
+	}{
+		{"AES-256-GCM", func(iv []byte) *Mechanism { return gcmMech(iv[:12], nil, 128) }, false},
+		{"AES-256-CBC", func(iv []byte) *Mechanism { return &Mechanism{Type: ck.CKM_AES_CBC, Param: iv} }, false},
+		{"AES-256-CTR", func(iv []byte) *Mechanism { return ctrMech(128, iv) }, false},
+		{"AES-256-CMAC", func([]byte) *Mechanism { return &Mechanism{Type: ck.CKM_AES_CMAC} }, true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(64 << 10)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				sh, err := m.OpenSession(slot, ck.CKF_SERIAL_SESSION)
+				must2(b, err)
+				data := make([]byte, 64<<10)
+				out := make([]byte, len(data)+32) // the caller's buffer, as the C layer hands it over
+				iv := make([]byte, 16)
+				for pb.Next() {
+					binary.BigEndian.PutUint64(iv[4:], ivCount.Add(1))
+					if c.sign {
+						must2(b, m.SignInit(sh, c.mech(iv), key))
+						_, _, err = m.Sign(sh, data, Out{Cap: 64})
+					} else {
+						must2(b, m.EncryptInit(sh, c.mech(iv), key))
+						_, _, err = m.Encrypt(sh, data, Out{Cap: len(out), Buf: out})
+					}
+					must2(b, err)
+				}
+			})
+		})
+	}
+}
