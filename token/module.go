@@ -104,7 +104,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -386,13 +385,12 @@ func (m *Module) MechanismList(id uint64) ([]uint64, error) {
 	if err != nil {
 		return nil, err
 	}
-	list := make([]uint64, 0, len(mechanisms))
-	for t, mech := range mechanisms {
-		if _, ok := s.mechanismInfo(mech); ok {
+	list := make([]uint64, 0, len(mechanismOrder))
+	for _, t := range mechanismOrder {
+		if _, ok := s.mechanismInfo(mechanisms[t]); ok {
 			list = append(list, t)
 		}
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i] < list[j] })
 	return list, nil
 }
 

@@ -114,3 +114,14 @@ func BenchmarkX25519Derive(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkMechanismList is C_GetMechanismList's Go side on the default
+// slot (every registered mechanism asked whether the slot offers it).
+func BenchmarkMechanismList(b *testing.B) {
+	m, slot := benchModule(b)
+	for b.Loop() {
+		if _, err := m.MechanismList(slot); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -7,7 +7,16 @@ package token
 // that serves no operation or takes no key type, or a capability flag
 // that claims an operation.
 
-import "github.com/modexp-token/modexp-token/token/ck"
+import (
+	"maps"
+	"slices"
+
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// mechanismOrder is the registry's CKM_ values in ascending order, sorted
+// once: C_GetMechanismList walks it instead of sorting on every call.
+var mechanismOrder = slices.Sorted(maps.Keys(mechanisms))
 
 // mechanisms is the registry by CKM_ value.
 var mechanisms = newRegistry(
