@@ -21,6 +21,8 @@ require (
 )
 
 require (
+	filippo.io/bigmod v0.1.0 // indirect
+	filippo.io/nistec v0.0.4 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

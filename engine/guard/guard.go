@@ -70,6 +70,7 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa"
 	"github.com/modexp-token/modexp-token/engine/alg/rsa"
 	"github.com/modexp-token/modexp-token/engine/backend/pool"
 )
@@ -96,6 +97,11 @@ type Options struct {
 	// a key size whose blinded exponents the primary refuses then runs
 	// unblinded (with a warning) instead of being refused.
 	BlindingDefault bool
+	// ECDSACheck is the check of every ECDSA signature before release:
+	// ecdsa.CheckDefault (the relation check on P-256, the full
+	// verification elsewhere) or ecdsa.CheckVerify (the full verification
+	// on every curve).
+	ECDSACheck ecdsa.Check
 	// Log receives the guard's records (nil: discarded).
 	Log *slog.Logger
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine/arith/ec"
 	_ "github.com/modexp-token/modexp-token/engine/backend/chip"
 	"github.com/modexp-token/modexp-token/engine/backend/soft"
+	"github.com/modexp-token/modexp-token/engine/enginetest"
 	"github.com/modexp-token/modexp-token/engine/guard"
 	"github.com/modexp-token/modexp-token/test/vectors/testkeys"
 )
@@ -239,5 +240,58 @@ func TestDone(t *testing.T) {
 	guard.Done(g, "sign", 2048, engine.Cost{}, time.Millisecond, errors.New("other"))
 	if st := g.Status(); st.Ops != 3 || st.DeviceErrors != 1 {
 		t.Fatalf("status %+v", st)
+	}
+}
+
+// TestECDSAFaultModesFallBack: a primary that passed its P-256 known-answer
+// test and then answers k·G with each fault of enginetest.ECFault releases
+// no wrong signature under either check before release: the signature is
+// made again on the software engine and the fault counted; only the
+// negated point, whose signature is valid, passes the full verification
+// (CheckVerify) without a fault. Without a fallback the fault is an error
+// wrapping engine.ErrDevice.
+func TestECDSAFaultModesFallBack(t *testing.T) {
+	k, err := ecdsa.NewPrivateKey("P-256", bytes.Repeat([]byte{5}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := k.Public()
+	hash := sha256.Sum256([]byte("faults"))
+	sw := soft.New()
+	for _, check := range []ecdsa.Check{ecdsa.CheckDefault, ecdsa.CheckVerify} {
+		for _, mode := range enginetest.ECFaultModes {
+			for _, fallback := range []bool{true, false} {
+				f := &enginetest.ECFault{ECEngine: soft.New()}
+				g := guard.New(f, guard.Options{Software: sw, Fallback: fallback, ECDSACheck: check})
+				rt, ok := g.EC("P-256")
+				if !ok {
+					t.Fatal("no P-256 route")
+				}
+				if _, _, err := rt.Sign(context.Background(), k, hash[:], nil); err != nil { // the known-answer test passes
+					t.Fatal(err)
+				}
+				f.Mode = mode
+				sig, _, err := rt.Sign(context.Background(), k, hash[:], nil)
+				passes := mode == "negate" && check == ecdsa.CheckVerify
+				st := g.Status()
+				switch {
+				case passes || fallback:
+					if err != nil || ecdsatest.Verify("P-256", x, y, hash[:], sig) != nil {
+						t.Fatalf("check %d fault %s fallback %v: err %v; want a valid signature", check, mode, fallback, err)
+					}
+				default:
+					if !errors.Is(err, engine.ErrDevice) || sig != nil {
+						t.Fatalf("check %d fault %s: sig %x, err %v; want ErrDevice and no signature", check, mode, sig, err)
+					}
+				}
+				want := uint64(1)
+				if passes {
+					want = 0
+				}
+				if st.Faults != want {
+					t.Fatalf("check %d fault %s: %d faults counted, want %d", check, mode, st.Faults, want)
+				}
+			}
+		}
 	}
 }

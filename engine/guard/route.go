@@ -57,19 +57,34 @@ func (rt ECRoute) Run(ctx context.Context, op func(e engine.ECEngine) error) (en
 			return engine.Cost{}, op(rt.Fallback)
 		}
 	}
-	m := &meter{ECEngine: rt.Primary}
+	m := meters.Get().(*meter)
+	m.ECEngine = rt.Primary
 	err := run[engine.ECEngine](rt.g, m, rt.Fallback, op)
-	return m.cost, err
+	cost := m.cost
+	*m = meter{}
+	meters.Put(m)
+	return cost, err
 }
 
+// meters keeps the meters of ECRoute.Run, so that a signature allocates
+// none.
+var meters = sync.Pool{New: func() any { return new(meter) }}
+
 // Sign is [ecdsa.PrivateKey.Sign] through the route ([ECRoute.Run]): on
-// the primary, every signature verified before release; a fault is
-// counted and the signature made again on the fallback with a fresh
-// nonce. The operation is accounted ([Guard.Status], the debug record).
+// the primary, every signature checked before release (the check of
+// Options.ECDSACheck); a fault is counted and the signature made again on
+// the fallback with a fresh nonce. The operation is accounted
+// ([Guard.Status], the debug record).
 func (rt ECRoute) Sign(ctx context.Context, key *ecdsa.PrivateKey, hash []byte, rnd io.Reader) (sig []byte, cost engine.Cost, err error) {
+	return rt.SignTo(ctx, key, nil, hash, rnd)
+}
+
+// SignTo is Sign with the signature appended to dst (no allocation when
+// dst has room for it).
+func (rt ECRoute) SignTo(ctx context.Context, key *ecdsa.PrivateKey, dst, hash []byte, rnd io.Reader) (sig []byte, cost engine.Cost, err error) {
 	start := time.Now()
 	cost, err = rt.Run(ctx, func(e engine.ECEngine) error {
-		sig, err = key.Sign(ctx, e, hash, rnd)
+		sig, err = key.SignToCheck(ctx, e, dst, hash, rnd, rt.g.opts.ECDSACheck)
 		return err
 	})
 	rt.g.done("ecdsa sign", key.Curve().OrderBits(), cost, time.Since(start), err)

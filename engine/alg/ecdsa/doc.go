@@ -3,9 +3,9 @@
 // here, once, for every engine: nonces, the mod-n arithmetic, range checks,
 // and the verification of every signature before it is released.
 //
-// It must never release a signature it has not verified with the public
-// key, never reuse a nonce, and never let the engine's answer decide more
-// than k·G.
+// It must never release a signature it has not checked to be valid under
+// the public key, never reuse a nonce, and never let the engine's answer
+// decide more than k·G.
 //
 // # Signing
 //
@@ -28,27 +28,43 @@
 //     in constant time (Montgomery arithmetic mod n, one Fermat inversion of
 //     k·(e + r·d) that gives both k⁻¹ and s⁻¹); r = 0 or s = 0 draws the
 //     next nonce.
-//   - The signature is verified with the public point, which was computed
-//     in software from d when the key was made ([NewPrivateKey]), using the
-//     s⁻¹ of the previous step once s·s⁻¹ ≡ 1 (mod n) is checked
-//     ([ec.PublicKey.ECDSAVerifyInverseVarTime]: no second inversion); a
-//     signature that does not verify is an error wrapping engine.ErrDevice,
-//     and is wiped.
+//   - The check before release. On P-256 by default (CheckDefault), the
+//     relation check (checkRelation): R is on the curve and R + (n−k)·G
+//     is the point at infinity, (n−k)·G computed by filippo.io/nistec
+//     (Go's P-256 assembly, exported), not by the engine, with the
+//     complement of k so that no digit of the engine's recoding repeats;
+//     r = x(R) mod n and s·k ≡ e + r·d (mod n) in filippo.io/bigmod, not
+//     in engine/arith/ec's arithmetic that made s; and d + (n − d) ≡ 0,
+//     n − d being a second copy of the scalar made with the key, so a d
+//     changed since its public point was computed is seen. Together they
+//     say that r‖s is a valid signature under the public point: what the
+//     full verification says, at one constant-time fixed-base
+//     multiplication instead of two variable-base ones. On the other
+//     curves, and on every curve with CheckVerify, the signature is
+//     verified with the public point, which was computed in software from
+//     d when the key was made ([NewPrivateKey]), using the s⁻¹ of the
+//     previous step once s·s⁻¹ ≡ 1 (mod n) is checked
+//     ([ec.PublicKey.ECDSAVerifyInverseVarTime]: no second inversion). A
+//     signature that fails is an error wrapping engine.ErrDevice, and is
+//     wiped. docs/THREATS.md says what each check catches.
 //
 // A [PrivateKey] keeps the public point and, after its first signature, a
-// comb table of it that makes the check about three times cheaper; callers
-// that sign repeatedly with one key (the token) keep the PrivateKey. It
-// also keeps the working memory of its signatures (nonce, DRBG, s⁻¹, k·G)
-// in a pool, wiped between uses: [PrivateKey.SignTo] into a buffer with
-// room allocates nothing in software (TestSignAllocs); an engine's k·G
-// allocates what the engine allocates (the software engine's P-256 k·G,
-// Go's crypto/ecdh, eight small objects).
+// comb table of it that makes the full verification about three times
+// cheaper; callers that sign repeatedly with one key (the token) keep the
+// PrivateKey. It also keeps the working memory of its signatures (nonce,
+// DRBG, s⁻¹, k·G, the relation check's numbers) in a pool, wiped between
+// uses: [PrivateKey.SignTo] into a buffer with room allocates nothing in
+// software (TestSignAllocs); an engine's k·G allocates what the engine
+// allocates (the software engine's P-256 k·G, Go's crypto/ecdh, eight
+// small objects).
 //
-// The check before release is a full verification: it catches a k·G of
-// another scalar (a flipped bit of k, k+1, a random point), a point off
-// the curve and the point at infinity (TestFaultyEngine,
-// TestFaultyEnginePreparedKey); only −R, which has R's x, passes, as it
-// must (the signature is then valid).
+// Both checks catch a k·G of another scalar (a flipped bit of k, k+1, 2k,
+// the generator, a random point), a point off the curve and no point at
+// all (TestFaultyEngine, TestFaultyEnginePreparedKey, TestECFaultModes with
+// the faults of enginetest.ECFault); the full verification passes −R,
+// which has R's x and so gives a valid signature, the relation check
+// refuses it (it is not k·G). TestRelationCheck faults the scalar
+// arithmetic (s, r, the nonce, d, the hash) one at a time.
 //
 // # Keys and verification
 //

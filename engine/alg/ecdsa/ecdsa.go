@@ -33,6 +33,7 @@ const maxNonceTries = 8
 type PrivateKey struct {
 	curve *ec.Curve
 	d     []byte
+	dn    []byte // n − d on P-256, for the relation check (checkRelation)
 	x, y  []byte
 	pub   *ec.PublicKey // with a comb table once the key has signed
 	// scratch holds *signScratch: the working memory of a signature,
@@ -47,6 +48,7 @@ type signScratch struct {
 	extra, k, sinv [66]byte
 	rx, ry         [66]byte
 	drbg           nonceDRBG
+	rel            *relScratch // P-256's relation check, made on first use
 }
 
 func (k *PrivateKey) getScratch() *signScratch {
@@ -60,6 +62,9 @@ func (k *PrivateKey) putScratch(s *signScratch) {
 	clear(s.k[:])
 	clear(s.sinv[:])
 	s.drbg.wipe()
+	if s.rel != nil {
+		s.rel.wipe()
+	}
 	k.scratch.Put(s)
 }
 
@@ -83,7 +88,13 @@ func NewPrivateKey(curve string, d []byte) (*PrivateKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ecdsa: public point: %w", err)
 	}
-	return &PrivateKey{curve: c, d: dd, x: x, y: y, pub: pub}, nil
+	k := &PrivateKey{curve: c, d: dd, x: x, y: y, pub: pub}
+	if c.Name() == "P-256" {
+		if k.dn, err = negD(dd); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
 }
 
 // scalarOf left-pads d to OrderByteLen bytes and checks 0 < d < n (in
@@ -133,16 +144,39 @@ func (k *PrivateKey) Sign(ctx context.Context, eng engine.ECEngine, hash []byte,
 // the software engine runs them, or eng nil), a signature allocates
 // nothing (BenchmarkSign reports the allocations per signature).
 func (k *PrivateKey) SignTo(ctx context.Context, eng engine.ECEngine, dst, hash []byte, rand io.Reader) ([]byte, error) {
+	return k.SignToCheck(ctx, eng, dst, hash, rand, CheckDefault)
+}
+
+// SignToCheck is SignTo with the check before release chosen: CheckDefault
+// (the relation check on P-256, checkRelation; the full verification with
+// the key's comb table on the other curves) or CheckVerify (the full
+// verification on every curve).
+func (k *PrivateKey) SignToCheck(ctx context.Context, eng engine.ECEngine, dst, hash []byte, rand io.Reader, check Check) ([]byte, error) {
 	n := 2 * k.curve.OrderByteLen()
 	out := append(dst, make([]byte, n)...) // no allocation when dst has room
 	rs := out[len(dst):]
-	if err := k.signTo(ctx, eng, rs, hash, rand, true); err != nil {
+	how := checkTable
+	if check == CheckDefault && k.dn != nil {
+		how = checkRel
+	}
+	if err := k.signTo(ctx, eng, rs, hash, rand, how); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (k *PrivateKey) signTo(ctx context.Context, eng engine.ECEngine, rs, hash []byte, rnd io.Reader, table bool) error {
+// checkHow is the check signExtra runs: the relation check (P-256), the
+// full verification with the key's comb table, or without it (one
+// signature: building the table costs more than it saves).
+type checkHow uint8
+
+const (
+	checkRel checkHow = iota
+	checkTable
+	checkPlain
+)
+
+func (k *PrivateKey) signTo(ctx context.Context, eng engine.ECEngine, rs, hash []byte, rnd io.Reader, how checkHow) error {
 	if rnd == nil {
 		rnd = cryptoRand
 	}
@@ -152,14 +186,13 @@ func (k *PrivateKey) signTo(ctx context.Context, eng engine.ECEngine, rs, hash [
 	if _, err := io.ReadFull(rnd, extra); err != nil {
 		return fmt.Errorf("ecdsa: reading randomness: %w", err)
 	}
-	return k.signExtra(ctx, eng, sc, rs, hash, extra, table)
+	return k.signExtra(ctx, eng, sc, rs, hash, extra, how)
 }
 
 // signExtra signs with the given RFC 6979 additional data (none: the plain
 // deterministic nonces of RFC 6979, for known-answer tests), in the
-// working memory sc. With table, the check before release uses the public
-// key's comb table.
-func (k *PrivateKey) signExtra(ctx context.Context, eng engine.ECEngine, sc *signScratch, rs, hash, extra []byte, table bool) error {
+// working memory sc, checked before release as how says.
+func (k *PrivateKey) signExtra(ctx context.Context, eng engine.ECEngine, sc *signScratch, rs, hash, extra []byte, how checkHow) error {
 	c := k.curve
 	drbg := &sc.drbg
 	drbg.init(c, k.d, hash, extra)
@@ -168,28 +201,38 @@ func (k *PrivateKey) signExtra(ctx context.Context, eng engine.ECEngine, sc *sig
 			return fmt.Errorf("ecdsa: sign: %w", err)
 		}
 		nonce := drbg.next(sc.k[:0])
-		rx, _, err := baseMultTo(ctx, eng, c, nonce, sc.rx[:0], sc.ry[:0])
+		rx, ry, err := baseMultTo(ctx, eng, c, nonce, sc.rx[:0], sc.ry[:0])
 		if err != nil {
 			return fmt.Errorf("ecdsa: sign: %w", err)
 		}
-		// s⁻¹ comes with s (no second inversion); the check below
-		// verifies that it is the inverse of the s released.
+		// s⁻¹ comes with s (no second inversion); the full
+		// verification checks that it is the inverse of the s released.
 		sinv := sc.sinv[:c.OrderByteLen()]
-		err = c.ECDSASignatureInverse(rs, sinv, nonce, k.d, hash, rx)
+		if how == checkRel {
+			err = c.ECDSASignature(rs, nonce, k.d, hash, rx)
+		} else {
+			err = c.ECDSASignatureInverse(rs, sinv, nonce, k.d, hash, rx)
+		}
 		if errors.Is(err, ec.ErrInvalidScalar) {
 			continue // r = 0 or s = 0 (RFC 6979 §3.4): the next nonce
 		}
 		if err != nil {
 			return fmt.Errorf("ecdsa: sign: %w", err)
 		}
-		if table {
+		switch how {
+		case checkRel:
+			if sc.rel == nil {
+				sc.rel = newRelScratch()
+			}
+			err = checkRelation(sc.rel, nonce, k.d, k.dn, hash, rs, rx, ry)
+		case checkTable:
 			err = k.pub.ECDSAVerifyInverseVarTime(hash, rs, sinv)
-		} else {
+		default:
 			err = c.ECDSAVerifyVarTime(k.x, k.y, hash, rs)
 		}
 		if err != nil {
 			clear(rs)
-			return fmt.Errorf("ecdsa: %s signature made with the engine's k·G does not verify (%v): %w", c.Name(), err, engine.ErrDevice)
+			return fmt.Errorf("ecdsa: %s signature made with the engine's k·G fails the check before release (%v): %w", c.Name(), err, engine.ErrDevice)
 		}
 		return nil
 	}

@@ -25,7 +25,7 @@ func Sign(ctx context.Context, eng engine.ECEngine, curve string, d, hash []byte
 	}
 	rs := make([]byte, 2*k.curve.OrderByteLen())
 	// One signature: verifying without the table is cheaper than building it.
-	if err := k.signTo(ctx, eng, rs, hash, rand, false); err != nil {
+	if err := k.signTo(ctx, eng, rs, hash, rand, checkPlain); err != nil {
 		return nil, err
 	}
 	return rs, nil
