@@ -29,7 +29,6 @@ package token
 
 import (
 	"bytes"
-	"slices"
 
 	"github.com/modexp-token/modexp-token/token/ck"
 )
@@ -142,10 +141,6 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 	return h, nil
 }
 
-// dataDeriver is a derivation whose output is a data object (CKO_DATA)
-// rather than a key: CKM_HKDF_DATA.
-type dataDeriver interface{ derivesData() bool }
-
 // derivedKeyTemplate completes the template of a derived key: the base
 // key's CKA_DERIVE_TEMPLATE, CKA_CLASS CKO_SECRET_KEY and CKA_KEY_TYPE
 // CKK_GENERIC_SECRET by default.
@@ -165,27 +160,6 @@ func derivedKeyTemplate(t attrMap, base *object) error {
 	return nil
 }
 
-// derivedDataLen is the byte length of a derived data object: the
-// template's CKA_VALUE_LEN (1 to 1024 bytes, at most natural when natural
-// is not 0), else natural (CKR_TEMPLATE_INCOMPLETE when natural is 0).
-func derivedDataLen(tmpl attrMap, natural int) (int, error) {
-	v, ok := tmpl[ck.CKA_VALUE_LEN]
-	if !ok {
-		if natural == 0 {
-			return 0, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_VALUE_LEN missing (the mechanism's output has no natural length)")
-		}
-		return natural, nil
-	}
-	l, ok := ck.ParseULong(v)
-	if !ok || l == 0 || l > maxDerivedLen {
-		return 0, invalid(ck.CKA_VALUE_LEN, "want 1 to 1024 bytes")
-	}
-	if natural != 0 && int(l) > natural {
-		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%d bytes asked of a %d-byte secret", l, natural)
-	}
-	return int(l), nil
-}
-
 // storeDerivedData stores the data object tmpl describes with CKA_VALUE
 // value (CKA_VALUE_LEN, the length asked for, is not a data object's
 // attribute) and returns its handle. CKA_PRIVATE defaults to true: the
@@ -203,67 +177,6 @@ func (ss *session) storeDerivedData(tmpl attrMap, value []byte, _ *object) (uint
 	}
 	return o.handle, nil
 }
-
-// derivedKeyLen is the byte length of the secret key tmpl describes:
-// CKA_VALUE_LEN when given, else the key type's own length, taken from
-// natural (the mechanism's raw output length; 0 for an output of any
-// length, as a KDF's). The answers:
-//
-//   - CKK_GENERIC_SECRET (and CKK_HKDF, the HMAC key types): any length of 1 byte
-//     or more; without CKA_VALUE_LEN, natural (CKR_TEMPLATE_INCOMPLETE
-//     when natural is 0).
-//   - CKK_AES: 16, 24 or 32 bytes (else CKR_ATTRIBUTE_VALUE_INVALID);
-//     without CKA_VALUE_LEN the longest of these that natural allows (32
-//     when natural is 0).
-//   - CKK_DES, CKK_DES2, CKK_DES3: 8, 16, 24 bytes (a CKA_VALUE_LEN
-//     stating another is CKR_TEMPLATE_INCONSISTENT).
-//   - A length above natural (when natural is not 0) is
-//     CKR_TEMPLATE_INCONSISTENT; other key types are
-//     CKR_TEMPLATE_INCONSISTENT.
-func derivedKeyLen(tmpl attrMap, natural int) (int, error) {
-	kt, _ := tmpl.ulong(ck.CKA_KEY_TYPE)
-	n, given := 0, false
-	if v, ok := tmpl[ck.CKA_VALUE_LEN]; ok {
-		l, ok := ck.ParseULong(v)
-		if !ok || l == 0 || l > maxDerivedLen {
-			return 0, invalid(ck.CKA_VALUE_LEN, "want 1 to 1024 bytes")
-		}
-		n, given = int(l), true
-	}
-	switch {
-	case kt == ck.CKK_AES:
-		if !given {
-			n = 32
-			for natural != 0 && n > natural && n > 16 {
-				n -= 8
-			}
-		}
-		if n != 16 && n != 24 && n != 32 {
-			return 0, invalid(ck.CKA_VALUE_LEN, "an AES key has 16, 24 or 32 bytes")
-		}
-	case desKeyLen[kt] != 0:
-		if given && n != desKeyLen[kt] {
-			return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "a %s key has %d bytes", ck.Name("CKK_", kt), desKeyLen[kt])
-		}
-		n = desKeyLen[kt]
-	case kt == ck.CKK_GENERIC_SECRET || kt == ck.CKK_HKDF || slices.Contains(hmacKeyTypes, kt):
-		if !given {
-			if natural == 0 {
-				return 0, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_VALUE_LEN missing (the mechanism's output has no natural length)")
-			}
-			n = natural
-		}
-	default:
-		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "cannot derive a key of type %s", ck.Name("CKK_", kt))
-	}
-	if natural != 0 && n > natural {
-		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%d-byte key asked of a %d-byte secret", n, natural)
-	}
-	return n, nil
-}
-
-// maxDerivedLen bounds CKA_VALUE_LEN of a derived key (bytes).
-const maxDerivedLen = 1024
 
 // storeDerivedKey stores the secret key that tmpl describes with CKA_VALUE
 // value, derived from base, and returns its handle (createSecretKey,

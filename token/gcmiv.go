@@ -27,8 +27,7 @@ import (
 
 // Bounds of the caller-IV window.
 const (
-	gcmIVWindow = 4096 // IVs remembered per key object
-	gcmIVKeys   = 64   // key objects remembered
+	gcmIVKeys = 64 // key objects remembered
 )
 
 // gcmKeyID names a key object for the window.

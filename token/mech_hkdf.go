@@ -156,7 +156,7 @@ func (m *hkdfDerive) salt(op opView) ([]byte, error) {
 	default:
 		return nil, nil
 	}
-	k, _, _, err := op.view().KeyObject(m.p.SaltKey)
+	k, err := op.view().KeyObject(m.p.SaltKey)
 	switch {
 	case err != nil:
 		return nil, err

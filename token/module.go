@@ -484,6 +484,3 @@ func (m *Module) SessionInfo(h uint64) (SessionInfo, error) {
 	}
 	return SessionInfo{SlotID: s.slot.id, State: s.state(), Flags: flags}, nil
 }
-
-// bg is the context of engine operations: PKCS#11 calls have no deadline.
-var bg = context.Background()

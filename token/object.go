@@ -31,21 +31,6 @@ type object struct {
 	prepared any
 }
 
-// preparedKey returns k's key in the form build makes, once per
-// snapshot: the first call builds it under the object's lock and keeps
-// it, later calls return it. sealed, when not nil, makes the error for a
-// key whose private values are still sealed (not logged in). It is the
-// state's cache; the key types only say how to build.
-func preparedKey[K any](k keyView, sealed func() error, build func() (K, error)) (K, error) {
-	v, err := k.cache(func(v any) bool { _, ok := v.(K); return ok }, sealed,
-		func() (any, error) { return build() })
-	if err != nil {
-		var zero K
-		return zero, err
-	}
-	return v.(K), nil
-}
-
 // cache is keyView's: the cached value when match accepts it, else
 // build's (kept when it succeeds), unless sealed says the private values
 // are not open.

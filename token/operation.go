@@ -5,9 +5,6 @@ package token
 // mechanisms use.
 
 import (
-	"crypto/subtle"
-	"fmt"
-
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -189,32 +186,3 @@ func (op *operation) keyBits() int {
 
 // keyBytes is the byte length of the RSA modulus.
 func (op *operation) keyBytes() int { return (op.keyBits() + 7) / 8 }
-
-// leftPad returns b left-padded with zeros to k bytes (len(b) ≤ k).
-func leftPad(b []byte, k int) []byte {
-	if len(b) == k {
-		return b
-	}
-	out := make([]byte, k)
-	copy(out[k-len(b):], b)
-	return out
-}
-
-func dataLen(what string, n, max int) error {
-	if n > max {
-		return ck.Errorf(ck.CKR_DATA_LEN_RANGE, "%s: %d bytes, at most %d", what, n, max)
-	}
-	return nil
-}
-
-// withCode replaces the CKR code of a data-range error (the public
-// operation's CKR_DATA_INVALID becomes code).
-func withCode(err error, from, to ck.Error) error {
-	if ck.RV(err) == uint64(from) {
-		return fmt.Errorf("%w: %w", to, err)
-	}
-	return err
-}
-
-// equalCT compares in constant time.
-func equalCT(a, b []byte) bool { return subtle.ConstantTimeCompare(a, b) == 1 }

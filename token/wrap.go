@@ -16,8 +16,6 @@ package token
 // rules of the new object.
 
 import (
-	"fmt"
-
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -357,17 +355,4 @@ func unwrappedPrivate(t attrMap, material []byte, login loginState) (attrMap, sc
 		}
 	}
 	return buildObjectFrom(t, vals, keyOrigin{mode: modeUnwrap}, login)
-}
-
-// unwrapErr turns a decryption's error into an unwrap's: a ciphertext of
-// the wrong length is CKR_WRAPPED_KEY_LEN_RANGE, one that does not decrypt
-// CKR_WRAPPED_KEY_INVALID.
-func unwrapErr(err error) error {
-	switch ck.RV(err) {
-	case uint64(ck.CKR_ENCRYPTED_DATA_LEN_RANGE):
-		return fmt.Errorf("%w: %w", ck.CKR_WRAPPED_KEY_LEN_RANGE, err)
-	case uint64(ck.CKR_ENCRYPTED_DATA_INVALID):
-		return fmt.Errorf("%w: %w", ck.CKR_WRAPPED_KEY_INVALID, err)
-	}
-	return err
 }
