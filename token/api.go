@@ -1,5 +1,10 @@
 package token
 
+import (
+	"github.com/modexp-token/modexp-token/token/attr"
+	"github.com/modexp-token/modexp-token/token/mech"
+)
+
 // This file is the contract between the C layer (cgo/) and the token: the
 // Go-typed form of every PKCS#11 call. cgo/ marshals C structs into these
 // types and back and applies nothing of PKCS#11 semantics; everything else
@@ -75,4 +80,46 @@ type TokenInfo struct {
 // SessionInfo is CK_SESSION_INFO.
 type SessionInfo struct {
 	SlotID, State, Flags, DeviceError uint64
+}
+
+// The types of the PKCS#11 API that the mechanism library (token/mech)
+// or the attribute model (token/attr) defines, under the names the C
+// layer uses.
+type (
+	// Attribute is a CK_ATTRIBUTE (attr.Attribute).
+	Attribute = attr.Attribute
+	// Mechanism is a CK_MECHANISM with its decoded parameter
+	// (mech.CKMechanism).
+	Mechanism = mech.CKMechanism
+	// MechanismInfo is a CK_MECHANISM_INFO (mech.Info).
+	MechanismInfo = mech.Info
+	// HKDFParams is CK_HKDF_PARAMS (mech.HKDFParams).
+	HKDFParams = mech.HKDFParams
+	// EncryptDataParams is a CK_*_CBC_ENCRYPT_DATA_PARAMS (mech.EncryptDataParams).
+	EncryptDataParams = mech.EncryptDataParams
+	// GCMParams is CK_GCM_PARAMS (mech.GCMParams).
+	GCMParams = mech.GCMParams
+	// EdDSAParams is CK_EDDSA_PARAMS (mech.EdDSAParams).
+	EdDSAParams = mech.EdDSAParams
+	// SignContextParams is CK_SIGN_ADDITIONAL_CONTEXT and its hash form
+	// (mech.SignContextParams).
+	SignContextParams = mech.SignContextParams
+	// ECDH1DeriveParams is CK_ECDH1_DERIVE_PARAMS (mech.ECDH1DeriveParams).
+	ECDH1DeriveParams = mech.ECDH1DeriveParams
+	// PSSParams is CK_RSA_PKCS_PSS_PARAMS (mech.PSSParams).
+	PSSParams = mech.PSSParams
+	// OAEPParams is CK_RSA_PKCS_OAEP_PARAMS (mech.OAEPParams).
+	OAEPParams = mech.OAEPParams
+	// GCMMessageParams is CK_GCM_MESSAGE_PARAMS (mech.GCMMessageParams).
+	GCMMessageParams = mech.GCMMessageParams
+	// MessageOut is what a message encryption hands back (mech.MessageOut).
+	MessageOut = mech.MessageOut
+)
+
+// ParsePrivateKeyInfo reads a PKCS#8 PrivateKeyInfo or OneAsymmetricKey
+// as C_CreateObject would check it (mech.ParsePrivateKeyInfo): the key
+// type, the private key's value attributes and the DER
+// SubjectPublicKeyInfo of its public key.
+func ParsePrivateKeyInfo(der []byte) (keyType uint64, priv []Attribute, spki []byte, err error) {
+	return mech.ParsePrivateKeyInfo(der)
 }

@@ -8,38 +8,40 @@ package token
 import (
 	"bytes"
 
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // schemaFor returns the schema of an object of class (and sub-type: key
 // type or certificate type), or the CKR code that rejects the template.
-func schemaFor(class uint64, sub uint64) (schema, *keyType, error) {
+func schemaFor(class uint64, sub uint64) (attr.Schema, *mech.KeyType, error) {
 	switch class {
 	case ck.CKO_DATA:
-		return dataSchema, nil, nil
+		return attr.DataSchema, nil, nil
 	case ck.CKO_CERTIFICATE:
 		if sub != ck.CKC_X_509 {
 			return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_VALUE_INVALID, "certificate type 0x%X not supported", sub)
 		}
-		return certX509Schema, nil, nil
+		return attr.CertX509Schema, nil, nil
 	case ck.CKO_PUBLIC_KEY, ck.CKO_PRIVATE_KEY, ck.CKO_SECRET_KEY:
-		kt, ok := keyTypes[sub]
-		if !ok || (class == ck.CKO_SECRET_KEY) != kt.secret {
+		kt, ok := mech.KeyTypes[sub]
+		if !ok || (class == ck.CKO_SECRET_KEY) != kt.Secret {
 			return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_VALUE_INVALID, "key type %s not supported for %s", ck.Name("CKK_", sub), ck.Name("CKO_", class))
 		}
 		switch class {
 		case ck.CKO_PUBLIC_KEY:
-			return kt.publicSchema, kt, nil
+			return kt.PublicSchema, kt, nil
 		case ck.CKO_SECRET_KEY:
-			return kt.secretSchema, kt, nil
+			return kt.SecretSchema, kt, nil
 		}
-		return kt.privateSchema, kt, nil
+		return kt.PrivateSchema, kt, nil
 	case ck.CKO_DOMAIN_PARAMETERS:
-		kt, ok := keyTypes[sub]
-		if !ok || kt.domainSchema == nil {
+		kt, ok := mech.KeyTypes[sub]
+		if !ok || kt.DomainSchema == nil {
 			return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_VALUE_INVALID, "no domain parameters of key type %s", ck.Name("CKK_", sub))
 		}
-		return kt.domainSchema, kt, nil
+		return kt.DomainSchema, kt, nil
 	}
 	return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_VALUE_INVALID, "object class %s not supported", ck.Name("CKO_", class))
 }
@@ -58,8 +60,8 @@ func subTypeAttr(class uint64) (uint64, bool) {
 // parseTemplate turns a template into a map, validating nothing but
 // duplicates: a type given twice with different values is
 // CKR_TEMPLATE_INCONSISTENT.
-func parseTemplate(tmpl []Attribute) (attrMap, error) {
-	m := make(attrMap, len(tmpl))
+func parseTemplate(tmpl []Attribute) (attr.Map, error) {
+	m := make(attr.Map, len(tmpl))
 	for _, a := range tmpl {
 		if old, dup := m[a.Type]; dup && !bytes.Equal(old, a.Value) {
 			return nil, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s given twice", ck.Name("CKA_", a.Type))
@@ -73,14 +75,14 @@ func parseTemplate(tmpl []Attribute) (attrMap, error) {
 }
 
 // checkValue validates v as a value of kind (CKR_ATTRIBUTE_VALUE_INVALID).
-func checkValue(t uint64, kind attrKind, v []byte) error {
+func checkValue(t uint64, kind attr.Kind, v []byte) error {
 	bad := false
 	switch kind {
-	case kindBool:
+	case attr.KindBool:
 		bad = len(v) != 1 || v[0] > 1
-	case kindULong:
+	case attr.KindULong:
 		bad = len(v) != 8
-	case kindDate:
+	case attr.KindDate:
 		if len(v) != 0 {
 			bad = len(v) != 8
 			for _, c := range v {
@@ -89,9 +91,9 @@ func checkValue(t uint64, kind attrKind, v []byte) error {
 				}
 			}
 		}
-	case kindMechs:
+	case attr.KindMechs:
 		bad = len(v)%8 != 0
-	case kindAttrs:
+	case attr.KindAttrs:
 		_, err := DecodeAttributes(v)
 		bad = err != nil
 	}
@@ -102,28 +104,28 @@ func checkValue(t uint64, kind attrKind, v []byte) error {
 }
 
 // usageAttr maps a key function to the attribute that permits it.
-var usageAttr = map[opKind]uint64{
-	opSign:    ck.CKA_SIGN,
-	opVerify:  ck.CKA_VERIFY,
-	opEncrypt: ck.CKA_ENCRYPT,
-	opDecrypt: ck.CKA_DECRYPT,
-	opDerive:  ck.CKA_DERIVE,
+var usageAttr = map[mech.OpKind]uint64{
+	mech.OpSign:    ck.CKA_SIGN,
+	mech.OpVerify:  ck.CKA_VERIFY,
+	mech.OpEncrypt: ck.CKA_ENCRYPT,
+	mech.OpDecrypt: ck.CKA_DECRYPT,
+	mech.OpDerive:  ck.CKA_DERIVE,
 
-	opMessageSign:    ck.CKA_SIGN,
-	opMessageVerify:  ck.CKA_VERIFY,
-	opMessageEncrypt: ck.CKA_ENCRYPT,
-	opMessageDecrypt: ck.CKA_DECRYPT,
+	mech.OpMessageSign:    ck.CKA_SIGN,
+	mech.OpMessageVerify:  ck.CKA_VERIFY,
+	mech.OpMessageEncrypt: ck.CKA_ENCRYPT,
+	mech.OpMessageDecrypt: ck.CKA_DECRYPT,
 }
 
 // allowsMechanism reports whether the key's CKA_ALLOWED_MECHANISMS (empty:
 // any) lists mech.
-func (a attrMap) allowsMechanism(mech uint64) bool {
+func allowsMechanism(a attr.Map, mc uint64) bool {
 	list := a[ck.CKA_ALLOWED_MECHANISMS]
 	if len(list) == 0 {
 		return true
 	}
 	for i := 0; i+8 <= len(list); i += 8 {
-		if v, _ := ck.ParseULong(list[i : i+8]); v == mech {
+		if v, _ := ck.ParseULong(list[i : i+8]); v == mc {
 			return true
 		}
 	}
@@ -132,23 +134,23 @@ func (a attrMap) allowsMechanism(mech uint64) bool {
 
 // readable reports whether attribute t of an object with attrs may be
 // revealed: private values only of non-sensitive, extractable keys.
-func readable(spec attrSpec, a attrMap) bool {
-	if !spec.has(fSecret) {
+func readable(spec attr.Spec, a attr.Map) bool {
+	if !spec.Has(attr.Secret) {
 		return true
 	}
-	return !a.bool(ck.CKA_SENSITIVE) && a.bool(ck.CKA_EXTRACTABLE)
+	return !a.Bool(ck.CKA_SENSITIVE) && a.Bool(ck.CKA_EXTRACTABLE)
 }
 
 // objectSchema returns the schema of an existing object.
-func objectSchema(a attrMap) (schema, *keyType) {
-	class, _ := a.ulong(ck.CKA_CLASS)
+func objectSchema(a attr.Map) (attr.Schema, *mech.KeyType) {
+	class, _ := a.ULong(ck.CKA_CLASS)
 	var sub uint64
 	if t, ok := subTypeAttr(class); ok {
-		sub, _ = a.ulong(t)
+		sub, _ = a.ULong(t)
 	}
 	s, kt, err := schemaFor(class, sub)
 	if err != nil {
-		return storageSchema, nil
+		return attr.StorageSchema, nil
 	}
 	return s, kt
 }
@@ -156,14 +158,14 @@ func objectSchema(a attrMap) (schema, *keyType) {
 // sealedTypes returns the attribute types stored sealed for an object: all
 // but CKA_CLASS, CKA_TOKEN and CKA_PRIVATE of a private object, and the
 // secret values of any key.
-func sealedTypes(a attrMap, s schema) map[uint64]bool {
+func sealedTypes(a attr.Map, s attr.Schema) map[uint64]bool {
 	sealed := map[uint64]bool{}
-	priv := a.bool(ck.CKA_PRIVATE)
+	priv := a.Bool(ck.CKA_PRIVATE)
 	for t := range a {
 		switch {
 		case priv && t != ck.CKA_CLASS && t != ck.CKA_TOKEN && t != ck.CKA_PRIVATE:
 			sealed[t] = true
-		case s[t].has(fSecret):
+		case s[t].Has(attr.Secret):
 			sealed[t] = true
 		}
 	}

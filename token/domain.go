@@ -23,20 +23,21 @@ package token
 
 import (
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // generateDomainParams is C_GenerateKey with a parameter generation
 // mechanism: a new CKO_DOMAIN_PARAMETERS object.
-func (ss *session) generateDomainParams(mech paramGenerator, cm *Mechanism, tmpl []Attribute) (uint64, error) {
+func (ss *session) generateDomainParams(mc mech.ParamGenerator, cm *Mechanism, tmpl []Attribute) (uint64, error) {
 	s := ss.slot
-	t, err := ss.generateTemplate(mech, cm, tmpl, ck.CKO_DOMAIN_PARAMETERS)
+	t, err := ss.generateTemplate(mc, cm, tmpl, ck.CKO_DOMAIN_PARAMETERS)
 	if err != nil {
 		return 0, err
 	}
 	if err := ss.checkTemplateWritable(t, false); err != nil {
 		return 0, err
 	}
-	vals, err := mech.generateParams(s, t)
+	vals, err := mc.GenerateParams(s, t)
 	if err != nil {
 		return 0, err
 	}

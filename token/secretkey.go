@@ -32,7 +32,9 @@ package token
 import (
 	"bytes"
 
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // GenerateKey is C_GenerateKey: a new secret key of the mechanism's key
@@ -47,22 +49,22 @@ func (m *Module) GenerateKey(sh uint64, cm *Mechanism, tmpl []Attribute) (uint64
 	if cm == nil {
 		return 0, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
 	}
-	mech := mechanisms[cm.Type]
-	if pg, ok := mech.(paramGenerator); ok {
+	mc := mech.Registry[cm.Type]
+	if pg, ok := mc.(mech.ParamGenerator); ok {
 		return ss.generateDomainParams(pg, cm, tmpl)
 	}
-	kg, ok := mech.(keyGenerator)
+	kg, ok := mc.(mech.KeyGenerator)
 	if !ok {
 		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s does not generate keys", ck.Name("CKM_", cm.Type))
 	}
-	t, err := ss.generateTemplate(mech, cm, tmpl, ck.CKO_SECRET_KEY)
+	t, err := ss.generateTemplate(mc, cm, tmpl, ck.CKO_SECRET_KEY)
 	if err != nil {
 		return 0, err
 	}
 	if err := ss.checkTemplateWritable(t, true); err != nil {
 		return 0, err
 	}
-	key, err := kg.generateKey(t)
+	key, err := kg.GenerateKey(t)
 	if err != nil {
 		return 0, err
 	}
@@ -76,11 +78,11 @@ func (m *Module) GenerateKey(sh uint64, cm *Mechanism, tmpl []Attribute) (uint64
 // by the slot, its parameter, and the template (CKA_CLASS defaults to
 // class, CKA_KEY_TYPE to the mechanism's first key type and must be one it
 // makes, every attribute known and settable on generation).
-func (ss *session) generateTemplate(mech mechanism, cm *Mechanism, tmpl []Attribute, class uint64) (attrMap, error) {
-	if _, ok := ss.slot.mechanismInfo(mech); !ok {
+func (ss *session) generateTemplate(mc mech.Mechanism, cm *Mechanism, tmpl []Attribute, class uint64) (attr.Map, error) {
+	if _, ok := ss.slot.mechanismInfo(mc); !ok {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not offered by this slot", ck.Name("CKM_", cm.Type))
 	}
-	if _, err := bindParam(mech, cm); err != nil {
+	if _, err := mech.BindParam(mc, cm); err != nil {
 		return nil, err
 	}
 	t, err := parseTemplate(tmpl)
@@ -91,8 +93,8 @@ func (ss *session) generateTemplate(mech mechanism, cm *Mechanism, tmpl []Attrib
 		return nil, err
 	}
 	if v, ok := t[ck.CKA_KEY_TYPE]; !ok {
-		t[ck.CKA_KEY_TYPE] = ck.ULong(mech.base().keyTypes[0])
-	} else if kt, ok := ck.ParseULong(v); !ok || !mech.base().acceptsKeyType(kt) {
+		t[ck.CKA_KEY_TYPE] = ck.ULong(mc.Base().KeyTypes[0])
+	} else if kt, ok := ck.ParseULong(v); !ok || !mc.Base().AcceptsKeyType(kt) {
 		return nil, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "CKA_KEY_TYPE does not match %s", ck.Name("CKM_", cm.Type))
 	}
 	if _, _, err := checkTemplate(t, modeGenerate); err != nil {
@@ -104,8 +106,8 @@ func (ss *session) generateTemplate(mech mechanism, cm *Mechanism, tmpl []Attrib
 // checkTemplateWritable applies the session and login rules to a
 // generation template before any work: CKA_TOKEN (default false) and
 // CKA_PRIVATE (default private).
-func (ss *session) checkTemplateWritable(t attrMap, private bool) error {
-	probe := attrMap{ck.CKA_TOKEN: vFalse, ck.CKA_PRIVATE: ck.Bool(private)}
+func (ss *session) checkTemplateWritable(t attr.Map, private bool) error {
+	probe := attr.Map{ck.CKA_TOKEN: attr.False, ck.CKA_PRIVATE: ck.Bool(private)}
 	for _, k := range []uint64{ck.CKA_TOKEN, ck.CKA_PRIVATE} {
 		if v, ok := t[k]; ok {
 			probe[k] = v
@@ -144,8 +146,8 @@ func (ss *session) checkTemplateWritable(t attrMap, private bool) error {
 //   - Session and login rules last: a token object in a R/O session is
 //     CKR_SESSION_READ_ONLY, a private object without the user logged in
 //     CKR_USER_NOT_LOGGED_IN. Nothing is stored on any error.
-func (ss *session) createSecretKey(tmpl attrMap, value []byte, origin keyOrigin) (uint64, error) {
-	t := tmpl.clone()
+func (ss *session) createSecretKey(tmpl attr.Map, value []byte, origin keyOrigin) (uint64, error) {
+	t := tmpl.Clone()
 	if err := defaultULong(t, ck.CKA_CLASS, ck.CKO_SECRET_KEY); err != nil {
 		return 0, err
 	}
@@ -162,7 +164,7 @@ func (ss *session) createSecretKey(tmpl attrMap, value []byte, origin keyOrigin)
 		}
 	}
 	_, login := s.currentEpoch()
-	a, sch, err := buildObjectFrom(t, attrMap{ck.CKA_VALUE: bytes.Clone(value)}, origin, login)
+	a, sch, err := buildObjectFrom(t, attr.Map{ck.CKA_VALUE: bytes.Clone(value)}, origin, login)
 	if err != nil {
 		return 0, err
 	}
@@ -170,7 +172,7 @@ func (ss *session) createSecretKey(tmpl attrMap, value []byte, origin keyOrigin)
 	if err != nil {
 		return 0, err
 	}
-	kt, _ := a.ulong(ck.CKA_KEY_TYPE)
+	kt, _ := a.ULong(ck.CKA_KEY_TYPE)
 	s.log.Info("secret key made", "how", origin.mode.String(), "handle", o.handle,
 		"key_type", ck.Name("CKK_", kt), "bytes", len(value), "token", o.isToken())
 	return o.handle, nil
