@@ -627,33 +627,7 @@ func FuzzECPublicImport(f *testing.F) {
 	})
 }
 
-// BenchmarkECDSASignP256 is C_SignInit + C_Sign with CKM_ECDSA on P-256
-// through the Module (what a PKCS#11 caller pays above the C layer).
-func BenchmarkECDSASignP256(b *testing.B) {
-	m, slot := benchModule(b)
-	must2(b, m.InitToken(slot, []byte(testSOPIN), "Bench"))
-	sh, err := m.OpenSession(slot, ck.CKF_SERIAL_SESSION|ck.CKF_RW_SESSION)
-	must2(b, err)
-	must2(b, m.Login(sh, ck.CKU_SO, []byte(testSOPIN)))
-	must2(b, m.InitPIN(sh, []byte(testUserPIN)))
-	must2(b, m.Logout(sh))
-	must2(b, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
-	_, priv := genEC(b, m, sh, "P-256", false)
-	hash := make([]byte, 32)
-	mc := &Mechanism{Type: ck.CKM_ECDSA}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if err := m.SignInit(sh, mc, priv); err != nil {
-			b.Fatal(err)
-		}
-		if _, _, err := m.Sign(sh, hash, Out{Cap: 64}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func must2(b *testing.B, err error) {
+func must2(b testing.TB, err error) {
 	b.Helper()
 	if err != nil {
 		b.Fatal(err)
@@ -661,7 +635,8 @@ func must2(b *testing.B, err error) {
 }
 
 // testConfigB is testConfig for benchmarks.
-func testConfigB(b *testing.B) {
+func testConfigB(b testing.TB) {
 	b.Helper()
 	writeConfig(b, "label = \"Bench\"\nengine = \"soft\"\n")
+	b.Setenv("MODEXP_TOKEN_LOG_LEVEL", "info") // as the module runs by default
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/alg/ecdsa"
 	"github.com/modexp-token/modexp-token/engine/guard"
 	"github.com/modexp-token/modexp-token/token/config"
 )
@@ -49,6 +50,7 @@ func (s *slot) openEngine() error {
 		Fallback:         sc.Fallback == config.FallbackSoft,
 		ExponentBlinding: sc.Blinding(),
 		BlindingDefault:  sc.ExponentBlinding == nil,
+		ECDSACheck:       ecdsaCheck(sc.ECDSACheck),
 		Log:              s.log,
 	})
 	return nil
@@ -56,3 +58,11 @@ func (s *slot) openEngine() error {
 
 // engineName is the slot's engine, for messages and logs.
 func (s *slot) engineName() string { return s.guard.Engine().Info().Name }
+
+// ecdsaCheck is the guard's check of the configuration's ecdsa_check.
+func ecdsaCheck(name string) ecdsa.Check {
+	if name == config.ECDSACheckVerify {
+		return ecdsa.CheckVerify
+	}
+	return ecdsa.CheckDefault
+}

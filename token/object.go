@@ -35,6 +35,13 @@ type object struct {
 // Cache is keyView's: the cached value when match accepts it, else
 // build's (kept when it succeeds), unless sealed says the private values
 // are not open.
+// Cached is mech.Key's.
+func (o *object) Cached() any {
+	o.prepOnce.Lock()
+	defer o.prepOnce.Unlock()
+	return o.prepared
+}
+
 func (o *object) Cache(match func(any) bool, sealed func() error, build func() (any, error)) (any, error) {
 	o.prepOnce.Lock()
 	defer o.prepOnce.Unlock()

@@ -57,8 +57,8 @@ func (m *Module) initOp(sh uint64, kind mech.OpKind, cm *Mechanism, keyHandle ui
 		}
 		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s", ck.Name("CKM_", cm.Type), mech.OpNames[kind])
 	}
-	info, ok := ss.slot.mechanismInfo(mc)
-	if !ok || info.Flags&mech.OpFlag[kind] == 0 {
+	info := &ss.info
+	if ok := ss.slot.mechanismInfoTo(info, mc); !ok || info.Flags&mech.OpFlag[kind] == 0 {
 		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s on this slot's engine", ck.Name("CKM_", cm.Type), mech.OpNames[kind])
 	}
 	// The key's handle before the mechanism's parameter: an invalid handle
@@ -75,7 +75,7 @@ func (m *Module) initOp(sh uint64, kind mech.OpKind, cm *Mechanism, keyHandle ui
 	if err != nil {
 		return err
 	}
-	op := &operation{kind: kind, mech: mc, slot: ss.slot}
+	op := ss.newOperation(kind, mc)
 	if kind == mech.OpDigest {
 		op.digest = mc.(mech.Digester).NewDigest()
 		return ss.begin(op)

@@ -12,7 +12,7 @@ import (
 
 // benchModule loads a Module on a one-slot soft configuration for a
 // benchmark, closed when it ends, and returns it with its slot.
-func benchModule(b *testing.B) (*Module, uint64) {
+func benchModule(b testing.TB) (*Module, uint64) {
 	testConfigB(b)
 	m, err := LoadFromEnv()
 	must2(b, err)
@@ -21,7 +21,7 @@ func benchModule(b *testing.B) (*Module, uint64) {
 }
 
 // benchSession is a logged-in R/W session on a fresh token.
-func benchSession(b *testing.B) (*Module, uint64) {
+func benchSession(b testing.TB) (*Module, uint64) {
 	m, slot := benchModule(b)
 	must2(b, m.InitToken(slot, []byte(testSOPIN), "Bench"))
 	sh, err := m.OpenSession(slot, ck.CKF_SERIAL_SESSION|ck.CKF_RW_SESSION)

@@ -104,3 +104,11 @@ func (op *operation) Stream() mech.SymStream { return op.stream }
 
 // Slot is the operation's slot as the mechanism side sees it.
 func (op *operation) Slot() mech.Slot { return op.slot }
+
+// OutBuf is mech.Op's.
+func (op *operation) OutBuf(n int) []byte {
+	if len(op.out) < n {
+		return nil
+	}
+	return op.out[:0]
+}

@@ -66,6 +66,11 @@ type operation struct {
 	done   bool
 	keptBy outCall
 	keptIn []byte // the single-part call's input (a copy)
+
+	// out is the caller's buffer during the call that signs (OutBuf);
+	// sum the digest of a hash-then-sign mechanism, signed from there.
+	out []byte
+	sum [64]byte
 }
 
 // outCall is the kind of call that produces an operation's final output.
@@ -86,6 +91,11 @@ type session struct {
 	closed bool
 	ops    [mech.OpKinds]*operation
 	find   *findState
+	// spare is the last sign operation ended, which the next C_SignInit
+	// reuses (newOperation): signing allocates no operation.
+	spare *operation
+	// info is initOp's working copy of the mechanism's offer.
+	info MechanismInfo
 }
 
 // state is the CKS_ state of the session.
@@ -110,6 +120,7 @@ func (ss *session) close() {
 	ss.mu.Lock()
 	ss.closed = true
 	ss.ops = [mech.OpKinds]*operation{}
+	ss.spare = nil
 	ss.find = nil
 	ss.mu.Unlock()
 	ss.slot.removeSession(ss)
@@ -148,7 +159,24 @@ func (ss *session) active(kind mech.OpKind) (*operation, error) {
 }
 
 // end terminates the operation of kind.
-func (ss *session) end(kind mech.OpKind) { ss.ops[kind] = nil }
+func (ss *session) end(kind mech.OpKind) {
+	if op := ss.ops[kind]; op != nil && kind == mech.OpSign {
+		ss.spare = op
+	}
+	ss.ops[kind] = nil
+}
+
+// newOperation is a fresh operation of kind with mc on the session's
+// slot: for a sign operation the spare one, overwritten whole, when there
+// is one.
+func (ss *session) newOperation(kind mech.OpKind, mc mech.Mechanism) *operation {
+	if op := ss.spare; op != nil && kind == mech.OpSign {
+		ss.spare = nil
+		*op = operation{kind: kind, mech: mc, slot: ss.slot}
+		return op
+	}
+	return &operation{kind: kind, mech: mc, slot: ss.slot}
+}
 
 // fail ends the operation of kind and returns err (an error other than a
 // length report ends the operation, PKCS#11 3.0 §5.2).

@@ -36,9 +36,9 @@ func (m *Module) Sign(sh uint64, in []byte, out Out) ([]byte, int, error) {
 		input := in
 		if op.digest != nil {
 			op.digest.Write(in)
-			input = op.digest.Sum(nil)
+			input = op.digest.Sum(op.sum[:0])
 		}
-		return op.mech.(mech.Signer).Sign(op, input)
+		return signInto(op, input, out)
 	})
 }
 
@@ -86,8 +86,17 @@ func (m *Module) SignFinal(sh uint64, out Out) ([]byte, int, error) {
 		if err := op.checkUse(); err != nil {
 			return nil, err
 		}
-		return op.mech.(mech.Signer).Sign(op, op.digest.Sum(nil))
+		return signInto(op, op.digest.Sum(op.sum[:0]), out)
 	})
+}
+
+// signInto signs input with op's mechanism, which may write the signature
+// into the caller's buffer (out.Buf, mech.Op's OutBuf) instead of
+// allocating.
+func signInto(op *operation, input []byte, out Out) ([]byte, error) {
+	op.out = out.Buf
+	defer func() { op.out = nil }()
+	return op.mech.(mech.Signer).Sign(op, input)
 }
 
 // VerifyInit is C_VerifyInit.

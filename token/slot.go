@@ -419,10 +419,20 @@ func pinFlags(left, max int, low, final, locked uint64) uint64 {
 // mechanismInfo is a mechanism's info on this slot's engine, and whether
 // the slot offers the mechanism at all.
 func (s *slot) mechanismInfo(m mech.Mechanism) (MechanismInfo, bool) {
+	var info MechanismInfo
+	ok := s.mechanismInfoTo(&info, m)
+	return info, ok
+}
+
+// mechanismInfoTo is mechanismInfo into *info (zero when it reports
+// false): C_SignInit passes its session's, which the offer's function
+// value cannot make escape to the heap again.
+func (s *slot) mechanismInfoTo(info *MechanismInfo, m mech.Mechanism) bool {
 	mc := m.Base()
-	info := MechanismInfo{MinKeySize: mc.MinBits, MaxKeySize: mc.MaxBits, Flags: mc.Flags}
-	if mc.Available != nil && !mc.Available(s, &info) {
-		return MechanismInfo{}, false
+	*info = MechanismInfo{MinKeySize: mc.MinBits, MaxKeySize: mc.MaxBits, Flags: mc.Flags}
+	if mc.Available != nil && !mc.Available(s, info) {
+		*info = MechanismInfo{}
+		return false
 	}
 	info.Flags = narrowMessageFlags(info.Flags)
 	if mc.EngineBound {
@@ -430,7 +440,7 @@ func (s *slot) mechanismInfo(m mech.Mechanism) (MechanismInfo, bool) {
 			info.MaxKeySize = max
 		}
 	}
-	return info, true
+	return true
 }
 
 // addSession registers a new session; with the SO logged in only R/W

@@ -36,6 +36,7 @@
 //	engines = ["device:unix:/a", "device:unix:/b"]  # instead of engine: spread the load over several
 //	fallback = "fail"              # fail | soft: what happens when an engine result fails its check
 //	exponent_blinding = true       # randomise the private exponent per operation (default true)
+//	ecdsa_check = "relation"       # relation | verify: the check of each ECDSA signature before release
 //	log = "/var/log/slot1.log"     # optional: this slot's own log file
 //	max_pin_tries = 10             # wrong PINs before lockout (default: keystore's, 10)
 //	lock_timeout = "5s"            # wait for the token file lock (default: keystore's, 5s)
@@ -189,6 +190,11 @@ type Slot struct {
 	// check that paid Argon2id (default 10m, gpg-agent's default cache
 	// lifetime; at most 24h).
 	PINCacheLifetime Duration `toml:"pin_cache_lifetime"`
+	// ECDSACheck is the check of every ECDSA signature before release:
+	// "relation" (the default: on P-256 k·G recomputed independently and
+	// s·k ≡ e + r·d checked, the full verification on the other curves)
+	// or "verify" (the full verification u1·G + u2·Q on every curve).
+	ECDSACheck string `toml:"ecdsa_check"`
 	// RSAPKCSDecrypt: CKM_RSA_PKCS decryption (and unwrapping) is offered
 	// (default true). It answers a bad padding with a synthetic message
 	// (implicit rejection, token/rsapad/implicit.go) rather than an error;
@@ -243,6 +249,12 @@ func (s Slot) ConnectBudget() time.Duration {
 	}
 	return DefaultEtcdConnectBudget
 }
+
+// Values of Slot.ECDSACheck.
+const (
+	ECDSACheckRelation = "relation"
+	ECDSACheckVerify   = "verify"
+)
 
 // Values of Slot.PINCache, and the lifetime's default and bound.
 const (
@@ -457,6 +469,13 @@ func (c *Config) normalize() error {
 		case FallbackFail, FallbackSoft:
 		default:
 			return fmt.Errorf("%w: slot %d: fallback %q (want fail or soft)", ErrInvalid, i+1, s.Fallback)
+		}
+		switch s.ECDSACheck {
+		case "":
+			s.ECDSACheck = ECDSACheckRelation
+		case ECDSACheckRelation, ECDSACheckVerify:
+		default:
+			return fmt.Errorf("%w: slot %d: ecdsa_check %q (want relation or verify)", ErrInvalid, i+1, s.ECDSACheck)
 		}
 		switch s.PINCache {
 		case "":

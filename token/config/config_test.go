@@ -286,3 +286,30 @@ func TestPINCacheKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestECDSACheckKey: ecdsa_check, its default and its refusal.
+func TestECDSACheckKey(t *testing.T) {
+	cases := []struct {
+		name, body, want string
+		bad              bool
+	}{
+		{"default", "", ECDSACheckRelation, false},
+		{"relation", "ecdsa_check = \"relation\"\n", ECDSACheckRelation, false},
+		{"verify", "ecdsa_check = \"verify\"\n", ECDSACheckVerify, false},
+		{"unknown", "ecdsa_check = \"none\"\n", "", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := Parse([]byte("[[slot]]\ntoken_file = \"/tmp/x.db\"\n"+c.body), "")
+			switch {
+			case c.bad && !errors.Is(err, ErrInvalid):
+				t.Fatalf("Parse: %v, want ErrInvalid", err)
+			case c.bad:
+			case err != nil:
+				t.Fatal(err)
+			case cfg.Slots[0].ECDSACheck != c.want:
+				t.Fatalf("ecdsa_check %q, want %q", cfg.Slots[0].ECDSACheck, c.want)
+			}
+		})
+	}
+}

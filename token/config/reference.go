@@ -50,6 +50,8 @@ var keyDocs = map[string]keyDoc{
 		doc: "What happens when an engine's result fails its check (or the engine fails): fail answers CKR_DEVICE_ERROR, soft redoes the operation on the software engine. A wrong result is never released."},
 	"slot.exponent_blinding": {def: "true",
 		doc: "Randomise the RSA private exponent per operation."},
+	"slot.ecdsa_check": {def: ECDSACheckRelation,
+		doc: "The check of every ECDSA signature before release: relation (on P-256, k·G recomputed by an independent implementation and s·k = e + r·d checked in independent arithmetic; the full verification on the other curves) or verify (the full verification u1·G + u2·Q on every curve). Either refuses a faulted result (docs/THREATS.md)."},
 	"slot.log": {def: "the module's log",
 		doc: "This slot's own log file."},
 	"slot.max_pin_tries": {def: "keystore",

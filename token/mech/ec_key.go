@@ -241,6 +241,9 @@ var errCurveNotServed = errors.New("curve not served by the slot's engine")
 // preparedECPrivate returns the EC private key of o prepared for the
 // slot's engines, preparing it once per snapshot.
 func preparedECPrivate(s Slot, o Key) (*ecPrivateKey, error) {
+	if k, ok := cachedKey[*ecPrivateKey](o); ok {
+		return k, nil
+	}
 	return preparedKey(o, func() error { return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed") }, func() (*ecPrivateKey, error) {
 		c, err := ecCurveOf(o.Attrs())
 		if err != nil {

@@ -142,7 +142,8 @@ func (m *ecdsaMech) Sign(op Op, hash []byte) (sig []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
-	sig, _, err = k.route.Sign(bg, k.key, hash, nil)
+	dst := op.OutBuf(2 * k.curve.OrderByteLen())
+	sig, _, err = k.route.SignTo(bg, k.key, dst, hash, nil)
 	if err != nil {
 		return nil, s.EngineErr("ECDSA sign", err)
 	}

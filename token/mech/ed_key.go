@@ -202,6 +202,9 @@ func CompleteEdPrivate(a attr.Map) error {
 
 // preparedEd returns the Ed25519 private key of o, once per snapshot.
 func preparedEd(s Slot, o Key) (ed25519.PrivateKey, error) {
+	if k, ok := cachedKey[ed25519.PrivateKey](o); ok {
+		return k, nil
+	}
 	return preparedKey(o, func() error { return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private values of the key are sealed") }, func() (ed25519.PrivateKey, error) {
 		seed := o.Attrs()[ck.CKA_VALUE]
 		if len(seed) != ed25519.SeedSize {

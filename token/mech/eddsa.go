@@ -107,23 +107,27 @@ func (m *edKeyPairGen) GenerateKeyPair(s Slot, pub, priv attr.Map) (attr.Map, at
 type eddsaParams struct {
 	ph      bool
 	context string
+	opts    ed25519.Options // made once by parseEdDSAParams
 }
+
+// pureEd25519 are the options of pure Ed25519, which crypto/ed25519 only
+// reads.
+var pureEd25519 = &ed25519.Options{}
 
 // options are the crypto/ed25519 options of the parameters.
 func (p *eddsaParams) options() *ed25519.Options {
 	if p == nil {
-		return &ed25519.Options{}
+		return pureEd25519
 	}
-	o := &ed25519.Options{Context: p.context}
-	if p.ph {
-		o.Hash = crypto.SHA512
-	}
-	return o
+	return &p.opts
 }
 
 func (m *eddsaMech) withParam(cm *CKMechanism) (Mechanism, error) {
 	if len(cm.Param) != 0 || cm.PSS != nil || cm.OAEP != nil || cm.ECDH != nil {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_EDDSA takes CK_EDDSA_PARAMS or nothing")
+	}
+	if cm.EdDSA == nil && m.p == nil {
+		return m, nil // nothing to bind: no copy
 	}
 	b := *m
 	b.p = nil
@@ -142,7 +146,12 @@ func parseEdDSAParams(p *EdDSAParams) (*eddsaParams, error) {
 	if len(p.Context) > 255 {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "EdDSA context of %d bytes (at most 255)", len(p.Context))
 	}
-	return &eddsaParams{ph: p.PH, context: string(p.Context)}, nil
+	ep := &eddsaParams{ph: p.PH, context: string(p.Context)}
+	ep.opts.Context = ep.context
+	if ep.ph {
+		ep.opts.Hash = crypto.SHA512
+	}
+	return ep, nil
 }
 
 // CheckKey: the key's curve must be Ed25519 or Ed448.
@@ -165,14 +174,18 @@ func (m *eddsaMech) Accumulator(op Op) (hash.Hash, error) {
 	if m.p != nil && m.p.ph && m.curve(op) == Edwards25519 {
 		return sha512.New(), nil
 	}
-	return &messageBuffer{}, nil
+	mb := &messageBuffer{}
+	mb.b = mb.small[:0]
+	return mb, nil
 }
 
 // messageBuffer is the hash.Hash of a mechanism that signs the whole
-// message (PureEdDSA): Sum returns the message.
+// message (PureEdDSA): Sum returns the message. A short one stays in
+// small (no second allocation).
 type messageBuffer struct {
 	b        []byte
 	overflow bool
+	small    [128]byte
 }
 
 func (m *messageBuffer) Write(p []byte) (int, error) {

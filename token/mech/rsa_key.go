@@ -260,6 +260,9 @@ func rsaPublic(o Key) (*big.Int, int, error) {
 // preparedRSA returns the RSA private key of o prepared for the engine,
 // preparing it once per snapshot.
 func preparedRSA(s Slot, o Key) (*guard.RSAKey, error) {
+	if k, ok := cachedKey[*guard.RSAKey](o); ok {
+		return k, nil
+	}
 	return preparedKey(o, nil, func() (*guard.RSAKey, error) {
 		priv, err := rsaPrivateKey(o)
 		if err != nil {

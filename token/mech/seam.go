@@ -56,6 +56,9 @@ type Key interface {
 	SecretValue() ([]byte, error)
 	// Cache is the object's prepared-key cache (preparedKey).
 	Cache(match func(any) bool, sealed func() error, build func() (any, error)) (any, error)
+	// Cached is what the cache holds (nil before the first preparation):
+	// the key types' fast path, which makes no closure (cachedKey).
+	Cached() any
 }
 
 // Op is what a mechanism may use of the operation it serves: the key,
@@ -79,6 +82,18 @@ type Op interface {
 	KeyBytes() int
 	// InitInput sets up the accumulator or stream again (operation.go).
 	InitInput() error
+	// OutBuf is the caller's output buffer, empty with room for n bytes,
+	// when the call has one that large (C_Sign, C_SignFinal), else nil: a
+	// signer appends its signature there and allocates nothing.
+	OutBuf(n int) []byte
+}
+
+// cachedKey is the fast path of preparedKey: k's prepared key when the
+// cache holds one of type K. A key type calls it before preparedKey,
+// whose closures it then does not make.
+func cachedKey[K any](k Key) (K, bool) {
+	v, ok := k.Cached().(K)
+	return v, ok
 }
 
 // preparedKey returns k's key in the form build makes, once per

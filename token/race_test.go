@@ -1,0 +1,6 @@
+//go:build race
+
+package token
+
+// raceBuild: the race detector's instrumentation allocates.
+const raceBuild = true
