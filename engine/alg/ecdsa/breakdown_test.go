@@ -21,7 +21,8 @@ import (
 // nonce (HMAC-DRBG), k·G (the affine conversion included), the mod-n
 // arithmetic (s and s⁻¹), the verification before release (with s⁻¹), and
 // the whole Sign; then k·G and Sign on the software engine (crypto/ecdh's
-// k·G on P-256). Opt-in:
+// k·G on P-256), the relation check of P-256 (checkRelation) and Sign on
+// the software engine with the full verification (CheckVerify). Opt-in:
 // MODEXP_CPUTIME=1 go test -run SignBreakdown -v ./engine/alg/ecdsa.
 func TestSignBreakdownCPUTime(t *testing.T) {
 	cputime.OptIn(t)
@@ -51,7 +52,7 @@ func TestSignBreakdownCPUTime(t *testing.T) {
 		var drbg nonceDRBG
 		drbg.init(c, key.d, h[:], extra)
 		nonce := append([]byte(nil), drbg.next(kBuf[:0])...)
-		rx, _, err := c.ScalarBaseMult(nonce)
+		rx, ry, err := c.ScalarBaseMult(nonce)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +66,8 @@ func TestSignBreakdownCPUTime(t *testing.T) {
 		}
 		inf := time.Duration(1<<63 - 1)
 		eng := soft.New()
-		var times [9]time.Duration
+		var times [11]time.Duration
+		rel := newRelScratch()
 		for i := range times {
 			times[i] = inf
 		}
@@ -103,6 +105,18 @@ func TestSignBreakdownCPUTime(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
+			func() {
+				if key.dn != nil {
+					if err := checkRelation(rel, nonce, key.d, key.dn, h[:], sig, rx, ry); err != nil {
+						t.Fatal(err)
+					}
+				}
+			},
+			func() {
+				if _, err := key.SignToCheck(ctx, eng, nil, h[:], nil, CheckVerify); err != nil {
+					t.Fatal(err)
+				}
+			},
 		}
 		for range 5 {
 			for i, f := range pieces {
@@ -111,7 +125,7 @@ func TestSignBreakdownCPUTime(t *testing.T) {
 		}
 		us := func(d time.Duration) float64 { return float64(d) / 1e3 }
 		sum := times[0] + times[1] + times[2] + times[3] + times[4]
-		t.Logf("%s: rand %.1f µs, nonce (HMAC-DRBG) %.1f µs, k·G %.1f µs, mod-n (s, s⁻¹) %.1f µs, verify with s⁻¹ %.1f µs; sum %.1f µs, Sign %.1f µs (a verify inverting s: %.1f µs); on the soft engine: k·G %.1f µs, Sign %.1f µs",
-			name, us(times[0]), us(times[1]), us(times[2]), us(times[3]), us(times[4]), us(sum), us(times[5]), us(times[6]), us(times[7]), us(times[8]))
+		t.Logf("%s: rand %.1f µs, nonce (HMAC-DRBG) %.1f µs, k·G %.1f µs, mod-n (s, s⁻¹) %.1f µs, verify with s⁻¹ %.1f µs; sum %.1f µs, Sign %.1f µs (a verify inverting s: %.1f µs); on the soft engine: k·G %.1f µs, Sign %.1f µs; the relation check %.1f µs (0: not on this curve), Sign with the full verification %.1f µs",
+			name, us(times[0]), us(times[1]), us(times[2]), us(times[3]), us(times[4]), us(sum), us(times[5]), us(times[6]), us(times[7]), us(times[8]), us(times[9]), us(times[10]))
 	}
 }
