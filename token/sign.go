@@ -92,9 +92,12 @@ func (m *Module) SignFinal(sh uint64, out Out) ([]byte, int, error) {
 
 // signInto signs input with op's mechanism, which may write the signature
 // into the caller's buffer (out.Buf, mech.Op's OutBuf) instead of
-// allocating.
+// allocating, unless that buffer overlaps the input (a caller signing in
+// place: the check before release reads the input again).
 func signInto(op *operation, input []byte, out Out) ([]byte, error) {
-	op.out = out.Buf
+	if !mech.Overlaps(out.Buf, input) {
+		op.out = out.Buf
+	}
 	defer func() { op.out = nil }()
 	return op.mech.(mech.Signer).Sign(op, input)
 }

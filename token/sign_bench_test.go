@@ -1,6 +1,7 @@
 package token
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine/alg/ecdsa"
@@ -13,34 +14,32 @@ type signCase struct {
 	name string
 	mech uint64
 	in   []byte
-	gen  func(b testing.TB, m *Module, sh uint64) uint64 // the private key
+	gen  func(b testing.TB, m *Module, sh uint64) (pub, priv uint64)
 	// allocs is what C_SignInit + C_Sign may allocate, all of it below
 	// the token (-1: not held, RSA's engine/alg/rsa and mont).
 	allocs float64
 }
 
 var signCases = []signCase{
-	{"ECDSA-P-256", ck.CKM_ECDSA, make([]byte, 32), func(b testing.TB, m *Module, sh uint64) uint64 {
-		_, priv := genEC(b, m, sh, "P-256", false)
-		return priv
+	{"ECDSA-P-256", ck.CKM_ECDSA, make([]byte, 32), func(b testing.TB, m *Module, sh uint64) (uint64, uint64) {
+		return genEC(b, m, sh, "P-256", false)
 	}, 8}, // the software engine's k·G: crypto/ecdh's key, point and encodings
-	{"ECDSA-P-384", ck.CKM_ECDSA, make([]byte, 48), func(b testing.TB, m *Module, sh uint64) uint64 {
-		_, priv := genEC(b, m, sh, "P-384", false)
-		return priv
+	{"ECDSA-P-384", ck.CKM_ECDSA, make([]byte, 48), func(b testing.TB, m *Module, sh uint64) (uint64, uint64) {
+		return genEC(b, m, sh, "P-384", false)
 	}, 1}, // the engine's k·G (engine.ECEngine returns fresh coordinates)
-	{"Ed25519", ck.CKM_EDDSA, make([]byte, 32), func(b testing.TB, m *Module, sh uint64) uint64 {
-		_, priv, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_EC_EDWARDS_KEY_PAIR_GEN},
+	{"Ed25519", ck.CKM_EDDSA, make([]byte, 32), func(b testing.TB, m *Module, sh uint64) (uint64, uint64) {
+		pub, priv, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_EC_EDWARDS_KEY_PAIR_GEN},
 			[]Attribute{aBytes(ck.CKA_EC_PARAMS, mech.Ed25519OID), aBool(ck.CKA_VERIFY, true)},
 			[]Attribute{aBool(ck.CKA_SIGN, true)})
 		must2(b, err)
-		return priv
+		return pub, priv
 	}, 2}, // crypto/ed25519's signature, and the message accumulator of C_SignInit
-	{"RSA-2048-SHA256-PKCS", ck.CKM_SHA256_RSA_PKCS, make([]byte, 32), func(b testing.TB, m *Module, sh uint64) uint64 {
-		_, priv, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_RSA_PKCS_KEY_PAIR_GEN},
+	{"RSA-2048-SHA256-PKCS", ck.CKM_SHA256_RSA_PKCS, make([]byte, 32), func(b testing.TB, m *Module, sh uint64) (uint64, uint64) {
+		pub, priv, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_RSA_PKCS_KEY_PAIR_GEN},
 			[]Attribute{aULong(ck.CKA_MODULUS_BITS, 2048), aBool(ck.CKA_VERIFY, true)},
 			[]Attribute{aBool(ck.CKA_SIGN, true)})
 		must2(b, err)
-		return priv
+		return pub, priv
 	}, -1},
 }
 
@@ -52,7 +51,7 @@ func BenchmarkSignPath(b *testing.B) {
 	for _, c := range signCases {
 		b.Run(c.name, func(b *testing.B) {
 			m, sh := benchSession(b)
-			priv := c.gen(b, m, sh)
+			_, priv := c.gen(b, m, sh)
 			buf := make([]byte, 512)
 			cm := &Mechanism{Type: c.mech}
 			b.ReportAllocs()
@@ -85,7 +84,7 @@ func TestSignPathAllocs(t *testing.T) {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
-			priv := c.gen(t, m, sh)
+			_, priv := c.gen(t, m, sh)
 			cm := &Mechanism{Type: c.mech}
 			sign := func() {
 				must(t, m.SignInit(sh, cm, priv))
@@ -123,5 +122,27 @@ func TestECDSACheckConfig(t *testing.T) {
 		sig, err := signWith(t, m, sh, priv, ck.CKM_ECDSA, h)
 		must(t, err)
 		must(t, verifyWith(t, m, sh, pub, ck.CKM_ECDSA, h, sig))
+	}
+}
+
+// TestSignInPlace: a caller whose output buffer is its input (C_Sign with
+// pSignature = pData) gets a signature of the input it gave, not of the
+// signature being written over it.
+func TestSignInPlace(t *testing.T) {
+	m, _, sh := readyToken(t)
+	for _, c := range signCases {
+		if c.allocs < 0 {
+			continue // RSA signs into a buffer of its own
+		}
+		t.Run(c.name, func(t *testing.T) {
+			pub, priv := c.gen(t, m, sh)
+			in := bytes.Repeat([]byte{0x5c}, len(c.in))
+			buf := make([]byte, 512)
+			copy(buf, in)
+			must(t, m.SignInit(sh, &Mechanism{Type: c.mech}, priv))
+			sig, _, err := m.Sign(sh, buf[:len(in)], Out{Cap: len(buf), Buf: buf})
+			must(t, err)
+			must(t, verifyWith(t, m, sh, pub, c.mech, in, bytes.Clone(sig)))
+		})
 	}
 }
