@@ -254,7 +254,7 @@ static void fk_note(char *why, size_t size, const char *what, int err)
 
 /* fk_image_file returns a new, empty, executable-mappable file for the
  * image, trying in turn a memfd (MFD_EXEC where the kernel knows it), then
- * an unnamed file (O_TMPFILE, mode 0500, gone with its last descriptor) in
+ * an unnamed file (O_TMPFILE, mode 0555, gone with its last descriptor) in
  * /dev/shm, $XDG_RUNTIME_DIR and $TMPDIR (or /tmp); -1 with every refusal
  * in why. *where says which it took. (test/fork/csrc/noexecmemfd.c
  * plays a kernel with vm.memfd_noexec=2 to the built library.) */
@@ -288,7 +288,10 @@ static int fk_image_file(char *why, size_t size, const char **where)
 			continue;
 		char what[PATH_MAX + 16];
 		snprintf(what, sizeof what, "O_TMPFILE in %s", dirs[i]);
-		fd = open(dirs[i], O_TMPFILE | O_RDWR | O_CLOEXEC, 0500);
+		/* Readable by all: a child that changed its user (nginx's `user`)
+		 * opens it again through /proc/self/fd. It is the library: no secret;
+		 * only this descriptor (or root) can write it. */
+		fd = open(dirs[i], O_TMPFILE | O_RDWR | O_CLOEXEC, 0555);
 		if (fd < 0) {
 			fk_note(why, size, what, errno);
 			continue;

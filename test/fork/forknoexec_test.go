@@ -96,3 +96,66 @@ func TestForkNoExecMemfd(t *testing.T) {
 		})
 	}
 }
+
+// TestForkChildChangesUser: a child that changes its user before its first
+// call, as nginx's workers do (`user`), loads its copy from the image its
+// parent, root, made: from the memfd and from the unnamed file that takes
+// its place where memfds cannot be executable (mode 0555: the child opens
+// it again through /proc/self/fd as the new user). The token is handed to
+// that user (csrc/forkuser.c: C_Initialize, C_GetSlotList, C_GetTokenInfo).
+func TestForkChildChangesUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to change the child's user")
+	}
+	const nobody = 65534
+	tk := newToken(t)
+	bin := filepath.Join(tk.dir, "forkuser")
+	shim := filepath.Join(tk.dir, "noexecmemfd.so")
+	for _, b := range [][]string{
+		{"-Wall", "-Wextra", "-Werror", "-O1", "-o", bin, filepath.Join(repoRoot, "test", "fork", "csrc", "forkuser.c"), "-ldl"},
+		{"-Wall", "-Werror", "-shared", "-fPIC", "-o", shim, filepath.Join(repoRoot, "test", "fork", "csrc", "noexecmemfd.c")},
+	} {
+		if out, err := exec.Command("gcc", b...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, out)
+		}
+	}
+	// The token, its configuration and its log to the child's user; the
+	// directories above it passable.
+	logPath := tk.path("module.log")
+	if f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+		t.Fatal(err)
+	} else {
+		f.Close()
+	}
+	if err := os.Chmod(filepath.Dir(tk.dir), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if err := filepath.WalkDir(tk.dir, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, nobody, nobody)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		env  []string
+		log  string
+	}{
+		{"memfd", nil, ""},
+		{"unnamed file (memfd refused executable)", []string{"LD_PRELOAD=" + shim}, "(memfd_create: Permission denied"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before, _ := os.ReadFile(logPath)
+			out, err := tk.run(c.env, 60*time.Second, bin, libPath, "65534")
+			after, _ := os.ReadFile(logPath)
+			if err != nil || !strings.Contains(out, "PASS") || !strings.Contains(out, "label t ") {
+				t.Fatalf("forkuser: %v\n%s\nmodule log:\n%s", err, out, after[len(before):])
+			}
+			if c.log != "" && !bytes.Contains(after[len(before):], []byte(c.log)) {
+				t.Errorf("module log lacks %q:\n%s", c.log, after[len(before):])
+			}
+		})
+	}
+}
