@@ -148,10 +148,12 @@ EOF
 			md=()
 			p11 --token-label t --login --pin $PIN --keypairgen --key-type EC:edwards25519 --id 03 --label ed
 		fi
-		# (a subshell: SoftHSMv2's engine can crash at exit after the failure)
+		# (in a subshell that waits: SoftHSMv2's engine can crash at exit
+		# after the failure, and the shell's report goes to the log)
 		if ! (OPENSSL_CONF=$tmp/$m.cnf openssl req -new -x509 -engine pkcs11 -keyform engine \
 			-key "pkcs11:token=t;object=$k;type=private;pin-value=$PIN" -subj /CN=localhost \
-			-addext subjectAltName=DNS:localhost -days 2 "${md[@]}" -out "$tmp/$m-$k.crt" >"$tmp/req.log" 2>&1) 2>>"$tmp/req.log"; then
+			-addext subjectAltName=DNS:localhost -days 2 "${md[@]}" -out "$tmp/$m-$k.crt" >"$tmp/req.log" 2>&1
+			r=$?; exit $r) 2>>"$tmp/req.log"; then
 			cat "$tmp/req.log" >>"$tmp/setup.log"
 			# libp11 0.4.12's engine knows no EdDSA key, and fails on every
 			# key of a token that holds one: no Ed25519 cell, the key goes.
