@@ -26,7 +26,8 @@ package mech
 // accounted for and logged by the guard like an RSA private operation
 // (key_bits is the order's bit length, device_time and cycles the engine's
 // reported cost of k·G). There is no per-size known-answer test as for RSA
-// keys: every signature is verified before release, key generation
+// keys: every signature is checked before release (engine/alg/ecdsa: by
+// relation on P-256, by a full verification elsewhere), key generation
 // compares the engine's d·G with the software one, and the engine's own
 // SelfTest ran when the slot opened (the software engine's runs
 // ec.SelfTest).

@@ -28,7 +28,7 @@ const maxNonceTries = 8
 
 // PrivateKey is a checked ECDSA private key with its public point, ready to
 // sign many times. The public point is computed in software when the key is
-// made, so every signature can be verified before release without trusting
+// made, so every signature can be checked before release without trusting
 // the engine. A PrivateKey is safe for concurrent use.
 type PrivateKey struct {
 	curve *ec.Curve
@@ -128,9 +128,10 @@ func (k *PrivateKey) Public() (x, y []byte) {
 // The nonce k is RFC 6979's deterministic nonce hedged with fresh bytes from
 // rand (crypto/rand when rand is nil) as additional data (§3.6). k·G comes
 // from eng (the software curve when eng is nil); its result must be a
-// point on the curve, and the finished signature is verified with the
-// public key before it is returned: a wrong engine result is an error
-// wrapping engine.ErrDevice, never a wrong signature.
+// point on the curve, and the finished signature is checked to be valid
+// under the public key before it is returned (SignToCheck: by relation on
+// P-256, by a full verification elsewhere): a wrong engine result is an
+// error wrapping engine.ErrDevice, never a wrong signature.
 //
 // The first Sign builds a table of the public point (see ec.PublicKey)
 // that makes every later verification about three times faster.

@@ -59,8 +59,11 @@ func (e *Engine) ScalarBaseMult(ctx context.Context, curve string, k []byte) (x,
 // go test -run '^$' -bench ScalarBaseMult ./engine/backend/soft). The library is
 // the standard one, which the token already trusts for X25519; its key
 // copy of k is left to the garbage collector. Every signature made with
-// the point is verified before release (engine/alg/ecdsa), by engine/arith/ec's own
-// arithmetic, so a wrong point from either code is caught. x and y share
+// the point is checked before release (engine/alg/ecdsa): on P-256 the
+// point is recomputed by filippo.io/nistec, a second copy of this code
+// with its own tables, from the complement n − k (with ecdsa_check =
+// "verify", the signature is verified by engine/arith/ec's arithmetic), so
+// a wrong point from either code is caught. x and y share
 // one allocation.
 func p256BaseMult(k []byte) (x, y []byte, err error) {
 	priv, err := ecdh.P256().NewPrivateKey(k)
