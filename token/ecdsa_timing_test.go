@@ -13,7 +13,7 @@ import (
 
 // TestP256BaseMultTiming is the dudect-style check of the software
 // engine's P-256 k·G, the nonce point of every P-256 signature a soft slot
-// makes (crypto/ecdh's assembly comb): the fixed scalar 1 against fresh
+// makes (filippo.io/nistec's assembly comb): the fixed scalar 1 against fresh
 // random scalars, timed interleaved at random, Welch's t over the times
 // cropped at the 90th percentile. MODEXP_DUDECT=1 (100,000 samples per
 // class, or =N) runs it; it prints t and fails above 10. (engine/arith/ec's own

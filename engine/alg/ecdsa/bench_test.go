@@ -16,7 +16,7 @@ import (
 // BenchmarkSign signs a SHA-256 digest with a prepared key, nonce
 // generation and verification before release included: in software (eng
 // nil) into a buffer of the caller's, and on the software engine (k·G by
-// crypto/ecdh on P-256) as the token does.
+// filippo.io/nistec on P-256) as the token does.
 func BenchmarkSign(b *testing.B) {
 	eng := soft.New()
 	for _, c := range ec.Curves() {

@@ -20,7 +20,7 @@ import (
 // the pieces measured in turn): the randomness and the hedged RFC 6979
 // nonce (HMAC-DRBG), k·G (the affine conversion included), the mod-n
 // arithmetic (s and s⁻¹), the verification before release (with s⁻¹), and
-// the whole Sign; then k·G and Sign on the software engine (crypto/ecdh's
+// the whole Sign; then k·G and Sign on the software engine (filippo.io/nistec's
 // k·G on P-256), the relation check of P-256 (checkRelation) and Sign on
 // the software engine with the full verification (CheckVerify). Opt-in:
 // MODEXP_CPUTIME=1 go test -run SignBreakdown -v ./engine/alg/ecdsa.

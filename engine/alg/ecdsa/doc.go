@@ -55,8 +55,8 @@
 // DRBG, s⁻¹, k·G, the relation check's numbers) in a pool, wiped between
 // uses: [PrivateKey.SignTo] into a buffer with room allocates nothing in
 // software (TestSignAllocs); an engine's k·G allocates what the engine
-// allocates (the software engine's P-256 k·G, Go's crypto/ecdh, eight
-// small objects).
+// allocates (the software engine's P-256 k·G, filippo.io/nistec's, one:
+// the coordinates).
 //
 // Both checks catch a k·G of another scalar (a flipped bit of k, k+1, 2k,
 // the generator, a random point), a point off the curve and no point at

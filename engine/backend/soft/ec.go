@@ -2,8 +2,9 @@ package soft
 
 import (
 	"context"
-	"crypto/ecdh"
 	"fmt"
+
+	"filippo.io/nistec"
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/arith/ec"
@@ -12,8 +13,8 @@ import (
 // The software engine multiplies points with engine/arith/ec: fixed-window,
 // complete-formula, constant-time scalar multiplication over per-curve
 // Montgomery field arithmetic (see that package's documentation); k·G on
-// P-256, the nonce point of every P-256 signature, is Go's crypto/ecdh
-// instead (p256BaseMult).
+// P-256, the nonce point of every P-256 signature, is Go's P-256 assembly
+// instead, as filippo.io/nistec exports it (p256BaseMult).
 
 var _ engine.ECEngine = (*Engine)(nil)
 
@@ -52,25 +53,28 @@ func (e *Engine) ScalarBaseMult(ctx context.Context, curve string, k []byte) (x,
 	return x, y, engine.Cost{}, nil
 }
 
-// p256BaseMult is k·G on P-256 (k in [1, n−1], 32 bytes) by Go's
-// crypto/ecdh: the fixed-base comb of crypto/internal/fips140/nistec in
-// amd64 and arm64 assembly, constant time, about 1.6 times engine/arith/ec's
-// comb here (12 µs against 19 µs a point with the affine conversion:
-// go test -run '^$' -bench ScalarBaseMult ./engine/backend/soft). The library is
-// the standard one, which the token already trusts for X25519; its key
-// copy of k is left to the garbage collector. Every signature made with
-// the point is checked before release (engine/alg/ecdsa): on P-256 the
-// point is recomputed by filippo.io/nistec, a second copy of this code
-// with its own tables, from the complement n − k (with ecdsa_check =
-// "verify", the signature is verified by engine/arith/ec's arithmetic), so
-// a wrong point from either code is caught. x and y share
-// one allocation.
+// p256BaseMult is k·G on P-256 (k in [1, n−1], 32 bytes) by
+// filippo.io/nistec, the exported copy of Go's crypto/internal/fips140/nistec:
+// the fixed-base comb in amd64 and arm64 assembly, constant time, about
+// 1.6 times engine/arith/ec's comb here (go test -run '^$' -bench
+// ScalarBaseMult ./engine/backend/soft), and without crypto/ecdh's key
+// objects (seven allocations, 2.7 µs a signature: MODEXP_CPUTIME=1 go test
+// -run SignBreakdown -v ./engine/alg/ecdsa). Every signature made with the
+// point is checked before release (engine/alg/ecdsa): by default the
+// point is recomputed from the complement n − k, which selects other
+// entries of the comb's table, so a transient fault of either
+// multiplication or a corrupted table entry is caught (docs/THREATS.md);
+// with ecdsa_check = "verify", the signature is verified by
+// engine/arith/ec's own arithmetic. x and y share one allocation.
 func p256BaseMult(k []byte) (x, y []byte, err error) {
-	priv, err := ecdh.P256().NewPrivateKey(k)
-	if err != nil {
-		return nil, nil, fmt.Errorf("crypto/ecdh: %w", err)
+	var p nistec.P256Point
+	if _, err := p.ScalarBaseMult(k); err != nil {
+		return nil, nil, fmt.Errorf("filippo.io/nistec: %w", err)
 	}
-	pub := priv.PublicKey().Bytes() // 0x04 ‖ x ‖ y
+	pub := p.Bytes() // 0x04 ‖ x ‖ y
+	if len(pub) != 65 {
+		return nil, nil, fmt.Errorf("filippo.io/nistec: k·G is the point at infinity")
+	}
 	return pub[1:33:33], pub[33:65:65], nil
 }
 

@@ -65,7 +65,7 @@ func TestECAgainstECDH(t *testing.T) {
 	}
 }
 
-// TestP256BaseMultAgainstEC: the engine's P-256 k·G (crypto/ecdh) equals
+// TestP256BaseMultAgainstEC: the engine's P-256 k·G (filippo.io/nistec) equals
 // engine/arith/ec's comb for the edge scalars and random ones, 32-byte or
 // shorter (which take engine/arith/ec's path), and refuses 0 and n as engine/ec
 // does.
@@ -169,8 +169,8 @@ func TestECDSAThroughSoft(t *testing.T) {
 	}
 }
 
-// BenchmarkScalarBaseMult is k·G through the engine on P-256 (Go's
-// crypto/ecdh) and P-384 (engine/arith/ec), and engine/arith/ec's own P-256 comb for
+// BenchmarkScalarBaseMult is k·G through the engine on P-256
+// (filippo.io/nistec) and P-384 (engine/arith/ec), and engine/arith/ec's own P-256 comb for
 // comparison.
 func BenchmarkScalarBaseMult(b *testing.B) {
 	e := New()
