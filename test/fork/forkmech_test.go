@@ -30,6 +30,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cloudflare/circl/sign/ed448"
 	"github.com/cloudflare/circl/sign/mldsa/mldsa44"
 	"github.com/cloudflare/circl/sign/slhdsa"
 	"github.com/cloudflare/circl/xof"
@@ -217,6 +218,7 @@ var (
 	oidP256    = []byte{0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07}
 	oidEd25519 = []byte{0x06, 0x03, 0x2b, 0x65, 0x70}
 	oidX25519  = []byte{0x06, 0x03, 0x2b, 0x65, 0x6e}
+	oidEd448   = []byte{0x06, 0x03, 0x2b, 0x65, 0x71}
 )
 
 // rtKeys are the token key pairs: one per key type, made once by the parent
@@ -241,6 +243,10 @@ func rtKeys(dsaP, dsaQ, dsaG *big.Int, group *dh.Group) []rtKey {
 			with(pubBase, attr{ck.CKA_EC_PARAMS, oidEd25519}, attr{ck.CKA_VERIFY, yes}),
 			with(open, attr{ck.CKA_SIGN, yes}),
 			[]uint64{ck.CKA_EC_POINT}, []uint64{ck.CKA_VALUE}},
+		{"rt-ed448", ck.CKM_EC_EDWARDS_KEY_PAIR_GEN,
+			with(pubBase, attr{ck.CKA_EC_PARAMS, oidEd448}, attr{ck.CKA_VERIFY, yes}),
+			with(open, attr{ck.CKA_SIGN, yes}),
+			[]uint64{ck.CKA_EC_POINT}, nil},
 		{"rt-x", ck.CKM_EC_MONTGOMERY_KEY_PAIR_GEN,
 			with(pubBase, attr{ck.CKA_EC_PARAMS, oidX25519}),
 			with(open, attr{ck.CKA_DERIVE, yes}),
@@ -275,6 +281,7 @@ type goKeys struct {
 	ec       *ecdsa.PrivateKey
 	ecPoint  []byte // uncompressed
 	ed       ed25519.PublicKey
+	ed448    ed448.PublicKey
 	x        *ecdh.PrivateKey
 	dsa      *dsa.PrivateKey
 	dh       *dh.Group
@@ -343,6 +350,9 @@ func rtSetup(r *run) *goKeys {
 		!bytes.Equal(ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey), edPub) {
 		t.Fatalf("rt-ed: the private value is not the public key's")
 	}
+	ed448Pub, err := octets(vals["rt-ed448.pub"][0])
+	must("rt-ed448", err)
+	gk.ed448 = ed448Pub
 	gk.x, err = ecdh.X25519().NewPrivateKey(vals["rt-x"][0])
 	must("rt-x", err)
 	xPub, err := octets(vals["rt-x.pub"][0])
@@ -382,17 +392,26 @@ type run struct {
 	g     *goKeys
 	lines []string
 	ivn   byte
+	tag   string // the variant being run ("/ctx" ...), after the mechanism's name
+}
+
+// variant runs f as the variant tag of a mechanism's round trip: the
+// transcript and the errors name the mechanism with the tag.
+func (r *run) variant(tag string, f func()) {
+	r.tag = tag
+	defer func() { r.tag = "" }()
+	f()
 }
 
 // errorf reports a failed check of this run.
 func (r *run) errorf(m uint64, op, format string, a ...any) {
 	r.t.Helper()
-	r.t.Errorf("%s: %s %s: %s", r.name, mechName(m), op, fmt.Sprintf(format, a...))
+	r.t.Errorf("%s: %s%s %s: %s", r.name, mechName(m), r.tag, op, fmt.Sprintf(format, a...))
 }
 
 // rec appends a transcript line.
 func (r *run) rec(m uint64, op string, rv uint64, detail string) {
-	r.lines = append(r.lines, strings.TrimSpace(fmt.Sprintf("%s %s %s %s", mechName(m), op, rvName(rv), detail)))
+	r.lines = append(r.lines, strings.TrimSpace(fmt.Sprintf("%s%s %s %s %s", mechName(m), r.tag, op, rvName(rv), detail)))
 }
 
 // want records a call that must succeed, and reports it when it did not.
@@ -495,7 +514,7 @@ func newRun(t testing.TB, c *rpc, g *goKeys) *run {
 
 // findKeys finds the token key pairs.
 func (r *run) findKeys() {
-	for _, l := range []string{"rt-rsa", "rt-ec", "rt-ed", "rt-x", "rt-dsa", "rt-dh", "rt-mlkem", "rt-mldsa", "rt-slh"} {
+	for _, l := range []string{"rt-rsa", "rt-ec", "rt-ed", "rt-ed448", "rt-x", "rt-dsa", "rt-dh", "rt-mlkem", "rt-mldsa", "rt-slh"} {
 		r.h[l] = r.find(ck.CKO_PRIVATE_KEY, l)
 		r.h[l+".pub"] = r.find(ck.CKO_PUBLIC_KEY, l)
 		if r.h[l] == 0 || r.h[l+".pub"] == 0 {
@@ -538,16 +557,16 @@ func (r *run) info() (mechs []uint64, flags map[uint64]uint64) {
 }
 
 // slowMechs are the mechanisms whose round trip takes seconds at random
-// (a 1024-bit safe prime's search: 0.3–2.8 s on 2 loaded cores): the
-// parent and its first child run them, the other runs of a test skip them.
+// (a 1024-bit safe prime's search: 0.3–8.5 s on 2 loaded cores): the
+// first forked child runs them (checked in Go), the other runs skip them.
 var slowMechs = map[uint64]bool{ck.CKM_DH_PKCS_PARAMETER_GEN: true}
 
 // table runs the round trip of every listed mechanism, each operation its
-// flags claim (but slowMechs when quick is set); a mechanism or an
+// flags claim (but slowMechs when skipSlow is set); a mechanism or an
 // operation with no round trip fails.
-func (r *run) table(mechs []uint64, flags map[uint64]uint64, quick bool) {
+func (r *run) table(mechs []uint64, flags map[uint64]uint64, skipSlow bool) {
 	for _, m := range mechs {
-		if quick && slowMechs[m] {
+		if skipSlow && slowMechs[m] {
 			continue
 		}
 		c := caseOf(m)
@@ -621,6 +640,7 @@ func caseOf(m uint64) *mcase {
 		return &mcase{fCipher | fWrap, func(r *run, m, _ uint64) {
 			r.cipherRoundTrip(m, r.rsaCipher(true))
 			r.wrapRoundTrip(m, r.rsaWrap(true))
+			r.variant("/sha1-no-label", func() { r.cipherRoundTrip(m, r.oaepSHA1()) })
 		}}
 	case ck.CKM_RSA_PKCS_PSS:
 		return sig(func(r *run) sigCase { return r.rsaPSSCase(crypto.SHA256, false) })
@@ -629,11 +649,34 @@ func caseOf(m uint64) *mcase {
 	case ck.CKM_DSA:
 		return sig(func(r *run) sigCase { return r.dsaCase(crypto.SHA256, false) })
 	case ck.CKM_EDDSA:
-		return sig(func(r *run) sigCase { return r.eddsaCase() })
+		return &mcase{fSig, func(r *run, m, f uint64) {
+			r.sigRoundTrip(m, f, r.eddsaCase())
+			for _, v := range []struct {
+				tag string
+				ph  bool
+				ctx []byte
+			}{{"/ed25519ctx", false, []byte("fork")}, {"/ed25519ph", true, nil}, {"/ed25519ph-ctx", true, []byte("fork")}} {
+				r.variant(v.tag, func() { r.sigRoundTrip(m, f, r.eddsaParamCase(v.ph, v.ctx)) })
+			}
+			r.variant("/ed448", func() { r.sigRoundTrip(m, f, r.ed448Case()) })
+		}}
 	case ck.CKM_ML_DSA:
-		return sig(func(r *run) sigCase { return r.mldsaCase() })
+		return &mcase{fSig, func(r *run, m, f uint64) {
+			ctx := []byte("fork context")
+			r.sigRoundTrip(m, f, r.mldsaCase(signContext(ck.CKH_HEDGE_PREFERRED, ctx), ctx))
+			r.variant("/no-param", func() { r.sigRoundTrip(m, f, r.mldsaCase(nil, nil)) })
+			r.variant("/deterministic", func() {
+				r.sigRoundTrip(m, f, r.mldsaCase(signContext(ck.CKH_DETERMINISTIC_REQUIRED, nil), nil))
+			})
+		}}
 	case ck.CKM_SLH_DSA:
-		return sig(func(r *run) sigCase { return r.slhCase(nil) })
+		return &mcase{fSig, func(r *run, m, f uint64) {
+			r.sigRoundTrip(m, f, r.slhCase(nil))
+			r.variant("/deterministic-ctx", func() {
+				c := r.slhCtxCase(ck.CKH_DETERMINISTIC_REQUIRED, []byte("fork context"))
+				r.sigRoundTrip(m, f, c)
+			})
+		}}
 	case ck.CKM_AES_CMAC:
 		return sig(func(r *run) sigCase { return r.cmacCase("aes32", 0) })
 	case ck.CKM_AES_CMAC_GENERAL:
@@ -659,6 +702,7 @@ func caseOf(m uint64) *mcase {
 	case ck.CKM_AES_GCM:
 		return &mcase{fCipher | fMsgEnc, func(r *run, m, f uint64) {
 			r.cipherRoundTrip(m, r.gcmCipher())
+			r.variant("/2.40-params-tag96", func() { r.cipherRoundTrip(m, r.gcm240Cipher()) })
 			r.gcmMessage(m, f)
 		}}
 	case ck.CKM_AES_KEY_WRAP, ck.CKM_AES_KEY_WRAP_PAD, ck.CKM_AES_KEY_WRAP_KWP:
@@ -668,6 +712,7 @@ func caseOf(m uint64) *mcase {
 	case ck.CKM_ECDH1_DERIVE, ck.CKM_ECDH1_COFACTOR_DERIVE:
 		return &mcase{ck.CKF_DERIVE, func(r *run, m, _ uint64) {
 			r.ecdh(m, "rt-ec")
+			r.variant("/sha256-kdf", func() { r.ecdhKDF(m) })
 			if m == ck.CKM_ECDH1_DERIVE { // the cofactor form is for the Weierstrass curves
 				r.ecdh(m, "rt-x")
 			}
@@ -675,7 +720,11 @@ func caseOf(m uint64) *mcase {
 	case ck.CKM_DH_PKCS_DERIVE:
 		return &mcase{ck.CKF_DERIVE, func(r *run, m, _ uint64) { r.dhDerive(m, "derive", r.h["rt-dh"], r.g.dhY) }}
 	case ck.CKM_HKDF_DERIVE, ck.CKM_HKDF_DATA:
-		return &mcase{ck.CKF_DERIVE, func(r *run, m, _ uint64) { r.hkdf(m, "derive", r.h["gen"], rtGen32) }}
+		return &mcase{ck.CKF_DERIVE, func(r *run, m, _ uint64) {
+			r.hkdf(m, "derive", r.h["gen"], rtGen32)
+			r.variant("/extract-salt-null", func() { r.hkdfVariant(m, true, false) })
+			r.variant("/expand", func() { r.hkdfVariant(m, false, true) })
+		}}
 	case ck.CKM_AES_ECB_ENCRYPT_DATA, ck.CKM_AES_CBC_ENCRYPT_DATA, ck.CKM_DES_ECB_ENCRYPT_DATA,
 		ck.CKM_DES_CBC_ENCRYPT_DATA, ck.CKM_DES3_ECB_ENCRYPT_DATA, ck.CKM_DES3_CBC_ENCRYPT_DATA:
 		return &mcase{ck.CKF_DERIVE, func(r *run, m, _ uint64) { r.encryptData(m) }}
@@ -1012,16 +1061,53 @@ func (r *run) eddsaCase() sigCase {
 	}}
 }
 
-// mldsaCase signs with a context (CK_SIGN_ADDITIONAL_CONTEXT).
-func (r *run) mldsaCase() sigCase {
-	ctx := []byte("fork context")
-	p := new(pb).ul(ck.CKH_HEDGE_PREFERRED).ptr(ctx).ul(uint64(len(ctx)))
-	return sigCase{priv: "rt-mldsa", pub: "rt-mldsa.pub", param: p, data: rtMsg, parts: true, verify: func(d, s []byte) error {
-		if !mldsa44.Verify(r.g.mldsa, d, ctx, s) {
-			return errors.New("circl's ML-DSA-44 refuses it")
+// eddsaParamCase is Ed25519ph (ph) or Ed25519ctx, with CK_EDDSA_PARAMS.
+func (r *run) eddsaParamCase(ph bool, ctx []byte) sigCase {
+	p := new(pb).bbool(ph, true).ul(uint64(len(ctx))).ptr(ctx)
+	return sigCase{priv: "rt-ed", pub: "rt-ed.pub", param: p, data: rtMsg, parts: true, verify: func(d, s []byte) error {
+		opts := &ed25519.Options{Context: string(ctx)}
+		if ph {
+			opts.Hash, d = crypto.SHA512, digestOf(crypto.SHA512, d)
+		}
+		return ed25519.VerifyWithOptions(r.g.ed, d, s, opts)
+	}}
+}
+
+// ed448Case is Ed448 (RFC 8032, an empty context), checked by circl.
+func (r *run) ed448Case() sigCase {
+	return sigCase{priv: "rt-ed448", pub: "rt-ed448.pub", data: rtMsg, parts: true, verify: func(d, s []byte) error {
+		if !ed448.Verify(r.g.ed448, d, s, "") {
+			return errors.New("circl's Ed448 refuses it")
 		}
 		return nil
 	}}
+}
+
+// signContext is CK_SIGN_ADDITIONAL_CONTEXT.
+func signContext(hedge uint64, ctx []byte) *pb {
+	return new(pb).ul(hedge).ptr(ctx).ul(uint64(len(ctx)))
+}
+
+// mldsaCase signs with the parameter p (nil: none) over the context ctx.
+func (r *run) mldsaCase(p *pb, ctx []byte) sigCase {
+	return sigCase{priv: "rt-mldsa", pub: "rt-mldsa.pub", param: p, data: rtMsg, parts: true,
+		verify: func(d, s []byte) error {
+			if !mldsa44.Verify(r.g.mldsa, d, ctx, s) {
+				return errors.New("circl's ML-DSA-44 refuses it")
+			}
+			return nil
+		}}
+}
+
+// slhCtxCase is pure SLH-DSA with CK_SIGN_ADDITIONAL_CONTEXT.
+func (r *run) slhCtxCase(hedge uint64, ctx []byte) sigCase {
+	return sigCase{priv: "rt-slh", pub: "rt-slh.pub", param: signContext(hedge, ctx), data: rtMsg, parts: true,
+		verify: func(d, s []byte) error {
+			if !slhdsa.Verify(r.g.slh, slhdsa.NewMessage(d), s, ctx) {
+				return errors.New("circl's SLH-DSA refuses it")
+			}
+			return nil
+		}}
 }
 
 // slhCase: pure SLH-DSA (ph nil) or HashSLH-DSA with the pre-hash ph.
@@ -1230,6 +1316,20 @@ func (r *run) gcmCipher() cipherCase {
 		want: func(iv, pt []byte) []byte { return g.Seal(nil, iv, pt, aad) }}
 }
 
+// gcm240Cipher: the 2.40 CK_GCM_PARAMS (no ulIvBits) and a 96-bit tag.
+func (r *run) gcm240Cipher() cipherCase {
+	b, _ := aes.NewCipher(rtAES32)
+	g, _ := cipher.NewGCMWithTagSize(b, 12)
+	aad := []byte("fork aad 2.40")
+	return cipherCase{key: "aes32", pt: rtMsg, parts: true,
+		param: func() (mech, []byte) {
+			r.ivn++
+			iv := append(bytes.Repeat([]byte{0x27}, 11), r.ivn)
+			return new(pb).ptr(iv).ul(12).ptr(aad).ul(uint64(len(aad))).ul(96).mech(ck.CKM_AES_GCM), iv
+		},
+		want: func(iv, pt []byte) []byte { return g.Seal(nil, iv, pt, aad) }}
+}
+
 // gcmMessage is the 3.0 message-based AES-GCM: the token makes the IV
 // (CKG_GENERATE_RANDOM) and writes it and the tag back; Go opens it, and
 // the token opens Go's.
@@ -1297,6 +1397,18 @@ func (r *run) rsaCipher(oaep bool) cipherCase {
 		return ct
 	}
 	return c
+}
+
+// oaepSHA1 is OAEP with SHA-1 and MGF1-SHA-1 and no label.
+func (r *run) oaepSHA1() cipherCase {
+	k := r.g.rsa
+	m := new(pb).ul(ck.CKM_SHA_1).ul(ck.CKG_MGF1_SHA1).ul(ck.CKZ_DATA_SPECIFIED).ptr(nil).ul(0).mech(ck.CKM_RSA_PKCS_OAEP)
+	return cipherCase{key: "rt-rsa.pub", dekey: "rt-rsa", pt: rtMsg, param: func() (mech, []byte) { return m, nil },
+		goDecrypt: func(ct []byte) ([]byte, error) { return rsa.DecryptOAEP(sha1.New(), nil, k, ct, nil) },
+		goEncrypt: func(pt []byte) []byte {
+			ct, _ := rsa.EncryptOAEP(sha1.New(), rand.Reader, &k.PublicKey, pt, nil)
+			return ct
+		}}
 }
 
 // rsaRawCipher is CKM_RSA_X_509: m^e mod n, deterministic.
@@ -1499,6 +1611,19 @@ func (r *run) ecdhWith(m uint64, op string, dm, base uint64, mine *ecdh.PublicKe
 	r.derive(m, op, p.mech(dm), base, genericOut(len(z)), z)
 }
 
+// ecdhKDF derives with rt-ec, a Go peer and CKD_SHA256_KDF over shared
+// data: ANSI X9.63's KDF, SHA-256(Z ‖ 00000001 ‖ shared data), computed in Go.
+func (r *run) ecdhKDF(m uint64) {
+	mine, _ := r.g.ec.ECDH()
+	peer, _ := ecdh.P256().NewPrivateKey(seq(32, 0x03))
+	z, _ := peer.ECDH(mine.PublicKey())
+	shared := []byte("fork shared info")
+	want := digestOf(crypto.SHA256, append(append(z, 0, 0, 0, 1), shared...))
+	pd := peer.PublicKey().Bytes()
+	p := new(pb).ul(ck.CKD_SHA256_KDF).ul(uint64(len(shared))).ptr(shared).ul(uint64(len(pd))).ptr(pd)
+	r.derive(m, "derive", p.mech(m), r.h["rt-ec"], genericOut(len(want)), want)
+}
+
 // dhDerive derives from the private key base, whose public value is y,
 // with a Go peer on the token key's group.
 func (r *run) dhDerive(m uint64, op string, base uint64, y *big.Int) {
@@ -1525,6 +1650,30 @@ func (r *run) hkdf(m uint64, op string, base uint64, ikm []byte) {
 		mt = ck.CKM_HKDF_DERIVE
 	}
 	r.derive(m, op, p.mech(mt), base, t, want)
+}
+
+// hkdfVariant is HKDF's Extract alone with CKF_HKDF_SALT_NULL (the PRK),
+// or Expand alone (the base key is the PRK).
+func (r *run) hkdfVariant(m uint64, extract, expand bool) {
+	info := []byte("fork info")
+	n := 32
+	var want []byte
+	var p *pb
+	if extract {
+		want, _ = hkdf.Extract(sha256.New, rtGen32, nil)
+		p = new(pb).bbool(true, false).bbool(false, true).ul(ck.CKM_SHA256).ul(ck.CKF_HKDF_SALT_NULL).
+			ptr(nil).ul(0).ul(0).ptr(nil).ul(0)
+	} else {
+		n = 50
+		want, _ = hkdf.Expand(sha256.New, rtGen32, string(info), n)
+		p = new(pb).bbool(false, false).bbool(true, true).ul(ck.CKM_SHA256).ul(0).
+			ptr(nil).ul(0).ul(0).ptr(info).ul(uint64(len(info)))
+	}
+	t := genericOut(n)
+	if m == ck.CKM_HKDF_DATA {
+		t = tmpl{{ck.CKA_CLASS, ulv(ck.CKO_DATA)}, {ck.CKA_TOKEN, boolv(false)}, {ck.CKA_VALUE_LEN, ulv(uint64(n))}}
+	}
+	r.derive(m, "derive", p.mech(m), r.h["gen"], t, want)
 }
 
 // encryptData: CKM_{AES,DES,DES3}_{ECB,CBC}_ENCRYPT_DATA, the data
@@ -1666,7 +1815,7 @@ func (r *run) pairGen(m uint64) {
 	yes := boolv(true)
 	var pub, priv tmpl
 	for _, k := range rtKeys(r.g.dsa.P, r.g.dsa.Q, r.g.dsa.G, r.g.dh) {
-		if k.gen == m {
+		if k.gen == m && pub == nil { // the first key of the mechanism's
 			pub, priv = append(tmpl{}, k.pub...), append(tmpl{}, k.priv...)
 		}
 	}
@@ -1744,7 +1893,7 @@ func (r *run) pairGen(m uint64) {
 		if failed(k.UnmarshalBinary(r.attrs(hpub, ck.CKA_VALUE)[0])) {
 			return
 		}
-		proves(ck.CKM_ML_DSA, func(g *goKeys) { g.mldsa = &k }, (*run).mldsaCase)
+		proves(ck.CKM_ML_DSA, func(g *goKeys) { g.mldsa = &k }, func(r *run) sigCase { return r.mldsaCase(nil, nil) })
 	case ck.CKM_SLH_DSA_KEY_PAIR_GEN:
 		k := slhdsa.PublicKey{ID: slhdsa.SHA2_128f}
 		if failed(k.UnmarshalBinary(r.attrs(hpub, ck.CKA_VALUE)[0])) {
