@@ -221,6 +221,19 @@ var (
 	oidEd448   = []byte{0x06, 0x03, 0x2b, 0x65, 0x71}
 )
 
+// otherCurves are the NIST curves besides P-256 that the table signs and
+// derives on (variants of CKM_ECDSA and CKM_ECDH1_DERIVE), each a token key
+// rt-<name>; Go has no P-192.
+var otherCurves = []struct {
+	name  string
+	oid   []byte
+	curve elliptic.Curve
+}{
+	{"p224", []byte{0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x21}, elliptic.P224()},
+	{"p384", []byte{0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22}, elliptic.P384()},
+	{"p521", []byte{0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x23}, elliptic.P521()},
+}
+
 // rtKeys are the token key pairs: one per key type, made once by the parent
 // (token objects, so that every child finds the same keys), extractable and
 // not sensitive so that Go reads the private halves and checks everything.
@@ -229,7 +242,14 @@ func rtKeys(dsaP, dsaQ, dsaG *big.Int, group *dh.Group) []rtKey {
 	open := tmpl{{ck.CKA_TOKEN, yes}, {ck.CKA_SENSITIVE, boolv(false)}, {ck.CKA_EXTRACTABLE, yes}}
 	with := func(t tmpl, more ...attr) tmpl { return append(append(tmpl{}, t...), more...) }
 	pubBase := tmpl{{ck.CKA_TOKEN, yes}}
-	return []rtKey{
+	var curves []rtKey
+	for _, c := range otherCurves {
+		curves = append(curves, rtKey{"rt-" + c.name, ck.CKM_EC_KEY_PAIR_GEN,
+			with(pubBase, attr{ck.CKA_EC_PARAMS, c.oid}, attr{ck.CKA_VERIFY, yes}),
+			with(open, attr{ck.CKA_SIGN, yes}, attr{ck.CKA_DERIVE, yes}),
+			[]uint64{ck.CKA_EC_POINT}, []uint64{ck.CKA_VALUE}})
+	}
+	return append([]rtKey{
 		{"rt-rsa", ck.CKM_RSA_PKCS_KEY_PAIR_GEN,
 			with(pubBase, attr{ck.CKA_MODULUS_BITS, ulv(2048)}, attr{ck.CKA_PUBLIC_EXPONENT, []byte{1, 0, 1}},
 				attr{ck.CKA_VERIFY, yes}, attr{ck.CKA_ENCRYPT, yes}, attr{ck.CKA_WRAP, yes}),
@@ -272,14 +292,15 @@ func rtKeys(dsaP, dsaQ, dsaG *big.Int, group *dh.Group) []rtKey {
 			with(pubBase, attr{ck.CKA_PARAMETER_SET, ulv(ck.CKP_SLH_DSA_SHA2_128F)}, attr{ck.CKA_VERIFY, yes}),
 			with(open, attr{ck.CKA_SIGN, yes}),
 			[]uint64{ck.CKA_VALUE}, nil},
-	}
+	}, curves...)
 }
 
 // goKeys are the token keys as Go sees them, read once from the parent.
 type goKeys struct {
 	rsa      *rsa.PrivateKey
 	ec       *ecdsa.PrivateKey
-	ecPoint  []byte // uncompressed
+	ecPoint  []byte                       // uncompressed
+	curves   map[string]*ecdsa.PrivateKey // otherCurves' keys, by name
 	ed       ed25519.PublicKey
 	ed448    ed448.PublicKey
 	x        *ecdh.PrivateKey
@@ -343,6 +364,14 @@ func rtSetup(r *run) *goKeys {
 		t.Fatalf("rt-ec: CKA_EC_POINT %x", pt)
 	}
 	gk.ec = &ecdsa.PrivateKey{PublicKey: ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}, D: bi(vals["rt-ec"][0])}
+	gk.curves = map[string]*ecdsa.PrivateKey{}
+	for _, c := range otherCurves {
+		pt, err := octets(vals["rt-"+c.name+".pub"][0])
+		must("rt-"+c.name, err)
+		k, err := ecdsa.ParseUncompressedPublicKey(c.curve, pt)
+		must("rt-"+c.name, err)
+		gk.curves[c.name] = &ecdsa.PrivateKey{PublicKey: *k, D: bi(vals["rt-"+c.name][0])}
+	}
 	edPub, err := octets(vals["rt-ed.pub"][0])
 	must("rt-ed", err)
 	gk.ed = edPub
@@ -514,7 +543,11 @@ func newRun(t testing.TB, c *rpc, g *goKeys) *run {
 
 // findKeys finds the token key pairs.
 func (r *run) findKeys() {
-	for _, l := range []string{"rt-rsa", "rt-ec", "rt-ed", "rt-ed448", "rt-x", "rt-dsa", "rt-dh", "rt-mlkem", "rt-mldsa", "rt-slh"} {
+	labels := []string{"rt-rsa", "rt-ec", "rt-ed", "rt-ed448", "rt-x", "rt-dsa", "rt-dh", "rt-mlkem", "rt-mldsa", "rt-slh"}
+	for _, c := range otherCurves {
+		labels = append(labels, "rt-"+c.name)
+	}
+	for _, l := range labels {
 		r.h[l] = r.find(ck.CKO_PRIVATE_KEY, l)
 		r.h[l+".pub"] = r.find(ck.CKO_PUBLIC_KEY, l)
 		if r.h[l] == 0 || r.h[l+".pub"] == 0 {
@@ -645,7 +678,14 @@ func caseOf(m uint64) *mcase {
 	case ck.CKM_RSA_PKCS_PSS:
 		return sig(func(r *run) sigCase { return r.rsaPSSCase(crypto.SHA256, false) })
 	case ck.CKM_ECDSA:
-		return sig(func(r *run) sigCase { return r.ecdsaCase(crypto.SHA256, false) })
+		return &mcase{fSig, func(r *run, m, f uint64) {
+			r.sigRoundTrip(m, f, r.ecdsaCase(crypto.SHA256, false))
+			for _, c := range otherCurves {
+				r.variant("/"+c.name, func() {
+					r.sigRoundTrip(m, f, r.ecdsaKeyCase("rt-"+c.name, &r.g.curves[c.name].PublicKey, crypto.SHA256, false))
+				})
+			}
+		}}
 	case ck.CKM_DSA:
 		return sig(func(r *run) sigCase { return r.dsaCase(crypto.SHA256, false) })
 	case ck.CKM_EDDSA:
@@ -713,6 +753,9 @@ func caseOf(m uint64) *mcase {
 		return &mcase{ck.CKF_DERIVE, func(r *run, m, _ uint64) {
 			r.ecdh(m, "rt-ec")
 			r.variant("/sha256-kdf", func() { r.ecdhKDF(m) })
+			for _, c := range otherCurves {
+				r.variant("/"+c.name, func() { r.ecdhCurve(m, "rt-"+c.name, &r.g.curves[c.name].PublicKey) })
+			}
 			if m == ck.CKM_ECDH1_DERIVE { // the cofactor form is for the Weierstrass curves
 				r.ecdh(m, "rt-x")
 			}
@@ -1011,10 +1054,15 @@ func rs(sig []byte) (*big.Int, *big.Int) {
 }
 
 func (r *run) ecdsaCase(h crypto.Hash, hashed bool) sigCase {
-	pub := &r.g.ec.PublicKey
-	return hashedOr("rt-ec", h, hashed, func(digest, sig []byte) error {
-		if len(sig) != 64 {
-			return fmt.Errorf("a P-256 signature of %d bytes", len(sig))
+	return r.ecdsaKeyCase("rt-ec", &r.g.ec.PublicKey, h, hashed)
+}
+
+// ecdsaKeyCase is ecdsaCase with the token key key, whose public key is pub.
+func (r *run) ecdsaKeyCase(key string, pub *ecdsa.PublicKey, h crypto.Hash, hashed bool) sigCase {
+	n := (pub.Curve.Params().N.BitLen() + 7) / 8
+	return hashedOr(key, h, hashed, func(digest, sig []byte) error {
+		if len(sig) != 2*n {
+			return fmt.Errorf("a %s signature of %d bytes", pub.Curve.Params().Name, len(sig))
 		}
 		if a, b := rs(sig); !ecdsa.Verify(pub, digest, a, b) {
 			return errors.New("crypto/ecdsa refuses it")
@@ -1601,7 +1649,14 @@ func (r *run) ecdh(m uint64, key string) {
 // ecdhWith derives with dm from the private key base, whose public key Go
 // has as mine, and a fixed peer of Go's on its curve.
 func (r *run) ecdhWith(m uint64, op string, dm, base uint64, mine *ecdh.PublicKey) {
-	peer, _ := mine.Curve().NewPrivateKey(seq(32, 0x01))
+	n := 32 // X25519's scalar
+	if mine.Curve() != ecdh.X25519() {
+		n = (len(mine.Bytes()) - 1) / 2 // a NIST curve's: the size of a coordinate
+	}
+	peer, err := mine.Curve().NewPrivateKey(seq(n, 0x01))
+	if err != nil {
+		r.t.Fatalf("%s: Go's ECDH peer: %v", r.name, err)
+	}
 	z, err := peer.ECDH(mine)
 	if err != nil {
 		r.t.Fatalf("%s: Go's ECDH: %v", r.name, err)
@@ -1622,6 +1677,25 @@ func (r *run) ecdhKDF(m uint64) {
 	pd := peer.PublicKey().Bytes()
 	p := new(pb).ul(ck.CKD_SHA256_KDF).ul(uint64(len(shared))).ptr(shared).ul(uint64(len(pd))).ptr(pd)
 	r.derive(m, "derive", p.mech(m), r.h["rt-ec"], genericOut(len(want)), want)
+}
+
+// ecdhCurve derives with the token key key on a NIST curve, whose public
+// key is pub, and a fixed Go peer: crypto/ecdh's answer, or for P-224
+// (which crypto/ecdh lacks) crypto/elliptic's scalar multiplication.
+func (r *run) ecdhCurve(m uint64, key string, pub *ecdsa.PublicKey) {
+	if k, err := pub.ECDH(); err == nil {
+		r.ecdhWith(m, "derive", m, r.h[key], k)
+		return
+	}
+	c := pub.Curve
+	size := (c.Params().BitSize + 7) / 8
+	d := seq(size, 0x01)
+	px, py := c.ScalarBaseMult(d)
+	zx, _ := c.ScalarMult(pub.X, pub.Y, d)
+	pd := elliptic.Marshal(c, px, py) //nolint:staticcheck // P-224 has no crypto/ecdh
+	p := new(pb).ul(ck.CKD_NULL).ul(0).ptr(nil).ul(uint64(len(pd))).ptr(pd)
+	z := zx.FillBytes(make([]byte, size))
+	r.derive(m, "derive", p.mech(m), r.h[key], genericOut(len(z)), z)
 }
 
 // dhDerive derives from the private key base, whose public value is y,
