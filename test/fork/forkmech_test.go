@@ -114,6 +114,7 @@ func oddParity(b []byte) []byte {
 	return b
 }
 
+// bitsSet counts the bits set in v.
 func bitsSet(v byte) int {
 	n := 0
 	for ; v != 0; v &= v - 1 {
@@ -191,6 +192,7 @@ var (
 	hashMech = map[crypto.Hash]uint64{}
 )
 
+// init makes hashMech, the inverse of digestHash.
 func init() {
 	for m, h := range digestHash {
 		hashMech[h] = m
@@ -801,6 +803,7 @@ type sigCase struct {
 	verify    func(data, sig []byte) error
 }
 
+// mech is the CK_MECHANISM of type m with the case's parameter.
 func (c sigCase) mech(m uint64) mech {
 	if c.param == nil {
 		return plain(m)
@@ -915,6 +918,8 @@ func general(n int) *pb {
 	return new(pb).ul(uint64(n))
 }
 
+// hmacCase is HMAC with h on the generic secret "gen", the whole MAC or
+// (n > 0, the _GENERAL form) its first n bytes, against crypto/hmac.
 func (r *run) hmacCase(h crypto.Hash, n int) sigCase {
 	mac := hmac.New(h.New, rtGen32)
 	mac.Write(rtMsg)
@@ -925,6 +930,8 @@ func (r *run) hmacCase(h crypto.Hash, n int) sigCase {
 	return sigCase{priv: "gen", pub: "gen", param: general(n), data: rtMsg, parts: true, verify: equalMAC(want)}
 }
 
+// cmacCase is CMAC on the AES-256 or the DES3 key, whole or (n > 0) its
+// first n bytes, against cmac.
 func (r *run) cmacCase(key string, n int) sigCase {
 	var b cipher.Block
 	if key == "des3" {
@@ -941,6 +948,8 @@ func (r *run) cmacCase(key string, n int) sigCase {
 	return sigCase{priv: key, pub: key, param: general(n), data: rtMsg, parts: true, verify: equalMAC(want)}
 }
 
+// cbcMACCase is AES-MAC: CBC-MAC over the data padded with zeros, half a
+// block or (n > 0) n bytes.
 func (r *run) cbcMACCase(n int) sigCase {
 	b, _ := aes.NewCipher(rtAES32)
 	data := append(bytes.Clone(rtMsg), make([]byte, (16-len(rtMsg)%16)%16)...)
@@ -1025,6 +1034,8 @@ func (r *run) rsaPKCSCase(h crypto.Hash, hashed bool) sigCase {
 	}}
 }
 
+// rsaPSSCase is PSS with h, MGF1 with h and a salt of h's size, over the
+// message (hashed) or its digest (CKM_RSA_PKCS_PSS).
 func (r *run) rsaPSSCase(h crypto.Hash, hashed bool) sigCase {
 	pub := &r.g.rsa.PublicKey
 	opts := &rsa.PSSOptions{SaltLength: h.Size(), Hash: h}
@@ -1053,6 +1064,8 @@ func rs(sig []byte) (*big.Int, *big.Int) {
 	return new(big.Int).SetBytes(sig[:n]), new(big.Int).SetBytes(sig[n:])
 }
 
+// ecdsaCase is ECDSA on the P-256 token key, over the message hashed with
+// h (hashed) or its digest (CKM_ECDSA), checked by crypto/ecdsa.
 func (r *run) ecdsaCase(h crypto.Hash, hashed bool) sigCase {
 	return r.ecdsaKeyCase("rt-ec", &r.g.ec.PublicKey, h, hashed)
 }
@@ -1071,6 +1084,8 @@ func (r *run) ecdsaKeyCase(key string, pub *ecdsa.PublicKey, h crypto.Hash, hash
 	})
 }
 
+// dsaCase is DSA on the token key, the digest cut to q's size as FIPS
+// 186-4 says, checked by crypto/dsa.
 func (r *run) dsaCase(h crypto.Hash, hashed bool) sigCase {
 	pub := &r.g.dsa.PublicKey
 	qn := (pub.Q.BitLen() + 7) / 8
@@ -1100,6 +1115,7 @@ func hashedOr(key string, h crypto.Hash, hashed bool, check func(digest, sig []b
 	return sigCase{priv: key, pub: key + ".pub", data: digestOf(h, rtMsg), verify: check}
 }
 
+// eddsaCase is Ed25519 without a parameter, checked by crypto/ed25519.
 func (r *run) eddsaCase() sigCase {
 	return sigCase{priv: "rt-ed", pub: "rt-ed.pub", data: rtMsg, parts: true, verify: func(d, s []byte) error {
 		if !ed25519.Verify(r.g.ed, d, s) {
@@ -1249,6 +1265,9 @@ func (r *run) cryptParts(kind int, m mech, key uint64, in []byte) (uint64, []byt
 	return rv, append(all, out[0]...)
 }
 
+// cipherRoundTrip encrypts (Go checks the ciphertext or decrypts it),
+// decrypts Go's ciphertext, and does both in parts when the case takes
+// parts.
 func (r *run) cipherRoundTrip(m uint64, c cipherCase) {
 	key := r.h[c.key]
 	mm, iv := c.param()
@@ -1337,6 +1356,7 @@ func (r *run) blockCipher(m uint64) cipherCase {
 	return cipherCase{key: key, param: param, pt: rtMsg, want: want, parts: true}
 }
 
+// ctrCipher is AES-CTR with a 32-bit counter (CK_AES_CTR_PARAMS).
 func (r *run) ctrCipher() cipherCase {
 	b, _ := aes.NewCipher(rtAES32)
 	cb := append(bytes.Repeat([]byte{0x42}, 12), 0, 0, 0, 1)
@@ -1496,6 +1516,9 @@ func (r *run) aesProbe(m uint64, op string, h uint64, val []byte) {
 	}
 }
 
+// wrapRoundTrip wraps "target" (Go checks or unwraps the blob), then
+// unwraps Go's blob (or the token's, checked) into an AES key that must
+// encrypt as the target's value does.
 func (r *run) wrapRoundTrip(m uint64, c wrapCase) {
 	mm, _ := c.param()
 	rv, out := r.c.call(opWrap, r.s, mm, r.h[c.key], r.h["target"], 0)
@@ -1531,6 +1554,8 @@ func (r *run) wrapRoundTrip(m uint64, c wrapCase) {
 	}
 }
 
+// rsaWrap is wrapping with RSA PKCS#1 v1.5 or OAEP: Go decrypts the
+// token's blob and encrypts one for it.
 func (r *run) rsaWrap(oaep bool) wrapCase {
 	c := r.rsaCipher(oaep)
 	return wrapCase{key: "rt-rsa.pub", unkey: "rt-rsa", param: c.param, goUnwrap: c.goDecrypt, goWrap: c.goEncrypt}
