@@ -30,8 +30,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cloudflare/circl/sign"
 	"github.com/cloudflare/circl/sign/ed448"
 	"github.com/cloudflare/circl/sign/mldsa/mldsa44"
+	"github.com/cloudflare/circl/sign/mldsa/mldsa65"
+	"github.com/cloudflare/circl/sign/mldsa/mldsa87"
 	"github.com/cloudflare/circl/sign/slhdsa"
 	"github.com/cloudflare/circl/xof"
 
@@ -290,6 +293,18 @@ func rtKeys(dsaP, dsaQ, dsaG *big.Int, group *dh.Group) []rtKey {
 			with(pubBase, attr{ck.CKA_PARAMETER_SET, ulv(ck.CKP_ML_DSA_44)}, attr{ck.CKA_VERIFY, yes}),
 			with(open, attr{ck.CKA_SIGN, yes}),
 			[]uint64{ck.CKA_VALUE}, nil},
+		{"rt-mlkem1024", ck.CKM_ML_KEM_KEY_PAIR_GEN,
+			with(pubBase, attr{ck.CKA_PARAMETER_SET, ulv(ck.CKP_ML_KEM_1024)}, attr{ck.CKA_ENCAPSULATE, yes}),
+			with(open, attr{ck.CKA_DECAPSULATE, yes}),
+			[]uint64{ck.CKA_VALUE}, []uint64{ck.CKA_SEED}},
+		{"rt-mldsa65", ck.CKM_ML_DSA_KEY_PAIR_GEN,
+			with(pubBase, attr{ck.CKA_PARAMETER_SET, ulv(ck.CKP_ML_DSA_65)}, attr{ck.CKA_VERIFY, yes}),
+			with(open, attr{ck.CKA_SIGN, yes}),
+			[]uint64{ck.CKA_VALUE}, nil},
+		{"rt-mldsa87", ck.CKM_ML_DSA_KEY_PAIR_GEN,
+			with(pubBase, attr{ck.CKA_PARAMETER_SET, ulv(ck.CKP_ML_DSA_87)}, attr{ck.CKA_VERIFY, yes}),
+			with(open, attr{ck.CKA_SIGN, yes}),
+			[]uint64{ck.CKA_VALUE}, nil},
 		{"rt-slh", ck.CKM_SLH_DSA_KEY_PAIR_GEN,
 			with(pubBase, attr{ck.CKA_PARAMETER_SET, ulv(ck.CKP_SLH_DSA_SHA2_128F)}, attr{ck.CKA_VERIFY, yes}),
 			with(open, attr{ck.CKA_SIGN, yes}),
@@ -310,6 +325,8 @@ type goKeys struct {
 	dh       *dh.Group
 	dhX, dhY *big.Int
 	mlkem    *mlkem.DecapsulationKey768
+	mlkem1k  *mlkem.DecapsulationKey1024
+	mldsaPQ  map[string]sign.PublicKey // rt-mldsa65 and rt-mldsa87, with their schemes
 	mldsa    *mldsa44.PublicKey
 	slh      *slhdsa.PublicKey
 }
@@ -403,6 +420,17 @@ func rtSetup(r *run) *goKeys {
 	must("rt-mlkem", err)
 	if !bytes.Equal(gk.mlkem.EncapsulationKey().Bytes(), vals["rt-mlkem.pub"][0]) {
 		t.Fatalf("rt-mlkem: the seed is not the public key's")
+	}
+	gk.mlkem1k, err = mlkem.NewDecapsulationKey1024(vals["rt-mlkem1024"][0])
+	must("rt-mlkem1024", err)
+	if !bytes.Equal(gk.mlkem1k.EncapsulationKey().Bytes(), vals["rt-mlkem1024.pub"][0]) {
+		t.Fatalf("rt-mlkem1024: the seed is not the public key's")
+	}
+	gk.mldsaPQ = map[string]sign.PublicKey{}
+	for l, sch := range mldsaSchemes {
+		pk, err := sch.UnmarshalBinaryPublicKey(vals[l+".pub"][0])
+		must(l, err)
+		gk.mldsaPQ[l] = pk
 	}
 	gk.mldsa = new(mldsa44.PublicKey)
 	must("rt-mldsa", gk.mldsa.UnmarshalBinary(vals["rt-mldsa.pub"][0]))
@@ -545,7 +573,8 @@ func newRun(t testing.TB, c *rpc, g *goKeys) *run {
 
 // findKeys finds the token key pairs.
 func (r *run) findKeys() {
-	labels := []string{"rt-rsa", "rt-ec", "rt-ed", "rt-ed448", "rt-x", "rt-dsa", "rt-dh", "rt-mlkem", "rt-mldsa", "rt-slh"}
+	labels := []string{"rt-rsa", "rt-ec", "rt-ed", "rt-ed448", "rt-x", "rt-dsa", "rt-dh", "rt-mlkem", "rt-mlkem1024",
+		"rt-mldsa", "rt-mldsa65", "rt-mldsa87", "rt-slh"}
 	for _, c := range otherCurves {
 		labels = append(labels, "rt-"+c.name)
 	}
@@ -710,6 +739,9 @@ func caseOf(m uint64) *mcase {
 			r.variant("/deterministic", func() {
 				r.sigRoundTrip(m, f, r.mldsaCase(signContext(ck.CKH_DETERMINISTIC_REQUIRED, nil), nil))
 			})
+			for _, l := range []string{"rt-mldsa65", "rt-mldsa87"} {
+				r.variant("/"+strings.TrimPrefix(l, "rt-mldsa"), func() { r.sigRoundTrip(m, f, r.mldsaSchemeCase(l, ctx)) })
+			}
 		}}
 	case ck.CKM_SLH_DSA:
 		return &mcase{fSig, func(r *run, m, f uint64) {
@@ -750,7 +782,12 @@ func caseOf(m uint64) *mcase {
 	case ck.CKM_AES_KEY_WRAP, ck.CKM_AES_KEY_WRAP_PAD, ck.CKM_AES_KEY_WRAP_KWP:
 		return &mcase{fWrap, func(r *run, m, _ uint64) { r.wrapRoundTrip(m, r.kwCase(m)) }}
 	case ck.CKM_ML_KEM:
-		return &mcase{fKEM, func(r *run, m, _ uint64) { r.kem(m) }}
+		return &mcase{fKEM, func(r *run, m, _ uint64) {
+			dk := r.g.mlkem
+			r.kem(m, "rt-mlkem", dk.Decapsulate, dk.EncapsulationKey().Encapsulate)
+			dk1 := r.g.mlkem1k
+			r.variant("/1024", func() { r.kem(m, "rt-mlkem1024", dk1.Decapsulate, dk1.EncapsulationKey().Encapsulate) })
+		}}
 	case ck.CKM_ECDH1_DERIVE, ck.CKM_ECDH1_COFACTOR_DERIVE:
 		return &mcase{ck.CKF_DERIVE, func(r *run, m, _ uint64) {
 			r.ecdh(m, "rt-ec")
@@ -1158,6 +1195,22 @@ func (r *run) mldsaCase(p *pb, ctx []byte) sigCase {
 		verify: func(d, s []byte) error {
 			if !mldsa44.Verify(r.g.mldsa, d, ctx, s) {
 				return errors.New("circl's ML-DSA-44 refuses it")
+			}
+			return nil
+		}}
+}
+
+// mldsaSchemes are the circl schemes of the other ML-DSA token keys.
+var mldsaSchemes = map[string]sign.Scheme{"rt-mldsa65": mldsa65.Scheme(), "rt-mldsa87": mldsa87.Scheme()}
+
+// mldsaSchemeCase is ML-DSA on the key l (ML-DSA-65 or -87) with a
+// context, checked by circl's scheme.
+func (r *run) mldsaSchemeCase(l string, ctx []byte) sigCase {
+	sch, pk := mldsaSchemes[l], r.g.mldsaPQ[l]
+	return sigCase{priv: l, pub: l + ".pub", param: signContext(ck.CKH_HEDGE_PREFERRED, ctx), data: rtMsg, parts: true,
+		verify: func(d, s []byte) error {
+			if !sch.Verify(pk, d, s, &sign.SignatureOpts{Context: string(ctx)}) {
+				return fmt.Errorf("circl's %s refuses it", sch.Name())
 			}
 			return nil
 		}}
@@ -1611,21 +1664,22 @@ func kwpUnwrap(b cipher.Block, c []byte) ([]byte, error) {
 
 // ---- key encapsulation ----
 
-// kem: the token encapsulates to its ML-KEM-768 key and Go decapsulates;
-// Go encapsulates and the token decapsulates; the secrets must agree.
-func (r *run) kem(m uint64) {
+// kem: the token encapsulates to its ML-KEM key key and Go decapsulates
+// (decap); Go encapsulates (encap) and the token decapsulates; the secrets
+// must agree.
+func (r *run) kem(m uint64, key string, decap func(ct []byte) ([]byte, error), encap func() ([]byte, []byte)) {
 	t := tmpl{{ck.CKA_CLASS, ulv(ck.CKO_SECRET_KEY)}, {ck.CKA_KEY_TYPE, ulv(ck.CKK_GENERIC_SECRET)},
 		{ck.CKA_TOKEN, boolv(false)}, {ck.CKA_SENSITIVE, boolv(false)}, {ck.CKA_EXTRACTABLE, boolv(true)}}
-	rv, out := r.c.call(opEncap, r.s, plain(m), r.h["rt-mlkem.pub"], t, 0)
+	rv, out := r.c.call(opEncap, r.s, plain(m), r.h[key+".pub"], t, 0)
 	if r.want(m, "encapsulate", rv, "random") && len(out) == 2 {
 		got := r.value(u64of(out[1]))
-		want, err := r.g.mlkem.Decapsulate(out[0])
+		want, err := decap(out[0])
 		if err != nil || !bytes.Equal(got, want) {
 			r.errorf(m, "encapsulate", "secret %x, Go decapsulates %x (%v)", got, want, err)
 		}
 	}
-	want, ct := r.g.mlkem.EncapsulationKey().Encapsulate()
-	rv, out = r.c.call(opDecap, r.s, plain(m), r.h["rt-mlkem"], t, ct)
+	want, ct := encap()
+	rv, out = r.c.call(opDecap, r.s, plain(m), r.h[key], t, ct)
 	if r.want(m, "decapsulate", rv, "") {
 		if got := r.value(u64of(out[0])); !bytes.Equal(got, want) {
 			r.errorf(m, "decapsulate", "secret %x, Go encapsulated %x", got, want)
