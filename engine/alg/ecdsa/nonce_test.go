@@ -75,6 +75,12 @@ func TestDRBGSequence(t *testing.T) {
 }
 
 func TestSignAllocations(t *testing.T) {
+	if raceBuild {
+		// sync.Pool drops a quarter of what it is given under the race
+		// detector, and a new working memory (the relation check's
+		// numbers among it) is several allocations.
+		t.Skip("the race detector's sync.Pool drops the working memory")
+	}
 	key, err := NewPrivateKey("P-256", []byte{42})
 	if err != nil {
 		t.Fatal(err)
