@@ -85,7 +85,7 @@ type gcmStream struct {
 }
 
 func (m *aesGCM) newStream(op opView) (symStream, error) {
-	b, err := aesBlock(op)
+	k, err := aesPrepared(op)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func (m *aesGCM) newStream(op opView) (symStream, error) {
 		}
 		p.ivUsed = true
 	}
-	return newGCMStream(b, p, encrypt)
+	return newGCMStream(k, p, encrypt)
 }
 
 // checkCallerIV applies the slot's gcm_caller_iv switch and the Module's
@@ -113,11 +113,14 @@ func checkCallerIV(op opView, iv []byte) error {
 	return nil
 }
 
-// newGCMStream is the GCM of block b for the checked parameter p.
-func newGCMStream(b cipher.Block, p *gcmParam, encrypt bool) (*gcmStream, error) {
+// newGCMStream is the GCM of key k for the checked parameter p.
+func newGCMStream(k *aesKey, p *gcmParam, encrypt bool) (*gcmStream, error) {
 	s := &gcmStream{p: p, encrypt: encrypt}
+	b := k.block
 	var err error
 	switch {
+	case len(p.iv) == gcmStandardIV && p.tagLen == gcmFullTagSize:
+		s.aead, err = k.standardGCM()
 	case len(p.iv) == gcmStandardIV && p.tagLen >= 12:
 		s.aead, err = cipher.NewGCMWithTagSize(b, p.tagLen)
 	case len(p.iv) == gcmStandardIV:

@@ -68,12 +68,12 @@ func (m *aesGCM) beginMessage(op opView, p *GCMMessageParams, aad []byte, encryp
 		return nil, err
 	}
 	am := &aeadMessage{iv: iv, generated: generated}
-	b, err := aesBlock(op)
+	k, err := aesPrepared(op)
 	if err != nil {
 		return nil, err
 	}
 	gp := &gcmParam{iv: iv, aad: append([]byte(nil), aad...), tagLen: int(p.TagBits / 8), ivUsed: true}
-	if am.s, err = newGCMStream(b, gp, encrypt); err != nil {
+	if am.s, err = newGCMStream(k, gp, encrypt); err != nil {
 		return nil, err
 	}
 	return am, nil
