@@ -34,14 +34,18 @@ func BenchmarkSymmetric64K(b *testing.B) {
 	must2(b, err)
 	var ivCount atomic.Uint64
 	for _, c := range []struct {
-		name string
-		mech func(iv []byte) *Mechanism
-		sign bool
+		name  string
+		mech  func(iv []byte) *Mechanism
+		sign  bool
+		parts bool // four 16 KiB Update calls and Final
 	}{
-		{"AES-256-GCM", func(iv []byte) *Mechanism { return gcmMech(iv[:12], nil, 128) }, false},
-		{"AES-256-CBC", func(iv []byte) *Mechanism { return &Mechanism{Type: ck.CKM_AES_CBC, Param: iv} }, false},
-		{"AES-256-CTR", func(iv []byte) *Mechanism { return ctrMech(128, iv) }, false},
-		{"AES-256-CMAC", func([]byte) *Mechanism { return &Mechanism{Type: ck.CKM_AES_CMAC} }, true},
+		{"AES-256-GCM", func(iv []byte) *Mechanism { return gcmMech(iv[:12], nil, 128) }, false, false},
+		{"AES-256-CBC", func(iv []byte) *Mechanism { return &Mechanism{Type: ck.CKM_AES_CBC, Param: iv} }, false, false},
+		{"AES-256-CTR", func(iv []byte) *Mechanism { return ctrMech(128, iv) }, false, false},
+		{"AES-256-CMAC", func([]byte) *Mechanism { return &Mechanism{Type: ck.CKM_AES_CMAC} }, true, false},
+		{"AES-256-CBC-parts", func(iv []byte) *Mechanism { return &Mechanism{Type: ck.CKM_AES_CBC, Param: iv} }, false, true},
+		{"AES-256-CTR-parts", func(iv []byte) *Mechanism { return ctrMech(128, iv) }, false, true},
+		{"AES-256-CMAC-parts", func([]byte) *Mechanism { return &Mechanism{Type: ck.CKM_AES_CMAC} }, true, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(64 << 10)
@@ -60,10 +64,24 @@ func BenchmarkSymmetric64K(b *testing.B) {
 				iv := make([]byte, 16)
 				for pb.Next() {
 					binary.BigEndian.PutUint64(iv[4:], ivCount.Add(1))
-					if c.sign {
+					switch {
+					case c.sign && c.parts:
+						must2(b, m.SignInit(sh, c.mech(iv), key))
+						for p := 0; p < len(data); p += 16 << 10 {
+							must2(b, m.SignUpdate(sh, data[p:p+16<<10]))
+						}
+						_, _, err = m.SignFinal(sh, Out{Cap: 64})
+					case c.parts:
+						must2(b, m.EncryptInit(sh, c.mech(iv), key))
+						for p := 0; p < len(data); p += 16 << 10 {
+							_, _, err = m.EncryptUpdate(sh, data[p:p+16<<10], Out{Cap: len(out) - p, Buf: out[p:]})
+							must2(b, err)
+						}
+						_, _, err = m.EncryptFinal(sh, Out{Cap: 32, Buf: out[len(data):]})
+					case c.sign:
 						must2(b, m.SignInit(sh, c.mech(iv), key))
 						_, _, err = m.Sign(sh, data, Out{Cap: 64})
-					} else {
+					default:
 						must2(b, m.EncryptInit(sh, c.mech(iv), key))
 						_, _, err = m.Encrypt(sh, data, Out{Cap: len(out), Buf: out})
 					}
