@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // refCMAC is SP 800-38B's CMAC of the whole message at once (§6.2), the
@@ -130,7 +131,7 @@ func TestAESBulkModes(t *testing.T) {
 					must(t, m.EncryptInit(sh, c.mech, key))
 					out := make([]byte, n+32) // the caller's buffer
 					once, _, err1 = m.Encrypt(sh, msg, Out{Cap: len(out), Buf: out})
-					inParts, err2 = cryptParts(m, sh, opEncrypt, c.mech, key, msg, parts)
+					inParts, err2 = cryptParts(m, sh, mech.OpEncrypt, c.mech, key, msg, parts)
 				}
 				if err1 != nil || err2 != nil {
 					t.Fatalf("%s: %v, %v", name, err1, err2)
@@ -174,17 +175,17 @@ func TestAESCTRCounterLimits(t *testing.T) {
 	} {
 		if c.left < 0 {
 			// Plenty left: a large message passes.
-			_, err := cryptParts(m, sh, opEncrypt, ctrMech(c.bits, c.cb), key, make([]byte, 4096), []int{100, 1000})
+			_, err := cryptParts(m, sh, mech.OpEncrypt, ctrMech(c.bits, c.cb), key, make([]byte, 4096), []int{100, 1000})
 			if err != nil {
 				t.Errorf("%s: %v", c.name, err)
 			}
 			continue
 		}
 		n := 16 * c.left
-		if _, err := cryptParts(m, sh, opEncrypt, ctrMech(c.bits, c.cb), key, make([]byte, n), []int{5, 11}); err != nil {
+		if _, err := cryptParts(m, sh, mech.OpEncrypt, ctrMech(c.bits, c.cb), key, make([]byte, n), []int{5, 11}); err != nil {
 			t.Errorf("%s: %d bytes: %v", c.name, n, err)
 		}
-		_, err := cryptParts(m, sh, opEncrypt, ctrMech(c.bits, c.cb), key, make([]byte, n+1), []int{5, n - 5})
+		_, err := cryptParts(m, sh, mech.OpEncrypt, ctrMech(c.bits, c.cb), key, make([]byte, n+1), []int{5, n - 5})
 		wantRV(t, err, ck.CKR_DATA_LEN_RANGE)
 		must(t, m.DecryptInit(sh, ctrMech(c.bits, c.cb), key))
 		_, _, err = m.Decrypt(sh, make([]byte, n+1), Out{Cap: n + 1})
