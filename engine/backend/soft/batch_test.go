@@ -158,13 +158,7 @@ func holdFirst(b *batcher, inner func([]*batchOp)) (release func(), sizes func()
 		for len(sizes()) == 0 {
 			runtime.Gosched()
 		}
-		for {
-			b.mu.Lock()
-			q := len(b.queue[k])
-			b.mu.Unlock()
-			if q == n {
-				return
-			}
+		for b.queueLen(k) != n {
 			runtime.Gosched()
 		}
 	}
@@ -231,4 +225,114 @@ func TestBatcherBoundedByLanes(t *testing.T) {
 		t.Fatalf("batch sizes %v", sizes())
 	}
 	checkOps(t, ops, want)
+}
+
+// recordSizes makes b's exec record the batch sizes and compute with
+// execDirect; sizes returns them.
+func recordSizes(b *batcher) (sizes func() []int) {
+	var mu sync.Mutex
+	var got []int
+	b.exec = func(ops []*batchOp) {
+		mu.Lock()
+		got = append(got, len(ops))
+		mu.Unlock()
+		execDirect(ops)
+	}
+	return func() []int {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+}
+
+// crowdedBatcher is a 2-slot scheduler whose callers were lately peak
+// at once, recording its batch sizes.
+func crowdedBatcher(peak int64) (*batcher, func() []int) {
+	b := newBatcher(2)
+	sizes := recordSizes(b)
+	b.peak.Store(peak)
+	return b, sizes
+}
+
+// wantSizes checks the batch sizes run.
+func wantSizes(t *testing.T, sizes func() []int, want ...int) {
+	t.Helper()
+	if got := sizes(); !slices.Equal(got, want) {
+		t.Fatalf("batch sizes %v, want %v", got, want)
+	}
+}
+
+// queueLen is the length of queue k.
+func (b *batcher) queueLen(k int) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue[k])
+}
+
+// queued waits until queue k of b holds n operations, failing if a batch
+// runs first (polling with runtime.Gosched: no clock).
+func queued(t *testing.T, b *batcher, sizes func() []int, k, n int) {
+	t.Helper()
+	for b.queueLen(k) != n {
+		if s := sizes(); len(s) > 0 {
+			t.Fatalf("a batch of %v ran before %d operations were queued", s, n)
+		}
+		runtime.Gosched()
+	}
+}
+
+// TestBatcherCrowdedGathers: with more callers lately than cores (peak 4
+// on 2 slots) and a lone computation holding one core, a pair does not
+// start on the free core: the pairs that follow queue behind it until a
+// full batch leads, so the four run as one batch of 8.
+func TestBatcherCrowdedGathers(t *testing.T) {
+	b, sizes := crowdedBatcher(4)
+	b.calls.Add(1) // the lone computation, held
+	b.lone.Add(1)
+	r := rand.New(rand.NewPCG(99, 100))
+	ops, want := testOps(t, r, 8)
+	var wg sync.WaitGroup
+	for i := 0; i < len(ops); i += 2 {
+		wg.Go(func() { b.run(ops[i], ops[i+1]) })
+		if i+2 < len(ops) { // the last makes a full batch, which runs
+			queued(t, b, sizes, 16, i+2)
+		}
+	}
+	wg.Wait()
+	b.calls.Add(-1)
+	b.endLone()
+	wantSizes(t, sizes, 8)
+	checkOps(t, ops, want)
+}
+
+// TestBatcherCrowdedFillBounded: crowded, with nothing computing, a pair
+// whose companions do not come is not held forever: it leads a batch of
+// its own once its wait (batchFill) is over.
+func TestBatcherCrowdedFillBounded(t *testing.T) {
+	b, sizes := crowdedBatcher(4)
+	ops, want := testOps(t, rand.New(rand.NewPCG(101, 102)), 2)
+	b.run(ops...)
+	wantSizes(t, sizes, 2)
+	checkOps(t, ops, want)
+}
+
+// TestBatcherPeakDecays: after a crowd (peak 3 on 2 slots) a lone caller
+// goes through the queue, but each call alone counts towards lowering the
+// peak, and the peakDecay-th runs at once again, outside the queue.
+func TestBatcherPeakDecays(t *testing.T) {
+	b, sizes := crowdedBatcher(3)
+	ops, _ := testOps(t, rand.New(rand.NewPCG(103, 104)), 1)
+	for range peakDecay - 1 { // (each replaces x: the results are not checked)
+		b.run(ops...)
+	}
+	if got := len(sizes()); got != peakDecay-1 {
+		t.Fatalf("%d of %d crowded calls went through the queue", got, peakDecay-1)
+	}
+	b.exec = func([]*batchOp) { t.Error("a lone call went through the queue once the crowd was gone") }
+	ops, want := testOps(t, rand.New(rand.NewPCG(105, 106)), 1)
+	b.run(ops...)
+	checkOps(t, ops, want)
+	if p := b.peak.Load(); p != 2 {
+		t.Fatalf("peak %d after %d lone calls, want 2", p, peakDecay)
+	}
 }
