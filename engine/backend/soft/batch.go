@@ -35,8 +35,8 @@ import (
 // batch short: then a full batch leads on any free slot, and otherwise
 // one batch at a time, once the queue holds what the callers lately gave
 // together (peak calls of the last call's size) or its oldest operation
-// has waited batchFill. That wait is the scheduler's only one that a
-// running computation does not bound.
+// has waited batchFill (400 µs). That wait is the scheduler's only one
+// that a running computation does not bound.
 //
 // Blinding and the check of every result stay in the callers
 // (engine/rsa, engine/dsa, engine/dh): the scheduler only computes.
@@ -58,10 +58,12 @@ const (
 )
 
 // batchFill bounds how long a partial batch waits for more operations
-// when the callers are more than the cores: about a third of an 8-lane
-// pass at 1024 bits (BenchmarkExpBatch: 348 µs), less than the
-// single-buffer pair it saves (215 µs) costs.
-var batchFill = 150 * time.Microsecond
+// when the callers are more than the cores: about one 8-lane pass at
+// 1024 bits (BenchmarkExpBatch: 348 µs; a pass costs the same with any
+// number of lanes). 4 client processes of modexpd, RSA-2048: 150 µs gave
+// 5.1–5.5 lanes a batch and 422 µs of CPU a signature, 400 µs 6.8–7.2
+// lanes and 374–413 µs (BENCH_PROCS=4 test/bench/device.sh, alternating).
+var batchFill = 400 * time.Microsecond
 
 // batcher is one engine's scheduler.
 type batcher struct {
