@@ -9,6 +9,7 @@ package token
 // back (DecodeAttributes) when it answers C_GetAttributeValue.
 
 import (
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -65,7 +66,7 @@ func DecodeAttributes(b []byte) ([]Attribute, error) {
 
 // templateAttr returns the attribute array value t of a as a map (empty
 // when absent or empty).
-func (a attrMap) templateAttr(t uint64) (attrMap, error) {
+func templateAttr(a attr.Map, t uint64) (attr.Map, error) {
 	list, err := DecodeAttributes(a[t])
 	if err != nil {
 		return nil, err
@@ -76,7 +77,7 @@ func (a attrMap) templateAttr(t uint64) (attrMap, error) {
 // satisfies reports whether the attributes a hold every value of the
 // template tmpl (the CKA_WRAP_TEMPLATE and CKA_UNWRAP_TEMPLATE rule: a key
 // may be wrapped, an unwrapped key made, only if it matches).
-func (a attrMap) satisfies(tmpl attrMap) bool {
+func satisfies(a attr.Map, tmpl attr.Map) bool {
 	for t, v := range tmpl {
 		if w, ok := a[t]; !ok || string(w) != string(v) {
 			return false

@@ -110,7 +110,7 @@ func checkDataObjects(t *testing.T, m *Module, sh uint64, want []string) {
 	t.Helper()
 	var got []string
 	for _, h := range find(t, m, sh, aULong(ck.CKA_CLASS, ck.CKO_DATA)) {
-		got = append(got, string(attr(t, m, sh, h, ck.CKA_LABEL)))
+		got = append(got, string(attrValue(t, m, sh, h, ck.CKA_LABEL)))
 	}
 	slices.Sort(got)
 	if !slices.Equal(got, want) {

@@ -91,10 +91,10 @@ func TestCacheDeltaFromOtherModule(t *testing.T) {
 	if hs := byID(m, sh, "id-added"); len(hs) != 1 || slices.Contains(slices.Collect(maps.Values(handles)), hs[0]) {
 		t.Errorf("id-added: %v", hs)
 	}
-	if got := string(attr(t, m, sh, handles["change"], ck.CKA_LABEL)); got != "changed" {
+	if got := string(attrValue(t, m, sh, handles["change"], ck.CKA_LABEL)); got != "changed" {
 		t.Errorf("changed object's label %q", got)
 	}
-	if got := string(attr(t, m, sh, handles["secret"], ck.CKA_VALUE)); got != "new secret" {
+	if got := string(attrValue(t, m, sh, handles["secret"], ck.CKA_VALUE)); got != "new secret" {
 		t.Errorf("private object's value %q (sealed value not unsealed in the delta?)", got)
 	}
 	_, err = m.GetAttributeValue(sh, handles["destroy"], []uint64{ck.CKA_LABEL})
@@ -107,7 +107,7 @@ func TestCacheDeltaFromOtherModule(t *testing.T) {
 	byID(other, osh, "id-keep") // the other module catches up with its own writes
 	ob := other.CacheStats()
 	must(t, m.SetAttributeValue(sh, handles["keep"], []Attribute{aStr(ck.CKA_LABEL, "kept")}))
-	if got := string(attr(t, other, osh, byID(other, osh, "id-keep")[0], ck.CKA_LABEL)); got != "kept" {
+	if got := string(attrValue(t, other, osh, byID(other, osh, "id-keep")[0], ck.CKA_LABEL)); got != "kept" {
 		t.Errorf("other module reads label %q", got)
 	}
 	if oa := other.CacheStats(); oa.Deltas-ob.Deltas != 1 || oa.FullLoads != ob.FullLoads || oa.Decoded-ob.Decoded != 1 {

@@ -393,11 +393,11 @@ func TestConformanceContextSpecific(t *testing.T) {
 	must(t, err)
 	always, err := m.CreateObject(sh, rsaKeyTemplate(testRSAKey, true, aBool(ck.CKA_ALWAYS_AUTHENTICATE, true)))
 	must(t, err)
-	mech := &Mechanism{Type: ck.CKM_SHA256_RSA_PKCS}
+	mc := &Mechanism{Type: ck.CKM_SHA256_RSA_PKCS}
 	data := []byte("context specific")
 
 	wantRV(t, m.Login(sh, ck.CKU_CONTEXT_SPECIFIC, []byte(testUserPIN)), ck.CKR_OPERATION_NOT_INITIALIZED)
-	must(t, m.SignInit(sh, mech, plain))
+	must(t, m.SignInit(sh, mc, plain))
 	wantRV(t, m.Login(sh, ck.CKU_CONTEXT_SPECIFIC, []byte(testUserPIN)), ck.CKR_OPERATION_NOT_INITIALIZED)
 	ref, _, err := m.Sign(sh, data, Out{Cap: 512})
 	must(t, err)
@@ -415,7 +415,7 @@ func TestConformanceContextSpecific(t *testing.T) {
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
-			must(t, m.SignInit(sh, mech, always))
+			must(t, m.SignInit(sh, mc, always))
 			if st.context != "" {
 				wantRV(t, m.Login(sh, ck.CKU_CONTEXT_SPECIFIC, []byte(st.context)), st.loginRV)
 			}
@@ -430,7 +430,7 @@ func TestConformanceContextSpecific(t *testing.T) {
 		})
 	}
 	// Context login needs the user logged in.
-	must(t, m.SignInit(sh, mech, always))
+	must(t, m.SignInit(sh, mc, always))
 	must(t, m.Logout(sh))
 	wantRV(t, m.Login(sh, ck.CKU_CONTEXT_SPECIFIC, []byte(testUserPIN)), ck.CKR_USER_NOT_LOGGED_IN)
 }

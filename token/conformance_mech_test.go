@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 func TestConformanceMechanismInfo(t *testing.T) {
@@ -57,7 +58,7 @@ func TestConformanceMechanismInfo(t *testing.T) {
 			}
 			info, err := m.MechanismInfo(slot, c.mech.Type)
 			must(t, err)
-			if !listed || info.Flags&^messageMask != c.flags || info.MinKeySize != c.min || info.MaxKeySize != c.max {
+			if !listed || info.Flags&^mech.MessageMask != c.flags || info.MinKeySize != c.min || info.MaxKeySize != c.max {
 				t.Fatalf("listed %v, info %+v, want flags %#x (and the message flags) sizes %d..%d", listed, info, c.flags, c.min, c.max)
 			}
 			// Each flag is true: the Init of that kind works, and the Init
@@ -161,13 +162,13 @@ func TestConformancePSSCombinations(t *testing.T) {
 				digest := hashOf(h.hash, []byte("pss "+h.name+g.name))
 				for _, salt := range salts {
 					for _, typ := range []uint64{ck.CKM_RSA_PKCS_PSS, h.pss} {
-						mech := pssMech(typ, h.hashMech, g.mgf, uint64(salt))
+						mc := pssMech(typ, h.hashMech, g.mgf, uint64(salt))
 						in := digest
 						if typ != ck.CKM_RSA_PKCS_PSS {
 							in = []byte("pss " + h.name + g.name)
 						}
-						sig := sign(t, m, sh, mech, sk, in)
-						if err := verify(m, sh, mech, pk, in, sig); err != nil {
+						sig := sign(t, m, sh, mc, sk, in)
+						if err := verify(m, sh, mc, pk, in, sig); err != nil {
 							t.Fatalf("%s salt %d: %v", ck.Name("CKM_", typ), salt, err)
 						}
 						if h.hash == g.hash {
@@ -451,7 +452,7 @@ func TestConformanceTwoCallEveryOutput(t *testing.T) {
 func TestConformanceSinglePartAfterUpdate(t *testing.T) {
 	m, _, sh := readyToken(t)
 	pk, sk := genKey(t, m, sh, 1024, false)
-	mech := &Mechanism{Type: ck.CKM_SHA256_RSA_PKCS}
+	mc := &Mechanism{Type: ck.CKM_SHA256_RSA_PKCS}
 	cases := []struct {
 		name   string
 		start  func() error
@@ -459,12 +460,12 @@ func TestConformanceSinglePartAfterUpdate(t *testing.T) {
 		final  func() error
 	}{
 		{"sign", func() error {
-			must(t, m.SignInit(sh, mech, sk))
+			must(t, m.SignInit(sh, mc, sk))
 			return m.SignUpdate(sh, []byte("a"))
 		}, func() error { _, _, err := m.Sign(sh, []byte("b"), Out{Cap: 512}); return err },
 			func() error { _, _, err := m.SignFinal(sh, Out{Cap: 512}); return err }},
 		{"verify", func() error {
-			must(t, m.VerifyInit(sh, mech, pk))
+			must(t, m.VerifyInit(sh, mc, pk))
 			return m.VerifyUpdate(sh, []byte("a"))
 		}, func() error { return m.Verify(sh, []byte("b"), make([]byte, 128)) },
 			func() error { return m.VerifyFinal(sh, make([]byte, 128)) }},

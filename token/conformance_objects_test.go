@@ -314,11 +314,11 @@ func TestConformanceCopyObject(t *testing.T) {
 				t.Fatal("copy has the original's handle")
 			}
 			for typ, w := range c.want {
-				if got := attr(t, m, sh, h, typ); !bytes.Equal(got, w) {
+				if got := attrValue(t, m, sh, h, typ); !bytes.Equal(got, w) {
 					t.Errorf("%s = %x, want %x", ck.Name("CKA_", typ), got, w)
 				}
 			}
-			if attr(t, m, sh, h, ck.CKA_SENSITIVE)[0] == 0 && !bytes.Equal(attr(t, m, sh, h, ck.CKA_PRIVATE_EXPONENT), testRSAKey.D.Bytes()) {
+			if attrValue(t, m, sh, h, ck.CKA_SENSITIVE)[0] == 0 && !bytes.Equal(attrValue(t, m, sh, h, ck.CKA_PRIVATE_EXPONENT), testRSAKey.D.Bytes()) {
 				t.Error("copy lost the key value")
 			}
 		})
@@ -432,7 +432,7 @@ func TestConformanceRSAKeyAttributes(t *testing.T) {
 			}
 		})
 	}
-	if bits, _ := ck.ParseULong(attr(t, m, sh, pk, ck.CKA_MODULUS_BITS)); bits != 1024 {
+	if bits, _ := ck.ParseULong(attrValue(t, m, sh, pk, ck.CKA_MODULUS_BITS)); bits != 1024 {
 		t.Fatalf("CKA_MODULUS_BITS %d", bits)
 	}
 }

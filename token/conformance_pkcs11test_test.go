@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // TestConformanceDigestFinalAfterDigest: once C_Digest has reported the
@@ -103,7 +104,7 @@ func TestWrapWithBlockModes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			wrapped, _, err := m.WrapKey(sh, c.mech, c.kek, key, Out{Cap: 64})
 			must(t, err)
-			enc, err := cryptOnce(m, sh, opEncrypt, c.mech, c.kek, value)
+			enc, err := cryptOnce(m, sh, mech.OpEncrypt, c.mech, c.kek, value)
 			must(t, err)
 			if !bytes.Equal(wrapped, enc) {
 				t.Fatalf("wrapped %x, the value encrypted %x", wrapped, enc)
@@ -111,7 +112,7 @@ func TestWrapWithBlockModes(t *testing.T) {
 			h, err := m.UnwrapKey(sh, c.mech, c.kek, wrapped, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_SECRET_KEY),
 				aULong(ck.CKA_KEY_TYPE, ck.CKK_AES), aBool(ck.CKA_PRIVATE, false), aBool(ck.CKA_SENSITIVE, false), aBool(ck.CKA_EXTRACTABLE, true)})
 			must(t, err)
-			if got := attr(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(got, value) {
+			if got := attrValue(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(got, value) {
 				t.Fatalf("unwrapped %x", got)
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 func TestConformanceSymmetricMechanismInfo(t *testing.T) {
@@ -33,14 +34,14 @@ func TestConformanceSymmetricMechanismInfo(t *testing.T) {
 		{gcmMech(iv[:12], nil, 128), crypt, 16, 32, aesKey},
 		{&Mechanism{Type: ck.CKM_AES_CMAC}, mac, 16, 32, aesKey},
 		{generalMech(ck.CKM_AES_CMAC_GENERAL, 8), mac, 16, 32, aesKey},
-		{&Mechanism{Type: ck.CKM_SHA_1_HMAC}, mac, 1, genericMaxBytes, macKey},
-		{&Mechanism{Type: ck.CKM_SHA224_HMAC}, mac, 1, genericMaxBytes, macKey},
-		{&Mechanism{Type: ck.CKM_SHA256_HMAC}, mac, 1, genericMaxBytes, macKey},
-		{&Mechanism{Type: ck.CKM_SHA384_HMAC}, mac, 1, genericMaxBytes, macKey},
-		{&Mechanism{Type: ck.CKM_SHA512_HMAC}, mac, 1, genericMaxBytes, macKey},
-		{generalMech(ck.CKM_SHA_1_HMAC_GENERAL, 10), mac, 1, genericMaxBytes, macKey},
-		{generalMech(ck.CKM_SHA256_HMAC_GENERAL, 10), mac, 1, genericMaxBytes, macKey},
-		{generalMech(ck.CKM_SHA512_HMAC_GENERAL, 10), mac, 1, genericMaxBytes, macKey},
+		{&Mechanism{Type: ck.CKM_SHA_1_HMAC}, mac, 1, mech.GenericMaxBytes, macKey},
+		{&Mechanism{Type: ck.CKM_SHA224_HMAC}, mac, 1, mech.GenericMaxBytes, macKey},
+		{&Mechanism{Type: ck.CKM_SHA256_HMAC}, mac, 1, mech.GenericMaxBytes, macKey},
+		{&Mechanism{Type: ck.CKM_SHA384_HMAC}, mac, 1, mech.GenericMaxBytes, macKey},
+		{&Mechanism{Type: ck.CKM_SHA512_HMAC}, mac, 1, mech.GenericMaxBytes, macKey},
+		{generalMech(ck.CKM_SHA_1_HMAC_GENERAL, 10), mac, 1, mech.GenericMaxBytes, macKey},
+		{generalMech(ck.CKM_SHA256_HMAC_GENERAL, 10), mac, 1, mech.GenericMaxBytes, macKey},
+		{generalMech(ck.CKM_SHA512_HMAC_GENERAL, 10), mac, 1, mech.GenericMaxBytes, macKey},
 	}
 	list, err := m.MechanismList(slot)
 	must(t, err)
@@ -54,7 +55,7 @@ func TestConformanceSymmetricMechanismInfo(t *testing.T) {
 			}
 			// Other helpers may add CKF_WRAP/CKF_UNWRAP/CKF_DERIVE; the
 			// message flags are message_test.go's.
-			if !listed || info.Flags&^(ck.CKF_WRAP|ck.CKF_UNWRAP|ck.CKF_DERIVE|messageMask) != c.flags || info.MinKeySize != c.min || info.MaxKeySize != c.max {
+			if !listed || info.Flags&^(ck.CKF_WRAP|ck.CKF_UNWRAP|ck.CKF_DERIVE|mech.MessageMask) != c.flags || info.MinKeySize != c.min || info.MaxKeySize != c.max {
 				t.Fatalf("listed %v, info %+v, want flags %#x sizes %d..%d", listed, info, c.flags, c.min, c.max)
 			}
 			kinds := []struct {
@@ -150,32 +151,32 @@ func TestConformanceSymmetricLengths(t *testing.T) {
 	nearWrap := append(bytes.Repeat([]byte{0}, 15), 0xfe) // 8-bit counter: 2 blocks left
 	cases := []struct {
 		name string
-		kind opKind
+		kind mech.OpKind
 		mech *Mechanism
 		n    int
 		rv   ck.Error
 		out  int
 	}{
-		{"ECB encrypt 0", opEncrypt, ecb, 0, 0, 0},
-		{"ECB encrypt 32", opEncrypt, ecb, 32, 0, 32},
-		{"ECB encrypt 15", opEncrypt, ecb, 15, ck.CKR_DATA_LEN_RANGE, 0},
-		{"ECB decrypt 17", opDecrypt, ecb, 17, ck.CKR_ENCRYPTED_DATA_LEN_RANGE, 0},
-		{"CBC encrypt 0", opEncrypt, cbc, 0, 0, 0},
-		{"CBC encrypt 33", opEncrypt, cbc, 33, ck.CKR_DATA_LEN_RANGE, 0},
-		{"CBC decrypt 31", opDecrypt, cbc, 31, ck.CKR_ENCRYPTED_DATA_LEN_RANGE, 0},
-		{"CBC_PAD encrypt 0", opEncrypt, pad, 0, 0, 16},
-		{"CBC_PAD encrypt 16", opEncrypt, pad, 16, 0, 32},
-		{"CBC_PAD encrypt 17", opEncrypt, pad, 17, 0, 32},
-		{"CBC_PAD decrypt 0", opDecrypt, pad, 0, ck.CKR_ENCRYPTED_DATA_LEN_RANGE, 0},
-		{"CBC_PAD decrypt 15", opDecrypt, pad, 15, ck.CKR_ENCRYPTED_DATA_LEN_RANGE, 0},
-		{"CBC_PAD decrypt 33", opDecrypt, pad, 33, ck.CKR_ENCRYPTED_DATA_LEN_RANGE, 0},
-		{"GCM encrypt 0", opEncrypt, gcm, 0, 0, 16},
-		{"GCM encrypt 5", opEncrypt, gcm, 5, 0, 21},
-		{"GCM decrypt 15", opDecrypt, gcm, 15, ck.CKR_ENCRYPTED_DATA_LEN_RANGE, 0},
-		{"CTR encrypt 7", opEncrypt, ctrMech(128, iv), 7, 0, 7},
-		{"CTR 8-bit counter, 2 blocks left, 32 bytes", opEncrypt, ctrMech(8, nearWrap), 32, 0, 32},
-		{"CTR 8-bit counter, 2 blocks left, 33 bytes", opEncrypt, ctrMech(8, nearWrap), 33, ck.CKR_DATA_LEN_RANGE, 0},
-		{"CTR decrypt past the counter", opDecrypt, ctrMech(8, nearWrap), 33, ck.CKR_ENCRYPTED_DATA_LEN_RANGE, 0},
+		{"ECB encrypt 0", mech.OpEncrypt, ecb, 0, 0, 0},
+		{"ECB encrypt 32", mech.OpEncrypt, ecb, 32, 0, 32},
+		{"ECB encrypt 15", mech.OpEncrypt, ecb, 15, ck.CKR_DATA_LEN_RANGE, 0},
+		{"ECB decrypt 17", mech.OpDecrypt, ecb, 17, ck.CKR_ENCRYPTED_DATA_LEN_RANGE, 0},
+		{"CBC encrypt 0", mech.OpEncrypt, cbc, 0, 0, 0},
+		{"CBC encrypt 33", mech.OpEncrypt, cbc, 33, ck.CKR_DATA_LEN_RANGE, 0},
+		{"CBC decrypt 31", mech.OpDecrypt, cbc, 31, ck.CKR_ENCRYPTED_DATA_LEN_RANGE, 0},
+		{"CBC_PAD encrypt 0", mech.OpEncrypt, pad, 0, 0, 16},
+		{"CBC_PAD encrypt 16", mech.OpEncrypt, pad, 16, 0, 32},
+		{"CBC_PAD encrypt 17", mech.OpEncrypt, pad, 17, 0, 32},
+		{"CBC_PAD decrypt 0", mech.OpDecrypt, pad, 0, ck.CKR_ENCRYPTED_DATA_LEN_RANGE, 0},
+		{"CBC_PAD decrypt 15", mech.OpDecrypt, pad, 15, ck.CKR_ENCRYPTED_DATA_LEN_RANGE, 0},
+		{"CBC_PAD decrypt 33", mech.OpDecrypt, pad, 33, ck.CKR_ENCRYPTED_DATA_LEN_RANGE, 0},
+		{"GCM encrypt 0", mech.OpEncrypt, gcm, 0, 0, 16},
+		{"GCM encrypt 5", mech.OpEncrypt, gcm, 5, 0, 21},
+		{"GCM decrypt 15", mech.OpDecrypt, gcm, 15, ck.CKR_ENCRYPTED_DATA_LEN_RANGE, 0},
+		{"CTR encrypt 7", mech.OpEncrypt, ctrMech(128, iv), 7, 0, 7},
+		{"CTR 8-bit counter, 2 blocks left, 32 bytes", mech.OpEncrypt, ctrMech(8, nearWrap), 32, 0, 32},
+		{"CTR 8-bit counter, 2 blocks left, 33 bytes", mech.OpEncrypt, ctrMech(8, nearWrap), 33, ck.CKR_DATA_LEN_RANGE, 0},
+		{"CTR decrypt past the counter", mech.OpDecrypt, ctrMech(8, nearWrap), 33, ck.CKR_ENCRYPTED_DATA_LEN_RANGE, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

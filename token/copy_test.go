@@ -84,7 +84,7 @@ func TestCopyAttributeRules(t *testing.T) {
 			h, err := m.CopyObject(sh, c.obj, c.tmpl)
 			wantRV(t, err, c.rv)
 			for typ, w := range c.want {
-				if got := attr(t, m, sh, h, typ); !bytes.Equal(got, w) {
+				if got := attrValue(t, m, sh, h, typ); !bytes.Equal(got, w) {
 					t.Errorf("%s = %x, want %x", ck.Name("CKA_", typ), got, w)
 				}
 			}

@@ -8,49 +8,50 @@ package token
 
 import (
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // EncryptInit is C_EncryptInit.
-func (m *Module) EncryptInit(sh uint64, mech *Mechanism, key uint64) error {
-	return m.initOp(sh, opEncrypt, mech, key)
+func (m *Module) EncryptInit(sh uint64, mc *Mechanism, key uint64) error {
+	return m.initOp(sh, mech.OpEncrypt, mc, key)
 }
 
 // Encrypt is C_Encrypt.
 func (m *Module) Encrypt(sh uint64, in []byte, out Out) ([]byte, int, error) {
-	return m.crypt(sh, opEncrypt, in, out)
+	return m.crypt(sh, mech.OpEncrypt, in, out)
 }
 
 // EncryptUpdate is C_EncryptUpdate (not supported by the RSA mechanisms).
 func (m *Module) EncryptUpdate(sh uint64, in []byte, out Out) ([]byte, int, error) {
-	return m.cryptUpdate(sh, opEncrypt, in, out)
+	return m.cryptUpdate(sh, mech.OpEncrypt, in, out)
 }
 
 // EncryptFinal is C_EncryptFinal (not supported by the RSA mechanisms).
 func (m *Module) EncryptFinal(sh uint64, out Out) ([]byte, int, error) {
-	return m.cryptFinal(sh, opEncrypt, out)
+	return m.cryptFinal(sh, mech.OpEncrypt, out)
 }
 
 // DecryptInit is C_DecryptInit.
-func (m *Module) DecryptInit(sh uint64, mech *Mechanism, key uint64) error {
-	return m.initOp(sh, opDecrypt, mech, key)
+func (m *Module) DecryptInit(sh uint64, mc *Mechanism, key uint64) error {
+	return m.initOp(sh, mech.OpDecrypt, mc, key)
 }
 
 // Decrypt is C_Decrypt.
 func (m *Module) Decrypt(sh uint64, in []byte, out Out) ([]byte, int, error) {
-	return m.crypt(sh, opDecrypt, in, out)
+	return m.crypt(sh, mech.OpDecrypt, in, out)
 }
 
 // DecryptUpdate is C_DecryptUpdate (not supported by the RSA mechanisms).
 func (m *Module) DecryptUpdate(sh uint64, in []byte, out Out) ([]byte, int, error) {
-	return m.cryptUpdate(sh, opDecrypt, in, out)
+	return m.cryptUpdate(sh, mech.OpDecrypt, in, out)
 }
 
 // DecryptFinal is C_DecryptFinal (not supported by the RSA mechanisms).
 func (m *Module) DecryptFinal(sh uint64, out Out) ([]byte, int, error) {
-	return m.cryptFinal(sh, opDecrypt, out)
+	return m.cryptFinal(sh, mech.OpDecrypt, out)
 }
 
-func (m *Module) crypt(sh uint64, kind opKind, in []byte, out Out) ([]byte, int, error) {
+func (m *Module) crypt(sh uint64, kind mech.OpKind, in []byte, out Out) ([]byte, int, error) {
 	ss, err := m.lock(sh)
 	if err != nil {
 		return nil, 0, err
@@ -67,18 +68,18 @@ func (m *Module) crypt(sh uint64, kind opKind, in []byte, out Out) ([]byte, int,
 		}
 		switch {
 		case op.stream != nil:
-			return streamOnce(op, in, out.Buf)
-		case kind == opEncrypt:
-			return op.mech.(encrypter).encrypt(op, in)
+			return mech.StreamOnce(op, in, out.Buf)
+		case kind == mech.OpEncrypt:
+			return op.mech.(mech.Encrypter).Encrypt(op, in)
 		}
-		return op.mech.(decrypter).decrypt(op, in)
+		return op.mech.(mech.Decrypter).Decrypt(op, in)
 	})
 }
 
 // cryptUpdate is C_EncryptUpdate and C_DecryptUpdate: the output length is
 // known before any work (symStream.updateLen), so a length query or a short
 // buffer leaves the operation as it was.
-func (m *Module) cryptUpdate(sh uint64, kind opKind, in []byte, out Out) ([]byte, int, error) {
+func (m *Module) cryptUpdate(sh uint64, kind mech.OpKind, in []byte, out Out) ([]byte, int, error) {
 	ss, err := m.lock(sh)
 	if err != nil {
 		return nil, 0, err
@@ -97,7 +98,7 @@ func (m *Module) cryptUpdate(sh uint64, kind opKind, in []byte, out Out) ([]byte
 	if err := op.checkUse(); err != nil {
 		return nil, 0, ss.fail(kind, err)
 	}
-	need, err := op.stream.updateLen(len(in))
+	need, err := op.stream.UpdateLen(len(in))
 	if err != nil {
 		return nil, 0, ss.fail(kind, err)
 	}
@@ -109,10 +110,10 @@ func (m *Module) cryptUpdate(sh uint64, kind opKind, in []byte, out Out) ([]byte
 	}
 	op.multi = true
 	dst := out.Buf
-	if len(dst) < need || overlaps(dst, in) {
+	if len(dst) < need || mech.Overlaps(dst, in) {
 		dst = nil
 	}
-	r, err := op.stream.update(dst, in)
+	r, err := op.stream.Update(dst, in)
 	if err != nil {
 		return nil, 0, ss.fail(kind, err)
 	}
@@ -120,7 +121,7 @@ func (m *Module) cryptUpdate(sh uint64, kind opKind, in []byte, out Out) ([]byte
 }
 
 // cryptFinal is C_EncryptFinal and C_DecryptFinal.
-func (m *Module) cryptFinal(sh uint64, kind opKind, out Out) ([]byte, int, error) {
+func (m *Module) cryptFinal(sh uint64, kind mech.OpKind, out Out) ([]byte, int, error) {
 	ss, err := m.lock(sh)
 	if err != nil {
 		return nil, 0, err
@@ -133,6 +134,6 @@ func (m *Module) cryptFinal(sh uint64, kind opKind, out Out) ([]byte, int, error
 		if err := op.checkUse(); err != nil {
 			return nil, err
 		}
-		return op.stream.final()
+		return op.stream.Final()
 	})
 }

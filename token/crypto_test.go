@@ -42,21 +42,21 @@ func genKey(t *testing.T, m *Module, sh uint64, bits uint64, token bool, extraPr
 // publicKey reads a public key object as a crypto/rsa key.
 func publicKey(t *testing.T, m *Module, sh, obj uint64) *rsa.PublicKey {
 	t.Helper()
-	n := new(big.Int).SetBytes(attr(t, m, sh, obj, ck.CKA_MODULUS))
-	e := new(big.Int).SetBytes(attr(t, m, sh, obj, ck.CKA_PUBLIC_EXPONENT))
+	n := new(big.Int).SetBytes(attrValue(t, m, sh, obj, ck.CKA_MODULUS))
+	e := new(big.Int).SetBytes(attrValue(t, m, sh, obj, ck.CKA_PUBLIC_EXPONENT))
 	return &rsa.PublicKey{N: n, E: int(e.Int64())}
 }
 
-func sign(t *testing.T, m *Module, sh uint64, mech *Mechanism, key uint64, data []byte) []byte {
+func sign(t *testing.T, m *Module, sh uint64, mc *Mechanism, key uint64, data []byte) []byte {
 	t.Helper()
-	must(t, m.SignInit(sh, mech, key))
+	must(t, m.SignInit(sh, mc, key))
 	sig, _, err := m.Sign(sh, data, Out{Cap: 4096})
 	must(t, err)
 	return sig
 }
 
-func verify(m *Module, sh uint64, mech *Mechanism, key uint64, data, sig []byte) error {
-	if err := m.VerifyInit(sh, mech, key); err != nil {
+func verify(m *Module, sh uint64, mc *Mechanism, key uint64, data, sig []byte) error {
+	if err := m.VerifyInit(sh, mc, key); err != nil {
 		return err
 	}
 	return m.Verify(sh, data, sig)
@@ -258,8 +258,8 @@ func TestTwoCallConvention(t *testing.T) {
 	m, _, sh := readyToken(t)
 	pk, sk := genKey(t, m, sh, 1024, false)
 	digest := hashOf(crypto.SHA256, []byte("two calls"))
-	mech := pssMech(ck.CKM_RSA_PKCS_PSS, ck.CKM_SHA256, ck.CKG_MGF1_SHA256, 32)
-	must(t, m.SignInit(sh, mech, sk))
+	mc := pssMech(ck.CKM_RSA_PKCS_PSS, ck.CKM_SHA256, ck.CKG_MGF1_SHA256, 32)
+	must(t, m.SignInit(sh, mc, sk))
 	data, need, err := m.Sign(sh, digest, Out{Query: true})
 	must(t, err)
 	if data != nil || need != 128 {
@@ -275,7 +275,7 @@ func TestTwoCallConvention(t *testing.T) {
 	if need != 128 || len(sig) != 128 {
 		t.Fatalf("sig %d need %d", len(sig), need)
 	}
-	wantRV(t, verify(m, sh, mech, pk, digest, sig), ck.CKR_OK)
+	wantRV(t, verify(m, sh, mc, pk, digest, sig), ck.CKR_OK)
 	_, _, err = m.Sign(sh, digest, Out{Cap: 128})
 	wantRV(t, err, ck.CKR_OPERATION_NOT_INITIALIZED)
 
@@ -305,9 +305,9 @@ func TestMultiPartEqualsSinglePart(t *testing.T) {
 	data := bytes.Repeat([]byte("0123456789"), 50)
 	for _, h := range hashMechs {
 		t.Run(h.name, func(t *testing.T) {
-			mech := &Mechanism{Type: h.pkcs}
-			single := sign(t, m, sh, mech, sk, data)
-			must(t, m.SignInit(sh, mech, sk))
+			mc := &Mechanism{Type: h.pkcs}
+			single := sign(t, m, sh, mc, sk, data)
+			must(t, m.SignInit(sh, mc, sk))
 			for _, part := range [][]byte{data[:7], data[7:300], nil, data[300:]} {
 				must(t, m.SignUpdate(sh, part))
 			}
@@ -316,7 +316,7 @@ func TestMultiPartEqualsSinglePart(t *testing.T) {
 			if !bytes.Equal(single, multi) {
 				t.Fatal("multi-part signature differs")
 			}
-			must(t, m.VerifyInit(sh, mech, pk))
+			must(t, m.VerifyInit(sh, mc, pk))
 			must(t, m.VerifyUpdate(sh, data[:100]))
 			must(t, m.VerifyUpdate(sh, data[100:]))
 			must(t, m.VerifyFinal(sh, single))
@@ -395,11 +395,11 @@ func TestDecrypt(t *testing.T) {
 	// Module OAEP encryption with a label, module decryption.
 	// SHA-512 OAEP needs k ≥ 2·64+2 = 130 bytes: too much for 1024 bits.
 	wantRV(t, m.EncryptInit(sh, oaep(ck.CKM_SHA512, ck.CKG_MGF1_SHA1, label), pk), ck.CKR_KEY_SIZE_RANGE)
-	mech := oaep(ck.CKM_SHA384, ck.CKG_MGF1_SHA1, label)
-	must(t, m.EncryptInit(sh, mech, pk))
+	mc := oaep(ck.CKM_SHA384, ck.CKG_MGF1_SHA1, label)
+	must(t, m.EncryptInit(sh, mc, pk))
 	ct, _, err = m.Encrypt(sh, msg, Out{Cap: 256})
 	must(t, err)
-	must(t, m.DecryptInit(sh, mech, sk))
+	must(t, m.DecryptInit(sh, mc, sk))
 	pt, _, err := m.Decrypt(sh, ct, Out{Cap: 256})
 	must(t, err)
 	if !bytes.Equal(pt, msg) {

@@ -29,9 +29,10 @@ package token
 
 import (
 	"bytes"
-	"slices"
 
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // DeriveKey is C_DeriveKey: it derives a secret key (or, with
@@ -52,26 +53,26 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 	if err != nil {
 		return 0, err
 	}
-	mech, ok := mechanisms[cm.Type].(deriver)
+	mc, ok := mech.Registry[cm.Type].(mech.Deriver)
 	if !ok {
 		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s does not derive keys", ck.Name("CKM_", cm.Type))
 	}
 	s := ss.slot
-	info, ok := s.mechanismInfo(mech)
+	info, ok := s.mechanismInfo(mc)
 	if !ok || info.Flags&ck.CKF_DERIVE == 0 {
 		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot derive on this slot's engine", ck.Name("CKM_", cm.Type))
 	}
-	bound, err := bindParam(mech, cm)
+	bound, err := mech.BindParam(mc, cm)
 	if err != nil {
 		return 0, err
 	}
-	mech = bound.(deriver)
+	mc = bound.(mech.Deriver)
 	t, err := parseTemplate(tmpl)
 	if err != nil {
 		return 0, err
 	}
-	dd, data := mech.(dataDeriver)
-	data = data && dd.derivesData()
+	dd, data := mc.(mech.DataDeriver)
+	data = data && dd.DerivesData()
 	if data {
 		if err := defaultULong(t, ck.CKA_CLASS, ck.CKO_DATA); err != nil {
 			return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s makes data objects (CKO_DATA)", ck.Name("CKM_", cm.Type))
@@ -84,28 +85,28 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 	}
 	// A secret key may be the base key too (the derivations by data
 	// encryption); the mechanism's key types then tell whether it fits.
-	class, wantClass := key.class(), keyClassFor[opDerive]
+	class, wantClass := key.class(), keyClassFor[mech.OpDerive]
 	if class == ck.CKO_SECRET_KEY {
 		wantClass = ck.CKO_SECRET_KEY
 	}
 	switch {
 	case class != ck.CKO_PUBLIC_KEY && class != ck.CKO_PRIVATE_KEY && class != ck.CKO_SECRET_KEY:
 		return 0, ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "object %d is not a key", baseKey)
-	case class != wantClass || !mech.base().acceptsKeyType(key.keyType()):
+	case class != wantClass || !mc.Base().AcceptsKeyType(key.keyType()):
 		return 0, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "%s with %s of type %s", ck.Name("CKM_", cm.Type),
 			ck.Name("CKO_", class), ck.Name("CKK_", key.keyType()))
 	}
-	if !key.attrs.bool(ck.CKA_DERIVE) {
+	if !key.attrs.Bool(ck.CKA_DERIVE) {
 		return 0, ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "key %d: CKA_DERIVE is false", baseKey)
 	}
-	if !key.attrs.allowsMechanism(cm.Type) {
+	if !allowsMechanism(key.attrs, cm.Type) {
 		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not in the key's CKA_ALLOWED_MECHANISMS", ck.Name("CKM_", cm.Type))
 	}
 	if !key.complete {
 		return 0, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private key values are sealed")
 	}
 	if s.safePolicy() {
-		if err := derivePolicy(key, baseKey, mech, data); err != nil {
+		if err := derivePolicy(key, baseKey, mc, data); err != nil {
 			return 0, err
 		}
 		if !data {
@@ -114,18 +115,18 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 			}
 		}
 	}
-	op := &operation{kind: opDerive, mech: mech, key: key, slot: s, needLogin: true, epoch: epoch}
-	size := uint64(op.keyBits())
-	if mech.base().sizeInBytes {
+	op := &operation{kind: mech.OpDerive, mech: mc, key: key, slot: s, needLogin: true, epoch: epoch}
+	size := uint64(op.KeyBits())
+	if mc.Base().SizeInBytes {
 		size /= 8
 	}
 	if size < info.MinKeySize || size > info.MaxKeySize {
-		return 0, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-%s key, %s takes %d..%d", size, mech.base().sizeUnit(), ck.Name("CKM_", cm.Type), info.MinKeySize, info.MaxKeySize)
+		return 0, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-%s key, %s takes %d..%d", size, mc.Base().SizeUnit(), ck.Name("CKM_", cm.Type), info.MinKeySize, info.MaxKeySize)
 	}
 	if err := op.checkKey(); err != nil {
 		return 0, err
 	}
-	value, err := mech.derive(op, t)
+	value, err := mc.Derive(op, t)
 	if err != nil {
 		return 0, err
 	}
@@ -142,14 +143,10 @@ func (m *Module) DeriveKey(sh uint64, cm *Mechanism, baseKey uint64, tmpl []Attr
 	return h, nil
 }
 
-// dataDeriver is a derivation whose output is a data object (CKO_DATA)
-// rather than a key: CKM_HKDF_DATA.
-type dataDeriver interface{ derivesData() bool }
-
 // derivedKeyTemplate completes the template of a derived key: the base
 // key's CKA_DERIVE_TEMPLATE, CKA_CLASS CKO_SECRET_KEY and CKA_KEY_TYPE
 // CKK_GENERIC_SECRET by default.
-func derivedKeyTemplate(t attrMap, base *object) error {
+func derivedKeyTemplate(t attr.Map, base *object) error {
 	if err := mergeKeyTemplate(t, base, ck.CKA_DERIVE_TEMPLATE); err != nil {
 		return err
 	}
@@ -159,39 +156,18 @@ func derivedKeyTemplate(t attrMap, base *object) error {
 	if _, ok := t[ck.CKA_KEY_TYPE]; !ok {
 		t[ck.CKA_KEY_TYPE] = ck.ULong(ck.CKK_GENERIC_SECRET)
 	}
-	if _, ok := t.ulong(ck.CKA_KEY_TYPE); !ok {
-		return invalid(ck.CKA_KEY_TYPE, "malformed")
+	if _, ok := t.ULong(ck.CKA_KEY_TYPE); !ok {
+		return mech.Invalid(ck.CKA_KEY_TYPE, "malformed")
 	}
 	return nil
-}
-
-// derivedDataLen is the byte length of a derived data object: the
-// template's CKA_VALUE_LEN (1 to 1024 bytes, at most natural when natural
-// is not 0), else natural (CKR_TEMPLATE_INCOMPLETE when natural is 0).
-func derivedDataLen(tmpl attrMap, natural int) (int, error) {
-	v, ok := tmpl[ck.CKA_VALUE_LEN]
-	if !ok {
-		if natural == 0 {
-			return 0, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_VALUE_LEN missing (the mechanism's output has no natural length)")
-		}
-		return natural, nil
-	}
-	l, ok := ck.ParseULong(v)
-	if !ok || l == 0 || l > maxDerivedLen {
-		return 0, invalid(ck.CKA_VALUE_LEN, "want 1 to 1024 bytes")
-	}
-	if natural != 0 && int(l) > natural {
-		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%d bytes asked of a %d-byte secret", l, natural)
-	}
-	return int(l), nil
 }
 
 // storeDerivedData stores the data object tmpl describes with CKA_VALUE
 // value (CKA_VALUE_LEN, the length asked for, is not a data object's
 // attribute) and returns its handle. CKA_PRIVATE defaults to true: the
 // value is secret material.
-func (ss *session) storeDerivedData(tmpl attrMap, value []byte, _ *object) (uint64, error) {
-	t := tmpl.clone()
+func (ss *session) storeDerivedData(tmpl attr.Map, value []byte, _ *object) (uint64, error) {
+	t := tmpl.Clone()
 	delete(t, ck.CKA_VALUE_LEN)
 	if _, ok := t[ck.CKA_PRIVATE]; !ok {
 		t[ck.CKA_PRIVATE] = ck.Bool(true)
@@ -204,70 +180,9 @@ func (ss *session) storeDerivedData(tmpl attrMap, value []byte, _ *object) (uint
 	return o.handle, nil
 }
 
-// derivedKeyLen is the byte length of the secret key tmpl describes:
-// CKA_VALUE_LEN when given, else the key type's own length, taken from
-// natural (the mechanism's raw output length; 0 for an output of any
-// length, as a KDF's). The answers:
-//
-//   - CKK_GENERIC_SECRET (and CKK_HKDF, the HMAC key types): any length of 1 byte
-//     or more; without CKA_VALUE_LEN, natural (CKR_TEMPLATE_INCOMPLETE
-//     when natural is 0).
-//   - CKK_AES: 16, 24 or 32 bytes (else CKR_ATTRIBUTE_VALUE_INVALID);
-//     without CKA_VALUE_LEN the longest of these that natural allows (32
-//     when natural is 0).
-//   - CKK_DES, CKK_DES2, CKK_DES3: 8, 16, 24 bytes (a CKA_VALUE_LEN
-//     stating another is CKR_TEMPLATE_INCONSISTENT).
-//   - A length above natural (when natural is not 0) is
-//     CKR_TEMPLATE_INCONSISTENT; other key types are
-//     CKR_TEMPLATE_INCONSISTENT.
-func derivedKeyLen(tmpl attrMap, natural int) (int, error) {
-	kt, _ := tmpl.ulong(ck.CKA_KEY_TYPE)
-	n, given := 0, false
-	if v, ok := tmpl[ck.CKA_VALUE_LEN]; ok {
-		l, ok := ck.ParseULong(v)
-		if !ok || l == 0 || l > maxDerivedLen {
-			return 0, invalid(ck.CKA_VALUE_LEN, "want 1 to 1024 bytes")
-		}
-		n, given = int(l), true
-	}
-	switch {
-	case kt == ck.CKK_AES:
-		if !given {
-			n = 32
-			for natural != 0 && n > natural && n > 16 {
-				n -= 8
-			}
-		}
-		if n != 16 && n != 24 && n != 32 {
-			return 0, invalid(ck.CKA_VALUE_LEN, "an AES key has 16, 24 or 32 bytes")
-		}
-	case desKeyLen[kt] != 0:
-		if given && n != desKeyLen[kt] {
-			return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "a %s key has %d bytes", ck.Name("CKK_", kt), desKeyLen[kt])
-		}
-		n = desKeyLen[kt]
-	case kt == ck.CKK_GENERIC_SECRET || kt == ck.CKK_HKDF || slices.Contains(hmacKeyTypes, kt):
-		if !given {
-			if natural == 0 {
-				return 0, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_VALUE_LEN missing (the mechanism's output has no natural length)")
-			}
-			n = natural
-		}
-	default:
-		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "cannot derive a key of type %s", ck.Name("CKK_", kt))
-	}
-	if natural != 0 && n > natural {
-		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%d-byte key asked of a %d-byte secret", n, natural)
-	}
-	return n, nil
-}
-
-// maxDerivedLen bounds CKA_VALUE_LEN of a derived key (bytes).
-const maxDerivedLen = 1024
-
 // storeDerivedKey stores the secret key that tmpl describes with CKA_VALUE
 // value, derived from base, and returns its handle (createSecretKey,
 // secretkey.go).
-func (ss *session) storeDerivedKey(tmpl attrMap, value []byte, base *object) (uint64, error) {
+func (ss *session) storeDerivedKey(tmpl attr.Map, value []byte, base *object) (uint64, error) {
 	return ss.createSecretKey(tmpl, value, keyOrigin{mode: modeDerive, base: base.attrs})
 }

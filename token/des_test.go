@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // TestDES3KnownAnswers: Triple DES ECB against NIST SP 800-67 rev. 1's
@@ -37,22 +38,22 @@ func TestDES3KnownAnswers(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			key := mustSecret(t, m, sh, c.kt, c.key)
 			want := mustHex(c.ct)
-			got, err := cryptOnce(m, sh, opEncrypt, c.mech, key, pt)
+			got, err := cryptOnce(m, sh, mech.OpEncrypt, c.mech, key, pt)
 			must(t, err)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("encrypt: %x, want %x", got, want)
 			}
-			got, err = cryptParts(m, sh, opEncrypt, c.mech, key, pt, []int{3, 8, 5})
+			got, err = cryptParts(m, sh, mech.OpEncrypt, c.mech, key, pt, []int{3, 8, 5})
 			must(t, err)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("encrypt in parts: %x, want %x", got, want)
 			}
-			back, err := cryptOnce(m, sh, opDecrypt, c.mech, key, want)
+			back, err := cryptOnce(m, sh, mech.OpDecrypt, c.mech, key, want)
 			must(t, err)
 			if !bytes.Equal(back, pt) {
 				t.Fatalf("decrypt: %q", back)
 			}
-			back, err = cryptParts(m, sh, opDecrypt, c.mech, key, want, []int{9, 8})
+			back, err = cryptParts(m, sh, mech.OpDecrypt, c.mech, key, want, []int{9, 8})
 			must(t, err)
 			if !bytes.Equal(back, pt) {
 				t.Fatalf("decrypt in parts: %q", back)
@@ -61,9 +62,9 @@ func TestDES3KnownAnswers(t *testing.T) {
 	}
 	// The key check value: the first 3 bytes of ECB(key, 0^64).
 	key := mustSecret(t, m, sh, ck.CKK_DES3, k3)
-	zero, err := cryptOnce(m, sh, opEncrypt, &Mechanism{Type: ck.CKM_DES3_ECB}, key, make([]byte, 8))
+	zero, err := cryptOnce(m, sh, mech.OpEncrypt, &Mechanism{Type: ck.CKM_DES3_ECB}, key, make([]byte, 8))
 	must(t, err)
-	if kcv := attr(t, m, sh, key, ck.CKA_CHECK_VALUE); !bytes.Equal(kcv, zero[:3]) {
+	if kcv := attrValue(t, m, sh, key, ck.CKA_CHECK_VALUE); !bytes.Equal(kcv, zero[:3]) {
 		t.Fatalf("CKA_CHECK_VALUE %x, want %x", kcv, zero[:3])
 	}
 }
@@ -82,10 +83,10 @@ func TestDESKeys(t *testing.T) {
 			h, err := m.GenerateKey(sh, &Mechanism{Type: c.gen}, []Attribute{aBool(ck.CKA_PRIVATE, false),
 				aBool(ck.CKA_SENSITIVE, false), aBool(ck.CKA_EXTRACTABLE, true)})
 			must(t, err)
-			if kt, _ := ck.ParseULong(attr(t, m, sh, h, ck.CKA_KEY_TYPE)); kt != c.kt {
+			if kt, _ := ck.ParseULong(attrValue(t, m, sh, h, ck.CKA_KEY_TYPE)); kt != c.kt {
 				t.Fatalf("CKA_KEY_TYPE %s", ck.Name("CKK_", kt))
 			}
-			v := attr(t, m, sh, h, ck.CKA_VALUE)
+			v := attrValue(t, m, sh, h, ck.CKA_VALUE)
 			if len(v) != c.n {
 				t.Fatalf("value of %d bytes", len(v))
 			}
@@ -94,7 +95,7 @@ func TestDESKeys(t *testing.T) {
 					t.Fatalf("byte %#02x of %x has even parity", b, v)
 				}
 			}
-			if l, _ := ck.ParseULong(attr(t, m, sh, h, ck.CKA_VALUE_LEN)); l != uint64(c.n) {
+			if l, _ := ck.ParseULong(attrValue(t, m, sh, h, ck.CKA_VALUE_LEN)); l != uint64(c.n) {
 				t.Fatalf("CKA_VALUE_LEN %d", l)
 			}
 			_, err = m.GenerateKey(sh, &Mechanism{Type: c.gen}, []Attribute{aBool(ck.CKA_PRIVATE, false), aULong(ck.CKA_VALUE_LEN, uint64(c.n))})
@@ -105,7 +106,7 @@ func TestDESKeys(t *testing.T) {
 			wantRV(t, err, ck.CKR_TEMPLATE_INCONSISTENT)
 			_, err = m.GenerateKey(sh, &Mechanism{Type: c.gen, Param: []byte{1}}, []Attribute{aBool(ck.CKA_PRIVATE, false)})
 			wantRV(t, err, ck.CKR_MECHANISM_PARAM_INVALID)
-			if kcv := attr(t, m, sh, h, ck.CKA_CHECK_VALUE); !bytes.Equal(kcv, desKCV(v)) {
+			if kcv := attrValue(t, m, sh, h, ck.CKA_CHECK_VALUE); !bytes.Equal(kcv, mech.DESKCV(v)) {
 				t.Fatalf("CKA_CHECK_VALUE %x", kcv)
 			}
 			_, err = secretKeyOf(m, sh, c.kt, make([]byte, c.n-1))
@@ -137,7 +138,7 @@ func TestDESKeys(t *testing.T) {
 		{ck.CKK_DES3, "0123456789abcdef23456789abcdef01456789abcdef0123", "4eba73"},
 	} {
 		h := mustSecret(t, m, sh, c.kt, mustHex(c.key))
-		if got := attr(t, m, sh, h, ck.CKA_CHECK_VALUE); !bytes.Equal(got, mustHex(c.kcv)) {
+		if got := attrValue(t, m, sh, h, ck.CKA_CHECK_VALUE); !bytes.Equal(got, mustHex(c.kcv)) {
 			t.Fatalf("%s check value %x, want %s", ck.Name("CKK_", c.kt), got, c.kcv)
 		}
 		_, err := m.CreateObject(sh, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_SECRET_KEY), aULong(ck.CKA_KEY_TYPE, c.kt),
@@ -151,12 +152,12 @@ func TestDESKeys(t *testing.T) {
 	must(t, err)
 	// Lengths and the IV.
 	k := mustSecret(t, m, sh, ck.CKK_DES3, make([]byte, 24))
-	_, err = cryptOnce(m, sh, opEncrypt, &Mechanism{Type: ck.CKM_DES3_ECB}, k, make([]byte, 7))
+	_, err = cryptOnce(m, sh, mech.OpEncrypt, &Mechanism{Type: ck.CKM_DES3_ECB}, k, make([]byte, 7))
 	wantRV(t, err, ck.CKR_DATA_LEN_RANGE)
-	_, err = cryptOnce(m, sh, opDecrypt, &Mechanism{Type: ck.CKM_DES3_CBC, Param: make([]byte, 8)}, k, make([]byte, 12))
+	_, err = cryptOnce(m, sh, mech.OpDecrypt, &Mechanism{Type: ck.CKM_DES3_CBC, Param: make([]byte, 8)}, k, make([]byte, 12))
 	wantRV(t, err, ck.CKR_ENCRYPTED_DATA_LEN_RANGE)
 	wantRV(t, m.EncryptInit(sh, &Mechanism{Type: ck.CKM_DES3_CBC, Param: make([]byte, 16)}, k), ck.CKR_MECHANISM_PARAM_INVALID)
-	out, err := cryptOnce(m, sh, opEncrypt, &Mechanism{Type: ck.CKM_DES3_CBC_PAD, Param: make([]byte, 8)}, k, nil)
+	out, err := cryptOnce(m, sh, mech.OpEncrypt, &Mechanism{Type: ck.CKM_DES3_CBC_PAD, Param: make([]byte, 8)}, k, nil)
 	must(t, err)
 	if len(out) != 8 {
 		t.Fatalf("CBC_PAD of nothing: %d bytes", len(out))
@@ -165,7 +166,7 @@ func TestDESKeys(t *testing.T) {
 
 func TestDESParity(t *testing.T) {
 	for b := 0; b < 256; b++ {
-		p := desParity(byte(b))
+		p := mech.DESParity(byte(b))
 		if bits.OnesCount8(p)%2 != 1 || p&^1 != byte(b)&^1 {
 			t.Fatalf("desParity(%#02x) = %#02x", b, p)
 		}
@@ -236,7 +237,7 @@ func TestDESCrossCheck(t *testing.T) {
 		{ck.CKK_DES2, ck.CKM_DES3_ECB, ck.CKM_DES3_CBC, ck.CKM_DES3_CBC_PAD},
 		{ck.CKK_DES3, ck.CKM_DES3_ECB, ck.CKM_DES3_CBC, ck.CKM_DES3_CBC_PAD},
 	} {
-		k := make([]byte, desKeyLen[c.kt])
+		k := make([]byte, mech.DESKeyLen[c.kt])
 		rand.Read(k)
 		key := mustSecret(t, m, sh, c.kt, k)
 		var b cipher.Block
@@ -358,23 +359,23 @@ func TestDESErrors(t *testing.T) {
 
 	// CBC_PAD lengths: n bytes encrypt to the next multiple of 8 above n.
 	for n := 0; n <= 17; n++ {
-		ct, err := cryptOnce(m, sh, opEncrypt, &Mechanism{Type: ck.CKM_DES3_CBC_PAD, Param: iv}, des3Key, make([]byte, n))
+		ct, err := cryptOnce(m, sh, mech.OpEncrypt, &Mechanism{Type: ck.CKM_DES3_CBC_PAD, Param: iv}, des3Key, make([]byte, n))
 		if err != nil || len(ct) != 8*(n/8+1) {
 			t.Fatalf("CBC_PAD of %d bytes: %d bytes, %v", n, len(ct), err)
 		}
 	}
-	_, err := cryptOnce(m, sh, opDecrypt, &Mechanism{Type: ck.CKM_DES3_CBC_PAD, Param: iv}, des3Key, make([]byte, 12))
+	_, err := cryptOnce(m, sh, mech.OpDecrypt, &Mechanism{Type: ck.CKM_DES3_CBC_PAD, Param: iv}, des3Key, make([]byte, 12))
 	wantRV(t, err, ck.CKR_ENCRYPTED_DATA_LEN_RANGE)
-	_, err = cryptOnce(m, sh, opDecrypt, &Mechanism{Type: ck.CKM_DES3_CBC_PAD, Param: iv}, des3Key, nil)
+	_, err = cryptOnce(m, sh, mech.OpDecrypt, &Mechanism{Type: ck.CKM_DES3_CBC_PAD, Param: iv}, des3Key, nil)
 	wantRV(t, err, ck.CKR_ENCRYPTED_DATA_LEN_RANGE)
-	_, err = cryptOnce(m, sh, opEncrypt, &Mechanism{Type: ck.CKM_DES_ECB}, desKey, make([]byte, 7))
+	_, err = cryptOnce(m, sh, mech.OpEncrypt, &Mechanism{Type: ck.CKM_DES_ECB}, desKey, make([]byte, 7))
 	wantRV(t, err, ck.CKR_DATA_LEN_RANGE)
-	_, err = cryptOnce(m, sh, opDecrypt, &Mechanism{Type: ck.CKM_DES_CBC, Param: iv}, desKey, make([]byte, 9))
+	_, err = cryptOnce(m, sh, mech.OpDecrypt, &Mechanism{Type: ck.CKM_DES_CBC, Param: iv}, desKey, make([]byte, 9))
 	wantRV(t, err, ck.CKR_ENCRYPTED_DATA_LEN_RANGE)
 	// A bad padding byte.
-	ct, err := cryptOnce(m, sh, opEncrypt, &Mechanism{Type: ck.CKM_DES3_CBC, Param: iv}, des3Key, make([]byte, 8))
+	ct, err := cryptOnce(m, sh, mech.OpEncrypt, &Mechanism{Type: ck.CKM_DES3_CBC, Param: iv}, des3Key, make([]byte, 8))
 	must(t, err)
-	_, err = cryptOnce(m, sh, opDecrypt, &Mechanism{Type: ck.CKM_DES3_CBC_PAD, Param: iv}, des3Key, ct)
+	_, err = cryptOnce(m, sh, mech.OpDecrypt, &Mechanism{Type: ck.CKM_DES3_CBC_PAD, Param: iv}, des3Key, ct)
 	wantRV(t, err, ck.CKR_ENCRYPTED_DATA_INVALID)
 
 	// A short buffer keeps the operation: the same call then succeeds.
@@ -442,7 +443,7 @@ func TestDESWrapDerive(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: unwrap: %v", name, err)
 		}
-		if got := attr(t, m, sh, u, ck.CKA_VALUE); !bytes.Equal(got, c.value) {
+		if got := attrValue(t, m, sh, u, ck.CKA_VALUE); !bytes.Equal(got, c.value) {
 			t.Fatalf("%s: unwrapped %x, want %x", name, got, c.value)
 		}
 	}
@@ -480,7 +481,7 @@ func TestDESWrapDerive(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", ck.Name("CKM_", c.mech.Type), err)
 		}
-		if got := attr(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(got, c.want) {
+		if got := attrValue(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(got, c.want) {
 			t.Fatalf("%s: %x, want %x", ck.Name("CKM_", c.mech.Type), got, c.want)
 		}
 	}
@@ -500,13 +501,13 @@ func TestDESWrapDerive(t *testing.T) {
 	h2, err := m.DeriveKey(sh, &Mechanism{Type: ck.CKM_DES3_ECB_ENCRYPT_DATA, EncryptData: &EncryptDataParams{Data: data}},
 		des3W, unwrapTmpl(ck.CKK_DES2, aULong(ck.CKA_VALUE_LEN, 16)))
 	must(t, err)
-	if got := attr(t, m, sh, h2, ck.CKA_VALUE); !bytes.Equal(got, wantECB[:16]) {
+	if got := attrValue(t, m, sh, h2, ck.CKA_VALUE); !bytes.Equal(got, wantECB[:16]) {
 		t.Fatalf("DES3_ECB_ENCRYPT_DATA to a DES2 key: %x", got)
 	}
 	bd, _ := des.NewCipher(tdeaKey[:8])
 	want := make([]byte, 8)
 	bd.Encrypt(want, data[:8])
-	if got := attr(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(got, want) {
+	if got := attrValue(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(got, want) {
 		t.Fatalf("DES_ECB_ENCRYPT_DATA: %x, want %x", got, want)
 	}
 }

@@ -7,7 +7,9 @@ import (
 
 	"github.com/modexp-token/modexp-token/engine/alg/dh"
 	"github.com/modexp-token/modexp-token/engine/alg/dh/dhtest"
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 func ffdheGroup(t testing.TB, name string) dh.Group {
@@ -44,7 +46,7 @@ func deriveSecret(t *testing.T, m *Module, sh, priv uint64, peer []byte, extra .
 	if err != nil {
 		return nil, err
 	}
-	return attr(t, m, sh, h, ck.CKA_VALUE), nil
+	return attrValue(t, m, sh, h, ck.CKA_VALUE), nil
 }
 
 func TestDHMechanisms(t *testing.T) {
@@ -66,14 +68,14 @@ func TestDHAgreement(t *testing.T) {
 	g := ffdheGroup(t, "ffdhe2048")
 	pubA, privA := genDH(t, m, sh, g)
 	pubB, privB := genDH(t, m, sh, g, aULong(ck.CKA_VALUE_BITS, 256))
-	if v := attr(t, m, sh, privB, ck.CKA_VALUE_BITS); !bytes.Equal(v, ck.ULong(256)) {
+	if v := attrValue(t, m, sh, privB, ck.CKA_VALUE_BITS); !bytes.Equal(v, ck.ULong(256)) {
 		t.Fatalf("CKA_VALUE_BITS = %x", v)
 	}
-	if v, _ := ck.ParseULong(attr(t, m, sh, privA, ck.CKA_VALUE_BITS)); v != 225 {
+	if v, _ := ck.ParseULong(attrValue(t, m, sh, privA, ck.CKA_VALUE_BITS)); v != 225 {
 		t.Fatalf("x of %d bits by default on ffdhe2048, want 225 (RFC 7919 §5.2)", v)
 	}
-	ya := attr(t, m, sh, pubA, ck.CKA_VALUE)
-	yb := attr(t, m, sh, pubB, ck.CKA_VALUE)
+	ya := attrValue(t, m, sh, pubA, ck.CKA_VALUE)
+	yb := attrValue(t, m, sh, pubB, ck.CKA_VALUE)
 	za, err := deriveSecret(t, m, sh, privA, yb)
 	must(t, err)
 	zb, err := deriveSecret(t, m, sh, privB, ya)
@@ -94,7 +96,7 @@ func TestDHAgreement(t *testing.T) {
 	_, err = deriveSecret(t, m, sh, privA, yb, aULong(ck.CKA_VALUE_LEN, 257))
 	wantRV(t, err, ck.CKR_TEMPLATE_INCONSISTENT)
 	// The public key's SPKI carries y.
-	if spki := attr(t, m, sh, pubA, ck.CKA_PUBLIC_KEY_INFO); !bytes.Contains(spki, ya) {
+	if spki := attrValue(t, m, sh, pubA, ck.CKA_PUBLIC_KEY_INFO); !bytes.Contains(spki, ya) {
 		t.Fatal("CKA_PUBLIC_KEY_INFO does not hold y")
 	}
 }
@@ -220,11 +222,11 @@ func FuzzDHPublicImport(f *testing.F) {
 	f.Add([]byte{23}, []byte{5}, []byte{4})
 	f.Add([]byte{}, []byte{}, []byte{})
 	f.Fuzz(func(t *testing.T, prime, base, value []byte) {
-		a := attrMap{
+		a := attr.Map{
 			ck.CKA_CLASS: ck.ULong(ck.CKO_PUBLIC_KEY), ck.CKA_KEY_TYPE: ck.ULong(ck.CKK_DH),
 			ck.CKA_PRIME: prime, ck.CKA_BASE: base, ck.CKA_VALUE: value,
 		}
-		if err := completeDHPublic(a); err != nil {
+		if err := mech.CompleteDHPublic(a); err != nil {
 			if ck.RV(err) == 0 {
 				t.Fatalf("error without a CKR code: %v", err)
 			}

@@ -2,11 +2,14 @@ package token
 
 // Digests (C_Digest*).
 
-import "github.com/modexp-token/modexp-token/token/ck"
+import (
+	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
+)
 
 // DigestInit is C_DigestInit.
-func (m *Module) DigestInit(sh uint64, mech *Mechanism) error {
-	return m.initOp(sh, opDigest, mech, 0)
+func (m *Module) DigestInit(sh uint64, mc *Mechanism) error {
+	return m.initOp(sh, mech.OpDigest, mc, 0)
 }
 
 // Digest is C_Digest (single-part).
@@ -16,11 +19,11 @@ func (m *Module) Digest(sh uint64, in []byte, out Out) ([]byte, int, error) {
 		return nil, 0, err
 	}
 	defer ss.mu.Unlock()
-	if op := ss.ops[opDigest]; op != nil && op.multi {
+	if op := ss.ops[mech.OpDigest]; op != nil && op.multi {
 		// C_Digest always ends the operation unless it reports a length.
-		return nil, 0, ss.fail(opDigest, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_Digest after C_DigestUpdate"))
+		return nil, 0, ss.fail(mech.OpDigest, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_Digest after C_DigestUpdate"))
 	}
-	return ss.output(opDigest, callSingle, in, out, func(op *operation) ([]byte, error) {
+	return ss.output(mech.OpDigest, callSingle, in, out, func(op *operation) ([]byte, error) {
 		op.digest.Write(in)
 		return op.digest.Sum(nil), nil
 	})
@@ -33,7 +36,7 @@ func (m *Module) DigestUpdate(sh uint64, in []byte) error {
 		return err
 	}
 	defer ss.mu.Unlock()
-	op, err := ss.active(opDigest)
+	op, err := ss.active(mech.OpDigest)
 	if err != nil {
 		return err
 	}
@@ -56,7 +59,7 @@ func (m *Module) DigestKey(sh, key uint64) error {
 		return err
 	}
 	defer ss.mu.Unlock()
-	op, err := ss.active(opDigest)
+	op, err := ss.active(mech.OpDigest)
 	if err != nil {
 		return err
 	}
@@ -65,17 +68,17 @@ func (m *Module) DigestKey(sh, key uint64) error {
 	}
 	o, err := ss.slot.object(key)
 	if err != nil {
-		return ss.fail(opDigest, ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "key %d", key))
+		return ss.fail(mech.OpDigest, ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "key %d", key))
 	}
 	switch c := o.class(); {
 	case c != ck.CKO_PUBLIC_KEY && c != ck.CKO_PRIVATE_KEY && c != ck.CKO_SECRET_KEY:
-		return ss.fail(opDigest, ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "object %d is not a key", key))
+		return ss.fail(mech.OpDigest, ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "object %d is not a key", key))
 	case c != ck.CKO_SECRET_KEY:
-		return ss.fail(opDigest, ck.Errorf(ck.CKR_KEY_INDIGESTIBLE, "key %d has no digestible value", key))
+		return ss.fail(mech.OpDigest, ck.Errorf(ck.CKR_KEY_INDIGESTIBLE, "key %d has no digestible value", key))
 	}
 	v, err := o.secretValue()
 	if err != nil {
-		return ss.fail(opDigest, ck.Errorf(ck.CKR_KEY_INDIGESTIBLE, "key %d: value sealed", key))
+		return ss.fail(mech.OpDigest, ck.Errorf(ck.CKR_KEY_INDIGESTIBLE, "key %d: value sealed", key))
 	}
 	op.multi = true
 	op.digest.Write(v)
@@ -89,7 +92,7 @@ func (m *Module) DigestFinal(sh uint64, out Out) ([]byte, int, error) {
 		return nil, 0, err
 	}
 	defer ss.mu.Unlock()
-	return ss.output(opDigest, callFinal, nil, out, func(op *operation) ([]byte, error) {
+	return ss.output(mech.OpDigest, callFinal, nil, out, func(op *operation) ([]byte, error) {
 		return op.digest.Sum(nil), nil
 	})
 }

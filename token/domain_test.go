@@ -17,19 +17,19 @@ func TestDSAParameterGen(t *testing.T) {
 	m, _, sh := readyToken(t)
 	h, err := m.GenerateKey(sh, &Mechanism{Type: ck.CKM_DSA_PARAMETER_GEN}, []Attribute{aULong(ck.CKA_PRIME_BITS, 1024)})
 	must(t, err)
-	if v := attr(t, m, sh, h, ck.CKA_CLASS); !bytes.Equal(v, ck.ULong(ck.CKO_DOMAIN_PARAMETERS)) {
+	if v := attrValue(t, m, sh, h, ck.CKA_CLASS); !bytes.Equal(v, ck.ULong(ck.CKO_DOMAIN_PARAMETERS)) {
 		t.Fatalf("class %x", v)
 	}
-	if v := attr(t, m, sh, h, ck.CKA_LOCAL); !bytes.Equal(v, ck.Bool(true)) {
+	if v := attrValue(t, m, sh, h, ck.CKA_LOCAL); !bytes.Equal(v, ck.Bool(true)) {
 		t.Fatalf("CKA_LOCAL %x", v)
 	}
-	if v := attr(t, m, sh, h, ck.CKA_SUB_PRIME_BITS); !bytes.Equal(v, ck.ULong(160)) {
+	if v := attrValue(t, m, sh, h, ck.CKA_SUB_PRIME_BITS); !bytes.Equal(v, ck.ULong(160)) {
 		t.Fatalf("CKA_SUB_PRIME_BITS %x", v)
 	}
 	p := &edsa.Parameters{
-		P: new(big.Int).SetBytes(attr(t, m, sh, h, ck.CKA_PRIME)),
-		Q: new(big.Int).SetBytes(attr(t, m, sh, h, ck.CKA_SUBPRIME)),
-		G: new(big.Int).SetBytes(attr(t, m, sh, h, ck.CKA_BASE)),
+		P: new(big.Int).SetBytes(attrValue(t, m, sh, h, ck.CKA_PRIME)),
+		Q: new(big.Int).SetBytes(attrValue(t, m, sh, h, ck.CKA_SUBPRIME)),
+		G: new(big.Int).SetBytes(attrValue(t, m, sh, h, ck.CKA_BASE)),
 	}
 	if p.Size() != (edsa.Size{L: 1024, N: 160}) {
 		t.Fatalf("size %v", p.Size())
@@ -39,7 +39,7 @@ func TestDSAParameterGen(t *testing.T) {
 	sig, err := signWith(t, m, sh, priv, ck.CKM_DSA_SHA256, msg)
 	must(t, err)
 	d := sha256.Sum256(msg)
-	verifyDSA(t, p, new(big.Int).SetBytes(attr(t, m, sh, pub, ck.CKA_VALUE)), d[:], sig)
+	verifyDSA(t, p, new(big.Int).SetBytes(attrValue(t, m, sh, pub, ck.CKA_VALUE)), d[:], sig)
 	if hs := find(t, m, sh, aULong(ck.CKA_CLASS, ck.CKO_DOMAIN_PARAMETERS)); len(hs) != 1 || hs[0] != h {
 		t.Fatalf("found %v", hs)
 	}
@@ -63,10 +63,10 @@ func TestDomainParametersImport(t *testing.T) {
 	base := []Attribute{aULong(ck.CKA_CLASS, ck.CKO_DOMAIN_PARAMETERS), aULong(ck.CKA_KEY_TYPE, ck.CKK_DSA)}
 	h, err := m.CreateObject(sh, append(base, dsaDomain(p)...))
 	must(t, err)
-	if v := attr(t, m, sh, h, ck.CKA_PRIME_BITS); !bytes.Equal(v, ck.ULong(2048)) {
+	if v := attrValue(t, m, sh, h, ck.CKA_PRIME_BITS); !bytes.Equal(v, ck.ULong(2048)) {
 		t.Fatalf("CKA_PRIME_BITS %x", v)
 	}
-	if v := attr(t, m, sh, h, ck.CKA_LOCAL); !bytes.Equal(v, ck.Bool(false)) {
+	if v := attrValue(t, m, sh, h, ck.CKA_LOCAL); !bytes.Equal(v, ck.Bool(false)) {
 		t.Fatalf("CKA_LOCAL %x", v)
 	}
 	bad := append(base, dsaDomain(p)...)
@@ -82,7 +82,7 @@ func TestDomainParametersImport(t *testing.T) {
 	dh, err := m.CreateObject(sh, append([]Attribute{aULong(ck.CKA_CLASS, ck.CKO_DOMAIN_PARAMETERS),
 		aULong(ck.CKA_KEY_TYPE, ck.CKK_DH)}, dhDomain(g)...))
 	must(t, err)
-	if v := attr(t, m, sh, dh, ck.CKA_PRIME_BITS); !bytes.Equal(v, ck.ULong(3072)) {
+	if v := attrValue(t, m, sh, dh, ck.CKA_PRIME_BITS); !bytes.Equal(v, ck.ULong(3072)) {
 		t.Fatalf("DH CKA_PRIME_BITS %x", v)
 	}
 	_, err = m.CreateObject(sh, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_DOMAIN_PARAMETERS), aULong(ck.CKA_KEY_TYPE, ck.CKK_RSA)})
@@ -106,13 +106,13 @@ func TestDHParameterGen(t *testing.T) {
 	h, err := gen(aULong(ck.CKA_PRIME_BITS, 1024))
 	must(t, err)
 	grp := ffdheGroup(t, "ffdhe2048")
-	grp.P = new(big.Int).SetBytes(attr(t, m, sh, h, ck.CKA_PRIME))
-	grp.G = new(big.Int).SetBytes(attr(t, m, sh, h, ck.CKA_BASE))
+	grp.P = new(big.Int).SetBytes(attrValue(t, m, sh, h, ck.CKA_PRIME))
+	grp.G = new(big.Int).SetBytes(attrValue(t, m, sh, h, ck.CKA_BASE))
 	pubA, privA := genDH(t, m, sh, grp)
 	pubB, privB := genDH(t, m, sh, grp)
-	za, err := deriveSecret(t, m, sh, privA, attr(t, m, sh, pubB, ck.CKA_VALUE))
+	za, err := deriveSecret(t, m, sh, privA, attrValue(t, m, sh, pubB, ck.CKA_VALUE))
 	must(t, err)
-	zb, err := deriveSecret(t, m, sh, privB, attr(t, m, sh, pubA, ck.CKA_VALUE))
+	zb, err := deriveSecret(t, m, sh, privB, attrValue(t, m, sh, pubA, ck.CKA_VALUE))
 	must(t, err)
 	if !bytes.Equal(za, zb) {
 		t.Fatal("secrets differ")

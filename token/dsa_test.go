@@ -16,7 +16,9 @@ import (
 
 	"github.com/modexp-token/modexp-token/engine"
 	edsa "github.com/modexp-token/modexp-token/engine/alg/dsa"
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // dsaParams reads testdata/params_L_N.pem (openssl genpkey -genparam).
@@ -92,13 +94,13 @@ func TestDSAKeyGenSignVerify(t *testing.T) {
 	for _, sz := range [][2]int{{1024, 160}, {2048, 256}} {
 		p := dsaParams(t, sz[0], sz[1])
 		pub, priv := genDSA(t, m, sh, p, false)
-		y := attr(t, m, sh, pub, ck.CKA_VALUE)
+		y := attrValue(t, m, sh, pub, ck.CKA_VALUE)
 		std := stdDSAPub(p, y)
 		for _, h := range []uint64{pub, priv} {
-			if v := attr(t, m, sh, h, ck.CKA_KEY_GEN_MECHANISM); !bytes.Equal(v, ck.ULong(ck.CKM_DSA_KEY_PAIR_GEN)) {
+			if v := attrValue(t, m, sh, h, ck.CKA_KEY_GEN_MECHANISM); !bytes.Equal(v, ck.ULong(ck.CKM_DSA_KEY_PAIR_GEN)) {
 				t.Errorf("CKA_KEY_GEN_MECHANISM = %x", v)
 			}
-			if v := attr(t, m, sh, h, ck.CKA_PRIME); !bytes.Equal(v, p.P.Bytes()) {
+			if v := attrValue(t, m, sh, h, ck.CKA_PRIME); !bytes.Equal(v, p.P.Bytes()) {
 				t.Errorf("CKA_PRIME = %x…", v[:4])
 			}
 		}
@@ -106,37 +108,37 @@ func TestDSAKeyGenSignVerify(t *testing.T) {
 		if res[0].Err != uint64(ck.CKR_ATTRIBUTE_SENSITIVE) {
 			t.Fatalf("private CKA_VALUE readable: %+v", res)
 		}
-		spki := attr(t, m, sh, pub, ck.CKA_PUBLIC_KEY_INFO)
-		if !bytes.Equal(spki, attr(t, m, sh, priv, ck.CKA_PUBLIC_KEY_INFO)) {
+		spki := attrValue(t, m, sh, pub, ck.CKA_PUBLIC_KEY_INFO)
+		if !bytes.Equal(spki, attrValue(t, m, sh, priv, ck.CKA_PUBLIC_KEY_INFO)) {
 			t.Fatal("public and private CKA_PUBLIC_KEY_INFO differ")
 		}
 		qLen := sz[1] / 8
 		msg := []byte(fmt.Sprintf("DSA %d", sz[0]))
-		for _, hm := range dsaHashMechs {
-			d := digest(hm.hash, msg)
-			sig, err := signWith(t, m, sh, priv, hm.typ, msg)
+		for _, hm := range mech.DSAHashMechs {
+			d := digest(hm.Hash, msg)
+			sig, err := signWith(t, m, sh, priv, hm.Type, msg)
 			must(t, err)
 			if len(sig) != 2*qLen {
 				t.Fatalf("signature of %d bytes", len(sig))
 			}
 			r, s := new(big.Int).SetBytes(sig[:qLen]), new(big.Int).SetBytes(sig[qLen:])
 			if !dsa.Verify(std, d[:min(len(d), qLen)], r, s) {
-				t.Fatalf("%s: crypto/dsa rejects the signature", ck.Name("CKM_", hm.typ))
+				t.Fatalf("%s: crypto/dsa rejects the signature", ck.Name("CKM_", hm.Type))
 			}
-			must(t, verifyWith(t, m, sh, pub, hm.typ, msg, sig))
+			must(t, verifyWith(t, m, sh, pub, hm.Type, msg, sig))
 			// Multi-part gives a signature of the same message.
-			must(t, m.SignInit(sh, &Mechanism{Type: hm.typ}, priv))
+			must(t, m.SignInit(sh, &Mechanism{Type: hm.Type}, priv))
 			must(t, m.SignUpdate(sh, msg[:3]))
 			must(t, m.SignUpdate(sh, msg[3:]))
 			sig2, _, err := m.SignFinal(sh, Out{Cap: 1024})
 			must(t, err)
-			must(t, verifyWith(t, m, sh, pub, hm.typ, msg, sig2))
+			must(t, verifyWith(t, m, sh, pub, hm.Type, msg, sig2))
 			// CKM_DSA on the digest verifies the same signature.
 			must(t, verifyWith(t, m, sh, pub, ck.CKM_DSA, d, sig))
 			bad := bytes.Clone(sig)
 			bad[0] ^= 0x80
-			wantRV(t, verifyWith(t, m, sh, pub, hm.typ, msg, bad), ck.CKR_SIGNATURE_INVALID)
-			wantRV(t, verifyWith(t, m, sh, pub, hm.typ, msg, sig[1:]), ck.CKR_SIGNATURE_LEN_RANGE)
+			wantRV(t, verifyWith(t, m, sh, pub, hm.Type, msg, bad), ck.CKR_SIGNATURE_INVALID)
+			wantRV(t, verifyWith(t, m, sh, pub, hm.Type, msg, sig[1:]), ck.CKR_SIGNATURE_LEN_RANGE)
 		}
 		d := digest(crypto.SHA256, msg)
 		sig, err := signWith(t, m, sh, priv, ck.CKM_DSA, d)
@@ -220,7 +222,7 @@ func TestDSATokenKeyPersists(t *testing.T) {
 	must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
 	p := dsaParams(t, 1024, 160)
 	pub, _ := genDSA(t, m, sh, p, true)
-	y := attr(t, m, sh, pub, ck.CKA_VALUE)
+	y := attrValue(t, m, sh, pub, ck.CKA_VALUE)
 	m.Close()
 
 	m2 := load(t)
@@ -363,11 +365,11 @@ func FuzzDSAPublicImport(f *testing.F) {
 	f.Add([]byte{23}, []byte{11}, []byte{4}, []byte{2})
 	f.Add([]byte{}, []byte{}, []byte{}, []byte{})
 	f.Fuzz(func(t *testing.T, prime, subprime, base, value []byte) {
-		a := attrMap{
+		a := attr.Map{
 			ck.CKA_CLASS: ck.ULong(ck.CKO_PUBLIC_KEY), ck.CKA_KEY_TYPE: ck.ULong(ck.CKK_DSA),
 			ck.CKA_PRIME: prime, ck.CKA_SUBPRIME: subprime, ck.CKA_BASE: base, ck.CKA_VALUE: value,
 		}
-		err := completeDSAPublic(a)
+		err := mech.CompleteDSAPublic(a)
 		if err != nil {
 			if ck.RV(err) == 0 {
 				t.Fatalf("error without a CKR code: %v", err)

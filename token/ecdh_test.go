@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine/arith/ec"
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 func unhex(t testing.TB, s string) []byte {
@@ -39,7 +41,7 @@ func TestX963KDF(t *testing.T) {
 	}
 	for _, c := range cases {
 		want := unhex(t, c.want)
-		if got := x963KDF(c.h, unhex(t, c.z), unhex(t, c.shared), len(want)); !bytes.Equal(got, want) {
+		if got := mech.X963KDF(c.h, unhex(t, c.z), unhex(t, c.shared), len(want)); !bytes.Equal(got, want) {
 			t.Errorf("%v: %x, want %x", c.h, got, want)
 		}
 	}
@@ -72,31 +74,31 @@ func TestECDHParams(t *testing.T) {
 		{ECDH1DeriveParams{KDF: ck.CKD_SHA1_KDF_ASN1, PublicData: pub}, false},
 		{ECDH1DeriveParams{KDF: 0x7777, PublicData: pub}, false},
 	} {
-		_, err := parseECDHParams(&c.p)
+		_, err := mech.ParseECDHParams(&c.p)
 		if (err == nil) != c.ok || (err != nil && !isRV(err, ck.CKR_MECHANISM_PARAM_INVALID)) {
 			t.Errorf("%+v: %v", c.p, err)
 		}
 	}
-	mech := mechanisms[ck.CKM_ECDH1_DERIVE]
-	if _, err := bindParam(mech, &Mechanism{Type: ck.CKM_ECDH1_DERIVE}); !isRV(err, ck.CKR_MECHANISM_PARAM_INVALID) {
+	mc := mech.Registry[ck.CKM_ECDH1_DERIVE]
+	if _, err := mech.BindParam(mc, &Mechanism{Type: ck.CKM_ECDH1_DERIVE}); !isRV(err, ck.CKR_MECHANISM_PARAM_INVALID) {
 		t.Errorf("no parameter: %v", err)
 	}
-	if _, err := bindParam(mech, &Mechanism{Type: ck.CKM_ECDH1_DERIVE, Param: pub}); !isRV(err, ck.CKR_MECHANISM_PARAM_INVALID) {
+	if _, err := mech.BindParam(mc, &Mechanism{Type: ck.CKM_ECDH1_DERIVE, Param: pub}); !isRV(err, ck.CKR_MECHANISM_PARAM_INVALID) {
 		t.Errorf("raw parameter: %v", err)
 	}
 }
 
 // TestDerivedKeyLen checks the key lengths a derivation template asks for.
 func TestDerivedKeyLen(t *testing.T) {
-	tm := func(kt uint64, l int) attrMap {
-		a := attrMap{ck.CKA_KEY_TYPE: ck.ULong(kt)}
+	tm := func(kt uint64, l int) attr.Map {
+		a := attr.Map{ck.CKA_KEY_TYPE: ck.ULong(kt)}
 		if l >= 0 {
 			a[ck.CKA_VALUE_LEN] = ck.ULong(uint64(l))
 		}
 		return a
 	}
 	for _, c := range []struct {
-		tmpl    attrMap
+		tmpl    attr.Map
 		natural int
 		want    int
 		code    ck.Error
@@ -115,7 +117,7 @@ func TestDerivedKeyLen(t *testing.T) {
 		{tm(ck.CKK_AES, 20), 66, 0, ck.CKR_ATTRIBUTE_VALUE_INVALID},
 		{tm(ck.CKK_RSA, -1), 32, 0, ck.CKR_TEMPLATE_INCONSISTENT},
 	} {
-		got, err := derivedKeyLen(c.tmpl, c.natural)
+		got, err := mech.DerivedKeyLen(c.tmpl, c.natural)
 		if !isRV(err, c.code) || got != c.want {
 			t.Errorf("%v natural %d: %d, %v; want %d, %v", c.tmpl, c.natural, got, err, c.want, c.code)
 		}
@@ -135,13 +137,13 @@ func importECDHKey(t *testing.T, m *Module, sh uint64, c *ec.Curve, d []byte) ui
 
 // ecdhDeriveValue derives an extractable generic secret (extra appended to
 // the template) and returns its value.
-func ecdhDeriveValue(t *testing.T, m *Module, sh, key, mech uint64, p ECDH1DeriveParams, extra ...Attribute) ([]byte, error) {
+func ecdhDeriveValue(t *testing.T, m *Module, sh, key, mc uint64, p ECDH1DeriveParams, extra ...Attribute) ([]byte, error) {
 	t.Helper()
 	tmpl := append([]Attribute{
 		aULong(ck.CKA_CLASS, ck.CKO_SECRET_KEY), aULong(ck.CKA_KEY_TYPE, ck.CKK_GENERIC_SECRET),
 		aBool(ck.CKA_SENSITIVE, false), aBool(ck.CKA_EXTRACTABLE, true),
 	}, extra...)
-	h, err := m.DeriveKey(sh, &Mechanism{Type: mech, ECDH: &p}, key, tmpl)
+	h, err := m.DeriveKey(sh, &Mechanism{Type: mc, ECDH: &p}, key, tmpl)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +226,7 @@ func TestECDHDerive(t *testing.T) {
 			got, err := ecdhDeriveValue(t, m, sh, key, ck.CKM_ECDH1_DERIVE,
 				ECDH1DeriveParams{KDF: kdf.ckd, SharedData: []byte("shared info"), PublicData: pub}, aULong(ck.CKA_VALUE_LEN, 80))
 			must(t, err)
-			if want := x963KDF(kdf.h, z, []byte("shared info"), 80); !bytes.Equal(got, want) {
+			if want := mech.X963KDF(kdf.h, z, []byte("shared info"), 80); !bytes.Equal(got, want) {
 				t.Fatalf("%v: %x, want %x", kdf.h, got, want)
 			}
 		}
@@ -249,10 +251,10 @@ func TestECDHDerive(t *testing.T) {
 		}
 		h, err := m.DeriveKey(sh, &Mechanism{Type: ck.CKM_ECDH1_DERIVE, ECDH: &ECDH1DeriveParams{KDF: ck.CKD_NULL, PublicData: raw}}, key, tmpl)
 		must(t, err)
-		if v := attr(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(v, z[:want]) {
+		if v := attrValue(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(v, z[:want]) {
 			t.Fatalf("AES key of %d: %x", l, v)
 		}
-		if local := attr(t, m, sh, h, ck.CKA_LOCAL); local[0] != 0 {
+		if local := attrValue(t, m, sh, h, ck.CKA_LOCAL); local[0] != 0 {
 			t.Fatal("a derived key is CKA_LOCAL")
 		}
 	}
@@ -332,10 +334,10 @@ func TestECDHDeriveTemplate(t *testing.T) {
 	p := &ECDH1DeriveParams{KDF: ck.CKD_NULL, PublicData: peer.PublicKey().Bytes()}
 	h, err := m.DeriveKey(sh, &Mechanism{Type: ck.CKM_ECDH1_DERIVE, ECDH: p}, key, []Attribute{aBool(ck.CKA_SENSITIVE, false)})
 	must(t, err)
-	if kt := attr(t, m, sh, h, ck.CKA_KEY_TYPE); !bytes.Equal(kt, ck.ULong(ck.CKK_AES)) {
+	if kt := attrValue(t, m, sh, h, ck.CKA_KEY_TYPE); !bytes.Equal(kt, ck.ULong(ck.CKK_AES)) {
 		t.Fatalf("key type %x", kt)
 	}
-	if v := attr(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(v, z[:16]) {
+	if v := attrValue(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(v, z[:16]) {
 		t.Fatalf("value %x, want %x", v, z[:16])
 	}
 	_, err = m.DeriveKey(sh, &Mechanism{Type: ck.CKM_ECDH1_DERIVE, ECDH: p}, key, []Attribute{aULong(ck.CKA_KEY_TYPE, ck.CKK_GENERIC_SECRET)})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modexp-token/modexp-token/engine/arith/ec"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // wycheproofECDH is the part of a Wycheproof ECDH file the tests read.
@@ -55,7 +56,7 @@ func spkiPoint(der []byte, c *ec.Curve) ([]byte, bool) {
 		PublicKey asn1.BitString
 	}
 	rest, err := asn1.Unmarshal(der, &spki)
-	if err != nil || len(rest) != 0 || !spki.Algorithm.Algorithm.Equal(oidECPublicKey) ||
+	if err != nil || len(rest) != 0 || !spki.Algorithm.Algorithm.Equal(mech.OIDECPublicKey) ||
 		!bytes.Equal(spki.Algorithm.Parameters.FullBytes, c.OID()) {
 		return nil, false
 	}
@@ -127,10 +128,10 @@ func TestWycheproofECDH(t *testing.T) {
 						x, y, err := c.Unmarshal(pub)
 						must(t, err)
 						wrapped := c.MarshalECPoint(x, y)
-						for _, mech := range []uint64{ck.CKM_ECDH1_DERIVE, ck.CKM_ECDH1_COFACTOR_DERIVE} {
-							got, err := ecdhDeriveValue(t, m, sh, key, mech, ECDH1DeriveParams{KDF: ck.CKD_NULL, PublicData: wrapped})
+						for _, mc := range []uint64{ck.CKM_ECDH1_DERIVE, ck.CKM_ECDH1_COFACTOR_DERIVE} {
+							got, err := ecdhDeriveValue(t, m, sh, key, mc, ECDH1DeriveParams{KDF: ck.CKD_NULL, PublicData: wrapped})
 							if err != nil || !bytes.Equal(got, want) {
-								t.Fatalf("%s: %s with the DER point: %x, %v", name, ck.Name("CKM_", mech), got, err)
+								t.Fatalf("%s: %s with the DER point: %x, %v", name, ck.Name("CKM_", mc), got, err)
 							}
 						}
 					case err != nil:

@@ -18,7 +18,9 @@ import (
 	"github.com/modexp-token/modexp-token/engine/alg/ecdsa"
 	"github.com/modexp-token/modexp-token/engine/alg/ecdsa/ecdsatest"
 	"github.com/modexp-token/modexp-token/engine/arith/ec"
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // ecCurves are the curves of the token with their crypto/elliptic twin
@@ -59,18 +61,18 @@ func genEC(t testing.TB, m *Module, sh uint64, curve string, token bool) (pub, p
 }
 
 // signWith signs in on the token in one part.
-func signWith(t testing.TB, m *Module, sh, key, mech uint64, in []byte) ([]byte, error) {
+func signWith(t testing.TB, m *Module, sh, key, mc uint64, in []byte) ([]byte, error) {
 	t.Helper()
-	if err := m.SignInit(sh, &Mechanism{Type: mech}, key); err != nil {
+	if err := m.SignInit(sh, &Mechanism{Type: mc}, key); err != nil {
 		return nil, err
 	}
 	sig, _, err := m.Sign(sh, in, Out{Cap: 1024})
 	return sig, err
 }
 
-func verifyWith(t testing.TB, m *Module, sh, key, mech uint64, in, sig []byte) error {
+func verifyWith(t testing.TB, m *Module, sh, key, mc uint64, in, sig []byte) error {
 	t.Helper()
-	if err := m.VerifyInit(sh, &Mechanism{Type: mech}, key); err != nil {
+	if err := m.VerifyInit(sh, &Mechanism{Type: mc}, key); err != nil {
 		return err
 	}
 	return m.Verify(sh, in, sig)
@@ -80,7 +82,7 @@ func verifyWith(t testing.TB, m *Module, sh, key, mech uint64, in, sig []byte) e
 // OCTET STRING of the uncompressed point.
 func tokenPoint(t *testing.T, m *Module, sh, obj uint64, c *ec.Curve) (x, y []byte) {
 	t.Helper()
-	v := attr(t, m, sh, obj, ck.CKA_EC_POINT)
+	v := attrValue(t, m, sh, obj, ck.CKA_EC_POINT)
 	var inner []byte
 	if rest, err := asn1.Unmarshal(v, &inner); err != nil || len(rest) != 0 {
 		t.Fatalf("CKA_EC_POINT %x is not a DER OCTET STRING: %v", v, err)
@@ -142,16 +144,16 @@ func TestECDSAKeyGenAndCrossCheck(t *testing.T) {
 			c := curveOf(t, cv.name)
 			pub, priv := genEC(t, m, sh, cv.name, false)
 			for _, h := range []uint64{pub, priv} {
-				if v := attr(t, m, sh, h, ck.CKA_LOCAL); !bytes.Equal(v, ck.Bool(true)) {
+				if v := attrValue(t, m, sh, h, ck.CKA_LOCAL); !bytes.Equal(v, ck.Bool(true)) {
 					t.Errorf("CKA_LOCAL = %x", v)
 				}
-				if v := attr(t, m, sh, h, ck.CKA_KEY_GEN_MECHANISM); !bytes.Equal(v, ck.ULong(ck.CKM_EC_KEY_PAIR_GEN)) {
+				if v := attrValue(t, m, sh, h, ck.CKA_KEY_GEN_MECHANISM); !bytes.Equal(v, ck.ULong(ck.CKM_EC_KEY_PAIR_GEN)) {
 					t.Errorf("CKA_KEY_GEN_MECHANISM = %x", v)
 				}
-				if v := attr(t, m, sh, h, ck.CKA_DERIVE); !bytes.Equal(v, ck.Bool(false)) {
+				if v := attrValue(t, m, sh, h, ck.CKA_DERIVE); !bytes.Equal(v, ck.Bool(false)) {
 					t.Errorf("CKA_DERIVE = %x", v)
 				}
-				if v := attr(t, m, sh, h, ck.CKA_EC_PARAMS); !bytes.Equal(v, c.OID()) {
+				if v := attrValue(t, m, sh, h, ck.CKA_EC_PARAMS); !bytes.Equal(v, c.OID()) {
 					t.Errorf("CKA_EC_PARAMS = %x", v)
 				}
 			}
@@ -164,7 +166,7 @@ func TestECDSAKeyGenAndCrossCheck(t *testing.T) {
 			if !bytes.Equal(x, px) || !bytes.Equal(y, py) {
 				t.Fatal("public and private objects hold different points")
 			}
-			spki := attr(t, m, sh, pub, ck.CKA_PUBLIC_KEY_INFO)
+			spki := attrValue(t, m, sh, pub, ck.CKA_PUBLIC_KEY_INFO)
 			if cv.std != nil {
 				k, err := x509.ParsePKIXPublicKey(spki)
 				if err != nil {
@@ -287,10 +289,10 @@ func TestECImport(t *testing.T) {
 	if !bytes.Equal(px, x) || !bytes.Equal(py, y) {
 		t.Fatal("computed public point differs from crypto/ecdsa's")
 	}
-	if v := attr(t, m, sh, priv, ck.CKA_LOCAL); !bytes.Equal(v, ck.Bool(false)) {
+	if v := attrValue(t, m, sh, priv, ck.CKA_LOCAL); !bytes.Equal(v, ck.Bool(false)) {
 		t.Errorf("imported key CKA_LOCAL = %x", v)
 	}
-	if v := attr(t, m, sh, priv, ck.CKA_KEY_GEN_MECHANISM); !bytes.Equal(v, ck.ULong(ck.CK_UNAVAILABLE_INFORMATION)) {
+	if v := attrValue(t, m, sh, priv, ck.CKA_KEY_GEN_MECHANISM); !bytes.Equal(v, ck.ULong(ck.CK_UNAVAILABLE_INFORMATION)) {
 		t.Errorf("imported key CKA_KEY_GEN_MECHANISM = %x", v)
 	}
 	msg := []byte("imported")
@@ -310,7 +312,7 @@ func TestECImport(t *testing.T) {
 			aBytes(ck.CKA_EC_PARAMS, p256.OID()), aBytes(ck.CKA_EC_POINT, form),
 		})
 		must(t, err)
-		if v := attr(t, m, sh, h, ck.CKA_EC_POINT); !bytes.Equal(v, der) {
+		if v := attrValue(t, m, sh, h, ck.CKA_EC_POINT); !bytes.Equal(v, der) {
 			t.Errorf("point %x stored as %x, want %x", form, v, der)
 		}
 		must(t, verifyWith(t, m, sh, h, ck.CKM_ECDSA_SHA256, msg, sig))
@@ -365,7 +367,7 @@ func TestECImport(t *testing.T) {
 	// with leading zeros in CKA_VALUE.
 	h, err := m.CreateObject(sh, ecPrivateTemplate(p256, append([]byte{0, 0}, sk.D.Bytes()...), aBytes(ck.CKA_EC_POINT, p256.Marshal(x, y))))
 	must(t, err)
-	if v := attr(t, m, sh, h, ck.CKA_EC_POINT); !bytes.Equal(v, der) {
+	if v := attrValue(t, m, sh, h, ck.CKA_EC_POINT); !bytes.Equal(v, der) {
 		t.Errorf("private key point stored as %x", v)
 	}
 }
@@ -602,8 +604,8 @@ func FuzzECPublicImport(f *testing.F) {
 	f.Add([]byte{0x30, 0x03, 0x02, 0x01, 0x01}, []byte{4, 0})
 	f.Add([]byte{0x06, 0x00}, []byte{})
 	f.Fuzz(func(t *testing.T, params, point []byte) {
-		a := attrMap{ck.CKA_EC_PARAMS: params, ck.CKA_EC_POINT: point}
-		err := completeECPublic(a)
+		a := attr.Map{ck.CKA_EC_PARAMS: params, ck.CKA_EC_POINT: point}
+		err := mech.CompleteECPublic(a)
 		if err != nil {
 			if ck.RV(err) == uint64(ck.CKR_GENERAL_ERROR) || ck.RV(err) == 0 {
 				t.Fatalf("error without a CKR code: %v", err)
@@ -638,11 +640,11 @@ func BenchmarkECDSASignP256(b *testing.B) {
 	must2(b, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
 	_, priv := genEC(b, m, sh, "P-256", false)
 	hash := make([]byte, 32)
-	mech := &Mechanism{Type: ck.CKM_ECDSA}
+	mc := &Mechanism{Type: ck.CKM_ECDSA}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if err := m.SignInit(sh, mech, priv); err != nil {
+		if err := m.SignInit(sh, mc, priv); err != nil {
 			b.Fatal(err)
 		}
 		if _, _, err := m.Sign(sh, hash, Out{Cap: 64}); err != nil {

@@ -43,7 +43,7 @@ func TestWycheproofECDSAThroughVerify(t *testing.T) {
 			var valid, rejectedSig, rejectedKey, acceptable int
 			for _, v := range vs {
 				name := fmt.Sprintf("tcId %d (%s)", v.TcID, v.Comment)
-				mech, ok := hashMech[v.Hash]
+				mc, ok := hashMech[v.Hash]
 				if !ok {
 					t.Fatalf("%s: hash %v", name, v.Hash)
 				}
@@ -74,7 +74,7 @@ func TestWycheproofECDSAThroughVerify(t *testing.T) {
 					rejectedKey++
 					continue
 				}
-				errHash := verifyWith(t, m, sh, h, mech, v.Msg, v.Sig)
+				errHash := verifyWith(t, m, sh, h, mc, v.Msg, v.Sig)
 				errRaw := verifyWith(t, m, sh, h, ck.CKM_ECDSA, v.Digest(), v.Sig)
 				for _, err := range []error{errHash, errRaw} {
 					switch {
@@ -88,7 +88,7 @@ func TestWycheproofECDSAThroughVerify(t *testing.T) {
 					}
 				}
 				if (errHash == nil) != (errRaw == nil) {
-					t.Errorf("%s: %s says %v, CKM_ECDSA says %v", name, ck.Name("CKM_", mech), errHash, errRaw)
+					t.Errorf("%s: %s says %v, CKM_ECDSA says %v", name, ck.Name("CKM_", mc), errHash, errRaw)
 				}
 				switch {
 				case v.Acceptable:

@@ -12,6 +12,7 @@ import (
 	"github.com/cloudflare/circl/sign/ed448"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // TestWycheproofEd448 runs Wycheproof's ed448_test.json (RFC 8032 Ed448)
@@ -37,7 +38,7 @@ func TestWycheproofEd448(t *testing.T) {
 	for _, g := range vf.TestGroups {
 		pub, err := m.CreateObject(sh, []Attribute{
 			aULong(ck.CKA_CLASS, ck.CKO_PUBLIC_KEY), aULong(ck.CKA_KEY_TYPE, ck.CKK_EC_EDWARDS),
-			aBytes(ck.CKA_EC_PARAMS, ed448OID), aBytes(ck.CKA_EC_POINT, unhex(t, g.PublicKey.Pk)),
+			aBytes(ck.CKA_EC_PARAMS, mech.Ed448OID), aBytes(ck.CKA_EC_POINT, unhex(t, g.PublicKey.Pk)),
 		})
 		must(t, err)
 		for _, tc := range g.Tests {
@@ -97,10 +98,10 @@ func TestEd448(t *testing.T) {
 	wantSig := unhex(t, "533a37f6bbe457251f023c0d88f976ae2dfb504a843e34d2074fd823d41a591f2b233f034f628281f2fd7a22ddd47d7828c59bd0a21bfd3980ff0d2028d4b18a9df63e006c5d1c2d345b925d8dc00b4104852db99ac5c7cdda8530a113a0f4dbb61149f05a7363268c71d95808ff2e652600")
 	priv, err := m.CreateObject(sh, []Attribute{
 		aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), aULong(ck.CKA_KEY_TYPE, ck.CKK_EC_EDWARDS),
-		aBytes(ck.CKA_EC_PARAMS, ed448OID), aBytes(ck.CKA_VALUE, seed), aBool(ck.CKA_SIGN, true),
+		aBytes(ck.CKA_EC_PARAMS, mech.Ed448OID), aBytes(ck.CKA_VALUE, seed), aBool(ck.CKA_SIGN, true),
 	})
 	must(t, err)
-	if got := attr(t, m, sh, priv, ck.CKA_EC_POINT); !bytes.Equal(got, edPoint(wantPub)) {
+	if got := attrValue(t, m, sh, priv, ck.CKA_EC_POINT); !bytes.Equal(got, mech.EdPoint(wantPub)) {
 		t.Fatalf("CKA_EC_POINT %x, want the RFC's public key", got)
 	}
 	sig, err := edSignCap(t, m, sh, priv, nil, nil, false)
@@ -109,11 +110,11 @@ func TestEd448(t *testing.T) {
 		t.Fatalf("signature of the empty message %x, want RFC 8032's", sig)
 	}
 	msg := bytes.Repeat([]byte("Ed448 "), 50)
-	for _, params := range [][]byte{ed448OID, ed448Printable} {
+	for _, params := range [][]byte{mech.Ed448OID, mech.Ed448Printable} {
 		pub, priv, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_EC_EDWARDS_KEY_PAIR_GEN},
 			[]Attribute{aBytes(ck.CKA_EC_PARAMS, params), aBool(ck.CKA_VERIFY, true)}, []Attribute{aBool(ck.CKA_SIGN, true)})
 		must(t, err)
-		point := attr(t, m, sh, pub, ck.CKA_EC_POINT)
+		point := attrValue(t, m, sh, pub, ck.CKA_EC_POINT)
 		if len(point) != 2+ed448.PublicKeySize {
 			t.Fatalf("CKA_EC_POINT of %d bytes", len(point))
 		}
@@ -139,15 +140,15 @@ func TestEd448(t *testing.T) {
 			}
 		}
 		wantRV(t, edVerify(t, m, sh, pub, nil, msg, make([]byte, 64)), ck.CKR_SIGNATURE_LEN_RANGE)
-		spki := attr(t, m, sh, pub, ck.CKA_PUBLIC_KEY_INFO)
-		if !bytes.Equal(spki, attr(t, m, sh, priv, ck.CKA_PUBLIC_KEY_INFO)) || !bytes.HasSuffix(spki, pk) {
+		spki := attrValue(t, m, sh, pub, ck.CKA_PUBLIC_KEY_INFO)
+		if !bytes.Equal(spki, attrValue(t, m, sh, priv, ck.CKA_PUBLIC_KEY_INFO)) || !bytes.HasSuffix(spki, pk) {
 			t.Fatal("CKA_PUBLIC_KEY_INFO does not carry the Ed448 public key")
 		}
 	}
 	// A 57-byte value is an Ed448 seed, not an Ed25519 one, and back.
 	_, err = m.CreateObject(sh, []Attribute{
 		aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), aULong(ck.CKA_KEY_TYPE, ck.CKK_EC_EDWARDS),
-		aBytes(ck.CKA_EC_PARAMS, ed448OID), aBytes(ck.CKA_VALUE, make([]byte, 32)),
+		aBytes(ck.CKA_EC_PARAMS, mech.Ed448OID), aBytes(ck.CKA_VALUE, make([]byte, 32)),
 	})
 	wantRV(t, err, ck.CKR_ATTRIBUTE_VALUE_INVALID)
 }
@@ -162,14 +163,14 @@ func TestEd448OpenSSLVerifies(t *testing.T) {
 	}
 	m, _, sh := readyToken(t)
 	pub, priv, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_EC_EDWARDS_KEY_PAIR_GEN},
-		[]Attribute{aBytes(ck.CKA_EC_PARAMS, ed448Printable)}, []Attribute{aBool(ck.CKA_SIGN, true)})
+		[]Attribute{aBytes(ck.CKA_EC_PARAMS, mech.Ed448Printable)}, []Attribute{aBool(ck.CKA_SIGN, true)})
 	must(t, err)
 	msg := []byte("signed by the token, verified by OpenSSL")
 	sig, err := edSignCap(t, m, sh, priv, nil, msg, false)
 	must(t, err)
 	dir := t.TempDir()
 	files := map[string][]byte{
-		"pub.pem": pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: attr(t, m, sh, pub, ck.CKA_PUBLIC_KEY_INFO)}),
+		"pub.pem": pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: attrValue(t, m, sh, pub, ck.CKA_PUBLIC_KEY_INFO)}),
 		"msg":     msg, "sig": sig, "bad": append(append([]byte{}, sig[:113]...), sig[113]^1),
 	}
 	for name, b := range files {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // importEd imports an Ed25519 key pair from its seed (session objects)
@@ -91,8 +92,8 @@ func TestWycheproofEdDSA(t *testing.T) {
 		}
 		seed, _ := hex.DecodeString(g.Key.Sk)
 		pk, _ := hex.DecodeString(g.Key.Pk)
-		pub, priv := importEd(t, m, sh, ed25519OID, seed)
-		if got := attr(t, m, sh, pub, ck.CKA_EC_POINT); !bytes.Equal(got, edPoint(pk)) {
+		pub, priv := importEd(t, m, sh, mech.Ed25519OID, seed)
+		if got := attrValue(t, m, sh, pub, ck.CKA_EC_POINT); !bytes.Equal(got, mech.EdPoint(pk)) {
 			t.Fatalf("CKA_EC_POINT %x, want 0420‖%x", got, pk)
 		}
 		for _, v := range g.Tests {
@@ -143,7 +144,7 @@ func TestEdDSAVariants(t *testing.T) {
 	}
 	for i, c := range cases {
 		seed, msg, want := unhex(t, c.seed), unhex(t, c.msg), unhex(t, c.sig)
-		pub, priv := importEd(t, m, sh, ed25519Printable, seed)
+		pub, priv := importEd(t, m, sh, mech.Ed25519Printable, seed)
 		for _, multi := range []bool{false, true} {
 			got, err := edSign(t, m, sh, priv, c.p, msg, multi)
 			if err != nil || !bytes.Equal(got, want) {
@@ -153,7 +154,7 @@ func TestEdDSAVariants(t *testing.T) {
 		must(t, edVerify(t, m, sh, pub, c.p, msg, want))
 		wantRV(t, edVerify(t, m, sh, pub, nil, msg, want), ck.CKR_SIGNATURE_INVALID)
 	}
-	_, priv := importEd(t, m, sh, ed25519OID, make([]byte, 32))
+	_, priv := importEd(t, m, sh, mech.Ed25519OID, make([]byte, 32))
 	wantRV(t, m.SignInit(sh, &Mechanism{Type: ck.CKM_EDDSA, EdDSA: &EdDSAParams{Context: make([]byte, 256)}}, priv), ck.CKR_MECHANISM_PARAM_INVALID)
 	wantRV(t, m.SignInit(sh, &Mechanism{Type: ck.CKM_EDDSA, Param: []byte{1}}, priv), ck.CKR_MECHANISM_PARAM_INVALID)
 }
@@ -162,22 +163,22 @@ func TestEdDSAVariants(t *testing.T) {
 // send, cross-checks with crypto/ed25519, and checks the refusals.
 func TestEdDSAKeys(t *testing.T) {
 	m, _, sh := readyToken(t)
-	for _, params := range [][]byte{ed25519OID, ed25519Printable, ed25519GnuPGOID} {
+	for _, params := range [][]byte{mech.Ed25519OID, mech.Ed25519Printable, mech.Ed25519GnuPGOID} {
 		pub, priv, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_EC_EDWARDS_KEY_PAIR_GEN},
 			[]Attribute{aBytes(ck.CKA_EC_PARAMS, params), aBool(ck.CKA_VERIFY, true)},
 			[]Attribute{aBool(ck.CKA_SIGN, true)})
 		must(t, err)
-		if kt := attr(t, m, sh, priv, ck.CKA_KEY_TYPE); !bytes.Equal(kt, ck.ULong(ck.CKK_EC_EDWARDS)) {
+		if kt := attrValue(t, m, sh, priv, ck.CKA_KEY_TYPE); !bytes.Equal(kt, ck.ULong(ck.CKK_EC_EDWARDS)) {
 			t.Fatalf("key type %x", kt)
 		}
-		if got := attr(t, m, sh, priv, ck.CKA_EC_PARAMS); !bytes.Equal(got, params) {
+		if got := attrValue(t, m, sh, priv, ck.CKA_EC_PARAMS); !bytes.Equal(got, params) {
 			t.Fatalf("private CKA_EC_PARAMS %x, want %x", got, params)
 		}
-		point := attr(t, m, sh, pub, ck.CKA_EC_POINT)
-		if len(point) != 34 || point[0] != 4 || point[1] != 32 || !bytes.Equal(point, attr(t, m, sh, priv, ck.CKA_EC_POINT)) {
+		point := attrValue(t, m, sh, pub, ck.CKA_EC_POINT)
+		if len(point) != 34 || point[0] != 4 || point[1] != 32 || !bytes.Equal(point, attrValue(t, m, sh, priv, ck.CKA_EC_POINT)) {
 			t.Fatalf("CKA_EC_POINT %x", point)
 		}
-		spki, err := x509.ParsePKIXPublicKey(attr(t, m, sh, pub, ck.CKA_PUBLIC_KEY_INFO))
+		spki, err := x509.ParsePKIXPublicKey(attrValue(t, m, sh, pub, ck.CKA_PUBLIC_KEY_INFO))
 		if err != nil || !bytes.Equal(spki.(ed25519.PublicKey), point[2:]) {
 			t.Fatalf("CKA_PUBLIC_KEY_INFO: %v, %v", spki, err)
 		}
@@ -212,12 +213,12 @@ func TestEdDSAKeys(t *testing.T) {
 	// A private key whose given point is not its own.
 	_, err := m.CreateObject(sh, []Attribute{
 		aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), aULong(ck.CKA_KEY_TYPE, ck.CKK_EC_EDWARDS),
-		aBytes(ck.CKA_EC_PARAMS, ed25519OID), aBytes(ck.CKA_VALUE, make([]byte, 32)), aBytes(ck.CKA_EC_POINT, edPoint(make([]byte, 32))),
+		aBytes(ck.CKA_EC_PARAMS, mech.Ed25519OID), aBytes(ck.CKA_VALUE, make([]byte, 32)), aBytes(ck.CKA_EC_POINT, mech.EdPoint(make([]byte, 32))),
 	})
 	wantRV(t, err, ck.CKR_TEMPLATE_INCONSISTENT)
 	_, err = m.CreateObject(sh, []Attribute{
 		aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), aULong(ck.CKA_KEY_TYPE, ck.CKK_EC_EDWARDS),
-		aBytes(ck.CKA_EC_PARAMS, ed25519OID), aBytes(ck.CKA_VALUE, make([]byte, 31)),
+		aBytes(ck.CKA_EC_PARAMS, mech.Ed25519OID), aBytes(ck.CKA_VALUE, make([]byte, 31)),
 	})
 	wantRV(t, err, ck.CKR_ATTRIBUTE_VALUE_INVALID)
 	// An EC key is not an EdDSA key.
@@ -229,14 +230,14 @@ func TestEdDSAKeys(t *testing.T) {
 // parser: it never panics, accepts only Ed25519's and Ed448's encodings,
 // and answers with a CK_RV.
 func FuzzEdwardsECParams(f *testing.F) {
-	for _, s := range [][]byte{ed25519OID, ed25519Printable, ed25519GnuPGOID, {0x06, 0x03, 0x2b, 0x65, 0x71}, {0x13, 0}, {0x05, 0x00}, {}} {
+	for _, s := range [][]byte{mech.Ed25519OID, mech.Ed25519Printable, mech.Ed25519GnuPGOID, {0x06, 0x03, 0x2b, 0x65, 0x71}, {0x13, 0}, {0x05, 0x00}, {}} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, params []byte) {
-		err := edCheckParams(params)
+		err := mech.EdCheckParams(params)
 		if err == nil {
-			if !bytes.Equal(params, ed25519OID) && !bytes.Equal(params, ed25519Printable) && !bytes.Equal(params, ed25519GnuPGOID) &&
-				!bytes.Equal(params, ed448OID) && !bytes.Equal(params, ed448Printable) {
+			if !bytes.Equal(params, mech.Ed25519OID) && !bytes.Equal(params, mech.Ed25519Printable) && !bytes.Equal(params, mech.Ed25519GnuPGOID) &&
+				!bytes.Equal(params, mech.Ed448OID) && !bytes.Equal(params, mech.Ed448Printable) {
 				t.Fatalf("accepted %x", params)
 			}
 			return

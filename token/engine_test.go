@@ -82,9 +82,9 @@ func TestChipEnginesFaultsNeverReleased(t *testing.T) {
 			h := importRSA(t, m, sh, key)
 			msg := []byte("chip engine " + c.engine)
 			digest := sha256.Sum256(msg)
-			mech := &Mechanism{Type: ck.CKM_SHA256_RSA_PKCS}
+			mc := &Mechanism{Type: ck.CKM_SHA256_RSA_PKCS}
 			for i := range 2 { // the second signature runs on the prepared key
-				must(t, m.SignInit(sh, mech, h))
+				must(t, m.SignInit(sh, mc, h))
 				sig, _, err := m.Sign(sh, msg, Out{Cap: 4096})
 				if c.wantDeviceError {
 					wantRV(t, err, ck.CKR_DEVICE_ERROR)

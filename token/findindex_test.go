@@ -50,7 +50,7 @@ func TestFindByClassIndex(t *testing.T) {
 		}
 		// A template that also names another attribute narrows it.
 		if len(want) > 0 {
-			label := attr(t, m, sh, want[0], ck.CKA_LABEL)
+			label := attrValue(t, m, sh, want[0], ck.CKA_LABEL)
 			if hs := find(t, m, sh, aULong(ck.CKA_CLASS, class), aBytes(ck.CKA_LABEL, label)); !slices.Contains(hs, want[0]) {
 				t.Fatalf("%s: class and label %q: %v", what, label, hs)
 			}

@@ -81,7 +81,7 @@ func TestFleetTwoHosts(t *testing.T) {
 	a, _, shA, b, _, shB := twoHosts(t)
 
 	pubA, privA := genEC(t, a, shA, "P-256", true)
-	id := attr(t, a, shA, privA, ck.CKA_ID)
+	id := attrValue(t, a, shA, privA, ck.CKA_ID)
 	if len(id) == 0 {
 		// The module leaves CKA_ID empty: give the pair one.
 		id = []byte("fleet-key")

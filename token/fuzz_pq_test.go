@@ -5,20 +5,21 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // FuzzMontgomeryECParams feeds CKA_EC_PARAMS values to the Montgomery
 // curve parser: it never panics, accepts only the OIDs and names of X25519
 // and X448, and answers with a CK_RV.
 func FuzzMontgomeryECParams(f *testing.F) {
-	for _, s := range [][]byte{x25519Curve.oid, x25519Curve.printable, x448Curve.oid, x448Curve.printable, ed25519OID, {0x13, 0}, {0x05, 0x00}, {}} {
+	for _, s := range [][]byte{mech.X25519Curve.OID, mech.X25519Curve.Printable, mech.X448Curve.OID, mech.X448Curve.Printable, mech.Ed25519OID, {0x13, 0}, {0x05, 0x00}, {}} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, params []byte) {
-		c, err := xdhCurveOf(params)
+		c, err := mech.XDHCurveOf(params)
 		if err == nil {
-			if !bytes.Equal(params, c.oid) && !bytes.Equal(params, c.printable) && !bytes.Equal(params, c.opensc) {
-				t.Fatalf("accepted %x as %s", params, c.name)
+			if !bytes.Equal(params, c.OID) && !bytes.Equal(params, c.Printable) && !bytes.Equal(params, c.OpenSC) {
+				t.Fatalf("accepted %x as %s", params, c.Name)
 			}
 			return
 		}
@@ -38,23 +39,23 @@ func FuzzMontgomeryPublic(f *testing.F) {
 	f.Add(false, []byte{0x04, 0x20, 1})
 	m, sh := fuzzToken(f)
 	var privs [2]uint64
-	for i, c := range []*xdhCurve{x25519Curve, x448Curve} {
-		h, err := m.CreateObject(sh, xdhPrivTmpl(c.oid, bytes.Repeat([]byte{9}, c.size)))
+	for i, c := range []*mech.XDHCurve{mech.X25519Curve, mech.X448Curve} {
+		h, err := m.CreateObject(sh, xdhPrivTmpl(c.OID, bytes.Repeat([]byte{9}, c.Size)))
 		if err != nil {
 			f.Fatal(err)
 		}
 		privs[i] = h
 	}
 	f.Fuzz(func(t *testing.T, x448 bool, point []byte) {
-		c, priv := x25519Curve, privs[0]
+		c, priv := mech.X25519Curve, privs[0]
 		if x448 {
-			c, priv = x448Curve, privs[1]
+			c, priv = mech.X448Curve, privs[1]
 		}
 		h, err := m.CreateObject(sh, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PUBLIC_KEY), aULong(ck.CKA_KEY_TYPE, ck.CKK_EC_MONTGOMERY),
-			aBytes(ck.CKA_EC_PARAMS, c.oid), aBytes(ck.CKA_EC_POINT, point)})
+			aBytes(ck.CKA_EC_PARAMS, c.OID), aBytes(ck.CKA_EC_POINT, point)})
 		checkRV(t, "CreateObject", err)
 		if err == nil {
-			if p := attr(t, m, sh, h, ck.CKA_EC_POINT); len(p) != 2+c.size || p[0] != 0x04 {
+			if p := attrValue(t, m, sh, h, ck.CKA_EC_POINT); len(p) != 2+c.Size || p[0] != 0x04 {
 				t.Fatalf("stored point %x", p)
 			}
 			must(t, m.DestroyObject(sh, h))
@@ -73,19 +74,19 @@ func FuzzMontgomeryPublic(f *testing.F) {
 // ciphertexts to C_DecapsulateKey: nothing panics, every refusal is a
 // CK_RV, and an accepted private key decapsulates.
 func FuzzMLKEMImport(f *testing.F) {
-	p := mlkemSets[ck.CKP_ML_KEM_512]
+	p := mech.MLKEMSets[ck.CKP_ML_KEM_512]
 	seed := bytes.Repeat([]byte{3}, 64)
-	k, err := p.fromSeed(seed)
+	k, err := p.FromSeed(seed)
 	if err != nil {
 		f.Fatal(err)
 	}
-	dk, err := p.expanded(seed)
+	dk, err := p.Expanded(seed)
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(uint8(0), uint64(ck.CKP_ML_KEM_512), k.ek, []byte{})
-	f.Add(uint8(1), uint64(0), seed, make([]byte, p.ctLen()))
-	f.Add(uint8(2), uint64(0), dk, make([]byte, p.ctLen()))
+	f.Add(uint8(0), uint64(ck.CKP_ML_KEM_512), k.EK, []byte{})
+	f.Add(uint8(1), uint64(0), seed, make([]byte, p.CTLen()))
+	f.Add(uint8(2), uint64(0), dk, make([]byte, p.CTLen()))
 	f.Add(uint8(2), uint64(ck.CKP_ML_KEM_768), dk[:100], []byte{1})
 	m, sh := fuzzToken(f)
 	f.Fuzz(func(t *testing.T, form uint8, set uint64, value, ct []byte) {

@@ -297,13 +297,13 @@ func FuzzMechanismParams(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Fuzz(func(t *testing.T, mech, hash, mgf, third uint64, param, data []byte) {
+	f.Fuzz(func(t *testing.T, mc, hash, mgf, third uint64, param, data []byte) {
 		if len(data) > 4096 {
 			return
 		}
-		pss := &Mechanism{Type: mech, PSS: &PSSParams{Hash: hash, MGF: mgf, SaltLen: third}}
-		oaep := &Mechanism{Type: mech, OAEP: &OAEPParams{Hash: hash, MGF: mgf, Source: third, SourceData: param}}
-		raw := &Mechanism{Type: mech, Param: param}
+		pss := &Mechanism{Type: mc, PSS: &PSSParams{Hash: hash, MGF: mgf, SaltLen: third}}
+		oaep := &Mechanism{Type: mc, OAEP: &OAEPParams{Hash: hash, MGF: mgf, Source: third, SourceData: param}}
+		raw := &Mechanism{Type: mc, Param: param}
 		for _, cm := range []*Mechanism{pss, oaep, raw} {
 			err := m.SignInit(sh, cm, privH)
 			checkRV(t, "SignInit", err)
@@ -324,13 +324,13 @@ func FuzzMechanismParams(f *testing.F) {
 					checkRV(t, "DecryptInit", m.DecryptInit(sh, cm, privH))
 					pt, _, err := m.Decrypt(sh, ct, Out{Cap: 512})
 					want := data
-					if mech == ck.CKM_RSA_X_509 {
+					if mc == ck.CKM_RSA_X_509 {
 						// Raw RSA: the plaintext comes back as a
 						// modulus-sized block, left-padded with zeros.
 						pt, want = bytes.TrimLeft(pt, "\x00"), bytes.TrimLeft(data, "\x00")
 					}
 					if err != nil || string(pt) != string(want) {
-						t.Fatalf("%s: decrypt(encrypt(%x)) = %x, %v", ck.Name("CKM_", mech), data, pt, err)
+						t.Fatalf("%s: decrypt(encrypt(%x)) = %x, %v", ck.Name("CKM_", mc), data, pt, err)
 					}
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // FuzzSymmetricParams feeds arbitrary parameters to the symmetric
@@ -45,13 +46,13 @@ func FuzzSymmetricParams(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Fuzz(func(t *testing.T, mech uint64, iv, aad []byte, ivBits, tagBits uint64, param, data []byte, split uint8) {
+	f.Fuzz(func(t *testing.T, mc uint64, iv, aad []byte, ivBits, tagBits uint64, param, data []byte, split uint8) {
 		if len(data) > 4096 || len(iv) > 8192 || len(aad) > 4096 {
 			return
 		}
-		cms := []*Mechanism{{Type: mech, Param: param}}
-		if mech == ck.CKM_AES_GCM {
-			cms = append(cms, &Mechanism{Type: mech, GCM: &GCMParams{IV: iv, AAD: aad, IVBits: ivBits, TagBits: tagBits}})
+		cms := []*Mechanism{{Type: mc, Param: param}}
+		if mc == ck.CKM_AES_GCM {
+			cms = append(cms, &Mechanism{Type: mc, GCM: &GCMParams{IV: iv, AAD: aad, IVBits: ivBits, TagBits: tagBits}})
 		}
 		parts := []int{int(split)}
 		for _, cm := range cms {
@@ -60,16 +61,16 @@ func FuzzSymmetricParams(f *testing.F) {
 				checkRV(t, "EncryptInit", err)
 				if err == nil {
 					_ = m.SessionCancel(sh, ck.CKF_ENCRYPT)
-					ct, err := cryptOnce(m, sh, opEncrypt, cm, key, data)
+					ct, err := cryptOnce(m, sh, mech.OpEncrypt, cm, key, data)
 					checkRV(t, "Encrypt", err)
-					ct2, err2 := cryptParts(m, sh, opEncrypt, cm, key, data, parts)
+					ct2, err2 := cryptParts(m, sh, mech.OpEncrypt, cm, key, data, parts)
 					checkRV(t, "EncryptUpdate", err2)
 					if (err == nil) != (err2 == nil) || !bytes.Equal(ct, ct2) {
 						t.Fatalf("single-part %x %v, multi-part %x %v", ct, err, ct2, err2)
 					}
 					if err == nil {
-						pt, err := cryptOnce(m, sh, opDecrypt, cm, key, ct)
-						pt2, err2 := cryptParts(m, sh, opDecrypt, cm, key, ct, parts)
+						pt, err := cryptOnce(m, sh, mech.OpDecrypt, cm, key, ct)
+						pt2, err2 := cryptParts(m, sh, mech.OpDecrypt, cm, key, ct, parts)
 						if err != nil || err2 != nil || !bytes.Equal(pt, data) || !bytes.Equal(pt2, data) {
 							t.Fatalf("round trip: %x %v / %x %v", pt, err, pt2, err2)
 						}

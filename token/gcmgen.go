@@ -37,6 +37,7 @@ import (
 	"sync"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // gcmCounter is one key's counter: the next value and the first.
@@ -93,7 +94,7 @@ func generateIV(s *slot, o *object, iv []byte, fixedBits int, gen uint64) error 
 	base := append([]byte(nil), iv...)
 	// A generated IV the window already holds is skipped; the window holds
 	// at most gcmIVWindow IVs of a key, so this ends.
-	for range gcmIVWindow + 1 {
+	for range mech.GCMIVWindow + 1 {
 		copy(iv, base)
 		switch gen {
 		case ck.CKG_GENERATE_RANDOM:
@@ -118,7 +119,7 @@ func generateIV(s *slot, o *object, iv []byte, fixedBits int, gen uint64) error 
 			return nil
 		}
 	}
-	return ck.Errorf(ck.CKR_FUNCTION_FAILED, "CKM_AES_GCM: no fresh IV in %d tries", gcmIVWindow+1)
+	return ck.Errorf(ck.CKR_FUNCTION_FAILED, "CKM_AES_GCM: no fresh IV in %d tries", mech.GCMIVWindow+1)
 }
 
 // setFree sets the bits of iv after the first fixedBits to those of v (of

@@ -23,12 +23,13 @@ package token
 import (
 	"crypto/sha256"
 	"sync"
+
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // Bounds of the caller-IV window.
 const (
-	gcmIVWindow = 4096 // IVs remembered per key object
-	gcmIVKeys   = 64   // key objects remembered
+	gcmIVKeys = 64 // key objects remembered
 )
 
 // gcmKeyID names a key object for the window.
@@ -87,12 +88,12 @@ func (w *gcmIVs) use(key gcmKeyID, iv []byte) bool {
 	if _, seen := r.set[d]; seen {
 		return false
 	}
-	if len(r.order) < gcmIVWindow {
+	if len(r.order) < mech.GCMIVWindow {
 		r.order = append(r.order, d)
 	} else {
 		delete(r.set, r.order[r.next])
 		r.order[r.next] = d
-		r.next = (r.next + 1) % gcmIVWindow
+		r.next = (r.next + 1) % mech.GCMIVWindow
 	}
 	r.set[d] = struct{}{}
 	return true

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // forgetGCMIVs empties m's window of caller GCM IVs. Only known-answer
@@ -36,35 +37,35 @@ func TestGCMRepeatedIVRefused(t *testing.T) {
 	msg := []byte("attack at dawn")
 	want := g.Seal(nil, iv, msg, nil)
 
-	got, err := cryptOnce(m, sh, opEncrypt, gcmMech(iv, nil, 128), key, msg)
+	got, err := cryptOnce(m, sh, mech.OpEncrypt, gcmMech(iv, nil, 128), key, msg)
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("first encryption: %x %v, want %x", got, err, want)
 	}
 	cases := []struct {
 		name string
-		kind opKind
+		kind mech.OpKind
 		key  uint64
 		iv   []byte
 		rv   ck.Error
 	}{
-		{"same key, same IV", opEncrypt, key, iv, ck.CKR_MECHANISM_PARAM_INVALID},
-		{"same key, same IV again", opEncrypt, key, iv, ck.CKR_MECHANISM_PARAM_INVALID},
-		{"decrypt with the IV", opDecrypt, key, iv, 0},
-		{"another object, same IV", opEncrypt, other, iv, 0},
-		{"same key, another IV", opEncrypt, key, []byte("twelve bytez"), 0},
-		{"same key, IV of another length", opEncrypt, key, iv[:11], 0},
+		{"same key, same IV", mech.OpEncrypt, key, iv, ck.CKR_MECHANISM_PARAM_INVALID},
+		{"same key, same IV again", mech.OpEncrypt, key, iv, ck.CKR_MECHANISM_PARAM_INVALID},
+		{"decrypt with the IV", mech.OpDecrypt, key, iv, 0},
+		{"another object, same IV", mech.OpEncrypt, other, iv, 0},
+		{"same key, another IV", mech.OpEncrypt, key, []byte("twelve bytez"), 0},
+		{"same key, IV of another length", mech.OpEncrypt, key, iv[:11], 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var err error
-			if c.kind == opEncrypt {
+			if c.kind == mech.OpEncrypt {
 				err = m.EncryptInit(sh, gcmMech(c.iv, nil, 128), c.key)
 				if err == nil {
 					_, _, err = m.Encrypt(sh, msg, Out{Cap: len(msg) + 16})
 				}
 			} else {
 				var pt []byte
-				pt, err = cryptOnce(m, sh, opDecrypt, gcmMech(c.iv, nil, 128), c.key, want)
+				pt, err = cryptOnce(m, sh, mech.OpDecrypt, gcmMech(c.iv, nil, 128), c.key, want)
 				if err == nil && !bytes.Equal(pt, msg) {
 					t.Fatalf("decrypted %x", pt)
 				}
@@ -90,7 +91,7 @@ func TestGCMRepeatedIVRefused(t *testing.T) {
 	k2, err := secretKeyOf(m, sh, ck.CKK_AES, val)
 	must(t, err)
 	ivN := func(i int) []byte { return fmt.Appendf(nil, "%012d", i) }
-	for i := range gcmIVWindow + 1 {
+	for i := range mech.GCMIVWindow + 1 {
 		must(t, m.EncryptInit(sh, gcmMech(ivN(i), nil, 128), k2))
 		must(t, m.SessionCancel(sh, ck.CKF_ENCRYPT))
 	}
@@ -98,8 +99,8 @@ func TestGCMRepeatedIVRefused(t *testing.T) {
 	wantRV(t, err, ck.CKR_MECHANISM_PARAM_INVALID)
 	must(t, m.EncryptInit(sh, gcmMech(ivN(0), nil, 128), k2))
 	must(t, m.SessionCancel(sh, ck.CKF_ENCRYPT))
-	if n := len(m.gcmIVs.keys[gcmKeyID{slot: m.slots[0].id, handle: k2}].order); n != gcmIVWindow {
-		t.Fatalf("window holds %d IVs, want %d", n, gcmIVWindow)
+	if n := len(m.gcmIVs.keys[gcmKeyID{slot: m.slots[0].id, handle: k2}].order); n != mech.GCMIVWindow {
+		t.Fatalf("window holds %d IVs, want %d", n, mech.GCMIVWindow)
 	}
 }
 
@@ -152,12 +153,12 @@ func TestGCMCallerIVSwitch(t *testing.T) {
 			m, _, sh := readyTokenWith(t, c.extra)
 			key, err := secretKeyOf(m, sh, ck.CKK_AES, val)
 			must(t, err)
-			out, err := cryptOnce(m, sh, opEncrypt, gcmMech(iv, nil, 128), key, msg)
+			out, err := cryptOnce(m, sh, mech.OpEncrypt, gcmMech(iv, nil, 128), key, msg)
 			wantRV(t, err, c.encRV)
 			if err == nil && !bytes.Equal(out, ct) {
 				t.Fatalf("encrypted %x, want %x", out, ct)
 			}
-			pt, err := cryptOnce(m, sh, opDecrypt, gcmMech(iv, nil, 128), key, ct)
+			pt, err := cryptOnce(m, sh, mech.OpDecrypt, gcmMech(iv, nil, 128), key, ct)
 			must(t, err)
 			if !bytes.Equal(pt, msg) {
 				t.Fatalf("decrypted %x", pt)

@@ -182,8 +182,8 @@ func find(t *testing.T, m *Module, sh uint64, tmpl ...Attribute) []uint64 {
 	return all
 }
 
-// attr reads one attribute, failing on any per-attribute error.
-func attr(t *testing.T, m *Module, sh, obj, typ uint64) []byte {
+// attrValue reads one attribute, failing on any per-attribute error.
+func attrValue(t *testing.T, m *Module, sh, obj, typ uint64) []byte {
 	t.Helper()
 	res, err := m.GetAttributeValue(sh, obj, []uint64{typ})
 	must(t, err)

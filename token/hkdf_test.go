@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/hkdf"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // hkdfKey derives with CKM_HKDF_DERIVE from base and returns the new
@@ -27,7 +28,7 @@ func hkdfKey(t *testing.T, m *Module, sh, base uint64, p *HKDFParams, kt uint64,
 	if err != nil {
 		return nil, err
 	}
-	return attr(t, m, sh, h, ck.CKA_VALUE), nil
+	return attrValue(t, m, sh, h, ck.CKA_VALUE), nil
 }
 
 // hkdfSecret is a secret key of type kt and value v with CKA_DERIVE, not
@@ -108,8 +109,8 @@ func TestHKDFCrossCheck(t *testing.T) {
 	rand.Read(salt)
 	rand.Read(info)
 	base := hkdfSecret(t, m, sh, ck.CKK_GENERIC_SECRET, ikm)
-	for _, d := range digestMechs {
-		h, ok := hkdfHash(d.typ)
+	for _, d := range mech.DigestMechs {
+		h, ok := mech.HKDFHash(d.Type)
 		if !ok {
 			continue
 		}
@@ -117,10 +118,10 @@ func TestHKDFCrossCheck(t *testing.T) {
 			want := make([]byte, n)
 			_, err := io.ReadFull(hkdf.New(func() hash.Hash { return h.New() }, ikm, salt, info), want)
 			must(t, err)
-			p := &HKDFParams{Extract: true, Expand: true, PRF: d.typ, SaltType: ck.CKF_HKDF_SALT_DATA, Salt: salt, Info: info}
+			p := &HKDFParams{Extract: true, Expand: true, PRF: d.Type, SaltType: ck.CKF_HKDF_SALT_DATA, Salt: salt, Info: info}
 			got, err := hkdfKey(t, m, sh, base, p, ck.CKK_GENERIC_SECRET, n)
 			if err != nil || !bytes.Equal(got, want) {
-				t.Fatalf("%s, %d bytes: %x, %v; x/crypto/hkdf %x", ck.Name("CKM_", d.typ), n, got, err, want)
+				t.Fatalf("%s, %d bytes: %x, %v; x/crypto/hkdf %x", ck.Name("CKM_", d.Type), n, got, err, want)
 			}
 		}
 	}
@@ -171,7 +172,7 @@ func TestHKDFErrors(t *testing.T) {
 	}
 	wantRV(t, derive(saltKey(0xdead), ck.CKK_GENERIC_SECRET, 32), ck.CKR_KEY_HANDLE_INVALID)
 	wantRV(t, derive(saltKey(aesKey), ck.CKK_GENERIC_SECRET, 32), ck.CKR_KEY_TYPE_INCONSISTENT)
-	if v := attr(t, m, sh, noDerive, ck.CKA_DERIVE); len(v) != 1 || v[0] != 0 {
+	if v := attrValue(t, m, sh, noDerive, ck.CKA_DERIVE); len(v) != 1 || v[0] != 0 {
 		t.Fatal("a secret key derives by default")
 	}
 	wantRV(t, derive(saltKey(noDerive), ck.CKK_GENERIC_SECRET, 32), ck.CKR_KEY_FUNCTION_NOT_PERMITTED)
@@ -188,10 +189,10 @@ func TestHKDFKeyGen(t *testing.T) {
 		aBool(ck.CKA_EXTRACTABLE, true)}
 	h, err := m.GenerateKey(sh, &Mechanism{Type: ck.CKM_HKDF_KEY_GEN}, tmpl)
 	must(t, err)
-	if kt, _ := ck.ParseULong(attr(t, m, sh, h, ck.CKA_KEY_TYPE)); kt != ck.CKK_HKDF {
+	if kt, _ := ck.ParseULong(attrValue(t, m, sh, h, ck.CKA_KEY_TYPE)); kt != ck.CKK_HKDF {
 		t.Fatalf("key type %s", ck.Name("CKK_", kt))
 	}
-	v := attr(t, m, sh, h, ck.CKA_VALUE)
+	v := attrValue(t, m, sh, h, ck.CKA_VALUE)
 	if len(v) != 32 || bytes.Equal(v, make([]byte, 32)) {
 		t.Fatalf("value %x", v)
 	}
@@ -216,16 +217,16 @@ func TestHKDFData(t *testing.T) {
 	base := hkdfSecret(t, m, sh, ck.CKK_GENERIC_SECRET, bytes.Repeat([]byte{0x0b}, 22))
 	p := &HKDFParams{Extract: true, Expand: true, PRF: ck.CKM_SHA256, SaltType: ck.CKF_HKDF_SALT_DATA,
 		Salt: mustHex("000102030405060708090a0b0c"), Info: mustHex("f0f1f2f3f4f5f6f7f8f9")}
-	mech := &Mechanism{Type: ck.CKM_HKDF_DATA, HKDF: p}
-	h, err := m.DeriveKey(sh, mech, base, []Attribute{aULong(ck.CKA_VALUE_LEN, 42), aBytes(ck.CKA_LABEL, []byte("okm"))})
+	mc := &Mechanism{Type: ck.CKM_HKDF_DATA, HKDF: p}
+	h, err := m.DeriveKey(sh, mc, base, []Attribute{aULong(ck.CKA_VALUE_LEN, 42), aBytes(ck.CKA_LABEL, []byte("okm"))})
 	must(t, err)
-	if got := attr(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(got, mustHex("3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865")) {
+	if got := attrValue(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(got, mustHex("3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865")) {
 		t.Fatalf("OKM data object: %x", got)
 	}
-	if c, _ := ck.ParseULong(attr(t, m, sh, h, ck.CKA_CLASS)); c != ck.CKO_DATA {
+	if c, _ := ck.ParseULong(attrValue(t, m, sh, h, ck.CKA_CLASS)); c != ck.CKO_DATA {
 		t.Fatalf("class %s", ck.Name("CKO_", c))
 	}
-	if v := attr(t, m, sh, h, ck.CKA_PRIVATE); len(v) != 1 || v[0] != 1 {
+	if v := attrValue(t, m, sh, h, ck.CKA_PRIVATE); len(v) != 1 || v[0] != 1 {
 		t.Fatalf("CKA_PRIVATE %x, want true by default", v)
 	}
 	if res, _ := m.GetAttributeValue(sh, h, []uint64{ck.CKA_VALUE_LEN}); len(res) != 1 || res[0].Err != uint64(ck.CKR_ATTRIBUTE_TYPE_INVALID) {
@@ -234,11 +235,11 @@ func TestHKDFData(t *testing.T) {
 	prk := &HKDFParams{Extract: true, PRF: ck.CKM_SHA256, SaltType: ck.CKF_HKDF_SALT_DATA, Salt: p.Salt}
 	h, err = m.DeriveKey(sh, &Mechanism{Type: ck.CKM_HKDF_DATA, HKDF: prk}, base, []Attribute{aBool(ck.CKA_PRIVATE, false)})
 	must(t, err)
-	if got := attr(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(got, mustHex("077709362c2e32df0ddc3f0dc47bba6390b6c73bb50f9c3122ec844ad7c2b3e5")) {
+	if got := attrValue(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(got, mustHex("077709362c2e32df0ddc3f0dc47bba6390b6c73bb50f9c3122ec844ad7c2b3e5")) {
 		t.Fatalf("PRK data object: %x", got)
 	}
-	_, err = m.DeriveKey(sh, mech, base, nil)
+	_, err = m.DeriveKey(sh, mc, base, nil)
 	wantRV(t, err, ck.CKR_TEMPLATE_INCOMPLETE)
-	_, err = m.DeriveKey(sh, mech, base, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_SECRET_KEY), aULong(ck.CKA_VALUE_LEN, 16)})
+	_, err = m.DeriveKey(sh, mc, base, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_SECRET_KEY), aULong(ck.CKA_VALUE_LEN, 16)})
 	wantRV(t, err, ck.CKR_TEMPLATE_INCONSISTENT)
 }

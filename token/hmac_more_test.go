@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // The SHA-3 and SHA-512/t HMAC answers, Wycheproof's (testvectors_v1,
@@ -52,52 +53,52 @@ var moreHMACVectors = []struct {
 func TestMoreHMACKnownAnswers(t *testing.T) {
 	m, _, sh := readyToken(t)
 	byMech := map[uint64]int{}
-	for i, hm := range hmacMechs {
-		byMech[hm.mac] = i
+	for i, hm := range mech.HMACMechs {
+		byMech[hm.MAC] = i
 	}
 	seen := map[uint64]bool{}
 	for _, v := range moreHMACVectors {
-		hm := hmacMechs[byMech[v.mech]]
-		if hm.mac != v.mech {
+		hm := mech.HMACMechs[byMech[v.mech]]
+		if hm.MAC != v.mech {
 			t.Fatalf("%s: not an HMAC mechanism of the token", ck.Name("CKM_", v.mech))
 		}
 		seen[v.mech] = true
 		key, msg, tag := mustHex(v.key), mustHex(v.msg), mustHex(v.tag)
 		name := fmt.Sprintf("%s tcId %d", ck.Name("CKM_", v.mech), v.tcID)
-		ref := hmac.New(hm.hash.New, key)
+		ref := hmac.New(hm.Hash.New, key)
 		ref.Write(msg)
 		if hmac.Equal(ref.Sum(nil), tag) != v.valid {
 			t.Fatalf("%s: crypto/hmac disagrees with Wycheproof", name)
 		}
-		for _, kt := range []uint64{ck.CKK_GENERIC_SECRET, hm.keyType} {
+		for _, kt := range []uint64{ck.CKK_GENERIC_SECRET, hm.KeyType} {
 			k := mustSecret(t, m, sh, kt, key)
-			mech := &Mechanism{Type: v.mech}
+			mc := &Mechanism{Type: v.mech}
 			if !v.valid {
-				wantRV(t, verifyOnce(m, sh, mech, k, msg, tag), ck.CKR_SIGNATURE_INVALID)
+				wantRV(t, verifyOnce(m, sh, mc, k, msg, tag), ck.CKR_SIGNATURE_INVALID)
 				continue
 			}
-			got, err := signOnce(m, sh, mech, k, msg)
+			got, err := signOnce(m, sh, mc, k, msg)
 			if err != nil || !bytes.Equal(got, tag) {
 				t.Fatalf("%s, %s key: %x, %v; want %x", name, ck.Name("CKK_", kt), got, err, tag)
 			}
-			got, err = signParts(m, sh, mech, k, msg, []int{1, 7})
+			got, err = signParts(m, sh, mc, k, msg, []int{1, 7})
 			if err != nil || !bytes.Equal(got, tag) {
 				t.Fatalf("%s in parts: %x, %v", name, got, err)
 			}
-			must(t, verifyParts(m, sh, mech, k, msg, tag))
-			general := generalMech(hm.general, 12)
+			must(t, verifyParts(m, sh, mc, k, msg, tag))
+			general := generalMech(hm.General, 12)
 			got, err = signOnce(m, sh, general, k, msg)
 			if err != nil || !bytes.Equal(got, tag[:12]) {
 				t.Fatalf("%s _GENERAL(12): %x, %v", name, got, err)
 			}
 			must(t, verifyOnce(m, sh, general, k, msg, tag[:12]))
-			wantRV(t, m.SignInit(sh, generalMech(hm.general, hm.hash.Size()+1), k), ck.CKR_MECHANISM_PARAM_INVALID)
+			wantRV(t, m.SignInit(sh, generalMech(hm.General, hm.Hash.Size()+1), k), ck.CKR_MECHANISM_PARAM_INVALID)
 		}
 	}
-	for _, mech := range []uint64{ck.CKM_SHA3_224_HMAC, ck.CKM_SHA3_256_HMAC, ck.CKM_SHA3_384_HMAC, ck.CKM_SHA3_512_HMAC,
+	for _, mc := range []uint64{ck.CKM_SHA3_224_HMAC, ck.CKM_SHA3_256_HMAC, ck.CKM_SHA3_384_HMAC, ck.CKM_SHA3_512_HMAC,
 		ck.CKM_SHA512_224_HMAC, ck.CKM_SHA512_256_HMAC} {
-		if !seen[mech] {
-			t.Errorf("%s: no vectors", ck.Name("CKM_", mech))
+		if !seen[mc] {
+			t.Errorf("%s: no vectors", ck.Name("CKM_", mc))
 		}
 	}
 	// The key type of another hash is refused.

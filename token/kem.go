@@ -32,20 +32,22 @@ package token
 // stored on any error.
 
 import (
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // kemCall is what EncapsulateKey and DecapsulateKey check alike.
 type kemCall struct {
 	ss   *session
 	op   *operation
-	tmpl attrMap
+	tmpl attr.Map
 	info MechanismInfo
 }
 
 // kemBegin checks the mechanism, its key and the template (see the file
 // comment); the caller holds ss.mu.
-func kemBegin(ss *session, kind opKind, cm *Mechanism, keyHandle uint64, tmpl []Attribute) (*kemCall, error) {
+func kemBegin(ss *session, kind mech.OpKind, cm *Mechanism, keyHandle uint64, tmpl []Attribute) (*kemCall, error) {
 	if cm == nil {
 		return nil, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
 	}
@@ -54,24 +56,24 @@ func kemBegin(ss *session, kind opKind, cm *Mechanism, keyHandle uint64, tmpl []
 		return nil, err
 	}
 	flag, use, tmplAttr, wantClass, what := uint64(ck.CKF_ENCAPSULATE), uint64(ck.CKA_ENCAPSULATE), uint64(ck.CKA_ENCAPSULATE_TEMPLATE), uint64(ck.CKO_PUBLIC_KEY), "encapsulate"
-	if kind == opDecrypt {
+	if kind == mech.OpDecrypt {
 		flag, use, tmplAttr, wantClass, what = ck.CKF_DECAPSULATE, ck.CKA_DECAPSULATE, ck.CKA_DECAPSULATE_TEMPLATE, ck.CKO_PRIVATE_KEY, "decapsulate"
 	}
-	mech, ok := mechanisms[cm.Type]
+	mc, ok := mech.Registry[cm.Type]
 	if ok {
-		_, enc := mech.(encapsulator)
-		_, dec := mech.(decapsulator)
-		ok = (kind == opEncrypt && enc) || (kind == opDecrypt && dec)
+		_, enc := mc.(mech.Encapsulator)
+		_, dec := mc.(mech.Decapsulator)
+		ok = (kind == mech.OpEncrypt && enc) || (kind == mech.OpDecrypt && dec)
 	}
 	if !ok {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s does not %s", ck.Name("CKM_", cm.Type), what)
 	}
 	s := ss.slot
-	info, ok := s.mechanismInfo(mech)
+	info, ok := s.mechanismInfo(mc)
 	if !ok || info.Flags&flag == 0 {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s on this slot", ck.Name("CKM_", cm.Type), what)
 	}
-	bound, err := bindParam(mech, cm)
+	bound, err := mech.BindParam(mc, cm)
 	if err != nil {
 		return nil, err
 	}
@@ -83,14 +85,14 @@ func kemBegin(ss *session, kind opKind, cm *Mechanism, keyHandle uint64, tmpl []
 	switch {
 	case class != ck.CKO_PUBLIC_KEY && class != ck.CKO_PRIVATE_KEY && class != ck.CKO_SECRET_KEY:
 		return nil, ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "object %d is not a key", keyHandle)
-	case class != wantClass || !bound.base().acceptsKeyType(key.keyType()):
+	case class != wantClass || !bound.Base().AcceptsKeyType(key.keyType()):
 		return nil, ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "%s with %s of type %s", ck.Name("CKM_", cm.Type),
 			ck.Name("CKO_", class), ck.Name("CKK_", key.keyType()))
 	}
-	if !key.attrs.bool(use) {
-		return nil, ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "key %d: %s is false", keyHandle, describe(use))
+	if !key.attrs.Bool(use) {
+		return nil, ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "key %d: %s is false", keyHandle, attr.Describe(use))
 	}
-	if !key.attrs.allowsMechanism(cm.Type) {
+	if !allowsMechanism(key.attrs, cm.Type) {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not in the key's CKA_ALLOWED_MECHANISMS", ck.Name("CKM_", cm.Type))
 	}
 	if class == ck.CKO_PRIVATE_KEY && !key.complete {
@@ -105,8 +107,8 @@ func kemBegin(ss *session, kind opKind, cm *Mechanism, keyHandle uint64, tmpl []
 	if _, ok := t[ck.CKA_KEY_TYPE]; !ok {
 		t[ck.CKA_KEY_TYPE] = ck.ULong(ck.CKK_GENERIC_SECRET)
 	}
-	if _, ok := t.ulong(ck.CKA_KEY_TYPE); !ok {
-		return nil, invalid(ck.CKA_KEY_TYPE, "malformed")
+	if _, ok := t.ULong(ck.CKA_KEY_TYPE); !ok {
+		return nil, mech.Invalid(ck.CKA_KEY_TYPE, "malformed")
 	}
 	if _, ok := t[ck.CKA_VALUE]; ok {
 		return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "CKA_VALUE of an encapsulated key is set by the token")
@@ -118,8 +120,8 @@ func kemBegin(ss *session, kind opKind, cm *Mechanism, keyHandle uint64, tmpl []
 	return &kemCall{ss: ss, op: op, tmpl: t, info: info}, nil
 }
 
-func kemFuncName(kind opKind) string {
-	if kind == opDecrypt {
+func kemFuncName(kind mech.OpKind) string {
+	if kind == mech.OpDecrypt {
 		return "Decapsulate"
 	}
 	return "Encapsulate"
@@ -128,19 +130,19 @@ func kemFuncName(kind opKind) string {
 // store makes the new secret key from the shared secret (see the file
 // comment for its length and flags).
 func (c *kemCall) store(secret []byte) (uint64, error) {
-	n, err := derivedKeyLen(c.tmpl, len(secret))
+	n, err := mech.DerivedKeyLen(c.tmpl, len(secret))
 	if err != nil {
 		return 0, err
 	}
 	origin := keyOrigin{mode: modeDerive, base: c.op.key.attrs}
-	if c.op.kind == opEncrypt {
-		origin.base = attrMap{ck.CKA_ALWAYS_SENSITIVE: vTrue, ck.CKA_NEVER_EXTRACTABLE: vTrue}
+	if c.op.kind == mech.OpEncrypt {
+		origin.base = attr.Map{ck.CKA_ALWAYS_SENSITIVE: attr.True, ck.CKA_NEVER_EXTRACTABLE: attr.True}
 	}
 	h, err := c.ss.createSecretKey(c.tmpl, secret[:n], origin)
 	if err != nil {
 		return 0, err
 	}
-	c.op.slot.log.Info("key "+kemFuncName(c.op.kind)+"d", "mechanism", c.op.mech.base().name(), "key", c.op.key.handle, "handle", h)
+	c.op.slot.log.Info("key "+kemFuncName(c.op.kind)+"d", "mechanism", c.op.mech.Base().Name(), "key", c.op.key.handle, "handle", h)
 	return h, nil
 }
 
@@ -155,17 +157,17 @@ func (m *Module) EncapsulateKey(sh uint64, cm *Mechanism, pubKey uint64, tmpl []
 		return nil, 0, 0, err
 	}
 	defer ss.mu.Unlock()
-	c, err := kemBegin(ss, opEncrypt, cm, pubKey, tmpl)
+	c, err := kemBegin(ss, mech.OpEncrypt, cm, pubKey, tmpl)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	mech := c.op.mech.(encapsulator)
-	need, err = mech.ciphertextLen(c.op)
+	mc := c.op.mech.(mech.Encapsulator)
+	need, err = mc.CiphertextLen(c.op)
 	if err != nil {
 		return nil, 0, 0, err
 	}
 	// The template is checked before any secret is drawn.
-	if _, err := derivedKeyLen(c.tmpl, kemSecretLen); err != nil {
+	if _, err := mech.DerivedKeyLen(c.tmpl, kemSecretLen); err != nil {
 		return nil, 0, 0, err
 	}
 	if out.Query {
@@ -174,7 +176,7 @@ func (m *Module) EncapsulateKey(sh uint64, cm *Mechanism, pubKey uint64, tmpl []
 	if out.Cap < need {
 		return nil, need, 0, ck.Errorf(ck.CKR_BUFFER_TOO_SMALL, "ciphertext needs %d bytes, have %d", need, out.Cap)
 	}
-	ct, secret, err := mech.encapsulate(c.op)
+	ct, secret, err := mc.Encapsulate(c.op)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -195,14 +197,14 @@ func (m *Module) DecapsulateKey(sh uint64, cm *Mechanism, privKey uint64, tmpl [
 		return 0, err
 	}
 	defer ss.mu.Unlock()
-	c, err := kemBegin(ss, opDecrypt, cm, privKey, tmpl)
+	c, err := kemBegin(ss, mech.OpDecrypt, cm, privKey, tmpl)
 	if err != nil {
 		return 0, err
 	}
-	if _, err := derivedKeyLen(c.tmpl, kemSecretLen); err != nil {
+	if _, err := mech.DerivedKeyLen(c.tmpl, kemSecretLen); err != nil {
 		return 0, err
 	}
-	secret, err := c.op.mech.(decapsulator).decapsulate(c.op, ciphertext)
+	secret, err := c.op.mech.(mech.Decapsulator).Decapsulate(c.op, ciphertext)
 	if err != nil {
 		return 0, err
 	}

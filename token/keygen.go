@@ -9,7 +9,9 @@ import (
 	"errors"
 
 	"github.com/modexp-token/modexp-token/keystore"
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // GenerateKeyPair is C_GenerateKeyPair; it returns the public and the
@@ -23,11 +25,11 @@ func (m *Module) GenerateKeyPair(sh uint64, cm *Mechanism, pub, priv []Attribute
 	if cm == nil {
 		return 0, 0, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
 	}
-	mech, ok := mechanisms[cm.Type].(keyPairGenerator)
+	mc, ok := mech.Registry[cm.Type].(mech.KeyPairGenerator)
 	if !ok {
 		return 0, 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s does not generate key pairs", ck.Name("CKM_", cm.Type))
 	}
-	if _, err := bindParam(mech, cm); err != nil {
+	if _, err := mech.BindParam(mc, cm); err != nil {
 		return 0, 0, err
 	}
 	s := ss.slot
@@ -39,9 +41,9 @@ func (m *Module) GenerateKeyPair(sh uint64, cm *Mechanism, pub, priv []Attribute
 	if err != nil {
 		return 0, 0, err
 	}
-	kt := mech.base().keyTypes[0]
+	kt := mc.Base().KeyTypes[0]
 	for _, c := range []struct {
-		t     attrMap
+		t     attr.Map
 		class uint64
 	}{{pt, ck.CKO_PUBLIC_KEY}, {qt, ck.CKO_PRIVATE_KEY}} {
 		if err := defaultULong(c.t, ck.CKA_CLASS, c.class); err != nil {
@@ -55,18 +57,18 @@ func (m *Module) GenerateKeyPair(sh uint64, cm *Mechanism, pub, priv []Attribute
 		}
 	}
 	_, login := s.currentEpoch()
-	probePub, probePriv := pt.clone(), qt.clone()
-	for t, spec := range privateKeySchema {
-		if _, ok := probePriv[t]; !ok && spec.def != nil {
-			probePriv[t] = spec.def
+	probePub, probePriv := pt.Clone(), qt.Clone()
+	for t, spec := range attr.PrivateKeySchema {
+		if _, ok := probePriv[t]; !ok && spec.Default != nil {
+			probePriv[t] = spec.Default
 		}
 	}
-	for _, a := range []attrMap{probePub, probePriv} {
+	for _, a := range []attr.Map{probePub, probePriv} {
 		if err := ss.checkWritable(a, login); err != nil {
 			return 0, 0, err
 		}
 	}
-	pubVals, privVals, err := mech.generateKeyPair(s, pt, qt)
+	pubVals, privVals, err := mc.GenerateKeyPair(s, pt, qt)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -97,13 +99,13 @@ func (m *Module) GenerateKeyPair(sh uint64, cm *Mechanism, pub, priv []Attribute
 // storePairLocked stores a generated key pair all or nothing: the token
 // objects among the two in one keystore transaction (PutObjects), so a
 // crash or a failure never leaves one half of the pair on the token.
-func (s *slot) storePairLocked(ss *session, pa attrMap, psch schema, qa attrMap, qsch schema) (*object, *object, error) {
+func (s *slot) storePairLocked(ss *session, pa attr.Map, psch attr.Schema, qa attr.Map, qsch attr.Schema) (*object, *object, error) {
 	objs := []*object{{attrs: pa, complete: true}, {attrs: qa, complete: true}}
-	schs := []schema{psch, qsch}
+	schs := []attr.Schema{psch, qsch}
 	var puts []keystore.Object
 	var idx []int
 	for i, o := range objs {
-		if !o.attrs.bool(ck.CKA_TOKEN) {
+		if !o.attrs.Bool(ck.CKA_TOKEN) {
 			o.owner = ss.h
 			continue
 		}
@@ -111,7 +113,7 @@ func (s *slot) storePairLocked(ss *session, pa attrMap, psch schema, qa attrMap,
 		if len(o.sealed) > 0 && s.key == nil {
 			return nil, nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "sealed attributes need a login")
 		}
-		puts = append(puts, keystore.Object{Attrs: o.attrs.clone(), Sealed: o.sealed})
+		puts = append(puts, keystore.Object{Attrs: o.attrs.Clone(), Sealed: o.sealed})
 		idx = append(idx, i)
 	}
 	if len(puts) > 0 {
@@ -150,14 +152,14 @@ func (s *slot) storePairLocked(ss *session, pa attrMap, psch schema, qa attrMap,
 
 // defaultULong sets a CK_ULONG attribute when absent; a different value is
 // CKR_TEMPLATE_INCONSISTENT.
-func defaultULong(a attrMap, t, v uint64) error {
+func defaultULong(a attr.Map, t, v uint64) error {
 	old, ok := a[t]
 	if !ok {
 		a[t] = ck.ULong(v)
 		return nil
 	}
 	if got, ok := ck.ParseULong(old); !ok || got != v {
-		return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s does not match the mechanism", describe(t))
+		return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s does not match the mechanism", attr.Describe(t))
 	}
 	return nil
 }

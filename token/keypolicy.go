@@ -44,7 +44,9 @@ package token
 //     design, and follows its template.
 
 import (
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // safePolicy reports whether the slot runs the safe key-management policy.
@@ -64,10 +66,10 @@ var stickyRoles = [...]uint64{ck.CKA_WRAP, ck.CKA_UNWRAP, ck.CKA_ENCRYPT, ck.CKA
 // creation template t: a role asked for turns its unstated conflicting
 // attribute off (a template stating both keeps both: wrapPolicy then
 // refuses the key for sensitive keys).
-func separateRoles(t attrMap) {
+func separateRoles(t attr.Map) {
 	for _, c := range roleConflicts {
-		if _, stated := t[c.conflict]; t.bool(c.role) && !stated {
-			t[c.conflict] = vFalse
+		if _, stated := t[c.conflict]; t.Bool(c.role) && !stated {
+			t[c.conflict] = attr.False
 		}
 	}
 }
@@ -76,8 +78,8 @@ func separateRoles(t attrMap) {
 // (class already defaulted) made as origin says: the separation of roles
 // for a secret key, sensitivity for an unwrapped key, the base key's
 // protection for a key derived from a secret key.
-func newKeyPolicy(t attrMap, origin keyOrigin) error {
-	class, _ := t.ulong(ck.CKA_CLASS)
+func newKeyPolicy(t attr.Map, origin keyOrigin) error {
+	class, _ := t.ULong(ck.CKA_CLASS)
 	if class != ck.CKO_SECRET_KEY && class != ck.CKO_PRIVATE_KEY {
 		return nil
 	}
@@ -87,25 +89,25 @@ func newKeyPolicy(t attrMap, origin keyOrigin) error {
 	stated := func(at uint64) bool { _, ok := t[at]; return ok }
 	switch origin.mode {
 	case modeUnwrap:
-		if stated(ck.CKA_SENSITIVE) && !t.bool(ck.CKA_SENSITIVE) {
+		if stated(ck.CKA_SENSITIVE) && !t.Bool(ck.CKA_SENSITIVE) {
 			return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "key policy: an unwrapped key is sensitive (CKA_SENSITIVE false asked)")
 		}
-		t[ck.CKA_SENSITIVE] = vTrue
+		t[ck.CKA_SENSITIVE] = attr.True
 	case modeDerive:
-		if baseClass, _ := origin.base.ulong(ck.CKA_CLASS); baseClass != ck.CKO_SECRET_KEY {
+		if baseClass, _ := origin.base.ULong(ck.CKA_CLASS); baseClass != ck.CKO_SECRET_KEY {
 			return nil // a key agreement
 		}
-		if origin.base.bool(ck.CKA_SENSITIVE) {
-			if stated(ck.CKA_SENSITIVE) && !t.bool(ck.CKA_SENSITIVE) {
+		if origin.base.Bool(ck.CKA_SENSITIVE) {
+			if stated(ck.CKA_SENSITIVE) && !t.Bool(ck.CKA_SENSITIVE) {
 				return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "key policy: a key derived from a sensitive key is sensitive")
 			}
-			t[ck.CKA_SENSITIVE] = vTrue
+			t[ck.CKA_SENSITIVE] = attr.True
 		}
-		if !origin.base.bool(ck.CKA_EXTRACTABLE) {
-			if t.bool(ck.CKA_EXTRACTABLE) {
+		if !origin.base.Bool(ck.CKA_EXTRACTABLE) {
+			if t.Bool(ck.CKA_EXTRACTABLE) {
 				return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "key policy: a key derived from an unextractable key is unextractable")
 			}
-			t[ck.CKA_EXTRACTABLE] = vFalse
+			t[ck.CKA_EXTRACTABLE] = attr.False
 		}
 	}
 	return nil
@@ -114,13 +116,13 @@ func newKeyPolicy(t attrMap, origin keyOrigin) error {
 // changePolicy applies the safe policy to a change of object attributes
 // (C_SetAttributeValue, C_CopyObject) from old to new: a secret key's
 // roles are only cleared.
-func changePolicy(old, new attrMap) error {
-	if class, _ := old.ulong(ck.CKA_CLASS); class != ck.CKO_SECRET_KEY {
+func changePolicy(old, new attr.Map) error {
+	if class, _ := old.ULong(ck.CKA_CLASS); class != ck.CKO_SECRET_KEY {
 		return nil
 	}
 	for _, r := range stickyRoles {
-		if new.bool(r) && !old.bool(r) {
-			return ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "key policy: %s cannot be turned on after the key is made", describe(r))
+		if new.Bool(r) && !old.Bool(r) {
+			return ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "key policy: %s cannot be turned on after the key is made", attr.Describe(r))
 		}
 	}
 	return nil
@@ -132,16 +134,16 @@ func wrapPolicy(wk, k *object, wh, kh uint64) error {
 	if wh == kh || (wk.class() == ck.CKO_SECRET_KEY && k.class() == ck.CKO_SECRET_KEY && sameValue(wk, k)) {
 		return ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "key policy: key %d wrapped under itself", kh)
 	}
-	if !k.attrs.bool(ck.CKA_SENSITIVE) {
+	if !k.attrs.Bool(ck.CKA_SENSITIVE) {
 		return nil // its value is readable anyway
 	}
-	trusted := wk.attrs.bool(ck.CKA_TRUSTED)
-	madeHere := wk.class() == ck.CKO_SECRET_KEY && wk.attrs.bool(ck.CKA_LOCAL) && wk.attrs.bool(ck.CKA_ALWAYS_SENSITIVE)
+	trusted := wk.attrs.Bool(ck.CKA_TRUSTED)
+	madeHere := wk.class() == ck.CKO_SECRET_KEY && wk.attrs.Bool(ck.CKA_LOCAL) && wk.attrs.Bool(ck.CKA_ALWAYS_SENSITIVE)
 	if !trusted && !madeHere {
 		return ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE,
 			"key policy: sensitive key %d wrapped only under a CKA_TRUSTED key or a secret key made on the token and always sensitive (wrapping key %d is neither)", kh, wh)
 	}
-	if wk.attrs.bool(ck.CKA_DECRYPT) {
+	if wk.attrs.Bool(ck.CKA_DECRYPT) {
 		return ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "key policy: wrapping key %d can also decrypt: it wraps no sensitive key", wh)
 	}
 	if ws, ks := keyStrength(wk), keyStrength(k); ws < ks {
@@ -154,20 +156,20 @@ func wrapPolicy(wk, k *object, wh, kh uint64) error {
 // independent of the values; the lengths are not secret).
 func sameValue(a, b *object) bool {
 	va, vb := a.attrs[ck.CKA_VALUE], b.attrs[ck.CKA_VALUE]
-	return len(va) != 0 && len(va) == len(vb) && equalCT(va, vb)
+	return len(va) != 0 && len(va) == len(vb) && mech.EqualCT(va, vb)
 }
 
 // derivePolicy applies the safe policy to C_DeriveKey's base key (handle
 // h) and mechanism, before anything is computed: see the file comment.
-func derivePolicy(base *object, h uint64, mech mechanism, data bool) error {
+func derivePolicy(base *object, h uint64, mc mech.Mechanism, data bool) error {
 	if base.class() != ck.CKO_SECRET_KEY {
 		return nil
 	}
-	if data && base.attrs.bool(ck.CKA_SENSITIVE) {
-		return ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "key policy: %s makes a readable data object; base key %d is sensitive", mech.base().name(), h)
+	if data && base.attrs.Bool(ck.CKA_SENSITIVE) {
+		return ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "key policy: %s makes a readable data object; base key %d is sensitive", mc.Base().Name(), h)
 	}
-	if _, ok := mech.(*encryptData); ok && !base.attrs.bool(ck.CKA_ENCRYPT) {
-		return ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "key policy: %s encrypts under base key %d, whose CKA_ENCRYPT is false", mech.base().name(), h)
+	if _, ok := mc.(*mech.EncryptData); ok && !base.attrs.Bool(ck.CKA_ENCRYPT) {
+		return ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "key policy: %s encrypts under base key %d, whose CKA_ENCRYPT is false", mc.Base().Name(), h)
 	}
 	return nil
 }
@@ -180,11 +182,11 @@ func derivePolicy(base *object, h uint64, mech mechanism, data bool) error {
 // 1024: 0); EC and EdDSA keys half the order's size.
 func keyStrength(o *object) int {
 	kt := o.keyType()
-	k, ok := keyTypes[kt]
+	k, ok := mech.KeyTypes[kt]
 	if !ok {
 		return 0
 	}
-	bits := k.bits(o.attrs)
+	bits := k.Bits(o.attrs)
 	switch kt {
 	case ck.CKK_DES:
 		return 56

@@ -54,7 +54,7 @@ func TestMD5HMAC(t *testing.T) {
 		{rep(0xaa, 80), []byte("Test Using Larger Than Block-Size Key - Hash Key First"), "6b1ab7fe4bd7bf8f0b62e6ce61b9d0cd"},
 		{rep(0xaa, 80), []byte("Test Using Larger Than Block-Size Key and Larger Than One Block-Size Data"), "6f630fad67cda0ee1fb1f562db3aa53e"},
 	}
-	mech := &Mechanism{Type: ck.CKM_MD5_HMAC}
+	mc := &Mechanism{Type: ck.CKM_MD5_HMAC}
 	for i, c := range cases {
 		want := mustHex(c.want)
 		ref := hmac.New(md5.New, c.key)
@@ -64,18 +64,18 @@ func TestMD5HMAC(t *testing.T) {
 		}
 		for _, kt := range []uint64{ck.CKK_GENERIC_SECRET, ck.CKK_MD5_HMAC} {
 			key := mustSecret(t, m, sh, kt, c.key)
-			got, err := signOnce(m, sh, mech, key, c.data)
+			got, err := signOnce(m, sh, mc, key, c.data)
 			if err != nil || !bytes.Equal(got, want) {
 				t.Fatalf("case %d, %s: %x, %v; want %x", i+1, ck.Name("CKK_", kt), got, err, want)
 			}
-			got, err = signParts(m, sh, mech, key, c.data, []int{1, 9})
+			got, err = signParts(m, sh, mc, key, c.data, []int{1, 9})
 			if err != nil || !bytes.Equal(got, want) {
 				t.Fatalf("case %d in parts: %x, %v", i+1, got, err)
 			}
-			must(t, verifyParts(m, sh, mech, key, c.data, want))
+			must(t, verifyParts(m, sh, mc, key, c.data, want))
 			bad := bytes.Clone(want)
 			bad[15] ^= 1
-			wantRV(t, verifyOnce(m, sh, mech, key, c.data, bad), ck.CKR_SIGNATURE_INVALID)
+			wantRV(t, verifyOnce(m, sh, mc, key, c.data, bad), ck.CKR_SIGNATURE_INVALID)
 			if i == 4 { // HMAC-MD5-96
 				got, err = signOnce(m, sh, generalMech(ck.CKM_MD5_HMAC_GENERAL, 12), key, c.data)
 				if err != nil || hex.EncodeToString(got) != "56461ef2342edc00f9bab995" {
@@ -87,7 +87,7 @@ func TestMD5HMAC(t *testing.T) {
 		}
 	}
 	sha := mustSecret(t, m, sh, ck.CKK_SHA256_HMAC, []byte("Jefe"))
-	wantRV(t, m.SignInit(sh, mech, sha), ck.CKR_KEY_TYPE_INCONSISTENT)
+	wantRV(t, m.SignInit(sh, mc, sha), ck.CKR_KEY_TYPE_INCONSISTENT)
 	md := mustSecret(t, m, sh, ck.CKK_MD5_HMAC, []byte("Jefe"))
 	wantRV(t, m.SignInit(sh, &Mechanism{Type: ck.CKM_SHA256_HMAC}, md), ck.CKR_KEY_TYPE_INCONSISTENT)
 }

@@ -50,10 +50,10 @@ func TestAESEncryptDataDerive(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
-		if got := attr(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(got, unhex(t, c.want)) {
+		if got := attrValue(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(got, unhex(t, c.want)) {
 			t.Errorf("%s: %x, want %s", c.name, got, c.want)
 		}
-		if local := attr(t, m, sh, h, ck.CKA_LOCAL); !bytes.Equal(local, ck.Bool(false)) {
+		if local := attrValue(t, m, sh, h, ck.CKA_LOCAL); !bytes.Equal(local, ck.Bool(false)) {
 			t.Errorf("%s: CKA_LOCAL %x", c.name, local)
 		}
 	}

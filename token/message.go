@@ -40,63 +40,8 @@ import (
 	"hash"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
-
-// GCMMessageParams is CK_GCM_MESSAGE_PARAMS as the C layer decoded it: IV
-// is a copy of the caller's pIv (ulIvLen bytes), Tag a copy of pTag
-// (ulTagBits/8 bytes: the tag to check on decryption; unused on
-// encryption).
-type GCMMessageParams struct {
-	IV        []byte
-	FixedBits uint64 // ulIvFixedBits
-	Generator uint64 // ivGenerator: a CKG_ value
-	Tag       []byte
-	TagBits   uint64
-}
-
-// MessageOut is what an encryption hands back through the caller's
-// CK_GCM_MESSAGE_PARAMS: the IV the token generated (nil: the caller's,
-// unchanged) and the tag (nil: none yet).
-type MessageOut struct {
-	IV, Tag []byte
-}
-
-// messageCipher is an AEAD mechanism that serves message-based encryption
-// and decryption (CKF_MESSAGE_ENCRYPT, CKF_MESSAGE_DECRYPT).
-type messageCipher interface {
-	mechanism
-	// checkMessageParam checks a message's parameter before any work.
-	checkMessageParam(p *GCMMessageParams) error
-	// beginMessage starts one message under op's key: the IV generated
-	// (encryption, when p asks for it) or checked, the AAD bound.
-	beginMessage(op opView, p *GCMMessageParams, aad []byte, encrypt bool) (*aeadMessage, error)
-}
-
-// The flags of the message-based functions.
-const (
-	messageKinds = ck.CKF_MESSAGE_ENCRYPT | ck.CKF_MESSAGE_DECRYPT | ck.CKF_MESSAGE_SIGN | ck.CKF_MESSAGE_VERIFY
-	messageMask  = messageKinds | ck.CKF_MULTI_MESSAGE
-)
-
-// messageFlags are the CKF_MESSAGE_* flags m's interfaces earn: a
-// messageCipher encrypts and decrypts messages, every signer and verifier
-// signs and verifies them, all of them in parts too (CKF_MULTI_MESSAGE).
-func messageFlags(m mechanism) uint64 {
-	var f uint64
-	if _, ok := m.(messageCipher); ok {
-		f |= ck.CKF_MESSAGE_ENCRYPT | ck.CKF_MESSAGE_DECRYPT
-	}
-	if _, ok := m.(signer); ok {
-		f |= ck.CKF_MESSAGE_SIGN
-	}
-	if _, ok := m.(verifier); ok {
-		f |= ck.CKF_MESSAGE_VERIFY
-	}
-	if f != 0 {
-		f |= ck.CKF_MULTI_MESSAGE
-	}
-	return f
-}
 
 // narrowMessageFlags drops the message flags whose classic operation a
 // slot's offer dropped (a slot that cannot sign with a mechanism cannot
@@ -110,37 +55,39 @@ func narrowMessageFlags(f uint64) uint64 {
 			f &^= p[0]
 		}
 	}
-	if f&messageKinds == 0 {
+	if f&mech.MessageKinds == 0 {
 		f &^= ck.CKF_MULTI_MESSAGE
 	}
 	return f
 }
 
 // isMessageKind reports a message-based operation kind.
-func isMessageKind(kind opKind) bool { return kind >= opMessageEncrypt && kind <= opMessageVerify }
+func isMessageKind(kind mech.OpKind) bool {
+	return kind >= mech.OpMessageEncrypt && kind <= mech.OpMessageVerify
+}
 
 // bindFor binds the mechanism to its Init parameter for kind: a message
 // encryption or decryption takes none (each message brings its own).
-func bindFor(kind opKind, m mechanism, cm *Mechanism) (mechanism, error) {
-	if kind == opMessageEncrypt || kind == opMessageDecrypt {
-		if len(cm.Param) != 0 || cm.decoded() {
-			return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes its parameter with each message, none at C_Message*Init", m.base().name())
+func bindFor(kind mech.OpKind, m mech.Mechanism, cm *Mechanism) (mech.Mechanism, error) {
+	if kind == mech.OpMessageEncrypt || kind == mech.OpMessageDecrypt {
+		if len(cm.Param) != 0 || cm.Decoded() {
+			return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes its parameter with each message, none at C_Message*Init", m.Base().Name())
 		}
 		return m, nil
 	}
-	return bindParam(m, cm)
+	return mech.BindParam(m, cm)
 }
 
 // msgState is a message operation's state between calls.
 type msgState struct {
-	active bool         // a message begun (Begin) and not finished
-	aead   *aeadMessage // the message of an encryption or decryption
-	one    *operation   // the message of a signature or verification
-	buf    []byte       // its parts, when one's accumulator cannot be cloned
-	buffer bool         // parts go to buf, not to one.digest
-	kept   []byte       // a signature computed for a length report
-	keptIn []byte       // the data it was computed for
-	keptBy int          // the call that kept it (keptSingle, keptNext)
+	active bool              // a message begun (Begin) and not finished
+	aead   *mech.AEADMessage // the message of an encryption or decryption
+	one    *operation        // the message of a signature or verification
+	buf    []byte            // its parts, when one's accumulator cannot be cloned
+	buffer bool              // parts go to buf, not to one.digest
+	kept   []byte            // a signature computed for a length report
+	keptIn []byte            // the data it was computed for
+	keptBy int               // the call that kept it (keptSingle, keptNext)
 }
 
 // The calls that keep a signature for the two-call convention.
@@ -153,7 +100,7 @@ const (
 func (st *msgState) endMessage() {
 	clear(st.buf)
 	if st.aead != nil {
-		clear(st.aead.s.buf)
+		clear(st.aead.S.Buf)
 	}
 	st.forget()
 	*st = msgState{}
@@ -167,7 +114,7 @@ func (st *msgState) forget() {
 
 // msgActive returns the session's message operation of kind, its key's
 // use checked (a failed check ends the operation).
-func (ss *session) msgActive(kind opKind) (*operation, error) {
+func (ss *session) msgActive(kind mech.OpKind) (*operation, error) {
 	op, err := ss.active(kind)
 	if err != nil {
 		return nil, err
@@ -181,21 +128,21 @@ func (ss *session) msgActive(kind opKind) (*operation, error) {
 // messageOp is one message's signature or verification operation (kind
 // opSign or opVerify): the message operation's mechanism and key with a
 // fresh accumulator.
-func (op *operation) messageOp(kind opKind) (*operation, error) {
+func (op *operation) messageOp(kind mech.OpKind) (*operation, error) {
 	one := &operation{kind: kind, mech: op.mech, key: op.key, slot: op.slot, needLogin: op.needLogin, epoch: op.epoch}
-	if err := one.initInput(); err != nil {
+	if err := one.InitInput(); err != nil {
 		return nil, err
 	}
 	return one, nil
 }
 
 // messageInit starts a message operation of kind.
-func (m *Module) messageInit(sh uint64, kind opKind, mech *Mechanism, key uint64) error {
-	return m.initOp(sh, kind, mech, key)
+func (m *Module) messageInit(sh uint64, kind mech.OpKind, mc *Mechanism, key uint64) error {
+	return m.initOp(sh, kind, mc, key)
 }
 
 // messageFinal ends the message operation of kind.
-func (m *Module) messageFinal(sh uint64, kind opKind) error {
+func (m *Module) messageFinal(sh uint64, kind mech.OpKind) error {
 	ss, err := m.lock(sh)
 	if err != nil {
 		return err
@@ -209,36 +156,40 @@ func (m *Module) messageFinal(sh uint64, kind opKind) error {
 }
 
 // MessageEncryptInit is C_MessageEncryptInit.
-func (m *Module) MessageEncryptInit(sh uint64, mech *Mechanism, key uint64) error {
-	return m.messageInit(sh, opMessageEncrypt, mech, key)
+func (m *Module) MessageEncryptInit(sh uint64, mc *Mechanism, key uint64) error {
+	return m.messageInit(sh, mech.OpMessageEncrypt, mc, key)
 }
 
 // MessageDecryptInit is C_MessageDecryptInit.
-func (m *Module) MessageDecryptInit(sh uint64, mech *Mechanism, key uint64) error {
-	return m.messageInit(sh, opMessageDecrypt, mech, key)
+func (m *Module) MessageDecryptInit(sh uint64, mc *Mechanism, key uint64) error {
+	return m.messageInit(sh, mech.OpMessageDecrypt, mc, key)
 }
 
 // MessageSignInit is C_MessageSignInit.
-func (m *Module) MessageSignInit(sh uint64, mech *Mechanism, key uint64) error {
-	return m.messageInit(sh, opMessageSign, mech, key)
+func (m *Module) MessageSignInit(sh uint64, mc *Mechanism, key uint64) error {
+	return m.messageInit(sh, mech.OpMessageSign, mc, key)
 }
 
 // MessageVerifyInit is C_MessageVerifyInit.
-func (m *Module) MessageVerifyInit(sh uint64, mech *Mechanism, key uint64) error {
-	return m.messageInit(sh, opMessageVerify, mech, key)
+func (m *Module) MessageVerifyInit(sh uint64, mc *Mechanism, key uint64) error {
+	return m.messageInit(sh, mech.OpMessageVerify, mc, key)
 }
 
 // MessageEncryptFinal is C_MessageEncryptFinal.
-func (m *Module) MessageEncryptFinal(sh uint64) error { return m.messageFinal(sh, opMessageEncrypt) }
+func (m *Module) MessageEncryptFinal(sh uint64) error {
+	return m.messageFinal(sh, mech.OpMessageEncrypt)
+}
 
 // MessageDecryptFinal is C_MessageDecryptFinal.
-func (m *Module) MessageDecryptFinal(sh uint64) error { return m.messageFinal(sh, opMessageDecrypt) }
+func (m *Module) MessageDecryptFinal(sh uint64) error {
+	return m.messageFinal(sh, mech.OpMessageDecrypt)
+}
 
 // MessageSignFinal is C_MessageSignFinal.
-func (m *Module) MessageSignFinal(sh uint64) error { return m.messageFinal(sh, opMessageSign) }
+func (m *Module) MessageSignFinal(sh uint64) error { return m.messageFinal(sh, mech.OpMessageSign) }
 
 // MessageVerifyFinal is C_MessageVerifyFinal.
-func (m *Module) MessageVerifyFinal(sh uint64) error { return m.messageFinal(sh, opMessageVerify) }
+func (m *Module) MessageVerifyFinal(sh uint64) error { return m.messageFinal(sh, mech.OpMessageVerify) }
 
 // lenOut applies the two-call convention to an output of need bytes
 // known before any work: ok reports that the output is to be computed.
@@ -263,7 +214,7 @@ func aeadLenErr(encrypt bool) ck.Error {
 // onMessage runs fn on the session's message operation of kind, locked,
 // its key's use checked: begun says fn continues a message (Next: one
 // must be in progress) or starts one (single-part or Begin: none may be).
-func (m *Module) onMessage(sh uint64, kind opKind, begun bool, fn func(op *operation, st *msgState) error) error {
+func (m *Module) onMessage(sh uint64, kind mech.OpKind, begun bool, fn func(op *operation, st *msgState) error) error {
 	ss, err := m.lock(sh)
 	if err != nil {
 		return err
@@ -284,29 +235,29 @@ func (m *Module) onMessage(sh uint64, kind opKind, begun bool, fn func(op *opera
 
 // cryptMessage is C_EncryptMessage and C_DecryptMessage: one message in a
 // single part.
-func (m *Module) cryptMessage(sh uint64, kind opKind, p *GCMMessageParams, aad, in []byte, out Out) (r []byte, need int, mo *MessageOut, err error) {
-	encrypt := kind == opMessageEncrypt
+func (m *Module) cryptMessage(sh uint64, kind mech.OpKind, p *GCMMessageParams, aad, in []byte, out Out) (r []byte, need int, mo *MessageOut, err error) {
+	encrypt := kind == mech.OpMessageEncrypt
 	err = m.onMessage(sh, kind, false, func(op *operation, _ *msgState) error {
-		mc := op.mech.(messageCipher)
-		if err := mc.checkMessageParam(p); err != nil {
+		mc := op.mech.(mech.MessageCipher)
+		if err := mc.CheckMessageParam(p); err != nil {
 			return err
 		}
-		if len(in) > maxBuffered {
-			return ck.Errorf(aeadLenErr(encrypt), "a message of %d bytes, at most %d", len(in), maxBuffered)
+		if len(in) > mech.MaxBuffered {
+			return ck.Errorf(aeadLenErr(encrypt), "a message of %d bytes, at most %d", len(in), mech.MaxBuffered)
 		}
 		need = len(in)
 		if ok, err := lenOut(need, out); !ok {
 			return err
 		}
-		am, err := mc.beginMessage(op, p, aad, encrypt)
+		am, err := mc.BeginMessage(op, p, aad, encrypt)
 		if err != nil {
 			return err
 		}
-		if r, mo, err = am.finish(in, p); err != nil {
+		if r, mo, err = am.Finish(in, p); err != nil {
 			return err
 		}
-		if am.generated {
-			mo.IV = am.iv
+		if am.Generated {
+			mo.IV = am.IV
 		}
 		return nil
 	})
@@ -320,20 +271,20 @@ func (m *Module) cryptMessage(sh uint64, kind opKind, p *GCMMessageParams, aad, 
 func isBufferTooSmall(err error) bool { return ck.RV(err) == uint64(ck.CKR_BUFFER_TOO_SMALL) }
 
 // cryptMessageBegin is C_EncryptMessageBegin and C_DecryptMessageBegin.
-func (m *Module) cryptMessageBegin(sh uint64, kind opKind, p *GCMMessageParams, aad []byte) (mo *MessageOut, err error) {
+func (m *Module) cryptMessageBegin(sh uint64, kind mech.OpKind, p *GCMMessageParams, aad []byte) (mo *MessageOut, err error) {
 	err = m.onMessage(sh, kind, false, func(op *operation, st *msgState) error {
-		mc := op.mech.(messageCipher)
-		if err := mc.checkMessageParam(p); err != nil {
+		mc := op.mech.(mech.MessageCipher)
+		if err := mc.CheckMessageParam(p); err != nil {
 			return err
 		}
-		am, err := mc.beginMessage(op, p, aad, kind == opMessageEncrypt)
+		am, err := mc.BeginMessage(op, p, aad, kind == mech.OpMessageEncrypt)
 		if err != nil {
 			return err
 		}
 		st.active, st.aead = true, am
 		mo = &MessageOut{}
-		if am.generated {
-			mo.IV = am.iv
+		if am.Generated {
+			mo.IV = am.IV
 		}
 		return nil
 	})
@@ -343,7 +294,7 @@ func (m *Module) cryptMessageBegin(sh uint64, kind opKind, p *GCMMessageParams, 
 // cryptMessageNext is C_EncryptMessageNext and C_DecryptMessageNext; end
 // is CKF_END_OF_MESSAGE. Before the last part the output is empty. An
 // error other than CKR_BUFFER_TOO_SMALL ends the message.
-func (m *Module) cryptMessageNext(sh uint64, kind opKind, p *GCMMessageParams, in []byte, out Out, end bool) (r []byte, need int, mo *MessageOut, err error) {
+func (m *Module) cryptMessageNext(sh uint64, kind mech.OpKind, p *GCMMessageParams, in []byte, out Out, end bool) (r []byte, need int, mo *MessageOut, err error) {
 	err = m.onMessage(sh, kind, true, func(op *operation, st *msgState) error {
 		err := nextPart(op, st, p, in, out, end, &r, &need, &mo)
 		if err != nil && !isBufferTooSmall(err) {
@@ -358,14 +309,14 @@ func (m *Module) cryptMessageNext(sh uint64, kind opKind, p *GCMMessageParams, i
 func nextPart(op *operation, st *msgState, p *GCMMessageParams, in []byte, out Out, end bool, r *[]byte, need *int, mo **MessageOut) error {
 	am := st.aead
 	if p != nil {
-		if err := op.mech.(messageCipher).checkMessageParam(p); err != nil {
+		if err := op.mech.(mech.MessageCipher).CheckMessageParam(p); err != nil {
 			return err
 		}
-		if int(p.TagBits/8) != am.s.p.tagLen {
-			return ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "ulTagBits %d, the message began with %d", p.TagBits, 8*am.s.p.tagLen)
+		if int(p.TagBits/8) != am.S.P.TagLen {
+			return ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "ulTagBits %d, the message began with %d", p.TagBits, 8*am.S.P.TagLen)
 		}
 	}
-	if _, err := am.s.updateLen(len(in)); err != nil {
+	if _, err := am.S.UpdateLen(len(in)); err != nil {
 		return err
 	}
 	if !end {
@@ -373,18 +324,18 @@ func nextPart(op *operation, st *msgState, p *GCMMessageParams, in []byte, out O
 			return err
 		}
 		*r = []byte{}
-		_, err := am.s.update(nil, in)
+		_, err := am.S.Update(nil, in)
 		return err
 	}
 	if p == nil {
 		return ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "the last part needs CK_GCM_MESSAGE_PARAMS (the tag)")
 	}
-	*need = len(am.s.buf) + len(in)
+	*need = len(am.S.Buf) + len(in)
 	if ok, err := lenOut(*need, out); !ok {
 		return err
 	}
 	var err error
-	*r, *mo, err = am.finish(in, p)
+	*r, *mo, err = am.Finish(in, p)
 	st.endMessage()
 	return err
 }
@@ -392,38 +343,38 @@ func nextPart(op *operation, st *msgState, p *GCMMessageParams, in []byte, out O
 // EncryptMessage is C_EncryptMessage: the ciphertext, and in MessageOut
 // the tag and the IV the token generated.
 func (m *Module) EncryptMessage(sh uint64, p *GCMMessageParams, aad, in []byte, out Out) ([]byte, int, *MessageOut, error) {
-	return m.cryptMessage(sh, opMessageEncrypt, p, aad, in, out)
+	return m.cryptMessage(sh, mech.OpMessageEncrypt, p, aad, in, out)
 }
 
 // EncryptMessageBegin is C_EncryptMessageBegin: MessageOut carries the IV
 // the token generated.
 func (m *Module) EncryptMessageBegin(sh uint64, p *GCMMessageParams, aad []byte) (*MessageOut, error) {
-	return m.cryptMessageBegin(sh, opMessageEncrypt, p, aad)
+	return m.cryptMessageBegin(sh, mech.OpMessageEncrypt, p, aad)
 }
 
 // EncryptMessageNext is C_EncryptMessageNext; with end the ciphertext and
 // the tag (MessageOut).
 func (m *Module) EncryptMessageNext(sh uint64, p *GCMMessageParams, in []byte, out Out, end bool) ([]byte, int, *MessageOut, error) {
-	return m.cryptMessageNext(sh, opMessageEncrypt, p, in, out, end)
+	return m.cryptMessageNext(sh, mech.OpMessageEncrypt, p, in, out, end)
 }
 
 // DecryptMessage is C_DecryptMessage: the plaintext, released only after
 // the tag of p matched (CKR_ENCRYPTED_DATA_INVALID otherwise).
 func (m *Module) DecryptMessage(sh uint64, p *GCMMessageParams, aad, in []byte, out Out) ([]byte, int, error) {
-	r, n, _, err := m.cryptMessage(sh, opMessageDecrypt, p, aad, in, out)
+	r, n, _, err := m.cryptMessage(sh, mech.OpMessageDecrypt, p, aad, in, out)
 	return r, n, err
 }
 
 // DecryptMessageBegin is C_DecryptMessageBegin.
 func (m *Module) DecryptMessageBegin(sh uint64, p *GCMMessageParams, aad []byte) error {
-	_, err := m.cryptMessageBegin(sh, opMessageDecrypt, p, aad)
+	_, err := m.cryptMessageBegin(sh, mech.OpMessageDecrypt, p, aad)
 	return err
 }
 
 // DecryptMessageNext is C_DecryptMessageNext; with end, the whole
 // plaintext once the tag of p matched.
 func (m *Module) DecryptMessageNext(sh uint64, p *GCMMessageParams, in []byte, out Out, end bool) ([]byte, int, error) {
-	r, n, _, err := m.cryptMessageNext(sh, opMessageDecrypt, p, in, out, end)
+	r, n, _, err := m.cryptMessageNext(sh, mech.OpMessageDecrypt, p, in, out, end)
 	return r, n, err
 }
 
@@ -431,7 +382,7 @@ func (m *Module) DecryptMessageNext(sh uint64, p *GCMMessageParams, in []byte, o
 // mechanisms take theirs at Init).
 func noMessageParam(op *operation, hasParam bool) error {
 	if hasParam {
-		return ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes no per-message parameter", op.mech.base().name())
+		return ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes no per-message parameter", op.mech.Base().Name())
 	}
 	return nil
 }
@@ -470,7 +421,7 @@ func signInput(one *operation, data []byte) []byte {
 // onSigned is onMessage for a message sign or verify operation, which
 // takes no per-message parameter (an error of a continued message ends
 // it).
-func (m *Module) onSigned(sh uint64, kind opKind, hasParam, begun bool, fn func(op *operation, st *msgState) error) error {
+func (m *Module) onSigned(sh uint64, kind mech.OpKind, hasParam, begun bool, fn func(op *operation, st *msgState) error) error {
 	return m.onMessage(sh, kind, begun, func(op *operation, st *msgState) error {
 		if err := noMessageParam(op, hasParam); err != nil {
 			if begun {
@@ -484,15 +435,15 @@ func (m *Module) onSigned(sh uint64, kind opKind, hasParam, begun bool, fn func(
 
 // SignMessage is C_SignMessage (hasParam: a non-NULL pParameter).
 func (m *Module) SignMessage(sh uint64, hasParam bool, data []byte, out Out) (sig []byte, need int, err error) {
-	err = m.onSigned(sh, opMessageSign, hasParam, false, func(op *operation, st *msgState) error {
+	err = m.onSigned(sh, mech.OpMessageSign, hasParam, false, func(op *operation, st *msgState) error {
 		var done bool
 		var err error
 		sig, need, done, err = st.keptOr(keptSingle, data, out, func() ([]byte, error) {
-			one, err := op.messageOp(opSign)
+			one, err := op.messageOp(mech.OpSign)
 			if err != nil {
 				return nil, err
 			}
-			return one.mech.(signer).sign(one, signInput(one, data))
+			return one.mech.(mech.Signer).Sign(one, signInput(one, data))
 		})
 		if done {
 			op.authed = false // an always-authenticate key: one message per context login
@@ -503,7 +454,7 @@ func (m *Module) SignMessage(sh uint64, hasParam bool, data []byte, out Out) (si
 }
 
 // beginSigned starts a message of a sign or verify operation.
-func (m *Module) beginSigned(sh uint64, kind, one opKind, hasParam bool) error {
+func (m *Module) beginSigned(sh uint64, kind, one mech.OpKind, hasParam bool) error {
 	return m.onSigned(sh, kind, hasParam, false, func(op *operation, st *msgState) error {
 		o, err := op.messageOp(one)
 		if err != nil {
@@ -535,9 +486,9 @@ func (st *msgState) feed(data []byte) error {
 		st.one.digest.Write(data)
 		return nil
 	}
-	if len(st.buf)+len(data) > maxBuffered {
+	if len(st.buf)+len(data) > mech.MaxBuffered {
 		st.endMessage()
-		return ck.Errorf(ck.CKR_DATA_LEN_RANGE, "a message of more than %d bytes", maxBuffered)
+		return ck.Errorf(ck.CKR_DATA_LEN_RANGE, "a message of more than %d bytes", mech.MaxBuffered)
 	}
 	st.buf = append(st.buf, data...)
 	return nil
@@ -565,13 +516,13 @@ func (st *msgState) lastInput(data []byte) (*operation, []byte, error) {
 
 // SignMessageBegin is C_SignMessageBegin.
 func (m *Module) SignMessageBegin(sh uint64, hasParam bool) error {
-	return m.beginSigned(sh, opMessageSign, opSign, hasParam)
+	return m.beginSigned(sh, mech.OpMessageSign, mech.OpSign, hasParam)
 }
 
 // SignMessageNext is C_SignMessageNext: last (a non-NULL pulSignatureLen)
 // ends the message with its signature under the two-call convention.
 func (m *Module) SignMessageNext(sh uint64, hasParam bool, data []byte, last bool, out Out) (sig []byte, need int, err error) {
-	err = m.onSigned(sh, opMessageSign, hasParam, true, func(op *operation, st *msgState) error {
+	err = m.onSigned(sh, mech.OpMessageSign, hasParam, true, func(op *operation, st *msgState) error {
 		if !last {
 			return st.feed(data)
 		}
@@ -582,7 +533,7 @@ func (m *Module) SignMessageNext(sh uint64, hasParam bool, data []byte, last boo
 			if err != nil {
 				return nil, err
 			}
-			return one.mech.(signer).sign(one, input)
+			return one.mech.(mech.Signer).Sign(one, input)
 		})
 		switch {
 		case done:
@@ -599,24 +550,24 @@ func (m *Module) SignMessageNext(sh uint64, hasParam bool, data []byte, last boo
 // VerifyMessage is C_VerifyMessage: CKR_SIGNATURE_INVALID or
 // CKR_SIGNATURE_LEN_RANGE for a signature that does not verify.
 func (m *Module) VerifyMessage(sh uint64, hasParam bool, data, sig []byte) error {
-	return m.onSigned(sh, opMessageVerify, hasParam, false, func(op *operation, _ *msgState) error {
-		one, err := op.messageOp(opVerify)
+	return m.onSigned(sh, mech.OpMessageVerify, hasParam, false, func(op *operation, _ *msgState) error {
+		one, err := op.messageOp(mech.OpVerify)
 		if err != nil {
 			return err
 		}
-		return one.mech.(verifier).verify(one, signInput(one, data), sig)
+		return one.mech.(mech.Verifier).Verify(one, signInput(one, data), sig)
 	})
 }
 
 // VerifyMessageBegin is C_VerifyMessageBegin.
 func (m *Module) VerifyMessageBegin(sh uint64, hasParam bool) error {
-	return m.beginSigned(sh, opMessageVerify, opVerify, hasParam)
+	return m.beginSigned(sh, mech.OpMessageVerify, mech.OpVerify, hasParam)
 }
 
 // VerifyMessageNext is C_VerifyMessageNext: sig non-nil (pSignature
 // non-NULL) is the last part, which ends the message with the verdict.
 func (m *Module) VerifyMessageNext(sh uint64, hasParam bool, data, sig []byte) error {
-	return m.onSigned(sh, opMessageVerify, hasParam, true, func(_ *operation, st *msgState) error {
+	return m.onSigned(sh, mech.OpMessageVerify, hasParam, true, func(_ *operation, st *msgState) error {
 		if sig == nil {
 			return st.feed(data)
 		}
@@ -625,6 +576,6 @@ func (m *Module) VerifyMessageNext(sh uint64, hasParam bool, data, sig []byte) e
 		if err != nil {
 			return err
 		}
-		return one.mech.(verifier).verify(one, input, sig)
+		return one.mech.(mech.Verifier).Verify(one, input, sig)
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 	"github.com/modexp-token/modexp-token/token/symtest"
 )
 
@@ -454,9 +455,9 @@ func TestMessageSign(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			mech := &Mechanism{Type: c.mech}
-			must(t, m.MessageSignInit(sh, mech, c.signKey))
-			must(t, m.MessageVerifyInit(sh, mech, c.verif))
+			mc := &Mechanism{Type: c.mech}
+			must(t, m.MessageSignInit(sh, mc, c.signKey))
+			must(t, m.MessageVerifyInit(sh, mc, c.verif))
 			for i, parts := range [][]string{{"first message"}, {"sec", "ond mes", "sage"}, {"", "third"}} {
 				var whole []byte
 				for _, p := range parts {
@@ -544,7 +545,7 @@ func TestMessageFlags(t *testing.T) {
 	for _, typ := range list {
 		info, err := m.MechanismInfo(slot, typ)
 		must(t, err)
-		if info.Flags&messageKinds != 0 && info.Flags&ck.CKF_MULTI_MESSAGE == 0 {
+		if info.Flags&mech.MessageKinds != 0 && info.Flags&ck.CKF_MULTI_MESSAGE == 0 {
 			t.Errorf("%s: message flags without CKF_MULTI_MESSAGE", ck.Name("CKM_", typ))
 		}
 		for _, f := range []struct{ msg, classic uint64 }{
@@ -564,7 +565,7 @@ func TestMessageFlags(t *testing.T) {
 	// AES-CBC has no message flag: its message Init is refused.
 	cbc, err := m.MechanismInfo(slot, ck.CKM_AES_CBC)
 	must(t, err)
-	if cbc.Flags&messageMask != 0 {
+	if cbc.Flags&mech.MessageMask != 0 {
 		t.Fatalf("CKM_AES_CBC flags %#x", cbc.Flags)
 	}
 	wantRV(t, m.MessageEncryptInit(sh, &Mechanism{Type: ck.CKM_AES_CBC}, aes), ck.CKR_MECHANISM_INVALID)
@@ -587,10 +588,10 @@ func FuzzGCMMessageParams(f *testing.F) {
 	f.Fuzz(func(t *testing.T, iv []byte, fixed, gen, tagBits uint64) {
 		op := &operation{slot: &slot{m: &Module{}, id: 1}, key: &object{handle: 1}}
 		p := &GCMMessageParams{IV: iv, FixedBits: fixed, Generator: gen, TagBits: tagBits}
-		err := (&aesGCM{}).checkMessageParam(p)
+		err := (&mech.AESGCM{}).CheckMessageParam(p)
 		var first []byte
 		if err == nil {
-			first, _, err = messageIV(op, p, true)
+			first, _, err = mech.MessageIV(op, p, true)
 		}
 		if err != nil {
 			if rv := ck.RV(err); rv == 0 || rv == uint64(ck.CKR_GENERAL_ERROR) {
@@ -605,7 +606,7 @@ func FuzzGCMMessageParams(f *testing.F) {
 		if len(first) != len(iv) || !samePrefixBits(first, iv, keep) {
 			t.Fatalf("IV %x from %x lost its %d fixed bits", first, iv, keep)
 		}
-		second, _, err := messageIV(op, p, true)
+		second, _, err := mech.MessageIV(op, p, true)
 		if err == nil && bytes.Equal(first, second) {
 			t.Fatalf("IV %x given twice", first)
 		}

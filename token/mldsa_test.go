@@ -11,6 +11,7 @@ import (
 	circlsign "github.com/cloudflare/circl/sign"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // pqSigCap is an output buffer large enough for every ML-DSA and SLH-DSA
@@ -19,9 +20,9 @@ const pqSigCap = 64 << 10
 
 // pqSign signs msg with mech and its CK_SIGN_ADDITIONAL_CONTEXT (nil:
 // none) in one part, or in parts of 1000 bytes when multi.
-func pqSign(t testing.TB, m *Module, sh, key, mech uint64, p *SignContextParams, msg []byte, multi bool) ([]byte, error) {
+func pqSign(t testing.TB, m *Module, sh, key, mc uint64, p *SignContextParams, msg []byte, multi bool) ([]byte, error) {
 	t.Helper()
-	if err := m.SignInit(sh, &Mechanism{Type: mech, SignContext: p}, key); err != nil {
+	if err := m.SignInit(sh, &Mechanism{Type: mc, SignContext: p}, key); err != nil {
 		return nil, err
 	}
 	if !multi {
@@ -40,9 +41,9 @@ func pqSign(t testing.TB, m *Module, sh, key, mech uint64, p *SignContextParams,
 }
 
 // pqVerify verifies sig over msg with mech and its parameter in one part.
-func pqVerify(t testing.TB, m *Module, sh, key, mech uint64, p *SignContextParams, msg, sig []byte) error {
+func pqVerify(t testing.TB, m *Module, sh, key, mc uint64, p *SignContextParams, msg, sig []byte) error {
 	t.Helper()
-	if err := m.VerifyInit(sh, &Mechanism{Type: mech, SignContext: p}, key); err != nil {
+	if err := m.VerifyInit(sh, &Mechanism{Type: mc, SignContext: p}, key); err != nil {
 		return err
 	}
 	return m.Verify(sh, msg, sig)
@@ -295,8 +296,8 @@ func TestMLDSAGenerateSignVerify(t *testing.T) {
 		if v, _ := ck.ParseULong(res[1].Value); v != set {
 			t.Fatalf("private CKA_PARAMETER_SET %d, want %d", v, set)
 		}
-		spki := attr(t, m, sh, pub, ck.CKA_PUBLIC_KEY_INFO)
-		if !bytes.Equal(spki, attr(t, m, sh, priv, ck.CKA_PUBLIC_KEY_INFO)) || !bytes.Contains(spki, attr(t, m, sh, pub, ck.CKA_VALUE)) {
+		spki := attrValue(t, m, sh, pub, ck.CKA_PUBLIC_KEY_INFO)
+		if !bytes.Equal(spki, attrValue(t, m, sh, priv, ck.CKA_PUBLIC_KEY_INFO)) || !bytes.Contains(spki, attrValue(t, m, sh, pub, ck.CKA_VALUE)) {
 			t.Fatal("the keys' CKA_PUBLIC_KEY_INFO do not carry the public key")
 		}
 		for _, ctx := range [][]byte{nil, []byte("firmware-v2"), bytes.Repeat([]byte{7}, 255)} {
@@ -416,9 +417,9 @@ func TestMLDSAConformance(t *testing.T) {
 // from a seed, as its seed implies it.
 func expandedOf(t *testing.T, m *Module, sh, priv uint64) []byte {
 	t.Helper()
-	set, err := mldsaSetByValue(attr(t, m, sh, priv, ck.CKA_PARAMETER_SET), true)
+	set, err := mech.MLDSASetByValue(attrValue(t, m, sh, priv, ck.CKA_PARAMETER_SET), true)
 	must(t, err)
-	_, sk := set.scheme.DeriveKey(attr(t, m, sh, priv, ck.CKA_SEED))
+	_, sk := set.Scheme.DeriveKey(attrValue(t, m, sh, priv, ck.CKA_SEED))
 	b, err := sk.MarshalBinary()
 	must(t, err)
 	return b
@@ -431,15 +432,15 @@ func TestMLDSAFaultNeverReleased(t *testing.T) {
 	m, _, sh := readyToken(t)
 	pub, priv, err := mldsaGenerate(t, m, sh, ck.CKP_ML_DSA_65)
 	must(t, err)
-	set := mldsaSets[ck.CKP_ML_DSA_65]
-	good := set.signTo
-	set.signTo = func(sk circlsign.PrivateKey, msg, ctx []byte, rnd bool) ([]byte, error) {
+	set := mech.MLDSASets[ck.CKP_ML_DSA_65]
+	good := set.SignTo
+	set.SignTo = func(sk circlsign.PrivateKey, msg, ctx []byte, rnd bool) ([]byte, error) {
 		sig, err := good(sk, msg, ctx, rnd)
 		sig[len(sig)/2] ^= 0x10
 		return sig, err
 	}
 	sig, err := pqSign(t, m, sh, priv, ck.CKM_ML_DSA, nil, []byte("boot image"), false)
-	set.signTo = good
+	set.SignTo = good
 	wantRV(t, err, ck.CKR_DEVICE_ERROR)
 	if sig != nil {
 		t.Fatal("a faulted signature was released")

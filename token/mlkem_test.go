@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // mlkemSetsByName maps Wycheproof's parameterSet to CKP_ values.
@@ -66,7 +67,7 @@ func decapsulate(t *testing.T, m *Module, sh, priv uint64, ct []byte) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	return attr(t, m, sh, h, ck.CKA_VALUE), nil
+	return attrValue(t, m, sh, h, ck.CKA_VALUE), nil
 }
 
 func readWycheproof(t *testing.T, name string, v any) {
@@ -115,7 +116,7 @@ func TestWycheproofMLKEM(t *testing.T) {
 					t.Fatalf("%s: import: %v", name, err)
 				}
 				if tc.Ek != "" {
-					_, ek := spkiKey(t, attr(t, m, sh, priv, ck.CKA_PUBLIC_KEY_INFO))
+					_, ek := spkiKey(t, attrValue(t, m, sh, priv, ck.CKA_PUBLIC_KEY_INFO))
 					if !bytes.Equal(ek, unhex(t, tc.Ek)) {
 						t.Errorf("%s: the seed's public key differs from the vector's ek", name)
 					}
@@ -211,7 +212,7 @@ func TestWycheproofMLKEMEncaps(t *testing.T) {
 		invalid := 0
 		for _, g := range vf.TestGroups {
 			set := mlkemSetsByName[g.ParameterSet]
-			p := mlkemSets[set]
+			p := mech.MLKEMSets[set]
 			for i, tc := range g.Tests {
 				name := fmt.Sprintf("%s/%d %s", g.ParameterSet, tc.TcID, tc.Comment)
 				pub, err := m.CreateObject(sh, mlkemPubTmpl(set, unhex(t, tc.Ek)))
@@ -230,10 +231,10 @@ func TestWycheproofMLKEMEncaps(t *testing.T) {
 				}
 				ct, need, h, err := m.EncapsulateKey(sh, &Mechanism{Type: ck.CKM_ML_KEM}, pub, sharedKeyTmpl(), Out{Cap: 4096})
 				must(t, err)
-				if len(ct) != p.ctLen() || need != p.ctLen() {
-					t.Errorf("%s: ciphertext of %d bytes (need %d), want %d", name, len(ct), need, p.ctLen())
+				if len(ct) != p.CTLen() || need != p.CTLen() {
+					t.Errorf("%s: ciphertext of %d bytes (need %d), want %d", name, len(ct), need, p.CTLen())
 				}
-				if v := attr(t, m, sh, h, ck.CKA_VALUE); len(v) != 32 {
+				if v := attrValue(t, m, sh, h, ck.CKA_VALUE); len(v) != 32 {
 					t.Errorf("%s: shared key of %d bytes", name, len(v))
 				}
 			}
@@ -264,13 +265,13 @@ func genMLKEM(t *testing.T, m *Module, sh, set uint64, priv ...Attribute) (uint6
 func TestMLKEMRoundTrip(t *testing.T) {
 	m, _, sh := readyToken(t)
 	for _, set := range []uint64{ck.CKP_ML_KEM_512, ck.CKP_ML_KEM_768, ck.CKP_ML_KEM_1024} {
-		p := mlkemSets[set]
-		t.Run(p.name, func(t *testing.T) {
+		p := mech.MLKEMSets[set]
+		t.Run(p.Name, func(t *testing.T) {
 			pub, priv := genMLKEM(t, m, sh, set, aBool(ck.CKA_SENSITIVE, false), aBool(ck.CKA_EXTRACTABLE, true))
-			if got, _ := ck.ParseULong(attr(t, m, sh, priv, ck.CKA_PARAMETER_SET)); got != set {
+			if got, _ := ck.ParseULong(attrValue(t, m, sh, priv, ck.CKA_PARAMETER_SET)); got != set {
 				t.Fatalf("private CKA_PARAMETER_SET %d", got)
 			}
-			seed := attr(t, m, sh, priv, ck.CKA_SEED)
+			seed := attrValue(t, m, sh, priv, ck.CKA_SEED)
 			if len(seed) != 64 {
 				t.Fatalf("CKA_SEED of %d bytes", len(seed))
 			}
@@ -282,13 +283,13 @@ func TestMLKEMRoundTrip(t *testing.T) {
 			before := len(find(t, m, sh, aULong(ck.CKA_CLASS, ck.CKO_SECRET_KEY)))
 			_, need, _, err := m.EncapsulateKey(sh, &Mechanism{Type: ck.CKM_ML_KEM}, pub, aes, Out{Query: true})
 			must(t, err)
-			if need != p.ctLen() {
-				t.Fatalf("length query: %d, want %d", need, p.ctLen())
+			if need != p.CTLen() {
+				t.Fatalf("length query: %d, want %d", need, p.CTLen())
 			}
 			_, need, _, err = m.EncapsulateKey(sh, &Mechanism{Type: ck.CKM_ML_KEM}, pub, aes, Out{Cap: need - 1})
 			wantRV(t, err, ck.CKR_BUFFER_TOO_SMALL)
-			if need != p.ctLen() {
-				t.Errorf("CKR_BUFFER_TOO_SMALL reports %d, want %d", need, p.ctLen())
+			if need != p.CTLen() {
+				t.Errorf("CKR_BUFFER_TOO_SMALL reports %d, want %d", need, p.CTLen())
 			}
 			if after := len(find(t, m, sh, aULong(ck.CKA_CLASS, ck.CKO_SECRET_KEY))); after != before {
 				t.Fatalf("%d secret keys made by a length query or a short buffer", after-before)
@@ -297,7 +298,7 @@ func TestMLKEMRoundTrip(t *testing.T) {
 			must(t, err)
 			hDec, err := m.DecapsulateKey(sh, &Mechanism{Type: ck.CKM_ML_KEM}, priv, aes, ct)
 			must(t, err)
-			kEnc, kDec := attr(t, m, sh, hEnc, ck.CKA_VALUE), attr(t, m, sh, hDec, ck.CKA_VALUE)
+			kEnc, kDec := attrValue(t, m, sh, hEnc, ck.CKA_VALUE), attrValue(t, m, sh, hDec, ck.CKA_VALUE)
 			if len(kEnc) != 32 || !bytes.Equal(kEnc, kDec) {
 				t.Fatalf("encapsulated %x, decapsulated %x", kEnc, kDec)
 			}
@@ -348,13 +349,13 @@ func TestMLKEMRoundTrip(t *testing.T) {
 func TestMLKEMConformance(t *testing.T) {
 	m, _, sh := readyToken(t)
 	pub, priv := genMLKEM(t, m, sh, ck.CKP_ML_KEM_768)
-	mech := &Mechanism{Type: ck.CKM_ML_KEM}
-	ct, _, _, err := m.EncapsulateKey(sh, mech, pub, nil, Out{Cap: 2048})
+	mc := &Mechanism{Type: ck.CKM_ML_KEM}
+	ct, _, _, err := m.EncapsulateKey(sh, mc, pub, nil, Out{Cap: 2048})
 	must(t, err)
 	ecPub, _, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_EC_KEY_PAIR_GEN},
 		[]Attribute{aBytes(ck.CKA_EC_PARAMS, []byte{0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07})}, nil)
 	must(t, err)
-	noEncap, err := m.CreateObject(sh, append(mlkemPubTmpl(0, attr(t, m, sh, pub, ck.CKA_VALUE)), aBool(ck.CKA_ENCAPSULATE, false)))
+	noEncap, err := m.CreateObject(sh, append(mlkemPubTmpl(0, attrValue(t, m, sh, pub, ck.CKA_VALUE)), aBool(ck.CKA_ENCAPSULATE, false)))
 	must(t, err)
 	count := func() int { return len(find(t, m, sh, aULong(ck.CKA_CLASS, ck.CKO_SECRET_KEY))) }
 	before := count()
@@ -377,7 +378,7 @@ func TestMLKEMConformance(t *testing.T) {
 			return err
 		}, ck.CKR_TEMPLATE_INCONSISTENT},
 		{"import: ek length does not fit the set", func() error {
-			_, err := m.CreateObject(sh, mlkemPubTmpl(ck.CKP_ML_KEM_512, attr(t, m, sh, pub, ck.CKA_VALUE)))
+			_, err := m.CreateObject(sh, mlkemPubTmpl(ck.CKP_ML_KEM_512, attrValue(t, m, sh, pub, ck.CKA_VALUE)))
 			return err
 		}, ck.CKR_TEMPLATE_INCONSISTENT},
 		{"import: seed without a parameter set", func() error {
@@ -385,19 +386,19 @@ func TestMLKEMConformance(t *testing.T) {
 			return err
 		}, ck.CKR_TEMPLATE_INCOMPLETE},
 		{"decapsulate with the public key", func() error {
-			_, err := m.DecapsulateKey(sh, mech, pub, nil, ct)
+			_, err := m.DecapsulateKey(sh, mc, pub, nil, ct)
 			return err
 		}, ck.CKR_KEY_TYPE_INCONSISTENT},
 		{"encapsulate with the private key", func() error {
-			_, _, _, err := m.EncapsulateKey(sh, mech, priv, nil, Out{Cap: 2048})
+			_, _, _, err := m.EncapsulateKey(sh, mc, priv, nil, Out{Cap: 2048})
 			return err
 		}, ck.CKR_KEY_TYPE_INCONSISTENT},
 		{"encapsulate with an EC key", func() error {
-			_, _, _, err := m.EncapsulateKey(sh, mech, ecPub, nil, Out{Cap: 2048})
+			_, _, _, err := m.EncapsulateKey(sh, mc, ecPub, nil, Out{Cap: 2048})
 			return err
 		}, ck.CKR_KEY_TYPE_INCONSISTENT},
 		{"CKA_ENCAPSULATE false", func() error {
-			_, _, _, err := m.EncapsulateKey(sh, mech, noEncap, nil, Out{Cap: 2048})
+			_, _, _, err := m.EncapsulateKey(sh, mc, noEncap, nil, Out{Cap: 2048})
 			return err
 		}, ck.CKR_KEY_FUNCTION_NOT_PERMITTED},
 		{"a mechanism that is no KEM", func() error {
@@ -409,23 +410,23 @@ func TestMLKEMConformance(t *testing.T) {
 			return err
 		}, ck.CKR_MECHANISM_PARAM_INVALID},
 		{"ciphertext one byte short", func() error {
-			_, err := m.DecapsulateKey(sh, mech, priv, nil, ct[1:])
+			_, err := m.DecapsulateKey(sh, mc, priv, nil, ct[1:])
 			return err
 		}, ck.CKR_ENCRYPTED_DATA_LEN_RANGE},
 		{"AES key of 64 bytes", func() error {
-			_, err := m.DecapsulateKey(sh, mech, priv, []Attribute{aULong(ck.CKA_KEY_TYPE, ck.CKK_AES), aULong(ck.CKA_VALUE_LEN, 64)}, ct)
+			_, err := m.DecapsulateKey(sh, mc, priv, []Attribute{aULong(ck.CKA_KEY_TYPE, ck.CKK_AES), aULong(ck.CKA_VALUE_LEN, 64)}, ct)
 			return err
 		}, ck.CKR_ATTRIBUTE_VALUE_INVALID},
 		{"generic secret longer than the shared secret", func() error {
-			_, _, _, err := m.EncapsulateKey(sh, mech, pub, []Attribute{aULong(ck.CKA_VALUE_LEN, 33)}, Out{Cap: 2048})
+			_, _, _, err := m.EncapsulateKey(sh, mc, pub, []Attribute{aULong(ck.CKA_VALUE_LEN, 33)}, Out{Cap: 2048})
 			return err
 		}, ck.CKR_TEMPLATE_INCONSISTENT},
 		{"CKA_VALUE in the template", func() error {
-			_, err := m.DecapsulateKey(sh, mech, priv, []Attribute{aBytes(ck.CKA_VALUE, make([]byte, 32))}, ct)
+			_, err := m.DecapsulateKey(sh, mc, priv, []Attribute{aBytes(ck.CKA_VALUE, make([]byte, 32))}, ct)
 			return err
 		}, ck.CKR_ATTRIBUTE_READ_ONLY},
 		{"a public key class for the new key", func() error {
-			_, err := m.DecapsulateKey(sh, mech, priv, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PUBLIC_KEY)}, ct)
+			_, err := m.DecapsulateKey(sh, mc, priv, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PUBLIC_KEY)}, ct)
 			return err
 		}, ck.CKR_TEMPLATE_INCONSISTENT},
 	} {
@@ -435,17 +436,17 @@ func TestMLKEMConformance(t *testing.T) {
 		t.Errorf("%d secret keys stored by refused calls", after-before)
 	}
 	// A shorter CKA_VALUE_LEN takes the secret's leading bytes.
-	h16, err := m.DecapsulateKey(sh, mech, priv, sharedKeyTmpl(aULong(ck.CKA_KEY_TYPE, ck.CKK_AES), aULong(ck.CKA_VALUE_LEN, 16)), ct)
+	h16, err := m.DecapsulateKey(sh, mc, priv, sharedKeyTmpl(aULong(ck.CKA_KEY_TYPE, ck.CKK_AES), aULong(ck.CKA_VALUE_LEN, 16)), ct)
 	must(t, err)
-	h32, err := m.DecapsulateKey(sh, mech, priv, sharedKeyTmpl(), ct)
+	h32, err := m.DecapsulateKey(sh, mc, priv, sharedKeyTmpl(), ct)
 	must(t, err)
-	if k16, k32 := attr(t, m, sh, h16, ck.CKA_VALUE), attr(t, m, sh, h32, ck.CKA_VALUE); !bytes.Equal(k16, k32[:16]) {
+	if k16, k32 := attrValue(t, m, sh, h16, ck.CKA_VALUE), attrValue(t, m, sh, h32, ck.CKA_VALUE); !bytes.Equal(k16, k32[:16]) {
 		t.Errorf("AES-128 key %x is not the leading half of %x", k16, k32)
 	}
 	// The key's CKA_DECAPSULATE_TEMPLATE binds the new key.
 	_, bound := genMLKEM(t, m, sh, ck.CKP_ML_KEM_768,
 		Attribute{Type: ck.CKA_DECAPSULATE_TEMPLATE, Value: EncodeAttributes([]Attribute{aBool(ck.CKA_EXTRACTABLE, false)})})
-	_, err = m.DecapsulateKey(sh, mech, bound, sharedKeyTmpl(), ct)
+	_, err = m.DecapsulateKey(sh, mc, bound, sharedKeyTmpl(), ct)
 	wantRV(t, err, ck.CKR_TEMPLATE_INCONSISTENT)
 }
 
@@ -455,17 +456,17 @@ func TestMLKEMConformance(t *testing.T) {
 // (CKR_ATTRIBUTE_SENSITIVE when sensitive).
 func TestMLKEMImportForms(t *testing.T) {
 	m, _, sh := readyToken(t)
-	p := mlkemSets[ck.CKP_ML_KEM_768]
+	p := mech.MLKEMSets[ck.CKP_ML_KEM_768]
 	seed := bytes.Repeat([]byte{7}, 64)
-	dk, err := p.expanded(seed)
+	dk, err := p.Expanded(seed)
 	must(t, err)
-	k, err := p.fromSeed(seed)
+	k, err := p.FromSeed(seed)
 	must(t, err)
-	pub, err := m.CreateObject(sh, mlkemPubTmpl(0, k.ek))
+	pub, err := m.CreateObject(sh, mlkemPubTmpl(0, k.EK))
 	must(t, err)
 	ct, _, hEnc, err := m.EncapsulateKey(sh, &Mechanism{Type: ck.CKM_ML_KEM}, pub, sharedKeyTmpl(), Out{Cap: 2048})
 	must(t, err)
-	want := attr(t, m, sh, hEnc, ck.CKA_VALUE)
+	want := attrValue(t, m, sh, hEnc, ck.CKA_VALUE)
 	forms := map[string][]Attribute{
 		"seed":     mlkemPrivTmpl(ck.CKP_ML_KEM_768, seed, nil),
 		"expanded": mlkemPrivTmpl(0, nil, dk),
@@ -503,8 +504,8 @@ func TestMLKEMSealed(t *testing.T) {
 	m, _, sh := readyToken(t)
 	pub, priv := genMLKEM(t, m, sh, ck.CKP_ML_KEM_768, aBool(ck.CKA_TOKEN, true), aBool(ck.CKA_PRIVATE, false),
 		aBool(ck.CKA_SENSITIVE, false), aBool(ck.CKA_EXTRACTABLE, true))
-	seed := attr(t, m, sh, priv, ck.CKA_SEED)
-	ek := attr(t, m, sh, pub, ck.CKA_VALUE)
+	seed := attrValue(t, m, sh, priv, ck.CKA_SEED)
+	ek := attrValue(t, m, sh, pub, ck.CKA_VALUE)
 	ct, _, _, err := m.EncapsulateKey(sh, &Mechanism{Type: ck.CKM_ML_KEM}, pub, nil, Out{Cap: 2048})
 	must(t, err)
 	must(t, m.Logout(sh))

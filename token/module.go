@@ -111,6 +111,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/config"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // Library identity.
@@ -385,9 +386,9 @@ func (m *Module) MechanismList(id uint64) ([]uint64, error) {
 	if err != nil {
 		return nil, err
 	}
-	list := make([]uint64, 0, len(mechanismOrder))
-	for _, t := range mechanismOrder {
-		if _, ok := s.mechanismInfo(mechanisms[t]); ok {
+	list := make([]uint64, 0, len(mech.Order))
+	for _, t := range mech.Order {
+		if _, ok := s.mechanismInfo(mech.Registry[t]); ok {
 			list = append(list, t)
 		}
 	}
@@ -395,17 +396,17 @@ func (m *Module) MechanismList(id uint64) ([]uint64, error) {
 }
 
 // MechanismInfo is C_GetMechanismInfo.
-func (m *Module) MechanismInfo(id, mech uint64) (MechanismInfo, error) {
+func (m *Module) MechanismInfo(id, mc uint64) (MechanismInfo, error) {
 	s, err := m.slot(id)
 	if err != nil {
 		return MechanismInfo{}, err
 	}
-	if mm, ok := mechanisms[mech]; ok {
+	if mm, ok := mech.Registry[mc]; ok {
 		if info, ok := s.mechanismInfo(mm); ok {
 			return info, nil
 		}
 	}
-	return MechanismInfo{}, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s", ck.Name("CKM_", mech))
+	return MechanismInfo{}, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s", ck.Name("CKM_", mc))
 }
 
 // OpenSession is C_OpenSession.
@@ -484,6 +485,3 @@ func (m *Module) SessionInfo(h uint64) (SessionInfo, error) {
 	}
 	return SessionInfo{SlotID: s.slot.id, State: s.state(), Flags: flags}, nil
 }
-
-// bg is the context of engine operations: PKCS#11 calls have no deadline.
-var bg = context.Background()

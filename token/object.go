@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/modexp-token/modexp-token/keystore"
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
 
@@ -19,7 +20,7 @@ type object struct {
 	handle  uint64
 	storeID uint64 // keystore ID of a token object, 0 for session objects
 	owner   uint64 // session handle of a session object
-	attrs   attrMap
+	attrs   attr.Map
 	sealed  map[uint64]bool // types stored sealed (token objects)
 	// complete: every attribute is present (sealed values were unlocked).
 	complete bool
@@ -31,25 +32,10 @@ type object struct {
 	prepared any
 }
 
-// preparedKey returns k's key in the form build makes, once per
-// snapshot: the first call builds it under the object's lock and keeps
-// it, later calls return it. sealed, when not nil, makes the error for a
-// key whose private values are still sealed (not logged in). It is the
-// state's cache; the key types only say how to build.
-func preparedKey[K any](k keyView, sealed func() error, build func() (K, error)) (K, error) {
-	v, err := k.cache(func(v any) bool { _, ok := v.(K); return ok }, sealed,
-		func() (any, error) { return build() })
-	if err != nil {
-		var zero K
-		return zero, err
-	}
-	return v.(K), nil
-}
-
-// cache is keyView's: the cached value when match accepts it, else
+// Cache is keyView's: the cached value when match accepts it, else
 // build's (kept when it succeeds), unless sealed says the private values
 // are not open.
-func (o *object) cache(match func(any) bool, sealed func() error, build func() (any, error)) (any, error) {
+func (o *object) Cache(match func(any) bool, sealed func() error, build func() (any, error)) (any, error) {
 	o.prepOnce.Lock()
 	defer o.prepOnce.Unlock()
 	if o.prepared != nil && match(o.prepared) {
@@ -67,20 +53,20 @@ func (o *object) cache(match func(any) bool, sealed func() error, build func() (
 }
 
 func (o *object) class() uint64 {
-	c, _ := o.attrs.ulong(ck.CKA_CLASS)
+	c, _ := o.attrs.ULong(ck.CKA_CLASS)
 	return c
 }
 
 func (o *object) keyType() uint64 {
-	k, ok := o.attrs.ulong(ck.CKA_KEY_TYPE)
+	k, ok := o.attrs.ULong(ck.CKA_KEY_TYPE)
 	if !ok {
 		return ^uint64(0)
 	}
 	return k
 }
 
-func (o *object) isToken() bool   { return o.attrs.bool(ck.CKA_TOKEN) }
-func (o *object) isPrivate() bool { return o.attrs.bool(ck.CKA_PRIVATE) }
+func (o *object) isToken() bool   { return o.attrs.Bool(ck.CKA_TOKEN) }
+func (o *object) isPrivate() bool { return o.attrs.Bool(ck.CKA_PRIVATE) }
 
 // size is C_GetObjectSize: the bytes of all attribute values.
 func (o *object) size() uint64 {
@@ -92,7 +78,7 @@ func (o *object) size() uint64 {
 }
 
 // sameAttrs reports whether two snapshots hold the same attributes.
-func sameAttrs(a, b attrMap) bool {
+func sameAttrs(a, b attr.Map) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -108,7 +94,7 @@ func sameAttrs(a, b attrMap) bool {
 // fromStore makes a snapshot of a keystore object; the snapshot takes
 // so's maps (the keystore returns fresh ones).
 func fromStore(handle uint64, so keystore.Object) *object {
-	o := &object{handle: handle, storeID: so.ID, attrs: attrMap(so.Attrs), sealed: so.Sealed, complete: true}
+	o := &object{handle: handle, storeID: so.ID, attrs: attr.Map(so.Attrs), sealed: so.Sealed, complete: true}
 	for t, s := range so.Sealed {
 		if _, ok := o.attrs[t]; s && !ok {
 			o.complete = false
@@ -122,7 +108,7 @@ func (o *object) stripped() *object {
 	if o.storeID == 0 || len(o.sealed) == 0 {
 		return o
 	}
-	n := &object{handle: o.handle, storeID: o.storeID, owner: o.owner, attrs: attrMap{}, sealed: o.sealed}
+	n := &object{handle: o.handle, storeID: o.storeID, owner: o.owner, attrs: attr.Map{}, sealed: o.sealed}
 	for k, v := range o.attrs {
 		if !o.sealed[k] {
 			n.attrs[k] = v

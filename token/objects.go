@@ -8,7 +8,9 @@ import (
 	"errors"
 
 	"github.com/modexp-token/modexp-token/keystore"
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // createMode says how an object comes to be.
@@ -31,25 +33,25 @@ type keyOrigin struct {
 	mech uint64
 	// base is the base key's attributes (modeDerive): the derived key is
 	// always sensitive (never extractable) only if the base key was.
-	base attrMap
+	base attr.Map
 }
 
 // buildObject checks a creation template against the object's schema and
 // returns the complete attributes: template, generated values, defaults
 // and the token-set attributes. genMech is the generating mechanism.
-func buildObject(tmpl, generated attrMap, mode createMode, genMech uint64, login loginState) (attrMap, schema, error) {
+func buildObject(tmpl, generated attr.Map, mode createMode, genMech uint64, login loginState) (attr.Map, attr.Schema, error) {
 	return buildObjectFrom(tmpl, generated, keyOrigin{mode: mode, mech: genMech}, login)
 }
 
 // buildObjectFrom is buildObject for a key of any origin.
-func buildObjectFrom(tmpl, generated attrMap, origin keyOrigin, login loginState) (attrMap, schema, error) {
+func buildObjectFrom(tmpl, generated attr.Map, origin keyOrigin, login loginState) (attr.Map, attr.Schema, error) {
 	mode := origin.mode
 	sch, kt, err := checkTemplate(tmpl, mode)
 	if err != nil {
 		return nil, nil, err
 	}
-	class, _ := tmpl.ulong(ck.CKA_CLASS)
-	a := tmpl.clone()
+	class, _ := tmpl.ULong(ck.CKA_CLASS)
+	a := tmpl.Clone()
 	for t, v := range generated {
 		a[t] = v
 	}
@@ -57,14 +59,14 @@ func buildObjectFrom(tmpl, generated attrMap, origin keyOrigin, login loginState
 		if _, ok := a[t]; ok {
 			continue
 		}
-		if spec.has(fRequired) && mode == modeCreate {
-			return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "%s missing", describe(t))
+		if spec.Has(attr.Required) && mode == modeCreate {
+			return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "%s missing", attr.Describe(t))
 		}
-		if spec.def != nil {
-			a[t] = spec.def
+		if spec.Default != nil {
+			a[t] = spec.Default
 		}
 	}
-	if a.bool(ck.CKA_TRUSTED) && login != soLoggedIn {
+	if a.Bool(ck.CKA_TRUSTED) && login != soLoggedIn {
 		return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "only the SO may set CKA_TRUSTED")
 	}
 	isKey := class == ck.CKO_PUBLIC_KEY || class == ck.CKO_PRIVATE_KEY || class == ck.CKO_SECRET_KEY
@@ -84,24 +86,24 @@ func buildObjectFrom(tmpl, generated attrMap, origin keyOrigin, login loginState
 		case modeGenerate:
 			always, never = true, true
 		case modeDerive:
-			always = origin.base.bool(ck.CKA_ALWAYS_SENSITIVE)
-			never = origin.base.bool(ck.CKA_NEVER_EXTRACTABLE)
+			always = origin.base.Bool(ck.CKA_ALWAYS_SENSITIVE)
+			never = origin.base.Bool(ck.CKA_NEVER_EXTRACTABLE)
 		}
-		a[ck.CKA_ALWAYS_SENSITIVE] = ck.Bool(always && a.bool(ck.CKA_SENSITIVE))
-		a[ck.CKA_NEVER_EXTRACTABLE] = ck.Bool(never && !a.bool(ck.CKA_EXTRACTABLE))
+		a[ck.CKA_ALWAYS_SENSITIVE] = ck.Bool(always && a.Bool(ck.CKA_SENSITIVE))
+		a[ck.CKA_NEVER_EXTRACTABLE] = ck.Bool(never && !a.Bool(ck.CKA_EXTRACTABLE))
 	}
 	if kt != nil {
-		var complete func(attrMap) error
+		var complete func(attr.Map) error
 		switch class {
 		case ck.CKO_PUBLIC_KEY:
-			complete = kt.completePublic
+			complete = kt.CompletePublic
 		case ck.CKO_PRIVATE_KEY:
-			complete = kt.completePrivate
+			complete = kt.CompletePrivate
 		case ck.CKO_SECRET_KEY:
-			complete = kt.completeSecret
+			complete = kt.CompleteSecret
 		case ck.CKO_DOMAIN_PARAMETERS:
 			a[ck.CKA_LOCAL] = ck.Bool(mode == modeGenerate)
-			complete = kt.completeDomain
+			complete = kt.CompleteDomain
 		}
 		if err := complete(a); err != nil {
 			return nil, nil, err
@@ -114,11 +116,11 @@ func buildObjectFrom(tmpl, generated attrMap, origin keyOrigin, login loginState
 // attributes: known to the object (CKR_ATTRIBUTE_TYPE_INVALID), well
 // formed (CKR_ATTRIBUTE_VALUE_INVALID), settable by the application
 // (CKR_ATTRIBUTE_READ_ONLY).
-func checkTemplate(tmpl attrMap, mode createMode) (schema, *keyType, error) {
-	class, ok := tmpl.ulong(ck.CKA_CLASS)
+func checkTemplate(tmpl attr.Map, mode createMode) (attr.Schema, *mech.KeyType, error) {
+	class, ok := tmpl.ULong(ck.CKA_CLASS)
 	if !ok {
 		if _, present := tmpl[ck.CKA_CLASS]; present {
-			return nil, nil, invalid(ck.CKA_CLASS, "malformed")
+			return nil, nil, mech.Invalid(ck.CKA_CLASS, "malformed")
 		}
 		return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_CLASS missing")
 	}
@@ -126,10 +128,10 @@ func checkTemplate(tmpl attrMap, mode createMode) (schema, *keyType, error) {
 	if t, ok := subTypeAttr(class); ok {
 		v, present := tmpl[t]
 		if !present {
-			return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "%s missing", describe(t))
+			return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "%s missing", attr.Describe(t))
 		}
 		if sub, ok = ck.ParseULong(v); !ok {
-			return nil, nil, invalid(t, "malformed")
+			return nil, nil, mech.Invalid(t, "malformed")
 		}
 	}
 	sch, kt, err := schemaFor(class, sub)
@@ -139,13 +141,13 @@ func checkTemplate(tmpl attrMap, mode createMode) (schema, *keyType, error) {
 	for t, v := range tmpl {
 		spec, ok := sch[t]
 		if !ok {
-			return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_TYPE_INVALID, "%s not an attribute of this object", describe(t))
+			return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_TYPE_INVALID, "%s not an attribute of this object", attr.Describe(t))
 		}
-		if err := checkValue(t, spec.kind, v); err != nil {
+		if err := checkValue(t, spec.Kind, v); err != nil {
 			return nil, nil, err
 		}
-		if spec.has(fTokenSet) || (mode != modeCreate && spec.has(fGenerated)) {
-			return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "%s is set by the token", describe(t))
+		if spec.Has(attr.TokenSet) || (mode != modeCreate && spec.Has(attr.Generated)) {
+			return nil, nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "%s is set by the token", attr.Describe(t))
 		}
 	}
 	return sch, kt, nil
@@ -171,28 +173,28 @@ func checkTemplate(tmpl attrMap, mode createMode) (schema, *keyType, error) {
 //     ID, dates, usage flags, CKA_DESTROYABLE): only when the original is
 //     modifiable (CKR_ACTION_PROHIBITED otherwise, as C_SetAttributeValue);
 //     fixed attributes never (CKR_ATTRIBUTE_READ_ONLY).
-func applyChanges(attrs attrMap, sch schema, tmpl attrMap, copy bool, login loginState) (attrMap, error) {
-	out := attrs.clone()
+func applyChanges(attrs attr.Map, sch attr.Schema, tmpl attr.Map, copy bool, login loginState) (attr.Map, error) {
+	out := attrs.Clone()
 	for t, v := range tmpl {
 		spec, ok := sch[t]
 		if !ok {
-			return nil, ck.Errorf(ck.CKR_ATTRIBUTE_TYPE_INVALID, "%s not an attribute of this object", describe(t))
+			return nil, ck.Errorf(ck.CKR_ATTRIBUTE_TYPE_INVALID, "%s not an attribute of this object", attr.Describe(t))
 		}
-		if err := checkValue(t, spec.kind, v); err != nil {
+		if err := checkValue(t, spec.Kind, v); err != nil {
 			return nil, err
 		}
 		if string(attrs[t]) == string(v) {
 			continue // setting the current value is always allowed
 		}
-		if spec.has(fFixed) && !(copy && spec.has(fCopyChange)) {
-			return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "%s cannot change", describe(t))
+		if spec.Has(attr.Fixed) && !(copy && spec.Has(attr.CopyChange)) {
+			return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "%s cannot change", attr.Describe(t))
 		}
-		if !attrs.bool(ck.CKA_MODIFIABLE) && !(copy && copyTightens(t, v)) {
+		if !attrs.Bool(ck.CKA_MODIFIABLE) && !(copy && copyTightens(t, v)) {
 			return nil, ck.Errorf(ck.CKR_ACTION_PROHIBITED, "object is not modifiable")
 		}
 		switch t {
 		case ck.CKA_PRIVATE:
-			class, _ := attrs.ulong(ck.CKA_CLASS)
+			class, _ := attrs.ULong(ck.CKA_CLASS)
 			if v[0] == 0 && (class == ck.CKO_PRIVATE_KEY || class == ck.CKO_SECRET_KEY) {
 				return nil, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "a copy of a %s cannot be public", ck.Name("CKO_", class))
 			}
@@ -201,12 +203,12 @@ func applyChanges(attrs attrMap, sch schema, tmpl attrMap, copy bool, login logi
 				return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "a copy of an unmodifiable object is unmodifiable")
 			}
 		case ck.CKA_SENSITIVE, ck.CKA_WRAP_WITH_TRUSTED: // false → true only
-			if attrs.bool(t) {
-				return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "%s cannot be cleared", describe(t))
+			if attrs.Bool(t) {
+				return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "%s cannot be cleared", attr.Describe(t))
 			}
 		case ck.CKA_EXTRACTABLE, ck.CKA_COPYABLE: // true → false only
-			if !attrs.bool(t) {
-				return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "%s cannot be set again", describe(t))
+			if !attrs.Bool(t) {
+				return nil, ck.Errorf(ck.CKR_ATTRIBUTE_READ_ONLY, "%s cannot be set again", attr.Describe(t))
 			}
 		case ck.CKA_TRUSTED:
 			if v[0] == 1 && login != soLoggedIn {
@@ -236,11 +238,11 @@ func copyTightens(t uint64, v []byte) bool {
 
 // checkWritable applies the session and login rules for creating or
 // changing an object with attrs a.
-func (ss *session) checkWritable(a attrMap, login loginState) error {
-	if a.bool(ck.CKA_TOKEN) && !ss.rw {
+func (ss *session) checkWritable(a attr.Map, login loginState) error {
+	if a.Bool(ck.CKA_TOKEN) && !ss.rw {
 		return ck.Errorf(ck.CKR_SESSION_READ_ONLY, "token object in a read-only session")
 	}
-	if a.bool(ck.CKA_PRIVATE) && login != userLoggedIn {
+	if a.Bool(ck.CKA_PRIVATE) && login != userLoggedIn {
 		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private object needs the user logged in")
 	}
 	return nil
@@ -249,12 +251,12 @@ func (ss *session) checkWritable(a attrMap, login loginState) error {
 // storeLocked persists (token objects) and caches a new snapshot of an
 // object: handle 0 makes a new object. The slot lock is released while
 // the store writes a token object (cache.go, adoptLocked).
-func (s *slot) storeLocked(ss *session, handle uint64, old *object, a attrMap, sch schema) (*object, error) {
+func (s *slot) storeLocked(ss *session, handle uint64, old *object, a attr.Map, sch attr.Schema) (*object, error) {
 	o := &object{handle: handle, attrs: a, complete: true}
 	if old != nil {
 		o.storeID, o.owner = old.storeID, old.owner
 	}
-	if a.bool(ck.CKA_TOKEN) {
+	if a.Bool(ck.CKA_TOKEN) {
 		sealed := sealedTypes(a, sch)
 		if len(sealed) > 0 && s.key == nil {
 			return nil, ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "sealed attributes need a login")
@@ -263,7 +265,7 @@ func (s *slot) storeLocked(ss *session, handle uint64, old *object, a attrMap, s
 		if err != nil {
 			return nil, s.storeErr("store object", err)
 		}
-		key, put := s.key, keystore.Object{ID: o.storeID, Attrs: a.clone(), Sealed: sealed}
+		key, put := s.key, keystore.Object{ID: o.storeID, Attrs: a.Clone(), Sealed: sealed}
 		var id uint64
 		s.unlocked(func() { id, err = st.Put(key, put) })
 		if err != nil {
@@ -291,7 +293,7 @@ func (s *slot) storeLocked(ss *session, handle uint64, old *object, a attrMap, s
 // storeNew stores a new object with attributes a under the session and
 // login rules (CKR_SESSION_READ_ONLY, CKR_USER_NOT_LOGGED_IN), checked
 // under the slot lock it takes.
-func (ss *session) storeNew(a attrMap, sch schema) (*object, error) {
+func (ss *session) storeNew(a attr.Map, sch attr.Schema) (*object, error) {
 	s := ss.slot
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -322,7 +324,7 @@ func (m *Module) CreateObject(sh uint64, tmpl []Attribute) (uint64, error) {
 
 // createObject builds the object template t describes, as C_CreateObject
 // does, and stores it.
-func (ss *session) createObject(t attrMap) (*object, error) {
+func (ss *session) createObject(t attr.Map) (*object, error) {
 	if ss.slot.safePolicy() {
 		if err := newKeyPolicy(t, keyOrigin{mode: modeCreate}); err != nil {
 			return nil, err
@@ -354,7 +356,7 @@ func (m *Module) CopyObject(sh, obj uint64, tmpl []Attribute) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if !o.attrs.bool(ck.CKA_COPYABLE) {
+	if !o.attrs.Bool(ck.CKA_COPYABLE) {
 		return 0, ck.Errorf(ck.CKR_ACTION_PROHIBITED, "object %d is not copyable", obj)
 	}
 	if !o.complete {
@@ -395,7 +397,7 @@ func (m *Module) DestroyObject(sh, obj uint64) error {
 	if err != nil {
 		return err
 	}
-	if !o.attrs.bool(ck.CKA_DESTROYABLE) {
+	if !o.attrs.Bool(ck.CKA_DESTROYABLE) {
 		return ck.Errorf(ck.CKR_ACTION_PROHIBITED, "object %d is not destroyable", obj)
 	}
 	if o.storeID != 0 {
@@ -459,9 +461,9 @@ func (m *Module) GetAttributeValue(sh, obj uint64, types []uint64) ([]AttributeR
 			res[i].Err = uint64(ck.CKR_ATTRIBUTE_TYPE_INVALID)
 		case !readable(spec, o.attrs) || (!present && o.sealed[t]):
 			res[i].Err = uint64(ck.CKR_ATTRIBUTE_SENSITIVE)
-		case !present && spec.def != nil:
+		case !present && spec.Default != nil:
 			// An attribute the schema gained after the object was stored.
-			res[i].Value = append([]byte{}, spec.def...)
+			res[i].Value = append([]byte{}, spec.Default...)
 		case !present:
 			res[i].Err = uint64(ck.CKR_ATTRIBUTE_TYPE_INVALID)
 		default:
@@ -489,7 +491,7 @@ func (m *Module) SetAttributeValue(sh, obj uint64, tmpl []Attribute) error {
 	if err != nil {
 		return err
 	}
-	if !o.attrs.bool(ck.CKA_MODIFIABLE) {
+	if !o.attrs.Bool(ck.CKA_MODIFIABLE) {
 		return ck.Errorf(ck.CKR_ACTION_PROHIBITED, "object %d is not modifiable", obj)
 	}
 	if o.storeID != 0 && !ss.rw {

@@ -59,27 +59,27 @@ func TestImportRSAKey(t *testing.T) {
 			sig := sign(t, m, sh, &Mechanism{Type: ck.CKM_SHA256_RSA_PKCS}, sk, data)
 			must(t, rsa.VerifyPKCS1v15(&k.PublicKey, crypto.SHA256, digest[:], sig))
 			// The computed CRT values are the key's.
-			p := new(big.Int).SetBytes(attr(t, m, sh, sk, ck.CKA_PRIME_1))
-			q := new(big.Int).SetBytes(attr(t, m, sh, sk, ck.CKA_PRIME_2))
+			p := new(big.Int).SetBytes(attrValue(t, m, sh, sk, ck.CKA_PRIME_1))
+			q := new(big.Int).SetBytes(attrValue(t, m, sh, sk, ck.CKA_PRIME_2))
 			if new(big.Int).Mul(p, q).Cmp(k.N) != 0 {
 				t.Fatal("primes do not multiply to n")
 			}
-			qinv := new(big.Int).SetBytes(attr(t, m, sh, sk, ck.CKA_COEFFICIENT))
+			qinv := new(big.Int).SetBytes(attrValue(t, m, sh, sk, ck.CKA_COEFFICIENT))
 			if new(big.Int).Mod(new(big.Int).Mul(qinv, q), p).Cmp(big.NewInt(1)) != 0 {
 				t.Fatal("bad coefficient")
 			}
-			if !bytes.Equal(attr(t, m, sh, sk, ck.CKA_LOCAL), ck.Bool(false)) ||
-				!bytes.Equal(attr(t, m, sh, sk, ck.CKA_KEY_GEN_MECHANISM), ck.ULong(ck.CK_UNAVAILABLE_INFORMATION)) {
+			if !bytes.Equal(attrValue(t, m, sh, sk, ck.CKA_LOCAL), ck.Bool(false)) ||
+				!bytes.Equal(attrValue(t, m, sh, sk, ck.CKA_KEY_GEN_MECHANISM), ck.ULong(ck.CK_UNAVAILABLE_INFORMATION)) {
 				t.Fatal("imported key claims local generation")
 			}
 			// A public key object to encrypt with; decrypt with crypto/rsa.
 			pk, err := m.CreateObject(sh, publicTemplate(&k.PublicKey))
 			must(t, err)
-			if !bytes.Equal(attr(t, m, sh, pk, ck.CKA_MODULUS_BITS), ck.ULong(1024)) {
+			if !bytes.Equal(attrValue(t, m, sh, pk, ck.CKA_MODULUS_BITS), ck.ULong(1024)) {
 				t.Fatal("CKA_MODULUS_BITS")
 			}
-			mech := &Mechanism{Type: ck.CKM_RSA_PKCS_OAEP, OAEP: &OAEPParams{Hash: ck.CKM_SHA256, MGF: ck.CKG_MGF1_SHA256, Source: ck.CKZ_DATA_SPECIFIED, SourceData: []byte("L")}}
-			must(t, m.EncryptInit(sh, mech, pk))
+			mc := &Mechanism{Type: ck.CKM_RSA_PKCS_OAEP, OAEP: &OAEPParams{Hash: ck.CKM_SHA256, MGF: ck.CKG_MGF1_SHA256, Source: ck.CKZ_DATA_SPECIFIED, SourceData: []byte("L")}}
+			must(t, m.EncryptInit(sh, mc, pk))
 			ct, _, err := m.Encrypt(sh, []byte("hi"), Out{Cap: 128})
 			must(t, err)
 			pt, err := rsa.DecryptOAEP(sha256.New(), nil, k, ct, []byte("L"))
@@ -113,7 +113,7 @@ func TestSensitiveAttributes(t *testing.T) {
 	wantRV(t, m.SetAttributeValue(sh, sk, []Attribute{aBool(ck.CKA_EXTRACTABLE, true)}), ck.CKR_ATTRIBUTE_READ_ONLY)
 	ek, err := m.CreateObject(sh, rsaKeyTemplate(testRSAKey, true, aBool(ck.CKA_SENSITIVE, false), aBool(ck.CKA_EXTRACTABLE, true)))
 	must(t, err)
-	if !bytes.Equal(attr(t, m, sh, ek, ck.CKA_PRIVATE_EXPONENT), testRSAKey.D.Bytes()) {
+	if !bytes.Equal(attrValue(t, m, sh, ek, ck.CKA_PRIVATE_EXPONENT), testRSAKey.D.Bytes()) {
 		t.Fatal("extractable value")
 	}
 	must(t, m.SetAttributeValue(sh, ek, []Attribute{aBool(ck.CKA_EXTRACTABLE, false)}))
@@ -123,10 +123,10 @@ func TestSensitiveAttributes(t *testing.T) {
 	}
 	// Generated keys: ALWAYS_SENSITIVE and NEVER_EXTRACTABLE from the start.
 	_, gk := genKey(t, m, sh, 1024, false)
-	if !bytes.Equal(attr(t, m, sh, gk, ck.CKA_ALWAYS_SENSITIVE), ck.Bool(true)) ||
-		!bytes.Equal(attr(t, m, sh, gk, ck.CKA_NEVER_EXTRACTABLE), ck.Bool(true)) ||
-		!bytes.Equal(attr(t, m, sh, gk, ck.CKA_LOCAL), ck.Bool(true)) ||
-		!bytes.Equal(attr(t, m, sh, gk, ck.CKA_KEY_GEN_MECHANISM), ck.ULong(ck.CKM_RSA_PKCS_KEY_PAIR_GEN)) {
+	if !bytes.Equal(attrValue(t, m, sh, gk, ck.CKA_ALWAYS_SENSITIVE), ck.Bool(true)) ||
+		!bytes.Equal(attrValue(t, m, sh, gk, ck.CKA_NEVER_EXTRACTABLE), ck.Bool(true)) ||
+		!bytes.Equal(attrValue(t, m, sh, gk, ck.CKA_LOCAL), ck.Bool(true)) ||
+		!bytes.Equal(attrValue(t, m, sh, gk, ck.CKA_KEY_GEN_MECHANISM), ck.ULong(ck.CKM_RSA_PKCS_KEY_PAIR_GEN)) {
 		t.Fatal("generated key attributes")
 	}
 }
@@ -232,14 +232,14 @@ func TestObjectLifecycle(t *testing.T) {
 	}
 	// Set, then read back; fixed attributes refuse.
 	must(t, m.SetAttributeValue(sh, d, []Attribute{aStr(ck.CKA_LABEL, "renamed"), aStr(ck.CKA_VALUE, "new payload")}))
-	if string(attr(t, m, sh, d, ck.CKA_LABEL)) != "renamed" {
+	if string(attrValue(t, m, sh, d, ck.CKA_LABEL)) != "renamed" {
 		t.Fatal("label not set")
 	}
 	wantRV(t, m.SetAttributeValue(sh, d, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_CERTIFICATE)}), ck.CKR_ATTRIBUTE_READ_ONLY)
 	wantRV(t, m.SetAttributeValue(sh, d, []Attribute{aBool(ck.CKA_TOKEN, false)}), ck.CKR_ATTRIBUTE_READ_ONLY)
 	// All or nothing: a bad attribute leaves the good one unset.
 	wantRV(t, m.SetAttributeValue(sh, d, []Attribute{aStr(ck.CKA_LABEL, "x"), aStr(ck.CKA_MODULUS, "y")}), ck.CKR_ATTRIBUTE_TYPE_INVALID)
-	if string(attr(t, m, sh, d, ck.CKA_LABEL)) != "renamed" {
+	if string(attrValue(t, m, sh, d, ck.CKA_LABEL)) != "renamed" {
 		t.Fatal("partial update")
 	}
 	size, err := m.GetObjectSize(sh, d)
@@ -250,7 +250,7 @@ func TestObjectLifecycle(t *testing.T) {
 	// Copy to a session object with a new label.
 	c, err := m.CopyObject(sh, d, []Attribute{aBool(ck.CKA_TOKEN, false), aStr(ck.CKA_LABEL, "copy")})
 	must(t, err)
-	if c == d || string(attr(t, m, sh, c, ck.CKA_VALUE)) != "new payload" {
+	if c == d || string(attrValue(t, m, sh, c, ck.CKA_VALUE)) != "new payload" {
 		t.Fatal("copy")
 	}
 	// Uncopyable, unmodifiable, undestroyable objects.
@@ -321,7 +321,7 @@ func TestPrivateVisibility(t *testing.T) {
 	_, err = m.GetAttributeValue(sh, privData, []uint64{ck.CKA_VALUE})
 	wantRV(t, err, ck.CKR_OBJECT_HANDLE_INVALID)
 	again := find(t, m, sh, aULong(ck.CKA_CLASS, ck.CKO_DATA))
-	if len(again) != 1 || string(attr(t, m, sh, again[0], ck.CKA_VALUE)) != "secret" {
+	if len(again) != 1 || string(attrValue(t, m, sh, again[0], ck.CKA_VALUE)) != "secret" {
 		t.Fatal("private value after re-login")
 	}
 	// A second module (another process) sees the token objects and

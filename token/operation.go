@@ -5,24 +5,23 @@ package token
 // mechanisms use.
 
 import (
-	"crypto/subtle"
-	"fmt"
-
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // keyClassFor is the key class each kind of operation uses.
-var keyClassFor = [opKinds]uint64{
-	opSign:    ck.CKO_PRIVATE_KEY,
-	opDecrypt: ck.CKO_PRIVATE_KEY,
-	opVerify:  ck.CKO_PUBLIC_KEY,
-	opEncrypt: ck.CKO_PUBLIC_KEY,
-	opDerive:  ck.CKO_PRIVATE_KEY,
+var keyClassFor = [mech.OpKinds]uint64{
+	mech.OpSign:    ck.CKO_PRIVATE_KEY,
+	mech.OpDecrypt: ck.CKO_PRIVATE_KEY,
+	mech.OpVerify:  ck.CKO_PUBLIC_KEY,
+	mech.OpEncrypt: ck.CKO_PUBLIC_KEY,
+	mech.OpDerive:  ck.CKO_PRIVATE_KEY,
 
-	opMessageSign:    ck.CKO_PRIVATE_KEY,
-	opMessageDecrypt: ck.CKO_PRIVATE_KEY,
-	opMessageVerify:  ck.CKO_PUBLIC_KEY,
-	opMessageEncrypt: ck.CKO_PUBLIC_KEY,
+	mech.OpMessageSign:    ck.CKO_PRIVATE_KEY,
+	mech.OpMessageDecrypt: ck.CKO_PRIVATE_KEY,
+	mech.OpMessageVerify:  ck.CKO_PUBLIC_KEY,
+	mech.OpMessageEncrypt: ck.CKO_PUBLIC_KEY,
 }
 
 // rsaVerifyMinBits is the smallest RSA modulus C_VerifyInit takes: below
@@ -35,20 +34,20 @@ var keyClassFor = [opKinds]uint64{
 const rsaVerifyMinBits = 512
 
 // initOp checks mechanism, parameters and key and installs the operation.
-func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64) error {
+func (m *Module) initOp(sh uint64, kind mech.OpKind, cm *Mechanism, keyHandle uint64) error {
 	ss, err := m.lock(sh)
 	if err != nil {
 		return err
 	}
 	defer ss.mu.Unlock()
 	if ss.ops[kind] != nil {
-		return ck.Errorf(ck.CKR_OPERATION_ACTIVE, "%s operation active", opNames[kind])
+		return ck.Errorf(ck.CKR_OPERATION_ACTIVE, "%s operation active", mech.OpNames[kind])
 	}
 	if cm == nil {
 		return ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
 	}
-	mech, ok := mechanisms[cm.Type]
-	if !ok || !offers(mech, kind) {
+	mc, ok := mech.Registry[cm.Type]
+	if !ok || !mech.Offers(mc, kind) {
 		if isMessageKind(kind) {
 			// A message Init names an invalid key before a mechanism that
 			// serves only the classic operation (test/stress's sweep).
@@ -56,29 +55,29 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 				return err
 			}
 		}
-		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s", ck.Name("CKM_", cm.Type), opNames[kind])
+		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s", ck.Name("CKM_", cm.Type), mech.OpNames[kind])
 	}
-	info, ok := ss.slot.mechanismInfo(mech)
-	if !ok || info.Flags&opFlag[kind] == 0 {
-		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s on this slot's engine", ck.Name("CKM_", cm.Type), opNames[kind])
+	info, ok := ss.slot.mechanismInfo(mc)
+	if !ok || info.Flags&mech.OpFlag[kind] == 0 {
+		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s on this slot's engine", ck.Name("CKM_", cm.Type), mech.OpNames[kind])
 	}
 	// The key's handle before the mechanism's parameter: an invalid handle
 	// is CKR_KEY_HANDLE_INVALID whatever the parameter (pkcs11test's
 	// EncryptDecryptInitInvalid), as C_WrapKey and C_DeriveKey check theirs.
 	var key *object
 	var epoch uint64
-	if kind != opDigest {
+	if kind != mech.OpDigest {
 		if key, epoch, _, err = ss.slot.keyObject(keyHandle); err != nil {
 			return err
 		}
 	}
-	mech, err = bindFor(kind, mech, cm)
+	mc, err = bindFor(kind, mc, cm)
 	if err != nil {
 		return err
 	}
-	op := &operation{kind: kind, mech: mech, slot: ss.slot}
-	if kind == opDigest {
-		op.digest = mech.(digester).newDigest()
+	op := &operation{kind: kind, mech: mc, slot: ss.slot}
+	if kind == mech.OpDigest {
+		op.digest = mc.(mech.Digester).NewDigest()
 		return ss.begin(op)
 	}
 	op.key = key
@@ -92,26 +91,26 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 	switch {
 	case class != ck.CKO_PUBLIC_KEY && class != ck.CKO_PRIVATE_KEY && class != ck.CKO_SECRET_KEY:
 		return ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "object %d is not a key", keyHandle)
-	case class != wantClass || !mech.base().acceptsKeyType(key.keyType()):
+	case class != wantClass || !mc.Base().AcceptsKeyType(key.keyType()):
 		return ck.Errorf(ck.CKR_KEY_TYPE_INCONSISTENT, "%s with %s of type %s", ck.Name("CKM_", cm.Type),
 			ck.Name("CKO_", class), ck.Name("CKK_", key.keyType()))
 	}
-	if !key.attrs.bool(usageAttr[kind]) {
-		return ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "key %d: %s is false", keyHandle, describe(usageAttr[kind]))
+	if !key.attrs.Bool(usageAttr[kind]) {
+		return ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "key %d: %s is false", keyHandle, attr.Describe(usageAttr[kind]))
 	}
-	if !key.attrs.allowsMechanism(cm.Type) {
+	if !allowsMechanism(key.attrs, cm.Type) {
 		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not in the key's CKA_ALLOWED_MECHANISMS", ck.Name("CKM_", cm.Type))
 	}
-	size := uint64(op.keyBits())
-	if mech.base().sizeInBytes {
+	size := uint64(op.KeyBits())
+	if mc.Base().SizeInBytes {
 		size /= 8
 	}
 	minSize := info.MinKeySize
-	if kind == opVerify && key.keyType() == ck.CKK_RSA {
+	if kind == mech.OpVerify && key.keyType() == ck.CKK_RSA {
 		minSize = min(minSize, rsaVerifyMinBits)
 	}
 	if size < minSize || size > info.MaxKeySize {
-		return ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-%s key, %s takes %d..%d", size, mech.base().sizeUnit(), ck.Name("CKM_", cm.Type), minSize, info.MaxKeySize)
+		return ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "%d-%s key, %s takes %d..%d", size, mc.Base().SizeUnit(), ck.Name("CKM_", cm.Type), minSize, info.MaxKeySize)
 	}
 	if err := op.checkKey(); err != nil {
 		return err
@@ -121,9 +120,9 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 			return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "private key values are sealed")
 		}
 		op.needLogin, op.epoch = wantClass == ck.CKO_PRIVATE_KEY || key.isPrivate(), epoch
-		op.needAuth = key.attrs.bool(ck.CKA_ALWAYS_AUTHENTICATE)
+		op.needAuth = key.attrs.Bool(ck.CKA_ALWAYS_AUTHENTICATE)
 	}
-	if err := op.initInput(); err != nil {
+	if err := op.InitInput(); err != nil {
 		return err
 	}
 	return ss.begin(op)
@@ -132,27 +131,27 @@ func (m *Module) initOp(sh uint64, kind opKind, cm *Mechanism, keyHandle uint64)
 // checkKey runs the bound mechanism's check of its parameter against the
 // operation's key (keyChecker), if it has one.
 func (op *operation) checkKey() error {
-	if kc, ok := op.mech.(keyChecker); ok {
-		return kc.checkKey(op)
+	if kc, ok := op.mech.(mech.KeyChecker); ok {
+		return kc.CheckKey(op)
 	}
 	return nil
 }
 
-// initInput applies the mechanism's accumulation policy at Init: the
+// InitInput applies the mechanism's accumulation policy at Init: the
 // accumulator of a multiPart signature or MAC, the symStream of a
 // streamCipher; a one-shot mechanism gets neither.
-func (op *operation) initInput() error {
+func (op *operation) InitInput() error {
 	var err error
 	switch op.kind {
-	case opSign, opVerify:
-		if mp, ok := op.mech.(multiPart); ok {
-			op.digest, err = mp.accumulator(op)
+	case mech.OpSign, mech.OpVerify:
+		if mp, ok := op.mech.(mech.MultiPart); ok {
+			op.digest, err = mp.Accumulator(op)
 		}
-	case opEncrypt, opDecrypt:
-		if sc, ok := op.mech.(streamCipher); ok {
-			op.stream, err = sc.newStream(op)
+	case mech.OpEncrypt, mech.OpDecrypt:
+		if sc, ok := op.mech.(mech.StreamCipher); ok {
+			op.stream, err = sc.NewStream(op)
 		}
-	case opMessageEncrypt, opMessageDecrypt, opMessageSign, opMessageVerify:
+	case mech.OpMessageEncrypt, mech.OpMessageDecrypt, mech.OpMessageSign, mech.OpMessageVerify:
 		op.msg = &msgState{}
 	}
 	return err
@@ -164,57 +163,28 @@ func (op *operation) initInput() error {
 // single-part call uses it, and those are refused after an Update
 // (op.multi): no Update's data is lost.
 func (op *operation) resetInput() error {
-	if op.kind == opDigest {
-		op.digest = op.mech.(digester).newDigest()
+	if op.kind == mech.OpDigest {
+		op.digest = op.mech.(mech.Digester).NewDigest()
 		return nil
 	}
 	op.digest, op.stream = nil, nil
-	return op.initInput()
+	return op.InitInput()
 }
 
 // singlePart is the answer of a one-shot mechanism to an Update or Final
 // call.
 func (op *operation) singlePart() error {
-	return ck.Errorf(ck.CKR_FUNCTION_NOT_SUPPORTED, "%s is single-part", op.mech.base().name())
+	return ck.Errorf(ck.CKR_FUNCTION_NOT_SUPPORTED, "%s is single-part", op.mech.Base().Name())
 }
 
-// keyBits is the size of the operation's key.
-func (op *operation) keyBits() int {
-	kt, ok := keyTypes[op.key.keyType()]
+// KeyBits is the size of the operation's key.
+func (op *operation) KeyBits() int {
+	kt, ok := mech.KeyTypes[op.key.keyType()]
 	if !ok {
 		return 0
 	}
-	return kt.bits(op.key.attrs)
+	return kt.Bits(op.key.attrs)
 }
 
-// keyBytes is the byte length of the RSA modulus.
-func (op *operation) keyBytes() int { return (op.keyBits() + 7) / 8 }
-
-// leftPad returns b left-padded with zeros to k bytes (len(b) ≤ k).
-func leftPad(b []byte, k int) []byte {
-	if len(b) == k {
-		return b
-	}
-	out := make([]byte, k)
-	copy(out[k-len(b):], b)
-	return out
-}
-
-func dataLen(what string, n, max int) error {
-	if n > max {
-		return ck.Errorf(ck.CKR_DATA_LEN_RANGE, "%s: %d bytes, at most %d", what, n, max)
-	}
-	return nil
-}
-
-// withCode replaces the CKR code of a data-range error (the public
-// operation's CKR_DATA_INVALID becomes code).
-func withCode(err error, from, to ck.Error) error {
-	if ck.RV(err) == uint64(from) {
-		return fmt.Errorf("%w: %w", to, err)
-	}
-	return err
-}
-
-// equalCT compares in constant time.
-func equalCT(a, b []byte) bool { return subtle.ConstantTimeCompare(a, b) == 1 }
+// KeyBytes is the byte length of the RSA modulus.
+func (op *operation) KeyBytes() int { return (op.KeyBits() + 7) / 8 }

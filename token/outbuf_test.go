@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // TestCryptIntoCallerBuffer: the bulk ciphers write their output into the
@@ -39,14 +40,14 @@ func TestCryptIntoCallerBuffer(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			pt := msg[:c.in]
 			for _, layout := range []string{"disjoint", "in place", "shifted"} {
-				mech := c.mech()
-				want, err := cryptOnce(m, sh, opEncrypt, mech, key, pt)
+				mc := c.mech()
+				want, err := cryptOnce(m, sh, mech.OpEncrypt, mc, key, pt)
 				must(t, err)
 				// GCM: the same IV again, for the comparison; a new key
 				// object has a window of its own.
 				k2 := mustSecret(t, m, sh, ck.CKK_AES, bytes.Repeat([]byte{7}, 32))
 				in, buf := layoutOf(layout, pt, len(want))
-				must(t, m.EncryptInit(sh, mech, k2))
+				must(t, m.EncryptInit(sh, mc, k2))
 				got, n, err := m.Encrypt(sh, in, Out{Cap: len(buf), Buf: buf})
 				must(t, err)
 				if n != len(want) || !bytes.Equal(got, want) {
@@ -56,7 +57,7 @@ func TestCryptIntoCallerBuffer(t *testing.T) {
 					t.Fatalf("%s: output not written in the caller's buffer", layout)
 				}
 				in, buf = layoutOf(layout, want, len(want))
-				must(t, m.DecryptInit(sh, mech, k2))
+				must(t, m.DecryptInit(sh, mc, k2))
 				got, _, err = m.Decrypt(sh, in, Out{Cap: len(buf), Buf: buf})
 				must(t, err)
 				if !bytes.Equal(got, pt) {
@@ -67,10 +68,10 @@ func TestCryptIntoCallerBuffer(t *testing.T) {
 		})
 	}
 	t.Run("multi-part", func(t *testing.T) {
-		for _, mech := range []*Mechanism{{Type: ck.CKM_AES_CBC_PAD, Param: iv}, ctrMech(128, iv)} {
-			want, err := cryptOnce(m, sh, opEncrypt, mech, key, msg)
+		for _, mc := range []*Mechanism{{Type: ck.CKM_AES_CBC_PAD, Param: iv}, ctrMech(128, iv)} {
+			want, err := cryptOnce(m, sh, mech.OpEncrypt, mc, key, msg)
 			must(t, err)
-			must(t, m.EncryptInit(sh, mech, key))
+			must(t, m.EncryptInit(sh, mc, key))
 			var got []byte
 			for _, part := range [][]byte{msg[:5], msg[5:300], msg[300:]} {
 				buf := make([]byte, len(part)+16)
@@ -84,7 +85,7 @@ func TestCryptIntoCallerBuffer(t *testing.T) {
 			r, _, err := m.EncryptFinal(sh, Out{Cap: 16})
 			must(t, err)
 			if got = append(got, r...); !bytes.Equal(got, want) {
-				t.Fatalf("mechanism %#x: multi-part output differs", mech.Type)
+				t.Fatalf("mechanism %#x: multi-part output differs", mc.Type)
 			}
 		}
 	})
@@ -120,12 +121,12 @@ func TestCryptIntoCallerBufferFailure(t *testing.T) {
 		rv   ck.Error
 	}{
 		{"CBC_PAD bad padding", &Mechanism{Type: ck.CKM_AES_CBC_PAD, Param: iv}, func() []byte {
-			ct, err := cryptOnce(m, sh, opEncrypt, &Mechanism{Type: ck.CKM_AES_CBC, Param: iv}, key, bytes.Repeat([]byte{'A'}, 64))
+			ct, err := cryptOnce(m, sh, mech.OpEncrypt, &Mechanism{Type: ck.CKM_AES_CBC, Param: iv}, key, bytes.Repeat([]byte{'A'}, 64))
 			must(t, err)
 			return ct // decrypts to 'A's: padding byte 65
 		}, ck.CKR_ENCRYPTED_DATA_INVALID},
 		{"GCM tag mismatch", gcmMech(make([]byte, 12), nil, 128), func() []byte {
-			ct, err := cryptOnce(m, sh, opEncrypt, gcmMech(make([]byte, 12), nil, 128), key, bytes.Repeat([]byte{'A'}, 64))
+			ct, err := cryptOnce(m, sh, mech.OpEncrypt, gcmMech(make([]byte, 12), nil, 128), key, bytes.Repeat([]byte{'A'}, 64))
 			must(t, err)
 			ct[len(ct)-1] ^= 1
 			return ct

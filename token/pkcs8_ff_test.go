@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // TestPKCS8DSADHFromOpenSSL: OpenSSL's PKCS#8 DSA and DH private keys
@@ -22,17 +23,17 @@ func TestPKCS8DSADHFromOpenSSL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vals, kt, err := parsePKCS8(der)
+		vals, kt, err := mech.ParsePKCS8(der)
 		if err != nil || kt != c.kt {
 			t.Fatalf("%s: %s, %v", c.file, ck.Name("CKK_", kt), err)
 		}
-		a := vals.clone()
+		a := vals.Clone()
 		a[ck.CKA_CLASS], a[ck.CKA_KEY_TYPE] = ck.ULong(ck.CKO_PRIVATE_KEY), ck.ULong(kt)
 		obj, _, err := buildObjectFrom(a, nil, keyOrigin{mode: modeCreate}, userLoggedIn)
 		if err != nil {
 			t.Fatalf("%s: build: %v", c.file, err)
 		}
-		back, err := marshalPKCS8(&object{attrs: obj, complete: true})
+		back, err := mech.MarshalPKCS8(&object{attrs: obj, complete: true})
 		if err != nil {
 			t.Fatalf("%s: marshal: %v", c.file, err)
 		}
@@ -44,7 +45,7 @@ func TestPKCS8DSADHFromOpenSSL(t *testing.T) {
 	der, _ := os.ReadFile("testdata/dsa_pkcs8.der")
 	bad := bytes.Clone(der)
 	bad[len(bad)-22] = 0x04 // the private key's INTEGER tag becomes an OCTET STRING
-	if _, _, err := parsePKCS8(bad); ck.RV(err) != uint64(ck.CKR_WRAPPED_KEY_INVALID) {
+	if _, _, err := mech.ParsePKCS8(bad); ck.RV(err) != uint64(ck.CKR_WRAPPED_KEY_INVALID) {
 		t.Fatalf("bad private key: %v", err)
 	}
 }
@@ -61,17 +62,17 @@ func TestWrapDSAKey(t *testing.T) {
 	kek, err := m.GenerateKey(sh, &Mechanism{Type: ck.CKM_AES_KEY_GEN}, []Attribute{aULong(ck.CKA_VALUE_LEN, 32),
 		aBool(ck.CKA_WRAP, true), aBool(ck.CKA_UNWRAP, true)})
 	must(t, err)
-	mech := &Mechanism{Type: ck.CKM_AES_KEY_WRAP_PAD}
-	wrapped, _, err := m.WrapKey(sh, mech, kek, priv, Out{Cap: 4096})
+	mc := &Mechanism{Type: ck.CKM_AES_KEY_WRAP_PAD}
+	wrapped, _, err := m.WrapKey(sh, mc, kek, priv, Out{Cap: 4096})
 	must(t, err)
-	h, err := m.UnwrapKey(sh, mech, kek, wrapped, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), aBool(ck.CKA_SIGN, true)})
+	h, err := m.UnwrapKey(sh, mc, kek, wrapped, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), aBool(ck.CKA_SIGN, true)})
 	must(t, err)
-	if v := attr(t, m, sh, h, ck.CKA_KEY_TYPE); !bytes.Equal(v, ck.ULong(ck.CKK_DSA)) {
+	if v := attrValue(t, m, sh, h, ck.CKA_KEY_TYPE); !bytes.Equal(v, ck.ULong(ck.CKK_DSA)) {
 		t.Fatalf("unwrapped key type %x", v)
 	}
 	msg := []byte("unwrapped")
 	sig, err := signWith(t, m, sh, h, ck.CKM_DSA_SHA256, msg)
 	must(t, err)
 	d := sha256.Sum256(msg)
-	verifyDSA(t, p, new(big.Int).SetBytes(attr(t, m, sh, pub, ck.CKA_VALUE)), d[:], sig)
+	verifyDSA(t, p, new(big.Int).SetBytes(attrValue(t, m, sh, pub, ck.CKA_VALUE)), d[:], sig)
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/asn1"
 	"testing"
 
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // TestWrapMLDSAKey: an ML-DSA-65 key made on the token is wrapped with
@@ -19,15 +21,15 @@ func TestWrapMLDSAKey(t *testing.T) {
 	kek, err := m.GenerateKey(sh, &Mechanism{Type: ck.CKM_AES_KEY_GEN}, []Attribute{aULong(ck.CKA_VALUE_LEN, 32),
 		aBool(ck.CKA_WRAP, true), aBool(ck.CKA_UNWRAP, true)})
 	must(t, err)
-	mech := &Mechanism{Type: ck.CKM_AES_KEY_WRAP_PAD}
-	wrapped, _, err := m.WrapKey(sh, mech, kek, priv, Out{Cap: 8192})
+	mc := &Mechanism{Type: ck.CKM_AES_KEY_WRAP_PAD}
+	wrapped, _, err := m.WrapKey(sh, mc, kek, priv, Out{Cap: 8192})
 	must(t, err)
 	if len(wrapped) > 100 {
 		t.Fatalf("wrapped key of %d bytes: the seed form is about 60", len(wrapped))
 	}
-	h, err := m.UnwrapKey(sh, mech, kek, wrapped, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), aBool(ck.CKA_SIGN, true)})
+	h, err := m.UnwrapKey(sh, mc, kek, wrapped, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), aBool(ck.CKA_SIGN, true)})
 	must(t, err)
-	if v := attr(t, m, sh, h, ck.CKA_PARAMETER_SET); !bytes.Equal(v, ck.ULong(ck.CKP_ML_DSA_65)) {
+	if v := attrValue(t, m, sh, h, ck.CKA_PARAMETER_SET); !bytes.Equal(v, ck.ULong(ck.CKP_ML_DSA_65)) {
 		t.Fatalf("unwrapped parameter set %x", v)
 	}
 	det := &SignContextParams{Hedge: ck.CKH_DETERMINISTIC_REQUIRED}
@@ -45,29 +47,29 @@ func TestWrapMLDSAKey(t *testing.T) {
 // both) and build the same key; a "both" whose halves disagree, a short
 // seed and another tag are refused with the standard's codes.
 func TestMLDSAPKCS8Forms(t *testing.T) {
-	set := mldsaSets[ck.CKP_ML_DSA_44]
+	set := mech.MLDSASets[ck.CKP_ML_DSA_44]
 	seed := bytes.Repeat([]byte{0x42}, 32)
-	_, sk := set.scheme.DeriveKey(seed)
+	_, sk := set.Scheme.DeriveKey(seed)
 	expanded, err := sk.MarshalBinary()
 	must(t, err)
 	wrap := func(inner []byte) []byte {
-		der, err := asn1.Marshal(pkcs8Info{Algo: pkix.AlgorithmIdentifier{Algorithm: set.oid}, PrivateKey: inner})
+		der, err := asn1.Marshal(mech.PKCS8Info{Algo: pkix.AlgorithmIdentifier{Algorithm: set.OID}, PrivateKey: inner})
 		must(t, err)
 		return der
 	}
 	seedForm, _ := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, Bytes: seed})
 	expandedForm, _ := asn1.Marshal(expanded)
-	bothForm, _ := asn1.Marshal(mldsaBothKey{seed, expanded})
+	bothForm, _ := asn1.Marshal(mech.MLDSABothKey{Seed: seed, Expanded: expanded})
 	otherSeed := bytes.Repeat([]byte{0x43}, 32)
-	mismatch, _ := asn1.Marshal(mldsaBothKey{otherSeed, expanded})
+	mismatch, _ := asn1.Marshal(mech.MLDSABothKey{Seed: otherSeed, Expanded: expanded})
 	shortSeed, _ := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, Bytes: seed[:31]})
 	otherTag, _ := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 1, Bytes: seed})
-	build := func(der []byte) (attrMap, error) {
-		vals, kt, err := parsePKCS8(der)
+	build := func(der []byte) (attr.Map, error) {
+		vals, kt, err := mech.ParsePKCS8(der)
 		if err != nil {
 			return nil, err
 		}
-		a := vals.clone()
+		a := vals.Clone()
 		a[ck.CKA_CLASS], a[ck.CKA_KEY_TYPE] = ck.ULong(ck.CKO_PRIVATE_KEY), ck.ULong(kt)
 		obj, _, err := buildObjectFrom(a, nil, keyOrigin{mode: modeCreate}, userLoggedIn)
 		return obj, err
@@ -82,7 +84,7 @@ func TestMLDSAPKCS8Forms(t *testing.T) {
 			t.Fatalf("%s: another public key", name)
 		}
 		spki = obj[ck.CKA_PUBLIC_KEY_INFO]
-		back, err := marshalPKCS8(&object{attrs: obj, complete: true})
+		back, err := mech.MarshalPKCS8(&object{attrs: obj, complete: true})
 		must(t, err)
 		want := wrap(seedForm)
 		if name == "expanded" {

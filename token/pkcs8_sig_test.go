@@ -6,7 +6,9 @@ import (
 	"encoding/asn1"
 	"testing"
 
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // TestWrapSLHDSAAndEd448Keys: a generated SLH-DSA-SHA2-128f key and an
@@ -19,7 +21,7 @@ func TestWrapSLHDSAAndEd448Keys(t *testing.T) {
 	kek, err := m.GenerateKey(sh, &Mechanism{Type: ck.CKM_AES_KEY_GEN}, []Attribute{aULong(ck.CKA_VALUE_LEN, 32),
 		aBool(ck.CKA_WRAP, true), aBool(ck.CKA_UNWRAP, true)})
 	must(t, err)
-	mech := &Mechanism{Type: ck.CKM_AES_KEY_WRAP_PAD}
+	mc := &Mechanism{Type: ck.CKM_AES_KEY_WRAP_PAD}
 	det := &SignContextParams{Hedge: ck.CKH_DETERMINISTIC_REQUIRED}
 	msg := []byte("wrapped and back")
 	for _, c := range []struct {
@@ -32,7 +34,7 @@ func TestWrapSLHDSAAndEd448Keys(t *testing.T) {
 		{"SLH-DSA-SHA2-128f", ck.CKM_SLH_DSA_KEY_PAIR_GEN, []Attribute{aULong(ck.CKA_PARAMETER_SET, ck.CKP_SLH_DSA_SHA2_128F)},
 			ck.CKA_PARAMETER_SET,
 			func(key uint64) ([]byte, error) { return pqSign(t, m, sh, key, ck.CKM_SLH_DSA, det, msg, false) }},
-		{"Ed448", ck.CKM_EC_EDWARDS_KEY_PAIR_GEN, []Attribute{aBytes(ck.CKA_EC_PARAMS, ed448OID)},
+		{"Ed448", ck.CKM_EC_EDWARDS_KEY_PAIR_GEN, []Attribute{aBytes(ck.CKA_EC_PARAMS, mech.Ed448OID)},
 			ck.CKA_EC_PARAMS,
 			func(key uint64) ([]byte, error) { return edSignCap(t, m, sh, key, nil, msg, false) }},
 	} {
@@ -40,12 +42,12 @@ func TestWrapSLHDSAAndEd448Keys(t *testing.T) {
 			_, priv, err := m.GenerateKeyPair(sh, &Mechanism{Type: c.gen}, c.pub,
 				[]Attribute{aBool(ck.CKA_SIGN, true), aBool(ck.CKA_EXTRACTABLE, true)})
 			must(t, err)
-			wrapped, _, err := m.WrapKey(sh, mech, kek, priv, Out{Cap: 8192})
+			wrapped, _, err := m.WrapKey(sh, mc, kek, priv, Out{Cap: 8192})
 			must(t, err)
-			plain, err := m.UnwrapKey(sh, mech, kek, wrapped, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), aBool(ck.CKA_SIGN, true)})
+			plain, err := m.UnwrapKey(sh, mc, kek, wrapped, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), aBool(ck.CKA_SIGN, true)})
 			must(t, err)
-			if a, b := attr(t, m, sh, priv, c.same), attr(t, m, sh, plain, c.same); !bytes.Equal(a, b) {
-				t.Fatalf("unwrapped %s %x, the original's %x", describe(c.same), b, a)
+			if a, b := attrValue(t, m, sh, priv, c.same), attrValue(t, m, sh, plain, c.same); !bytes.Equal(a, b) {
+				t.Fatalf("unwrapped %s %x, the original's %x", attr.Describe(c.same), b, a)
 			}
 			s1, err := c.sign(priv)
 			must(t, err)
@@ -61,13 +63,13 @@ func TestWrapSLHDSAAndEd448Keys(t *testing.T) {
 // TestPQPKCS8Refused: malformed SLH-DSA and Ed448 PKCS#8 are
 // CKR_WRAPPED_KEY_INVALID, never another code.
 func TestPQPKCS8Refused(t *testing.T) {
-	set := slhdsaSets[ck.CKP_SLH_DSA_SHA2_128S]
+	set := mech.SLHDSASets[ck.CKP_SLH_DSA_SHA2_128S]
 	info := func(oid asn1.ObjectIdentifier, version int, params []byte, inner []byte) []byte {
 		a := pkix.AlgorithmIdentifier{Algorithm: oid}
 		if params != nil {
 			a.Parameters = asn1.RawValue{FullBytes: params}
 		}
-		der, err := asn1.Marshal(pkcs8Info{Version: version, Algo: a, PrivateKey: inner})
+		der, err := asn1.Marshal(mech.PKCS8Info{Version: version, Algo: a, PrivateKey: inner})
 		must(t, err)
 		return der
 	}
@@ -77,16 +79,16 @@ func TestPQPKCS8Refused(t *testing.T) {
 		name string
 		der  []byte
 	}{
-		{"SLH-DSA short", info(set.oid, 0, nil, make([]byte, 63))},
-		{"SLH-DSA long", info(set.oid, 0, nil, make([]byte, 65))},
-		{"SLH-DSA version 2", info(set.oid, 2, nil, make([]byte, 64))},
-		{"SLH-DSA with parameters", info(set.oid, 0, []byte{5, 0}, make([]byte, 64))},
-		{"Ed448 raw, not an OCTET STRING", info(oidEd448, 0, nil, make([]byte, 57))},
-		{"Ed448 of 56 bytes", info(oidEd448, 0, nil, seed56)},
-		{"Ed448 with parameters", info(oidEd448, 0, []byte{5, 0}, seed57)},
+		{"SLH-DSA short", info(set.OID, 0, nil, make([]byte, 63))},
+		{"SLH-DSA long", info(set.OID, 0, nil, make([]byte, 65))},
+		{"SLH-DSA version 2", info(set.OID, 2, nil, make([]byte, 64))},
+		{"SLH-DSA with parameters", info(set.OID, 0, []byte{5, 0}, make([]byte, 64))},
+		{"Ed448 raw, not an OCTET STRING", info(mech.OIDEd448, 0, nil, make([]byte, 57))},
+		{"Ed448 of 56 bytes", info(mech.OIDEd448, 0, nil, seed56)},
+		{"Ed448 with parameters", info(mech.OIDEd448, 0, []byte{5, 0}, seed57)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, _, err := parsePKCS8(c.der)
+			_, _, err := mech.ParsePKCS8(c.der)
 			if ck.RV(err) != uint64(ck.CKR_WRAPPED_KEY_INVALID) {
 				t.Fatalf("%v, want CKR_WRAPPED_KEY_INVALID", err)
 			}

@@ -15,7 +15,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // TestPKCS8RoundTrip: a private key object's PKCS#8 form is crypto/x509's,
@@ -41,20 +43,20 @@ func TestPKCS8RoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vals, kt, err := parsePKCS8(der)
+		vals, kt, err := mech.ParsePKCS8(der)
 		if err != nil {
 			t.Fatalf("%T: %v", key, err)
 		}
-		a := vals.clone()
+		a := vals.Clone()
 		a[ck.CKA_CLASS], a[ck.CKA_KEY_TYPE] = ck.ULong(ck.CKO_PRIVATE_KEY), ck.ULong(kt)
 		if kt == ck.CKK_EC_EDWARDS {
-			a[ck.CKA_EC_PARAMS] = ed25519OID
+			a[ck.CKA_EC_PARAMS] = mech.Ed25519OID
 		}
 		obj, _, err := buildObjectFrom(a, nil, keyOrigin{mode: modeCreate}, userLoggedIn)
 		if err != nil {
 			t.Fatalf("%T: build: %v", key, err)
 		}
-		back, err := marshalPKCS8(&object{attrs: obj, complete: true})
+		back, err := mech.MarshalPKCS8(&object{attrs: obj, complete: true})
 		if err != nil {
 			t.Fatalf("%T: marshal: %v", key, err)
 		}
@@ -72,7 +74,7 @@ func TestPKCS8RoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if _, _, err := parsePKCS8([]byte{0x30, 0x03, 0x02, 0x01, 0x00}); ck.RV(err) != uint64(ck.CKR_WRAPPED_KEY_INVALID) {
+	if _, _, err := mech.ParsePKCS8([]byte{0x30, 0x03, 0x02, 0x01, 0x00}); ck.RV(err) != uint64(ck.CKR_WRAPPED_KEY_INVALID) {
 		t.Fatalf("garbage: %v", err)
 	}
 }
@@ -97,19 +99,19 @@ func FuzzUnwrappedPrivate(f *testing.F) {
 	f.Add([]byte("\x30\x34\x02\x01\x00\x30\x0b\x06\x09\x60\x86\x48\x01\x65\x03\x04\x03\x11\x04\x22\x80\x20" +
 		"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"))
 	// ML-KEM (seed, expanded) and X25519/X448 (pkcs8_pq.go).
-	p := mlkemSets[ck.CKP_ML_KEM_512]
+	p := mech.MLKEMSets[ck.CKP_ML_KEM_512]
 	seed := bytes.Repeat([]byte{5}, 64)
 	inner, _ := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, Bytes: seed})
-	der, _ := marshalOneAsymmetricKey(p.oid, inner)
+	der, _ := mech.MarshalOneAsymmetricKey(p.OID, inner)
 	f.Add(der)
-	if dk, err := p.expanded(seed); err == nil {
+	if dk, err := p.Expanded(seed); err == nil {
 		inner, _ = asn1.Marshal(dk)
-		der, _ = marshalOneAsymmetricKey(p.oid, inner)
+		der, _ = mech.MarshalOneAsymmetricKey(p.OID, inner)
 		f.Add(der)
 	}
-	for _, c := range []*xdhCurve{x25519Curve, x448Curve} {
-		inner, _ = asn1.Marshal(bytes.Repeat([]byte{9}, c.size))
-		der, _ = marshalOneAsymmetricKey(c.spkiOID, inner)
+	for _, c := range []*mech.XDHCurve{mech.X25519Curve, mech.X448Curve} {
+		inner, _ = asn1.Marshal(bytes.Repeat([]byte{9}, c.Size))
+		der, _ = mech.MarshalOneAsymmetricKey(c.SPKIOID, inner)
 		f.Add(der)
 	}
 	// Ed448 (RFC 8410) and SLH-DSA-SHA2-128s (pkcs8_sig.go).
@@ -117,14 +119,14 @@ func FuzzUnwrappedPrivate(f *testing.F) {
 	f.Add([]byte("\x30\x52\x02\x01\x00\x30\x0b\x06\x09\x60\x86\x48\x01\x65\x03\x04\x03\x14\x04\x40" + strings.Repeat("S", 64)))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, der []byte) {
-		a, _, err := unwrappedPrivate(attrMap{ck.CKA_CLASS: ck.ULong(ck.CKO_PRIVATE_KEY)}, der, userLoggedIn)
+		a, _, err := unwrappedPrivate(attr.Map{ck.CKA_CLASS: ck.ULong(ck.CKO_PRIVATE_KEY)}, der, userLoggedIn)
 		if err != nil {
 			if ck.RV(err) == uint64(ck.CKR_GENERAL_ERROR) || ck.RV(err) == 0 {
 				t.Fatalf("error without a CKR code: %v", err)
 			}
 			return
 		}
-		if _, err := marshalPKCS8(&object{attrs: a, complete: true}); err != nil {
+		if _, err := mech.MarshalPKCS8(&object{attrs: a, complete: true}); err != nil {
 			t.Fatalf("an unwrapped key does not wrap again: %v", err)
 		}
 	})

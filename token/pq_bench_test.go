@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // benchModule loads a Module on a one-slot soft configuration for a
@@ -41,8 +42,8 @@ func BenchmarkMLKEM768(b *testing.B) {
 	pub, priv, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_ML_KEM_KEY_PAIR_GEN},
 		[]Attribute{aULong(ck.CKA_PARAMETER_SET, ck.CKP_ML_KEM_768)}, nil)
 	must2(b, err)
-	mech := &Mechanism{Type: ck.CKM_ML_KEM}
-	ct, _, _, err := m.EncapsulateKey(sh, mech, pub, nil, Out{Cap: 2048})
+	mc := &Mechanism{Type: ck.CKM_ML_KEM}
+	ct, _, _, err := m.EncapsulateKey(sh, mc, pub, nil, Out{Cap: 2048})
 	must2(b, err)
 	dk, err := mlkem.GenerateKey768()
 	must2(b, err)
@@ -50,7 +51,7 @@ func BenchmarkMLKEM768(b *testing.B) {
 	_, rawCT := ek.Encapsulate()
 	b.Run("encapsulate/token", func(b *testing.B) {
 		for b.Loop() {
-			_, _, h, err := m.EncapsulateKey(sh, mech, pub, nil, Out{Cap: 2048})
+			_, _, h, err := m.EncapsulateKey(sh, mc, pub, nil, Out{Cap: 2048})
 			must2(b, err)
 			b.StopTimer()
 			must2(b, m.DestroyObject(sh, h))
@@ -67,7 +68,7 @@ func BenchmarkMLKEM768(b *testing.B) {
 	})
 	b.Run("decapsulate/token", func(b *testing.B) {
 		for b.Loop() {
-			h, err := m.DecapsulateKey(sh, mech, priv, nil, ct)
+			h, err := m.DecapsulateKey(sh, mc, priv, nil, ct)
 			must2(b, err)
 			b.StopTimer()
 			must2(b, m.DestroyObject(sh, h))
@@ -88,14 +89,14 @@ func BenchmarkMLKEM768(b *testing.B) {
 func BenchmarkX25519Derive(b *testing.B) {
 	m, sh := benchSession(b)
 	_, priv, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_EC_MONTGOMERY_KEY_PAIR_GEN},
-		[]Attribute{aBytes(ck.CKA_EC_PARAMS, x25519Curve.oid)}, []Attribute{aBool(ck.CKA_DERIVE, true)})
+		[]Attribute{aBytes(ck.CKA_EC_PARAMS, mech.X25519Curve.OID)}, []Attribute{aBool(ck.CKA_DERIVE, true)})
 	must2(b, err)
 	peer, err := ecdh.X25519().GenerateKey(rand.Reader)
 	must2(b, err)
-	mech := &Mechanism{Type: ck.CKM_ECDH1_DERIVE, ECDH: &ECDH1DeriveParams{KDF: ck.CKD_NULL, PublicData: peer.PublicKey().Bytes()}}
+	mc := &Mechanism{Type: ck.CKM_ECDH1_DERIVE, ECDH: &ECDH1DeriveParams{KDF: ck.CKD_NULL, PublicData: peer.PublicKey().Bytes()}}
 	b.Run("token", func(b *testing.B) {
 		for b.Loop() {
-			h, err := m.DeriveKey(sh, mech, priv, nil)
+			h, err := m.DeriveKey(sh, mc, priv, nil)
 			must2(b, err)
 			b.StopTimer()
 			must2(b, m.DestroyObject(sh, h))

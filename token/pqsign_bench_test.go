@@ -9,6 +9,7 @@ import (
 	"github.com/cloudflare/circl/sign/slhdsa"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // benchUserSession loads a module with an initialised token and returns a
@@ -40,16 +41,16 @@ func benchUserSession(b *testing.B) (*Module, uint64) {
 func BenchmarkPQSign(b *testing.B) {
 	msg := make([]byte, 64)
 	m, sh := benchUserSession(b)
-	through := func(b *testing.B, mech *Mechanism, priv, pub uint64) {
-		sig, err := pqSign(b, m, sh, priv, mech.Type, mech.SignContext, msg, false)
-		if mech.EdDSA != nil || mech.Type == ck.CKM_EDDSA {
-			must2(b, m.SignInit(sh, mech, priv))
+	through := func(b *testing.B, mc *Mechanism, priv, pub uint64) {
+		sig, err := pqSign(b, m, sh, priv, mc.Type, mc.SignContext, msg, false)
+		if mc.EdDSA != nil || mc.Type == ck.CKM_EDDSA {
+			must2(b, m.SignInit(sh, mc, priv))
 			sig, _, err = m.Sign(sh, msg, Out{Cap: pqSigCap})
 		}
 		must2(b, err)
 		b.Run("module-sign", func(b *testing.B) {
 			for b.Loop() {
-				must2(b, m.SignInit(sh, mech, priv))
+				must2(b, m.SignInit(sh, mc, priv))
 				if _, _, err := m.Sign(sh, msg, Out{Cap: pqSigCap}); err != nil {
 					b.Fatal(err)
 				}
@@ -57,7 +58,7 @@ func BenchmarkPQSign(b *testing.B) {
 		})
 		b.Run("module-verify", func(b *testing.B) {
 			for b.Loop() {
-				must2(b, m.VerifyInit(sh, mech, pub))
+				must2(b, m.VerifyInit(sh, mc, pub))
 				must2(b, m.Verify(sh, msg, sig))
 			}
 		})
@@ -124,7 +125,7 @@ func BenchmarkPQSign(b *testing.B) {
 			}
 		})
 		pub, priv, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_EC_EDWARDS_KEY_PAIR_GEN},
-			[]Attribute{aBytes(ck.CKA_EC_PARAMS, ed448OID)}, []Attribute{aBool(ck.CKA_SIGN, true)})
+			[]Attribute{aBytes(ck.CKA_EC_PARAMS, mech.Ed448OID)}, []Attribute{aBool(ck.CKA_SIGN, true)})
 		must2(b, err)
 		through(b, &Mechanism{Type: ck.CKM_EDDSA}, priv, pub)
 	})

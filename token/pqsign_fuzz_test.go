@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // FuzzPQKeyImport feeds key values to the ML-DSA, SLH-DSA and Ed448
@@ -21,25 +23,25 @@ func FuzzPQKeyImport(f *testing.F) {
 	f.Add(uint8(5), uint64(0), make([]byte, 57))
 	f.Add(uint8(1), uint64(99), []byte{})
 	f.Fuzz(func(t *testing.T, kind uint8, set uint64, value []byte) {
-		a := attrMap{ck.CKA_PARAMETER_SET: ck.ULong(set)}
-		var complete func(attrMap) error
+		a := attr.Map{ck.CKA_PARAMETER_SET: ck.ULong(set)}
+		var complete func(attr.Map) error
 		switch kind % 6 {
 		case 0:
-			a[ck.CKA_SEED], complete = value, completeMLDSAPrivate
+			a[ck.CKA_SEED], complete = value, mech.CompleteMLDSAPrivate
 		case 1:
-			a[ck.CKA_VALUE], complete = value, completeMLDSAPrivate
+			a[ck.CKA_VALUE], complete = value, mech.CompleteMLDSAPrivate
 		case 2:
-			a[ck.CKA_VALUE], complete = value, completeMLDSAPublic
+			a[ck.CKA_VALUE], complete = value, mech.CompleteMLDSAPublic
 		case 3:
-			if s, ok := slhdsaSets[set]; ok && s.n() > 16 {
+			if s, ok := mech.SLHDSASets[set]; ok && s.N() > 16 {
 				return // the larger sets' key generation is too slow to fuzz
 			}
-			a[ck.CKA_VALUE], complete = value, completeSLHDSAPrivate
+			a[ck.CKA_VALUE], complete = value, mech.CompleteSLHDSAPrivate
 		case 4:
-			a[ck.CKA_VALUE], complete = value, completeSLHDSAPublic
+			a[ck.CKA_VALUE], complete = value, mech.CompleteSLHDSAPublic
 		case 5:
-			a = attrMap{ck.CKA_EC_PARAMS: ed448OID, ck.CKA_VALUE: value}
-			complete = completeEdPrivate
+			a = attr.Map{ck.CKA_EC_PARAMS: mech.Ed448OID, ck.CKA_VALUE: value}
+			complete = mech.CompleteEdPrivate
 		}
 		err := complete(a)
 		if err != nil {

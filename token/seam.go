@@ -1,59 +1,21 @@
 package token
 
-// The seam between the PKCS#11 state (module, slot, session, object) and
-// the mechanism library (mech_*.go, the key types *_key.go, pkcs8*.go,
-// symstream.go, keytype.go, mechanism.go, ec_explicit.go: the files
-// seam_test.go lists).
-//
-// A mechanism receives its operation as an opView: the key, the kind of
-// operation, the accumulator and stream made at Init, and the slot as a
-// slotView, which is the guard that runs its private operations
-// (engine/guard: fallback, known-answer tests, accounting), the slot's
-// policy switches, its logger, and how an engine failure becomes a CK_RV.
-// A key object is a keyView: its attributes, its handle, and its prepared
-// form, kept by the state's cache (preparedKey, object.go) while the key
-// types say only how to build it. *operation, *slot and *object implement
-// the three; no function of the mechanism side names those types
-// (TestMechanismsSeeOnlyTheSeam). The step left is the move of the
-// mechanism side into its own package behind these interfaces.
+// The state's side of the seam: *slot, *object and *operation are the
+// mech.Slot, mech.Key and mech.Op the mechanism library (token/mech)
+// receives. The interfaces and their contract are token/mech/seam.go.
 
 import (
 	"hash"
 	"log/slog"
 
 	"github.com/modexp-token/modexp-token/engine/guard"
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/config"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
-// slotView is what a mechanism may use of its slot.
-type slotView interface {
-	// Guard is the slot's engine policy: every private operation runs
-	// through it.
-	Guard() *guard.Guard
-	// Policy is the slot's configuration (fallback, legacy switches).
-	Policy() *config.Slot
-	// Log is the slot's logger.
-	Log() *slog.Logger
-	// EngineErr maps an engine error of the operation what to a CK_RV
-	// error (and logs it).
-	EngineErr(what string, err error) error
-	// EngineName is the slot's engine spec, for messages.
-	EngineName() string
-	// MechanismInfo is what the slot offers of m (false: not at all).
-	MechanismInfo(m mechanism) (MechanismInfo, bool)
-	// UseGCMIV records a caller's AES-GCM IV for key k and reports
-	// whether it is fresh within the module's window (gcmiv.go).
-	UseGCMIV(k keyView, iv []byte) bool
-	// GenerateGCMIV fills the free field of iv for generator gen under
-	// key k and records it in the module's window (gcmgen.go).
-	GenerateGCMIV(k keyView, iv []byte, fixedBits int, gen uint64) error
-	// KeyObject is the key object of handle h for a mechanism's parameter
-	// that names another key (an HKDF salt key).
-	KeyObject(h uint64) (*object, uint64, loginState, error)
-}
-
-var _ slotView = (*slot)(nil)
+var _ mech.Slot = (*slot)(nil)
 
 // Guard is slotView's.
 func (s *slot) Guard() *guard.Guard { return s.guard }
@@ -71,11 +33,11 @@ func (s *slot) EngineErr(what string, err error) error { return s.engineErr(what
 func (s *slot) EngineName() string { return s.engineName() }
 
 // MechanismInfo is slotView's (mechanismInfo).
-func (s *slot) MechanismInfo(m mechanism) (MechanismInfo, bool) { return s.mechanismInfo(m) }
+func (s *slot) MechanismInfo(m mech.Mechanism) (MechanismInfo, bool) { return s.mechanismInfo(m) }
 
 // UseGCMIV is slotView's: the module's window of caller IVs (a key that
 // is not one of the state's objects has no window: always fresh).
-func (s *slot) UseGCMIV(k keyView, iv []byte) bool {
+func (s *slot) UseGCMIV(k mech.Key, iv []byte) bool {
 	o, ok := k.(*object)
 	if !ok {
 		return true
@@ -84,7 +46,7 @@ func (s *slot) UseGCMIV(k keyView, iv []byte) bool {
 }
 
 // GenerateGCMIV is slotView's (generateIV).
-func (s *slot) GenerateGCMIV(k keyView, iv []byte, fixedBits int, gen uint64) error {
+func (s *slot) GenerateGCMIV(k mech.Key, iv []byte, fixedBits int, gen uint64) error {
 	o, ok := k.(*object)
 	if !ok {
 		return ck.Errorf(ck.CKR_KEY_HANDLE_INVALID, "CKM_AES_GCM: no key object to generate an IV for")
@@ -93,34 +55,18 @@ func (s *slot) GenerateGCMIV(k keyView, iv []byte, fixedBits int, gen uint64) er
 }
 
 // KeyObject is slotView's (keyObject).
-func (s *slot) KeyObject(h uint64) (*object, uint64, loginState, error) { return s.keyObject(h) }
-
-// keyView is what a mechanism or key type may use of a key object: its
-// attributes (read only), its handle for the log, whether its sealed
-// values are open, and its prepared form through preparedKey. *object
-// implements it; the mechanism side names no *object.
-type keyView interface {
-	// Attrs are the object's attributes; the mechanism side reads them
-	// and never writes.
-	Attrs() attrMap
-	// Handle is the object's handle, for the log.
-	Handle() uint64
-	// Class and KeyType are CKA_CLASS and CKA_KEY_TYPE (^0 when absent).
-	Class() uint64
-	KeyType() uint64
-	// Complete reports whether every attribute is present (the sealed
-	// values were opened by a login).
-	Complete() bool
-	// SecretValue is a secret key's CKA_VALUE (secretkey.go).
-	SecretValue() ([]byte, error)
-	// cache is the object's prepared-key cache (preparedKey).
-	cache(match func(any) bool, sealed func() error, build func() (any, error)) (any, error)
+func (s *slot) KeyObject(h uint64) (mech.Key, error) {
+	o, _, _, err := s.keyObject(h)
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
-var _ keyView = (*object)(nil)
+var _ mech.Key = (*object)(nil)
 
 // Attrs is keyView's.
-func (o *object) Attrs() attrMap { return o.attrs }
+func (o *object) Attrs() attr.Map { return o.attrs }
 
 // Handle is keyView's.
 func (o *object) Handle() uint64 { return o.handle }
@@ -137,33 +83,10 @@ func (o *object) Complete() bool { return o.complete }
 // SecretValue is keyView's (secretValue).
 func (o *object) SecretValue() ([]byte, error) { return o.secretValue() }
 
-// opView is what a mechanism may use of the operation it serves: the key,
-// the kind of operation, the accumulator its Update calls fed, and the
-// slot (view). *operation implements it; the mechanism side names no
-// *operation.
-type opView interface {
-	// Key is the operation's key (nil for a digest).
-	Key() keyView
-	// Kind is what the operation does (opSign, opEncrypt ...).
-	Kind() opKind
-	// Accumulator is what the operation's Update calls fed (a running
-	// digest, MAC or message buffer; nil for a one-shot mechanism).
-	Accumulator() hash.Hash
-	// Stream is a stream cipher's state, made at Init (symstream.go).
-	Stream() symStream
-	// view is the operation's slot.
-	view() slotView
-	// keyBits and keyBytes are the key's size (operation.go).
-	keyBits() int
-	keyBytes() int
-	// initInput sets up the accumulator or stream again (operation.go).
-	initInput() error
-}
-
-var _ opView = (*operation)(nil)
+var _ mech.Op = (*operation)(nil)
 
 // Key is opView's.
-func (op *operation) Key() keyView {
+func (op *operation) Key() mech.Key {
 	if op.key == nil {
 		return nil
 	}
@@ -171,13 +94,13 @@ func (op *operation) Key() keyView {
 }
 
 // Kind is opView's.
-func (op *operation) Kind() opKind { return op.kind }
+func (op *operation) Kind() mech.OpKind { return op.kind }
 
 // Accumulator is opView's.
 func (op *operation) Accumulator() hash.Hash { return op.digest }
 
 // Stream is opView's.
-func (op *operation) Stream() symStream { return op.stream }
+func (op *operation) Stream() mech.SymStream { return op.stream }
 
-// view is the operation's slot as the mechanism side sees it.
-func (op *operation) view() slotView { return op.slot }
+// Slot is the operation's slot as the mechanism side sees it.
+func (op *operation) Slot() mech.Slot { return op.slot }

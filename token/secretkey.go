@@ -31,107 +31,11 @@ package token
 
 import (
 	"bytes"
-	"crypto/aes"
-	"crypto/sha1"
-	"fmt"
 
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
-
-// Secret key sizes (bytes).
-const (
-	genericMinBytes = 1
-	genericMaxBytes = 64 << 10 // generated and imported generic/HMAC keys
-)
-
-// hmacKeyTypes are the HMAC key types (generic secret keys serve every
-// HMAC mechanism too).
-var hmacKeyTypes = []uint64{ck.CKK_SHA_1_HMAC, ck.CKK_SHA224_HMAC, ck.CKK_SHA256_HMAC, ck.CKK_SHA384_HMAC, ck.CKK_SHA512_HMAC,
-	ck.CKK_MD5_HMAC, ck.CKK_SHA512_224_HMAC, ck.CKK_SHA512_256_HMAC,
-	ck.CKK_SHA3_224_HMAC, ck.CKK_SHA3_256_HMAC, ck.CKK_SHA3_384_HMAC, ck.CKK_SHA3_512_HMAC}
-
-// secretValueSchema is the schema of the secret key types: the secret key
-// attributes, CKA_VALUE (sealed) and CKA_VALUE_LEN.
-var secretValueSchema = secretKeySchema.with(schema{
-	ck.CKA_VALUE:     {kind: kindBytes, flags: fRequired | fFixed | fGenerated | fSecret},
-	ck.CKA_VALUE_LEN: {kind: kindULong, flags: fFixed},
-})
-
-// secretBits is a secret key's size in bits.
-func secretBits(a attrMap) int {
-	if v, ok := a[ck.CKA_VALUE]; ok {
-		return 8 * len(v)
-	}
-	n, _ := a.ulong(ck.CKA_VALUE_LEN) // sealed value: its stated length
-	return int(8 * min(n, 1<<40))
-}
-
-func init() {
-	sch := secretValueSchema
-	registerKeyType(&keyType{
-		typ: ck.CKK_AES, secret: true, secretSchema: sch, bits: secretBits,
-		completeSecret: func(a attrMap) error { return completeSecret(a, aesKCV) },
-	})
-	for _, kt := range append([]uint64{ck.CKK_GENERIC_SECRET, ck.CKK_HKDF}, hmacKeyTypes...) {
-		registerKeyType(&keyType{
-			typ: kt, secret: true, secretSchema: sch, bits: secretBits,
-			completeSecret: func(a attrMap) error { return completeSecret(a, sha1KCV) },
-		})
-	}
-}
-
-// checkSecretLen checks a value length against the key type.
-func checkSecretLen(kt uint64, n int) error {
-	if kt == ck.CKK_AES {
-		if n != 16 && n != 24 && n != 32 {
-			return invalid(ck.CKA_VALUE, fmt.Sprintf("AES key of %d bytes, want 16, 24 or 32", n))
-		}
-		return nil
-	}
-	if n < genericMinBytes || n > genericMaxBytes {
-		return invalid(ck.CKA_VALUE, fmt.Sprintf("secret key of %d bytes, want %d to %d", n, genericMinBytes, genericMaxBytes))
-	}
-	return nil
-}
-
-// completeSecret checks a secret key's value and sets CKA_VALUE_LEN and
-// CKA_CHECK_VALUE (see the file comment).
-func completeSecret(a attrMap, kcv func([]byte) []byte) error {
-	v := a[ck.CKA_VALUE]
-	kt, _ := a.ulong(ck.CKA_KEY_TYPE)
-	if err := checkSecretLen(kt, len(v)); err != nil {
-		return err
-	}
-	if given, ok := a.ulong(ck.CKA_VALUE_LEN); ok && given != uint64(len(v)) {
-		return inconsistent(fmt.Sprintf("CKA_VALUE_LEN %d, value of %d bytes", given, len(v)))
-	}
-	a[ck.CKA_VALUE_LEN] = ck.ULong(uint64(len(v)))
-	want := kcv(v)
-	if given, ok := a[ck.CKA_CHECK_VALUE]; ok && len(given) != 0 && !bytes.Equal(given, want) {
-		return invalid(ck.CKA_CHECK_VALUE, "does not match the key")
-	} else if ok && len(given) == 0 {
-		return nil
-	}
-	a[ck.CKA_CHECK_VALUE] = want
-	return nil
-}
-
-// aesKCV is the first 3 bytes of AES-ECB(key, 0^128).
-func aesKCV(key []byte) []byte {
-	b, err := aes.NewCipher(key)
-	if err != nil {
-		return []byte{}
-	}
-	var blk [aes.BlockSize]byte
-	b.Encrypt(blk[:], blk[:])
-	return blk[:3:3]
-}
-
-// sha1KCV is the first 3 bytes of SHA-1(key).
-func sha1KCV(key []byte) []byte {
-	h := sha1.Sum(key)
-	return h[:3:3]
-}
 
 // GenerateKey is C_GenerateKey: a new secret key of the mechanism's key
 // type (CKA_CLASS defaults to CKO_SECRET_KEY, CKA_KEY_TYPE to the
@@ -145,22 +49,22 @@ func (m *Module) GenerateKey(sh uint64, cm *Mechanism, tmpl []Attribute) (uint64
 	if cm == nil {
 		return 0, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
 	}
-	mech := mechanisms[cm.Type]
-	if pg, ok := mech.(paramGenerator); ok {
+	mc := mech.Registry[cm.Type]
+	if pg, ok := mc.(mech.ParamGenerator); ok {
 		return ss.generateDomainParams(pg, cm, tmpl)
 	}
-	kg, ok := mech.(keyGenerator)
+	kg, ok := mc.(mech.KeyGenerator)
 	if !ok {
 		return 0, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s does not generate keys", ck.Name("CKM_", cm.Type))
 	}
-	t, err := ss.generateTemplate(mech, cm, tmpl, ck.CKO_SECRET_KEY)
+	t, err := ss.generateTemplate(mc, cm, tmpl, ck.CKO_SECRET_KEY)
 	if err != nil {
 		return 0, err
 	}
 	if err := ss.checkTemplateWritable(t, true); err != nil {
 		return 0, err
 	}
-	key, err := kg.generateKey(t)
+	key, err := kg.GenerateKey(t)
 	if err != nil {
 		return 0, err
 	}
@@ -174,11 +78,11 @@ func (m *Module) GenerateKey(sh uint64, cm *Mechanism, tmpl []Attribute) (uint64
 // by the slot, its parameter, and the template (CKA_CLASS defaults to
 // class, CKA_KEY_TYPE to the mechanism's first key type and must be one it
 // makes, every attribute known and settable on generation).
-func (ss *session) generateTemplate(mech mechanism, cm *Mechanism, tmpl []Attribute, class uint64) (attrMap, error) {
-	if _, ok := ss.slot.mechanismInfo(mech); !ok {
+func (ss *session) generateTemplate(mc mech.Mechanism, cm *Mechanism, tmpl []Attribute, class uint64) (attr.Map, error) {
+	if _, ok := ss.slot.mechanismInfo(mc); !ok {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not offered by this slot", ck.Name("CKM_", cm.Type))
 	}
-	if _, err := bindParam(mech, cm); err != nil {
+	if _, err := mech.BindParam(mc, cm); err != nil {
 		return nil, err
 	}
 	t, err := parseTemplate(tmpl)
@@ -189,8 +93,8 @@ func (ss *session) generateTemplate(mech mechanism, cm *Mechanism, tmpl []Attrib
 		return nil, err
 	}
 	if v, ok := t[ck.CKA_KEY_TYPE]; !ok {
-		t[ck.CKA_KEY_TYPE] = ck.ULong(mech.base().keyTypes[0])
-	} else if kt, ok := ck.ParseULong(v); !ok || !mech.base().acceptsKeyType(kt) {
+		t[ck.CKA_KEY_TYPE] = ck.ULong(mc.Base().KeyTypes[0])
+	} else if kt, ok := ck.ParseULong(v); !ok || !mc.Base().AcceptsKeyType(kt) {
 		return nil, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "CKA_KEY_TYPE does not match %s", ck.Name("CKM_", cm.Type))
 	}
 	if _, _, err := checkTemplate(t, modeGenerate); err != nil {
@@ -202,8 +106,8 @@ func (ss *session) generateTemplate(mech mechanism, cm *Mechanism, tmpl []Attrib
 // checkTemplateWritable applies the session and login rules to a
 // generation template before any work: CKA_TOKEN (default false) and
 // CKA_PRIVATE (default private).
-func (ss *session) checkTemplateWritable(t attrMap, private bool) error {
-	probe := attrMap{ck.CKA_TOKEN: vFalse, ck.CKA_PRIVATE: ck.Bool(private)}
+func (ss *session) checkTemplateWritable(t attr.Map, private bool) error {
+	probe := attr.Map{ck.CKA_TOKEN: attr.False, ck.CKA_PRIVATE: ck.Bool(private)}
 	for _, k := range []uint64{ck.CKA_TOKEN, ck.CKA_PRIVATE} {
 		if v, ok := t[k]; ok {
 			probe[k] = v
@@ -242,8 +146,8 @@ func (ss *session) checkTemplateWritable(t attrMap, private bool) error {
 //   - Session and login rules last: a token object in a R/O session is
 //     CKR_SESSION_READ_ONLY, a private object without the user logged in
 //     CKR_USER_NOT_LOGGED_IN. Nothing is stored on any error.
-func (ss *session) createSecretKey(tmpl attrMap, value []byte, origin keyOrigin) (uint64, error) {
-	t := tmpl.clone()
+func (ss *session) createSecretKey(tmpl attr.Map, value []byte, origin keyOrigin) (uint64, error) {
+	t := tmpl.Clone()
 	if err := defaultULong(t, ck.CKA_CLASS, ck.CKO_SECRET_KEY); err != nil {
 		return 0, err
 	}
@@ -260,7 +164,7 @@ func (ss *session) createSecretKey(tmpl attrMap, value []byte, origin keyOrigin)
 		}
 	}
 	_, login := s.currentEpoch()
-	a, sch, err := buildObjectFrom(t, attrMap{ck.CKA_VALUE: bytes.Clone(value)}, origin, login)
+	a, sch, err := buildObjectFrom(t, attr.Map{ck.CKA_VALUE: bytes.Clone(value)}, origin, login)
 	if err != nil {
 		return 0, err
 	}
@@ -268,7 +172,7 @@ func (ss *session) createSecretKey(tmpl attrMap, value []byte, origin keyOrigin)
 	if err != nil {
 		return 0, err
 	}
-	kt, _ := a.ulong(ck.CKA_KEY_TYPE)
+	kt, _ := a.ULong(ck.CKA_KEY_TYPE)
 	s.log.Info("secret key made", "how", origin.mode.String(), "handle", o.handle,
 		"key_type", ck.Name("CKK_", kt), "bytes", len(value), "token", o.isToken())
 	return o.handle, nil

@@ -7,7 +7,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // aesTmpl is a session AES key template with value v.
@@ -59,10 +61,10 @@ func TestSecretKeyCreateDefaults(t *testing.T) {
 		aBytes(ck.CKA_VALUE, gv), aBool(ck.CKA_SENSITIVE, false), aBool(ck.CKA_EXTRACTABLE, true)})
 	must(t, err)
 	sum := sha1.Sum(gv)
-	if kcv := attr(t, m, sh, g, ck.CKA_CHECK_VALUE); !bytes.Equal(kcv, sum[:3]) {
+	if kcv := attrValue(t, m, sh, g, ck.CKA_CHECK_VALUE); !bytes.Equal(kcv, sum[:3]) {
 		t.Errorf("generic KCV %x, want %x", kcv, sum[:3])
 	}
-	if v := attr(t, m, sh, g, ck.CKA_VALUE); !bytes.Equal(v, gv) {
+	if v := attrValue(t, m, sh, g, ck.CKA_VALUE); !bytes.Equal(v, gv) {
 		t.Errorf("CKA_VALUE %q", v)
 	}
 	// Sensitive false but not extractable: still unreadable.
@@ -96,7 +98,7 @@ func TestSecretKeyCreateRules(t *testing.T) {
 		{"AES private key", []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PRIVATE_KEY), aULong(ck.CKA_KEY_TYPE, ck.CKK_AES), aBytes(ck.CKA_VALUE, k16)}, ck.CKR_ATTRIBUTE_VALUE_INVALID},
 		{"value len matches", aesTmpl(k16, aULong(ck.CKA_VALUE_LEN, 16)), 0},
 		{"value len differs", aesTmpl(k16, aULong(ck.CKA_VALUE_LEN, 32)), ck.CKR_TEMPLATE_INCONSISTENT},
-		{"check value matches", aesTmpl(k16, aBytes(ck.CKA_CHECK_VALUE, aesKCV(k16))), 0},
+		{"check value matches", aesTmpl(k16, aBytes(ck.CKA_CHECK_VALUE, mech.AESKCV(k16))), 0},
 		{"check value empty", aesTmpl(k16, aBytes(ck.CKA_CHECK_VALUE, nil)), 0},
 		{"check value differs", aesTmpl(k16, aBytes(ck.CKA_CHECK_VALUE, []byte{1, 2, 3})), ck.CKR_ATTRIBUTE_VALUE_INVALID},
 		{"local given", aesTmpl(k16, aBool(ck.CKA_LOCAL, true)), ck.CKR_ATTRIBUTE_READ_ONLY},
@@ -120,17 +122,17 @@ func TestSecretKeyTemplates(t *testing.T) {
 	wt := EncodeAttributes([]Attribute{aBool(ck.CKA_SENSITIVE, true), aULong(ck.CKA_KEY_TYPE, ck.CKK_AES)})
 	h, err := m.CreateObject(sh, aesTmpl(make([]byte, 32), aBytes(ck.CKA_WRAP_TEMPLATE, wt), aBool(ck.CKA_WRAP, true)))
 	must(t, err)
-	got, err := DecodeAttributes(attr(t, m, sh, h, ck.CKA_WRAP_TEMPLATE))
+	got, err := DecodeAttributes(attrValue(t, m, sh, h, ck.CKA_WRAP_TEMPLATE))
 	must(t, err)
 	if len(got) != 2 || got[0].Type != ck.CKA_SENSITIVE || got[1].Type != ck.CKA_KEY_TYPE || !bytes.Equal(got[1].Value, ck.ULong(ck.CKK_AES)) {
 		t.Errorf("wrap template %+v", got)
 	}
-	tm, err := (attrMap{ck.CKA_WRAP_TEMPLATE: wt}).templateAttr(ck.CKA_WRAP_TEMPLATE)
+	tm, err := templateAttr(attr.Map{ck.CKA_WRAP_TEMPLATE: wt}, ck.CKA_WRAP_TEMPLATE)
 	must(t, err)
-	if !(attrMap{ck.CKA_SENSITIVE: ck.Bool(true), ck.CKA_KEY_TYPE: ck.ULong(ck.CKK_AES), ck.CKA_LABEL: nil}).satisfies(tm) {
+	if !satisfies(attr.Map{ck.CKA_SENSITIVE: ck.Bool(true), ck.CKA_KEY_TYPE: ck.ULong(ck.CKK_AES), ck.CKA_LABEL: nil}, tm) {
 		t.Error("satisfies: matching key refused")
 	}
-	if (attrMap{ck.CKA_SENSITIVE: ck.Bool(false), ck.CKA_KEY_TYPE: ck.ULong(ck.CKK_AES)}).satisfies(tm) {
+	if satisfies(attr.Map{ck.CKA_SENSITIVE: ck.Bool(false), ck.CKA_KEY_TYPE: ck.ULong(ck.CKK_AES)}, tm) {
 		t.Error("satisfies: mismatching key accepted")
 	}
 	// CKA_WRAP_WITH_TRUSTED: false → true only; CKA_TRUSTED by the SO only.
@@ -140,10 +142,10 @@ func TestSecretKeyTemplates(t *testing.T) {
 	// Private keys have CKA_UNWRAP_TEMPLATE and CKA_DERIVE_TEMPLATE, public
 	// keys CKA_WRAP_TEMPLATE.
 	pk, sk := genKey(t, m, sh, 1024, false)
-	if v := attr(t, m, sh, sk, ck.CKA_UNWRAP_TEMPLATE); len(v) != 0 {
+	if v := attrValue(t, m, sh, sk, ck.CKA_UNWRAP_TEMPLATE); len(v) != 0 {
 		t.Errorf("private key CKA_UNWRAP_TEMPLATE %x", v)
 	}
-	if v := attr(t, m, sh, pk, ck.CKA_WRAP_TEMPLATE); len(v) != 0 {
+	if v := attrValue(t, m, sh, pk, ck.CKA_WRAP_TEMPLATE); len(v) != 0 {
 		t.Errorf("public key CKA_WRAP_TEMPLATE %x", v)
 	}
 	// Malformed arrays are refused by the decoder.
@@ -156,15 +158,15 @@ func TestSecretKeyTemplates(t *testing.T) {
 
 func TestGenerateKey(t *testing.T) {
 	m, slot, sh := readyToken(t)
-	gen := func(mech uint64, tmpl ...Attribute) (uint64, error) {
-		return m.GenerateKey(sh, &Mechanism{Type: mech}, tmpl)
+	gen := func(mc uint64, tmpl ...Attribute) (uint64, error) {
+		return m.GenerateKey(sh, &Mechanism{Type: mc}, tmpl)
 	}
 	for _, n := range []uint64{16, 24, 32} {
 		h, err := gen(ck.CKM_AES_KEY_GEN, aULong(ck.CKA_VALUE_LEN, n), aBool(ck.CKA_SENSITIVE, false), aBool(ck.CKA_EXTRACTABLE, true))
 		must(t, err)
-		a := attrMap(attrsOf(t, m, sh, h, ck.CKA_VALUE, ck.CKA_CLASS, ck.CKA_KEY_TYPE, ck.CKA_LOCAL, ck.CKA_KEY_GEN_MECHANISM,
+		a := attr.Map(attrsOf(t, m, sh, h, ck.CKA_VALUE, ck.CKA_CLASS, ck.CKA_KEY_TYPE, ck.CKA_LOCAL, ck.CKA_KEY_GEN_MECHANISM,
 			ck.CKA_ALWAYS_SENSITIVE, ck.CKA_NEVER_EXTRACTABLE, ck.CKA_CHECK_VALUE, ck.CKA_VALUE_LEN))
-		if uint64(len(a[ck.CKA_VALUE])) != n || !bytes.Equal(a[ck.CKA_CHECK_VALUE], aesKCV(a[ck.CKA_VALUE])) ||
+		if uint64(len(a[ck.CKA_VALUE])) != n || !bytes.Equal(a[ck.CKA_CHECK_VALUE], mech.AESKCV(a[ck.CKA_VALUE])) ||
 			!bytes.Equal(a[ck.CKA_KEY_TYPE], ck.ULong(ck.CKK_AES)) || !bytes.Equal(a[ck.CKA_CLASS], ck.ULong(ck.CKO_SECRET_KEY)) ||
 			!bytes.Equal(a[ck.CKA_LOCAL], ck.Bool(true)) || !bytes.Equal(a[ck.CKA_KEY_GEN_MECHANISM], ck.ULong(ck.CKM_AES_KEY_GEN)) ||
 			!bytes.Equal(a[ck.CKA_ALWAYS_SENSITIVE], ck.Bool(false)) || !bytes.Equal(a[ck.CKA_NEVER_EXTRACTABLE], ck.Bool(false)) {
@@ -173,18 +175,18 @@ func TestGenerateKey(t *testing.T) {
 	}
 	h, err := gen(ck.CKM_AES_KEY_GEN, aULong(ck.CKA_VALUE_LEN, 32))
 	must(t, err)
-	a := attrMap(attrsOf(t, m, sh, h, ck.CKA_ALWAYS_SENSITIVE, ck.CKA_NEVER_EXTRACTABLE))
-	if !a.equal(ck.CKA_ALWAYS_SENSITIVE, ck.Bool(true)) || !a.equal(ck.CKA_NEVER_EXTRACTABLE, ck.Bool(true)) {
+	a := attr.Map(attrsOf(t, m, sh, h, ck.CKA_ALWAYS_SENSITIVE, ck.CKA_NEVER_EXTRACTABLE))
+	if !hasValue(a, ck.CKA_ALWAYS_SENSITIVE, ck.Bool(true)) || !hasValue(a, ck.CKA_NEVER_EXTRACTABLE, ck.Bool(true)) {
 		t.Errorf("default generated key: %x", a)
 	}
 	h, err = gen(ck.CKM_GENERIC_SECRET_KEY_GEN, aULong(ck.CKA_VALUE_LEN, 64), aULong(ck.CKA_KEY_TYPE, ck.CKK_SHA256_HMAC))
 	must(t, err)
-	if kt := attr(t, m, sh, h, ck.CKA_KEY_TYPE); !bytes.Equal(kt, ck.ULong(ck.CKK_SHA256_HMAC)) {
+	if kt := attrValue(t, m, sh, h, ck.CKA_KEY_TYPE); !bytes.Equal(kt, ck.ULong(ck.CKK_SHA256_HMAC)) {
 		t.Errorf("HMAC key type %x", kt)
 	}
 	h, err = gen(ck.CKM_GENERIC_SECRET_KEY_GEN, aULong(ck.CKA_VALUE_LEN, 20))
 	must(t, err)
-	if kt := attr(t, m, sh, h, ck.CKA_KEY_TYPE); !bytes.Equal(kt, ck.ULong(ck.CKK_GENERIC_SECRET)) {
+	if kt := attrValue(t, m, sh, h, ck.CKA_KEY_TYPE); !bytes.Equal(kt, ck.ULong(ck.CKK_GENERIC_SECRET)) {
 		t.Errorf("generic key type %x", kt)
 	}
 	cases := []struct {
@@ -221,13 +223,13 @@ func TestGenerateKey(t *testing.T) {
 	}
 	info, err = m.MechanismInfo(slot, ck.CKM_GENERIC_SECRET_KEY_GEN)
 	must(t, err)
-	if info != (MechanismInfo{MinKeySize: 8, MaxKeySize: 8 * genericMaxBytes, Flags: ck.CKF_GENERATE}) {
+	if info != (MechanismInfo{MinKeySize: 8, MaxKeySize: 8 * mech.GenericMaxBytes, Flags: ck.CKF_GENERATE}) {
 		t.Errorf("GENERIC_SECRET_KEY_GEN info %+v", info)
 	}
 }
 
 // equal reports whether attribute t of a is v.
-func (a attrMap) equal(t uint64, v []byte) bool { return bytes.Equal(a[t], v) }
+func hasValue(a attr.Map, t uint64, v []byte) bool { return bytes.Equal(a[t], v) }
 
 func TestSecretKeySessionRules(t *testing.T) {
 	m, slot := newModule(t)
@@ -254,7 +256,7 @@ func TestSecretKeyTokenObjectSealed(t *testing.T) {
 		h, err := m.CreateObject(sh, aesTmpl(value, aBool(ck.CKA_TOKEN, true), aBool(ck.CKA_PRIVATE, priv),
 			aBool(ck.CKA_SENSITIVE, false), aBool(ck.CKA_EXTRACTABLE, true), aStr(ck.CKA_LABEL, "sealed")))
 		must(t, err)
-		if v := attr(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(v, value) {
+		if v := attrValue(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(v, value) {
 			t.Fatalf("value %q", v)
 		}
 	}
@@ -284,7 +286,7 @@ func TestSecretKeyTokenObjectSealed(t *testing.T) {
 		t.Fatalf("after login: %v", hs)
 	}
 	for _, h := range hs {
-		if v := attr(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(v, value) {
+		if v := attrValue(t, m, sh, h, ck.CKA_VALUE); !bytes.Equal(v, value) {
 			t.Errorf("value after login %q", v)
 		}
 	}
@@ -297,8 +299,8 @@ func TestSecretKeyCopyDestroy(t *testing.T) {
 	must(t, err)
 	c, err := m.CopyObject(sh, h, []Attribute{aBool(ck.CKA_SENSITIVE, true), aBool(ck.CKA_EXTRACTABLE, false), aBool(ck.CKA_TOKEN, true)})
 	must(t, err)
-	a := attrMap(attrsOf(t, m, sh, c, ck.CKA_SENSITIVE, ck.CKA_EXTRACTABLE, ck.CKA_TOKEN, ck.CKA_CHECK_VALUE))
-	if !a.equal(ck.CKA_SENSITIVE, ck.Bool(true)) || !a.equal(ck.CKA_TOKEN, ck.Bool(true)) || !a.equal(ck.CKA_CHECK_VALUE, mustHex("66e94b")) {
+	a := attr.Map(attrsOf(t, m, sh, c, ck.CKA_SENSITIVE, ck.CKA_EXTRACTABLE, ck.CKA_TOKEN, ck.CKA_CHECK_VALUE))
+	if !hasValue(a, ck.CKA_SENSITIVE, ck.Bool(true)) || !hasValue(a, ck.CKA_TOKEN, ck.Bool(true)) || !hasValue(a, ck.CKA_CHECK_VALUE, mustHex("66e94b")) {
 		t.Errorf("copy %x", a)
 	}
 	_, err = m.CopyObject(sh, c, []Attribute{aBool(ck.CKA_SENSITIVE, false)})
@@ -318,41 +320,41 @@ func TestCreateSecretKey(t *testing.T) {
 	must(t, err)
 	defer ss.mu.Unlock()
 	k := bytes.Repeat([]byte{0x42}, 32)
-	tmpl := attrMap{ck.CKA_KEY_TYPE: ck.ULong(ck.CKK_AES), ck.CKA_SENSITIVE: ck.Bool(true)}
+	tmpl := attr.Map{ck.CKA_KEY_TYPE: ck.ULong(ck.CKK_AES), ck.CKA_SENSITIVE: ck.Bool(true)}
 	h, err := ss.createSecretKey(tmpl, k, keyOrigin{mode: modeUnwrap})
 	must(t, err)
 	o, err := ss.slot.object(h)
 	must(t, err)
-	if !o.attrs.equal(ck.CKA_LOCAL, ck.Bool(false)) || !o.attrs.equal(ck.CKA_ALWAYS_SENSITIVE, ck.Bool(false)) ||
-		!o.attrs.equal(ck.CKA_NEVER_EXTRACTABLE, ck.Bool(false)) || !o.attrs.equal(ck.CKA_CLASS, ck.ULong(ck.CKO_SECRET_KEY)) ||
-		!o.attrs.equal(ck.CKA_VALUE, k) || !o.attrs.equal(ck.CKA_KEY_GEN_MECHANISM, ck.ULong(ck.CK_UNAVAILABLE_INFORMATION)) {
+	if !hasValue(o.attrs, ck.CKA_LOCAL, ck.Bool(false)) || !hasValue(o.attrs, ck.CKA_ALWAYS_SENSITIVE, ck.Bool(false)) ||
+		!hasValue(o.attrs, ck.CKA_NEVER_EXTRACTABLE, ck.Bool(false)) || !hasValue(o.attrs, ck.CKA_CLASS, ck.ULong(ck.CKO_SECRET_KEY)) ||
+		!hasValue(o.attrs, ck.CKA_VALUE, k) || !hasValue(o.attrs, ck.CKA_KEY_GEN_MECHANISM, ck.ULong(ck.CK_UNAVAILABLE_INFORMATION)) {
 		t.Errorf("unwrapped key %x", o.attrs)
 	}
 	// Derived: inherits always-sensitive/never-extractable from the base.
-	base := attrMap{ck.CKA_ALWAYS_SENSITIVE: ck.Bool(true), ck.CKA_NEVER_EXTRACTABLE: ck.Bool(true)}
-	h, err = ss.createSecretKey(attrMap{}, k[:20], keyOrigin{mode: modeDerive, base: base})
+	base := attr.Map{ck.CKA_ALWAYS_SENSITIVE: ck.Bool(true), ck.CKA_NEVER_EXTRACTABLE: ck.Bool(true)}
+	h, err = ss.createSecretKey(attr.Map{}, k[:20], keyOrigin{mode: modeDerive, base: base})
 	must(t, err)
 	o, _ = ss.slot.object(h)
-	if !o.attrs.equal(ck.CKA_ALWAYS_SENSITIVE, ck.Bool(true)) || !o.attrs.equal(ck.CKA_NEVER_EXTRACTABLE, ck.Bool(true)) ||
-		!o.attrs.equal(ck.CKA_KEY_TYPE, ck.ULong(ck.CKK_GENERIC_SECRET)) || !o.attrs.equal(ck.CKA_VALUE_LEN, ck.ULong(20)) {
+	if !hasValue(o.attrs, ck.CKA_ALWAYS_SENSITIVE, ck.Bool(true)) || !hasValue(o.attrs, ck.CKA_NEVER_EXTRACTABLE, ck.Bool(true)) ||
+		!hasValue(o.attrs, ck.CKA_KEY_TYPE, ck.ULong(ck.CKK_GENERIC_SECRET)) || !hasValue(o.attrs, ck.CKA_VALUE_LEN, ck.ULong(20)) {
 		t.Errorf("derived key %x", o.attrs)
 	}
-	h, err = ss.createSecretKey(attrMap{ck.CKA_EXTRACTABLE: ck.Bool(true)}, k[:20], keyOrigin{mode: modeDerive, base: base})
+	h, err = ss.createSecretKey(attr.Map{ck.CKA_EXTRACTABLE: ck.Bool(true)}, k[:20], keyOrigin{mode: modeDerive, base: base})
 	must(t, err)
 	o, _ = ss.slot.object(h)
-	if !o.attrs.equal(ck.CKA_NEVER_EXTRACTABLE, ck.Bool(false)) {
+	if !hasValue(o.attrs, ck.CKA_NEVER_EXTRACTABLE, ck.Bool(false)) {
 		t.Errorf("extractable derived key never extractable")
 	}
 	for _, c := range []struct {
-		tmpl attrMap
+		tmpl attr.Map
 		val  []byte
 		rv   ck.Error
 	}{
-		{attrMap{ck.CKA_KEY_TYPE: ck.ULong(ck.CKK_AES)}, k[:20], ck.CKR_ATTRIBUTE_VALUE_INVALID},
-		{attrMap{ck.CKA_VALUE_LEN: ck.ULong(16)}, k, ck.CKR_TEMPLATE_INCONSISTENT},
-		{attrMap{ck.CKA_CLASS: ck.ULong(ck.CKO_PRIVATE_KEY)}, k, ck.CKR_TEMPLATE_INCONSISTENT},
-		{attrMap{ck.CKA_VALUE: k}, k, ck.CKR_ATTRIBUTE_READ_ONLY},
-		{attrMap{ck.CKA_LOCAL: ck.Bool(true)}, k, ck.CKR_ATTRIBUTE_READ_ONLY},
+		{attr.Map{ck.CKA_KEY_TYPE: ck.ULong(ck.CKK_AES)}, k[:20], ck.CKR_ATTRIBUTE_VALUE_INVALID},
+		{attr.Map{ck.CKA_VALUE_LEN: ck.ULong(16)}, k, ck.CKR_TEMPLATE_INCONSISTENT},
+		{attr.Map{ck.CKA_CLASS: ck.ULong(ck.CKO_PRIVATE_KEY)}, k, ck.CKR_TEMPLATE_INCONSISTENT},
+		{attr.Map{ck.CKA_VALUE: k}, k, ck.CKR_ATTRIBUTE_READ_ONLY},
+		{attr.Map{ck.CKA_LOCAL: ck.Bool(true)}, k, ck.CKR_ATTRIBUTE_READ_ONLY},
 	} {
 		_, err := ss.createSecretKey(c.tmpl, c.val, keyOrigin{mode: modeUnwrap})
 		wantRV(t, err, c.rv)

@@ -10,52 +10,30 @@ import (
 
 	"github.com/modexp-token/modexp-token/keystore"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
-
-// opKind is a kind of cryptographic operation; a session has at most one
-// active operation of each kind.
-type opKind int
-
-const (
-	opSign opKind = iota
-	opVerify
-	opEncrypt
-	opDecrypt
-	opDigest
-	// opDerive is C_DeriveKey: a single call, never installed in ops.
-	opDerive
-	// The message-based operations of PKCS#11 3.0 (message.go).
-	opMessageEncrypt
-	opMessageDecrypt
-	opMessageSign
-	opMessageVerify
-	opKinds
-)
-
-var opNames = [opKinds]string{"sign", "verify", "encrypt", "decrypt", "digest", "derive",
-	"message encrypt", "message decrypt", "message sign", "message verify"}
 
 // ckfFindObjects is PKCS#11 3.0's CKF_FIND_OBJECTS flag of C_SessionCancel.
 const ckfFindObjects = 0x40
 
 // cancelFlags maps C_SessionCancel flags to operation kinds.
-var cancelFlags = [opKinds]uint64{
-	opSign:    ck.CKF_SIGN,
-	opVerify:  ck.CKF_VERIFY,
-	opEncrypt: ck.CKF_ENCRYPT,
-	opDecrypt: ck.CKF_DECRYPT,
-	opDigest:  ck.CKF_DIGEST,
+var cancelFlags = [mech.OpKinds]uint64{
+	mech.OpSign:    ck.CKF_SIGN,
+	mech.OpVerify:  ck.CKF_VERIFY,
+	mech.OpEncrypt: ck.CKF_ENCRYPT,
+	mech.OpDecrypt: ck.CKF_DECRYPT,
+	mech.OpDigest:  ck.CKF_DIGEST,
 
-	opMessageEncrypt: ck.CKF_MESSAGE_ENCRYPT,
-	opMessageDecrypt: ck.CKF_MESSAGE_DECRYPT,
-	opMessageSign:    ck.CKF_MESSAGE_SIGN,
-	opMessageVerify:  ck.CKF_MESSAGE_VERIFY,
+	mech.OpMessageEncrypt: ck.CKF_MESSAGE_ENCRYPT,
+	mech.OpMessageDecrypt: ck.CKF_MESSAGE_DECRYPT,
+	mech.OpMessageSign:    ck.CKF_MESSAGE_SIGN,
+	mech.OpMessageVerify:  ck.CKF_MESSAGE_VERIFY,
 }
 
 // operation is one active operation.
 type operation struct {
-	kind opKind
-	mech mechanism // the mechanism bound to its parameter (bindParam)
+	kind mech.OpKind
+	mech mech.Mechanism // the mechanism bound to its parameter (bindParam)
 	key  *object
 	slot *slot
 
@@ -73,8 +51,8 @@ type operation struct {
 	// C_Digest* or the accumulator of a multiPart signature or MAC (nil:
 	// a one-shot mechanism).
 	digest hash.Hash
-	stream symStream // a streamCipher's encryption or decryption (symstream.go)
-	msg    *msgState // a message-based operation's state (message.go)
+	stream mech.SymStream // a streamCipher's encryption or decryption (symstream.go)
+	msg    *msgState      // a message-based operation's state (message.go)
 
 	// sigGiven: a C_VerifySignatureInit operation (PKCS#11 3.2), whose
 	// signature, given at Init, is kept in signature (verifysig.go).
@@ -106,7 +84,7 @@ type session struct {
 
 	mu     sync.Mutex
 	closed bool
-	ops    [opKinds]*operation
+	ops    [mech.OpKinds]*operation
 	find   *findState
 }
 
@@ -131,7 +109,7 @@ func (ss *session) state() uint64 {
 func (ss *session) close() {
 	ss.mu.Lock()
 	ss.closed = true
-	ss.ops = [opKinds]*operation{}
+	ss.ops = [mech.OpKinds]*operation{}
 	ss.find = nil
 	ss.mu.Unlock()
 	ss.slot.removeSession(ss)
@@ -154,27 +132,27 @@ func (m *Module) lock(h uint64) (*session, error) {
 // begin installs op as the active operation of its kind.
 func (ss *session) begin(op *operation) error {
 	if ss.ops[op.kind] != nil {
-		return ck.Errorf(ck.CKR_OPERATION_ACTIVE, "%s operation active", opNames[op.kind])
+		return ck.Errorf(ck.CKR_OPERATION_ACTIVE, "%s operation active", mech.OpNames[op.kind])
 	}
 	ss.ops[op.kind] = op
 	return nil
 }
 
 // active returns the active operation of kind.
-func (ss *session) active(kind opKind) (*operation, error) {
+func (ss *session) active(kind mech.OpKind) (*operation, error) {
 	op := ss.ops[kind]
 	if op == nil {
-		return nil, ck.Errorf(ck.CKR_OPERATION_NOT_INITIALIZED, "no %s operation", opNames[kind])
+		return nil, ck.Errorf(ck.CKR_OPERATION_NOT_INITIALIZED, "no %s operation", mech.OpNames[kind])
 	}
 	return op, nil
 }
 
 // end terminates the operation of kind.
-func (ss *session) end(kind opKind) { ss.ops[kind] = nil }
+func (ss *session) end(kind mech.OpKind) { ss.ops[kind] = nil }
 
 // fail ends the operation of kind and returns err (an error other than a
 // length report ends the operation, PKCS#11 3.0 §5.2).
-func (ss *session) fail(kind opKind, err error) error {
+func (ss *session) fail(kind mech.OpKind, err error) error {
 	ss.end(kind)
 	return err
 }
@@ -207,14 +185,14 @@ func (op *operation) checkUse() error {
 // A Final after a single-part call's length report is
 // CKR_OPERATION_ACTIVE and ends the operation (the operation is
 // single-part).
-func (ss *session) output(kind opKind, call outCall, in []byte, out Out, compute func(op *operation) ([]byte, error)) ([]byte, int, error) {
+func (ss *session) output(kind mech.OpKind, call outCall, in []byte, out Out, compute func(op *operation) ([]byte, error)) ([]byte, int, error) {
 	op, err := ss.active(kind)
 	if err != nil {
 		return nil, 0, err
 	}
 	if op.done && (op.keptBy != call || (call == callSingle && !bytes.Equal(op.keptIn, in))) {
 		if call == callFinal {
-			return nil, 0, ss.fail(kind, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "a single-part %s call reported its length: the operation is single-part", opNames[kind]))
+			return nil, 0, ss.fail(kind, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "a single-part %s call reported its length: the operation is single-part", mech.OpNames[kind]))
 		}
 		clear(op.result)
 		clear(op.keptIn)

@@ -16,6 +16,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine/alg/ecdsa/ecdsatest"
 	"github.com/modexp-token/modexp-token/test/vectors/wycheproof"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // TestSHA3Digests checks CKM_SHA3_* against FIPS 202's "abc" answers and
@@ -30,17 +31,17 @@ func TestSHA3Digests(t *testing.T) {
 		ck.CKM_SHA3_512: "b751850b1a57168a5693cd924b6b096e08f621827444f70d884f5d0240d2712e10e116e9192af3c91a7ec57647e3934057340b4cf408d5a56592f8274eec53f0",
 	}
 	long := bytes.Repeat([]byte("SHA-3 through the token "), 100)
-	for mech, want := range abc {
+	for mc, want := range abc {
 		for _, in := range [][]byte{[]byte("abc"), long} {
-			got, parts := digestTwice(t, m, sh, mech, in, 7)
-			h := mechanisms[mech].(digester).newDigest()
+			got, parts := digestTwice(t, m, sh, mc, in, 7)
+			h := mech.Registry[mc].(mech.Digester).NewDigest()
 			h.Write(in)
 			ref := h.Sum(nil)
 			if len(in) == 3 && hex.EncodeToString(got) != want {
-				t.Fatalf("%s(abc) = %x, want %s", ck.Name("CKM_", mech), got, want)
+				t.Fatalf("%s(abc) = %x, want %s", ck.Name("CKM_", mc), got, want)
 			}
 			if !bytes.Equal(got, ref) || !bytes.Equal(parts, ref) {
-				t.Fatalf("%s: %x / %x, crypto/sha3 %x", ck.Name("CKM_", mech), got, parts, ref)
+				t.Fatalf("%s: %x / %x, crypto/sha3 %x", ck.Name("CKM_", mc), got, parts, ref)
 			}
 		}
 	}
@@ -51,12 +52,12 @@ func TestSHA3Digests(t *testing.T) {
 
 // digestTwice digests in with mech in one C_Digest and in C_DigestUpdate
 // parts of step bytes, and returns both digests.
-func digestTwice(t *testing.T, m *Module, sh, mech uint64, in []byte, step int) (one, parts []byte) {
+func digestTwice(t *testing.T, m *Module, sh, mc uint64, in []byte, step int) (one, parts []byte) {
 	t.Helper()
-	must(t, m.DigestInit(sh, &Mechanism{Type: mech}))
+	must(t, m.DigestInit(sh, &Mechanism{Type: mc}))
 	one, _, err := m.Digest(sh, in, Out{Cap: 64})
 	must(t, err)
-	must(t, m.DigestInit(sh, &Mechanism{Type: mech}))
+	must(t, m.DigestInit(sh, &Mechanism{Type: mc}))
 	for i := 0; i < len(in); i += step {
 		must(t, m.DigestUpdate(sh, in[i:min(i+step, len(in))]))
 	}
@@ -80,22 +81,22 @@ func TestSHA3Signatures(t *testing.T) {
 		crypto.SHA3_384: ck.CKG_MGF1_SHA3_384, crypto.SHA3_512: ck.CKG_MGF1_SHA3_512}
 	hashMech := map[crypto.Hash]uint64{crypto.SHA3_224: ck.CKM_SHA3_224, crypto.SHA3_256: ck.CKM_SHA3_256,
 		crypto.SHA3_384: ck.CKM_SHA3_384, crypto.SHA3_512: ck.CKM_SHA3_512}
-	for _, hm := range rsaPKCSHashMechs[5:9] { // the SHA-3 ones
-		sig, err := signWith(t, m, sh, rsaPriv, hm.typ, msg)
+	for _, hm := range mech.RSAPKCSHashMechs[5:9] { // the SHA-3 ones
+		sig, err := signWith(t, m, sh, rsaPriv, hm.Type, msg)
 		must(t, err)
-		must(t, rsa.VerifyPKCS1v15(&fuzzRSAKey.PublicKey, hm.hash, digest(hm.hash, msg), sig))
-		must(t, verifyWith(t, m, sh, rsaPub, hm.typ, msg, sig))
+		must(t, rsa.VerifyPKCS1v15(&fuzzRSAKey.PublicKey, hm.Hash, digest(hm.Hash, msg), sig))
+		must(t, verifyWith(t, m, sh, rsaPub, hm.Type, msg, sig))
 	}
-	for _, hm := range rsaPSSHashMechs[5:] {
-		cm := &Mechanism{Type: hm.typ, PSS: &PSSParams{Hash: hashMech[hm.hash], MGF: mgf[hm.hash], SaltLen: 20}}
+	for _, hm := range mech.RSAPSSHashMechs[5:] {
+		cm := &Mechanism{Type: hm.Type, PSS: &PSSParams{Hash: hashMech[hm.Hash], MGF: mgf[hm.Hash], SaltLen: 20}}
 		must(t, m.SignInit(sh, cm, rsaPriv))
 		sig, _, err := m.Sign(sh, msg, Out{Cap: 512})
 		must(t, err)
-		must(t, rsa.VerifyPSS(&fuzzRSAKey.PublicKey, hm.hash, digest(hm.hash, msg), sig, &rsa.PSSOptions{SaltLength: 20}))
+		must(t, rsa.VerifyPSS(&fuzzRSAKey.PublicKey, hm.Hash, digest(hm.Hash, msg), sig, &rsa.PSSOptions{SaltLength: 20}))
 		must(t, m.VerifyInit(sh, cm, rsaPub))
 		must(t, m.Verify(sh, msg, sig))
 		// The hash of the parameter must be the mechanism's.
-		bad := &Mechanism{Type: hm.typ, PSS: &PSSParams{Hash: ck.CKM_SHA256, MGF: mgf[hm.hash], SaltLen: 32}}
+		bad := &Mechanism{Type: hm.Type, PSS: &PSSParams{Hash: ck.CKM_SHA256, MGF: mgf[hm.Hash], SaltLen: 32}}
 		wantRV(t, m.SignInit(sh, bad, rsaPriv), ck.CKR_MECHANISM_PARAM_INVALID)
 	}
 	k, err := stdecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -104,14 +105,14 @@ func TestSHA3Signatures(t *testing.T) {
 	ecPriv, err := m.CreateObject(sh, ecPrivateTemplate(c, k.D.Bytes()))
 	must(t, err)
 	ecPub := importECPublic(t, m, sh, c, k.X.FillBytes(make([]byte, 32)), k.Y.FillBytes(make([]byte, 32)))
-	for _, hm := range ecdsaHashMechs[5:] {
-		sig, err := signWith(t, m, sh, ecPriv, hm.typ, msg)
+	for _, hm := range mech.ECDSAHashMechs[5:] {
+		sig, err := signWith(t, m, sh, ecPriv, hm.Type, msg)
 		must(t, err)
 		r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
-		if !stdecdsa.Verify(&k.PublicKey, digest(hm.hash, msg), r, s) {
-			t.Fatalf("%s: crypto/ecdsa rejects the signature", ck.Name("CKM_", hm.typ))
+		if !stdecdsa.Verify(&k.PublicKey, digest(hm.Hash, msg), r, s) {
+			t.Fatalf("%s: crypto/ecdsa rejects the signature", ck.Name("CKM_", hm.Type))
 		}
-		must(t, verifyWith(t, m, sh, ecPub, hm.typ, msg, sig))
+		must(t, verifyWith(t, m, sh, ecPub, hm.Type, msg, sig))
 	}
 }
 
@@ -134,7 +135,7 @@ func TestWycheproofSHA3(t *testing.T) {
 		}
 		return true
 	}
-	for file, mech := range map[string]uint64{
+	for file, mc := range map[string]uint64{
 		"rsa_signature_2048_sha3_256_test.json": ck.CKM_SHA3_256_RSA_PKCS,
 		"rsa_signature_2048_sha3_512_test.json": ck.CKM_SHA3_512_RSA_PKCS,
 	} {
@@ -146,7 +147,7 @@ func TestWycheproofSHA3(t *testing.T) {
 				aBytes(ck.CKA_MODULUS, nb), aBytes(ck.CKA_PUBLIC_EXPONENT, eb)})
 			must(t, err)
 			for _, v := range g.Tests {
-				if !check(fmt.Sprintf("%s tcId %d", file, v.TcID), v.Result == "valid", verifyWith(t, m, sh, pub, mech, v.Msg, v.Sig)) && v.Result == "invalid" {
+				if !check(fmt.Sprintf("%s tcId %d", file, v.TcID), v.Result == "valid", verifyWith(t, m, sh, pub, mc, v.Msg, v.Sig)) && v.Result == "invalid" {
 					t.Fatalf("%s tcId %d: invalid signature verified", file, v.TcID)
 				}
 			}
@@ -178,11 +179,11 @@ func TestWycheproofSHA3(t *testing.T) {
 				refused++
 				continue
 			}
-			mech, ok := ecdsaMech[v.Hash]
+			mc, ok := ecdsaMech[v.Hash]
 			if !ok {
 				t.Fatalf("%s: hash %v", name, v.Hash)
 			}
-			err = verifyWith(t, m, sh, pub, mech, v.Msg, sig)
+			err = verifyWith(t, m, sh, pub, mc, v.Msg, sig)
 			if !check(name, v.Valid, err) && !v.Valid && !v.Acceptable {
 				t.Fatalf("%s: invalid signature verified", name)
 			}

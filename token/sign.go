@@ -10,11 +10,12 @@ package token
 
 import (
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // SignInit is C_SignInit.
-func (m *Module) SignInit(sh uint64, mech *Mechanism, key uint64) error {
-	return m.initOp(sh, opSign, mech, key)
+func (m *Module) SignInit(sh uint64, mc *Mechanism, key uint64) error {
+	return m.initOp(sh, mech.OpSign, mc, key)
 }
 
 // Sign is C_Sign (single-part).
@@ -24,11 +25,11 @@ func (m *Module) Sign(sh uint64, in []byte, out Out) ([]byte, int, error) {
 		return nil, 0, err
 	}
 	defer ss.mu.Unlock()
-	if op := ss.ops[opSign]; op != nil && op.multi {
+	if op := ss.ops[mech.OpSign]; op != nil && op.multi {
 		// C_Sign always ends the operation unless it reports a length.
-		return nil, 0, ss.fail(opSign, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_Sign after C_SignUpdate"))
+		return nil, 0, ss.fail(mech.OpSign, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_Sign after C_SignUpdate"))
 	}
-	return ss.output(opSign, callSingle, in, out, func(op *operation) ([]byte, error) {
+	return ss.output(mech.OpSign, callSingle, in, out, func(op *operation) ([]byte, error) {
 		if err := op.checkUse(); err != nil {
 			return nil, err
 		}
@@ -37,12 +38,12 @@ func (m *Module) Sign(sh uint64, in []byte, out Out) ([]byte, int, error) {
 			op.digest.Write(in)
 			input = op.digest.Sum(nil)
 		}
-		return op.mech.(signer).sign(op, input)
+		return op.mech.(mech.Signer).Sign(op, input)
 	})
 }
 
 // update feeds a multi-part sign or verify operation.
-func (ss *session) update(kind opKind, in []byte) error {
+func (ss *session) update(kind mech.OpKind, in []byte) error {
 	op, err := ss.active(kind)
 	if err != nil {
 		return err
@@ -68,7 +69,7 @@ func (m *Module) SignUpdate(sh uint64, in []byte) error {
 		return err
 	}
 	defer ss.mu.Unlock()
-	return ss.update(opSign, in)
+	return ss.update(mech.OpSign, in)
 }
 
 // SignFinal is C_SignFinal.
@@ -78,20 +79,20 @@ func (m *Module) SignFinal(sh uint64, out Out) ([]byte, int, error) {
 		return nil, 0, err
 	}
 	defer ss.mu.Unlock()
-	return ss.output(opSign, callFinal, nil, out, func(op *operation) ([]byte, error) {
+	return ss.output(mech.OpSign, callFinal, nil, out, func(op *operation) ([]byte, error) {
 		if op.digest == nil {
 			return nil, op.singlePart()
 		}
 		if err := op.checkUse(); err != nil {
 			return nil, err
 		}
-		return op.mech.(signer).sign(op, op.digest.Sum(nil))
+		return op.mech.(mech.Signer).Sign(op, op.digest.Sum(nil))
 	})
 }
 
 // VerifyInit is C_VerifyInit.
-func (m *Module) VerifyInit(sh uint64, mech *Mechanism, key uint64) error {
-	return m.initOp(sh, opVerify, mech, key)
+func (m *Module) VerifyInit(sh uint64, mc *Mechanism, key uint64) error {
+	return m.initOp(sh, mech.OpVerify, mc, key)
 }
 
 // Verify is C_Verify (single-part); it always ends the operation.
@@ -101,7 +102,7 @@ func (m *Module) Verify(sh uint64, in, sig []byte) error {
 		return err
 	}
 	defer ss.mu.Unlock()
-	op, err := ss.active(opVerify)
+	op, err := ss.active(mech.OpVerify)
 	if err != nil {
 		return err
 	}
@@ -109,15 +110,15 @@ func (m *Module) Verify(sh uint64, in, sig []byte) error {
 		return errSigGiven("C_Verify")
 	}
 	if op.multi {
-		return ss.fail(opVerify, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_Verify after C_VerifyUpdate"))
+		return ss.fail(mech.OpVerify, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_Verify after C_VerifyUpdate"))
 	}
-	ss.end(opVerify)
+	ss.end(mech.OpVerify)
 	input := in
 	if op.digest != nil {
 		op.digest.Write(in)
 		input = op.digest.Sum(nil)
 	}
-	return op.mech.(verifier).verify(op, input, sig)
+	return op.mech.(mech.Verifier).Verify(op, input, sig)
 }
 
 // VerifyUpdate is C_VerifyUpdate.
@@ -127,10 +128,10 @@ func (m *Module) VerifyUpdate(sh uint64, in []byte) error {
 		return err
 	}
 	defer ss.mu.Unlock()
-	if op, err := ss.active(opVerify); err == nil && op.sigGiven {
+	if op, err := ss.active(mech.OpVerify); err == nil && op.sigGiven {
 		return errSigGiven("C_VerifyUpdate")
 	}
-	return ss.update(opVerify, in)
+	return ss.update(mech.OpVerify, in)
 }
 
 // VerifyFinal is C_VerifyFinal; it always ends the operation.
@@ -140,16 +141,16 @@ func (m *Module) VerifyFinal(sh uint64, sig []byte) error {
 		return err
 	}
 	defer ss.mu.Unlock()
-	op, err := ss.active(opVerify)
+	op, err := ss.active(mech.OpVerify)
 	if err != nil {
 		return err
 	}
 	if op.sigGiven {
 		return errSigGiven("C_VerifyFinal")
 	}
-	ss.end(opVerify)
+	ss.end(mech.OpVerify)
 	if op.digest == nil {
 		return op.singlePart()
 	}
-	return op.mech.(verifier).verify(op, op.digest.Sum(nil), sig)
+	return op.mech.(mech.Verifier).Verify(op, op.digest.Sum(nil), sig)
 }

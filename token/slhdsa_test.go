@@ -11,6 +11,7 @@ import (
 	"github.com/cloudflare/circl/sign/slhdsa"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // slhdsaACVP is testdata/slhdsa/acvp_subset.json (see the README there).
@@ -46,8 +47,8 @@ var slhdsaPreHashByACVP = map[string]uint64{
 // slhdsaSetByName returns the CKP_ value of an ACVP parameter set name.
 func slhdsaSetByName(t *testing.T, name string) uint64 {
 	t.Helper()
-	for ckp, s := range slhdsaSets {
-		if s.name == name {
+	for ckp, s := range mech.SLHDSASets {
+		if s.Name == name {
 			return ckp
 		}
 	}
@@ -91,41 +92,41 @@ func TestACVPSLHDSA(t *testing.T) {
 		}
 		priv, err := slhdsaObject(m, sh, ck.CKO_PRIVATE_KEY, set, sk)
 		must(t, err)
-		if spki := attr(t, m, sh, priv, ck.CKA_PUBLIC_KEY_INFO); !bytes.HasSuffix(spki, pk) {
+		if spki := attrValue(t, m, sh, priv, ck.CKA_PUBLIC_KEY_INFO); !bytes.HasSuffix(spki, pk) {
 			t.Fatalf("keyGen %s tcId %d: CKA_PUBLIC_KEY_INFO does not end with NIST's pk", c.ParameterSet, c.TcID)
 		}
 	}
 	hashes := map[uint64]bool{}
 	for _, c := range v.SigGen {
 		set := slhdsaSetByName(t, c.ParameterSet)
-		mech := uint64(ck.CKM_SLH_DSA)
+		mc := uint64(ck.CKM_SLH_DSA)
 		if c.PreHash == "preHash" {
 			var ok bool
-			if mech, ok = slhdsaPreHashByACVP[c.HashAlg]; !ok {
+			if mc, ok = slhdsaPreHashByACVP[c.HashAlg]; !ok {
 				t.Fatalf("sigGen tcId %d: hash %q", c.TcID, c.HashAlg)
 			}
-			hashes[mech] = true
+			hashes[mc] = true
 		}
 		p := &SignContextParams{Hedge: ck.CKH_DETERMINISTIC_REQUIRED, Context: unhex(t, c.Context)}
 		sk := unhex(t, c.Sk)
 		if strings.HasSuffix(c.ParameterSet, "s") || (raceEnabled && !strings.Contains(c.ParameterSet, "128")) {
 			pub, err := slhdsaObject(m, sh, ck.CKO_PUBLIC_KEY, set, sk[len(sk)/2:])
 			must(t, err)
-			if err := pqVerify(t, m, sh, pub, mech, p, unhex(t, c.Message), unhex(t, c.Signature)); err != nil {
+			if err := pqVerify(t, m, sh, pub, mc, p, unhex(t, c.Message), unhex(t, c.Signature)); err != nil {
 				t.Fatalf("sigGen %s tcId %d: NIST's signature: %v", c.ParameterSet, c.TcID, err)
 			}
 			continue
 		}
 		priv, err := slhdsaObject(m, sh, ck.CKO_PRIVATE_KEY, set, sk)
 		must(t, err)
-		sig, err := pqSign(t, m, sh, priv, mech, p, unhex(t, c.Message), false)
+		sig, err := pqSign(t, m, sh, priv, mc, p, unhex(t, c.Message), false)
 		must(t, err)
 		if !bytes.Equal(sig, unhex(t, c.Signature)) {
 			t.Fatalf("sigGen %s tcId %d (%s %s): signature differs from NIST's", c.ParameterSet, c.TcID, c.PreHash, c.HashAlg)
 		}
 	}
-	if len(hashes) != len(slhdsaPreHashes) {
-		t.Fatalf("%d pre-hashes covered, want %d", len(hashes), len(slhdsaPreHashes))
+	if len(hashes) != len(mech.SLHDSAPreHashes) {
+		t.Fatalf("%d pre-hashes covered, want %d", len(hashes), len(mech.SLHDSAPreHashes))
 	}
 	for _, c := range v.Verify {
 		set := slhdsaSetByName(t, c.ParameterSet)
@@ -161,28 +162,28 @@ func TestSLHDSAGenerateSignVerify(t *testing.T) {
 		if err != nil || res[0].Err != uint64(ck.CKR_ATTRIBUTE_SENSITIVE) {
 			t.Fatalf("CKA_VALUE of a sensitive SLH-DSA key: %v %d", err, res[0].Err)
 		}
-		for _, mech := range []uint64{ck.CKM_SLH_DSA, ck.CKM_HASH_SLH_DSA_SHA256, ck.CKM_HASH_SLH_DSA_SHAKE256} {
+		for _, mc := range []uint64{ck.CKM_SLH_DSA, ck.CKM_HASH_SLH_DSA_SHA256, ck.CKM_HASH_SLH_DSA_SHAKE256} {
 			ctx := []byte("release-2027")
-			h1, err := pqSign(t, m, sh, priv, mech, &SignContextParams{Context: ctx}, msg, false)
+			h1, err := pqSign(t, m, sh, priv, mc, &SignContextParams{Context: ctx}, msg, false)
 			must(t, err)
-			h2, err := pqSign(t, m, sh, priv, mech, &SignContextParams{Context: ctx}, msg, true)
+			h2, err := pqSign(t, m, sh, priv, mc, &SignContextParams{Context: ctx}, msg, true)
 			must(t, err)
 			if bytes.Equal(h1, h2) {
 				t.Fatal("two hedged signatures are equal")
 			}
 			det := &SignContextParams{Hedge: ck.CKH_DETERMINISTIC_REQUIRED, Context: ctx}
-			d1, err := pqSign(t, m, sh, priv, mech, det, msg, false)
+			d1, err := pqSign(t, m, sh, priv, mc, det, msg, false)
 			must(t, err)
-			d2, err := pqSign(t, m, sh, priv, mech, det, msg, true)
+			d2, err := pqSign(t, m, sh, priv, mc, det, msg, true)
 			must(t, err)
 			if !bytes.Equal(d1, d2) {
 				t.Fatal("deterministic signatures differ between one part and several")
 			}
 			for _, s := range [][]byte{h1, h2, d1} {
-				must(t, pqVerify(t, m, sh, pub, mech, &SignContextParams{Context: ctx}, msg, s))
+				must(t, pqVerify(t, m, sh, pub, mc, &SignContextParams{Context: ctx}, msg, s))
 			}
-			wantRV(t, pqVerify(t, m, sh, pub, mech, nil, msg, d1), ck.CKR_SIGNATURE_INVALID)
-			wantRV(t, pqVerify(t, m, sh, pub, mech, det, msg, d1[1:]), ck.CKR_SIGNATURE_LEN_RANGE)
+			wantRV(t, pqVerify(t, m, sh, pub, mc, nil, msg, d1), ck.CKR_SIGNATURE_INVALID)
+			wantRV(t, pqVerify(t, m, sh, pub, mc, det, msg, d1[1:]), ck.CKR_SIGNATURE_LEN_RANGE)
 		}
 		// The pure and pre-hashed signatures are of different messages.
 		pure, err := pqSign(t, m, sh, priv, ck.CKM_SLH_DSA, &SignContextParams{Hedge: ck.CKH_DETERMINISTIC_REQUIRED}, msg, false)
@@ -204,14 +205,14 @@ func TestSLHDSAGenerateSignVerify(t *testing.T) {
 	_, priv, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_SLH_DSA_KEY_PAIR_GEN},
 		[]Attribute{aULong(ck.CKA_PARAMETER_SET, ck.CKP_SLH_DSA_SHAKE_128F)}, []Attribute{aBool(ck.CKA_SIGN, true)})
 	must(t, err)
-	good := slhdsaSignFn
-	slhdsaSignFn = func(sk *slhdsa.PrivateKey, msg *slhdsa.Message, ctx []byte, det bool) ([]byte, error) {
+	good := mech.SLHDSASignFn
+	mech.SLHDSASignFn = func(sk *slhdsa.PrivateKey, msg *slhdsa.Message, ctx []byte, det bool) ([]byte, error) {
 		sig, err := good(sk, msg, ctx, det)
 		sig[100] ^= 1
 		return sig, err
 	}
 	sig, err := pqSign(t, m, sh, priv, ck.CKM_SLH_DSA, nil, msg, false)
-	slhdsaSignFn = good
+	mech.SLHDSASignFn = good
 	wantRV(t, err, ck.CKR_DEVICE_ERROR)
 	if sig != nil {
 		t.Fatal("a faulted SLH-DSA signature was released")

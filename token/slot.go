@@ -20,6 +20,7 @@ import (
 	"github.com/modexp-token/modexp-token/keystore"
 	"github.com/modexp-token/modexp-token/token/ck"
 	"github.com/modexp-token/modexp-token/token/config"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // PIN length limits (bytes), reported in CK_TOKEN_INFO.
@@ -417,14 +418,14 @@ func pinFlags(left, max int, low, final, locked uint64) uint64 {
 
 // mechanismInfo is a mechanism's info on this slot's engine, and whether
 // the slot offers the mechanism at all.
-func (s *slot) mechanismInfo(m mechanism) (MechanismInfo, bool) {
-	mech := m.base()
-	info := MechanismInfo{MinKeySize: mech.minBits, MaxKeySize: mech.maxBits, Flags: mech.flags}
-	if mech.available != nil && !mech.available(s, &info) {
+func (s *slot) mechanismInfo(m mech.Mechanism) (MechanismInfo, bool) {
+	mc := m.Base()
+	info := MechanismInfo{MinKeySize: mc.MinBits, MaxKeySize: mc.MaxBits, Flags: mc.Flags}
+	if mc.Available != nil && !mc.Available(s, &info) {
 		return MechanismInfo{}, false
 	}
 	info.Flags = narrowMessageFlags(info.Flags)
-	if mech.engineBound {
+	if mc.EngineBound {
 		if max := uint64(s.guard.MaxRSAKeyBits()); max > 0 && max < info.MaxKeySize {
 			info.MaxKeySize = max
 		}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // secretKeyOf imports a session secret key of type kt usable for every
@@ -21,12 +22,12 @@ func mustSecret(t *testing.T, m *Module, sh, kt uint64, v []byte) uint64 {
 }
 
 // cryptOnce runs Init and the single-part call, with a length query first.
-func cryptOnce(m *Module, sh uint64, kind opKind, mech *Mechanism, key uint64, in []byte) ([]byte, error) {
+func cryptOnce(m *Module, sh uint64, kind mech.OpKind, mc *Mechanism, key uint64, in []byte) ([]byte, error) {
 	init, call := m.EncryptInit, m.Encrypt
-	if kind == opDecrypt {
+	if kind == mech.OpDecrypt {
 		init, call = m.DecryptInit, m.Decrypt
 	}
-	if err := init(sh, mech, key); err != nil {
+	if err := init(sh, mc, key); err != nil {
 		return nil, err
 	}
 	_, need, err := call(sh, in, Out{Query: true})
@@ -39,12 +40,12 @@ func cryptOnce(m *Module, sh uint64, kind opKind, mech *Mechanism, key uint64, i
 
 // cryptParts runs Init, one Update per part (each with a length query
 // that must announce exactly the output), and Final.
-func cryptParts(m *Module, sh uint64, kind opKind, mech *Mechanism, key uint64, in []byte, parts []int) ([]byte, error) {
+func cryptParts(m *Module, sh uint64, kind mech.OpKind, mc *Mechanism, key uint64, in []byte, parts []int) ([]byte, error) {
 	init, update, final := m.EncryptInit, m.EncryptUpdate, m.EncryptFinal
-	if kind == opDecrypt {
+	if kind == mech.OpDecrypt {
 		init, update, final = m.DecryptInit, m.DecryptUpdate, m.DecryptFinal
 	}
-	if err := init(sh, mech, key); err != nil {
+	if err := init(sh, mc, key); err != nil {
 		return nil, err
 	}
 	var out []byte
@@ -83,16 +84,16 @@ func cryptParts(m *Module, sh uint64, kind opKind, mech *Mechanism, key uint64, 
 }
 
 // signOnce is SignInit + Sign; signParts feeds the data in parts.
-func signOnce(m *Module, sh uint64, mech *Mechanism, key uint64, in []byte) ([]byte, error) {
-	if err := m.SignInit(sh, mech, key); err != nil {
+func signOnce(m *Module, sh uint64, mc *Mechanism, key uint64, in []byte) ([]byte, error) {
+	if err := m.SignInit(sh, mc, key); err != nil {
 		return nil, err
 	}
 	out, _, err := m.Sign(sh, in, Out{Cap: 1024})
 	return out, err
 }
 
-func signParts(m *Module, sh uint64, mech *Mechanism, key uint64, in []byte, parts []int) ([]byte, error) {
-	if err := m.SignInit(sh, mech, key); err != nil {
+func signParts(m *Module, sh uint64, mc *Mechanism, key uint64, in []byte, parts []int) ([]byte, error) {
+	if err := m.SignInit(sh, mc, key); err != nil {
 		return nil, err
 	}
 	for _, n := range parts {
@@ -110,15 +111,15 @@ func signParts(m *Module, sh uint64, mech *Mechanism, key uint64, in []byte, par
 }
 
 // verifyOnce is VerifyInit + Verify; verifyParts feeds the data in two parts.
-func verifyOnce(m *Module, sh uint64, mech *Mechanism, key uint64, in, sig []byte) error {
-	if err := m.VerifyInit(sh, mech, key); err != nil {
+func verifyOnce(m *Module, sh uint64, mc *Mechanism, key uint64, in, sig []byte) error {
+	if err := m.VerifyInit(sh, mc, key); err != nil {
 		return err
 	}
 	return m.Verify(sh, in, sig)
 }
 
-func verifyParts(m *Module, sh uint64, mech *Mechanism, key uint64, in, sig []byte) error {
-	if err := m.VerifyInit(sh, mech, key); err != nil {
+func verifyParts(m *Module, sh uint64, mc *Mechanism, key uint64, in, sig []byte) error {
+	if err := m.VerifyInit(sh, mc, key); err != nil {
 		return err
 	}
 	h := len(in) / 2

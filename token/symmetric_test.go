@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // NIST SP 800-38A appendix F: the AES-128 key and the four plaintext
@@ -48,17 +49,17 @@ func TestAESKnownAnswers(t *testing.T) {
 				var got []byte
 				var err error
 				if parts == nil {
-					got, err = cryptOnce(m, sh, opEncrypt, c.mech, key, sp38aPT)
+					got, err = cryptOnce(m, sh, mech.OpEncrypt, c.mech, key, sp38aPT)
 				} else {
-					got, err = cryptParts(m, sh, opEncrypt, c.mech, key, sp38aPT, parts)
+					got, err = cryptParts(m, sh, mech.OpEncrypt, c.mech, key, sp38aPT, parts)
 				}
 				if err != nil || !bytes.Equal(got, c.ct) {
 					t.Fatalf("encrypt %v: %x, %v", parts, got, err)
 				}
 				if parts == nil {
-					got, err = cryptOnce(m, sh, opDecrypt, c.mech, key, c.ct)
+					got, err = cryptOnce(m, sh, mech.OpDecrypt, c.mech, key, c.ct)
 				} else {
-					got, err = cryptParts(m, sh, opDecrypt, c.mech, key, c.ct, parts)
+					got, err = cryptParts(m, sh, mech.OpDecrypt, c.mech, key, c.ct, parts)
 				}
 				if err != nil || !bytes.Equal(got, sp38aPT) {
 					t.Fatalf("decrypt %v: %x, %v", parts, got, err)
@@ -114,7 +115,7 @@ func TestAESCrossCheck(t *testing.T) {
 					// A flipped tag bit is refused.
 					bad := append([]byte{}, want...)
 					bad[len(bad)-1] ^= 1
-					if _, err := cryptOnce(m, sh, opDecrypt, gcmMech(iv[:ivLen], aad, 8*tag), key, bad); !isRV(err, ck.CKR_ENCRYPTED_DATA_INVALID) {
+					if _, err := cryptOnce(m, sh, mech.OpDecrypt, gcmMech(iv[:ivLen], aad, 8*tag), key, bad); !isRV(err, ck.CKR_ENCRYPTED_DATA_INVALID) {
 						t.Fatalf("GCM iv %d tag %d: bad tag: %v", ivLen, tag, err)
 					}
 				}
@@ -129,25 +130,25 @@ func TestAESCrossCheck(t *testing.T) {
 }
 
 // checkBoth encrypts (single- and multi-part) to want and decrypts back.
-func checkBoth(t *testing.T, m *Module, sh uint64, mech *Mechanism, key uint64, msg, want []byte, parts []int) {
+func checkBoth(t *testing.T, m *Module, sh uint64, mc *Mechanism, key uint64, msg, want []byte, parts []int) {
 	t.Helper()
-	name := ck.Name("CKM_", mech.Type)
+	name := ck.Name("CKM_", mc.Type)
 	// One vector is encrypted twice (single- and multi-part) on purpose.
 	forgetGCMIVs(m)
-	got, err := cryptOnce(m, sh, opEncrypt, mech, key, msg)
+	got, err := cryptOnce(m, sh, mech.OpEncrypt, mc, key, msg)
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("%s encrypt: %x, %v; want %x", name, got, err, want)
 	}
 	forgetGCMIVs(m)
-	got, err = cryptParts(m, sh, opEncrypt, mech, key, msg, parts)
+	got, err = cryptParts(m, sh, mech.OpEncrypt, mc, key, msg, parts)
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("%s encrypt %v: %x, %v; want %x", name, parts, got, err, want)
 	}
-	got, err = cryptOnce(m, sh, opDecrypt, mech, key, want)
+	got, err = cryptOnce(m, sh, mech.OpDecrypt, mc, key, want)
 	if err != nil || !bytes.Equal(got, msg) {
 		t.Fatalf("%s decrypt: %x, %v", name, got, err)
 	}
-	got, err = cryptParts(m, sh, opDecrypt, mech, key, want, parts)
+	got, err = cryptParts(m, sh, mech.OpDecrypt, mc, key, want, parts)
 	if err != nil || !bytes.Equal(got, msg) {
 		t.Fatalf("%s decrypt %v: %x, %v", name, parts, got, err)
 	}
@@ -228,24 +229,24 @@ func TestHMACKnownAnswers(t *testing.T) {
 	key := mustSecret(t, m, sh, ck.CKK_GENERIC_SECRET, k)
 	msg := make([]byte, 300)
 	rand.Read(msg)
-	for _, hm := range hmacMechs {
-		h := hmac.New(hm.hash.New, k)
+	for _, hm := range mech.HMACMechs {
+		h := hmac.New(hm.Hash.New, k)
 		h.Write(msg)
 		want := h.Sum(nil)
-		got, err := signParts(m, sh, &Mechanism{Type: hm.mac}, key, msg, []int{64, 1, 100})
+		got, err := signParts(m, sh, &Mechanism{Type: hm.MAC}, key, msg, []int{64, 1, 100})
 		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("%s: %x, %v", ck.Name("CKM_", hm.mac), got, err)
+			t.Fatalf("%s: %x, %v", ck.Name("CKM_", hm.MAC), got, err)
 		}
-		got, err = signOnce(m, sh, generalMech(hm.general, 10), key, msg)
+		got, err = signOnce(m, sh, generalMech(hm.General, 10), key, msg)
 		if err != nil || !bytes.Equal(got, want[:10]) {
-			t.Fatalf("%s(10): %x, %v", ck.Name("CKM_", hm.general), got, err)
+			t.Fatalf("%s(10): %x, %v", ck.Name("CKM_", hm.General), got, err)
 		}
-		must(t, verifyOnce(m, sh, generalMech(hm.general, 10), key, msg, want[:10]))
-		wantRV(t, verifyOnce(m, sh, generalMech(hm.general, 10), key, msg, want[:11]), ck.CKR_SIGNATURE_LEN_RANGE)
-		wantRV(t, verifyOnce(m, sh, &Mechanism{Type: hm.mac}, key, msg, want[:len(want)-1]), ck.CKR_SIGNATURE_LEN_RANGE)
+		must(t, verifyOnce(m, sh, generalMech(hm.General, 10), key, msg, want[:10]))
+		wantRV(t, verifyOnce(m, sh, generalMech(hm.General, 10), key, msg, want[:11]), ck.CKR_SIGNATURE_LEN_RANGE)
+		wantRV(t, verifyOnce(m, sh, &Mechanism{Type: hm.MAC}, key, msg, want[:len(want)-1]), ck.CKR_SIGNATURE_LEN_RANGE)
 		bad := append([]byte{}, want...)
 		bad[0] ^= 0x80
-		wantRV(t, verifyOnce(m, sh, &Mechanism{Type: hm.mac}, key, msg, bad), ck.CKR_SIGNATURE_INVALID)
+		wantRV(t, verifyOnce(m, sh, &Mechanism{Type: hm.MAC}, key, msg, bad), ck.CKR_SIGNATURE_INVALID)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 	"github.com/modexp-token/modexp-token/token/symtest"
 )
 
@@ -33,7 +34,7 @@ func TestWycheproofAESGCM(t *testing.T) {
 	var n wycheproofTally
 	for _, v := range loadVectors(t, symtest.GCM) {
 		name := fmt.Sprintf("tcId %d (%s)", v.TcID, v.Comment)
-		mech := gcmMech(v.IV, v.AAD, 8*len(v.Tag))
+		mc := gcmMech(v.IV, v.AAD, 8*len(v.Tag))
 		ct := append(append([]byte{}, v.CT...), v.Tag...)
 		key, kerr := secretKeyOf(m, sh, ck.CKK_AES, v.Key)
 		switch {
@@ -43,8 +44,8 @@ func TestWycheproofAESGCM(t *testing.T) {
 			n.rejected++
 			continue
 		}
-		pt, derr := cryptOnce(m, sh, opDecrypt, mech, key, ct)
-		pt2, derr2 := cryptParts(m, sh, opDecrypt, mech, key, ct, []int{len(ct) / 3})
+		pt, derr := cryptOnce(m, sh, mech.OpDecrypt, mc, key, ct)
+		pt2, derr2 := cryptParts(m, sh, mech.OpDecrypt, mc, key, ct, []int{len(ct) / 3})
 		switch {
 		case v.Acceptable:
 			n.acceptable++
@@ -54,9 +55,9 @@ func TestWycheproofAESGCM(t *testing.T) {
 			}
 			// The vector's IV twice under its key, on purpose.
 			forgetGCMIVs(m)
-			enc, err := cryptOnce(m, sh, opEncrypt, mech, key, v.Msg)
+			enc, err := cryptOnce(m, sh, mech.OpEncrypt, mc, key, v.Msg)
 			forgetGCMIVs(m)
-			enc2, err2 := cryptParts(m, sh, opEncrypt, mech, key, v.Msg, []int{1, 7})
+			enc2, err2 := cryptParts(m, sh, mech.OpEncrypt, mc, key, v.Msg, []int{1, 7})
 			if err != nil || err2 != nil || !bytes.Equal(enc, ct) || !bytes.Equal(enc2, ct) {
 				t.Fatalf("%s: encrypt %x %v / %x %v, want %x", name, enc, err, enc2, err2, ct)
 			}
@@ -83,16 +84,16 @@ func TestWycheproofAESCBCPad(t *testing.T) {
 	var n wycheproofTally
 	for _, v := range loadVectors(t, symtest.CBC) {
 		name := fmt.Sprintf("tcId %d (%s)", v.TcID, v.Comment)
-		mech := &Mechanism{Type: ck.CKM_AES_CBC_PAD, Param: v.IV}
+		mc := &Mechanism{Type: ck.CKM_AES_CBC_PAD, Param: v.IV}
 		key := mustSecret(t, m, sh, ck.CKK_AES, v.Key)
-		pt, derr := cryptOnce(m, sh, opDecrypt, mech, key, v.CT)
-		pt2, derr2 := cryptParts(m, sh, opDecrypt, mech, key, v.CT, []int{5, 16, 3})
+		pt, derr := cryptOnce(m, sh, mech.OpDecrypt, mc, key, v.CT)
+		pt2, derr2 := cryptParts(m, sh, mech.OpDecrypt, mc, key, v.CT, []int{5, 16, 3})
 		if v.Valid {
 			if derr != nil || derr2 != nil || !bytes.Equal(pt, v.Msg) || !bytes.Equal(pt2, v.Msg) {
 				t.Fatalf("%s: decrypt %x %v / %x %v", name, pt, derr, pt2, derr2)
 			}
-			enc, err := cryptOnce(m, sh, opEncrypt, mech, key, v.Msg)
-			enc2, err2 := cryptParts(m, sh, opEncrypt, mech, key, v.Msg, []int{15, 1, 17})
+			enc, err := cryptOnce(m, sh, mech.OpEncrypt, mc, key, v.Msg)
+			enc2, err2 := cryptParts(m, sh, mech.OpEncrypt, mc, key, v.Msg, []int{15, 1, 17})
 			if err != nil || err2 != nil || !bytes.Equal(enc, v.CT) || !bytes.Equal(enc2, v.CT) {
 				t.Fatalf("%s: encrypt %x %v / %x %v", name, enc, err, enc2, err2)
 			}
@@ -119,9 +120,9 @@ func macVectors(t *testing.T, file string, kt, full, general uint64, fullBits in
 	var n wycheproofTally
 	for _, v := range loadVectors(t, file) {
 		name := fmt.Sprintf("tcId %d (%s)", v.TcID, v.Comment)
-		mech := &Mechanism{Type: full}
+		mc := &Mechanism{Type: full}
 		if v.TagBits != fullBits {
-			mech = generalMech(general, v.TagBits/8)
+			mc = generalMech(general, v.TagBits/8)
 		}
 		key, kerr := secretKeyOf(m, sh, kt, v.Key)
 		switch {
@@ -131,11 +132,11 @@ func macVectors(t *testing.T, file string, kt, full, general uint64, fullBits in
 			n.rejected++
 			continue
 		}
-		verr := verifyOnce(m, sh, mech, key, v.Msg, v.Tag)
-		verr2 := verifyParts(m, sh, mech, key, v.Msg, v.Tag)
+		verr := verifyOnce(m, sh, mc, key, v.Msg, v.Tag)
+		verr2 := verifyParts(m, sh, mc, key, v.Msg, v.Tag)
 		if v.Valid {
-			sig, err := signOnce(m, sh, mech, key, v.Msg)
-			sig2, err2 := signParts(m, sh, mech, key, v.Msg, []int{1, 63, 64})
+			sig, err := signOnce(m, sh, mc, key, v.Msg)
+			sig2, err2 := signParts(m, sh, mc, key, v.Msg, []int{1, 63, 64})
 			if verr != nil || verr2 != nil || err != nil || err2 != nil || !bytes.Equal(sig, v.Tag) || !bytes.Equal(sig2, v.Tag) {
 				t.Fatalf("%s: verify %v/%v, sign %x %v / %x %v, want %x", name, verr, verr2, sig, err, sig2, err2, v.Tag)
 			}
@@ -156,8 +157,8 @@ func TestWycheproofAESCMAC(t *testing.T) {
 }
 
 func TestWycheproofHMAC(t *testing.T) {
-	for _, hm := range hmacMechs {
-		name := hm.hash.String()
+	for _, hm := range mech.HMACMechs {
+		name := hm.Hash.String()
 		file, ok := symtest.HMACFiles[name]
 		if !ok {
 			// Wycheproof has no HMAC-MD5 (RFC 2202 in md5_test.go); the
@@ -165,7 +166,7 @@ func TestWycheproofHMAC(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			macVectors(t, file, ck.CKK_GENERIC_SECRET, hm.mac, hm.general, 8*hm.hash.Size())
+			macVectors(t, file, ck.CKK_GENERIC_SECRET, hm.MAC, hm.General, 8*hm.Hash.Size())
 		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"bytes"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // errSigGiven refuses a C_Verify function on a C_VerifySignatureInit
@@ -23,8 +24,8 @@ func errSigGiven(fn string) error {
 }
 
 // VerifySignatureInit is C_VerifySignatureInit.
-func (m *Module) VerifySignatureInit(sh uint64, mech *Mechanism, key uint64, sig []byte) error {
-	if err := m.initOp(sh, opVerify, mech, key); err != nil {
+func (m *Module) VerifySignatureInit(sh uint64, mc *Mechanism, key uint64, sig []byte) error {
+	if err := m.initOp(sh, mech.OpVerify, mc, key); err != nil {
 		return err
 	}
 	ss, err := m.lock(sh)
@@ -32,7 +33,7 @@ func (m *Module) VerifySignatureInit(sh uint64, mech *Mechanism, key uint64, sig
 		return err
 	}
 	defer ss.mu.Unlock()
-	op, err := ss.active(opVerify)
+	op, err := ss.active(mech.OpVerify)
 	if err != nil {
 		return err
 	}
@@ -42,7 +43,7 @@ func (m *Module) VerifySignatureInit(sh uint64, mech *Mechanism, key uint64, sig
 
 // sigOp returns the active C_VerifySignatureInit operation.
 func (ss *session) sigOp(fn string) (*operation, error) {
-	op, err := ss.active(opVerify)
+	op, err := ss.active(mech.OpVerify)
 	if err != nil {
 		return nil, err
 	}
@@ -65,15 +66,15 @@ func (m *Module) VerifySignature(sh uint64, in []byte) error {
 		return err
 	}
 	if op.multi {
-		return ss.fail(opVerify, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_VerifySignature after C_VerifySignatureUpdate"))
+		return ss.fail(mech.OpVerify, ck.Errorf(ck.CKR_OPERATION_ACTIVE, "C_VerifySignature after C_VerifySignatureUpdate"))
 	}
-	ss.end(opVerify)
+	ss.end(mech.OpVerify)
 	input := in
 	if op.digest != nil {
 		op.digest.Write(in)
 		input = op.digest.Sum(nil)
 	}
-	return op.mech.(verifier).verify(op, input, op.signature)
+	return op.mech.(mech.Verifier).Verify(op, input, op.signature)
 }
 
 // VerifySignatureUpdate is C_VerifySignatureUpdate.
@@ -86,7 +87,7 @@ func (m *Module) VerifySignatureUpdate(sh uint64, in []byte) error {
 	if _, err := ss.sigOp("C_VerifySignatureUpdate"); err != nil {
 		return err
 	}
-	return ss.update(opVerify, in)
+	return ss.update(mech.OpVerify, in)
 }
 
 // VerifySignatureFinal is C_VerifySignatureFinal; it ends the operation.
@@ -100,9 +101,9 @@ func (m *Module) VerifySignatureFinal(sh uint64) error {
 	if err != nil {
 		return err
 	}
-	ss.end(opVerify)
+	ss.end(mech.OpVerify)
 	if op.digest == nil {
 		return op.singlePart()
 	}
-	return op.mech.(verifier).verify(op, op.digest.Sum(nil), op.signature)
+	return op.mech.(mech.Verifier).Verify(op, op.digest.Sum(nil), op.signature)
 }

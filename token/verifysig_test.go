@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // TestVerifySignature: C_VerifySignatureInit with the signature, then
@@ -16,7 +17,7 @@ func TestVerifySignature(t *testing.T) {
 	m, _, sh := readyToken(t)
 	ecPub, ecPriv := genEC(t, m, sh, "P-256", false)
 	edPub, edPriv, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_EC_EDWARDS_KEY_PAIR_GEN},
-		[]Attribute{aBytes(ck.CKA_EC_PARAMS, ed25519OID)}, nil)
+		[]Attribute{aBytes(ck.CKA_EC_PARAMS, mech.Ed25519OID)}, nil)
 	must(t, err)
 	msg := []byte("a message signed before and verified with C_VerifySignature")
 	for _, c := range []struct {
@@ -53,20 +54,20 @@ func TestVerifySignature(t *testing.T) {
 			wantRV(t, run(bad), ck.CKR_SIGNATURE_INVALID)
 		})
 	}
-	mech := &Mechanism{Type: ck.CKM_ECDSA_SHA256}
+	mc := &Mechanism{Type: ck.CKM_ECDSA_SHA256}
 	sig, err := signWith(t, m, sh, ecPriv, ck.CKM_ECDSA_SHA256, msg)
 	must(t, err)
-	must(t, m.VerifySignatureInit(sh, mech, ecPub, sig))
+	must(t, m.VerifySignatureInit(sh, mc, ecPub, sig))
 	wantRV(t, m.Verify(sh, msg, sig), ck.CKR_OPERATION_NOT_INITIALIZED)
 	wantRV(t, m.VerifyUpdate(sh, msg), ck.CKR_OPERATION_NOT_INITIALIZED)
 	wantRV(t, m.VerifyFinal(sh, sig), ck.CKR_OPERATION_NOT_INITIALIZED)
-	wantRV(t, m.VerifyInit(sh, mech, ecPub), ck.CKR_OPERATION_ACTIVE)
+	wantRV(t, m.VerifyInit(sh, mc, ecPub), ck.CKR_OPERATION_ACTIVE)
 	wantRV(t, m.VerifySignature(sh, msg), ck.CKR_OK) // still active, and ends
 	wantRV(t, m.VerifySignature(sh, msg), ck.CKR_OPERATION_NOT_INITIALIZED)
-	must(t, m.VerifyInit(sh, mech, ecPub))
+	must(t, m.VerifyInit(sh, mc, ecPub))
 	wantRV(t, m.VerifySignature(sh, msg), ck.CKR_OPERATION_NOT_INITIALIZED)
 	wantRV(t, m.VerifySignatureFinal(sh), ck.CKR_OPERATION_NOT_INITIALIZED)
-	wantRV(t, m.VerifySignatureInit(sh, mech, ecPub, sig), ck.CKR_OPERATION_ACTIVE)
+	wantRV(t, m.VerifySignatureInit(sh, mc, ecPub, sig), ck.CKR_OPERATION_ACTIVE)
 	wantRV(t, m.Verify(sh, msg, sig), ck.CKR_OK)
-	wantRV(t, m.VerifySignatureInit(sh, mech, ecPriv, sig), ck.CKR_KEY_TYPE_INCONSISTENT)
+	wantRV(t, m.VerifySignatureInit(sh, mc, ecPriv, sig), ck.CKR_KEY_TYPE_INCONSISTENT)
 }

@@ -1,5 +1,9 @@
 package token
 
+import (
+	"github.com/modexp-token/modexp-token/token/attr"
+)
+
 // Key material in memory, as far as Go allows (see the package doc,
 // "Key material in memory").
 
@@ -14,7 +18,7 @@ func (s *slot) wipeSecretsLocked() {
 	for _, o := range s.objects {
 		sch, _ := objectSchema(o.attrs)
 		for t, v := range o.attrs {
-			if sch[t].has(fSecret) {
+			if sch[t].Has(attr.Secret) {
 				clear(v)
 			}
 		}

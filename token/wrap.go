@@ -16,21 +16,21 @@ package token
 // rules of the new object.
 
 import (
-	"fmt"
-
+	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // wrapOperation returns the operation of a wrap mechanism with wrapping
 // key k (kind opEncrypt for wrap, opDecrypt for unwrap: the names and the
 // key sizes of the mechanism info).
-func wrapOperation(s *slot, mech mechanism, k *object, kind opKind) *operation {
-	return &operation{kind: kind, mech: mech, key: k, slot: s}
+func wrapOperation(s *slot, mc mech.Mechanism, k *object, kind mech.OpKind) *operation {
+	return &operation{kind: kind, mech: mc, key: k, slot: s}
 }
 
 // wrapMechanism finds a mechanism able to wrap (or unwrap, flag
 // CKF_UNWRAP) on the slot and binds it to its parameter.
-func (s *slot) wrapMechanism(cm *Mechanism, flag uint64) (mechanism, MechanismInfo, error) {
+func (s *slot) wrapMechanism(cm *Mechanism, flag uint64) (mech.Mechanism, MechanismInfo, error) {
 	if cm == nil {
 		return nil, MechanismInfo{}, ck.Errorf(ck.CKR_ARGUMENTS_BAD, "no mechanism")
 	}
@@ -38,15 +38,15 @@ func (s *slot) wrapMechanism(cm *Mechanism, flag uint64) (mechanism, MechanismIn
 	if flag == ck.CKF_UNWRAP {
 		what = "unwrap"
 	}
-	mech, ok := mechanisms[cm.Type]
-	if !ok || mech.base().flags&flag == 0 {
+	mc, ok := mech.Registry[cm.Type]
+	if !ok || mc.Base().Flags&flag == 0 {
 		return nil, MechanismInfo{}, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s", ck.Name("CKM_", cm.Type), what)
 	}
-	info, ok := s.mechanismInfo(mech)
+	info, ok := s.mechanismInfo(mc)
 	if !ok || info.Flags&flag == 0 {
 		return nil, MechanismInfo{}, ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s cannot %s on this slot", ck.Name("CKM_", cm.Type), what)
 	}
-	bound, err := bindParam(mech, cm)
+	bound, err := mech.BindParam(mc, cm)
 	if err != nil {
 		return nil, MechanismInfo{}, err
 	}
@@ -87,29 +87,29 @@ func (s *slot) findWrappingKey(h uint64, role wrapKeyRole) (*object, uint64, err
 
 // checkWrappingKey checks the wrapping (or unwrapping) key k (handle h)
 // against mech.
-func checkWrappingKey(k *object, h uint64, s *slot, m mechanism, info MechanismInfo, role wrapKeyRole) error {
-	mech := m.base()
+func checkWrappingKey(k *object, h uint64, s *slot, m mech.Mechanism, info MechanismInfo, role wrapKeyRole) error {
+	mc := m.Base()
 	class := k.class()
 	switch {
 	case class != ck.CKO_SECRET_KEY && class != ck.CKO_PUBLIC_KEY && class != ck.CKO_PRIVATE_KEY:
 		return ck.Errorf(role.handleInvalid, "%s %d is not a key", role.roleName, h)
-	case !mech.acceptsKeyType(k.keyType()) || (class != ck.CKO_SECRET_KEY && class != role.class):
-		return ck.Errorf(role.typeMismatch, "%s with %s of type %s", mech.name(),
+	case !mc.AcceptsKeyType(k.keyType()) || (class != ck.CKO_SECRET_KEY && class != role.class):
+		return ck.Errorf(role.typeMismatch, "%s with %s of type %s", mc.Name(),
 			ck.Name("CKO_", class), ck.Name("CKK_", k.keyType()))
 	}
-	if !k.attrs.bool(role.usage) {
-		return ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "%s %d: %s is false", role.roleName, h, describe(role.usage))
+	if !k.attrs.Bool(role.usage) {
+		return ck.Errorf(ck.CKR_KEY_FUNCTION_NOT_PERMITTED, "%s %d: %s is false", role.roleName, h, attr.Describe(role.usage))
 	}
-	if !k.attrs.allowsMechanism(mech.typ) {
-		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not in the %s's CKA_ALLOWED_MECHANISMS", mech.name(), role.roleName)
+	if !allowsMechanism(k.attrs, mc.Type) {
+		return ck.Errorf(ck.CKR_MECHANISM_INVALID, "%s not in the %s's CKA_ALLOWED_MECHANISMS", mc.Name(), role.roleName)
 	}
 	op := &operation{mech: m, key: k, slot: s}
-	size := uint64(op.keyBits())
-	if mech.sizeInBytes {
+	size := uint64(op.KeyBits())
+	if mc.SizeInBytes {
 		size /= 8
 	}
 	if size < info.MinKeySize || size > info.MaxKeySize {
-		return ck.Errorf(role.sizeRange, "%d-%s %s, %s takes %d..%d", size, mech.sizeUnit(), role.roleName, mech.name(), info.MinKeySize, info.MaxKeySize)
+		return ck.Errorf(role.sizeRange, "%d-%s %s, %s takes %d..%d", size, mc.SizeUnit(), role.roleName, mc.Name(), info.MinKeySize, info.MaxKeySize)
 	}
 	if !k.complete {
 		return ck.Errorf(ck.CKR_USER_NOT_LOGGED_IN, "%s values are sealed", role.roleName)
@@ -142,8 +142,8 @@ func (m *Module) WrapKey(sh uint64, cm *Mechanism, wrappingKey, key uint64, out 
 	if err != nil {
 		return nil, 0, err
 	}
-	mech := bound.(wrapper)
-	if err := checkWrappingKey(wk, wrappingKey, s, mech, info, wrappingRole); err != nil {
+	mc := bound.(mech.Wrapper)
+	if err := checkWrappingKey(wk, wrappingKey, s, mc, info, wrappingRole); err != nil {
 		return nil, 0, err
 	}
 	if err := checkWrappable(wk, k, key); err != nil {
@@ -159,14 +159,14 @@ func (m *Module) WrapKey(sh uint64, cm *Mechanism, wrappingKey, key uint64, out 
 		return nil, 0, err
 	}
 	defer clear(material)
-	if k.class() == ck.CKO_PRIVATE_KEY && !mech.wrapsPrivate() {
-		return nil, 0, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s wraps secret keys only", mech.base().name())
+	if k.class() == ck.CKO_PRIVATE_KEY && !mc.WrapsPrivate() {
+		return nil, 0, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s wraps secret keys only", mc.Base().Name())
 	}
-	op := wrapOperation(s, mech, wk, opEncrypt)
+	op := wrapOperation(s, mc, wk, mech.OpEncrypt)
 	if err := op.checkKey(); err != nil {
 		return nil, 0, err
 	}
-	wrapped, err := mech.wrap(op, material)
+	wrapped, err := mc.Wrap(op, material)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -177,7 +177,7 @@ func (m *Module) WrapKey(sh uint64, cm *Mechanism, wrappingKey, key uint64, out 
 	if out.Cap < need {
 		return nil, need, ck.Errorf(ck.CKR_BUFFER_TOO_SMALL, "need %d bytes, have %d", need, out.Cap)
 	}
-	s.log.Debug("key wrapped", "mechanism", mech.base().name(), "wrapping_key", wrappingKey, "key", key)
+	s.log.Debug("key wrapped", "mechanism", mc.Base().Name(), "wrapping_key", wrappingKey, "key", key)
 	return wrapped, need, nil
 }
 
@@ -189,17 +189,17 @@ func checkWrappable(wk, k *object, h uint64) error {
 	if class != ck.CKO_SECRET_KEY && class != ck.CKO_PRIVATE_KEY {
 		return ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "object %d is a %s: only secret and private keys are wrapped", h, ck.Name("CKO_", class))
 	}
-	if !k.attrs.bool(ck.CKA_EXTRACTABLE) {
+	if !k.attrs.Bool(ck.CKA_EXTRACTABLE) {
 		return ck.Errorf(ck.CKR_KEY_UNEXTRACTABLE, "key %d: CKA_EXTRACTABLE is false", h)
 	}
-	if k.attrs.bool(ck.CKA_WRAP_WITH_TRUSTED) && !wk.attrs.bool(ck.CKA_TRUSTED) {
+	if k.attrs.Bool(ck.CKA_WRAP_WITH_TRUSTED) && !wk.attrs.Bool(ck.CKA_TRUSTED) {
 		return ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "key %d has CKA_WRAP_WITH_TRUSTED and the wrapping key is not CKA_TRUSTED", h)
 	}
-	wt, err := wk.attrs.templateAttr(ck.CKA_WRAP_TEMPLATE)
+	wt, err := templateAttr(wk.attrs, ck.CKA_WRAP_TEMPLATE)
 	if err != nil {
 		return ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "the wrapping key's CKA_WRAP_TEMPLATE: %v", err)
 	}
-	if !k.attrs.satisfies(wt) {
+	if !satisfies(k.attrs, wt) {
 		return ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "key %d does not match the wrapping key's CKA_WRAP_TEMPLATE", h)
 	}
 	if !k.complete {
@@ -230,48 +230,48 @@ func (m *Module) UnwrapKey(sh uint64, cm *Mechanism, unwrappingKey uint64, wrapp
 	if err != nil {
 		return 0, err
 	}
-	mech := bound.(unwrapper)
+	mc := bound.(mech.Unwrapper)
 	t, err := parseTemplate(tmpl)
 	if err != nil {
 		return 0, err
 	}
-	if err := checkWrappingKey(uk, unwrappingKey, s, mech, info, unwrappingRole); err != nil {
+	if err := checkWrappingKey(uk, unwrappingKey, s, mc, info, unwrappingRole); err != nil {
 		return 0, err
 	}
 	if err := mergeKeyTemplate(t, uk, ck.CKA_UNWRAP_TEMPLATE); err != nil {
 		return 0, err
 	}
-	class, ok := t.ulong(ck.CKA_CLASS)
+	class, ok := t.ULong(ck.CKA_CLASS)
 	if !ok {
 		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "C_UnwrapKey needs CKA_CLASS in the template")
 	}
 	if class != ck.CKO_SECRET_KEY && class != ck.CKO_PRIVATE_KEY {
 		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "C_UnwrapKey makes secret and private keys, not %s", ck.Name("CKO_", class))
 	}
-	if class == ck.CKO_PRIVATE_KEY && !mech.wrapsPrivate() {
-		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s unwraps secret keys only", mech.base().name())
+	if class == ck.CKO_PRIVATE_KEY && !mc.WrapsPrivate() {
+		return 0, ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s unwraps secret keys only", mc.Base().Name())
 	}
 	if s.safePolicy() {
 		if err := newKeyPolicy(t, keyOrigin{mode: modeUnwrap}); err != nil {
 			return 0, err
 		}
 	}
-	op := wrapOperation(s, mech, uk, opDecrypt)
+	op := wrapOperation(s, mc, uk, mech.OpDecrypt)
 	op.needLogin, op.epoch = true, epoch // the key is used within this call
 	if err := op.checkKey(); err != nil {
 		return 0, err
 	}
-	material, err := mech.unwrap(op, wrapped)
+	material, err := mc.Unwrap(op, wrapped)
 	if err != nil {
 		return 0, err
 	}
 	defer clear(material)
 	if class == ck.CKO_SECRET_KEY {
-		kt, ok := t.ulong(ck.CKA_KEY_TYPE)
+		kt, ok := t.ULong(ck.CKA_KEY_TYPE)
 		if !ok {
 			kt = ck.CKK_GENERIC_SECRET
 		}
-		if err := checkSecretLen(kt, len(material)); err != nil {
+		if err := mech.CheckSecretLen(kt, len(material)); err != nil {
 			return 0, ck.Errorf(ck.CKR_WRAPPED_KEY_INVALID, "the unwrapped value (%d bytes) is no %s key", len(material), ck.Name("CKK_", kt))
 		}
 		return ss.createSecretKey(t, material, keyOrigin{mode: modeUnwrap})
@@ -285,7 +285,7 @@ func (m *Module) UnwrapKey(sh uint64, cm *Mechanism, unwrappingKey uint64, wrapp
 	if err != nil {
 		return 0, err
 	}
-	s.log.Info("key unwrapped", "mechanism", mech.base().name(), "handle", o.handle, "class", ck.Name("CKO_", class))
+	s.log.Info("key unwrapped", "mechanism", mc.Base().Name(), "handle", o.handle, "class", ck.Name("CKO_", class))
 	return o.handle, nil
 }
 
@@ -293,14 +293,14 @@ func (m *Module) UnwrapKey(sh uint64, cm *Mechanism, unwrappingKey uint64, wrapp
 // (CKA_UNWRAP_TEMPLATE of an unwrapping key, CKA_DERIVE_TEMPLATE of a base
 // key) to t; an attribute t gives with another value is
 // CKR_TEMPLATE_INCONSISTENT.
-func mergeKeyTemplate(t attrMap, k *object, at uint64) error {
-	ut, err := k.attrs.templateAttr(at)
+func mergeKeyTemplate(t attr.Map, k *object, at uint64) error {
+	ut, err := templateAttr(k.attrs, at)
 	if err != nil {
-		return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "the key's %s: %v", describe(at), err)
+		return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "the key's %s: %v", attr.Describe(at), err)
 	}
 	for typ, v := range ut {
 		if got, ok := t[typ]; ok && string(got) != string(v) {
-			return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s conflicts with the key's %s", describe(typ), describe(at))
+			return ck.Errorf(ck.CKR_TEMPLATE_INCONSISTENT, "%s conflicts with the key's %s", attr.Describe(typ), attr.Describe(at))
 		}
 		t[typ] = v
 	}
@@ -318,7 +318,7 @@ func keyMaterial(k *object) ([]byte, error) {
 		}
 		return append([]byte(nil), v...), nil
 	case ck.CKO_PRIVATE_KEY:
-		return marshalPKCS8(k)
+		return mech.MarshalPKCS8(k)
 	}
 	return nil, ck.Errorf(ck.CKR_KEY_NOT_WRAPPABLE, "%s is not wrapped", ck.Name("CKO_", k.class()))
 }
@@ -328,46 +328,33 @@ func keyMaterial(k *object) ([]byte, error) {
 // material's; the template may not give the key's values (they come from
 // the wrapped key: CKR_ATTRIBUTE_READ_ONLY) except CKA_EC_PARAMS, which
 // must then be the key's curve.
-func unwrappedPrivate(t attrMap, material []byte, login loginState) (attrMap, schema, error) {
-	kt, ok := t.ulong(ck.CKA_KEY_TYPE)
+func unwrappedPrivate(t attr.Map, material []byte, login loginState) (attr.Map, attr.Schema, error) {
+	kt, ok := t.ULong(ck.CKA_KEY_TYPE)
 	if _, present := t[ck.CKA_KEY_TYPE]; present && !ok {
-		return nil, nil, invalid(ck.CKA_KEY_TYPE, "malformed")
+		return nil, nil, mech.Invalid(ck.CKA_KEY_TYPE, "malformed")
 	}
-	vals, found, err := parsePKCS8(material)
+	vals, found, err := mech.ParsePKCS8(material)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !ok {
 		t[ck.CKA_KEY_TYPE] = ck.ULong(found)
 	} else if kt != found {
-		return nil, nil, inconsistent("the wrapped key is a " + ck.Name("CKK_", found) + " key, the template says " + ck.Name("CKK_", kt))
+		return nil, nil, mech.Inconsistent("the wrapped key is a " + ck.Name("CKK_", found) + " key, the template says " + ck.Name("CKK_", kt))
 	}
 	if found == ck.CKK_EC_MONTGOMERY {
-		montgomeryUnwrapParams(t, vals) // pkcs8_pq.go
+		mech.MontgomeryUnwrapParams(t, vals) // pkcs8_pq.go
 	}
-	if err := sameValues(t, vals); err != nil {
+	if err := mech.SameValues(t, vals); err != nil {
 		return nil, nil, err
 	}
 	if found == ck.CKK_EC_EDWARDS {
 		if _, ok := t[ck.CKA_EC_PARAMS]; !ok {
-			t[ck.CKA_EC_PARAMS] = ed25519Printable // as SoftHSMv2 and pkcs11-tool name it
-			if len(vals[ck.CKA_VALUE]) == edwards448.keySize() {
-				t[ck.CKA_EC_PARAMS] = ed448OID
+			t[ck.CKA_EC_PARAMS] = mech.Ed25519Printable // as SoftHSMv2 and pkcs11-tool name it
+			if len(vals[ck.CKA_VALUE]) == mech.Edwards448.KeySize() {
+				t[ck.CKA_EC_PARAMS] = mech.Ed448OID
 			}
 		}
 	}
 	return buildObjectFrom(t, vals, keyOrigin{mode: modeUnwrap}, login)
-}
-
-// unwrapErr turns a decryption's error into an unwrap's: a ciphertext of
-// the wrong length is CKR_WRAPPED_KEY_LEN_RANGE, one that does not decrypt
-// CKR_WRAPPED_KEY_INVALID.
-func unwrapErr(err error) error {
-	switch ck.RV(err) {
-	case uint64(ck.CKR_ENCRYPTED_DATA_LEN_RANGE):
-		return fmt.Errorf("%w: %w", ck.CKR_WRAPPED_KEY_LEN_RANGE, err)
-	case uint64(ck.CKR_ENCRYPTED_DATA_INVALID):
-		return fmt.Errorf("%w: %w", ck.CKR_WRAPPED_KEY_INVALID, err)
-	}
-	return err
 }

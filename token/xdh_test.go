@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 func xdhPrivTmpl(params, scalar []byte) []Attribute {
@@ -27,7 +28,7 @@ func xdhDerive(t *testing.T, m *Module, sh, priv uint64, peer []byte) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	return attr(t, m, sh, h, ck.CKA_VALUE), nil
+	return attrValue(t, m, sh, h, ck.CKA_VALUE), nil
 }
 
 // TestWycheproofXDH runs Wycheproof's x25519_test.json and x448_test.json
@@ -40,8 +41,8 @@ func TestWycheproofXDH(t *testing.T) {
 	m, _, sh := readyToken(t)
 	for _, c := range []struct {
 		file  string
-		curve *xdhCurve
-	}{{"x25519_test.json", x25519Curve}, {"x448_test.json", x448Curve}} {
+		curve *mech.XDHCurve
+	}{{"x25519_test.json", mech.X25519Curve}, {"x448_test.json", mech.X448Curve}} {
 		var vf struct {
 			TestGroups []struct {
 				Tests []struct {
@@ -58,8 +59,8 @@ func TestWycheproofXDH(t *testing.T) {
 		for _, g := range vf.TestGroups {
 			for _, tc := range g.Tests {
 				n++
-				name := fmt.Sprintf("%s/%d %s", c.curve.name, tc.TcID, tc.Comment)
-				priv, err := m.CreateObject(sh, xdhPrivTmpl(c.curve.oid, unhex(t, tc.Private)))
+				name := fmt.Sprintf("%s/%d %s", c.curve.Name, tc.TcID, tc.Comment)
+				priv, err := m.CreateObject(sh, xdhPrivTmpl(c.curve.OID, unhex(t, tc.Private)))
 				must(t, err)
 				z, err := xdhDerive(t, m, sh, priv, unhex(t, tc.Public))
 				// A low-order point whose shared secret is all zero is
@@ -98,31 +99,31 @@ func TestXDHGenerate(t *testing.T) {
 		return m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_EC_MONTGOMERY_KEY_PAIR_GEN},
 			[]Attribute{aBytes(ck.CKA_EC_PARAMS, params)}, []Attribute{aBool(ck.CKA_DERIVE, true)})
 	}
-	for _, c := range []*xdhCurve{x25519Curve, x448Curve} {
-		for _, params := range [][]byte{c.oid, c.printable, c.opensc} {
-			t.Run(fmt.Sprintf("%s %x", c.name, params), func(t *testing.T) {
+	for _, c := range []*mech.XDHCurve{mech.X25519Curve, mech.X448Curve} {
+		for _, params := range [][]byte{c.OID, c.Printable, c.OpenSC} {
+			t.Run(fmt.Sprintf("%s %x", c.Name, params), func(t *testing.T) {
 				pubA, privA, err := gen(params)
 				must(t, err)
 				pubB, privB, err := gen(params)
 				must(t, err)
-				pointA, pointB := attr(t, m, sh, pubA, ck.CKA_EC_POINT), attr(t, m, sh, pubB, ck.CKA_EC_POINT)
-				if len(pointA) != 2+c.size {
+				pointA, pointB := attrValue(t, m, sh, pubA, ck.CKA_EC_POINT), attrValue(t, m, sh, pubB, ck.CKA_EC_POINT)
+				if len(pointA) != 2+c.Size {
 					t.Fatalf("CKA_EC_POINT of %d bytes", len(pointA))
 				}
 				zA, err := xdhDerive(t, m, sh, privA, pointB)
 				must(t, err)
 				zB, err := xdhDerive(t, m, sh, privB, pointA[2:])
 				must(t, err)
-				if len(zA) != c.size || !bytes.Equal(zA, zB) {
+				if len(zA) != c.Size || !bytes.Equal(zA, zB) {
 					t.Fatalf("A derives %x, B %x", zA, zB)
 				}
 				kdf := &Mechanism{Type: ck.CKM_ECDH1_DERIVE, ECDH: &ECDH1DeriveParams{KDF: ck.CKD_SHA256_KDF, PublicData: pointB}}
 				h, err := m.DeriveKey(sh, kdf, privA, sharedKeyTmpl(aULong(ck.CKA_KEY_TYPE, ck.CKK_AES)))
 				must(t, err)
-				if want := x963KDF(crypto.SHA256, zA, nil, 32); !bytes.Equal(attr(t, m, sh, h, ck.CKA_VALUE), want) {
+				if want := mech.X963KDF(crypto.SHA256, zA, nil, 32); !bytes.Equal(attrValue(t, m, sh, h, ck.CKA_VALUE), want) {
 					t.Errorf("CKD_SHA256_KDF key differs from X9.63(Z)")
 				}
-				_, ski := spkiKey(t, attr(t, m, sh, pubA, ck.CKA_PUBLIC_KEY_INFO))
+				_, ski := spkiKey(t, attrValue(t, m, sh, pubA, ck.CKA_PUBLIC_KEY_INFO))
 				if !bytes.Equal(ski, pointA[2:]) {
 					t.Errorf("CKA_PUBLIC_KEY_INFO does not hold the public key")
 				}
@@ -135,11 +136,11 @@ func TestXDHGenerate(t *testing.T) {
 	wantRV(t, err, ck.CKR_CURVE_NOT_SUPPORTED)
 	_, _, err = gen([]byte{0x06, 0x03, 0x2b})
 	wantRV(t, err, ck.CKR_ATTRIBUTE_VALUE_INVALID)
-	_, privA, err := gen(x25519Curve.oid)
+	_, privA, err := gen(mech.X25519Curve.OID)
 	must(t, err)
-	pub448, _, err := gen(x448Curve.oid)
+	pub448, _, err := gen(mech.X448Curve.OID)
 	must(t, err)
-	_, err = xdhDerive(t, m, sh, privA, attr(t, m, sh, pub448, ck.CKA_EC_POINT))
+	_, err = xdhDerive(t, m, sh, privA, attrValue(t, m, sh, pub448, ck.CKA_EC_POINT))
 	wantRV(t, err, ck.CKR_MECHANISM_PARAM_INVALID)
 	_, err = m.DeriveKey(sh, &Mechanism{Type: ck.CKM_ECDH1_COFACTOR_DERIVE, ECDH: &ECDH1DeriveParams{KDF: ck.CKD_NULL, PublicData: make([]byte, 32)}},
 		privA, sharedKeyTmpl())
@@ -148,7 +149,7 @@ func TestXDHGenerate(t *testing.T) {
 	wantRV(t, err, ck.CKR_KEY_TYPE_INCONSISTENT)
 	// A point of the wrong length in an import is refused.
 	_, err = m.CreateObject(sh, []Attribute{aULong(ck.CKA_CLASS, ck.CKO_PUBLIC_KEY), aULong(ck.CKA_KEY_TYPE, ck.CKK_EC_MONTGOMERY),
-		aBytes(ck.CKA_EC_PARAMS, x25519Curve.oid), aBytes(ck.CKA_EC_POINT, make([]byte, 31))})
+		aBytes(ck.CKA_EC_PARAMS, mech.X25519Curve.OID), aBytes(ck.CKA_EC_POINT, make([]byte, 31))})
 	wantRV(t, err, ck.CKR_ATTRIBUTE_VALUE_INVALID)
 }
 
@@ -171,23 +172,23 @@ func TestXDHOpenSSL(t *testing.T) {
 		}
 		return out
 	}
-	for _, c := range []*xdhCurve{x25519Curve, x448Curve} {
+	for _, c := range []*mech.XDHCurve{mech.X25519Curve, mech.X448Curve} {
 		pub, priv, err := m.GenerateKeyPair(sh, &Mechanism{Type: ck.CKM_EC_MONTGOMERY_KEY_PAIR_GEN},
-			[]Attribute{aBytes(ck.CKA_EC_PARAMS, c.oid)}, []Attribute{aBool(ck.CKA_DERIVE, true)})
+			[]Attribute{aBytes(ck.CKA_EC_PARAMS, c.OID)}, []Attribute{aBool(ck.CKA_DERIVE, true)})
 		must(t, err)
-		ours := filepath.Join(dir, c.name+"-token.pem")
-		must(t, os.WriteFile(ours, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: attr(t, m, sh, pub, ck.CKA_PUBLIC_KEY_INFO)}), 0o600))
-		key := filepath.Join(dir, c.name+"-openssl.pem")
-		run("genpkey", "-algorithm", c.name, "-out", key)
+		ours := filepath.Join(dir, c.Name+"-token.pem")
+		must(t, os.WriteFile(ours, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: attrValue(t, m, sh, pub, ck.CKA_PUBLIC_KEY_INFO)}), 0o600))
+		key := filepath.Join(dir, c.Name+"-openssl.pem")
+		run("genpkey", "-algorithm", c.Name, "-out", key)
 		spki := run("pkey", "-in", key, "-pubout", "-outform", "DER")
-		secret := filepath.Join(dir, c.name+".bin")
+		secret := filepath.Join(dir, c.Name+".bin")
 		run("pkeyutl", "-derive", "-inkey", key, "-peerkey", ours, "-out", secret)
 		theirs, err := os.ReadFile(secret)
 		must(t, err)
-		z, err := xdhDerive(t, m, sh, priv, spki[len(spki)-c.size:])
+		z, err := xdhDerive(t, m, sh, priv, spki[len(spki)-c.Size:])
 		must(t, err)
-		if len(z) != c.size || !bytes.Equal(z, theirs) {
-			t.Errorf("%s: the token derives %x, OpenSSL %x", c.name, z, theirs)
+		if len(z) != c.Size || !bytes.Equal(z, theirs) {
+			t.Errorf("%s: the token derives %x, OpenSSL %x", c.Name, z, theirs)
 		}
 	}
 }

@@ -1,0 +1,120 @@
+package mech
+
+// CKM_AES_CTR (PKCS#11 3.0 Current Mechanisms §2.10.5 and RFC 3686's
+// counter block): the parameter is CK_AES_CTR_PARAMS { CK_ULONG
+// ulCounterBits; CK_BYTE cb[16] }, passed by the C layer as its raw bytes
+// (a CK_ULONG as ck.ULong encodes it, then the 16-byte counter block).
+//
+// The low ulCounterBits bits of the block (1 to 128) are the counter, a
+// big-endian integer incremented per block; the other bits stay fixed.
+// The counter may not wrap: a message needing more blocks than the
+// counter has values left is CKR_DATA_LEN_RANGE (encrypting) or
+// CKR_ENCRYPTED_DATA_LEN_RANGE (decrypting). CTR is a stream: any length,
+// each Update returns as many bytes as it is given, Final returns none.
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"math/big"
+
+	"github.com/modexp-token/modexp-token/token/ck"
+)
+
+// ctrParamLen is sizeof(CK_AES_CTR_PARAMS) with an 8-byte CK_ULONG.
+const ctrParamLen = 8 + aes.BlockSize
+
+// aesCTR is CKM_AES_CTR bound to its CK_AES_CTR_PARAMS.
+type aesCTR struct {
+	MechBase
+	p ctrParam
+}
+
+// ctrParam is a decoded CK_AES_CTR_PARAMS.
+type ctrParam struct {
+	bits uint
+	cb   [aes.BlockSize]byte
+}
+
+func (m *aesCTR) withParam(cm *CKMechanism) (Mechanism, error) {
+	if len(cm.Param) != ctrParamLen || cm.Decoded() {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_CTR needs CK_AES_CTR_PARAMS (%d bytes), got %d", ctrParamLen, len(cm.Param))
+	}
+	bits, _ := ck.ParseULong(cm.Param[:8])
+	if bits < 1 || bits > 128 {
+		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_CTR: ulCounterBits %d, want 1 to 128", bits)
+	}
+	b := *m
+	b.p = ctrParam{bits: uint(bits)}
+	copy(b.p.cb[:], cm.Param[8:])
+	return &b, nil
+}
+
+// ctrStream is AES-CTR with a counter of p.bits bits. crypto/cipher's CTR
+// increments the whole block; that is the same keystream, because an input
+// that would carry out of the counter's bits is refused before any of it
+// is processed (updateLen).
+type ctrStream struct {
+	ks      cipher.Stream
+	used    int      // bytes of the current counter block used (16: none left)
+	left    *big.Int // counter values left (nil: 2^128, never reached)
+	errCode ck.Error
+}
+
+func (m *aesCTR) NewStream(op Op) (SymStream, error) {
+	b, err := aesBlock(op)
+	if err != nil {
+		return nil, err
+	}
+	p := &m.p
+	s := &ctrStream{ks: cipher.NewCTR(b, p.cb[:]), used: aes.BlockSize, errCode: ck.CKR_DATA_LEN_RANGE}
+	if op.Kind() == OpDecrypt {
+		s.errCode = ck.CKR_ENCRYPTED_DATA_LEN_RANGE
+	}
+	if p.bits < 128 {
+		// Values left: 2^bits − (the counter's start value).
+		mod := new(big.Int).Lsh(big.NewInt(1), p.bits)
+		start := new(big.Int).SetBytes(p.cb[:])
+		start.Mod(start, mod)
+		s.left = mod.Sub(mod, start)
+	}
+	return s, nil
+}
+
+// blocksNeeded is how many new counter blocks n more bytes take.
+func (s *ctrStream) blocksNeeded(n int) int64 {
+	avail := aes.BlockSize - s.used
+	if n <= avail {
+		return 0
+	}
+	return int64((n - avail + aes.BlockSize - 1) / aes.BlockSize)
+}
+
+func (s *ctrStream) UpdateLen(n int) (int, error) {
+	if s.left != nil && big.NewInt(s.blocksNeeded(n)).Cmp(s.left) > 0 {
+		return 0, ck.Errorf(s.errCode, "the %d-byte input wraps the counter", n)
+	}
+	return n, nil
+}
+
+func (s *ctrStream) Update(dst, in []byte) ([]byte, error) {
+	if _, err := s.UpdateLen(len(in)); err != nil {
+		return nil, err
+	}
+	if s.left != nil {
+		s.left.Sub(s.left, big.NewInt(s.blocksNeeded(len(in))))
+	}
+	if avail := aes.BlockSize - s.used; len(in) <= avail {
+		s.used += len(in)
+	} else {
+		s.used = (len(in)-avail-1)%aes.BlockSize + 1
+	}
+	out := dst
+	if len(out) < len(in) {
+		out = make([]byte, len(in))
+	}
+	out = out[:len(in)]
+	s.ks.XORKeyStream(out, in)
+	return out, nil
+}
+
+func (s *ctrStream) Final() ([]byte, error) { return []byte{}, nil }
