@@ -55,19 +55,25 @@ func (g *gatedSoft) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []by
 	return ra, rb, c, err
 }
 
-// TestDeviceBatchesKeys signs with four RSA-2048 keys from eight
+// TestDeviceBatchesKeys signs with eight RSA-2048 keys from eight
 // goroutines at once through the device engine and a daemon on the
 // software engine: the client keeps the eight private operations in
 // flight together and the daemon hands them to its engine together (the
-// gate opens only then; on the IFMA kernel its scheduler runs them in
-// lanes), every result of the three good keys is right, and every result
-// of the key whose lane is faulty is refused (rsa.ErrFault), never
+// gate opens only then); on the IFMA kernel the rounds go on until the
+// scheduler has run lanes of different keys in one batch (a batch of more
+// than one pair). Every result of the good keys is right, and every result
+// of the key whose lane comes out wrong is refused (rsa.ErrFault), never
 // released.
 func TestDeviceBatchesKeys(t *testing.T) {
-	const keys, callers, rounds = 4, 8, 3
+	const keys, callers, maxRounds = 8, 8, 50
 	privs := make([]*rsa.PrivateKey, keys)
+	var kg sync.WaitGroup
 	for i := range privs {
-		privs[i] = rsaKeyFixture(t, 2048)
+		kg.Go(func() { privs[i] = rsaKeyFixture(t, 2048) })
+	}
+	kg.Wait()
+	if t.Failed() {
+		return
 	}
 	se := soft.New()
 	want := callers
@@ -88,39 +94,45 @@ func TestDeviceBatchesKeys(t *testing.T) {
 		}
 		ks[i] = k
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, callers*rounds)
-	for c := range callers {
-		wg.Go(func() {
-			i := c % keys
-			for r := range rounds {
-				in := big.NewInt(int64(1000*c + r + 2))
-				got, _, err := ks[i].Private(context.Background(), in.Bytes())
-				switch {
-				case i == 0 && !errors.Is(err, rsa.ErrFault):
-					errs <- fmt.Errorf("key 0 (faulty lane), caller %d: %v, want rsa.ErrFault", c, err)
-				case i == 0 && got != nil:
-					errs <- fmt.Errorf("key 0 (faulty lane), caller %d: a result released", c)
-				case i != 0 && err != nil:
-					errs <- fmt.Errorf("key %d, caller %d: %w", i, c, err)
-				case i != 0:
-					wantS := new(big.Int).Exp(in, privs[i].D, privs[i].N)
-					if new(big.Int).SetBytes(got).Cmp(wantS) != 0 {
-						errs <- fmt.Errorf("key %d, caller %d: wrong signature", i, c)
-					}
-				}
+	errs := make(chan error, callers)
+	sign := func(c, r int) {
+		i := c % keys
+		in := big.NewInt(int64(1000*c + r + 2))
+		got, _, err := ks[i].Private(context.Background(), in.Bytes())
+		switch {
+		case i == 0 && !errors.Is(err, rsa.ErrFault):
+			errs <- fmt.Errorf("key 0 (faulty lane), caller %d: %v, want rsa.ErrFault", c, err)
+		case i == 0 && got != nil:
+			errs <- fmt.Errorf("key 0 (faulty lane), caller %d: a result released", c)
+		case i != 0 && err != nil:
+			errs <- fmt.Errorf("key %d, caller %d: %w", i, c, err)
+		case i != 0:
+			if new(big.Int).SetBytes(got).Cmp(new(big.Int).Exp(in, privs[i].D, privs[i].N)) != 0 {
+				errs <- fmt.Errorf("key %d, caller %d: wrong signature", i, c)
 			}
-		})
+		}
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
+	// mixed: a batch held lanes of more than one pair (so of two keys).
+	mixed := func() bool { b, l := se.BatchStats(); return l > 2*b }
+	rounds := 0
+	for rounds < maxRounds && !t.Failed() && (rounds == 0 || se.BatchWidth() > 0 && !mixed()) {
+		var wg sync.WaitGroup
+		for c := range callers {
+			wg.Go(func() { sign(c, rounds) })
+		}
+		wg.Wait()
+		rounds++
+		for len(errs) > 0 {
+			t.Error(<-errs)
+		}
+	}
+	if se.BatchWidth() > 0 && !mixed() {
+		t.Errorf("%d rounds of %d callers, and no batch held lanes of two keys", rounds, callers)
 	}
 	if g.faults.Load() == 0 {
 		t.Error("the faulty lane never ran")
 	}
 	st := d.srv.Stats()
-	t.Logf("%d pairs, %d faulted; daemon: %d batches, %d lanes, load %.2f",
-		g.in.Load(), g.faults.Load(), st.Batches, st.BatchLanes, st.Load)
+	t.Logf("%d rounds, %d pairs, %d faulted; daemon: %d batches, %d lanes, load %.2f",
+		rounds, g.in.Load(), g.faults.Load(), st.Batches, st.BatchLanes, st.Load)
 }
