@@ -105,7 +105,7 @@ if [[ -n ${BENCH_PROCS:-} ]]; then
 				--seconds "$secs" --tsv "$tmp/p$i/$slot-$r.tsv" >"$tmp/p$i/$slot-$r.txt" 2>&1 &
 			pids+=($!)
 		done
-		for i in "${pids[@]}"; do wait "$i" || { echo "device.sh: a client process failed" >&2; status=1; }; done
+		for i in "${pids[@]}"; do wait "$i" || echo "device.sh: a client process failed (see $tmp/p*/$slot-$r.txt)" >&2; done
 		c1=$(proc_cpu "$daemon")
 		# TSV columns of one module: 4 ops/s, 5 ops per CPU-second, 7 ops.
 		awk -F'\t' -v dns=$((c1 - c0)) 'FNR > 1 { rate += $4; ops += $7; if ($5 > 0) cpu += $7 / $5 }
@@ -128,6 +128,12 @@ if [[ -n ${BENCH_PROCS:-} ]]; then
 			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$slot" "$n" "$rate" "$ccpu" "$dcpu" >>"$OUT/bench.tsv"
 		done
 	done
+	# A cell failed when a process left no row, an error or a status other than ok.
+	rows=$(cat "$tmp"/p*/*.tsv 2>/dev/null | awk -F'\t' -v op="$op" '$1 == op && $8 == 0 && $11 == "ok"' | wc -l)
+	if ((rows != n * 2 * rounds)); then
+		echo "device.sh: $((n * 2 * rounds - rows)) of $((n * 2 * rounds)) client cells failed" >&2
+		status=1
+	fi
 	awk -F'\t' 'NR > 1 { s[$2] += $4; c[$2] += $5 + $6; k[$2]++ }
 		END { if (k["device"] && k["soft"]) printf "\nmean: device %.0f ops/s, soft %.0f ops/s, device/soft %.2f (wall); CPU per op device %.0f us, soft %.0f us, soft/device %.2f (per CPU)\n",
 			s["device"] / k["device"], s["soft"] / k["soft"], (s["device"] / k["device"]) / (s["soft"] / k["soft"]),
