@@ -137,7 +137,7 @@ func (b *batcher) run(ops ...*batchOp) {
 		}
 		batch := b.take(k, ops)
 		if len(batch) == 0 { // another leader took them meanwhile
-			b.leaders--
+			b.leave()
 			continue
 		}
 		b.mu.Unlock()
@@ -148,10 +148,19 @@ func (b *batcher) run(ops ...*batchOp) {
 		for _, op := range batch {
 			op.state = opDone
 		}
-		b.leaders--
-		b.cond.Broadcast()
+		b.leave()
 	}
 	b.mu.Unlock()
+}
+
+// leave gives up a leader slot and wakes the waiters, whichever way the
+// slot ends: a waiter of another queue may have found no slot free only
+// because of this one, and nothing else may wake it (the leader whose
+// batch took this one's operations may have woken everyone already).
+// Under b.mu.
+func (b *batcher) leave() {
+	b.leaders--
+	b.cond.Broadcast()
 }
 
 // endLone ends a lone call's computation and, when others came
