@@ -206,14 +206,18 @@ deadcode:
 # them (and the module log) in build/bench/; the post-quantum, Ed448 and X25519
 # rows also beside their libraries called in Go (test/bench/pqlib, pqlib.txt).
 # BENCH_SECONDS (default 1), BENCH_THREADS (default 1,2), BENCH_ONLY (op ids:
-# build/bench/p11bench --list).
+# build/bench/p11bench --list). With the RSA-2048 sign rows (by default), a
+# concurrency sweep follows: RSA-2048 sign at 1, 2, 4, 8, 16 threads, ours and
+# SoftHSMv2, and openssl speed -multi T, drawn as build/bench/sweep.svg, with
+# our 8-thread row over openssl speed -multi 2 (BENCH_SWEEP, BENCH_SWEEP_THREADS).
 bench: deps build
 	BENCH_OUT=$(CURDIR)/$(BUILD)/bench test/bench/run.sh
 
 # The device engine (modexpd backed by the software engine, over a unix
 # socket) against the software engine used directly, through PKCS#11 from C
 # threads, on two slots of one module (issue 6). Same variables as bench;
-# DEVICE_OPTS adds options to the device spec.
+# DEVICE_OPTS adds options to the device spec; BENCH_PROCS=N runs N client
+# processes of one thread instead (test/bench/device.sh).
 bench-device: deps build
 	BENCH_OUT=$(CURDIR)/$(BUILD)/bench-device test/bench/device.sh
 

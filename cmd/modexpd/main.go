@@ -317,6 +317,9 @@ func status(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "bad frames %d  peers rejected %d  faults %v (injected %d)\n",
 		snap.BadFrames, snap.PeersRejected, snap.Faults, snap.FaultsInjected)
 	fmt.Fprintf(stdout, "load %.2f  served inline %d  pairs on two cores %d\n", snap.Load, snap.ServedInline, snap.PairsSplit)
+	if snap.Batches > 0 {
+		fmt.Fprintf(stdout, "batches %d  lanes %d (%.1f a batch)\n", snap.Batches, snap.BatchLanes, float64(snap.BatchLanes)/float64(snap.Batches))
+	}
 	names := make([]string, 0, len(snap.Ops))
 	for n := range snap.Ops {
 		names = append(names, n)

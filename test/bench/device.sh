@@ -17,6 +17,12 @@
 #   BENCH_ROUNDS=n       alternating rounds per cell (default 8)
 #   BENCH_OUT=dir        where the client, table, TSV and logs go (default build/bench-device)
 #   DEVICE_OPTS=opts     options appended to the device engine spec (e.g. wait=0,conns=1)
+#   MODEXPD_OPTS=opts    options added to `modexpd serve` (e.g. --cpuprofile FILE)
+#   BENCH_PROCS=n        instead of threads, n client processes of 1 thread each, all on one
+#                        slot at a time (each with its own copy of the tokens), device and soft
+#                        alternating in A-B-B-A rounds: modexpd serves the n processes together
+#                        where the in-process engine of each serves only its own; ops/s summed,
+#                        CPU per operation of the clients (and of modexpd) from their rusage
 # Extra arguments are passed to p11bench.
 set -euo pipefail
 
@@ -46,7 +52,7 @@ chmod 700 "$tmp/run"
 cp "$(readlink -f "$OURS")" "$tmp/lib/libmodexp-pkcs11.so"
 cp "$(readlink -f "$MODEXPD")" "$tmp/lib/modexpd"
 sock=$tmp/run/modexpd.sock
-"$tmp/lib/modexpd" serve --listen "unix:$sock" --engine soft --log "$OUT/modexpd.log" &
+"$tmp/lib/modexpd" serve --listen "unix:$sock" --engine soft --log "$OUT/modexpd.log" ${MODEXPD_OPTS:-} &
 daemon=$!
 for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.05; done
 [[ -S $sock ]] || { echo "device.sh: modexpd did not start (see $OUT/modexpd.log)" >&2; exit 2; }
@@ -76,6 +82,68 @@ args=(--name device --module "$tmp/lib/libmodexp-pkcs11.so" --label bench-device
 # device slot), so that the measured run below signs only.
 "$OUT/p11bench" "${args[@]}" --seconds 0.1 --rounds 1 --threads 1 >"$OUT/setup.txt" 2>&1 ||
 	{ cat "$OUT/setup.txt" >&2; exit 2; }
+
+if [[ -n ${BENCH_PROCS:-} ]]; then
+	# n processes, each with the tokens made above copied to its own
+	# directory and a configuration pointing at them.
+	n=$BENCH_PROCS
+	for i in $(seq "$n"); do
+		mkdir -p "$tmp/p$i"
+		cp "$tmp/device.db" "$tmp/soft.db" "$tmp/p$i/"
+		sed "s|$tmp/device.db|$tmp/p$i/device.db|; s|$tmp/soft.db|$tmp/p$i/soft.db|" "$tmp/modexp-token.toml" >"$tmp/p$i/modexp-token.toml"
+	done
+	op=${BENCH_ONLY:-rsa2048-sign-pkcs1}
+	secs=${BENCH_SECONDS:-2}
+	# cell SLOT ROUND: n processes signing at once on SLOT; prints
+	# "ops_per_s client_cpu_us_per_op daemon_cpu_us_per_op".
+	cell() {
+		local slot=$1 r=$2 pids=() i c0 c1
+		c0=$(proc_cpu "$daemon")
+		for i in $(seq "$n"); do
+			MODEXP_TOKEN_CONF=$tmp/p$i/modexp-token.toml "$OUT/p11bench" --name "$slot" --module "$tmp/lib/libmodexp-pkcs11.so" \
+				--label "bench-$slot" --pin 123456 --so-pin 87654321 --only "$op" --threads 1 --rounds 1 \
+				--seconds "$secs" --tsv "$tmp/p$i/$slot-$r.tsv" >"$tmp/p$i/$slot-$r.txt" 2>&1 &
+			pids+=($!)
+		done
+		for i in "${pids[@]}"; do wait "$i" || echo "device.sh: a client process failed (see $tmp/p*/$slot-$r.txt)" >&2; done
+		c1=$(proc_cpu "$daemon")
+		# TSV columns of one module: 4 ops/s, 5 ops per CPU-second, 7 ops.
+		awk -F'\t' -v dns=$((c1 - c0)) 'FNR > 1 { rate += $4; ops += $7; if ($5 > 0) cpu += $7 / $5 }
+			END { printf "%.0f %.0f %.0f\n", rate, (ops ? cpu * 1e6 / ops : 0), (ops ? dns / 1e3 / ops : 0) }' "$tmp"/p*/"$slot-$r.tsv"
+	}
+	status=0
+	rounds=${BENCH_ROUNDS:-4}
+	{
+		echo "# $n client processes x 1 thread, $op, ${secs} s a cell, $rounds rounds (A-B-B-A); $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+		printf '%-6s %-7s %10s %18s %18s\n' round slot "ops/s" "client CPU us/op" "modexpd CPU us/op"
+	} >"$OUT/bench.txt"
+	printf 'round\tslot\tprocs\tops_per_s\tclient_cpu_us_per_op\tdaemon_cpu_us_per_op\n' >"$OUT/bench.tsv"
+	for r in $(seq "$rounds"); do
+		order=(device soft)
+		((r % 2 == 0)) && order=(soft device)
+		for slot in "${order[@]}"; do
+			read -r rate ccpu dcpu < <(cell "$slot" "$r")
+			[[ $slot == soft ]] && dcpu=0
+			printf '%-6s %-7s %10s %18s %18s\n' "$r" "$slot" "$rate" "$ccpu" "$dcpu" >>"$OUT/bench.txt"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$r" "$slot" "$n" "$rate" "$ccpu" "$dcpu" >>"$OUT/bench.tsv"
+		done
+	done
+	# A cell failed when a process left no row, an error or a status other than ok.
+	rows=$(cat "$tmp"/p*/*.tsv 2>/dev/null | awk -F'\t' -v op="$op" '$1 == op && $8 == 0 && $11 == "ok"' | wc -l)
+	if ((rows != n * 2 * rounds)); then
+		echo "device.sh: $((n * 2 * rounds - rows)) of $((n * 2 * rounds)) client cells failed" >&2
+		status=1
+	fi
+	awk -F'\t' 'NR > 1 { s[$2] += $4; c[$2] += $5 + $6; k[$2]++ }
+		END { if (k["device"] && k["soft"]) printf "\nmean: device %.0f ops/s, soft %.0f ops/s, device/soft %.2f (wall); CPU per op device %.0f us, soft %.0f us, soft/device %.2f (per CPU)\n",
+			s["device"] / k["device"], s["soft"] / k["soft"], (s["device"] / k["device"]) / (s["soft"] / k["soft"]),
+			c["device"] / k["device"], c["soft"] / k["soft"], (c["soft"] / k["soft"]) / (c["device"] / k["device"]) }' "$OUT/bench.tsv" >>"$OUT/bench.txt"
+	"$tmp/lib/modexpd" status --listen "unix:$sock" >"$OUT/modexpd-status.txt" 2>&1 || true
+	cat "$OUT/bench.txt"
+	echo
+	cat "$OUT/modexpd-status.txt"
+	exit "$status"
+fi
 
 cpu0=$(proc_cpu "$daemon")
 status=0

@@ -24,6 +24,11 @@
 #   BENCH_OPENSSL=0|1    also run `openssl speed [-multi T] rsa2048` at each thread count T after
 #                        the cells (default 1 when the RSA-2048 sign rows are selected): the
 #                        library's own rate on the same machine in the same run
+#   BENCH_SWEEP=0|1      the concurrency sweep after the cells (default as BENCH_OPENSSL): RSA-2048
+#                        PKCS#1 sign at BENCH_SWEEP_THREADS (default 1,2,4,8,16) threads, ours and
+#                        SoftHSMv2, then openssl speed -multi T at each T and -multi 2; the ratio
+#                        of our 8-thread row to -multi 2; sweep.txt, sweep.tsv, sweep-openssl.tsv,
+#                        sweep.svg (ops/s against threads)
 # Extra arguments are passed to p11bench.
 set -euo pipefail
 
@@ -101,19 +106,20 @@ status=0
 # sign operations per CPU-second, the CPU read with the shell's time
 # (speed signs for BENCH_SECONDS, then verifies as long: half its CPU is
 # counted as signing's).
-openssl_default=0
-if [[ -z "${BENCH_ONLY:-}" || ",${BENCH_ONLY}," == *rsa2048,* || ",${BENCH_ONLY}," == *rsa2048-sign* || ",${BENCH_ONLY}," == *,sign* ]]; then openssl_default=1; fi
-if [[ "${BENCH_OPENSSL:-$openssl_default}" == 1 ]] && command -v openssl >/dev/null; then
-	secs=${BENCH_SECONDS:-1}
+# openssl_speed THREADS TSV TXT: openssl speed -multi T rsa2048 at each
+# thread count T of the comma-separated THREADS; rows appended to TXT, the
+# TSV (threads, sign_per_s, sign_per_cpu_s) written anew.
+openssl_speed() {
+	local secs=${BENCH_SECONDS:-1} t line sign percpu cpu
 	secs=${secs%.*}
 	((secs >= 1)) || secs=1
 	{
 		echo
 		echo "# openssl speed rsa2048 (OpenSSL $(openssl version | cut -d' ' -f2)), ${secs} s of signing per process"
 		printf '%-34s %3s %14s %14s\n' "operation" "thr" "sign/s (wall)" "sign/CPU-s"
-	} >>"$OUT/bench.txt"
-	printf 'threads\tsign_per_s\tsign_per_cpu_s\n' >"$OUT/openssl.tsv"
-	IFS=, read -r -a threads <<<"${BENCH_THREADS:-1,2}"
+	} >>"$3"
+	printf 'threads\tsign_per_s\tsign_per_cpu_s\n' >"$2"
+	IFS=, read -r -a threads <<<"$1"
 	for t in "${threads[@]}"; do
 		args=(speed -elapsed -seconds "$secs" -mr)
 		((t > 1)) && args+=(-multi "$t")
@@ -124,12 +130,59 @@ if [[ "${BENCH_OPENSSL:-$openssl_default}" == 1 ]] && command -v openssl >/dev/n
 		read -r sign percpu < <(awk -v l="$line" -v c="$cpu" -v s="$secs" 'BEGIN {
 			split(l, f, ":"); split(c, u, " "); cpu = (u[1] + u[2]) / 2
 			printf "%.0f %.0f\n", f[4], (cpu > 0 ? f[4] * s / cpu : 0) }')
-		printf '%-34s %3d %14s %14s\n' "openssl speed rsa2048 sign" "$t" "$sign" "$percpu" >>"$OUT/bench.txt"
-		printf '%d\t%s\t%s\n' "$t" "$sign" "$percpu" >>"$OUT/openssl.tsv"
+		printf '%-34s %3d %14s %14s\n' "openssl speed rsa2048 sign" "$t" "$sign" "$percpu" >>"$3"
+		printf '%d\t%s\t%s\n' "$t" "$sign" "$percpu" >>"$2"
 	done
+}
+
+openssl_default=0
+if [[ -z "${BENCH_ONLY:-}" || ",${BENCH_ONLY}," == *rsa2048,* || ",${BENCH_ONLY}," == *rsa2048-sign* || ",${BENCH_ONLY}," == *,sign* ]]; then openssl_default=1; fi
+have_openssl=0
+command -v openssl >/dev/null && have_openssl=1
+if [[ "${BENCH_OPENSSL:-$openssl_default}" == 1 && $have_openssl == 1 ]]; then
+	openssl_speed "${BENCH_THREADS:-1,2}" "$OUT/openssl.tsv" "$OUT/bench.txt"
+fi
+
+# The concurrency sweep: RSA-2048 PKCS#1 signing at each of
+# BENCH_SWEEP_THREADS threads, ours and SoftHSMv2 alternating as above,
+# then openssl speed -multi T rsa2048 at each T right after, in the same
+# run; the ratio of our 8-thread row to `openssl speed -multi 2` (two
+# processes: the machine's two cores) printed, and the three drawn
+# against the thread count in sweep.svg.
+if [[ "${BENCH_SWEEP:-$openssl_default}" == 1 ]]; then
+	sweep_threads=${BENCH_SWEEP_THREADS:-1,2,4,8,16}
+	{
+		echo
+		echo "# concurrency sweep: RSA-2048 sign SHA256-RSA-PKCS at $sweep_threads threads"
+	} >"$OUT/sweep.txt"
+	"$OUT/p11bench" \
+		--name ModExp --module "$tmp/lib/libmodexp-pkcs11.so" --label bench-ours --pin 123456 --so-pin 87654321 \
+		--name2 SoftHSMv2 --module2 "$SOFTHSM" --label2 bench-softhsm --pin2 123456 --so-pin2 87654321 \
+		--seconds "${BENCH_SECONDS:-1}" --threads "$sweep_threads" --rounds "${BENCH_ROUNDS:-4}" \
+		--only rsa2048-sign-pkcs1 --tsv "$OUT/sweep.tsv" "$@" >>"$OUT/sweep.txt" || status=$?
+	if [[ $have_openssl == 1 ]]; then
+		ot=$sweep_threads
+		[[ ",$ot," == *,2,* ]] || ot=$ot,2
+		openssl_speed "$ot" "$OUT/sweep-openssl.tsv" "$OUT/sweep.txt"
+		# Ours at 8 threads against openssl speed -multi 2, wall and per CPU.
+		awk -F'\t' 'FNR == 1 { next } FILENAME ~ /openssl/ { if ($1 == 2) { o = $2; oc = $3 }; next }
+			$3 == 8 { m = $4; mc = $8 }
+			END { if (m && o) printf "\nours at 8 threads / openssl speed -multi 2 rsa2048: %.0f / %.0f sign/s = %.2f (wall); %.0f / %.0f sign/CPU-s = %.2f (per CPU)\n",
+				m, o, m / o, mc, oc, (oc ? mc / oc : 0) }' "$OUT/sweep.tsv" "$OUT/sweep-openssl.tsv" >>"$OUT/sweep.txt"
+	fi
+	if [[ -s "$OUT/sweep.tsv" ]]; then
+		ossl=()
+		[[ -s "$OUT/sweep-openssl.tsv" ]] && ossl=(-openssl "$OUT/sweep-openssl.tsv")
+		(cd "$root" && ${GO:-go} run ./test/bench/benchchart -sweep "${ossl[@]}" -o "$OUT/sweep.svg" "$OUT/sweep.tsv") ||
+			echo "run.sh: the sweep chart could not be drawn" >&2
+	fi
 fi
 
 cat "$OUT/bench.txt"
+if [[ -s "$OUT/sweep.txt" ]]; then
+	cat "$OUT/sweep.txt"
+	[[ -s "$OUT/sweep.svg" ]] && echo "# sweep chart: $OUT/sweep.svg"
+fi
 if [[ -s "$OUT/bench.tsv" ]]; then
 	echo
 	echo "# TSV ($OUT/bench.tsv)"

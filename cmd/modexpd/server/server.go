@@ -167,10 +167,19 @@ func (s *Server) Stats() Snapshot {
 	snap.Draining = s.draining.Load()
 	snap.InFlight = s.inflight.Load()
 	snap.Load = float64(s.load.Load()) / loadOne
+	if bs, ok := s.cfg.Engine.(batchStatser); ok {
+		snap.Batches, snap.BatchLanes = bs.BatchStats()
+	}
 	for _, f := range s.cfg.Faults {
 		snap.Faults = append(snap.Faults, f.String())
 	}
 	return snap
+}
+
+// batchStatser is an engine that counts its batches (the software
+// engine's scheduler).
+type batchStatser interface {
+	BatchStats() (batches, lanes int64)
 }
 
 // ErrServerClosed is returned by Serve after Shutdown or Close.

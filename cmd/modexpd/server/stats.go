@@ -76,20 +76,25 @@ func (s *stats) connDelta(d int) {
 
 // Snapshot is the daemon's state as STATUS reports it (JSON).
 type Snapshot struct {
-	Engine           string                `json:"engine"`
-	Faults           []string              `json:"faults,omitempty"`
-	UptimeSeconds    float64               `json:"uptime_seconds"`
-	Draining         bool                  `json:"draining"`
-	Connections      int                   `json:"connections"`
-	ConnectionsTotal uint64                `json:"connections_total"`
-	PeersRejected    uint64                `json:"peers_rejected"`
-	BadFrames        uint64                `json:"bad_frames"`
-	FaultsInjected   uint64                `json:"faults_injected"`
-	InFlight         int64                 `json:"in_flight"`
-	PairsSplit       uint64                `json:"pairs_split"`   // MODEXP_PAIRs run on two cores
-	ServedInline     uint64                `json:"served_inline"` // requests served by their connection's reader
-	Load             float64               `json:"load"`          // recent average of other requests in flight at arrival
-	Ops              map[string]OpSnapshot `json:"ops"`
+	Engine           string   `json:"engine"`
+	Faults           []string `json:"faults,omitempty"`
+	UptimeSeconds    float64  `json:"uptime_seconds"`
+	Draining         bool     `json:"draining"`
+	Connections      int      `json:"connections"`
+	ConnectionsTotal uint64   `json:"connections_total"`
+	PeersRejected    uint64   `json:"peers_rejected"`
+	BadFrames        uint64   `json:"bad_frames"`
+	FaultsInjected   uint64   `json:"faults_injected"`
+	InFlight         int64    `json:"in_flight"`
+	PairsSplit       uint64   `json:"pairs_split"`   // MODEXP_PAIRs run on two cores
+	ServedInline     uint64   `json:"served_inline"` // requests served by their connection's reader
+	Load             float64  `json:"load"`          // recent average of other requests in flight at arrival
+	// Batches and BatchLanes are the engine's batches run and the
+	// exponentiations they held (an engine with BatchStats, the software
+	// engine's scheduler; zero otherwise).
+	Batches    int64                 `json:"batches"`
+	BatchLanes int64                 `json:"batch_lanes"`
+	Ops        map[string]OpSnapshot `json:"ops"`
 }
 
 // OpSnapshot is one operation's counters. Latencies are from receipt of the

@@ -208,7 +208,11 @@ func (e *Engine) once(ctx context.Context, req *wire.Frame) (*wire.Frame, error)
 		e.dropSession(s, err)
 		return nil, err
 	}
-	resp, err := s.await(ctx, f.ID, ch, e.cfg.ReadWait)
+	wait := e.readWait()
+	resp, err := s.await(ctx, f.ID, ch, wait)
+	if wait > 0 {
+		e.waiters.Add(-1)
+	}
 	switch {
 	case err == nil:
 		if resp.Op != f.Op {
@@ -237,6 +241,26 @@ func (e *Engine) once(ctx context.Context, req *wire.Frame) (*wire.Frame, error)
 		s.send(c, time.Now().Add(cancelTimeout)) // best effort; a failure ends the session
 		return nil, ctx.Err()
 	}
+}
+
+// readWait is how long this request's reads may wait in the kernel,
+// keeping the caller's P (Config.ReadWait): the configured wait while
+// fewer than waitSlots callers wait so, else none: the caller parks on the
+// netpoller and its P goes to the other callers. A thread waiting in the
+// kernel holds a P, and with a P held per waiting caller the callers
+// beyond GOMAXPROCS could not even send their requests: the device would
+// see at most GOMAXPROCS of them at once, however many threads sign, and
+// have nothing to batch. A positive result takes a slot, which the
+// caller gives back (waiters.Add(-1)).
+func (e *Engine) readWait() time.Duration {
+	if e.cfg.ReadWait <= 0 {
+		return 0
+	}
+	if e.waiters.Add(1) > e.waitSlots {
+		e.waiters.Add(-1)
+		return 0
+	}
+	return e.cfg.ReadWait
 }
 
 func u32(v uint32) []byte { return []byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)} }

@@ -23,7 +23,8 @@
 // conns is the number of connections kept for one request at a time
 // (default the device's cores, at least 2; 0: every request multiplexed on
 // one connection); wait is how long a caller waits for its answer in the kernel
-// before parking on the Go netpoller (unix sockets; default 2 ms, 0: off).
+// before parking on the Go netpoller (unix sockets; default 2 ms, 0: off; at
+// most GOMAXPROCS − 1 callers at once, at least one).
 // Paths may not contain commas.
 //
 // # Behaviour
@@ -63,6 +64,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -139,7 +141,9 @@ type Config struct {
 	// parking on the Go netpoller (see engine/backend/device/rawsock): 0
 	// means DefaultReadWait, a negative value not at all. The thread keeps
 	// its Go P meanwhile (other goroutines may wait for one up to 5 ms);
-	// an answer that takes longer is then awaited on the netpoller.
+	// an answer that takes longer is then awaited on the netpoller. At
+	// most GOMAXPROCS − 1 callers (at least one) wait so at once; the
+	// others park at once, leaving Ps to the callers that have yet to send.
 	ReadWait time.Duration
 	// PeerUID (unix sockets) is the uid the listening daemon must run as
 	// (SO_PEERCRED); nil: root or this process's effective uid. The
@@ -256,7 +260,11 @@ type Engine struct {
 	br     *breaker
 	nextID atomic.Uint32
 	slots  chan struct{} // the device's MAX_INFLIGHT
-	pairOp bool          // INFO's OPS lists MODEXP_PAIR
+	// waiters are the callers whose reads may wait in the kernel now, at
+	// most waitSlots (GOMAXPROCS − 1, at least 1): see readWait.
+	waiters   atomic.Int64
+	waitSlots int64
+	pairOp    bool // INFO's OPS lists MODEXP_PAIR
 
 	mu         sync.Mutex
 	sessions   []*session // solo connections, at most maxConns
@@ -308,7 +316,8 @@ func New(ctx context.Context, cfg Config) (engine.Engine, error) {
 	if cfg.ReadWait == 0 {
 		cfg.ReadWait = DefaultReadWait
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger, br: newBreaker(cfg.FailureThreshold, cfg.Cooldown, max(MaxCooldown, cfg.Cooldown))}
+	e := &Engine{cfg: cfg, log: cfg.Logger, br: newBreaker(cfg.FailureThreshold, cfg.Cooldown, max(MaxCooldown, cfg.Cooldown)),
+		waitSlots: int64(max(1, runtime.GOMAXPROCS(0)-1))}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modexp-token/modexp-token/engine/arith/mont"
 )
@@ -12,17 +13,31 @@ import (
 // engine (the threads of a process, the clients of modexpd) are gathered
 // and run up to mont.BatchLanes at a time on the 8-lane IFMA kernel.
 //
-// A call alone in flight runs at once on the single-buffer kernel (Exp,
-// or ExpPair for the two CRT halves), exactly as without the scheduler:
-// a lone signer's latency does not grow. Otherwise its operations join a
-// queue (one per modulus size) and the caller waits until they are done
-// or until it may lead a batch: when none runs, or when one of the
-// engine's leader slots (one per core) is free and either there are no
-// more calls in flight than slots or half a batch is queued. A leader runs one batch: its own operations first, then the
-// oldest queued ones of the same size, up to 8, and leaves the slot. So
-// no caller waits longer than the batches already running take, and each
-// caller leads at most one batch. Small batches run on
-// the single-buffer kernel, which is faster for them (batchMin).
+// A call alone in flight, when lately the callers have been no more than
+// the cores, runs at once on the single-buffer kernel (Exp, or ExpPair
+// for the two CRT halves), exactly as without the scheduler: a lone
+// signer's latency does not grow. Otherwise its operations join a queue
+// (one per modulus size) and the caller waits until they are done or it
+// may lead a batch (mayLead). A leader runs one batch: its own operations
+// first, then the oldest queued ones of the same size, up to 8, and
+// leaves its slot (one per core). Each caller leads at most one batch.
+// Small batches run on the single-buffer kernel, which is faster for them
+// (batchMin).
+//
+// "Lately" is the most calls seen in flight at once (peak), decaying by
+// one every peakDecay calls that see fewer. With no more callers than
+// cores, each may have a core: a caller leads when a slot is free and the
+// calls in flight are no more than the slots, or half a batch is queued.
+// With more (8 threads on 2 cores, or 4 clients of modexpd whose requests
+// wait on sockets while their token pads and checks), the callers are
+// more than the calls in flight at any moment, and a pair started on a
+// free core would take the core those callers need and leave the next
+// batch short: then a full batch leads on any free slot, and otherwise
+// one batch at a time, once the queue holds what the callers lately gave
+// together (peak calls of the last call's size) or its oldest operation
+// has waited batchFill (400 µs). That wait is the scheduler's only one
+// that a running computation does not bound.
+//
 // Blinding and the check of every result stay in the callers
 // (engine/rsa, engine/dsa, engine/dh): the scheduler only computes.
 
@@ -32,7 +47,8 @@ type batchOp struct {
 	m     *mont.Modulus
 	x     []uint64
 	e     []byte
-	state uint8 // opQueued, opTaken, opDone; under batcher.mu
+	at    time.Time // when it was queued
+	state uint8     // opQueued, opTaken, opDone; under batcher.mu
 }
 
 const (
@@ -41,14 +57,28 @@ const (
 	opDone
 )
 
+// batchFill bounds how long a partial batch waits for more operations
+// when the callers are more than the cores: about one 8-lane pass at
+// 1024 bits (BenchmarkExpBatch: 348 µs; a pass costs the same with any
+// number of lanes). 4 client processes of modexpd, RSA-2048: 150 µs gave
+// 5.1–5.5 lanes a batch and 422 µs of CPU a signature, 400 µs 6.8–7.2
+// lanes and 374–413 µs (BENCH_PROCS=4 test/bench/device.sh, alternating).
+var batchFill = 400 * time.Microsecond
+
 // batcher is one engine's scheduler.
 type batcher struct {
-	calls   atomic.Int64 // calls in flight
-	mu      sync.Mutex
-	cond    sync.Cond
-	queue   map[int][]*batchOp // by limb count, oldest first
-	leaders int
-	limit   int
+	calls atomic.Int64 // calls in flight
+	// lone counts the calls computing alone, outside the queue (a core
+	// each); peak is the most calls in flight lately and fall the calls
+	// that saw fewer since it last moved (notePeak); width is the number
+	// of operations of the last call.
+	lone, peak, fall, width atomic.Int64
+	mu                      sync.Mutex
+	cond                    sync.Cond
+	queue                   map[int][]*batchOp // by limb count, oldest first
+	leaders                 int
+	limit                   int
+	filling                 bool // a batchFill timer is armed
 	// exec computes a batch of operations of one size (execBatch; tests
 	// substitute it).
 	exec func(ops []*batchOp)
@@ -66,20 +96,32 @@ func newBatcher(cores int) *batcher {
 // run computes the operations (all of one limb count, each CanBatch),
 // batched with the others in flight when there are some.
 func (b *batcher) run(ops ...*batchOp) {
-	if b.calls.Add(1) == 1 {
-		defer b.calls.Add(-1)
+	n := b.calls.Add(1)
+	defer b.calls.Add(-1)
+	b.notePeak(n)
+	b.width.Store(int64(len(ops)))
+	if n == 1 && !b.crowded() {
+		b.lone.Add(1)
 		execDirect(ops) // alone: the single-buffer kernel, no wait
+		b.endLone()
 		return
 	}
-	defer b.calls.Add(-1)
 	k := ops[0].m.Limbs()
+	now := time.Now()
 	b.mu.Lock()
 	for _, op := range ops {
-		op.state = opQueued
+		op.state, op.at = opQueued, now
 	}
 	b.queue[k] = append(b.queue[k], ops...)
 	for !allDone(ops) {
-		if !anyQueued(ops) || !b.mayLead(k) {
+		if !anyQueued(ops) {
+			b.cond.Wait()
+			continue
+		}
+		if lead, fill := b.mayLead(k); !lead {
+			if fill {
+				b.armFill(k)
+			}
 			b.cond.Wait()
 			continue
 		}
@@ -95,7 +137,7 @@ func (b *batcher) run(ops ...*batchOp) {
 		}
 		batch := b.take(k, ops)
 		if len(batch) == 0 { // another leader took them meanwhile
-			b.leaders--
+			b.leave()
 			continue
 		}
 		b.mu.Unlock()
@@ -106,23 +148,97 @@ func (b *batcher) run(ops ...*batchOp) {
 		for _, op := range batch {
 			op.state = opDone
 		}
-		b.leaders--
-		b.cond.Broadcast()
+		b.leave()
 	}
 	b.mu.Unlock()
 }
 
-// mayLead reports whether a caller with operations in queue k may lead a
-// batch now: when no batch runs; when a slot is free and there are no
-// more calls in flight than slots (each may have a core); or when a slot
-// is free and the queue holds half a batch. Otherwise, with more calls
-// than cores, a leader for a few operations would run them at a loss:
-// they wait for a running batch to end and join the next. Under b.mu.
-func (b *batcher) mayLead(k int) bool {
-	if b.leaders == 0 {
-		return true
+// leave gives up a leader slot and wakes the waiters, whichever way the
+// slot ends: a waiter of another queue may have found no slot free only
+// because of this one, and nothing else may wake it (the leader whose
+// batch took this one's operations may have woken everyone already).
+// Under b.mu.
+func (b *batcher) leave() {
+	b.leaders--
+	b.cond.Broadcast()
+}
+
+// endLone ends a lone call's computation and, when others came
+// meanwhile, wakes them: the core it took is free.
+func (b *batcher) endLone() {
+	b.lone.Add(-1)
+	if b.calls.Load() > 1 {
+		b.mu.Lock()
+		b.cond.Broadcast()
+		b.mu.Unlock()
 	}
-	return b.leaders < b.limit && (b.calls.Load() <= int64(b.limit) || 2*len(b.queue[k]) >= mont.BatchLanes)
+}
+
+// peakDecay is how many calls that see fewer in flight than the peak
+// lower it by one.
+const peakDecay = 64
+
+// notePeak folds n, the calls in flight at a call's arrival (itself
+// included), into the peak. Racing updates may lose a step; the peak is
+// only a hint.
+func (b *batcher) notePeak(n int64) {
+	p := b.peak.Load()
+	if n >= p {
+		if n > p {
+			b.peak.Store(n)
+		}
+		b.fall.Store(0)
+		return
+	}
+	if b.fall.Add(1) >= peakDecay {
+		b.fall.Store(0)
+		b.peak.CompareAndSwap(p, p-1)
+	}
+}
+
+// crowded reports whether the callers have lately been more than the
+// leader slots (the cores).
+func (b *batcher) crowded() bool { return b.peak.Load() > int64(b.limit) }
+
+// mayLead reports whether a caller with operations in queue k may lead a
+// batch now (see the scheduler's description above), and, when not,
+// whether it waits for the queue to fill (armFill: nothing else computes,
+// so no batch's end will wake it). Under b.mu.
+func (b *batcher) mayLead(k int) (lead, fill bool) {
+	busy := b.leaders + int(b.lone.Load())
+	if busy >= b.limit {
+		return false, false
+	}
+	q := b.queue[k]
+	if !b.crowded() {
+		return busy == 0 || b.calls.Load() <= int64(b.limit) || 2*len(q) >= mont.BatchLanes, false
+	}
+	if len(q) >= mont.BatchLanes {
+		return true, false
+	}
+	if busy > 0 {
+		return false, false
+	}
+	want := min(int64(mont.BatchLanes), b.peak.Load()*max(1, b.width.Load()))
+	if int64(len(q)) >= want || !time.Now().Before(q[0].at.Add(batchFill)) {
+		return true, false
+	}
+	return false, true
+}
+
+// armFill makes sure the waiters of queue k are woken when its oldest
+// operation has waited batchFill. Under b.mu.
+func (b *batcher) armFill(k int) {
+	if b.filling {
+		return
+	}
+	b.filling = true
+	time.AfterFunc(time.Until(b.queue[k][0].at.Add(batchFill)), func() {
+		b.mu.Lock()
+		b.filling = false
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	})
 }
 
 // take removes from queue k and returns the caller's queued operations

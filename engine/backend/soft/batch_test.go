@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine"
@@ -90,16 +91,22 @@ func TestBatchedConcurrent(t *testing.T) {
 // expected results.
 func testOps(t *testing.T, r *rand.Rand, n int) ([]*batchOp, []*big.Int) {
 	t.Helper()
+	return testOpsBits(t, r, n, 1024)
+}
+
+// testOpsBits is testOps for moduli of the given size.
+func testOpsBits(t *testing.T, r *rand.Rand, n, bits int) ([]*batchOp, []*big.Int) {
+	t.Helper()
 	ops := make([]*batchOp, n)
 	want := make([]*big.Int, n)
 	for i := range ops {
-		nb := randop.Odd(r, 1024)
+		nb := randop.Odd(r, bits)
 		m, err := mont.NewModulus(nb.Bytes())
 		if err != nil {
 			t.Fatal(err)
 		}
-		x := new(big.Int).Mod(randop.Bits(r, 1024), nb)
-		e := randop.Bits(r, 1024).Bytes()
+		x := new(big.Int).Mod(randop.Bits(r, bits), nb)
+		e := randop.Bits(r, bits).Bytes()
 		xl := make([]uint64, m.Limbs())
 		mont.SetBytes(xl, x.Bytes())
 		ops[i] = &batchOp{m: m, x: xl, e: e}
@@ -158,13 +165,7 @@ func holdFirst(b *batcher, inner func([]*batchOp)) (release func(), sizes func()
 		for len(sizes()) == 0 {
 			runtime.Gosched()
 		}
-		for {
-			b.mu.Lock()
-			q := len(b.queue[k])
-			b.mu.Unlock()
-			if q == n {
-				return
-			}
+		for b.queueLen(k) != n {
 			runtime.Gosched()
 		}
 	}
@@ -231,4 +232,195 @@ func TestBatcherBoundedByLanes(t *testing.T) {
 		t.Fatalf("batch sizes %v", sizes())
 	}
 	checkOps(t, ops, want)
+}
+
+// recordSizes makes b's exec record the batch sizes and compute with
+// execDirect; sizes returns them.
+func recordSizes(b *batcher) (sizes func() []int) {
+	var mu sync.Mutex
+	var got []int
+	b.exec = func(ops []*batchOp) {
+		mu.Lock()
+		got = append(got, len(ops))
+		mu.Unlock()
+		execDirect(ops)
+	}
+	return func() []int {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+}
+
+// crowdedBatcher is a 2-slot scheduler whose callers were lately peak
+// at once, recording its batch sizes.
+func crowdedBatcher(peak int64) (*batcher, func() []int) {
+	b := newBatcher(2)
+	sizes := recordSizes(b)
+	b.peak.Store(peak)
+	return b, sizes
+}
+
+// wantSizes checks the batch sizes run.
+func wantSizes(t *testing.T, sizes func() []int, want ...int) {
+	t.Helper()
+	if got := sizes(); !slices.Equal(got, want) {
+		t.Fatalf("batch sizes %v, want %v", got, want)
+	}
+}
+
+// queueLen is the length of queue k.
+func (b *batcher) queueLen(k int) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue[k])
+}
+
+// queued waits until queue k of b holds n operations, failing if a batch
+// runs first (polling with runtime.Gosched: no clock).
+func queued(t *testing.T, b *batcher, sizes func() []int, k, n int) {
+	t.Helper()
+	for b.queueLen(k) != n {
+		if s := sizes(); len(s) > 0 {
+			t.Fatalf("a batch of %v ran before %d operations were queued", s, n)
+		}
+		runtime.Gosched()
+	}
+}
+
+// TestBatcherCrowdedGathers: with more callers lately than cores (peak 4
+// on 2 slots) and a lone computation holding one core, a pair does not
+// start on the free core: the pairs that follow queue behind it until a
+// full batch leads, so the four run as one batch of 8.
+func TestBatcherCrowdedGathers(t *testing.T) {
+	b, sizes := crowdedBatcher(4)
+	b.calls.Add(1) // the lone computation, held
+	b.lone.Add(1)
+	r := rand.New(rand.NewPCG(99, 100))
+	ops, want := testOps(t, r, 8)
+	var wg sync.WaitGroup
+	for i := 0; i < len(ops); i += 2 {
+		wg.Go(func() { b.run(ops[i], ops[i+1]) })
+		if i+2 < len(ops) { // the last makes a full batch, which runs
+			queued(t, b, sizes, 16, i+2)
+		}
+	}
+	wg.Wait()
+	b.calls.Add(-1)
+	b.endLone()
+	wantSizes(t, sizes, 8)
+	checkOps(t, ops, want)
+}
+
+// TestBatcherCrowdedFillBounded: crowded, with nothing computing, a pair
+// whose companions do not come is not held forever: it leads a batch of
+// its own once its wait (batchFill) is over.
+func TestBatcherCrowdedFillBounded(t *testing.T) {
+	b, sizes := crowdedBatcher(4)
+	ops, want := testOps(t, rand.New(rand.NewPCG(101, 102)), 2)
+	b.run(ops...)
+	wantSizes(t, sizes, 2)
+	checkOps(t, ops, want)
+}
+
+// TestBatcherPeakDecays: after a crowd (peak 3 on 2 slots) a lone caller
+// goes through the queue, but each call alone counts towards lowering the
+// peak, and the peakDecay-th runs at once again, outside the queue.
+func TestBatcherPeakDecays(t *testing.T) {
+	b, sizes := crowdedBatcher(3)
+	ops, _ := testOps(t, rand.New(rand.NewPCG(103, 104)), 1)
+	for range peakDecay - 1 { // (each replaces x: the results are not checked)
+		b.run(ops...)
+	}
+	if got := len(sizes()); got != peakDecay-1 {
+		t.Fatalf("%d of %d crowded calls went through the queue", got, peakDecay-1)
+	}
+	b.exec = func([]*batchOp) { t.Error("a lone call went through the queue once the crowd was gone") }
+	ops, want := testOps(t, rand.New(rand.NewPCG(105, 106)), 1)
+	b.run(ops...)
+	checkOps(t, ops, want)
+	if p := b.peak.Load(); p != 2 {
+		t.Fatalf("peak %d after %d lone calls, want 2", p, peakDecay)
+	}
+}
+
+// TestBatcherSlotFreedWakes: a caller that waits only because the one
+// slot is held is woken when the slot is given up, even by a leader that
+// found nothing left to take (its operations taken by another leader,
+// the one that also woke everyone before this slot was free): the lost
+// wake-up that hung TestBatchedConcurrent under -race.
+func TestBatcherSlotFreedWakes(t *testing.T) {
+	b := newBatcher(1)
+	sizes := recordSizes(b)
+	ops, want := testOps(t, rand.New(rand.NewPCG(111, 112)), 2)
+	b.mu.Lock()
+	b.leaders = 1 // a leader of another queue, between its claim and its take
+	b.mu.Unlock()
+	b.calls.Add(1) // its call: this one is not alone
+	done := make(chan struct{})
+	go func() { defer close(done); b.run(ops...) }()
+	queued(t, b, sizes, 16, 2)
+	b.mu.Lock()
+	b.leave() // its take came back empty
+	b.mu.Unlock()
+	<-done // a lost wake-up hangs here
+	b.calls.Add(-1)
+	wantSizes(t, sizes, 2)
+	checkOps(t, ops, want)
+}
+
+// TestBatcherStress runs many callers of one and two operations through
+// schedulers of 1 and 2 slots, crowded and not, with an exec that only
+// yields (the windows where a leader has let go of the lock are where a
+// wake-up can be lost): every call must return. A lost wake-up leaves a
+// caller in cond.Wait for ever, and the test is killed by go test's
+// -timeout. go test -race -count=20 -run BatcherStress ./engine/backend/soft
+func TestBatcherStress(t *testing.T) {
+	callers, calls := 12, 300
+	if testing.Short() {
+		calls = 60
+	}
+	// Two sizes, so two queues: a leader of one may find its queue taken
+	// while callers of the other wait for its slot.
+	ops, _ := testOps(t, rand.New(rand.NewPCG(107, 108)), 2*callers)
+	wide, _ := testOpsBits(t, rand.New(rand.NewPCG(109, 110)), callers, 2048)
+	for c := 1; c < callers; c += 2 {
+		ops[2*c], ops[2*c+1] = wide[c-1], wide[c]
+	}
+	for _, tc := range []struct {
+		limit int
+		peak  int64
+	}{{1, 0}, {2, 0}, {2, 16}} {
+		b := newBatcher(tc.limit)
+		b.peak.Store(tc.peak)
+		var ran atomic.Int64
+		b.exec = func(batch []*batchOp) {
+			if ran.Add(int64(len(batch)))%3 == 0 {
+				runtime.Gosched()
+			}
+		}
+		var wg sync.WaitGroup
+		for c := range callers {
+			wg.Go(func() {
+				for i := range calls {
+					own := []*batchOp{{m: ops[2*c].m, x: ops[2*c].x, e: ops[2*c].e}}
+					if (c+i)%2 == 1 { // a pair
+						own = append(own, &batchOp{m: ops[2*c+1].m, x: ops[2*c+1].x, e: ops[2*c+1].e})
+					}
+					b.run(own...)
+					for _, op := range own {
+						if op.state != opDone && op.state != opQueued { // opQueued: the lone path's zero value
+							t.Errorf("limit %d, peak %d: an operation returned in state %d", tc.limit, tc.peak, op.state)
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		left := b.queueLen(16) + b.queueLen(32)
+		if left != 0 || b.leaders != 0 || b.calls.Load() != 0 {
+			t.Fatalf("limit %d, peak %d: left behind: %d queued, %d leaders, %d calls", tc.limit, tc.peak, left, b.leaders, b.calls.Load())
+		}
+		t.Logf("limit %d, peak %d: %d operations batched in %d batches", tc.limit, tc.peak, ran.Load(), b.batches.Load())
+	}
 }

@@ -266,6 +266,17 @@ func (e *Engine) BatchWidth() int {
 	return mont.BatchLanes
 }
 
+// BatchStats reports the batches the scheduler has run and the
+// exponentiations (lanes) they held, since the engine was made; zeros when
+// it does not batch. A lone call, which runs outside the queue, is in
+// neither.
+func (e *Engine) BatchStats() (batches, lanes int64) {
+	if e.batch == nil {
+		return 0, 0
+	}
+	return e.batch.batches.Load(), e.batch.lanes.Load()
+}
+
 var (
 	_ engine.Engine      = (*Engine)(nil)
 	_ engine.PairEngine  = (*Engine)(nil)

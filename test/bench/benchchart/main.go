@@ -5,6 +5,12 @@
 //
 //	go run ./test/bench/benchchart -o build/bench/bench.svg build/bench/bench.tsv
 //
+// With -sweep it draws instead one operation's ops/s against the thread
+// count (run.sh's concurrency sweep, sweep.tsv), a line per module, and
+// one for `openssl speed -multi` from -openssl FILE (run.sh's TSV of it):
+//
+//	go run ./test/bench/benchchart -sweep -openssl build/bench/sweep-openssl.tsv -o build/bench/sweep.svg build/bench/sweep.tsv
+//
 // make bench runs it; it needs nothing but Go.
 package main
 
@@ -23,9 +29,11 @@ import (
 
 func main() {
 	out := flag.String("o", "", "SVG file to write (default stdout)")
-	title := flag.String("title", "ops/s, higher is better (log scale)", "chart title")
+	title := flag.String("title", "", "chart title (default: ops/s, higher is better (log scale); with -sweep: the operation's)")
+	sweepMode := flag.Bool("sweep", false, "draw ops/s against threads for the TSV's first operation")
+	openssl := flag.String("openssl", "", "with -sweep: run.sh's TSV of openssl speed -multi (threads, sign/s)")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: benchchart [-o out.svg] [-title T] bench.tsv")
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: benchchart [-o out.svg] [-title T] [-sweep [-openssl openssl.tsv]] bench.tsv")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -33,7 +41,16 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(flag.Arg(0), *out, *title); err != nil {
+	var err error
+	if *sweepMode {
+		err = runSweep(flag.Arg(0), *openssl, *out, *title)
+	} else {
+		if *title == "" {
+			*title = "ops/s, higher is better (log scale)"
+		}
+		err = run(flag.Arg(0), *out, *title)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchchart:", err)
 		os.Exit(1)
 	}
@@ -49,16 +66,24 @@ func run(in, out, title string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	w := io.Writer(os.Stdout)
-	if out != "" {
-		o, err := os.Create(out)
-		if err != nil {
-			return err
-		}
-		defer o.Close()
-		w = o
+	return writeOut(out, func(w io.Writer) error { return render(w, t, title) })
+}
+
+// writeOut runs draw on the file out (created), or on stdout when out is
+// empty.
+func writeOut(out string, draw func(io.Writer) error) error {
+	if out == "" {
+		return draw(os.Stdout)
 	}
-	return render(w, t, title)
+	o, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	if err := draw(o); err != nil {
+		o.Close()
+		return err
+	}
+	return o.Close()
 }
 
 // table is the part of the TSV the chart shows.
@@ -174,17 +199,7 @@ func render(w io.Writer, t *table, title string) error {
 	x := func(v float64) float64 { return left + plotW*(math.Log10(v)-lo)/(hi-lo) }
 
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="%.0f">`+"\n",
-		width, height, width, height, font)
-	fmt.Fprintf(&b, `<rect width="%.0f" height="%.0f" fill="white"/>`+"\n", width, height)
-	fmt.Fprintf(&b, `<text x="12" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", html.EscapeString(title))
-	// Legend.
-	lx := 12.0
-	for i, m := range t.modules {
-		fmt.Fprintf(&b, `<rect x="%.1f" y="32" width="12" height="12" fill="%s"/>`+"\n", lx, colors[i%len(colors)])
-		fmt.Fprintf(&b, `<text x="%.1f" y="42">%s</text>`+"\n", lx+16, html.EscapeString(m))
-		lx += 16 + textWidth(m, font) + 18
-	}
+	lx := svgHead(&b, width, height, font, title, t.modules)
 	if len(t.modules) > 1 {
 		fmt.Fprintf(&b, `<text x="%.1f" y="42" fill="#555">ratio = %s / %s</text>`+"\n", lx, html.EscapeString(t.modules[0]), html.EscapeString(t.modules[1]))
 	}
@@ -221,6 +236,22 @@ func render(w io.Writer, t *table, title string) error {
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// svgHead writes the SVG's opening, white background, title and legend
+// (a colour per name), and returns where the legend ends.
+func svgHead(b *strings.Builder, width, height, font float64, title string, names []string) float64 {
+	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="%.0f">`+"\n",
+		width, height, width, height, font)
+	fmt.Fprintf(b, `<rect width="%.0f" height="%.0f" fill="white"/>`+"\n", width, height)
+	fmt.Fprintf(b, `<text x="12" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", html.EscapeString(title))
+	lx := 12.0
+	for i, m := range names {
+		fmt.Fprintf(b, `<rect x="%.1f" y="32" width="12" height="12" fill="%s"/>`+"\n", lx, colors[i%len(colors)])
+		fmt.Fprintf(b, `<text x="%.1f" y="42">%s</text>`+"\n", lx+16, html.EscapeString(m))
+		lx += 16 + textWidth(m, font) + 18
+	}
+	return lx
 }
 
 // decade labels 10^e.
