@@ -32,7 +32,7 @@ func cmacMechanisms() []Mechanism {
 	}
 }
 
-// cmac is CMAC over a 128-bit (AES) or 64-bit (triple DES: mech_des.go)
+// cmac is CMAC over a 128-bit (AES) or 64-bit (triple DES: des.go)
 // block cipher.
 type cmac struct {
 	b      cipher.Block

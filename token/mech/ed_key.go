@@ -2,7 +2,7 @@ package mech
 
 // Edwards keys (CKK_EC_EDWARDS), Ed25519 and Ed448: the key type, its
 // CKA_EC_PARAMS and CKA_EC_POINT encodings, and the private key prepared
-// for signing. The mechanisms are in mech_eddsa.go (see its comment for
+// for signing. The mechanisms are in eddsa.go (see its comment for
 // the encodings).
 
 import (

@@ -39,7 +39,7 @@ const (
 )
 
 // messageFlags are the CKF_MESSAGE_* flags m's interfaces earn: a
-// messageCipher encrypts and decrypts messages, every signer and verifier
+// MessageCipher encrypts and decrypts messages, every signer and verifier
 // signs and verifies them, all of them in parts too (CKF_MULTI_MESSAGE).
 func messageFlags(m Mechanism) uint64 {
 	var f uint64

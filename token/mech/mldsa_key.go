@@ -3,7 +3,7 @@ package mech
 // ML-DSA keys (CKK_ML_DSA, FIPS 204; PKCS#11 3.2): the key type, its
 // parameter sets and encodings, and the private key prepared for signing.
 // github.com/cloudflare/circl's sign/mldsa does the arithmetic (in
-// constant time). The mechanisms are in mech_mldsa.go.
+// constant time). The mechanisms are in mldsa.go.
 //
 //   - CKA_PARAMETER_SET is CKP_ML_DSA_44, _65 or _87 (a CK_ULONG); another
 //     value is CKR_PARAMETER_SET_NOT_SUPPORTED.
