@@ -146,8 +146,8 @@ func mldsaSetOf(a attr.Map) (*mldsaSet, error) {
 	return MLDSASetByValue(v, ok)
 }
 
-// MLDSASPKI is the SubjectPublicKeyInfo of an ML-DSA public key.
-func MLDSASPKI(set *mldsaSet, pub []byte) []byte { return pqSPKI(set.OID, pub) }
+// mldsaSPKI is the SubjectPublicKeyInfo of an ML-DSA public key.
+func mldsaSPKI(set *mldsaSet, pub []byte) []byte { return pqSPKI(set.OID, pub) }
 
 // pqSPKI is a SubjectPublicKeyInfo with an absent algorithm parameter
 // (ML-DSA, SLH-DSA, Ed448).
@@ -173,7 +173,7 @@ func CompleteMLDSAPublic(a attr.Map) error {
 	if _, err := set.Scheme.UnmarshalBinaryPublicKey(pub); err != nil {
 		return Invalid(ck.CKA_VALUE, "not an "+set.name+" public key")
 	}
-	a[ck.CKA_PUBLIC_KEY_INFO] = MLDSASPKI(set, pub)
+	a[ck.CKA_PUBLIC_KEY_INFO] = mldsaSPKI(set, pub)
 	return nil
 }
 
@@ -288,7 +288,7 @@ func CompleteMLDSAPrivate(a attr.Map) error {
 	if err != nil {
 		return ck.Errorf(ck.CKR_FUNCTION_FAILED, "encode %s public key: %v", set.name, err)
 	}
-	a[ck.CKA_PUBLIC_KEY_INFO] = MLDSASPKI(set, pkb)
+	a[ck.CKA_PUBLIC_KEY_INFO] = mldsaSPKI(set, pkb)
 	return nil
 }
 
