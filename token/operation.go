@@ -1,8 +1,7 @@
 package token
 
-// Starting an operation (the common part of C_SignInit, C_VerifyInit,
-// C_EncryptInit, C_DecryptInit, C_DigestInit) and the RSA primitives the
-// mechanisms use.
+// Starting an operation: the common part of C_SignInit, C_VerifyInit,
+// C_EncryptInit, C_DecryptInit and C_DigestInit.
 
 import (
 	"github.com/modexp-token/modexp-token/token/attr"

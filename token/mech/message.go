@@ -1,5 +1,9 @@
 package mech
 
+// The message-based encryption of PKCS#11 3.0 as a mechanism sees it:
+// the per-message parameter, what goes back, MessageCipher and the
+// CKF_MESSAGE_* flags the interfaces earn.
+
 import "github.com/modexp-token/modexp-token/token/ck"
 
 // GCMMessageParams is CK_GCM_MESSAGE_PARAMS as the C layer decoded it: IV

@@ -1,5 +1,9 @@
 package mech
 
+// The seam: what a mechanism may use of the PKCS#11 state. The state
+// (package token, its seam.go) implements these interfaces; this package
+// never sees *operation, *slot or *object.
+
 import (
 	"hash"
 	"log/slog"

@@ -1,5 +1,8 @@
 package mech
 
+// Small helpers of the mechanisms: lengths, padding, constant-time
+// comparison, the error codes of unwrapping and derivation.
+
 import (
 	"context"
 	"crypto/subtle"
