@@ -225,10 +225,12 @@ bench-fleet: deps build
 	BENCH_OUT=$(CURDIR)/$(BUILD)/bench-fleet test/bench/fleet.sh
 
 # nginx with its TLS key on the token (libp11 engine), ours against SoftHSMv2
-# alternating: master/worker modes, RSA-2048/P-256, TLS 1.3/1.2; handshakes/s,
-# p99 and server CPU per handshake by process (issue 16), a few minutes.
-# BENCH_SECONDS (default 3), BENCH_ROUNDS (2), BENCH_MODES, BENCH_KEYS,
-# BENCH_TLS; table and TSV in build/bench-nginx/. Not part of make test.
+# alternating: the memory and CPU of a 16-worker start, first use and reload
+# (issue 25), then master/worker modes, RSA-2048/P-256/Ed25519, TLS 1.3/1.2;
+# handshakes/s, p99 and server CPU per handshake by process (issue 16), a few
+# minutes. BENCH_PHASES (start,load), BENCH_SECONDS (default 3), BENCH_ROUNDS
+# (2), BENCH_MODES, BENCH_KEYS, BENCH_TLS, BENCH_START_WORKERS (16); tables
+# and TSVs in build/bench-nginx/. Not part of make test.
 bench-nginx: deps build
 	BENCH_OUT=$(CURDIR)/$(BUILD)/bench-nginx test/bench/nginx.sh
 

@@ -24,12 +24,7 @@ import (
 // leaves no byte of the PINs, the key's private values, the data or the
 // signature in the log, in any of the usual encodings.
 func TestCallLogDebug(t *testing.T) {
-	t.Setenv("MODEXP_TOKEN_LOG_LEVEL", "debug")
-	slot := initToken(t)
-	logPath := os.Getenv("MODEXP_TOKEN_LOG")
-	h := openSession(t, slot, true)
-	loginUser(t, h)
-
+	h, logPath := loggedSession(t)
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -61,16 +56,7 @@ func TestCallLogDebug(t *testing.T) {
 	bad[5] = tsAttr{Type: ck.CKA_MODULUS, Value: even}
 	rv, _ = tsCreateObject(h, bad)
 	wantRV(t, "C_CreateObject(even modulus)", rv, ck.CKR_ATTRIBUTE_VALUE_INVALID)
-	wantRV(t, "C_Logout", tsLogout(h), ck.CKR_OK)
-	if rv := tsFinalize(false); rv != 0 {
-		t.Fatalf("C_Finalize = %v", ck.Error(rv))
-	}
-
-	raw, err := os.ReadFile(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := string(raw)
+	log := finishLog(t, h, logPath)
 	lines := strings.Split(log, "\n")
 	find := func(fn string, parts ...string) string {
 		t.Helper()
@@ -99,29 +85,14 @@ func TestCallLogDebug(t *testing.T) {
 
 	// No secret in any encoding. The modulus is public but the test keeps
 	// it out too: no attribute value is logged at all.
-	secrets := map[string][]byte{
+	noSecretInLog(t, log, map[string][]byte{
 		"user PIN": []byte(confUserPIN), "SO PIN": []byte(confSOPIN),
 		"d": key.D.Bytes(), "p": key.Primes[0].Bytes(), "q": key.Primes[1].Bytes(),
 		"dp": key.Precomputed.Dp.Bytes(), "dq": key.Precomputed.Dq.Bytes(), "qinv": key.Precomputed.Qinv.Bytes(),
 		"modulus": key.N.Bytes(), "data": data, "signature": sig,
-	}
-	for name, s := range secrets {
-		probes := []string{string(s), hex.EncodeToString(s), strings.ToUpper(hex.EncodeToString(s)),
-			base64.StdEncoding.EncodeToString(s), base64.RawURLEncoding.EncodeToString(s)}
-		if len(s) > 16 { // any 16-byte window of a long value
-			for i := 0; i+16 <= len(s); i += 8 {
-				probes = append(probes, hex.EncodeToString(s[i:i+16]), string(s[i:i+16]))
-			}
-		}
-		for _, p := range probes {
-			if strings.Contains(log, p) {
-				t.Errorf("the log holds the %s", name)
-				break
-			}
-		}
-	}
-	if bytes.Count(raw, []byte("msg=call")) < 10 {
-		t.Errorf("only %d call records", bytes.Count(raw, []byte("msg=call")))
+	})
+	if n := strings.Count(log, "msg=call"); n < 10 {
+		t.Errorf("only %d call records", n)
 	}
 	if testing.Verbose() {
 		t.Logf("log %s:\n%s", filepath.Base(logPath), log)
@@ -168,5 +139,53 @@ func BenchmarkCallOverhead(b *testing.B) {
 				b.Fatalf("C_GetSessionInfo = %v", ck.Error(rv))
 			}
 		})
+	}
+}
+
+// loggedSession turns the call records on (debug level), makes a token
+// with an SO and a user PIN, and returns a logged-in read-write session
+// and the path of the module's log.
+func loggedSession(t *testing.T) (h uint64, logPath string) {
+	t.Helper()
+	t.Setenv("MODEXP_TOKEN_LOG_LEVEL", "debug")
+	slot := initToken(t)
+	h = openSession(t, slot, true)
+	loginUser(t, h)
+	return h, os.Getenv("MODEXP_TOKEN_LOG")
+}
+
+// finishLog logs the session out and finalizes the module, so that every
+// record is written, and returns the log.
+func finishLog(t *testing.T, h uint64, logPath string) string {
+	t.Helper()
+	wantRV(t, "C_Logout", tsLogout(h), ck.CKR_OK)
+	if rv := tsFinalize(false); rv != 0 {
+		t.Fatalf("C_Finalize = %v", ck.Error(rv))
+	}
+	raw, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatalf("reading the log: %v", err)
+	}
+	return string(raw)
+}
+
+// noSecretInLog fails t for each named value the log holds: whole, as
+// bytes, hex (either case), standard or URL base64; or any 16-byte window
+// of it (every 8 bytes) as bytes or hex.
+func noSecretInLog(t *testing.T, log string, secrets map[string][]byte) {
+	t.Helper()
+	for name, s := range secrets {
+		probes := []string{string(s), hex.EncodeToString(s), strings.ToUpper(hex.EncodeToString(s)),
+			base64.StdEncoding.EncodeToString(s), base64.RawURLEncoding.EncodeToString(s)}
+		for i := 0; i+16 <= len(s); i += 8 {
+			w := hex.EncodeToString(s[i : i+16])
+			probes = append(probes, string(s[i:i+16]), w, strings.ToUpper(w))
+		}
+		for _, p := range probes {
+			if strings.Contains(log, p) {
+				t.Errorf("the log holds the %s", name)
+				break
+			}
+		}
 	}
 }

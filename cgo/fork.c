@@ -47,6 +47,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -126,9 +127,10 @@ void modexp_fork_snapshot_env(void)
  * Logging (the module never prints): one line appended to MODEXP_TOKEN_LOG.
  * ---------------------------------------------------------------------- */
 
-static void fk_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fk_log(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void fk_log(const char *fmt, ...)
+/* fk_log appends a line of the given level (ERROR, WARN). */
+static void fk_log(const char *level, const char *fmt, ...)
 {
 	const char *path = fk_getenv("MODEXP_TOKEN_LOG");
 	if (path == NULL || *path == '\0')
@@ -149,7 +151,7 @@ static void fk_log(const char *fmt, ...)
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
-	dprintf(fd, "time=%s level=ERROR msg=\"%s\" component=cgo-fork pid=%d\n", when, msg,
+	dprintf(fd, "time=%s level=%s msg=\"%s\" component=cgo-fork pid=%d\n", when, level, msg,
 		(int)getpid());
 	close(fd);
 }
@@ -204,9 +206,108 @@ static int fk_library_fd(char *why, size_t size)
 	return fd;
 }
 
-/* fk_make_image copies the library into a new sealed memory file (memfd, or
- * an unnamed file in /dev/shm where memfd_create is refused). Returns the
- * descriptor or -1 with the reason in why. */
+/* fk_image_size is how much of the library file the copy needs: up to
+ * the end of its last loadable segment (the dynamic loader maps nothing
+ * else; the symbol table and the DWARF after it, a third of the file,
+ * stay out of the image). 0 when the file is not an ELF64 object it
+ * understands: then the whole file is copied. */
+static off_t fk_image_size(int src, off_t file_size)
+{
+	Elf64_Ehdr eh;
+	if (pread(src, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 ||
+	    eh.e_phnum > 64)
+		return 0;
+	Elf64_Phdr ph[64];
+	size_t n = (size_t)eh.e_phnum * sizeof ph[0];
+	if (pread(src, ph, n, (off_t)eh.e_phoff) != (ssize_t)n)
+		return 0;
+	off_t end = (off_t)(eh.e_phoff + n);
+	for (int i = 0; i < eh.e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && (off_t)(ph[i].p_offset + ph[i].p_filesz) > end)
+			end = (off_t)(ph[i].p_offset + ph[i].p_filesz);
+	return end <= file_size ? end : 0;
+}
+
+/* fk_exec_ok says whether fd can be mapped executable (what dlopen will
+ * do): a memfd under vm.memfd_noexec, or a file on a noexec mount, cannot.
+ * On refusal, the reason is appended to why. */
+static int fk_exec_ok(int fd, const char *what, char *why, size_t size)
+{
+	void *p = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (p != MAP_FAILED) {
+		munmap(p, (size_t)sysconf(_SC_PAGESIZE));
+		return 1;
+	}
+	size_t len = strlen(why);
+	snprintf(why + len, size - len, "%s%s: cannot be mapped executable: %s", len ? "; " : "", what,
+		 strerror(errno));
+	return 0;
+}
+
+/* fk_note appends "what: strerror(err)" to why. */
+static void fk_note(char *why, size_t size, const char *what, int err)
+{
+	size_t len = strlen(why);
+	snprintf(why + len, size - len, "%s%s: %s", len ? "; " : "", what, strerror(err));
+}
+
+/* fk_image_file returns a new, empty, executable-mappable file for the
+ * image, trying in turn a memfd (MFD_EXEC where the kernel knows it), then
+ * an unnamed file (O_TMPFILE, mode 0555, gone with its last descriptor) in
+ * /dev/shm, $XDG_RUNTIME_DIR and $TMPDIR (or /tmp); -1 with every refusal
+ * in why. *where says which it took. (test/fork/csrc/noexecmemfd.c
+ * plays a kernel with vm.memfd_noexec=2 to the built library.) */
+static int fk_image_file(char *why, size_t size, const char **where)
+{
+	why[0] = '\0';
+	int fd = memfd_create("modexp-pkcs11 fork copy", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
+	if (fd < 0 && errno == EINVAL) /* kernels before 6.3 know no MFD_EXEC */
+		fd = memfd_create("modexp-pkcs11 fork copy", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0) {
+		int err = errno;
+		char what[64] = "memfd_create";
+		int fdn = open("/proc/sys/vm/memfd_noexec", O_RDONLY | O_CLOEXEC);
+		if (fdn >= 0) {
+			char v[8] = "";
+			if (read(fdn, v, sizeof v - 1) > 0 && v[0] != '0')
+				snprintf(what, sizeof what, "memfd_create (vm.memfd_noexec=%c)", v[0]);
+			close(fdn);
+		}
+		fk_note(why, size, what, err);
+	} else if (fk_exec_ok(fd, "memfd", why, size)) {
+		*where = "memfd";
+		return fd;
+	} else {
+		close(fd);
+	}
+	const char *tmp = fk_getenv("TMPDIR");
+	const char *dirs[3] = {"/dev/shm", fk_getenv("XDG_RUNTIME_DIR"), tmp != NULL && *tmp ? tmp : "/tmp"};
+	for (int i = 0; i < 3; i++) {
+		if (dirs[i] == NULL || dirs[i][0] != '/')
+			continue;
+		char what[PATH_MAX + 16];
+		snprintf(what, sizeof what, "O_TMPFILE in %s", dirs[i]);
+		/* Readable by all: a child that changed its user (nginx's `user`)
+		 * opens it again through /proc/self/fd. It is the library: no secret;
+		 * only this descriptor (or root) can write it. */
+		fd = open(dirs[i], O_TMPFILE | O_RDWR | O_CLOEXEC, 0555);
+		if (fd < 0) {
+			fk_note(why, size, what, errno);
+			continue;
+		}
+		if (fk_exec_ok(fd, what, why, size)) {
+			*where = dirs[i];
+			return fd;
+		}
+		close(fd);
+	}
+	return -1;
+}
+
+/* fk_make_image copies the loadable part of the library into a new memory
+ * file (fk_image_file), sealed against changes where it is a memfd.
+ * Returns the descriptor or -1 with the reason in why. */
 static int fk_make_image(char *why, size_t size)
 {
 	int src = fk_library_fd(why, size);
@@ -218,20 +319,21 @@ static int fk_make_image(char *why, size_t size)
 		snprintf(why, size, "fstat of the library file: %s", strerror(errno));
 		goto out;
 	}
-	fd = memfd_create("modexp-pkcs11 fork copy", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
-	if (fd < 0 && errno == EINVAL) /* kernels before 6.3 know no MFD_EXEC */
-		fd = memfd_create("modexp-pkcs11 fork copy", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	int memfd_errno = errno;
-	if (fd < 0)
-		fd = open("/dev/shm", O_TMPFILE | O_RDWR | O_CLOEXEC, 0500);
+	const char *where = "";
+	char refused[sizeof fk_image_why];
+	fd = fk_image_file(refused, sizeof refused, &where);
 	if (fd < 0) {
-		snprintf(why, size, "memfd_create: %s; O_TMPFILE in /dev/shm: %s", strerror(memfd_errno),
-			 strerror(errno));
+		snprintf(why, size, "%s", refused);
 		goto out;
 	}
+	if (refused[0] != '\0')
+		fk_log("WARN", "the image of the library for forked children is in %s (%s)", where, refused);
+	off_t want = fk_image_size(src, st.st_size);
+	if (want == 0)
+		want = st.st_size;
 	off_t off = 0;
-	while (off < st.st_size) {
-		ssize_t n = sendfile(fd, src, &off, (size_t)(st.st_size - off));
+	while (off < want) {
+		ssize_t n = sendfile(fd, src, &off, (size_t)(want - off));
 		if (n <= 0) {
 			snprintf(why, size, "copying the library into memory: %s",
 				 n < 0 ? strerror(errno) : "short file");
@@ -240,7 +342,22 @@ static int fk_make_image(char *why, size_t size)
 			goto out;
 		}
 	}
-	/* Nobody changes the image afterwards (ignored on /dev/shm). */
+	if (want < st.st_size) {
+		/* No section headers in the image: they are past its end. */
+		Elf64_Ehdr eh;
+		if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh) {
+			eh.e_shoff = 0;
+			eh.e_shnum = 0;
+			eh.e_shstrndx = SHN_UNDEF;
+			if (pwrite(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh) {
+				snprintf(why, size, "writing the image's header: %s", strerror(errno));
+				close(fd);
+				fd = -1;
+				goto out;
+			}
+		}
+	}
+	/* Nobody changes the image afterwards (no seals on a tmpfs file). */
 	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
 out:
 	if (src != fk_lib_fd)
@@ -324,13 +441,13 @@ static CK_RV fk_load(void)
 	if (fk_loaded)
 		return CKR_OK;
 	if (fk_secondary) {
-		fk_log("forked child: a copy loaded for a forked child does not serve that child's children");
+		fk_log("ERROR", "forked child: a copy loaded for a forked child does not serve that child's children");
 		return CKR_GENERAL_ERROR;
 	}
 	CK_C_GetInterface getif = fk_test_getinterface;
 	if (getif == NULL) {
 		if (fk_load_fd < 0) {
-			fk_log("forked child: no image of the library to load (%s)",
+			fk_log("ERROR", "forked child: no image of the library to load (%s)",
 			       fk_load_why[0] ? fk_load_why : "the parent made none");
 			return CKR_GENERAL_ERROR;
 		}
@@ -339,12 +456,12 @@ static CK_RV fk_load(void)
 		void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 		if (dl == NULL) {
 			const char *err = dlerror();
-			fk_log("forked child: cannot load the copy of %s: %s", fk_module, err ? err : "dlopen failed");
+			fk_log("ERROR", "forked child: cannot load the copy of %s: %s", fk_module, err ? err : "dlopen failed");
 			return CKR_GENERAL_ERROR;
 		}
 		getif = (CK_C_GetInterface)dlsym(dl, "C_GetInterface");
 		if (getif == NULL) {
-			fk_log("forked child: the copy of %s has no C_GetInterface", fk_module);
+			fk_log("ERROR", "forked child: the copy of %s has no C_GetInterface", fk_module);
 			return CKR_GENERAL_ERROR;
 		}
 		/* The mapping keeps the image; its descriptor is no longer needed. */
@@ -357,7 +474,7 @@ static CK_RV fk_load(void)
 	for (int i = 0; i < 3; i++) {
 		CK_RV rv = getif(name, &v[i], &it[i], 0);
 		if (rv != CKR_OK || it[i] == NULL || it[i]->pFunctionList == NULL) {
-			fk_log("forked child: the copy of %s lacks interface %d.%d: 0x%lx", fk_module, v[i].major,
+			fk_log("ERROR", "forked child: the copy of %s lacks interface %d.%d: 0x%lx", fk_module, v[i].major,
 			       v[i].minor, (unsigned long)rv);
 			return CKR_GENERAL_ERROR;
 		}

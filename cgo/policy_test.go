@@ -102,6 +102,74 @@ func offline(mech uint64, kek, iv, blob []byte) []byte {
 	return out
 }
 
+// wrapDecrypt is the tail of the wrap/decrypt attacks (Clulow; Tookan
+// A1): the target wrapped under wk with mech (iv its parameter), then,
+// after between (if any), the blob decrypted under dk.
+func wrapDecrypt(h, target, wk, dk, mech uint64, iv []byte, between func() uint64) ([]byte, uint64) {
+	var s step
+	rv, blob := wrapWith(h, tsMech{Type: mech, Raw: iv}, wk, target)
+	if !s.ok(rv) || (between != nil && !s.ok(between())) {
+		return nil, s.rv
+	}
+	rv, got := decryptWith(h, mech, iv, dk, blob)
+	if !s.ok(rv) {
+		return nil, s.rv
+	}
+	return got, 0
+}
+
+// encryptUnwrap is the tail of the encrypt/unwrap attacks (Tookan
+// A3-style): a chosen value encrypted under k, unwrapped under k as a
+// wrapping key, which wraps the target; the attacker unwraps the blob
+// offline with the chosen value.
+func encryptUnwrap(h, target, k uint64) ([]byte, uint64) {
+	var s step
+	chosen := bytes.Repeat([]byte{0x17}, 32)
+	rv, blob := encryptWith(h, ck.CKM_AES_ECB, nil, k, chosen)
+	if !s.ok(rv) {
+		return nil, s.rv
+	}
+	rv, w := tsUnwrapKey(h, tsMech{Type: ck.CKM_AES_ECB}, k, blob, toTS([]token.Attribute{ulongAttr(ck.CKA_CLASS, ck.CKO_SECRET_KEY),
+		ulongAttr(ck.CKA_KEY_TYPE, ck.CKK_AES), boolAttr(ck.CKA_WRAP, true)}))
+	if !s.ok(rv) {
+		return nil, s.rv
+	}
+	rv, wrapped := wrapWith(h, tsMech{Type: ck.CKM_AES_KEY_WRAP}, w, target)
+	if !s.ok(rv) {
+		return nil, s.rv
+	}
+	return offline(ck.CKM_AES_KEY_WRAP, chosen, nil, wrapped), 0
+}
+
+// reimport wraps the target under kek (CKM_AES_KEY_WRAP), unwraps the
+// blob under kek as a readable key and reads its value.
+func reimport(h, target, kek uint64) ([]byte, uint64) {
+	var s step
+	rv, blob := wrapWith(h, tsMech{Type: ck.CKM_AES_KEY_WRAP}, kek, target)
+	if !s.ok(rv) {
+		return nil, s.rv
+	}
+	rv, u := tsUnwrapKey(h, tsMech{Type: ck.CKM_AES_KEY_WRAP}, kek, blob, unwrapTemplate(ck.CKK_AES))
+	if !s.ok(rv) {
+		return nil, s.rv
+	}
+	rv, got := readValue(h, u)
+	if !s.ok(rv) {
+		return nil, s.rv
+	}
+	return got, 0
+}
+
+// wrapOnly is the target wrapped under wk: the blob, or nil and the
+// refusal (for the attacks whose success is the wrap itself).
+func wrapOnly(h uint64, mech tsMech, wk, target uint64) ([]byte, uint64) {
+	rv, blob := wrapWith(h, mech, wk, target)
+	if rv != 0 {
+		return nil, rv
+	}
+	return blob, 0
+}
+
 // attack is one way to read a sensitive key: it gets the session and the
 // target (an AES key of value v, sensitive, extractable, with the row's
 // extra attributes) and returns what it read (nil: nothing) and the code
@@ -127,39 +195,23 @@ func policyAttacks() []attack {
 		attacks = append(attacks, attack{
 			name: "wrap/decrypt " + ck.Name("CKM_", mech), want: ck.CKR_KEY_FUNCTION_NOT_PERMITTED,
 			run: func(h, target uint64, _ []byte) ([]byte, uint64) {
-				var s step
 				rv, k := policyKey(h, ck.CKM_AES_KEY_GEN, 32, boolAttr(ck.CKA_WRAP, true), boolAttr(ck.CKA_DECRYPT, true))
-				if !s.ok(rv) {
-					return nil, s.rv
+				if rv != 0 {
+					return nil, rv
 				}
-				rv, blob := wrapWith(h, tsMech{Type: mech, Raw: p}, k, target)
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				rv, got := decryptWith(h, mech, p, k, blob)
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				return got, 0
+				return wrapDecrypt(h, target, k, k, mech, p, nil)
 			}})
 	}
 	attacks = append(attacks,
 		attack{name: "wrap/decrypt: CKA_DECRYPT set after the wrap", want: ck.CKR_ATTRIBUTE_READ_ONLY,
 			run: func(h, target uint64, _ []byte) ([]byte, uint64) {
-				var s step
 				rv, k := policyKey(h, ck.CKM_AES_KEY_GEN, 32, boolAttr(ck.CKA_WRAP, true))
-				if !s.ok(rv) {
-					return nil, s.rv
+				if rv != 0 {
+					return nil, rv
 				}
-				rv, blob := wrapWith(h, tsMech{Type: ck.CKM_AES_ECB}, k, target)
-				if !s.ok(rv) || !s.ok(tsSetAttrs(h, k, []token.Attribute{boolAttr(ck.CKA_WRAP, false), boolAttr(ck.CKA_DECRYPT, true)})) {
-					return nil, s.rv
-				}
-				rv, got := decryptWith(h, ck.CKM_AES_ECB, nil, k, blob)
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				return got, 0
+				return wrapDecrypt(h, target, k, k, ck.CKM_AES_ECB, nil, func() uint64 {
+					return tsSetAttrs(h, k, []token.Attribute{boolAttr(ck.CKA_WRAP, false), boolAttr(ck.CKA_DECRYPT, true)})
+				})
 			}},
 		attack{name: "wrap/decrypt: CKA_WRAP on a copy of a decrypting key", want: ck.CKR_ATTRIBUTE_READ_ONLY,
 			run: func(h, target uint64, _ []byte) ([]byte, uint64) {
@@ -172,15 +224,7 @@ func policyAttacks() []attack {
 				if !s.ok(rv) {
 					return nil, s.rv
 				}
-				rv, blob := wrapWith(h, tsMech{Type: ck.CKM_AES_ECB}, c, target)
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				rv, got := decryptWith(h, ck.CKM_AES_ECB, nil, k, blob)
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				return got, 0
+				return wrapDecrypt(h, target, c, k, ck.CKM_AES_ECB, nil, nil)
 			}},
 	)
 	// A trojan wrapping key: one of a value the attacker chose.
@@ -198,7 +242,7 @@ func policyAttacks() []attack {
 				if rv != 0 {
 					return nil, rv
 				}
-				rv, blob := wrapWith(h, tsMech{Type: mech, Raw: p}, k, target)
+				blob, rv := wrapOnly(h, tsMech{Type: mech, Raw: p}, k, target)
 				if rv != 0 {
 					return nil, rv
 				}
@@ -210,26 +254,11 @@ func policyAttacks() []attack {
 		// wrapping key of known value (Tookan A3-style).
 		attack{name: "encrypt/unwrap", want: ck.CKR_KEY_NOT_WRAPPABLE,
 			run: func(h, target uint64, _ []byte) ([]byte, uint64) {
-				var s step
 				rv, k := policyKey(h, ck.CKM_AES_KEY_GEN, 32, boolAttr(ck.CKA_UNWRAP, true), boolAttr(ck.CKA_ENCRYPT, true))
-				if !s.ok(rv) {
-					return nil, s.rv
+				if rv != 0 {
+					return nil, rv
 				}
-				chosen := bytes.Repeat([]byte{0x17}, 32)
-				rv, blob := encryptWith(h, ck.CKM_AES_ECB, nil, k, chosen)
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				rv, w := tsUnwrapKey(h, tsMech{Type: ck.CKM_AES_ECB}, k, blob, toTS([]token.Attribute{ulongAttr(ck.CKA_CLASS, ck.CKO_SECRET_KEY),
-					ulongAttr(ck.CKA_KEY_TYPE, ck.CKK_AES), boolAttr(ck.CKA_WRAP, true)}))
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				rv, wrapped := wrapWith(h, tsMech{Type: ck.CKM_AES_KEY_WRAP}, w, target)
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				return offline(ck.CKM_AES_KEY_WRAP, chosen, nil, wrapped), 0
+				return encryptUnwrap(h, target, k)
 			}},
 		attack{name: "encrypt/unwrap: CKA_ENCRYPT set on an unwrapping key", want: ck.CKR_ATTRIBUTE_READ_ONLY,
 			run: func(h, target uint64, _ []byte) ([]byte, uint64) {
@@ -238,63 +267,21 @@ func policyAttacks() []attack {
 				if !s.ok(rv) || !s.ok(tsSetAttrs(h, k, []token.Attribute{boolAttr(ck.CKA_ENCRYPT, true)})) {
 					return nil, s.rv
 				}
-				chosen := bytes.Repeat([]byte{0x17}, 32)
-				rv, blob := encryptWith(h, ck.CKM_AES_ECB, nil, k, chosen)
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				rv, w := tsUnwrapKey(h, tsMech{Type: ck.CKM_AES_ECB}, k, blob, toTS([]token.Attribute{ulongAttr(ck.CKA_CLASS, ck.CKO_SECRET_KEY),
-					ulongAttr(ck.CKA_KEY_TYPE, ck.CKK_AES), boolAttr(ck.CKA_WRAP, true)}))
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				rv, wrapped := wrapWith(h, tsMech{Type: ck.CKM_AES_KEY_WRAP}, w, target)
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				return offline(ck.CKM_AES_KEY_WRAP, chosen, nil, wrapped), 0
+				return encryptUnwrap(h, target, k)
 			}},
 		// Wrap under a proper key, unwrap as a readable key.
 		attack{name: "re-import", want: ck.CKR_TEMPLATE_INCONSISTENT,
 			run: func(h, target uint64, _ []byte) ([]byte, uint64) {
-				var s step
 				rv, kek := policyKey(h, ck.CKM_AES_KEY_GEN, 32, boolAttr(ck.CKA_WRAP, true), boolAttr(ck.CKA_UNWRAP, true))
-				if !s.ok(rv) {
-					return nil, s.rv
+				if rv != 0 {
+					return nil, rv
 				}
-				rv, blob := wrapWith(h, tsMech{Type: ck.CKM_AES_KEY_WRAP}, kek, target)
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				rv, u := tsUnwrapKey(h, tsMech{Type: ck.CKM_AES_KEY_WRAP}, kek, blob, unwrapTemplate(ck.CKK_AES))
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				rv, got := readValue(h, u)
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				return got, 0
+				return reimport(h, target, kek)
 			}},
 		// The target wraps itself, and unwraps the blob as a readable key.
 		attack{name: "self-wrap", want: ck.CKR_KEY_NOT_WRAPPABLE,
 			extra: []token.Attribute{boolAttr(ck.CKA_WRAP, true), boolAttr(ck.CKA_UNWRAP, true)},
-			run: func(h, target uint64, _ []byte) ([]byte, uint64) {
-				var s step
-				rv, blob := wrapWith(h, tsMech{Type: ck.CKM_AES_KEY_WRAP}, target, target)
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				rv, u := tsUnwrapKey(h, tsMech{Type: ck.CKM_AES_KEY_WRAP}, target, blob, unwrapTemplate(ck.CKK_AES))
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				rv, got := readValue(h, u)
-				if !s.ok(rv) {
-					return nil, s.rv
-				}
-				return got, 0
-			}},
+			run:   func(h, target uint64, _ []byte) ([]byte, uint64) { return reimport(h, target, target) }},
 		attack{name: "self-wrap under a copy", want: ck.CKR_KEY_NOT_WRAPPABLE,
 			extra: []token.Attribute{boolAttr(ck.CKA_WRAP, true), boolAttr(ck.CKA_UNWRAP, true)},
 			run: func(h, target uint64, _ []byte) ([]byte, uint64) {
@@ -302,11 +289,7 @@ func policyAttacks() []attack {
 				if rv != 0 {
 					return nil, rv
 				}
-				rv, blob := wrapWith(h, tsMech{Type: ck.CKM_AES_KEY_WRAP}, c, target)
-				if rv != 0 {
-					return nil, rv
-				}
-				return blob, 0
+				return wrapOnly(h, tsMech{Type: ck.CKM_AES_KEY_WRAP}, c, target)
 			},
 			expect: func([]byte) []byte { return nil }},
 	)
@@ -329,11 +312,7 @@ func policyAttacks() []attack {
 				if rv != 0 {
 					return nil, rv
 				}
-				rv, blob := wrapWith(h, tsMech{Type: w.wrap}, k, target)
-				if rv != 0 {
-					return nil, rv
-				}
-				return blob, 0
+				return wrapOnly(h, tsMech{Type: w.wrap}, k, target)
 			},
 			expect: func([]byte) []byte { return nil }})
 	}

@@ -17,15 +17,7 @@ import (
 // points syslogPath at it; lines returns what arrived so far.
 func fakeSyslog(t *testing.T) (lines func() []string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "log")
-	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := syslogPath
-	syslogPath = path
-	sysLog.reset()
-	t.Cleanup(func() { conn.Close(); syslogPath = old; sysLog.reset() })
+	conn := listenSyslog(t)
 	return func() []string {
 		var got []string
 		buf := make([]byte, 64<<10)
@@ -38,6 +30,22 @@ func fakeSyslog(t *testing.T) (lines func() []string) {
 			got = append(got, string(buf[:n]))
 		}
 	}
+}
+
+// listenSyslog listens on a unix datagram socket in a temporary
+// directory and points syslogPath at it until the test ends.
+func listenSyslog(t *testing.T) *net.UnixConn {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "log")
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		t.Fatalf("listening as the system log: %v", err)
+	}
+	old := syslogPath
+	syslogPath = path
+	sysLog.reset()
+	t.Cleanup(func() { conn.Close(); syslogPath = old; sysLog.reset() })
+	return conn
 }
 
 // TestSyslogWhenNoLogFile: without MODEXP_TOKEN_LOG, a configuration
@@ -161,15 +169,7 @@ func TestSyslogAbsent(t *testing.T) {
 func TestSyslogGoneLater(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
-	path := filepath.Join(t.TempDir(), "log")
-	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := syslogPath
-	syslogPath = path
-	sysLog.reset()
-	defer func() { syslogPath = old; sysLog.reset() }()
+	conn := listenSyslog(t)
 	_, _ = sysLog.Write([]byte("level=WARN msg=first\n"))
 	buf := make([]byte, 4096)
 	n, err := conn.Read(buf)

@@ -139,7 +139,9 @@ static const CK_FUNCTION_LIST_3_0 *ts_list_3_0(void)
 	return (const CK_FUNCTION_LIST_3_0 *)it->pFunctionList;
 }
 
-static const CK_FUNCTION_LIST_3_2 *ts_list_3_2(void)
+// ts_list_3_2 is the 3.2 function list (NULL on an error); extern, for
+// the other test support files (testsupport_kem.go).
+const CK_FUNCTION_LIST_3_2 *ts_list_3_2(void)
 {
 	CK_INTERFACE_PTR it = NULL;
 	CK_VERSION v = {3, 2};

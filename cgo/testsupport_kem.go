@@ -8,36 +8,34 @@ package main
 /*
 #include "pkcs11_3.h"
 
+const CK_FUNCTION_LIST_3_2 *ts_list_3_2(void); // testsupport.go
+
 static CK_RV ts_encapsulate(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE pub,
 			    CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_BYTE_PTR ct, CK_ULONG_PTR ctLen,
 			    CK_OBJECT_HANDLE_PTR key)
 {
-	CK_INTERFACE_PTR it = NULL;
-	CK_VERSION v = {3, 2};
-	if (C_GetInterface((CK_UTF8CHAR_PTR)"PKCS 11", &v, &it, 0) != CKR_OK)
+	const CK_FUNCTION_LIST_3_2 *f = ts_list_3_2();
+	if (f == NULL)
 		return CKR_GENERAL_ERROR;
-	return ((CK_FUNCTION_LIST_3_2 *)it->pFunctionList)->C_EncapsulateKey(h, m, pub, t, n, ct, ctLen, key);
+	return f->C_EncapsulateKey(h, m, pub, t, n, ct, ctLen, key);
 }
 
 static CK_RV ts_decapsulate(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE priv,
 			    CK_ATTRIBUTE_PTR t, CK_ULONG n, CK_BYTE_PTR ct, CK_ULONG ctLen,
 			    CK_OBJECT_HANDLE_PTR key)
 {
-	CK_INTERFACE_PTR it = NULL;
-	CK_VERSION v = {3, 2};
-	if (C_GetInterface((CK_UTF8CHAR_PTR)"PKCS 11", &v, &it, 0) != CKR_OK)
+	const CK_FUNCTION_LIST_3_2 *f = ts_list_3_2();
+	if (f == NULL)
 		return CKR_GENERAL_ERROR;
-	return ((CK_FUNCTION_LIST_3_2 *)it->pFunctionList)->C_DecapsulateKey(h, m, priv, t, n, ct, ctLen, key);
+	return f->C_DecapsulateKey(h, m, priv, t, n, ct, ctLen, key);
 }
 
 static CK_RV ts_verify_signature(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE key,
 				 CK_BYTE_PTR sig, CK_ULONG sigLen, CK_BYTE_PTR data, CK_ULONG dataLen, int parts)
 {
-	CK_INTERFACE_PTR it = NULL;
-	CK_VERSION v = {3, 2};
-	if (C_GetInterface((CK_UTF8CHAR_PTR)"PKCS 11", &v, &it, 0) != CKR_OK)
+	const CK_FUNCTION_LIST_3_2 *f = ts_list_3_2();
+	if (f == NULL)
 		return CKR_GENERAL_ERROR;
-	CK_FUNCTION_LIST_3_2 *f = it->pFunctionList;
 	CK_RV rv = f->C_VerifySignatureInit(h, m, key, sig, sigLen);
 	if (rv != CKR_OK)
 		return rv;
@@ -55,13 +53,11 @@ static CK_RV ts_verify_signature(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJ
 // the 2.40 list lists mech on slot; -1 on an error.
 static int ts_lists_mech(CK_SLOT_ID slot, int v32, CK_MECHANISM_TYPE mech)
 {
-	CK_INTERFACE_PTR it = NULL;
-	CK_VERSION v = {3, 2};
+	const CK_FUNCTION_LIST_3_2 *f = ts_list_3_2();
 	CK_FUNCTION_LIST_PTR f2 = NULL;
-	if (C_GetInterface((CK_UTF8CHAR_PTR)"PKCS 11", &v, &it, 0) != CKR_OK || C_GetFunctionList(&f2) != CKR_OK)
+	if (f == NULL || C_GetFunctionList(&f2) != CKR_OK)
 		return -1;
-	CK_C_GetMechanismList gml = v32 ? ((CK_FUNCTION_LIST_3_2 *)it->pFunctionList)->base.C_GetMechanismList
-					: f2->C_GetMechanismList;
+	CK_C_GetMechanismList gml = v32 ? f->base.C_GetMechanismList : f2->C_GetMechanismList;
 	CK_MECHANISM_TYPE list[512];
 	CK_ULONG n = 512;
 	if (gml(slot, list, &n) != CKR_OK)

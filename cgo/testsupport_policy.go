@@ -29,7 +29,13 @@ func tsDeriveEncryptData(h, mech, base uint64, data []byte, attrs []token.Attrib
 	defer a.free()
 	p := (*C.CK_KEY_DERIVATION_STRING_DATA)(a.alloc(unsafe.Sizeof(C.CK_KEY_DERIVATION_STRING_DATA{})))
 	p.pData, p.ulLen = (*C.CK_BYTE)(a.bytes(data)), C.CK_ULONG(len(data))
-	m := C.CK_MECHANISM{mechanism: C.CK_MECHANISM_TYPE(mech), pParameter: unsafe.Pointer(p), ulParameterLen: C.CK_ULONG(unsafe.Sizeof(*p))}
+	return tsDerive(h, mech, base, unsafe.Pointer(p), unsafe.Sizeof(*p), attrs)
+}
+
+// tsDerive calls C_DeriveKey with mech and its parameter (size bytes at
+// param, in C memory) from base, with the template attrs.
+func tsDerive(h, mech, base uint64, param unsafe.Pointer, size uintptr, attrs []token.Attribute) (rv, obj uint64) {
+	m := C.CK_MECHANISM{mechanism: C.CK_MECHANISM_TYPE(mech), pParameter: param, ulParameterLen: C.CK_ULONG(size)}
 	t := tsNewTemplate(attrs)
 	defer t.free()
 	var o C.CK_OBJECT_HANDLE
@@ -48,12 +54,7 @@ func tsDeriveHKDF(h, mech, base uint64, info []byte, attrs []token.Attribute) (r
 	p.prfHashMechanism = C.CKM_SHA256
 	p.ulSaltType = 1 // CKF_HKDF_SALT_NULL
 	p.pInfo, p.ulInfoLen = (*C.CK_BYTE)(a.bytes(info)), C.CK_ULONG(len(info))
-	m := C.CK_MECHANISM{mechanism: C.CK_MECHANISM_TYPE(mech), pParameter: unsafe.Pointer(p), ulParameterLen: C.CK_ULONG(unsafe.Sizeof(*p))}
-	t := tsNewTemplate(attrs)
-	defer t.free()
-	var o C.CK_OBJECT_HANDLE
-	r := C.C_DeriveKey(C.CK_SESSION_HANDLE(h), &m, C.CK_OBJECT_HANDLE(base), t.p, C.CK_ULONG(t.n), &o)
-	return uint64(r), uint64(o)
+	return tsDerive(h, mech, base, unsafe.Pointer(p), unsafe.Sizeof(*p), attrs)
 }
 
 // tsSetAttrs calls C_SetAttributeValue.

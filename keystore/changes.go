@@ -186,16 +186,8 @@ func (s *Store) Changes(key *Key, since uint64) ([]Object, []uint64, uint64, boo
 
 // changes is Changes in one read transaction.
 func (s *Store) changes(key *Key, since uint64) (changed []Object, deleted []uint64, gen uint64, full bool, err error) {
-	err = s.view(func(tx kvTx) error {
-		changed, deleted, full = nil, nil, false
-		sl, err := s.openSealer(tx, key)
-		if err != nil {
-			return err
-		}
-		defer sl.wipe()
-		if gen, err = generation(tx); err != nil {
-			return err
-		}
+	err = s.viewSealed(key, func(tx kvTx, sl *sealer, g uint64) error {
+		changed, deleted, full, gen = nil, nil, false, g
 		if since == gen {
 			return nil
 		}

@@ -3,7 +3,6 @@
 package keystore
 
 import (
-	"context"
 	"crypto/x509"
 	"errors"
 	"net"
@@ -12,8 +11,6 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/keystore/etcdtest"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
 // TestEtcdTLS: a member that serves only TLS and requires a client
@@ -84,30 +81,7 @@ func TestEtcdTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: base.Endpoints, DialTimeout: time.Second, TLS: tlsConf, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	noPassword := &clientv3.UserAddOptions{NoPassword: true}
-	for _, step := range []func() error{
-		func() error { _, err := cli.UserAddWithOptions(ctx, "root", "", noPassword); return err },
-		func() error { _, err := cli.UserGrantRole(ctx, "root", "root"); return err },
-		func() error { _, err := cli.RoleAdd(ctx, "modexp-tls"); return err },
-		func() error {
-			_, err := cli.RoleGrantPermission(ctx, "modexp-tls", "/tls/", clientv3.GetPrefixRangeEnd("/tls/"), clientv3.PermissionType(clientv3.PermReadWrite))
-			return err
-		},
-		func() error { _, err := cli.UserAddWithOptions(ctx, "client", "", noPassword); return err },
-		func() error { _, err := cli.UserGrantRole(ctx, "client", "modexp-tls"); return err },
-		func() error { _, err := cli.AuthEnable(ctx); return err },
-	} {
-		if err := step(); err != nil {
-			t.Fatalf("etcd auth setup: %v", err)
-		}
-	}
+	etcdtest.GrantPrefixes(t, endpoint, tlsConf, "root", map[string]string{"client": "/tls/"})
 	h := openEtcdStore(t, good, testOptions())
 	h.Follow(func() {})
 	waitFor(t, "the watch with the prefix's role", h.Following)

@@ -23,6 +23,23 @@ type Object struct {
 
 func idKey(id uint64) []byte { return binary.BigEndian.AppendUint64(nil, id) }
 
+// viewSealed runs f in one read transaction with the sealer for key (nil
+// for a nil key, wiped when f returns) and the token's generation.
+func (s *Store) viewSealed(key *Key, f func(tx kvTx, sl *sealer, gen uint64) error) error {
+	return s.view(func(tx kvTx) error {
+		sl, err := s.openSealer(tx, key)
+		if err != nil {
+			return err
+		}
+		defer sl.wipe()
+		gen, err := generation(tx)
+		if err != nil {
+			return err
+		}
+		return f(tx, sl, gen)
+	})
+}
+
 // openSealer returns the sealer for key on the token of tx (nil for a nil
 // key). In a write transaction with a key, a file of schema version 2 is
 // upgraded first (auth.go).
@@ -108,15 +125,9 @@ func (s *Store) refuse(id uint64, err error) {
 func (s *Store) Objects(key *Key) ([]Object, uint64, error) {
 	var objs []Object
 	var gen uint64
-	err := s.view(func(tx kvTx) error {
-		sl, err := s.openSealer(tx, key)
-		if err != nil {
-			return err
-		}
-		defer sl.wipe()
-		if gen, err = generation(tx); err != nil {
-			return err
-		}
+	err := s.viewSealed(key, func(tx kvTx, sl *sealer, g uint64) error {
+		var err error
+		gen = g
 		objs, err = s.objectsTx(tx, sl)
 		return err
 	})

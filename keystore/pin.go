@@ -241,19 +241,29 @@ func (s *Store) SetPIN(who UserType, oldPIN, newPIN []byte) error {
 		return err
 	}
 	defer pending.wipe()
-	var old tokenRecord
-	key, err := s.checkPIN(who, oldPIN, func(tx kvTx, rec *tokenRecord, key *Key) error {
+	return s.changePINs(who, oldPIN, func(tx kvTx, rec *tokenRecord, key *Key) error {
 		pr, err := pending.record(key.key[:], who, rec.Serial)
 		if err != nil {
 			return err
 		}
-		old = rec.pinsOnly()
 		if who == SO {
 			rec.SO = *pr
 		} else {
 			rec.User = pr
 		}
 		return nil
+	})
+}
+
+// changePINs checks who's pin as checkPIN does and lets change rewrite
+// the token record in the same transaction; then it wipes the key
+// checkPIN made and forgets the PINs remembered for the record as it was
+// (pincache.go), so that no old PIN opens the token from the cache.
+func (s *Store) changePINs(who UserType, pin []byte, change func(tx kvTx, rec *tokenRecord, key *Key) error) error {
+	var old tokenRecord
+	key, err := s.checkPIN(who, pin, func(tx kvTx, rec *tokenRecord, key *Key) error {
+		old = rec.pinsOnly()
+		return change(tx, rec, key)
 	})
 	if err != nil {
 		return err

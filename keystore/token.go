@@ -134,8 +134,7 @@ func (s *Store) InitTokenPolicy(soPIN []byte, label string, p Policy) error {
 	// An existing token: the old SO PIN decides.
 	_, err = s.Token()
 	if err == nil {
-		var old tokenRecord
-		key, err := s.checkPIN(SO, soPIN, func(tx kvTx, rec *tokenRecord, _ *Key) error {
+		return s.changePINs(SO, soPIN, func(tx kvTx, rec *tokenRecord, _ *Key) error {
 			if err := wipeObjects(tx); err != nil {
 				return err
 			}
@@ -143,16 +142,9 @@ func (s *Store) InitTokenPolicy(soPIN []byte, label string, p Policy) error {
 			if err != nil {
 				return err
 			}
-			old = rec.pinsOnly()
 			*rec = *fresh // checkPIN saves rec
 			return nil
 		})
-		if err != nil {
-			return err
-		}
-		key.Wipe()
-		s.forgetPINs(&old)
-		return nil
 	}
 	if !errors.Is(err, ErrNotInitialized) {
 		return err // corrupt, busy...: never overwrite

@@ -412,6 +412,18 @@ func runEC(t *testing.T, e engine.Engine, _ Options) {
 	}
 }
 
+// Open opens the engine of spec ([engine.Open]), failing the test on an
+// error, and closes it when the test ends.
+func Open(t testing.TB, spec string) engine.Engine {
+	t.Helper()
+	e, err := engine.Open(spec)
+	if err != nil {
+		t.Fatalf("engine.Open(%q): %v", spec, err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
 // As returns e as the optional interface T ([engine.As]), failing the test
 // when e does not have that ability.
 func As[T engine.Engine](t testing.TB, e engine.Engine) T {

@@ -89,6 +89,41 @@ func p256(t *testing.T, g *guard.Guard, rt *guard.ECRoute) func() error {
 	}
 }
 
+// dsaKey makes DSA parameters of the size and a private value on the
+// software engine.
+func dsaKey(t *testing.T, size dsa.Size) (*dsa.Parameters, []byte) {
+	t.Helper()
+	ctx := context.Background()
+	params, err := dsa.GenerateParameters(ctx, nil, size)
+	if err != nil {
+		t.Fatalf("DSA parameters %v: %v", size, err)
+	}
+	x, _, _, err := dsa.GenerateKey(ctx, soft.New(), params, nil)
+	if err != nil {
+		t.Fatalf("DSA key: %v", err)
+	}
+	return params, x
+}
+
+// dhKey makes a DH key pair in the known group named on the software
+// engine.
+func dhKey(t *testing.T, name string) (group *dh.Group, x, y []byte) {
+	t.Helper()
+	for _, g := range dhtest.KnownGroups() {
+		if g.Name == name {
+			group = &g
+		}
+	}
+	if group == nil {
+		t.Fatalf("no known group %s", name)
+	}
+	x, y, _, err := dh.GenerateKey(context.Background(), soft.New(), group, 0, nil)
+	if err != nil {
+		t.Fatalf("DH key in %s: %v", name, err)
+	}
+	return group, x, y
+}
+
 // TestOneFallbackPath: for RSA, DSA, DH, ECDSA and ECDH alike, a primary that
 // passed its known-answer tests and then gets every result wrong releases
 // nothing; with the software engine behind
@@ -100,28 +135,9 @@ func TestOneFallbackPath(t *testing.T) {
 	ctx := context.Background()
 	hash := sha256.Sum256([]byte("one path"))
 	rsaPriv := key(t, 1024)
-	params, err := dsa.GenerateParameters(ctx, nil, dsa.Size{L: 1024, N: 160})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dsaX, _, _, err := dsa.GenerateKey(ctx, soft.New(), params, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var group *dh.Group
-	for _, g := range dhtest.KnownGroups() {
-		if g.Name == "ffdhe2048" {
-			group = &g
-		}
-	}
-	dhX, _, _, err := dh.GenerateKey(ctx, soft.New(), group, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, peer, _, err := dh.GenerateKey(ctx, soft.New(), group, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	params, dsaX := dsaKey(t, dsa.Size{L: 1024, N: 160})
+	group, dhX, _ := dhKey(t, "ffdhe2048")
+	_, _, peer := dhKey(t, "ffdhe2048")
 	ecKey, err := ecdsa.NewPrivateKey("P-256", bytes.Repeat([]byte{7}, 32))
 	if err != nil {
 		t.Fatal(err)
@@ -310,24 +326,8 @@ func TestOneFallbackPath(t *testing.T) {
 func TestKATFailure(t *testing.T) {
 	ctx := context.Background()
 	hash := sha256.Sum256([]byte("kat failure"))
-	params, err := dsa.GenerateParameters(ctx, nil, dsa.Size{L: 2048, N: 224})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dsaX, _, _, err := dsa.GenerateKey(ctx, soft.New(), params, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var group *dh.Group
-	for _, g := range dhtest.KnownGroups() {
-		if g.Name == "ffdhe3072" {
-			group = &g
-		}
-	}
-	dhX, peer, _, err := dh.GenerateKey(ctx, soft.New(), group, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	params, dsaX := dsaKey(t, dsa.Size{L: 2048, N: 224})
+	group, dhX, peer := dhKey(t, "ffdhe3072")
 	ecKey, err := ecdsa.NewPrivateKey("P-384", bytes.Repeat([]byte{9}, 48))
 	if err != nil {
 		t.Fatal(err)

@@ -16,19 +16,10 @@ import (
 	"github.com/modexp-token/modexp-token/engine/arith/ec"
 	_ "github.com/modexp-token/modexp-token/engine/backend/chip"
 	"github.com/modexp-token/modexp-token/engine/backend/soft"
+	"github.com/modexp-token/modexp-token/engine/enginetest"
 	"github.com/modexp-token/modexp-token/engine/guard"
 	"github.com/modexp-token/modexp-token/test/vectors/testkeys"
 )
-
-func open(t *testing.T, spec string) engine.Engine {
-	t.Helper()
-	e, err := engine.Open(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return e
-}
 
 func key(t *testing.T, bits int) *rsa.PrivateKey {
 	t.Helper()
@@ -61,7 +52,7 @@ func TestRSAFaultyEngine(t *testing.T) {
 	soft := soft.New()
 	priv := key(t, 1024)
 	for _, fallback := range []bool{false, true} {
-		g := guard.New(open(t, "chip:orup561,f=30e6"), guard.Options{Software: soft, Fallback: fallback})
+		g := guard.New(enginetest.Open(t, "chip:orup561,f=30e6"), guard.Options{Software: soft, Fallback: fallback})
 		k, err := g.RSAKey(priv)
 		st := g.Status()
 		if st.KATFailures != 1 || st.Faults != 1 || len(st.KATSizes) != 0 {
@@ -88,7 +79,7 @@ func TestRSAFaultyEngine(t *testing.T) {
 // TestRSAHealthyEngine: the known-answer test passes once per size and the
 // size is remembered; the self-test result is reported.
 func TestRSAHealthyEngine(t *testing.T) {
-	g := guard.New(open(t, "chip:pukcc"), guard.Options{Software: soft.New(), Fallback: true, ExponentBlinding: true})
+	g := guard.New(enginetest.Open(t, "chip:pukcc"), guard.Options{Software: soft.New(), Fallback: true, ExponentBlinding: true})
 	if st := g.Status(); st.SelfTest != "not run" {
 		t.Fatalf("self-test %q before SelfTest", st.SelfTest)
 	}
@@ -119,7 +110,7 @@ func TestRSAHealthyEngine(t *testing.T) {
 // key is refused.
 func TestExponentBlindingDefault(t *testing.T) {
 	priv := key(t, 1024)
-	g := guard.New(open(t, "chip:orup561"), guard.Options{ExponentBlinding: true, BlindingDefault: true})
+	g := guard.New(enginetest.Open(t, "chip:orup561"), guard.Options{ExponentBlinding: true, BlindingDefault: true})
 	k, err := g.RSAKey(priv)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +118,7 @@ func TestExponentBlindingDefault(t *testing.T) {
 	if err := private(t, k, priv); err != nil {
 		t.Fatal(err)
 	}
-	g = guard.New(open(t, "chip:orup561"), guard.Options{ExponentBlinding: true})
+	g = guard.New(enginetest.Open(t, "chip:orup561"), guard.Options{ExponentBlinding: true})
 	if _, err := g.RSAKey(priv); !errors.Is(err, engine.ErrOperandTooLarge) {
 		t.Fatalf("RSAKey with blinding configured = %v, want engine.ErrOperandTooLarge", err)
 	}
@@ -139,7 +130,7 @@ func TestExponentBlindingDefault(t *testing.T) {
 // healthy chip's cost metered.
 func TestECRoutes(t *testing.T) {
 	soft := soft.New()
-	g := guard.New(open(t, "chip:pukcc,fault=bitflip"), guard.Options{Software: soft, Fallback: true})
+	g := guard.New(enginetest.Open(t, "chip:pukcc,fault=bitflip"), guard.Options{Software: soft, Fallback: true})
 	rt, ok := g.EC("P-256")
 	if !ok || rt.Primary == nil || rt.Fallback == nil {
 		t.Fatalf("P-256 route %+v, %v", rt, ok)
@@ -184,7 +175,7 @@ func TestECRoutes(t *testing.T) {
 	if st := g.Status(); cost.Cycles != 0 || st.KATFailures != 1 || st.Faults == 0 {
 		t.Fatalf("cost %+v, status %+v: want the failed known-answer test and no chip cost", cost, st)
 	}
-	g = guard.New(open(t, "chip:pukcc"), guard.Options{Software: soft, Fallback: true})
+	g = guard.New(enginetest.Open(t, "chip:pukcc"), guard.Options{Software: soft, Fallback: true})
 	rt, _ = g.EC("P-256")
 	cost, err = rt.Run(context.Background(), func(e engine.ECEngine) error {
 		sig, err = k.Sign(context.Background(), e, hash[:], nil)
@@ -194,7 +185,7 @@ func TestECRoutes(t *testing.T) {
 		t.Fatalf("healthy chip: %v, cost %+v, status %+v: want the chip's cost", err, cost, g.Status())
 	}
 
-	g = guard.New(open(t, "chip:orup561"), guard.Options{Software: soft})
+	g = guard.New(enginetest.Open(t, "chip:orup561"), guard.Options{Software: soft})
 	if _, ok := g.EC("P-256"); ok {
 		t.Fatal("a chip without curves and no fallback serves P-256")
 	}
@@ -207,7 +198,7 @@ func TestECRoutes(t *testing.T) {
 // fallback only.
 func TestExpRoutes(t *testing.T) {
 	soft := soft.New()
-	chip := open(t, "chip:orup561")
+	chip := enginetest.Open(t, "chip:orup561")
 	max := chip.Info().MaxModulusBits
 	g := guard.New(chip, guard.Options{Software: soft, Fallback: true})
 	if rt, ok := g.Exp(max); !ok || rt.Primary != chip || rt.Fallback != soft {

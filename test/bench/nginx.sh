@@ -10,7 +10,9 @@
 #                  ours, docs/FORK.md; SoftHSMv2 is re-initialised by libp11);
 #          worker: the key paths hold a variable, so each worker loads the
 #                  module and looks the key up on every handshake;
-#   key    RSA-2048, P-256;  TLS 1.3 and TLS 1.2.
+#   key    RSA-2048, P-256, Ed25519;  TLS 1.3 and TLS 1.2. An Ed25519
+#          cell runs where the OpenSSL engine can load an Ed25519 key
+#          (libp11 0.4.12, Debian 12's, cannot: the table says so).
 # A third server keeps its key in a PEM file (no engine, no token): the
 # baseline, the CPU a handshake costs nginx and OpenSSL alone.
 # Per cell: handshakes/s, p50/p99 latency and the server's CPU per handshake
@@ -24,12 +26,31 @@
 #   BENCH_SECONDS=s    seconds per run (default 3)
 #   BENCH_ROUNDS=n     runs per module and cell, alternating (default 2: A B B A)
 #   BENCH_MODES=list   master,worker (default both)
-#   BENCH_KEYS=list    rsa,ec (default both)
+#   BENCH_KEYS=list    rsa,ec,ed (default all three)
 #   BENCH_TLS=list     1.3,1.2 (default both)
 #   BENCH_CONNS=n      concurrent clients (default 4)
 #   BENCH_OUT=dir      results (default build/bench-nginx)
 #   BENCH_KEEP=1       keep the temporary directory (path printed)
 #   BENCH_SMOKE=1      set up, one short verified run per module, no table
+#   BENCH_PHASES=list  start,load (default both): start is the cost of an
+#                      nginx start in master mode (below), load the cells
+#   BENCH_START_WORKERS=n  workers of the start phase (default 16)
+#
+# The start phase (issue 25): nginx in master mode with
+# BENCH_START_WORKERS workers (reuseport, so the kernel spreads the
+# connections over all of them), the P-256 key; ours, SoftHSMv2 and the key
+# in a file alternate, BENCH_ROUNDS times. Memory: Pss summed over the
+# group's processes (/proc/PID/smaps_rollup) plus what our fork image holds
+# that no process maps (its memfd's size minus the most any process maps of
+# it); CPU: the run time of every thread of the group's processes
+# (/proc/PID/task/*/schedstat), split master/workers. Taken (1) when every
+# worker is up and idle ("start": nginx workers make no PKCS#11 call before
+# their first handshake), (2) after 0.5 s of handshakes from 2 clients,
+# which reach every worker ("first use": CPU minus the handshakes' own,
+# which a second such run measures) and (3) after a SIGHUP has replaced
+# all the workers ("reload").
+# The token's part is each figure minus the key-in-a-file server's. Writes
+# nginx-start.txt and nginx-start.tsv to BENCH_OUT.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -45,9 +66,11 @@ OUT=${BENCH_OUT:-$root/build/bench-nginx}
 SECONDS_PER_RUN=${BENCH_SECONDS:-3}
 ROUNDS=${BENCH_ROUNDS:-2}
 MODES=${BENCH_MODES:-master,worker}
-KEYS=${BENCH_KEYS:-rsa,ec}
+KEYS=${BENCH_KEYS:-rsa,ec,ed}
 TLSV=${BENCH_TLS:-1.3,1.2}
 CONNS=${BENCH_CONNS:-4}
+PHASES=${BENCH_PHASES:-start,load}
+START_WORKERS=${BENCH_START_WORKERS:-16}
 PIN=123456
 SOPIN=87654321
 
@@ -83,6 +106,7 @@ trap 'exit 130' INT TERM
 
 # Our module from a copy (a rebuild during the run must not change it).
 mkdir -p "$tmp/lib" "$tmp/ours/data" "$tmp/ours/home"
+ed_skip="" # why there is no Ed25519 cell
 cp "$OURS" "$tmp/lib/libmodexp-pkcs11.so"
 declare -A module=([ours]=$tmp/lib/libmodexp-pkcs11.so [softhsm]=$SOFTHSM)
 
@@ -118,19 +142,39 @@ dynamic_path = $ENGINE_SO
 MODULE_PATH = ${module[$m]}
 init = 0
 EOF
-	for k in rsa ec; do
-		OPENSSL_CONF=$tmp/$m.cnf openssl req -new -x509 -engine pkcs11 -keyform engine \
+	for k in rsa ec ed; do
+		md=(-sha256)
+		if [[ $k == ed ]]; then
+			md=()
+			p11 --token-label t --login --pin $PIN --keypairgen --key-type EC:edwards25519 --id 03 --label ed
+		fi
+		# (in a subshell that waits: SoftHSMv2's engine can crash at exit
+		# after the failure, and the shell's report goes to the log)
+		if ! (OPENSSL_CONF=$tmp/$m.cnf openssl req -new -x509 -engine pkcs11 -keyform engine \
 			-key "pkcs11:token=t;object=$k;type=private;pin-value=$PIN" -subj /CN=localhost \
-			-addext subjectAltName=DNS:localhost -days 2 -sha256 -out "$tmp/$m-$k.crt" >>"$tmp/setup.log" 2>&1 ||
-			{ cat "$tmp/setup.log" >&2; die "openssl req ($m, $k) failed"; }
+			-addext subjectAltName=DNS:localhost -days 2 "${md[@]}" -out "$tmp/$m-$k.crt" >"$tmp/req.log" 2>&1
+			r=$?; exit $r) 2>>"$tmp/req.log"; then
+			cat "$tmp/req.log" >>"$tmp/setup.log"
+			# libp11 0.4.12's engine knows no EdDSA key, and fails on every
+			# key of a token that holds one: no Ed25519 cell, the key goes.
+			if [[ $k == ed ]] && grep -q "PKCS11_get_private_key returned NULL" "$tmp/req.log"; then
+				ed_skip="the OpenSSL engine ($ENGINE_SO) cannot load an Ed25519 key (PKCS11_get_private_key returned NULL): no Ed25519 cell"
+				p11 --token-label t --login --pin $PIN --delete-object --type privkey --label ed
+				p11 --token-label t --login --pin $PIN --delete-object --type pubkey --label ed
+				continue
+			fi
+			cat "$tmp/setup.log" >&2
+			die "openssl req ($m, $k) failed"
+		fi
 	done
 done
 # The baseline's keys, in files.
-for k in rsa ec; do
-	alg=(-newkey rsa:2048)
-	if [[ $k == ec ]]; then alg=(-newkey ec -pkeyopt ec_paramgen_curve:P-256); fi
+for k in rsa ec ed; do
+	alg=(-newkey rsa:2048 -sha256)
+	if [[ $k == ec ]]; then alg=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -sha256); fi
+	if [[ $k == ed ]]; then alg=(-newkey ed25519); fi
 	openssl req -new -x509 "${alg[@]}" -nodes -keyout "$tmp/file-$k.key" -subj /CN=localhost \
-		-addext subjectAltName=DNS:localhost -days 2 -sha256 -out "$tmp/file-$k.crt" >>"$tmp/setup.log" 2>&1 ||
+		-addext subjectAltName=DNS:localhost -days 2 -out "$tmp/file-$k.crt" >>"$tmp/setup.log" 2>&1 ||
 		{ cat "$tmp/setup.log" >&2; die "openssl req (file, $k) failed"; }
 done
 
@@ -145,10 +189,12 @@ free_port() {
 	done
 }
 
-# start_nginx MODULE KEY MODE: starts nginx in its own session (so its
-# workers and their helpers share one process group) and sets $pid and $port.
+# start_nginx MODULE KEY MODE [WORKERS [LISTEN_OPTIONS]]: starts nginx in
+# its own session (so its workers and their helpers share one process
+# group) and sets $pid and $port.
 start_nginx() {
 	local m=$1 k=$2 mode=$3 prefix=$tmp/nginx-$1-$2-$3 v="" try engine="ssl_engine pkcs11;" cnf=$tmp/$1.cnf
+	local nworkers=${4:-2} listen_opts=${5:-}
 	mkdir -p "$prefix/logs"
 	if [[ $mode == worker ]]; then v='$bench_v'; fi
 	local keyref="engine:pkcs11:pkcs11:token=t;object=$k;type=private;pin-value=$PIN$v"
@@ -159,7 +205,7 @@ start_nginx() {
 		cat >"$prefix/nginx.conf" <<EOF
 $user_line
 daemon off;
-worker_processes 2;
+worker_processes $nworkers;
 # nginx clears the workers' environment: the modules' configuration must
 # reach a worker that loads the module itself (worker mode).
 env SOFTHSM2_CONF;
@@ -174,7 +220,7 @@ http {
     access_log off;
     map \$ssl_server_name \$bench_v { default ""; }
     server {
-        listen 127.0.0.1:$port ssl;
+        listen 127.0.0.1:$port ssl$listen_opts;
         ssl_protocols TLSv1.2 TLSv1.3;
         ssl_session_cache off;
         ssl_session_tickets off;
@@ -222,6 +268,145 @@ load() {
 		-seconds "$4" -conns "$CONNS" -pgid "${pids[$1]}"
 }
 
+declare -A pids ports
+status=0
+
+# ---- The start phase ----------------------------------------------------
+# shellcheck source=proccpu.sh
+. "$here/proccpu.sh"
+
+# group_workers G: the pids of master G's nginx children.
+group_workers() { ps -o pid=,ppid=,comm= -g "$1" | awk -v g="$1" '$2 == g && $3 == "nginx" { print $1 }'; }
+
+# start_snap G: one line "pss_master_kib pss_workers_kib image_kib
+# cpu_master_ns cpu_workers_ns workers copies" for the group of master G:
+# image_kib is what the fork image holds that no process maps, copies the
+# workers with a fork copy of ours mapped.
+start_snap() {
+	local g=$1 p pm=0 pw=0 cm=0 cw=0 nw=0 copies=0 mapped=0 x
+	declare -A img=()
+	for p in $(ps -o pid= -g "$g"); do
+		x=$(awk '/^Pss:/ { print $2 }' "/proc/$p/smaps_rollup" 2>/dev/null) || continue
+		[[ -n $x ]] || continue
+		if [[ $p == "$g" ]]; then pm=$((pm + x)); cm=$((cm + $(proc_cpu "$p"))); else
+			pw=$((pw + x)); cw=$((cw + $(proc_cpu "$p"))); nw=$((nw + 1)); fi
+		local f
+		for f in /proc/"$p"/fd/*; do
+			case $(readlink "$f" 2>/dev/null) in
+			*"modexp-pkcs11 fork copy"* | */\#[0-9]*" (deleted)") img[$(stat -L -c %i "$f")]=$(stat -L -c %b "$f") ;;
+			esac
+		done
+		x=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { m = /modexp-pkcs11 fork copy/ } m && /^Rss:/ { s += $2 } END { print s + 0 }' "/proc/$p/smaps" 2>/dev/null) || x=0
+		if ((x > 0)); then copies=$((copies + 1)); fi
+		if ((x > mapped)); then mapped=$x; fi
+	done
+	local ik=0 b
+	for b in "${img[@]}"; do ik=$((ik + b / 2)); done # 512-byte blocks
+	ik=$((ik > mapped ? ik - mapped : 0))
+	echo "$pm $pw $ik $cm $cw $nw $copies"
+}
+
+# wait_workers G N [OLD]: until master G has N nginx children, none of
+# them in OLD (a space-separated list); 30 s at most.
+wait_workers() {
+	local i w
+	for i in $(seq 300); do
+		w=$(group_workers "$1" | xargs)
+		if [[ $(wc -w <<<"$w") == "$2" ]]; then
+			local fresh=1 o
+			for o in ${3:-}; do if [[ " $w " == *" $o "* ]]; then fresh=0; fi; done
+			if ((fresh)); then return 0; fi
+		fi
+		sleep 0.1
+	done
+	echo "nginx.sh: master $1 has not $2 fresh workers after 30 s ($w)" >&2
+	return 1
+}
+
+if [[ ,$PHASES, == *,start,* && "${BENCH_SMOKE:-0}" != 1 ]]; then
+	printf 'module\tround\tstage\tpss_master_kib\tpss_workers_kib\timage_unmapped_kib\tcpu_master_ms\tcpu_workers_ms\tworkers\tcopies\thandshakes\n' >"$OUT/nginx-start.tsv"
+	for ((r = 1; r <= ROUNDS; r++)); do
+		order="ours softhsm file"
+		if ((r % 2 == 0)); then order="file softhsm ours"; fi
+		for m in $order; do
+			start_nginx "$m" ec start "$START_WORKERS" " reuseport"
+			pids[$m]=$pid ports[$m]=$port
+			wait_workers "$pid" "$START_WORKERS" || status=1
+			sleep 0.5
+			row() { # stage snapshot handshakes
+				local a
+				read -ra a <<<"$2"
+				printf '%s\t%d\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%s\t%s\t%s\n' "$m" "$r" "$1" "${a[0]}" "${a[1]}" "${a[2]}" \
+					"$(bc -l <<<"${a[3]} / 1000000")" "$(bc -l <<<"${a[4]} / 1000000")" "${a[5]}" "${a[6]}" "$3" >>"$OUT/nginx-start.tsv"
+			}
+			s0=$(start_snap "$pid")
+			row start "$s0" 0
+			# First use: handshakes reach every worker; a second run gives
+			# the handshakes' own CPU.
+			h1=$(CONNS=2 load "$m" ec 1.3 0.5 | cut -f1) || status=1
+			s1=$(start_snap "$pid")
+			h2=$(CONNS=2 load "$m" ec 1.3 0.5 | cut -f1) || status=1
+			s2=$(start_snap "$pid")
+			row "first-use-run" "$s1" "$(printf '%.0f' "$(bc -l <<<"$h1 * 0.5")")"
+			row "steady-run" "$s2" "$(printf '%.0f' "$(bc -l <<<"$h2 * 0.5")")"
+			old=$(group_workers "$pid" | xargs)
+			c0=$(start_snap "$pid")
+			kill -HUP "$pid"
+			wait_workers "$pid" "$START_WORKERS" "$old" || status=1
+			sleep 0.5
+			row reload "$(start_snap "$pid")" 0
+			row before-reload "$c0" 0
+			stop_nginx "$pid"
+		done
+	done
+	# The table: medians over the rounds; the token's part = module -
+	# key in a file. first use: the CPU of the first 1 s of handshakes
+	# minus its handshakes at the second run's CPU per handshake.
+	awk -F'\t' -v workers="$START_WORKERS" '
+	NR == 1 { next }
+	{ k = $1 SUBSEP $2; v[k, $3, "mem"] = $4 + $5 + $6; v[k, $3, "cpu"] = $7 + $8; v[k, $3, "cpum"] = $7
+	  v[k, $3, "hs"] = $11; v[k, $3, "copies"] = $10; rounds[$1] = rounds[$1] " " $2 }
+	function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+	function fig(m, what,   n, i, r, k, x, a, s0, s1, s2, c0) {
+		n = split(substr(rounds[m], 2), r, " ")
+		for (i = 1; i <= n; i++) {
+			k = m SUBSEP r[i]
+			if (what == "start mem") x = v[k, "start", "mem"]
+			if (what == "start cpu") x = v[k, "start", "cpu"]
+			if (what == "use mem") x = v[k, "steady-run", "mem"]
+			if (what == "use cpu") {
+				s1 = v[k, "first-use-run", "cpu"] - v[k, "start", "cpu"]
+				s2 = v[k, "steady-run", "cpu"] - v[k, "first-use-run", "cpu"]
+				x = s1 - (v[k, "steady-run", "hs"] > 0 ? v[k, "first-use-run", "hs"] * s2 / v[k, "steady-run", "hs"] : 0)
+			}
+			if (what == "reload mem") x = v[k, "reload", "mem"]
+			if (what == "reload cpu") x = v[k, "reload", "cpu"] - v[k, "before-reload", "cpum"]
+			if (what == "copies") x = v[k, "steady-run", "copies"]
+			a[i] = x
+		}
+		return med(a, n)
+	}
+	END {
+		print "| stage (" workers " workers, medians) | ours | SoftHSMv2 | key in a file | token part: ours | token part: SoftHSMv2 | ratio |"
+		print "|---|---:|---:|---:|---:|---:|---:|"
+		split("start mem,start cpu,use mem,use cpu,reload mem,reload cpu", st, ",")
+		name["start mem"] = "start: memory (MB)"; name["start cpu"] = "start: CPU (ms)"
+		name["use mem"] = "after first use: memory (MB)"; name["use cpu"] = "first use: CPU beyond the handshakes (ms)"
+		name["reload mem"] = "after reload: memory (MB)"; name["reload cpu"] = "reload: CPU, master + new workers (ms)"
+		for (i = 1; i <= 6; i++) {
+			w = st[i]; d = (w ~ /mem/) ? 1024 : 1
+			o = fig("ours", w) / d; s = fig("softhsm", w) / d; f = fig("file", w) / d
+			po = o - f; ps = s - f
+			printf "| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %s |\n", name[w], o, s, f, po, ps, (ps > 0.05 ? sprintf("%.1fx", po / ps) : "n/a")
+		}
+		printf "| workers with a copy of ours loaded after first use | %d of %d | | | | | |\n", fig("ours", "copies"), workers
+	}' "$OUT/nginx-start.tsv" >"$OUT/nginx-start.txt"
+	echo "# nginx start, master mode, $START_WORKERS workers, P-256 key, $ROUNDS rounds alternating; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/nginx-start.txt"
+	cat "$OUT/nginx-start.txt" >&2
+fi
+if [[ ,$PHASES, != *,load,* ]]; then exit "$status"; fi
+
 cpus=$(nproc)
 {
 	echo "# nginx benchmark: $(uname -m), $cpus CPUs, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')"
@@ -232,13 +417,15 @@ cpus=$(nproc)
 cat "$OUT/nginx.txt" >&2
 printf 'mode\tkey\ttls\tmodule\tround\ths_per_s\tp50_ms\tp99_ms\tfailures\tcpu_master_ms\tcpu_workers_ms\tcpu_helpers_ms\tcpu_total_ms\ths_per_cpu_s\n' >"$OUT/nginx.tsv"
 
-declare -A pids ports
-status=0
 IFS=, read -ra mode_list <<<"$MODES"
 IFS=, read -ra key_list <<<"$KEYS"
 IFS=, read -ra tls_list <<<"$TLSV"
 for mode in "${mode_list[@]}"; do
 	for k in "${key_list[@]}"; do
+		if [[ $k == ed && -n $ed_skip ]]; then
+			echo "nginx.sh: $mode, Ed25519: skipped: $ed_skip" >&2
+			continue
+		fi
 		for m in ours softhsm file; do
 			start_nginx "$m" "$k" "$mode"
 			pids[$m]=$pid ports[$m]=$port
@@ -305,7 +492,7 @@ NR == 1 { next }
 }
 function f(x) { return sprintf("%.0f", x) }
 END {
-	keyname["rsa"] = "RSA-2048"; keyname["ec"] = "P-256"
+	keyname["rsa"] = "RSA-2048"; keyname["ec"] = "P-256"; keyname["ed"] = "Ed25519"
 	print "| mode | key | TLS | hs/s ours | hs/s SoftHSMv2 | ratio | p99 ms ours / SoftHSMv2 | CPU ms/hs ours: nginx + helpers | CPU ms/hs SoftHSMv2 | ratio per CPU | CPU ms/hs key in a file |"
 	print "|---|---|---|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= n; i++) {
@@ -321,6 +508,7 @@ END {
 		if (fail[o] + fail[s] > 0) printf "|   | failed handshakes: ours %d, SoftHSMv2 %d |\n", fail[o], fail[s]
 	}
 }' "$OUT/nginx.tsv" >>"$OUT/nginx.txt"
+if [[ -n $ed_skip && ,$KEYS, == *,ed,* ]]; then echo "# Ed25519: $ed_skip" >>"$OUT/nginx.txt"; fi
 echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/nginx.txt"
 echo
 cat "$OUT/nginx.txt"

@@ -63,16 +63,7 @@ func (c *inProcessClient) encryptDataDerive(kt uint, key []byte, block cipher.Bl
 	data := page[:3*bs]
 	rand.Read(data)
 	ptr := uint64(uintptr(unsafe.Pointer(&page[0])))
-	base, err := c.p.CreateObject(c.s, []*pkcs11.Attribute{
-		pkcs11.NewAttribute(pkcs11.CKA_CLASS, pkcs11.CKO_SECRET_KEY),
-		pkcs11.NewAttribute(pkcs11.CKA_KEY_TYPE, kt),
-		pkcs11.NewAttribute(pkcs11.CKA_TOKEN, false),
-		pkcs11.NewAttribute(pkcs11.CKA_VALUE, key),
-		pkcs11.NewAttribute(pkcs11.CKA_DERIVE, true),
-	})
-	if err != nil {
-		t.Fatalf("C_CreateObject (base key of type 0x%x): %v", kt, err)
-	}
+	base := c.secretKeyWith(kt, key, pkcs11.CKA_DERIVE)
 	n := len(data) - bs/2 // not a whole number of blocks
 	derive := func(ckm uint, param []byte) []byte {
 		t.Helper()

@@ -155,23 +155,11 @@ func inProcessChild(t *testing.T) {
 	c.hkdf()
 }
 
-// secretKey makes a session secret key with the given value.
+// secretKey makes a session secret key with the given value that
+// encrypts, decrypts, signs and verifies.
 func (c *inProcessClient) secretKey(keyType uint, value []byte) pkcs11.ObjectHandle {
 	c.t.Helper()
-	h, err := c.p.CreateObject(c.s, []*pkcs11.Attribute{
-		pkcs11.NewAttribute(pkcs11.CKA_CLASS, pkcs11.CKO_SECRET_KEY),
-		pkcs11.NewAttribute(pkcs11.CKA_KEY_TYPE, keyType),
-		pkcs11.NewAttribute(pkcs11.CKA_TOKEN, false),
-		pkcs11.NewAttribute(pkcs11.CKA_VALUE, value),
-		pkcs11.NewAttribute(pkcs11.CKA_ENCRYPT, true),
-		pkcs11.NewAttribute(pkcs11.CKA_DECRYPT, true),
-		pkcs11.NewAttribute(pkcs11.CKA_SIGN, true),
-		pkcs11.NewAttribute(pkcs11.CKA_VERIFY, true),
-	})
-	if err != nil {
-		c.t.Fatalf("C_CreateObject (secret key type 0x%x): %v", keyType, err)
-	}
-	return h
+	return c.secretKeyWith(keyType, value, pkcs11.CKA_ENCRYPT, pkcs11.CKA_DECRYPT, pkcs11.CKA_SIGN, pkcs11.CKA_VERIFY)
 }
 
 // encrypt is C_EncryptInit then C_Encrypt.

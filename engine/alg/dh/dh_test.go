@@ -374,11 +374,23 @@ func TestChipEngines(t *testing.T) {
 // sequence of kernel calls of an agreement is the same for different
 // private values (full-range and short) and peers.
 func TestDeriveTraceIndependentOfSecrets(t *testing.T) {
+	bits := []int{0, 0, 256, 1000}
+	sameTraces(t, len(bits), func(eng engine.Engine, g *Group, i int) *Key {
+		k, _ := pair(t, eng, g, bits[i])
+		return k
+	})
+}
+
+// sameTraces derives with n keys of ffdhe2048 on the software engine
+// (key(i) makes the i-th), each with a peer of its own, and fails t
+// unless the kernel calls are the same for all.
+func sameTraces(t *testing.T, n int, key func(eng engine.Engine, g *Group, i int) *Key) {
+	t.Helper()
 	g := ffdhe(t, "ffdhe2048")
 	eng := soft.New()
 	var ref string
-	for i, bits := range []int{0, 0, 256, 1000} {
-		k, _ := pair(t, eng, g, bits)
+	for i := range n {
+		k := key(eng, g, i)
 		_, peer := pair(t, eng, g, 0)
 		got := traceDerive(t, k, peer)
 		if i == 0 {
@@ -542,19 +554,10 @@ func traceDerive(t *testing.T, k *Key, peer []byte) string {
 // calls of a split agreement are the same for different private values of
 // one declared length and different peers.
 func TestSplitTraceIndependentOfSecrets(t *testing.T) {
-	g := ffdhe(t, "ffdhe2048")
-	eng := soft.New()
-	var ref string
-	for i := range 4 {
+	sameTraces(t, 4, func(eng engine.Engine, g *Group, _ int) *Key {
 		k, _ := shortKey(t, eng, g, 225, Options{})
-		_, peer := pair(t, eng, g, 0)
-		got := traceDerive(t, k, peer)
-		if i == 0 {
-			ref = got
-		} else if got != ref {
-			t.Fatalf("kernel trace differs for key %d", i)
-		}
-	}
+		return k
+	})
 }
 
 // TestGenerateGroup makes safe-prime groups with the search of

@@ -92,12 +92,51 @@ func TestParams(t *testing.T) {
 	}
 }
 
+// checkMulSqr compares f's Montgomery product of xv and yv, and square
+// of xv (both below the modulus), with math/big.
+func checkMulSqr[E limbs](t *testing.T, f *modulus[E], xv, yv *big.Int) {
+	t.Helper()
+	m := limbsToBig(&f.m)
+	Rinv := new(big.Int).ModInverse(new(big.Int).Lsh(big.NewInt(1), uint(64*len(f.m))), m)
+	var x, y, z E
+	bigToLimbs(&x, xv)
+	bigToLimbs(&y, yv)
+	f.mul(&z, &x, &y)
+	want := new(big.Int).Mul(xv, yv)
+	want.Mul(want, Rinv).Mod(want, m)
+	if got := limbsToBig(&z); got.Cmp(want) != 0 {
+		t.Fatalf("mul(%x, %x) mod %x = %x, want %x", xv, yv, m, got, want)
+	}
+	f.sqr(&z, &x)
+	want = new(big.Int).Mul(xv, xv)
+	want.Mul(want, Rinv).Mod(want, m)
+	if got := limbsToBig(&z); got.Cmp(want) != 0 {
+		t.Fatalf("sqr(%x) mod %x = %x, want %x", xv, m, got, want)
+	}
+}
+
+// checkAddSub compares f's sum and difference of xv and yv (both below
+// the modulus) with math/big.
+func checkAddSub[E limbs](t *testing.T, f *modulus[E], xv, yv *big.Int) {
+	t.Helper()
+	m := limbsToBig(&f.m)
+	var x, y, z E
+	bigToLimbs(&x, xv)
+	bigToLimbs(&y, yv)
+	f.add(&z, &x, &y)
+	if got, want := limbsToBig(&z), new(big.Int).Mod(new(big.Int).Add(xv, yv), m); got.Cmp(want) != 0 {
+		t.Fatalf("add(%x, %x) = %x, want %x", xv, yv, got, want)
+	}
+	f.sub(&z, &x, &y)
+	if got, want := limbsToBig(&z), new(big.Int).Mod(new(big.Int).Sub(xv, yv), m); got.Cmp(want) != 0 {
+		t.Fatalf("sub(%x, %x) = %x, want %x", xv, yv, got, want)
+	}
+}
+
 // checkModulus compares the Montgomery arithmetic of f with math/big on
 // random and extreme operands.
 func checkModulus[E limbs](t *testing.T, f *modulus[E], r *rand.Rand) {
 	m := limbsToBig(&f.m)
-	R := new(big.Int).Lsh(big.NewInt(1), uint(64*len(f.m)))
-	Rinv := new(big.Int).ModInverse(R, m)
 	edge := []*big.Int{big.NewInt(0), big.NewInt(1), big.NewInt(2), new(big.Int).Sub(m, big.NewInt(1)), new(big.Int).Sub(m, big.NewInt(2))}
 	var vals []*big.Int
 	vals = append(vals, edge...)
@@ -106,31 +145,11 @@ func checkModulus[E limbs](t *testing.T, f *modulus[E], r *rand.Rand) {
 	}
 	for i, xv := range vals {
 		yv := vals[(i*7+3)%len(vals)]
-		var x, y, z E
-		bigToLimbs(&x, xv)
-		bigToLimbs(&y, yv)
-		f.mul(&z, &x, &y)
-		want := new(big.Int).Mul(xv, yv)
-		want.Mul(want, Rinv).Mod(want, m)
-		if got := limbsToBig(&z); got.Cmp(want) != 0 {
-			t.Fatalf("mul(%x, %x) = %x, want %x", xv, yv, got, want)
-		}
-		f.sqr(&z, &x)
-		want = new(big.Int).Mul(xv, xv)
-		want.Mul(want, Rinv).Mod(want, m)
-		if got := limbsToBig(&z); got.Cmp(want) != 0 {
-			t.Fatalf("sqr(%x) = %x, want %x", xv, got, want)
-		}
-		f.add(&z, &x, &y)
-		if got, want := limbsToBig(&z), new(big.Int).Mod(new(big.Int).Add(xv, yv), m); got.Cmp(want) != 0 {
-			t.Fatalf("add(%x, %x) = %x, want %x", xv, yv, got, want)
-		}
-		f.sub(&z, &x, &y)
-		if got, want := limbsToBig(&z), new(big.Int).Mod(new(big.Int).Sub(xv, yv), m); got.Cmp(want) != 0 {
-			t.Fatalf("sub(%x, %x) = %x, want %x", xv, yv, got, want)
-		}
+		checkMulSqr(t, f, xv, yv)
+		checkAddSub(t, f, xv, yv)
 		if xv.Sign() != 0 && i%4 == 0 {
-			var xm, inv, back E
+			var x, xm, inv, back E
+			bigToLimbs(&x, xv)
 			f.toMont(&xm, &x)
 			f.inv(&inv, &xm)
 			f.fromMont(&back, &inv)
@@ -143,17 +162,7 @@ func checkModulus[E limbs](t *testing.T, f *modulus[E], r *rand.Rand) {
 	// that land on 0, m − 1 and m exactly).
 	for _, xv := range edge {
 		for _, yv := range edge {
-			var x, y, z E
-			bigToLimbs(&x, xv)
-			bigToLimbs(&y, yv)
-			f.add(&z, &x, &y)
-			if got, want := limbsToBig(&z), new(big.Int).Mod(new(big.Int).Add(xv, yv), m); got.Cmp(want) != 0 {
-				t.Fatalf("add(%x, %x) = %x, want %x", xv, yv, got, want)
-			}
-			f.sub(&z, &x, &y)
-			if got, want := limbsToBig(&z), new(big.Int).Mod(new(big.Int).Sub(xv, yv), m); got.Cmp(want) != 0 {
-				t.Fatalf("sub(%x, %x) = %x, want %x", xv, yv, got, want)
-			}
+			checkAddSub(t, f, xv, yv)
 		}
 	}
 	// exp's sliding window on exponents with long runs of ones and zeros,

@@ -10,32 +10,12 @@ import (
 // fuzzer's operands (reduced mod m by math/big) against math/big.
 func fuzzModulus[E limbs](t *testing.T, f *modulus[E], a, b []byte) {
 	m := limbsToBig(&f.m)
-	R := new(big.Int).Lsh(big.NewInt(1), uint(64*len(f.m)))
 	av := new(big.Int).Mod(new(big.Int).SetBytes(a), m)
 	bv := new(big.Int).Mod(new(big.Int).SetBytes(b), m)
-	var x, y, z E
+	var x, z E
 	bigToLimbs(&x, av)
-	bigToLimbs(&y, bv)
-	f.mul(&z, &x, &y)
-	want := new(big.Int).Mul(av, bv)
-	want.Mul(want, new(big.Int).ModInverse(R, m)).Mod(want, m)
-	if got := limbsToBig(&z); got.Cmp(want) != 0 {
-		t.Fatalf("mul(%x, %x) mod %x = %x, want %x", av, bv, m, got, want)
-	}
-	f.sqr(&z, &x)
-	want = new(big.Int).Mul(av, av)
-	want.Mul(want, new(big.Int).ModInverse(R, m)).Mod(want, m)
-	if got := limbsToBig(&z); got.Cmp(want) != 0 {
-		t.Fatalf("sqr(%x) mod %x = %x, want %x", av, m, got, want)
-	}
-	f.add(&z, &x, &y)
-	if got, want := limbsToBig(&z), new(big.Int).Mod(new(big.Int).Add(av, bv), m); got.Cmp(want) != 0 {
-		t.Fatalf("add(%x, %x) = %x, want %x", av, bv, got, want)
-	}
-	f.sub(&z, &x, &y)
-	if got, want := limbsToBig(&z), new(big.Int).Mod(new(big.Int).Sub(av, bv), m); got.Cmp(want) != 0 {
-		t.Fatalf("sub(%x, %x) = %x, want %x", av, bv, got, want)
-	}
+	checkMulSqr(t, f, av, bv)
+	checkAddSub(t, f, av, bv)
 	// Unreduced input: reduceBytes of the raw bytes.
 	if len(a) <= 16*len(x) {
 		if !f.reduceBytes(&z, a) {

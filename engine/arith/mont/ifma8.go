@@ -70,7 +70,7 @@ func (m *Modulus) radix52(L int) (n52, rr52 []uint64) {
 
 // Batching reports whether the kernel in use has batch kernels (the IFMA
 // one): whether CanBatch can hold for some modulus.
-func Batching() bool { return useIFMA }
+func Batching() bool { settleKernels(); return useIFMA }
 
 // CanBatch reports whether ExpBatch takes exponentiations modulo m (it
 // depends on m's size and the kernel in use only).

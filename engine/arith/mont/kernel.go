@@ -27,6 +27,12 @@ var useIFMA = false
 // assembly for secret exponentiations of 1024-, 1536- and 2048-bit moduli,
 // adx for the rest), "adx" (MULX/ADCX/ADOX assembly) or "purego".
 func Kernel() string {
+	settleKernels()
+	return kernelName()
+}
+
+// kernelName is Kernel without settling the selection.
+func kernelName() string {
 	switch {
 	case useIFMA:
 		return "ifma"

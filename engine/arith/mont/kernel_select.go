@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"os"
 	"slices"
+	"sync"
 )
 
 // KernelInfo describes the limb-kernel selection made when the package
@@ -33,12 +34,33 @@ type KernelInfo struct {
 // ErrKernel: the kernel requested with MODEXP_KERNEL cannot run.
 var ErrKernel = errors.New("mont: requested kernel unavailable")
 
-var kernelInfo KernelInfo
+var (
+	kernelInfo KernelInfo
+	kernelReq  string
+	kernelOnce sync.Once
+)
 
-func init() { kernelInfo = selectKernel(os.Getenv("MODEXP_KERNEL")) }
+// init reads MODEXP_KERNEL and settles useASM, which costs nothing; the
+// IFMA self-test waits for settleKernels.
+func init() {
+	kernelReq = os.Getenv("MODEXP_KERNEL")
+	useASM = haveASM && kernelReq != "purego"
+}
+
+// settleKernels makes the whole selection, with the IFMA self-test, once:
+// at the first use that could take an IFMA path (NewModulus, Kernel,
+// Kernels, Batching), not at program start, so a process that does no
+// modular exponentiation (a forked worker serving EC keys, most CLI
+// commands) never pays it (3.6 ms and 0.77 MB at a worker's first call,
+// GODEBUG=inittrace=1). Every arithmetic function takes a *Modulus, so
+// it runs after its NewModulus and sees the settled kernels.
+func settleKernels() {
+	kernelOnce.Do(func() { kernelInfo = selectKernel(kernelReq) })
+}
 
 // Kernels reports the kernel selection (see KernelInfo).
 func Kernels() KernelInfo {
+	settleKernels()
 	ki := kernelInfo
 	ki.CPU = slices.Clone(ki.CPU)
 	ki.Notes = slices.Clone(ki.Notes)
@@ -69,7 +91,7 @@ func selectKernel(req string) KernelInfo {
 		adxErr = fmt.Errorf("adx kernel needs %s", adxNeeds())
 	}
 	useIFMA = false
-	useASM = haveASM
+	asm := haveASM
 	switch req {
 	case "auto":
 		useIFMA = ifmaErr == nil
@@ -83,12 +105,15 @@ func selectKernel(req string) KernelInfo {
 			ki.Err = fmt.Errorf("MODEXP_KERNEL=adx: %w (%w)", adxErr, ErrKernel)
 		}
 	case "purego":
-		useASM = false
+		asm = false
 	default:
 		ki.Err = fmt.Errorf("MODEXP_KERNEL=%q: not auto, ifma, adx or purego (%w)", req, ErrKernel)
 		useIFMA = ifmaErr == nil
 	}
-	ki.Name = Kernel()
+	if useASM != asm { // init set it already: no write while others read
+		useASM = asm
+	}
+	ki.Name = kernelName()
 	return ki
 }
 
@@ -180,7 +205,7 @@ func ifmaSelfTest() error {
 	}
 	nb[0] |= 0x80
 	nb[127] |= 1
-	mod, err := NewModulus(nb)
+	mod, err := newModulus(nb)
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,13 @@ type Modulus struct {
 // ignored (the length of a modulus is public). Apart from the length of b
 // and of n, the time does not depend on the value.
 func NewModulus(b []byte) (*Modulus, error) {
+	settleKernels()
+	return newModulus(b)
+}
+
+// newModulus is NewModulus without settling the kernels (the self-tests
+// that settle them build moduli of their own).
+func newModulus(b []byte) (*Modulus, error) {
 	for len(b) > 0 && b[0] == 0 {
 		b = b[1:]
 	}

@@ -26,7 +26,7 @@ func TestConformance(t *testing.T) {
 			c.opts.MaxBits = 512
 		}
 		t.Run(c.spec, func(t *testing.T) {
-			enginetest.Run(t, mustOpen(t, c.spec), c.opts)
+			enginetest.Run(t, enginetest.Open(t, c.spec), c.opts)
 		})
 	}
 }

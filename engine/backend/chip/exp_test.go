@@ -9,17 +9,8 @@ import (
 	"testing"
 
 	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/enginetest"
 )
-
-func mustOpen(t testing.TB, spec string) engine.Engine {
-	t.Helper()
-	e, err := engine.Open(spec)
-	if err != nil {
-		t.Fatalf("Open(%q): %v", spec, err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return e
-}
 
 // checkExp runs one exponentiation and compares it with math/big.
 func checkExp(t *testing.T, e engine.Engine, m, x, d *big.Int, public bool) engine.Cost {
@@ -64,7 +55,7 @@ func TestExpMatchesBig(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.spec, func(t *testing.T) {
 			t.Parallel()
-			e := mustOpen(t, c.spec)
+			e := enginetest.Open(t, c.spec)
 			r := rand.New(rand.NewPCG(1, uint64(len(c.spec))))
 			for i, n := range c.sizes {
 				if raceEnabled && i%3 != 0 && n > 256 {
@@ -90,7 +81,7 @@ func TestExpMatchesBig(t *testing.T) {
 
 func TestBadModulus(t *testing.T) {
 	for _, spec := range []string{"chip:orup561", "chip:pukcc", "chip:cryptech", "chip:cryptech,core=modexpa7"} {
-		e := mustOpen(t, spec)
+		e := enginetest.Open(t, spec)
 		for _, n := range [][]byte{nil, {0}, {1}, {0x10, 0x00}, {0xff, 0xfe}} {
 			if _, err := e.NewModulus(n); !errors.Is(err, engine.ErrInvalidModulus) {
 				t.Errorf("%s: NewModulus(%x) = %v, want ErrInvalidModulus", spec, n, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/alg/rsa"
 	_ "github.com/modexp-token/modexp-token/engine/backend/soft"
+	"github.com/modexp-token/modexp-token/engine/enginetest"
 	"github.com/modexp-token/modexp-token/engine/guard"
 	"github.com/modexp-token/modexp-token/test/vectors/testkeys"
 )
@@ -50,7 +51,7 @@ func TestOrupPhysicalKnobs(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.spec, func(t *testing.T) {
 			t.Parallel()
-			e := mustOpen(t, c.spec)
+			e := enginetest.Open(t, c.spec)
 			if got := e.(*Orup).InSpec(); got != c.inSpec {
 				t.Fatalf("InSpec = %v, want %v", got, c.inSpec)
 			}
@@ -80,7 +81,7 @@ func TestInjectedFaults(t *testing.T) {
 		"chip:cryptech,fault=bitflip", "chip:cryptech,zero-above:100",
 		"chip:cryptech,core=modexpa7,fault=bitflip",
 	} {
-		e := mustOpen(t, spec)
+		e := enginetest.Open(t, spec)
 		r := rand.New(rand.NewPCG(8, 8))
 		for range 3 {
 			if expOnce(t, e, r, 256) {
@@ -96,7 +97,7 @@ func TestInjectedFaults(t *testing.T) {
 // TestZeroAbove reproduces the post's new core: right at 1024 bits, all
 // zero at 2048 and 4096.
 func TestZeroAbove(t *testing.T) {
-	e := mustOpen(t, "chip:cryptech,fault=zero-above:1024")
+	e := enginetest.Open(t, "chip:cryptech,fault=zero-above:1024")
 	r := rand.New(rand.NewPCG(9, 9))
 	if !expOnce(t, e, r, 1024) {
 		t.Fatal("1024-bit result wrong")
@@ -133,7 +134,7 @@ func TestFaultCaughtByRSA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	soft := mustOpen(t, "soft")
+	soft := enginetest.Open(t, "soft")
 	cases := []struct {
 		spec string
 		key  *testkeys.Key
@@ -145,7 +146,7 @@ func TestFaultCaughtByRSA(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.spec, func(t *testing.T) {
-			e := mustOpen(t, c.spec)
+			e := enginetest.Open(t, c.spec)
 			priv := &rsa.PrivateKey{N: c.key.N, E: c.key.E, D: c.key.D, P: c.key.P, Q: c.key.Q}
 			x := new(big.Int).Mod(big.NewInt(0x5eed), c.key.N).Bytes()
 			key, err := rsa.NewKey(e, priv, rsa.Options{})
@@ -181,7 +182,7 @@ func TestRSAOnOrupCRT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := mustOpen(t, "chip:orup561")
+	e := enginetest.Open(t, "chip:orup561")
 	key, err := rsa.NewKey(e, &rsa.PrivateKey{N: k.N, E: k.E, D: k.D, P: k.P, Q: k.Q}, rsa.Options{})
 	if err != nil {
 		t.Fatal(err)

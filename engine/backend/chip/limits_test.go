@@ -81,7 +81,7 @@ func wantTooLarge(t *testing.T, what string, err error) {
 
 func TestOrupLimits(t *testing.T) {
 	r := mrand.New(mrand.NewPCG(10, 10))
-	e := mustOpen(t, "chip:orup561")
+	e := enginetest.Open(t, "chip:orup561")
 	_, err := e.NewModulus(randOdd(r, 562).Bytes())
 	wantTooLarge(t, "562-bit modulus", err)
 	if err == nil || !strings.Contains(err.Error(), "scaled") {
@@ -97,17 +97,17 @@ func TestOrupLimits(t *testing.T) {
 	_, _, err = e.Exp(context.Background(), mod, m.Bytes(), []byte{3})
 	wantTooLarge(t, "base = modulus", err)
 
-	small := mustOpen(t, "chip:orup561,ni=100")
+	small := enginetest.Open(t, "chip:orup561,ni=100")
 	mod, _ = small.NewModulus(m.Bytes())
 	_, _, err = small.Exp(context.Background(), mod, []byte{2}, []byte{3})
 	wantTooLarge(t, "ni=100 for 561 bits", err)
 
-	short := mustOpen(t, "chip:orup561,nj=64")
+	short := enginetest.Open(t, "chip:orup561,nj=64")
 	mod, _ = short.NewModulus(m.Bytes())
 	_, _, err = short.Exp(context.Background(), mod, []byte{2}, randBits(r, 100).Bytes())
 	wantTooLarge(t, "100-bit exponent with nj=64", err)
 
-	scaled := mustOpen(t, "chip:orup561,scaled")
+	scaled := enginetest.Open(t, "chip:orup561,scaled")
 	if scaled.Info().MaxModulusBits != orupScaledMax || !strings.Contains(scaled.Info().Model, "scaled") {
 		t.Errorf("scaled Info = %+v", scaled.Info())
 	}
@@ -135,7 +135,7 @@ func TestPUKCCLimits(t *testing.T) {
 		{"chip:pukcc,w=2", 4032, true}, {"chip:pukcc,w=2", 4064, false},
 		{"chip:pukcc", 4608, true}, {"chip:pukcc", 4640, false},
 	} {
-		e := mustOpen(t, c.spec)
+		e := enginetest.Open(t, c.spec)
 		mod, err := e.NewModulus(randOdd(r, c.bits).Bytes())
 		if err != nil {
 			t.Fatalf("%s %d: %v", c.spec, c.bits, err)
@@ -152,7 +152,7 @@ func TestPUKCCLimits(t *testing.T) {
 			}
 		}
 	}
-	e := mustOpen(t, "chip:pukcc").(*PUKCC)
+	e := enginetest.Open(t, "chip:pukcc").(*PUKCC)
 	_, err := e.NewModulus(randOdd(r, 95).Bytes())
 	if !errors.Is(err, engine.ErrUnsupported) || statusOf(err) != StatusParamWrongLength {
 		t.Errorf("95-bit modulus: %v", err)
@@ -177,15 +177,15 @@ func TestPUKCCLimits(t *testing.T) {
 
 func TestCryptechLimits(t *testing.T) {
 	r := mrand.New(mrand.NewPCG(12, 12))
-	_, err := mustOpen(t, "chip:cryptech").NewModulus(randOdd(r, 8161).Bytes())
+	_, err := enginetest.Open(t, "chip:cryptech").NewModulus(randOdd(r, 8161).Bytes())
 	wantTooLarge(t, "8161-bit modulus on the 2015 core", err)
-	a7 := mustOpen(t, "chip:cryptech,core=modexpa7")
+	a7 := enginetest.Open(t, "chip:cryptech,core=modexpa7")
 	_, err = a7.NewModulus(randOdd(r, 4097).Bytes())
 	wantTooLarge(t, "4097-bit modulus on modexpa7", err)
 	p := randOdd(r, 2049)
 	_, _, err = enginetest.As[engine.CRTEngine](t, a7).ExpCRT(context.Background(), &engine.CRTKey{P: p.Bytes(), Q: p.Bytes(), DP: []byte{3}, DQ: []byte{3}, QInv: []byte{1}}, []byte{2})
 	wantTooLarge(t, "2049-bit CRT prime", err)
-	if _, ok := engine.As[engine.CRTEngine](mustOpen(t, "chip:cryptech")); ok {
+	if _, ok := engine.As[engine.CRTEngine](enginetest.Open(t, "chip:cryptech")); ok {
 		t.Error("the 2015 core has no CRT mode, but implements engine.CRTEngine")
 	}
 }
@@ -198,7 +198,7 @@ func TestCRT(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, spec := range []string{"chip:pukcc", "chip:pukcc,w=1", "chip:cryptech,core=modexpa7", "chip:cryptech,core=modexpa7,cores=1"} {
-			e := enginetest.As[engine.CRTEngine](t, mustOpen(t, spec))
+			e := enginetest.As[engine.CRTEngine](t, enginetest.Open(t, spec))
 			x := new(big.Int).Sub(k.N, big.NewInt(12345))
 			got, cost, err := e.ExpCRT(context.Background(), &engine.CRTKey{P: k.P.Bytes(), Q: k.Q.Bytes(), DP: k.Dp.Bytes(), DQ: k.Dq.Bytes(), QInv: k.Qinv.Bytes()}, x.Bytes())
 			if err != nil {
@@ -217,7 +217,7 @@ func TestCRT(t *testing.T) {
 func TestCosts(t *testing.T) {
 	r := mrand.New(mrand.NewPCG(13, 13))
 	// orup: eq. 4.5 and the busy power.
-	o := mustOpen(t, "chip:orup561,f=20e6,nw=8")
+	o := enginetest.Open(t, "chip:orup561,f=20e6,nw=8")
 	m := randOdd(r, 300)
 	c := checkExp(t, o, m, big.NewInt(5), randBits(r, 300), false)
 	ni := orupAutoNi(300)
@@ -232,19 +232,19 @@ func TestCosts(t *testing.T) {
 		t.Errorf("public exponent slots: %d cycles", pub.Cycles)
 	}
 	// cryptech 2015: padded, encrypt costs what decrypt costs; unpadded it is cheaper.
-	cr := mustOpen(t, "chip:cryptech")
+	cr := enginetest.Open(t, "chip:cryptech")
 	m = randOdd(r, 512)
 	enc := checkExp(t, cr, m, big.NewInt(7), big.NewInt(65537), true)
 	dec := checkExp(t, cr, m, big.NewInt(7), randBits(r, 512), false)
 	if enc != dec {
 		t.Errorf("padded encrypt %+v != decrypt %+v", enc, dec)
 	}
-	fast := checkExp(t, mustOpen(t, "chip:cryptech,pad=false"), m, big.NewInt(7), big.NewInt(65537), true)
+	fast := checkExp(t, enginetest.Open(t, "chip:cryptech,pad=false"), m, big.NewInt(7), big.NewInt(65537), true)
 	if fast.Cycles != cryptech2015Cycles(17, 1) || fast.Cycles >= enc.Cycles {
 		t.Errorf("unpadded encrypt %d cycles", fast.Cycles)
 	}
 	// pukcc: the cost is the counted operations times m(L).
-	pk := mustOpen(t, "chip:pukcc,w=4")
+	pk := enginetest.Open(t, "chip:pukcc,w=4")
 	m = randOdd(r, 1024)
 	got := checkExp(t, pk, m, big.NewInt(3), randBits(r, 1024), false)
 	model := (1024 + 1024/5.0 + 8 + 2) * pukccMM(32)
@@ -255,14 +255,14 @@ func TestCosts(t *testing.T) {
 
 func TestTimeScale(t *testing.T) {
 	r := mrand.New(mrand.NewPCG(14, 14))
-	e := mustOpen(t, "chip:orup561,time_scale=2")
+	e := enginetest.Open(t, "chip:orup561,time_scale=2")
 	m := randOdd(r, 561)
 	start := time.Now()
 	c := checkExp(t, e, m, big.NewInt(2), randBits(r, 561), false)
 	if el := time.Since(start); el < 2*c.Device {
 		t.Errorf("elapsed %v, want at least 2 × %v", el, c.Device)
 	}
-	slow := mustOpen(t, "chip:orup561,time_scale=1e5") // ~9 minutes of demo
+	slow := enginetest.Open(t, "chip:orup561,time_scale=1e5") // ~9 minutes of demo
 	mod, _ := slow.NewModulus(m.Bytes())
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -273,7 +273,7 @@ func TestTimeScale(t *testing.T) {
 
 func TestEC(t *testing.T) {
 	ctx := context.Background()
-	e := enginetest.As[engine.ECEngine](t, mustOpen(t, "chip:pukcc"))
+	e := enginetest.As[engine.ECEngine](t, enginetest.Open(t, "chip:pukcc"))
 	for _, c := range []struct {
 		name string
 		ec   ecdh.Curve

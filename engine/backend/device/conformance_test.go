@@ -18,16 +18,6 @@ import (
 	"github.com/modexp-token/modexp-token/engine/guard"
 )
 
-func openBacking(t *testing.T, spec string) engine.Engine {
-	t.Helper()
-	e, err := engine.Open(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return e
-}
-
 // TestConformance runs the shared engine suite on the device client, with
 // the daemon backed by the real engines.
 func TestConformance(t *testing.T) {
@@ -42,7 +32,7 @@ func TestConformance(t *testing.T) {
 			if testing.Short() {
 				c.opts.MaxBits = 512
 			}
-			d := startDaemon(t, openBacking(t, c.spec))
+			d := startDaemon(t, enginetest.Open(t, c.spec))
 			cfg := d.config()
 			cfg.Timeout = time.Minute // the race detector slows the engines down
 			enginetest.Run(t, openClient(t, cfg), c.opts)
@@ -55,7 +45,7 @@ func TestConformance(t *testing.T) {
 // fault is set below the CRT halves' 1024 bits: engine/alg/rsa reduces the
 // base mod p and q, so a 2048-bit key never sends a 2048-bit modulus.)
 func TestRSACatchesZeroAbove(t *testing.T) {
-	d := startDaemon(t, openBacking(t, "soft"), "zero-above:512")
+	d := startDaemon(t, enginetest.Open(t, "soft"), "zero-above:512")
 	e := openClient(t, d.config())
 	k, n, dd := rsaFixture(t, randFor(11), 2048)
 	priv := &rsa.PrivateKey{N: n, E: 65537, D: dd, P: new(big.Int).SetBytes(k.P), Q: new(big.Int).SetBytes(k.Q)}
@@ -69,7 +59,7 @@ func TestRSACatchesZeroAbove(t *testing.T) {
 		t.Fatalf("Private over a zeroing device: %v, want rsa.ErrFault", err)
 	}
 	// With the software engine as fallback the operation succeeds.
-	g := guard.New(e, guard.Options{Software: openBacking(t, "soft"), Fallback: true})
+	g := guard.New(e, guard.Options{Software: enginetest.Open(t, "soft"), Fallback: true})
 	gkey, err := g.RSAKey(priv)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +78,7 @@ func TestRSACatchesZeroAbove(t *testing.T) {
 func TestRealEnginesThroughDaemon(t *testing.T) {
 	for _, spec := range []string{"soft", "chip:pukcc"} {
 		t.Run(spec, func(t *testing.T) {
-			e := openClient(t, startDaemon(t, openBacking(t, spec)).config())
+			e := openClient(t, startDaemon(t, enginetest.Open(t, spec)).config())
 			if err := e.SelfTest(context.Background()); err != nil {
 				t.Fatalf("SelfTest through the daemon: %v", err)
 			}

@@ -146,8 +146,11 @@ func (e *Engine) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []b
 	return e.expMode(ctx, m, base, exp, true)
 }
 
-// errNoPair declines an ExpPair the kernel in use cannot interleave.
-var errNoPair = fmt.Errorf("soft: exp pair: not interleaved by the kernel in use (%s): %w", mont.Kernel(), engine.ErrUnsupported)
+// errNoPair declines an ExpPair the kernel in use cannot interleave (a
+// function, so that naming the kernel does not settle it at init).
+func errNoPair() error {
+	return fmt.Errorf("soft: exp pair: not interleaved by the kernel in use (%s): %w", mont.Kernel(), engine.ErrUnsupported)
+}
 
 // ExpPair computes two secret exponentiations (the CRT halves of an RSA
 // private operation) in one pass that interleaves them, on one goroutine,
@@ -163,7 +166,7 @@ func (e *Engine) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte,
 	am, ok1 := a.M.(*modulus)
 	bm, ok2 := b.M.(*modulus)
 	if !ok1 || !ok2 || am == nil || bm == nil || a.Public || b.Public || !mont.CanPair(am.m, bm.m) {
-		return nil, nil, engine.Cost{}, errNoPair
+		return nil, nil, engine.Cost{}, errNoPair()
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, engine.Cost{}, fmt.Errorf("soft: exp pair: %w", err)
@@ -190,7 +193,7 @@ func (e *Engine) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte,
 	case e.batch != nil && mont.CanBatch(am.m) && am.m.Limbs() == bm.m.Limbs():
 		e.batch.run(&batchOp{m: am.m, x: xa, e: ea}, &batchOp{m: bm.m, x: xb, e: eb})
 	case !mont.ExpPair(am.m, bm.m, xa, xa, ea, xb, xb, eb):
-		return nil, nil, engine.Cost{}, errNoPair // not reached: CanPair said yes
+		return nil, nil, engine.Cost{}, errNoPair() // not reached: CanPair said yes
 	}
 	ra = make([]byte, am.m.Size())
 	rb = make([]byte, bm.m.Size())

@@ -37,7 +37,7 @@ func main() {
 	addr := flag.String("addr", "", "server host:port (loopback)")
 	ca := flag.String("ca", "", "PEM certificate the server must present")
 	version := flag.String("tls", "1.3", "TLS version: 1.2 or 1.3")
-	key := flag.String("key", "rsa", "server key kind: rsa or ec (picks the TLS 1.2 suite)")
+	key := flag.String("key", "rsa", "server key kind: rsa, ec or ed (Ed25519; picks the TLS 1.2 suite)")
 	seconds := flag.Float64("seconds", 3, "measured time")
 	conns := flag.Int("conns", 4, "concurrent clients")
 	pgid := flag.Int("pgid", 0, "the server's process group (its master's pid) for CPU accounting")
@@ -63,7 +63,7 @@ func run(addr, caFile, version, key string, seconds float64, conns, pgid int) er
 	case "1.2":
 		cfg.MinVersion, cfg.MaxVersion = tls.VersionTLS12, tls.VersionTLS12
 		cfg.CipherSuites = []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256}
-		if key == "ec" {
+		if key == "ec" || key == "ed" {
 			cfg.CipherSuites = []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256}
 		}
 	case "1.3":

@@ -180,18 +180,11 @@ static CK_OBJECT_HANDLE data_object(CK_SESSION_HANDLE h, CK_BBOOL token, const c
 	return o;
 }
 
-/* count_objects counts what a search with no template finds. */
+/* count_objects is find_count (common.h), fatal on an error. */
 static long count_objects(CK_SESSION_HANDLE h)
 {
-	CK_OBJECT_HANDLE buf[64];
-	CK_ULONG n;
-	long total = 0;
-	MUST("count: find init", F3->C_FindObjectsInit(h, NULL, 0));
-	do {
-		MUST("count: find", F3->C_FindObjects(h, buf, 64, &n));
-		total += (long)n;
-	} while (n > 0);
-	MUST("count: find final", F3->C_FindObjectsFinal(h));
+	long total;
+	MUST("count: find", find_count(h, &total));
 	return total;
 }
 

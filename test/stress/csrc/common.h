@@ -204,6 +204,27 @@ static __attribute__((unused)) CK_RV gen_ec(CK_SESSION_HANDLE h, CK_BBOOL token,
 	return F3->C_GenerateKeyPair(h, &m, pt, 4, st, 5, pub, priv);
 }
 
+/* find_count sets *total to what a search with no template finds; it
+ * returns the first failing call's code (CKR_OK when none failed). */
+static __attribute__((unused)) CK_RV find_count(CK_SESSION_HANDLE h, long *total)
+{
+	CK_OBJECT_HANDLE buf[256];
+	CK_ULONG n;
+	*total = 0;
+	CK_RV rv = F3->C_FindObjectsInit(h, NULL, 0);
+	if (rv != CKR_OK)
+		return rv;
+	do {
+		rv = F3->C_FindObjects(h, buf, 256, &n);
+		if (rv != CKR_OK) {
+			F3->C_FindObjectsFinal(h);
+			return rv;
+		}
+		*total += (long)n;
+	} while (n > 0);
+	return F3->C_FindObjectsFinal(h);
+}
+
 /* has_mech reports whether slot lists mechanism m. */
 static __attribute__((unused)) int has_mech(CK_SLOT_ID slot, CK_MECHANISM_TYPE m)
 {

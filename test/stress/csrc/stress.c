@@ -368,17 +368,11 @@ static void fatal(const char *what, CK_RV rv)
 			fatal((what), r_);     \
 	} while (0)
 
+/* count_objects is find_count (common.h), fatal on an error. */
 static long count_objects(CK_SESSION_HANDLE h)
 {
-	CK_OBJECT_HANDLE buf[256];
-	CK_ULONG n;
-	long total = 0;
-	MUST("count: find init", F3->C_FindObjectsInit(h, NULL, 0));
-	do {
-		MUST("count: find", F3->C_FindObjects(h, buf, 256, &n));
-		total += (long)n;
-	} while (n > 0);
-	MUST("count: find final", F3->C_FindObjectsFinal(h));
+	long total;
+	MUST("count: find", find_count(h, &total));
 	return total;
 }
 
