@@ -462,18 +462,30 @@ static void next_iv(unsigned char iv[16])
 	memcpy(iv + 4, &n, sizeof n);
 }
 
-/* The CK_MECHANISM of an encryption row, its parameter in *gcm and iv. */
-static CK_MECHANISM cipher_mechanism(CK_MECHANISM_TYPE t, unsigned char iv[16], CK_GCM_PARAMS *gcm)
+/* The parameter of an encryption row: GCM's, CTR's (CBC's is the IV). */
+typedef struct {
+	CK_GCM_PARAMS gcm;
+	CK_AES_CTR_PARAMS ctr;
+} cipher_params_t;
+
+/* The CK_MECHANISM of an encryption row, its parameter in *p and iv (CTR:
+ * a 128-bit counter starting at iv). */
+static CK_MECHANISM cipher_mechanism(CK_MECHANISM_TYPE t, unsigned char iv[16], cipher_params_t *p)
 {
 	CK_MECHANISM m = {t, iv, 16};
 	if (t == CKM_AES_GCM) {
-		memset(gcm, 0, sizeof *gcm);
-		gcm->pIv = iv;
-		gcm->ulIvLen = 12;
-		gcm->ulIvBits = 96;
-		gcm->ulTagBits = 128;
-		m.pParameter = gcm;
-		m.ulParameterLen = sizeof *gcm;
+		memset(&p->gcm, 0, sizeof p->gcm);
+		p->gcm.pIv = iv;
+		p->gcm.ulIvLen = 12;
+		p->gcm.ulIvBits = 96;
+		p->gcm.ulTagBits = 128;
+		m.pParameter = &p->gcm;
+		m.ulParameterLen = sizeof p->gcm;
+	} else if (t == CKM_AES_CTR) {
+		p->ctr.counter_bits = 128;
+		memcpy(p->ctr.cb, iv, 16);
+		m.pParameter = &p->ctr;
+		m.ulParameterLen = sizeof p->ctr;
 	}
 	return m;
 }
@@ -586,6 +598,7 @@ static const opdef_t OPS[] = {
 	{"aes-cbc-64k", "AES-256-CBC encrypt 64 KiB (x64 KiB/s)", OP_ENCRYPT, K_AES256, CKM_AES_CBC, 0, 65536},
 	{"aes-gcm-1k", "AES-256-GCM encrypt 1 KiB", OP_ENCRYPT, K_AES256, CKM_AES_GCM, 0, 1024},
 	{"aes-cbc-1k", "AES-256-CBC encrypt 1 KiB", OP_ENCRYPT, K_AES256, CKM_AES_CBC, 0, 1024},
+	{"aes-ctr-64k", "AES-256-CTR encrypt 64 KiB (x64 KiB/s)", OP_ENCRYPT, K_AES256, CKM_AES_CTR, 0, 65536},
 };
 #define NOPS ((int)(sizeof OPS / sizeof OPS[0]))
 
@@ -1520,7 +1533,7 @@ static int decrypt_sample(module_t *o, CK_OBJECT_HANDLE h, const opdef_t *op, wo
 			  char *why, size_t whylen)
 {
 	unsigned char iv[16];
-	CK_GCM_PARAMS gcm;
+	cipher_params_t gcm;
 	memcpy(iv, w->siv, sizeof iv);
 	CK_MECHANISM cm = cipher_mechanism(op->mech, iv, &gcm);
 	CK_RV rv = o->f->C_DecryptInit(o->sess, &cm, h);
@@ -1554,7 +1567,7 @@ static int check_cipher(module_t *m, const opdef_t *op, worker_t *w, char *why, 
 		goto out;
 	if (op->mech == CKM_AES_GCM) {
 		unsigned char iv[16];
-		CK_GCM_PARAMS gcm;
+		cipher_params_t gcm;
 		memcpy(iv, w->siv, sizeof iv);
 		CK_MECHANISM cm = cipher_mechanism(op->mech, iv, &gcm);
 		w->sct[w->sctlen - 1] ^= 1;
@@ -1734,7 +1747,7 @@ static void *worker(void *arg)
 		}
 		case OP_ENCRYPT: {
 			unsigned char iv[16];
-			CK_GCM_PARAMS gcm;
+			cipher_params_t gcm;
 			next_iv(iv);
 			memcpy(w->pt, &ctr, sizeof ctr); /* every message differs */
 			CK_MECHANISM cm = cipher_mechanism(op->mech, iv, &gcm);

@@ -25,8 +25,10 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/subtle"
+	"sync"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/internal/aesni"
 )
 
 // aesBase is the common part of the AES mechanisms.
@@ -132,17 +134,54 @@ func (m *aesBlockMode) Unwrap(op Op, wrapped []byte) ([]byte, error) {
 // private keys too (PKCS#8).
 func (m *aesBlockMode) WrapsPrivate() bool { return m.pad }
 
+// aesKey is an AES key object's prepared form (preparedKey): the round
+// keys of crypto/aes and of the aesni kernels (CBC encryption, CBC-MAC,
+// CMAC), made once per object snapshot and shared, read-only, by the
+// operations of every session.
+type aesKey struct {
+	block cipher.Block
+	ni    *aesni.Key
+
+	// gcm is GCM with a 12-byte IV and a 16-byte tag, the usual
+	// parameters, made on first use (its tables of powers of H) and then
+	// shared: a crypto/cipher AEAD is not changed by Seal and Open.
+	gcmOnce sync.Once
+	gcm     cipher.AEAD
+	gcmErr  error
+}
+
+// standardGCM returns the key's GCM with a 12-byte IV and a 16-byte tag.
+func (k *aesKey) standardGCM() (cipher.AEAD, error) {
+	k.gcmOnce.Do(func() { k.gcm, k.gcmErr = cipher.NewGCM(k.block) })
+	return k.gcm, k.gcmErr
+}
+
+// aesPrepared returns the prepared AES key of the operation.
+func aesPrepared(op Op) (*aesKey, error) {
+	return preparedKey(op.Key(), nil, func() (*aesKey, error) {
+		k, err := op.Key().SecretValue()
+		if err != nil {
+			return nil, err
+		}
+		b, err := aes.NewCipher(k)
+		if err != nil {
+			return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "AES key of %d bytes", len(k))
+		}
+		ni, err := aesni.NewKey(k)
+		if err != nil {
+			return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "AES key: %v", err)
+		}
+		return &aesKey{block: b, ni: ni}, nil
+	})
+}
+
 // aesBlock returns the AES cipher of the operation's key.
 func aesBlock(op Op) (cipher.Block, error) {
-	k, err := op.Key().SecretValue()
+	k, err := aesPrepared(op)
 	if err != nil {
 		return nil, err
 	}
-	b, err := aes.NewCipher(k)
-	if err != nil {
-		return nil, ck.Errorf(ck.CKR_KEY_SIZE_RANGE, "AES key of %d bytes", len(k))
-	}
-	return b, nil
+	return k.block, nil
 }
 
 // blockStream is ECB, CBC or CBC_PAD in one direction.
@@ -155,11 +194,22 @@ type blockStream struct {
 }
 
 func (m *aesBlockMode) NewStream(op Op) (SymStream, error) {
+	encrypt := op.Kind() == OpEncrypt
+	if m.cbc && encrypt && m.newCipher == nil {
+		// AES-CBC encryption on the kernel that keeps the round keys in
+		// registers (crypto/cipher calls the cipher block by block).
+		k, err := aesPrepared(op)
+		if err != nil {
+			return nil, err
+		}
+		return &blockStream{mode: aesni.NewCBCEncrypter(k.ni, m.iv), bs: aes.BlockSize, encrypt: true, pad: m.pad,
+			buf: make([]byte, 0, 2*aes.BlockSize)}, nil
+	}
 	b, err := m.block(op)
 	if err != nil {
 		return nil, err
 	}
-	s := &blockStream{bs: b.BlockSize(), encrypt: op.Kind() == OpEncrypt, pad: m.pad, buf: make([]byte, 0, 2*b.BlockSize())}
+	s := &blockStream{bs: b.BlockSize(), encrypt: encrypt, pad: m.pad, buf: make([]byte, 0, 2*b.BlockSize())}
 	switch {
 	case !m.cbc:
 		s.mode = ecbMode{b: b, encrypt: s.encrypt}

@@ -15,16 +15,19 @@ import (
 	"hash"
 
 	"github.com/modexp-token/modexp-token/token/ck"
+	"github.com/modexp-token/modexp-token/token/internal/aesni"
 )
 
 // cmacMechanisms are CKM_AES_CMAC and CKM_AES_CMAC_GENERAL.
 func cmacMechanisms() []Mechanism {
 	newMAC := func(op Op) (hash.Hash, error) {
-		b, err := aesBlock(op)
+		k, err := aesPrepared(op)
 		if err != nil {
 			return nil, err
 		}
-		return newCMAC(b), nil
+		c := newCMAC(k.block)
+		c.ni = k.ni
+		return c, nil
 	}
 	return []Mechanism{
 		&macMech{MechBase: aesBase(ck.CKM_AES_CMAC), newMAC: newMAC},
@@ -33,9 +36,12 @@ func cmacMechanisms() []Mechanism {
 }
 
 // cmac is CMAC over a 128-bit (AES) or 64-bit (triple DES: des.go)
-// block cipher.
+// block cipher. Write chains all the whole blocks it can at once, on the
+// aesni kernel for AES (ni), holding back only the last block, which Sum
+// finishes with a subkey.
 type cmac struct {
 	b      cipher.Block
+	ni     *aesni.Key // AES: the same key for the kernel (nil: b block by block)
 	k1, k2 []byte
 	x      []byte // the chaining value
 	buf    []byte // the last, possibly partial, block
@@ -71,18 +77,39 @@ func dbl(dst, src []byte) {
 
 func (c *cmac) Write(p []byte) (int, error) {
 	total := len(p)
-	for len(p) > 0 {
-		if c.n == len(c.buf) {
-			// buf is not the last block: chain it.
-			subtle.XORBytes(c.x, c.x, c.buf)
-			c.b.Encrypt(c.x, c.x)
-			c.n = 0
-		}
-		k := copy(c.buf[c.n:], p)
-		c.n += k
-		p = p[k:]
+	k := copy(c.buf[c.n:], p)
+	c.n += k
+	p = p[k:]
+	if len(p) == 0 {
+		return total, nil // buf may be the last block
 	}
+	// More follows: buf is not the last block, nor are the whole blocks of
+	// p before its last 1 to bs bytes.
+	c.chain(c.buf)
+	bs := len(c.buf)
+	whole := (len(p) - 1) / bs * bs
+	c.chain(p[:whole])
+	c.n = copy(c.buf, p[whole:])
 	return total, nil
+}
+
+// chain runs x = E(x ⊕ m) over the whole blocks m of p.
+func (c *cmac) chain(p []byte) {
+	if c.ni != nil {
+		c.ni.CBCMAC((*[aes.BlockSize]byte)(c.x), p)
+		return
+	}
+	cbcChain(c.b, c.x, p)
+}
+
+// cbcChain is CBC-MAC's chaining block by block: x = E(x ⊕ m) over the
+// whole blocks m of p.
+func cbcChain(b cipher.Block, x, p []byte) {
+	bs := len(x)
+	for i := 0; i+bs <= len(p); i += bs {
+		subtle.XORBytes(x, x, p[i:i+bs])
+		b.Encrypt(x, x)
+	}
 }
 
 func (c *cmac) Sum(in []byte) []byte {

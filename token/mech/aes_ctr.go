@@ -15,7 +15,8 @@ package mech
 import (
 	"crypto/aes"
 	"crypto/cipher"
-	"math/big"
+	"encoding/binary"
+	"math/bits"
 
 	"github.com/modexp-token/modexp-token/token/ck"
 )
@@ -50,14 +51,18 @@ func (m *aesCTR) withParam(cm *CKMechanism) (Mechanism, error) {
 }
 
 // ctrStream is AES-CTR with a counter of p.bits bits. crypto/cipher's CTR
-// increments the whole block; that is the same keystream, because an input
-// that would carry out of the counter's bits is refused before any of it
-// is processed (updateLen).
+// (Go's AES-NI path, eight blocks at a time) increments the whole block;
+// that is the same keystream, because an input that would carry out of the
+// counter's bits is refused before any of it is processed (updateLen). The
+// output is written into the caller's buffer when it is long enough.
 type ctrStream struct {
-	ks      cipher.Stream
-	used    int      // bytes of the current counter block used (16: none left)
-	left    *big.Int // counter values left (nil: 2^128, never reached)
-	errCode ck.Error
+	ks   cipher.Stream
+	used int // bytes of the current counter block used (16: none left)
+	// leftHi:leftLo is the number of counter values left, a 128-bit
+	// integer (2^bits − the start value); unbounded: 2^128, never reached.
+	leftHi, leftLo uint64
+	unbounded      bool
+	errCode        ck.Error
 }
 
 func (m *aesCTR) NewStream(op Op) (SymStream, error) {
@@ -66,31 +71,39 @@ func (m *aesCTR) NewStream(op Op) (SymStream, error) {
 		return nil, err
 	}
 	p := &m.p
-	s := &ctrStream{ks: cipher.NewCTR(b, p.cb[:]), used: aes.BlockSize, errCode: ck.CKR_DATA_LEN_RANGE}
+	s := &ctrStream{ks: cipher.NewCTR(b, p.cb[:]), used: aes.BlockSize, errCode: ck.CKR_DATA_LEN_RANGE, unbounded: p.bits == 128}
 	if op.Kind() == OpDecrypt {
 		s.errCode = ck.CKR_ENCRYPTED_DATA_LEN_RANGE
 	}
-	if p.bits < 128 {
-		// Values left: 2^bits − (the counter's start value).
-		mod := new(big.Int).Lsh(big.NewInt(1), p.bits)
-		start := new(big.Int).SetBytes(p.cb[:])
-		start.Mod(start, mod)
-		s.left = mod.Sub(mod, start)
+	if !s.unbounded {
+		// Values left: 2^bits − (the counter's start value mod 2^bits).
+		hi, lo := binary.BigEndian.Uint64(p.cb[:8]), binary.BigEndian.Uint64(p.cb[8:])
+		var mHi, mLo uint64 // 2^bits
+		if p.bits < 64 {
+			mLo = 1 << p.bits
+			hi, lo = 0, lo&(mLo-1)
+		} else {
+			mHi = 1 << (p.bits - 64)
+			hi &= mHi - 1
+		}
+		var borrow uint64
+		s.leftLo, borrow = bits.Sub64(mLo, lo, 0)
+		s.leftHi, _ = bits.Sub64(mHi, hi, borrow)
 	}
 	return s, nil
 }
 
 // blocksNeeded is how many new counter blocks n more bytes take.
-func (s *ctrStream) blocksNeeded(n int) int64 {
+func (s *ctrStream) blocksNeeded(n int) uint64 {
 	avail := aes.BlockSize - s.used
 	if n <= avail {
 		return 0
 	}
-	return int64((n - avail + aes.BlockSize - 1) / aes.BlockSize)
+	return uint64((n - avail + aes.BlockSize - 1) / aes.BlockSize)
 }
 
 func (s *ctrStream) UpdateLen(n int) (int, error) {
-	if s.left != nil && big.NewInt(s.blocksNeeded(n)).Cmp(s.left) > 0 {
+	if !s.unbounded && s.leftHi == 0 && s.blocksNeeded(n) > s.leftLo {
 		return 0, ck.Errorf(s.errCode, "the %d-byte input wraps the counter", n)
 	}
 	return n, nil
@@ -100,8 +113,10 @@ func (s *ctrStream) Update(dst, in []byte) ([]byte, error) {
 	if _, err := s.UpdateLen(len(in)); err != nil {
 		return nil, err
 	}
-	if s.left != nil {
-		s.left.Sub(s.left, big.NewInt(s.blocksNeeded(len(in))))
+	if !s.unbounded {
+		var borrow uint64
+		s.leftLo, borrow = bits.Sub64(s.leftLo, s.blocksNeeded(len(in)), 0)
+		s.leftHi -= borrow
 	}
 	if avail := aes.BlockSize - s.used; len(in) <= avail {
 		s.used += len(in)

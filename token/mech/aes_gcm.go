@@ -86,7 +86,7 @@ type gcmStream struct {
 
 // NewStream is StreamCipher's: a GCM encryption or decryption in parts.
 func (m *AESGCM) NewStream(op Op) (SymStream, error) {
-	b, err := aesBlock(op)
+	k, err := aesPrepared(op)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (m *AESGCM) NewStream(op Op) (SymStream, error) {
 		}
 		p.ivUsed = true
 	}
-	return newGCMStream(b, p, encrypt)
+	return newGCMStream(k, p, encrypt)
 }
 
 // checkCallerIV applies the slot's gcm_caller_iv switch and the Module's
@@ -114,11 +114,14 @@ func checkCallerIV(op Op, iv []byte) error {
 	return nil
 }
 
-// newGCMStream is the GCM of block b for the checked parameter p.
-func newGCMStream(b cipher.Block, p *gcmParam, encrypt bool) (*gcmStream, error) {
+// newGCMStream is the GCM of key k for the checked parameter p.
+func newGCMStream(k *aesKey, p *gcmParam, encrypt bool) (*gcmStream, error) {
 	s := &gcmStream{P: p, encrypt: encrypt}
+	b := k.block
 	var err error
 	switch {
+	case len(p.iv) == gcmStandardIV && p.TagLen == gcmFullTagSize:
+		s.aead, err = k.standardGCM()
 	case len(p.iv) == gcmStandardIV && p.TagLen >= 12:
 		s.aead, err = cipher.NewGCMWithTagSize(b, p.TagLen)
 	case len(p.iv) == gcmStandardIV:

@@ -70,12 +70,12 @@ func (m *AESGCM) BeginMessage(op Op, p *GCMMessageParams, aad []byte, encrypt bo
 		return nil, err
 	}
 	am := &AEADMessage{IV: iv, Generated: generated}
-	b, err := aesBlock(op)
+	k, err := aesPrepared(op)
 	if err != nil {
 		return nil, err
 	}
 	gp := &gcmParam{iv: iv, aad: append([]byte(nil), aad...), TagLen: int(p.TagBits / 8), ivUsed: true}
-	if am.S, err = newGCMStream(b, gp, encrypt); err != nil {
+	if am.S, err = newGCMStream(k, gp, encrypt); err != nil {
 		return nil, err
 	}
 	return am, nil

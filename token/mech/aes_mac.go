@@ -17,8 +17,6 @@ package mech
 
 import (
 	"crypto/aes"
-	"crypto/cipher"
-	"crypto/subtle"
 	"hash"
 
 	"github.com/modexp-token/modexp-token/token/ck"
@@ -27,11 +25,11 @@ import (
 // aesMACMechanisms are CKM_AES_MAC and CKM_AES_MAC_GENERAL.
 func aesMACMechanisms() []Mechanism {
 	newMAC := func(op Op) (hash.Hash, error) {
-		b, err := aesBlock(op)
+		k, err := aesPrepared(op)
 		if err != nil {
 			return nil, err
 		}
-		return &cbcMAC{b: b}, nil
+		return &cbcMAC{k: k}, nil
 	}
 	return []Mechanism{
 		&macMech{MechBase: aesBase(ck.CKM_AES_MAC), newMAC: newMAC, n: aes.BlockSize / 2},
@@ -39,9 +37,10 @@ func aesMACMechanisms() []Mechanism {
 	}
 }
 
-// cbcMAC is CBC-MAC over a 128-bit block cipher with zero padding.
+// cbcMAC is CBC-MAC over AES with zero padding: Write chains the whole
+// blocks at once on the aesni kernel, keeping a partial block back.
 type cbcMAC struct {
-	b   cipher.Block
+	k   *aesKey
 	x   [aes.BlockSize]byte // the chaining value
 	buf [aes.BlockSize]byte // the partial block
 	n   int                 // bytes in buf
@@ -49,16 +48,19 @@ type cbcMAC struct {
 
 func (c *cbcMAC) Write(p []byte) (int, error) {
 	total := len(p)
-	for len(p) > 0 {
+	if c.n > 0 {
 		k := copy(c.buf[c.n:], p)
 		c.n += k
 		p = p[k:]
-		if c.n == aes.BlockSize {
-			subtle.XORBytes(c.x[:], c.x[:], c.buf[:])
-			c.b.Encrypt(c.x[:], c.x[:])
-			c.n = 0
+		if c.n < aes.BlockSize {
+			return total, nil
 		}
+		c.k.ni.CBCMAC(&c.x, c.buf[:])
+		c.n = 0
 	}
+	whole := len(p) - len(p)%aes.BlockSize
+	c.k.ni.CBCMAC(&c.x, p[:whole])
+	c.n = copy(c.buf[:], p[whole:])
 	return total, nil
 }
 
@@ -69,8 +71,7 @@ func (c *cbcMAC) Sum(in []byte) []byte {
 	if c.n > 0 {
 		var last [aes.BlockSize]byte
 		copy(last[:], c.buf[:c.n])
-		subtle.XORBytes(t[:], t[:], last[:])
-		c.b.Encrypt(t[:], t[:])
+		c.k.ni.CBCMAC(&t, last[:])
 	}
 	return append(in, t[:]...)
 }
