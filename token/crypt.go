@@ -1,8 +1,8 @@
 package token
 
-// Encryption and decryption: C_Encrypt*, C_Decrypt*. A streamCipher
-// (mech_aes_*.go) is multi-part through the symStream made at Init
-// (symstream.go); an encrypter or decrypter alone (the RSA mechanisms) is
+// Encryption and decryption: C_Encrypt*, C_Decrypt*. A StreamCipher
+// (mech_aes_*.go) is multi-part through the SymStream made at Init
+// (mech/symstream.go); an encrypter or decrypter alone (the RSA mechanisms) is
 // one-shot: the Update and Final calls answer CKR_FUNCTION_NOT_SUPPORTED
 // and end the operation.
 
@@ -77,7 +77,7 @@ func (m *Module) crypt(sh uint64, kind mech.OpKind, in []byte, out Out) ([]byte,
 }
 
 // cryptUpdate is C_EncryptUpdate and C_DecryptUpdate: the output length is
-// known before any work (symStream.updateLen), so a length query or a short
+// known before any work (SymStream.updateLen), so a length query or a short
 // buffer leaves the operation as it was.
 func (m *Module) cryptUpdate(sh uint64, kind mech.OpKind, in []byte, out Out) ([]byte, int, error) {
 	ss, err := m.lock(sh)

@@ -2,7 +2,7 @@ package token
 
 // C_DeriveKey: the common part of every key-derivation mechanism.
 //
-// A derive mechanism is a deriver (mechanism.go). DeriveKey checks what
+// A derive mechanism is a deriver (mech/mechanism.go). DeriveKey checks what
 // every derivation shares — the mechanism offered by the slot
 // (CKF_DERIVE), its parameter, the base key (a private key, or for the AES
 // derivations by data encryption a secret key, of a type the mechanism
@@ -19,8 +19,8 @@ package token
 // or the key type's length), from the mechanism's natural output length.
 // CKM_DH_PKCS_DERIVE's parameter (the peer's public value) arrives as
 // Mechanism.Param; ECDH's as Mechanism.ECDH; the AES derivations by data
-// encryption's as Mechanism.EncryptData (mech_aes_derive.go); HKDF's as
-// Mechanism.HKDF (mech_hkdf.go).
+// encryption's as Mechanism.EncryptData (mech/aes_derive.go); HKDF's as
+// Mechanism.HKDF (mech/hkdf.go).
 //
 // The derived key is not "local" (CKA_LOCAL false, no
 // CKA_KEY_GEN_MECHANISM); CKA_ALWAYS_SENSITIVE is true only if the base

@@ -2,7 +2,7 @@ package token
 
 // Domain parameters (CKO_DOMAIN_PARAMETERS) of DSA and DH keys, and their
 // generation: C_GenerateKey with CKM_DSA_PARAMETER_GEN or
-// CKM_DH_PKCS_PARAMETER_GEN (the mechanisms: mech_paramgen.go).
+// CKM_DH_PKCS_PARAMETER_GEN (the mechanisms: mech/paramgen.go).
 //
 //   - CKK_DSA: CKA_PRIME, CKA_SUBPRIME, CKA_BASE (checked as for keys) and
 //     CKA_PRIME_BITS. CKM_DSA_PARAMETER_GEN takes CKA_PRIME_BITS (1024,

@@ -3,7 +3,7 @@ package token
 // C_EncapsulateKey and C_DecapsulateKey (PKCS#11 3.2): the common part of
 // every key-encapsulation mechanism.
 //
-// A KEM mechanism is an encapsulator and a decapsulator (mechanism.go).
+// A KEM mechanism is an Encapsulator and a Decapsulator (mech/mechanism.go).
 // EncapsulateKey and DecapsulateKey check what both share — the mechanism
 // offered by the slot (CKF_ENCAPSULATE, CKF_DECAPSULATE), its parameter,
 // the key (a public key for encapsulation, a private key for

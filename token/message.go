@@ -17,7 +17,7 @@ package token
 //     CKF_MESSAGE_* flag, the key, its usage attribute (CKA_ENCRYPT for
 //     message encryption ...), its size, the login. An encryption mechanism
 //     takes no parameter at Init, each message brings its own
-//     (CK_GCM_MESSAGE_PARAMS: IV, generator, tag; mech_aes_gcm_msg.go); a
+//     (CK_GCM_MESSAGE_PARAMS: IV, generator, tag; mech/aes_gcm_msg.go); a
 //     signature mechanism takes its usual parameter at Init and none per
 //     message.
 //   - An error ends the message in progress, not the operation (only Final

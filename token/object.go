@@ -32,7 +32,7 @@ type object struct {
 	prepared any
 }
 
-// Cache is keyView's: the cached value when match accepts it, else
+// Cache is mech.Key's: the cached value when match accepts it, else
 // build's (kept when it succeeds), unless sealed says the private values
 // are not open.
 // Cached is mech.Key's.

@@ -1,8 +1,7 @@
 package token
 
-// Starting an operation (the common part of C_SignInit, C_VerifyInit,
-// C_EncryptInit, C_DecryptInit, C_DigestInit) and the RSA primitives the
-// mechanisms use.
+// Starting an operation: the common part of C_SignInit, C_VerifyInit,
+// C_EncryptInit, C_DecryptInit and C_DigestInit.
 
 import (
 	"github.com/modexp-token/modexp-token/token/attr"
@@ -129,7 +128,7 @@ func (m *Module) initOp(sh uint64, kind mech.OpKind, cm *Mechanism, keyHandle ui
 }
 
 // checkKey runs the bound mechanism's check of its parameter against the
-// operation's key (keyChecker), if it has one.
+// operation's key (KeyChecker), if it has one.
 func (op *operation) checkKey() error {
 	if kc, ok := op.mech.(mech.KeyChecker); ok {
 		return kc.CheckKey(op)
@@ -138,8 +137,8 @@ func (op *operation) checkKey() error {
 }
 
 // InitInput applies the mechanism's accumulation policy at Init: the
-// accumulator of a multiPart signature or MAC, the symStream of a
-// streamCipher; a one-shot mechanism gets neither.
+// accumulator of a MultiPart signature or MAC, the SymStream of a
+// StreamCipher; a one-shot mechanism gets neither.
 func (op *operation) InitInput() error {
 	var err error
 	switch op.kind {
@@ -158,7 +157,7 @@ func (op *operation) InitInput() error {
 }
 
 // resetInput puts a single-part operation's input state back where the
-// Init left it (a fresh accumulator, digest or symStream), so that a
+// Init left it (a fresh accumulator, digest or SymStream), so that a
 // single-part call can be computed again for another input. Only a
 // single-part call uses it, and those are refused after an Update
 // (op.multi): no Update's data is lost.

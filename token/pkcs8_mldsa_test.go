@@ -59,9 +59,9 @@ func TestMLDSAPKCS8Forms(t *testing.T) {
 	}
 	seedForm, _ := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, Bytes: seed})
 	expandedForm, _ := asn1.Marshal(expanded)
-	bothForm, _ := asn1.Marshal(mech.MLDSABothKey{Seed: seed, Expanded: expanded})
+	bothForm, _ := asn1.Marshal(mech.SeedExpanded{Seed: seed, Expanded: expanded})
 	otherSeed := bytes.Repeat([]byte{0x43}, 32)
-	mismatch, _ := asn1.Marshal(mech.MLDSABothKey{Seed: otherSeed, Expanded: expanded})
+	mismatch, _ := asn1.Marshal(mech.SeedExpanded{Seed: otherSeed, Expanded: expanded})
 	shortSeed, _ := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, Bytes: seed[:31]})
 	otherTag, _ := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 1, Bytes: seed})
 	build := func(der []byte) (attr.Map, error) {

@@ -71,7 +71,7 @@ func TestWrapMLKEM(t *testing.T) {
 		if got, err := decapsulate(t, m, sh, back, ct); err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("%s: unwrapped expanded key decapsulates to %x (%v)", p.Name, got, err)
 		}
-		inner, _ := asn1.Marshal(mech.MLKEMBoth{Seed: seed, Expanded: dk})
+		inner, _ := asn1.Marshal(mech.SeedExpanded{Seed: seed, Expanded: dk})
 		bothDER, err := mech.MarshalOneAsymmetricKey(p.OID, inner)
 		must(t, err)
 		vals, kt, err := mech.ParsePKCS8(bothDER)
@@ -80,7 +80,7 @@ func TestWrapMLKEM(t *testing.T) {
 			t.Fatalf("%s: both form parsed to %v", p.Name, vals)
 		}
 		dk[0] ^= 1
-		inner, _ = asn1.Marshal(mech.MLKEMBoth{Seed: seed, Expanded: dk})
+		inner, _ = asn1.Marshal(mech.SeedExpanded{Seed: seed, Expanded: dk})
 		bad, _ := mech.MarshalOneAsymmetricKey(p.OID, inner)
 		vals, _, err = mech.ParsePKCS8(bad)
 		must(t, err)

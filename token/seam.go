@@ -17,25 +17,25 @@ import (
 
 var _ mech.Slot = (*slot)(nil)
 
-// Guard is slotView's.
+// Guard is mech.Slot's.
 func (s *slot) Guard() *guard.Guard { return s.guard }
 
-// Policy is slotView's.
+// Policy is mech.Slot's.
 func (s *slot) Policy() *config.Slot { return &s.cfg }
 
-// Log is slotView's.
+// Log is mech.Slot's.
 func (s *slot) Log() *slog.Logger { return s.log }
 
-// EngineErr is slotView's (engineErr).
+// EngineErr is mech.Slot's (engineErr).
 func (s *slot) EngineErr(what string, err error) error { return s.engineErr(what, err) }
 
-// EngineName is slotView's (engineName).
+// EngineName is mech.Slot's (engineName).
 func (s *slot) EngineName() string { return s.engineName() }
 
-// MechanismInfo is slotView's (mechanismInfo).
+// MechanismInfo is mech.Slot's (mechanismInfo).
 func (s *slot) MechanismInfo(m mech.Mechanism) (MechanismInfo, bool) { return s.mechanismInfo(m) }
 
-// UseGCMIV is slotView's: the module's window of caller IVs (a key that
+// UseGCMIV is mech.Slot's: the module's window of caller IVs (a key that
 // is not one of the state's objects has no window: always fresh).
 func (s *slot) UseGCMIV(k mech.Key, iv []byte) bool {
 	o, ok := k.(*object)
@@ -45,7 +45,7 @@ func (s *slot) UseGCMIV(k mech.Key, iv []byte) bool {
 	return s.m.gcmIVs.use(gcmKeyOf(s, o), iv)
 }
 
-// GenerateGCMIV is slotView's (generateIV).
+// GenerateGCMIV is mech.Slot's (generateIV).
 func (s *slot) GenerateGCMIV(k mech.Key, iv []byte, fixedBits int, gen uint64) error {
 	o, ok := k.(*object)
 	if !ok {
@@ -54,7 +54,7 @@ func (s *slot) GenerateGCMIV(k mech.Key, iv []byte, fixedBits int, gen uint64) e
 	return generateIV(s, o, iv, fixedBits, gen)
 }
 
-// KeyObject is slotView's (keyObject).
+// KeyObject is mech.Slot's (keyObject).
 func (s *slot) KeyObject(h uint64) (mech.Key, error) {
 	o, _, _, err := s.keyObject(h)
 	if err != nil {
@@ -65,27 +65,27 @@ func (s *slot) KeyObject(h uint64) (mech.Key, error) {
 
 var _ mech.Key = (*object)(nil)
 
-// Attrs is keyView's.
+// Attrs is mech.Key's.
 func (o *object) Attrs() attr.Map { return o.attrs }
 
-// Handle is keyView's.
+// Handle is mech.Key's.
 func (o *object) Handle() uint64 { return o.handle }
 
-// Class is keyView's (class).
+// Class is mech.Key's (class).
 func (o *object) Class() uint64 { return o.class() }
 
-// KeyType is keyView's (keyType).
+// KeyType is mech.Key's (keyType).
 func (o *object) KeyType() uint64 { return o.keyType() }
 
-// Complete is keyView's.
+// Complete is mech.Key's.
 func (o *object) Complete() bool { return o.complete }
 
-// SecretValue is keyView's (secretValue).
+// SecretValue is mech.Key's (secretValue).
 func (o *object) SecretValue() ([]byte, error) { return o.secretValue() }
 
 var _ mech.Op = (*operation)(nil)
 
-// Key is opView's.
+// Key is mech.Op's.
 func (op *operation) Key() mech.Key {
 	if op.key == nil {
 		return nil
@@ -93,13 +93,13 @@ func (op *operation) Key() mech.Key {
 	return op.key
 }
 
-// Kind is opView's.
+// Kind is mech.Op's.
 func (op *operation) Kind() mech.OpKind { return op.kind }
 
-// Accumulator is opView's.
+// Accumulator is mech.Op's.
 func (op *operation) Accumulator() hash.Hash { return op.digest }
 
-// Stream is opView's.
+// Stream is mech.Op's.
 func (op *operation) Stream() mech.SymStream { return op.stream }
 
 // Slot is the operation's slot as the mechanism side sees it.

@@ -2,7 +2,7 @@ package token
 
 // Secret keys (CKO_SECRET_KEY): CKK_AES, CKK_GENERIC_SECRET, CKK_HKDF and
 // the HMAC key types (CKK_SHA*_HMAC, CKK_SHA3_*_HMAC, CKK_MD5_HMAC); C_GenerateKey with CKM_AES_KEY_GEN and
-// CKM_GENERIC_SECRET_KEY_GEN (the mechanisms: mech_keygen.go); and
+// CKM_GENERIC_SECRET_KEY_GEN (the mechanisms: mech/keygen.go); and
 // createSecretKey, the one way C_UnwrapKey and C_DeriveKey make a secret
 // key from bytes.
 //

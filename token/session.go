@@ -33,7 +33,7 @@ var cancelFlags = [mech.OpKinds]uint64{
 // operation is one active operation.
 type operation struct {
 	kind mech.OpKind
-	mech mech.Mechanism // the mechanism bound to its parameter (bindParam)
+	mech mech.Mechanism // the mechanism bound to its parameter (BindParam)
 	key  *object
 	slot *slot
 
@@ -48,10 +48,10 @@ type operation struct {
 
 	multi bool // an Update was made
 	// digest is what the Update calls feed: the running digest of
-	// C_Digest* or the accumulator of a multiPart signature or MAC (nil:
+	// C_Digest* or the accumulator of a MultiPart signature or MAC (nil:
 	// a one-shot mechanism).
 	digest hash.Hash
-	stream mech.SymStream // a streamCipher's encryption or decryption (symstream.go)
+	stream mech.SymStream // a StreamCipher's encryption or decryption (mech/symstream.go)
 	msg    *msgState      // a message-based operation's state (message.go)
 
 	// sigGiven: a C_VerifySignatureInit operation (PKCS#11 3.2), whose

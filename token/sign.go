@@ -1,8 +1,8 @@
 package token
 
 // Signing and verification: C_Sign*, C_Verify* for every signature and
-// MAC mechanism (a signer and verifier, mechanism.go). The mechanism's
-// accumulation policy decides the shape: a multiPart mechanism got its
+// MAC mechanism (a signer and verifier, mech/mechanism.go). The mechanism's
+// accumulation policy decides the shape: a MultiPart mechanism got its
 // accumulator (op.digest) at Init, which C_Sign and the Update calls feed
 // and whose Sum is signed; a one-shot mechanism (op.digest nil) signs the
 // data of C_Sign as given and answers CKR_FUNCTION_NOT_SUPPORTED to

@@ -1,11 +1,11 @@
 package token
 
 // C_WrapKey and C_UnwrapKey (PKCS#11 3.0 §5.18.5–5.18.6). A wrap
-// mechanism is a wrapper and unwrapper (mechanism.go): wrap encrypts the
+// mechanism is a wrapper and unwrapper (mech/mechanism.go): wrap encrypts the
 // key material under the wrapping key, unwrap decrypts it. What the key
 // material is belongs to the wrapped key, not to the mechanism: the
 // CKA_VALUE of a secret key, the PKCS#8 PrivateKeyInfo (DER) of an RSA or
-// EC private key (see pkcs8.go).
+// EC private key (see mech/pkcs8.go).
 //
 // The order of the checks, where the standard leaves it open: arguments,
 // the handles (wrapping or unwrapping key, key to wrap), mechanism,
@@ -343,7 +343,7 @@ func unwrappedPrivate(t attr.Map, material []byte, login loginState) (attr.Map, 
 		return nil, nil, mech.Inconsistent("the wrapped key is a " + ck.Name("CKK_", found) + " key, the template says " + ck.Name("CKK_", kt))
 	}
 	if found == ck.CKK_EC_MONTGOMERY {
-		mech.MontgomeryUnwrapParams(t, vals) // pkcs8_pq.go
+		mech.MontgomeryUnwrapParams(t, vals) // mech/pkcs8_pq.go
 	}
 	if err := mech.SameValues(t, vals); err != nil {
 		return nil, nil, err

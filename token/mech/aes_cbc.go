@@ -46,7 +46,7 @@ func aesBlockMechanisms() []Mechanism {
 }
 
 // aesBlockMode is CKM_AES_ECB or CKM_AES_CBC (cbc), bound to its IV; with
-// newCipher, the same modes of another block cipher (mech_des.go: Triple
+// newCipher, the same modes of another block cipher (des.go: Triple
 // DES, 8-byte blocks).
 type aesBlockMode struct {
 	MechBase

@@ -35,7 +35,7 @@ func cmacMechanisms() []Mechanism {
 	}
 }
 
-// cmac is CMAC over a 128-bit (AES) or 64-bit (triple DES: mech_des.go)
+// cmac is CMAC over a 128-bit (AES) or 64-bit (triple DES: des.go)
 // block cipher. Write chains all the whole blocks it can at once, on the
 // aesni kernel for AES (ni), holding back only the last block, which Sum
 // finishes with a subkey.

@@ -37,7 +37,7 @@ func aesEncryptDataMechanisms() []Mechanism {
 
 // EncryptData is a derivation by data encryption (cbc: in CBC with the
 // parameter's IV) under the base key's block cipher (AES, or DES:
-// mech_des.go) of bs-byte blocks, bound to its parameter.
+// des.go) of bs-byte blocks, bound to its parameter.
 type EncryptData struct {
 	MechBase
 	block func(op Op) (cipher.Block, error)

@@ -7,7 +7,7 @@ package mech
 //     Mechanism.GCM from either form: PKCS#11 3.0's (with ulIvBits) or
 //     2.40's (without). The IV is 1 to 4096 bytes (12 is the recommended
 //     size; the caller must never repeat an IV under one key, and a repeat
-//     within the window of gcmiv.go is refused at Init); ulIvBits
+//     within the window of token/gcmiv.go is refused at Init); ulIvBits
 //     is ignored (ulIvLen decides: Node's pkcs11js leaves it garbage). The
 //     tag is 32, 64, 96, 104, 112, 120 or 128 bits (NIST SP 800-38D §5.2.1.2);
 //     anything else is CKR_MECHANISM_PARAM_INVALID. The AAD is any length.
@@ -47,7 +47,7 @@ type AESGCM struct {
 type gcmParam struct {
 	iv, aad []byte
 	TagLen  int
-	// ivUsed: the caller IV was recorded in the Module's window (gcmiv.go)
+	// ivUsed: the caller IV was recorded in the Module's window (token/gcmiv.go)
 	// by this operation's first encryption stream; a single-part retry
 	// (resetInput) makes a new stream for the same IV and must not count
 	// it twice.
@@ -102,7 +102,7 @@ func (m *AESGCM) NewStream(op Op) (SymStream, error) {
 }
 
 // checkCallerIV applies the slot's gcm_caller_iv switch and the Module's
-// window (gcmiv.go) to a caller-chosen IV for an encryption under op's
+// window (token/gcmiv.go) to a caller-chosen IV for an encryption under op's
 // key, and records it.
 func checkCallerIV(op Op, iv []byte) error {
 	if !op.Slot().Policy().GCMCallerIVOn() {

@@ -1,14 +1,14 @@
 package mech
 
-// CKM_AES_GCM for the message-based functions (message.go): each message
+// CKM_AES_GCM for the message-based functions (token/message.go): each message
 // brings a CK_GCM_MESSAGE_PARAMS (PKCS#11 3.0 current mechanisms, AES-GCM).
 //
 //   - pIv is ulIvLen bytes (1 to 4096). On encryption, ivGenerator
 //     CKG_NO_GENERATE takes the caller's IV, under the slot's
-//     gcm_caller_iv switch and the repeated-IV window (gcmiv.go), as
+//     gcm_caller_iv switch and the repeated-IV window (token/gcmiv.go), as
 //     C_EncryptInit does; CKG_GENERATE, CKG_GENERATE_COUNTER,
 //     CKG_GENERATE_RANDOM and CKG_GENERATE_COUNTER_XOR have the token make
-//     the bits after the first ulIvFixedBits (gcmgen.go), which must leave
+//     the bits after the first ulIvFixedBits (token/gcmgen.go), which must leave
 //     at least one; the IV used is written back into pIv (the C layer).
 //     Any other generator is CKR_MECHANISM_PARAM_INVALID. On decryption
 //     pIv is the IV the encryption used; the generator and ulIvFixedBits

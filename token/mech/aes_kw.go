@@ -11,7 +11,7 @@ package mech
 //     the 4-byte prefix of the initial value. Any secret key, and RSA and EC
 //     private keys as PKCS#8.
 //
-// CKM_AES_CBC_PAD (mech_aes_cbc.go) wraps too: the key material encrypted
+// CKM_AES_CBC_PAD (aes_cbc.go) wraps too: the key material encrypted
 // with the 16-byte IV of its parameter and PKCS#7 padding, any secret key
 // and RSA and EC private keys as PKCS#8; CKM_AES_ECB and CKM_AES_CBC a
 // secret key of whole blocks.

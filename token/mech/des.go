@@ -8,13 +8,13 @@ package mech
 //     stating the true length is accepted).
 //   - CKM_DES_ECB, CKM_DES_CBC, CKM_DES_CBC_PAD (CKK_DES) and CKM_DES3_ECB,
 //     CKM_DES3_CBC, CKM_DES3_CBC_PAD (CKK_DES2, CKK_DES3) encrypt, decrypt,
-//     wrap and unwrap as the AES modes do (mech_aes_cbc.go), with 8-byte
+//     wrap and unwrap as the AES modes do (aes_cbc.go), with 8-byte
 //     blocks and an 8-byte IV.
 //   - CKM_DES3_CMAC and CKM_DES3_CMAC_GENERAL (NIST SP 800-38B over triple
 //     DES: an 8-byte MAC, the _GENERAL form 1 to 8 bytes) sign and verify
-//     (mech_aes_cmac.go's CMAC at a 64-bit block).
+//     (aes_cmac.go's CMAC at a 64-bit block).
 //   - CKM_DES_ECB_ENCRYPT_DATA, CKM_DES_CBC_ENCRYPT_DATA and the DES3 ones
-//     derive a key by encrypting the parameter's data (mech_aes_derive.go's
+//     derive a key by encrypting the parameter's data (aes_derive.go's
 //     rules at an 8-byte block; CBC takes CK_DES_CBC_ENCRYPT_DATA_PARAMS).
 //   - Single DES is broken (its 56-bit key falls to exhaustive search)
 //     and offered only because clients and test suites (pkcs11test's

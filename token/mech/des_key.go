@@ -1,12 +1,12 @@
 package mech
 
 // DES key types (PKCS#11 3.0 Current Mechanisms §6.4–6.5; the mechanisms:
-// mech_des.go): CKK_DES (8 bytes), CKK_DES2 (16: K1‖K2, used as K1‖K2‖K1)
+// des.go): CKK_DES (8 bytes), CKK_DES2 (16: K1‖K2, used as K1‖K2‖K1)
 // and CKK_DES3 (24). A value of another length is
 // CKR_ATTRIBUTE_VALUE_INVALID. Parity bits are set on generated keys and
 // not checked on imported ones. CKA_CHECK_VALUE is the first 3 bytes of
 // the ECB encryption of a zero block. Everything else is as for the other
-// secret keys (secretkey.go).
+// secret keys (token/secretkey.go).
 
 import (
 	"crypto/des"

@@ -1,6 +1,6 @@
 package mech
 
-// Diffie–Hellman keys (CKK_DH, PKCS #3) and, in mech_dh.go, the
+// Diffie–Hellman keys (CKK_DH, PKCS #3) and, in dh.go, the
 // mechanisms: CKM_DH_PKCS_KEY_PAIR_GEN and CKM_DH_PKCS_DERIVE.
 //
 //   - Both keys carry CKA_PRIME and CKA_BASE, checked by engine/alg/dh: the
@@ -20,7 +20,7 @@ package mech
 //   - CKM_DH_PKCS_DERIVE takes the peer's public value as its parameter
 //     (big-endian bytes), checks it like an imported y (a bad one is
 //     CKR_MECHANISM_PARAM_INVALID), and makes a secret key (C_DeriveKey's
-//     rules, derive.go) from Z = y^x mod p, given at the length of p.
+//     rules, token/derive.go) from Z = y^x mod p, given at the length of p.
 //     A shorter key (CKA_VALUE_LEN, or an AES key type) takes the last
 //     bytes of Z (the least significant ones), as SoftHSMv2 does.
 //

@@ -10,7 +10,7 @@
 // operation, the slot's policy and logger, the mapping of an engine
 // failure to a CK_RV, the module's GCM IV window), and a key object as a
 // Key (its attributes, read only, its handle, and its prepared form,
-// cached by the state and built here through Prepared). The state
+// cached by the state and built here through preparedKey). The state
 // implements them; this package does not import it (test/layout checks).
 //
 // A mechanism is a value whose type says what it does: MechBase is the

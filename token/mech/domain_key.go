@@ -1,5 +1,7 @@
 package mech
 
+// The domain parameter objects of DSA and DH: schema and completion.
+
 import (
 	"math/big"
 

@@ -1,6 +1,6 @@
 package mech
 
-// DSA keys (CKK_DSA) and, in mech_dsa.go, the mechanisms:
+// DSA keys (CKK_DSA) and, in dsa.go, the mechanisms:
 // CKM_DSA_KEY_PAIR_GEN, CKM_DSA and CKM_DSA_SHA1..SHA512.
 //
 //   - Both keys carry the domain parameters CKA_PRIME, CKA_SUBPRIME and

@@ -15,11 +15,11 @@ import (
 	"github.com/modexp-token/modexp-token/engine/arith/ec"
 )
 
-// OIDPrimeField is prime-field (X9.62 §E.1, 1.2.840.10045.1.1).
-var OIDPrimeField = asn1.ObjectIdentifier{1, 2, 840, 10045, 1, 1}
+// oidPrimeField is prime-field (X9.62 §E.1, 1.2.840.10045.1.1).
+var oidPrimeField = asn1.ObjectIdentifier{1, 2, 840, 10045, 1, 1}
 
-// ExplicitECParams is X9.62 ECParameters with a prime field.
-type ExplicitECParams struct {
+// explicitECParams is X9.62 ECParameters with a prime field.
+type explicitECParams struct {
 	Version int
 	FieldID struct {
 		FieldType asn1.ObjectIdentifier
@@ -38,9 +38,9 @@ type ExplicitECParams struct {
 // der spells out, or nil when der is not well-formed explicit parameters
 // of a prime-field curve this token has. All the values are public.
 func curveByExplicitParams(der []byte) *ec.Curve {
-	var e ExplicitECParams
+	var e explicitECParams
 	rest, err := asn1.Unmarshal(der, &e)
-	if err != nil || len(rest) != 0 || e.Version != 1 || !e.FieldID.FieldType.Equal(OIDPrimeField) ||
+	if err != nil || len(rest) != 0 || e.Version != 1 || !e.FieldID.FieldType.Equal(oidPrimeField) ||
 		e.FieldID.Prime == nil || e.Order == nil {
 		return nil
 	}

@@ -81,12 +81,12 @@ func ecCurveOf(a attr.Map) (*ec.Curve, error) {
 	if !ok {
 		return nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_EC_PARAMS missing")
 	}
-	return ECCurveByParams(params)
+	return ecCurveByParams(params)
 }
 
-// ECCurveByParams decodes a CKA_EC_PARAMS value (see the file comment for
+// ecCurveByParams decodes a CKA_EC_PARAMS value (see the file comment for
 // the answers).
-func ECCurveByParams(params []byte) (*ec.Curve, error) {
+func ecCurveByParams(params []byte) (*ec.Curve, error) {
 	if c, err := ec.CurveByOID(params); err == nil {
 		return c, nil
 	}

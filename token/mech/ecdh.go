@@ -2,7 +2,7 @@ package mech
 
 // ECDH: CKM_ECDH1_DERIVE and CKM_ECDH1_COFACTOR_DERIVE (every curve here
 // has cofactor 1, so both compute the same secret). CKM_ECDH1_DERIVE also
-// takes CKK_EC_MONTGOMERY keys, X25519 and X448 (mech_xdh.go: Z is then
+// takes CKK_EC_MONTGOMERY keys, X25519 and X448 (xdh.go: Z is then
 // the RFC 7748 shared secret, computed in software on every slot).
 //
 // The parameter is CK_ECDH1_DERIVE_PARAMS. Its public data is the peer's
@@ -25,7 +25,7 @@ package mech
 // # Engines
 //
 // d·Q is computed by the slot's engine for the curve, as ECDSA's k·G (see
-// mech_ecdsa.go for the routes), through the guard (ECRoute.Shared), and
+// ecdsa.go for the routes), through the guard (ECRoute.Shared), and
 // checked by engine/alg/ecdh before it is used: a point of the curve and,
 // from an engine other than the software one, equal to the software
 // result. A difference, or engine.ErrDevice, is a fault, answered by the

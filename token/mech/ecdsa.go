@@ -175,7 +175,7 @@ func (m *ecKeyPairGen) GenerateKeyPair(s Slot, pub, priv attr.Map) (attr.Map, at
 	if !ok {
 		return nil, nil, ck.Errorf(ck.CKR_TEMPLATE_INCOMPLETE, "CKA_EC_PARAMS missing from the public key template")
 	}
-	c, err := ECCurveByParams(params)
+	c, err := ecCurveByParams(params)
 	if err != nil {
 		return nil, nil, err
 	}

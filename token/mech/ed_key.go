@@ -2,7 +2,7 @@ package mech
 
 // Edwards keys (CKK_EC_EDWARDS), Ed25519 and Ed448: the key type, its
 // CKA_EC_PARAMS and CKA_EC_POINT encodings, and the private key prepared
-// for signing. The mechanisms are in mech_eddsa.go (see its comment for
+// for signing. The mechanisms are in eddsa.go (see its comment for
 // the encodings).
 
 import (
@@ -41,8 +41,8 @@ const (
 type edCurve int
 
 const (
-	// Edwards25519 and Edwards448 are the curves of EdDSA (RFC 8032).
-	Edwards25519 edCurve = iota + 1
+	// edwards25519 and Edwards448 are the curves of EdDSA (RFC 8032).
+	edwards25519 edCurve = iota + 1
 	Edwards448
 )
 
@@ -101,7 +101,7 @@ func EdCheckParams(params []byte) error {
 func edCurveOf(params []byte) (edCurve, error) {
 	switch {
 	case bytes.Equal(params, Ed25519OID) || bytes.Equal(params, Ed25519Printable) || bytes.Equal(params, Ed25519GnuPGOID):
-		return Edwards25519, nil
+		return edwards25519, nil
 	case bytes.Equal(params, Ed448OID) || bytes.Equal(params, Ed448Printable):
 		return Edwards448, nil
 	}
@@ -133,8 +133,8 @@ func edPublicBytes(c edCurve, v []byte) ([]byte, error) {
 // EdPoint is the stored CKA_EC_POINT of an Edwards public key.
 func EdPoint(pub []byte) []byte { return append([]byte{0x04, byte(len(pub))}, pub...) }
 
-// EdSPKI is the SubjectPublicKeyInfo of an Edwards public key of curve c.
-func EdSPKI(c edCurve, pub []byte) []byte {
+// edSPKI is the SubjectPublicKeyInfo of an Edwards public key of curve c.
+func edSPKI(c edCurve, pub []byte) []byte {
 	if c == Edwards448 {
 		return pqSPKI(ed448AlgOID, pub)
 	}
@@ -169,7 +169,7 @@ func completeEdPublic(a attr.Map) error {
 		return err
 	}
 	a[ck.CKA_EC_POINT] = EdPoint(pub)
-	a[ck.CKA_PUBLIC_KEY_INFO] = EdSPKI(c, pub)
+	a[ck.CKA_PUBLIC_KEY_INFO] = edSPKI(c, pub)
 	return nil
 }
 
@@ -196,7 +196,7 @@ func CompleteEdPrivate(a attr.Map) error {
 	}
 	a[ck.CKA_VALUE] = bytes.Clone(seed)
 	a[ck.CKA_EC_POINT] = EdPoint(pub)
-	a[ck.CKA_PUBLIC_KEY_INFO] = EdSPKI(c, pub)
+	a[ck.CKA_PUBLIC_KEY_INFO] = edSPKI(c, pub)
 	return nil
 }
 

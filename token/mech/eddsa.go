@@ -171,7 +171,7 @@ func (m *eddsaMech) curve(op Op) edCurve {
 // Accumulator is the operation's input: SHA-512 of the message for
 // Ed25519ph, else the message kept whole (Ed448ph hashes it in circl).
 func (m *eddsaMech) Accumulator(op Op) (hash.Hash, error) {
-	if m.p != nil && m.p.ph && m.curve(op) == Edwards25519 {
+	if m.p != nil && m.p.ph && m.curve(op) == edwards25519 {
 		return sha512.New(), nil
 	}
 	mb := &messageBuffer{}

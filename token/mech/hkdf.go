@@ -57,7 +57,7 @@ type hkdfDerive struct {
 	hash crypto.Hash
 }
 
-// DerivesData: CKM_HKDF_DATA makes a data object (derive.go).
+// DerivesData: CKM_HKDF_DATA makes a data object (token/derive.go).
 func (m *hkdfDerive) DerivesData() bool { return m.data }
 
 // HKDFHash is the PRF hash of prfHashMechanism: a digest mechanism of the

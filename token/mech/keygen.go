@@ -1,7 +1,7 @@
 package mech
 
 // The secret key generation mechanisms: CKM_AES_KEY_GEN and
-// CKM_GENERIC_SECRET_KEY_GEN (C_GenerateKey, secretkey.go).
+// CKM_GENERIC_SECRET_KEY_GEN (C_GenerateKey, token/secretkey.go).
 
 import (
 	"crypto/rand"

@@ -2,7 +2,7 @@ package mech
 
 // Key types: the attributes and the consistency rules of each kind of key.
 // Each key type is one entry in keyTypes, registered by its own file
-// (rsa_key.go, ec_key.go, dsa_key.go, dh_key.go, secretkey.go ...) with its
+// (rsa_key.go, ec_key.go, dsa_key.go, dh_key.go, token/secretkey.go ...) with its
 // schemas and completion functions; mechanisms name the key types they
 // accept.
 
@@ -15,7 +15,7 @@ import (
 
 // KeyType is what the token knows of one kind of key: an asymmetric key
 // type has a public and a private schema, a secret key type (secret true,
-// secretkey.go) a secret schema.
+// token/secretkey.go) a secret schema.
 type KeyType struct {
 	typ           uint64
 	PublicSchema  attr.Schema
@@ -34,7 +34,7 @@ type KeyType struct {
 	// Bits is the key size as CK_MECHANISM_INFO counts it.
 	Bits func(a attr.Map) int
 	// DomainSchema, if not nil, describes CKO_DOMAIN_PARAMETERS objects of
-	// this key type, checked and completed by completeDomain (domain.go).
+	// this key type, checked and completed by completeDomain (token/domain.go).
 	DomainSchema   attr.Schema
 	CompleteDomain func(a attr.Map) error
 }

@@ -2,30 +2,30 @@ package mech
 
 // The mechanisms. A mechanism is a value whose type says what it does.
 //
-//   - Every mechanism embeds mechBase, the common part: its CKM_ value, key
+//   - Every mechanism embeds MechBase, the common part: its CKM_ value, key
 //     sizes and their unit, the key types it accepts, whether the slot's
 //     engine bounds it, and its offer on a slot (available).
 //   - The operations it serves are the small interfaces below that its
 //     type implements (signer, verifier, encrypter, decrypter,
-//     streamCipher, digester, keyGenerator, keyPairGenerator,
-//     paramGenerator, wrapper, unwrapper, deriver, encapsulator,
-//     decapsulator, messageCipher), found by type
+//     StreamCipher, digester, KeyGenerator, KeyPairGenerator,
+//     ParamGenerator, wrapper, unwrapper, deriver, Encapsulator,
+//     Decapsulator, MessageCipher), found by type
 //     assertion. Its CK_MECHANISM_INFO flags are derived from them when the
-//     registry is built (newRegistry), so a flag never claims an operation
+//     registry is built (NewRegistry), so a flag never claims an operation
 //     the value cannot do; the CKF_MESSAGE_* flags too (messageFlags, in
-//     message.go: every signer, verifier and messageCipher).
+//     message.go: every signer, verifier and MessageCipher).
 //   - Parameters: a mechanism that takes one implements paramTaker:
 //     withParam parses the CK_MECHANISM parameter into the mechanism's own
 //     typed field and returns that bound copy, which then serves the
-//     operation. Any other mechanism takes none (bindParam's default:
+//     operation. Any other mechanism takes none (BindParam's default:
 //     CKR_MECHANISM_PARAM_INVALID). A parameter that must fit the key is
-//     checked by the bound mechanism's checkKey (keyChecker) at Init.
+//     checked by the bound mechanism's checkKey (KeyChecker) at Init.
 //   - Accumulation: a signature or MAC mechanism that takes C_SignUpdate
-//     implements multiPart: its accumulator (a running digest, MAC or
+//     implements MultiPart: its accumulator (a running digest, MAC or
 //     message buffer, made at Init) is what Update feeds and what the
 //     signature is computed over at Final; without one (or with a nil one)
 //     the mechanism is one-shot (C_Sign, C_Verify only). An encryption
-//     mechanism that takes C_EncryptUpdate is a streamCipher
+//     mechanism that takes C_EncryptUpdate is a StreamCipher
 //     (symstream.go); an encrypter or decrypter alone is one-shot.
 //
 // The families live in mech_*.go, the registry in registry.go: adding a
@@ -50,7 +50,7 @@ type Mechanism interface {
 type MechBase struct {
 	Type uint64
 	// Flags are the CK_MECHANISM_INFO flags: those of the operations the
-	// mechanism implements (set by newRegistry) and ext.
+	// mechanism implements (set by NewRegistry) and ext.
 	Flags uint64
 	// Ext are capability flags beyond the operations (CKF_EC_*).
 	Ext              uint64
@@ -86,7 +86,7 @@ func (b *MechBase) SizeUnit() string {
 func (b *MechBase) AcceptsKeyType(kt uint64) bool { return slices.Contains(b.KeyTypes, kt) }
 
 // The operations. The input of sign and verify is the data of a one-shot
-// mechanism, or the Sum of the accumulator of a multiPart one.
+// mechanism, or the Sum of the accumulator of a MultiPart one.
 type (
 	// Signer signs.
 	Signer interface {
@@ -116,7 +116,7 @@ type (
 		Decrypt(op Op, in []byte) ([]byte, error)
 	}
 	// StreamCipher encrypts and decrypts in one or several parts through
-	// the symStream it makes at Init (symstream.go).
+	// the SymStream it makes at Init (symstream.go).
 	StreamCipher interface {
 		Mechanism
 		NewStream(op Op) (SymStream, error)
@@ -134,20 +134,20 @@ type (
 	}
 	// KeyGenerator returns the CKA_VALUE of a new secret key
 	// (C_GenerateKey) for a template already checked against the schema,
-	// with CKA_CLASS and CKA_KEY_TYPE set (secretkey.go).
+	// with CKA_CLASS and CKA_KEY_TYPE set (token/secretkey.go).
 	KeyGenerator interface {
 		Mechanism
 		GenerateKey(tmpl attr.Map) ([]byte, error)
 	}
 	// ParamGenerator returns the generated values of a new
-	// CKO_DOMAIN_PARAMETERS object (C_GenerateKey; domain.go) for a
+	// CKO_DOMAIN_PARAMETERS object (C_GenerateKey; token/domain.go) for a
 	// checked template.
 	ParamGenerator interface {
 		Mechanism
 		GenerateParams(s Slot, tmpl attr.Map) (attr.Map, error)
 	}
 	// Wrapper encrypts key material (a secret key's value, a private
-	// key's PKCS#8) under op.Key() for C_WrapKey (wrap.go); wrapsPrivate:
+	// key's PKCS#8) under op.Key() for C_WrapKey (token/wrap.go); wrapsPrivate:
 	// private keys too, not only secret keys.
 	Wrapper interface {
 		Mechanism
@@ -160,14 +160,14 @@ type (
 		Unwrap(op Op, wrapped []byte) ([]byte, error)
 		WrapsPrivate() bool
 	}
-	// Deriver is C_DeriveKey's work (derive.go): from the operation's
+	// Deriver is C_DeriveKey's work (token/derive.go): from the operation's
 	// base key and the bound parameter it returns the CKA_VALUE of the
 	// new secret key that tmpl (defaults applied) describes.
 	Deriver interface {
 		Mechanism
 		Derive(op Op, tmpl attr.Map) ([]byte, error)
 	}
-	// Encapsulator is C_EncapsulateKey's work (kem.go): with the
+	// Encapsulator is C_EncapsulateKey's work (token/kem.go): with the
 	// operation's public key it makes a fresh shared secret and its
 	// ciphertext; ciphertextLen is the ciphertext's length for that key
 	// (the two-call length rule).

@@ -1,5 +1,9 @@
 package mech
 
+// The message-based encryption of PKCS#11 3.0 as a mechanism sees it:
+// the per-message parameter, what goes back, MessageCipher and the
+// CKF_MESSAGE_* flags the interfaces earn.
+
 import "github.com/modexp-token/modexp-token/token/ck"
 
 // GCMMessageParams is CK_GCM_MESSAGE_PARAMS as the C layer decoded it: IV
@@ -39,7 +43,7 @@ const (
 )
 
 // messageFlags are the CKF_MESSAGE_* flags m's interfaces earn: a
-// messageCipher encrypts and decrypts messages, every signer and verifier
+// MessageCipher encrypts and decrypts messages, every signer and verifier
 // signs and verifies them, all of them in parts too (CKF_MULTI_MESSAGE).
 func messageFlags(m Mechanism) uint64 {
 	var f uint64

@@ -3,7 +3,7 @@ package mech
 // ML-DSA keys (CKK_ML_DSA, FIPS 204; PKCS#11 3.2): the key type, its
 // parameter sets and encodings, and the private key prepared for signing.
 // github.com/cloudflare/circl's sign/mldsa does the arithmetic (in
-// constant time). The mechanisms are in mech_mldsa.go.
+// constant time). The mechanisms are in mldsa.go.
 //
 //   - CKA_PARAMETER_SET is CKP_ML_DSA_44, _65 or _87 (a CK_ULONG); another
 //     value is CKR_PARAMETER_SET_NOT_SUPPORTED.
@@ -146,8 +146,8 @@ func mldsaSetOf(a attr.Map) (*mldsaSet, error) {
 	return MLDSASetByValue(v, ok)
 }
 
-// MLDSASPKI is the SubjectPublicKeyInfo of an ML-DSA public key.
-func MLDSASPKI(set *mldsaSet, pub []byte) []byte { return pqSPKI(set.OID, pub) }
+// mldsaSPKI is the SubjectPublicKeyInfo of an ML-DSA public key.
+func mldsaSPKI(set *mldsaSet, pub []byte) []byte { return pqSPKI(set.OID, pub) }
 
 // pqSPKI is a SubjectPublicKeyInfo with an absent algorithm parameter
 // (ML-DSA, SLH-DSA, Ed448).
@@ -173,7 +173,7 @@ func CompleteMLDSAPublic(a attr.Map) error {
 	if _, err := set.Scheme.UnmarshalBinaryPublicKey(pub); err != nil {
 		return Invalid(ck.CKA_VALUE, "not an "+set.name+" public key")
 	}
-	a[ck.CKA_PUBLIC_KEY_INFO] = MLDSASPKI(set, pub)
+	a[ck.CKA_PUBLIC_KEY_INFO] = mldsaSPKI(set, pub)
 	return nil
 }
 
@@ -288,7 +288,7 @@ func CompleteMLDSAPrivate(a attr.Map) error {
 	if err != nil {
 		return ck.Errorf(ck.CKR_FUNCTION_FAILED, "encode %s public key: %v", set.name, err)
 	}
-	a[ck.CKA_PUBLIC_KEY_INFO] = MLDSASPKI(set, pkb)
+	a[ck.CKA_PUBLIC_KEY_INFO] = mldsaSPKI(set, pkb)
 	return nil
 }
 

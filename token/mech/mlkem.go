@@ -1,7 +1,7 @@
 package mech
 
 // ML-KEM (FIPS 203): CKM_ML_KEM_KEY_PAIR_GEN and CKM_ML_KEM, the KEM of
-// C_EncapsulateKey and C_DecapsulateKey (kem.go). Keys: mlkem_key.go.
+// C_EncapsulateKey and C_DecapsulateKey (token/kem.go). Keys: mlkem_key.go.
 //
 //   - CKM_ML_KEM_KEY_PAIR_GEN takes CKA_PARAMETER_SET from the public
 //     template (given in the private template too, it must be the same;

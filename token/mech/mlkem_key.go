@@ -1,7 +1,7 @@
 package mech
 
 // ML-KEM keys (CKK_ML_KEM, FIPS 203): the key type, its parameter sets and
-// the key prepared for decapsulation. The mechanisms are in mech_mlkem.go.
+// the key prepared for decapsulation. The mechanisms are in mlkem.go.
 //
 //   - CKA_PARAMETER_SET is CKP_ML_KEM_512, CKP_ML_KEM_768 or
 //     CKP_ML_KEM_1024. Generation takes it from the public template; on
@@ -22,7 +22,7 @@ package mech
 //     under id-alg-ml-kem-512/768/1024 (NIST, 2.16.840.1.101.3.4.4.1–3).
 //   - CKA_ENCAPSULATE (public) and CKA_DECAPSULATE (private) default to
 //     true; CKA_ENCAPSULATE_TEMPLATE and CKA_DECAPSULATE_TEMPLATE are added
-//     to the template of the key they make (kem.go).
+//     to the template of the key they make (token/kem.go).
 //   - The key size, as CK_MECHANISM_INFO counts it, is the parameter
 //     set's number: 512, 768, 1024.
 //

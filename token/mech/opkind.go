@@ -13,7 +13,7 @@ const (
 	OpDigest
 	// OpDerive is C_DeriveKey: a single call, never installed in ops.
 	OpDerive
-	// The message-based operations of PKCS#11 3.0 (message.go).
+	// The message-based operations of PKCS#11 3.0 (token/message.go).
 	OpMessageEncrypt
 	OpMessageDecrypt
 	OpMessageSign

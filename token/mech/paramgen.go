@@ -2,7 +2,7 @@ package mech
 
 // The domain parameter generation mechanisms: CKM_DSA_PARAMETER_GEN and
 // CKM_DH_PKCS_PARAMETER_GEN (C_GenerateKey of a CKO_DOMAIN_PARAMETERS
-// object, domain.go).
+// object, token/domain.go).
 
 import (
 	"context"

@@ -14,18 +14,12 @@ package mech
 // expanded key that is not the seed's is CKR_TEMPLATE_INCONSISTENT there).
 
 import (
-	"bytes"
 	"crypto/x509/pkix"
 	"encoding/asn1"
 
 	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
 )
-
-// MLDSABothKey is the "both" form of the private key.
-type MLDSABothKey struct {
-	Seed, Expanded []byte
-}
 
 // marshalMLDSAPKCS8 encodes an ML-DSA private key object (ok false for
 // other key types).
@@ -77,23 +71,8 @@ func parseMLDSAPKCS8(der []byte) (vals attr.Map, kt uint64, ok bool, err error) 
 		return bad("version or parameters")
 	}
 	vals = attr.Map{ck.CKA_PARAMETER_SET: ck.ULong(set.ckp)}
-	var rv asn1.RawValue
-	if rest, err := asn1.Unmarshal(info.PrivateKey, &rv); err != nil || len(rest) != 0 {
-		return bad("not one DER element")
-	}
-	switch {
-	case rv.Class == asn1.ClassContextSpecific && rv.Tag == 0 && !rv.IsCompound:
-		vals[ck.CKA_SEED] = bytes.Clone(rv.Bytes)
-	case rv.Class == asn1.ClassUniversal && rv.Tag == asn1.TagOctetString && !rv.IsCompound:
-		vals[ck.CKA_VALUE] = bytes.Clone(rv.Bytes)
-	case rv.Class == asn1.ClassUniversal && rv.Tag == asn1.TagSequence:
-		var both MLDSABothKey
-		if rest, err := asn1.Unmarshal(info.PrivateKey, &both); err != nil || len(rest) != 0 {
-			return bad("malformed seed and expanded key")
-		}
-		vals[ck.CKA_SEED], vals[ck.CKA_VALUE] = both.Seed, both.Expanded
-	default:
-		return bad("neither seed, expanded key nor both")
+	if why := parseSeedChoice(info.PrivateKey, vals); why != "" {
+		return bad(why)
 	}
 	if s, ok := vals[ck.CKA_SEED]; ok && len(s) != mldsaSeedSize {
 		return bad("seed not of 32 bytes")

@@ -30,9 +30,36 @@ type OneAsymmetricKey struct {
 	PublicKey  asn1.RawValue `asn1:"optional,tag:1"`
 }
 
-// MLKEMBoth is the both form of an ML-KEM private key.
-type MLKEMBoth struct {
+// SeedExpanded is the "both" form of an ML-KEM or ML-DSA private key in
+// PKCS#8: the seed and the expanded key.
+type SeedExpanded struct {
 	Seed, Expanded []byte
+}
+
+// parseSeedChoice reads the private key CHOICE of the ML-KEM and ML-DSA
+// PKCS#8 forms (a [0] seed, an OCTET STRING expanded key, or a SEQUENCE
+// of both) into vals' CKA_SEED and CKA_VALUE; a non-empty why says what
+// is malformed.
+func parseSeedChoice(der []byte, vals attr.Map) (why string) {
+	var rv asn1.RawValue
+	if rest, err := asn1.Unmarshal(der, &rv); err != nil || len(rest) != 0 {
+		return "not one DER element"
+	}
+	switch {
+	case rv.Class == asn1.ClassContextSpecific && rv.Tag == 0 && !rv.IsCompound:
+		vals[ck.CKA_SEED] = bytes.Clone(rv.Bytes)
+	case rv.Class == asn1.ClassUniversal && rv.Tag == asn1.TagOctetString && !rv.IsCompound:
+		vals[ck.CKA_VALUE] = bytes.Clone(rv.Bytes)
+	case rv.Class == asn1.ClassUniversal && rv.Tag == asn1.TagSequence:
+		var both SeedExpanded
+		if rest, err := asn1.Unmarshal(rv.FullBytes, &both); err != nil || len(rest) != 0 {
+			return "malformed seed and expanded key"
+		}
+		vals[ck.CKA_SEED], vals[ck.CKA_VALUE] = both.Seed, both.Expanded
+	default:
+		return "neither seed, expanded key nor both"
+	}
+	return ""
 }
 
 // MarshalOneAsymmetricKey encodes priv as a PKCS#8 OneAsymmetricKey of
@@ -109,24 +136,9 @@ func parsePQPKCS8(der []byte) (vals attr.Map, kt uint64, ok bool, err error) {
 		if key.Version != 0 && key.Version != 1 || len(key.Algorithm.Parameters.FullBytes) != 0 {
 			return bad(p.Name + " key: bad version or parameters")
 		}
-		var rv asn1.RawValue
-		if rest, err := asn1.Unmarshal(key.PrivateKey, &rv); err != nil || len(rest) != 0 {
-			return bad(p.Name + " private key: not one DER element")
-		}
 		vals := attr.Map{ck.CKA_PARAMETER_SET: ck.ULong(p.set)}
-		switch {
-		case rv.Class == asn1.ClassContextSpecific && rv.Tag == 0 && !rv.IsCompound:
-			vals[ck.CKA_SEED] = bytes.Clone(rv.Bytes)
-		case rv.Class == asn1.ClassUniversal && rv.Tag == asn1.TagOctetString && !rv.IsCompound:
-			vals[ck.CKA_VALUE] = bytes.Clone(rv.Bytes)
-		case rv.Class == asn1.ClassUniversal && rv.Tag == asn1.TagSequence:
-			var both MLKEMBoth
-			if rest, err := asn1.Unmarshal(rv.FullBytes, &both); err != nil || len(rest) != 0 {
-				return bad(p.Name + " private key: malformed both form")
-			}
-			vals[ck.CKA_SEED], vals[ck.CKA_VALUE] = both.Seed, both.Expanded
-		default:
-			return bad(p.Name + " private key: neither seed, expandedKey nor both")
+		if why := parseSeedChoice(key.PrivateKey, vals); why != "" {
+			return bad(p.Name + " private key: " + why)
 		}
 		return vals, ck.CKK_ML_KEM, true, nil
 	}

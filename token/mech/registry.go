@@ -1,7 +1,7 @@
 package mech
 
 // The registry: every mechanism the token offers, one line per family
-// (mech_*.go) or per mechanism. newRegistry (mechanism.go) derives each
+// (mech_*.go) or per mechanism. NewRegistry (mechanism.go) derives each
 // mechanism's CK_MECHANISM_INFO flags from the operations its type
 // implements, and panics at load on a mechanism registered twice, one
 // that serves no operation or takes no key type, or a capability flag

@@ -3,7 +3,7 @@ package mech
 // RSA keys (CKK_RSA): the key type (schemas, the completion and checks of
 // imported keys), the engine/alg/rsa form of a key object, its preparation on
 // the slot's guard, and the private and public operations the RSA
-// mechanisms (sign.go, crypt.go) run.
+// mechanisms (token/sign.go, token/crypt.go) run.
 
 import (
 	stdrsa "crypto/rsa"

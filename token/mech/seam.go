@@ -1,5 +1,9 @@
 package mech
 
+// The seam: what a mechanism may use of the PKCS#11 state. The state
+// (package token, its seam.go) implements these interfaces; this package
+// never sees *operation, *slot or *object.
+
 import (
 	"hash"
 	"log/slog"
@@ -26,10 +30,10 @@ type Slot interface {
 	// MechanismInfo is what the slot offers of m (false: not at all).
 	MechanismInfo(m Mechanism) (Info, bool)
 	// UseGCMIV records a caller's AES-GCM IV for key k and reports
-	// whether it is fresh within the module's window (gcmiv.go).
+	// whether it is fresh within the module's window (token/gcmiv.go).
 	UseGCMIV(k Key, iv []byte) bool
 	// GenerateGCMIV fills the free field of iv for generator gen under
-	// key k and records it in the module's window (gcmgen.go).
+	// key k and records it in the module's window (token/gcmgen.go).
 	GenerateGCMIV(k Key, iv []byte, fixedBits int, gen uint64) error
 	// KeyObject is the key object of handle h for a mechanism's parameter
 	// that names another key (an HKDF salt key).
@@ -52,7 +56,7 @@ type Key interface {
 	// Complete reports whether every attribute is present (the sealed
 	// values were opened by a login).
 	Complete() bool
-	// SecretValue is a secret key's CKA_VALUE (secretkey.go).
+	// SecretValue is a secret key's CKA_VALUE (token/secretkey.go).
 	SecretValue() ([]byte, error)
 	// Cache is the object's prepared-key cache (preparedKey).
 	Cache(match func(any) bool, sealed func() error, build func() (any, error)) (any, error)
@@ -63,12 +67,12 @@ type Key interface {
 
 // Op is what a mechanism may use of the operation it serves: the key,
 // the kind of operation, the accumulator its Update calls fed, and the
-// slot (view). *operation implements it; the mechanism side names no
+// slot. *operation implements it; the mechanism side names no
 // *operation.
 type Op interface {
 	// Key is the operation's key (nil for a digest).
 	Key() Key
-	// Kind is what the operation does (opSign, opEncrypt ...).
+	// Kind is what the operation does (OpSign, OpEncrypt ...).
 	Kind() OpKind
 	// Accumulator is what the operation's Update calls fed (a running
 	// digest, MAC or message buffer; nil for a one-shot mechanism).
@@ -77,10 +81,10 @@ type Op interface {
 	Stream() SymStream
 	// Slot is the operation's slot.
 	Slot() Slot
-	// KeyBits and keyBytes are the key's size (operation.go).
+	// KeyBits and KeyBytes are the key's size (token/operation.go).
 	KeyBits() int
 	KeyBytes() int
-	// InitInput sets up the accumulator or stream again (operation.go).
+	// InitInput sets up the accumulator or stream again (token/operation.go).
 	InitInput() error
 	// OutBuf is the caller's output buffer, empty with room for n bytes,
 	// when the call has one that large (C_Sign, C_SignFinal), else nil: a

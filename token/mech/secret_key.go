@@ -1,5 +1,8 @@
 package mech
 
+// The secret key types (AES, generic, HMAC, HKDF): sizes, schema and
+// completion with the check value.
+
 import (
 	"bytes"
 	"crypto/aes"

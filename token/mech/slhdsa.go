@@ -9,7 +9,7 @@ package mech
 //     names the parameter set (given in the private template too, it must
 //     be equal).
 //   - The signatures take an optional CK_SIGN_ADDITIONAL_CONTEXT, as
-//     CKM_ML_DSA (mech_mldsa.go): hedged by default (n fresh random
+//     CKM_ML_DSA (mldsa.go): hedged by default (n fresh random
 //     bytes of opt_rand), deterministic with CKH_DETERMINISTIC_REQUIRED
 //     (opt_rand = PK.seed), a context of at most 255 bytes.
 //   - All of them sign in one part or several: CKM_SLH_DSA keeps the

@@ -3,7 +3,7 @@ package mech
 // SLH-DSA keys (CKK_SLH_DSA, FIPS 205; PKCS#11 3.2): the key type, its
 // twelve parameter sets and the private key prepared for signing.
 // github.com/cloudflare/circl's sign/slhdsa does the hashing. The
-// mechanisms are in mech_slhdsa.go.
+// mechanisms are in slhdsa.go.
 //
 //   - CKA_PARAMETER_SET is one of CKP_SLH_DSA_SHA2_128S ...
 //     CKP_SLH_DSA_SHAKE_256F (1 to 12, the order of FIPS 205's table and

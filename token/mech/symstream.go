@@ -1,10 +1,10 @@
 package mech
 
-// The symmetric operations' common shape. A streamCipher gets a symStream
+// The symmetric operations' common shape. A StreamCipher gets a SymStream
 // at Init: C_Encrypt and C_Decrypt run it once (update then final), the
 // Update calls feed it with their output length known beforehand, and
 // Final ends it. A MAC mechanism (macMech: HMAC, CMAC, CBC-MAC) is
-// multiPart: its accumulator is the running MAC in op.Accumulator(), which
+// MultiPart: its accumulator is the running MAC in op.Accumulator(), which
 // C_Sign*/C_Verify* feed like a hash-then-sign digest; its sign and verify
 // then only truncate and compare.
 
@@ -36,7 +36,7 @@ type SymStream interface {
 // buffers the whole message).
 const MaxBuffered = 64 << 20
 
-// onceStream is a symStream that runs a whole single-part call straight
+// onceStream is a SymStream that runs a whole single-part call straight
 // into one output buffer: no input held back, no intermediate output (the
 // single-part CBC and GCM calls; a 64 KiB message is then encrypted from
 // the caller's input into the caller's output, with nothing allocated).
@@ -107,8 +107,8 @@ func overlapsInexactly(x, y []byte) bool {
 	return Overlaps(x, y) && &x[0] != &y[0]
 }
 
-// macMech is a MAC mechanism (mech_hmac.go, mech_aes_cmac.go,
-// mech_aes_mac.go): its accumulator is the running MAC, and sign and
+// macMech is a MAC mechanism (hmac.go, aes_cmac.go,
+// aes_mac.go): its accumulator is the running MAC, and sign and
 // verify only truncate and compare. A _GENERAL form (maxLen > 0) takes
 // CK_MAC_GENERAL_PARAMS, the MAC length n; the others take no parameter
 // and give the full MAC (CKM_AES_MAC: its fixed n, half a block).

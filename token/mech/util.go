@@ -1,5 +1,8 @@
 package mech
 
+// Small helpers of the mechanisms: lengths, padding, constant-time
+// comparison, the error codes of unwrapping and derivation.
+
 import (
 	"context"
 	"crypto/subtle"
@@ -142,5 +145,5 @@ const maxDerivedLen = 1024
 var bg = context.Background()
 
 // GCMIVWindow is how many caller IVs the token remembers per AES key
-// object (gcmiv.go): a repeat within the window is refused.
+// object (token/gcmiv.go): a repeat within the window is refused.
 const GCMIVWindow = 4096

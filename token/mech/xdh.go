@@ -1,7 +1,7 @@
 package mech
 
 // X25519 and X448 (RFC 7748): CKM_EC_MONTGOMERY_KEY_PAIR_GEN. The
-// agreement is CKM_ECDH1_DERIVE on a CKK_EC_MONTGOMERY key (mech_ecdh.go):
+// agreement is CKM_ECDH1_DERIVE on a CKK_EC_MONTGOMERY key (ecdh.go):
 // its CK_ECDH1_DERIVE_PARAMS public data is the peer's u-coordinate, bare
 // or as a DER OCTET STRING; Z is the RFC 7748 shared secret (32 or 56
 // bytes), then CKD_NULL or a KDF as for the other curves. A low-order peer

@@ -3,7 +3,7 @@ package mech
 // X25519 and X448 keys (CKK_EC_MONTGOMERY, RFC 7748): the key type, its
 // CKA_EC_PARAMS and CKA_EC_POINT encodings, and the private key prepared
 // for agreement. The mechanisms are CKM_EC_MONTGOMERY_KEY_PAIR_GEN
-// (mech_xdh.go) and CKM_ECDH1_DERIVE (mech_ecdh.go, which hands these keys
+// (xdh.go) and CKM_ECDH1_DERIVE (ecdh.go, which hands these keys
 // to xdhShared).
 //
 //   - CKA_EC_PARAMS names the curve by OID (id-X25519 1.3.101.110,

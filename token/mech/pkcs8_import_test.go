@@ -1,4 +1,4 @@
-package token
+package mech
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/modexp-token/modexp-token/token/attr"
 	"github.com/modexp-token/modexp-token/token/ck"
-	"github.com/modexp-token/modexp-token/token/mech"
 )
 
 // TestParsePrivateKeyInfo: the key type, the template's values and the
@@ -23,7 +22,7 @@ import (
 func TestParsePrivateKeyInfo(t *testing.T) {
 	seed := bytes.Repeat([]byte{7}, 32)
 	p8 := func(oid asn1.ObjectIdentifier, inner []byte) []byte {
-		der, err := asn1.Marshal(mech.PKCS8Info{Algo: pkix.AlgorithmIdentifier{Algorithm: oid}, PrivateKey: inner})
+		der, err := asn1.Marshal(PKCS8Info{Algo: pkix.AlgorithmIdentifier{Algorithm: oid}, PrivateKey: inner})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +39,7 @@ func TestParsePrivateKeyInfo(t *testing.T) {
 	ed448Seed := bytes.Repeat([]byte{9}, ed448.SeedSize)
 	ed448Inner, _ := asn1.Marshal(ed448Seed)
 	ed448Pub := ed448.NewKeyFromSeed(ed448Seed).Public().(ed448.PublicKey)
-	mldsa44OID := mech.MLDSASets[ck.CKP_ML_DSA_44].OID
+	mldsa44OID := MLDSASets[ck.CKP_ML_DSA_44].OID
 
 	for _, tc := range []struct {
 		name     string
@@ -51,17 +50,17 @@ func TestParsePrivateKeyInfo(t *testing.T) {
 		wantCode ck.Error
 	}{
 		{name: "ML-DSA-44 seed", der: p8(mldsa44OID, mldsaSeed), kt: ck.CKK_ML_DSA,
-			has: []uint64{ck.CKA_PARAMETER_SET, ck.CKA_SEED}, spki: mech.MLDSASPKI(mech.MLDSASets[ck.CKP_ML_DSA_44], pk44.Bytes())},
-		{name: "Ed448", der: p8(mech.OIDEd448, ed448Inner), kt: ck.CKK_EC_EDWARDS,
-			has: []uint64{ck.CKA_EC_PARAMS, ck.CKA_VALUE}, spki: mech.EdSPKI(mech.Edwards448, ed448Pub)},
+			has: []uint64{ck.CKA_PARAMETER_SET, ck.CKA_SEED}, spki: mldsaSPKI(MLDSASets[ck.CKP_ML_DSA_44], pk44.Bytes())},
+		{name: "Ed448", der: p8(OIDEd448, ed448Inner), kt: ck.CKK_EC_EDWARDS,
+			has: []uint64{ck.CKA_EC_PARAMS, ck.CKA_VALUE}, spki: edSPKI(Edwards448, ed448Pub)},
 		{name: "Ed25519", der: ed25519DER, kt: ck.CKK_EC_EDWARDS, has: []uint64{ck.CKA_EC_PARAMS, ck.CKA_VALUE},
-			spki: mech.EdSPKI(mech.Edwards25519, ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey))},
+			spki: edSPKI(edwards25519, ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey))},
 		{name: "not DER", der: []byte{0x30, 0x03, 0x02}, wantCode: ck.CKR_WRAPPED_KEY_INVALID},
 		{name: "ML-DSA-44 short seed", der: p8(mldsa44OID, append([]byte{0x80, 31}, seed[:31]...)), wantCode: ck.CKR_WRAPPED_KEY_INVALID},
 		{name: "ML-DSA-44 expanded key of garbage", der: p8(mldsa44OID, append([]byte{0x04, 0x20}, seed...)), wantCode: ck.CKR_ATTRIBUTE_VALUE_INVALID},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			kt, priv, spki, err := mech.ParsePrivateKeyInfo(tc.der)
+			kt, priv, spki, err := ParsePrivateKeyInfo(tc.der)
 			if tc.wantCode != 0 {
 				if ck.RV(err) != uint64(tc.wantCode) {
 					t.Fatalf("err = %v, want %s", err, ck.Name("CKR_", uint64(tc.wantCode)))
