@@ -225,9 +225,14 @@ func expIFMA(ms []*Modulus, zs, xs [][]uint64, es [][]byte, amm ammFunc, sel sel
 	offK0 := offRR + CL
 	offIdx := offK0 + C
 	size := offIdx + C
-	raw := getSlab(size + 8)
+	kmax := 0 // the conversions out of radix 2^52 use the words after the aligned slab
+	for _, m := range ms {
+		kmax = max(kmax, len(m.n))
+	}
+	raw := getSlab(size + 8 + kmax)
 	defer putSlab(raw)
 	s := (*raw)[align64(*raw):][:size]
+	out := (*raw)[size+8:]
 	for c, m := range ms {
 		o := c * L
 		copy(s[offM+o:], m.n52)
@@ -245,7 +250,7 @@ func expIFMA(ms []*Modulus, zs, xs [][]uint64, es [][]byte, amm ammFunc, sel sel
 	})
 	for c, m := range ms {
 		k := len(m.n)
-		t := from52(make([]uint64, k), s[offAcc+c*L:offAcc+c*L+L])
+		t := from52(out[:k], s[offAcc+c*L:offAcc+c*L+L])
 		finalSub(zs[c][:k], t, 0, m.n)
 	}
 }
@@ -315,7 +320,8 @@ func expVarTimeIFMA(m *Modulus, z, x []uint64, e []byte, amm ammFunc) {
 	L := m.l52
 	// Slab: x·R52 | acc | m | one | rr | k0.
 	offX, offAcc, offM, offOne, offRR, offK0 := 0, L, 2*L, 3*L, 4*L, 5*L
-	raw := getSlab(5*L + 1 + 8)
+	k := len(m.n)
+	raw := getSlab(5*L + 1 + 8 + k) // the last k words: the conversion out of radix 2^52
 	defer putSlab(raw)
 	s := (*raw)[align64(*raw):][:5*L+1]
 	clear(s)
@@ -343,8 +349,7 @@ func expVarTimeIFMA(m *Modulus, z, x []uint64, e []byte, amm ammFunc) {
 		}
 	}
 	amm(s, offAcc, offAcc, offOne, offM, offK0) // at most n
-	k := len(m.n)
-	t := from52(make([]uint64, k), s[offAcc:offAcc+L])
+	t := from52((*raw)[5*L+1+8:], s[offAcc:offAcc+L])
 	finalSub(z[:k], t, 0, m.n)
 }
 
@@ -367,7 +372,10 @@ func getSlab(n int) *[]uint64 {
 // putSlab clears the slab and returns it to its pool.
 func putSlab(s *[]uint64) {
 	clear(*s)
-	p, _ := slabs.LoadOrStore(len(*s), new(sync.Pool))
+	p, ok := slabs.Load(len(*s))
+	if !ok {
+		p, _ = slabs.LoadOrStore(len(*s), new(sync.Pool))
+	}
 	p.(*sync.Pool).Put(s)
 }
 

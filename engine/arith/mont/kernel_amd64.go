@@ -6,6 +6,8 @@ package mont
 //go:generate go run gen_ifma_amd64.go gen_ifma8_amd64.go
 
 import (
+	"sync"
+
 	"golang.org/x/sys/cpu"
 )
 
@@ -54,23 +56,40 @@ func ifmaASMKernels(L, C int) (ammFunc, selFunc, bool) {
 	return ifmaASMKernelsW(L, C, ifmaWidth[L])
 }
 
-// ifmaASMKernelsW is ifmaASMKernels for registers of W lanes.
+// ifmaASMKernelsW is ifmaASMKernels for registers of W lanes. The slab
+// functions are made once per kernel (ifmaSlabKernels): an exponentiation
+// that asks for them allocates nothing.
 func ifmaASMKernelsW(L, C, W int) (ammFunc, selFunc, bool) {
-	f, ok := ifmaASM[[3]int{L, C, W}]
-	if !ok {
-		return nil, nil, false
-	}
-	CL := C * L
-	amm := func(s []uint64, z, a, b, m, k0 int) {
-		_, _, _, _, _ = s[z+CL-1], s[a+CL-1], s[b+CL-1], s[m+CL-1], s[k0+C-1]
-		f.amm(&s[z], &s[a], &s[b], &s[m], &s[k0])
-	}
-	sel := func(s []uint64, out, table, idx int) {
-		_, _, _ = s[out+CL-1], s[table+ifmaEntries*CL-1], s[idx+C-1]
-		f.sel(&s[out], &s[table], &s[idx])
-	}
-	return amm, sel, true
+	f, ok := ifmaSlabKernels()[[3]int{L, C, W}]
+	return f.amm, f.sel, ok
 }
+
+// slabKernels are one kernel's slab functions.
+type slabKernels struct {
+	amm ammFunc
+	sel selFunc
+}
+
+// ifmaSlabKernels are the slab functions of every kernel of ifmaASM, by
+// the same key, made on first use.
+var ifmaSlabKernels = sync.OnceValue(func() map[[3]int]slabKernels {
+	m := make(map[[3]int]slabKernels, len(ifmaASM))
+	for key, f := range ifmaASM {
+		L, C := key[0], key[1]
+		CL := C * L
+		m[key] = slabKernels{
+			amm: func(s []uint64, z, a, b, m, k0 int) {
+				_, _, _, _, _ = s[z+CL-1], s[a+CL-1], s[b+CL-1], s[m+CL-1], s[k0+C-1]
+				f.amm(&s[z], &s[a], &s[b], &s[m], &s[k0])
+			},
+			sel: func(s []uint64, out, table, idx int) {
+				_, _, _ = s[out+CL-1], s[table+ifmaEntries*CL-1], s[idx+C-1]
+				f.sel(&s[out], &s[table], &s[idx])
+			},
+		}
+	}
+	return m
+})
 
 // haveASM reports whether the MULX/ADCX/ADOX kernel can run here: it needs
 // BMI2 (MULX) and ADX (ADCX, ADOX).

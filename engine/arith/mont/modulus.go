@@ -185,20 +185,25 @@ func (m *Modulus) Reduce(z []uint64, b []byte) {
 	if J == 0 {
 		J = 1
 	}
-	x := make([]uint64, J*k)
+	// One slab from the pool for x, the scratch and the accumulators;
+	// putSlab clears it (x is often a secret) before it goes back.
+	st := m.ScratchLen()
+	raw := getSlab(J*k + st + 4*k)
+	defer putSlab(raw)
+	w := *raw
+	x, w := w[:J*k], w[J*k:]
+	t, w := w[:st], w[st:]
+	pw, acc, part, sum := w[:k], w[k:2*k], w[2*k:3*k], w[3*k:4*k] // pw: R^(j+1) mod n
 	SetBytes(x, b)
-	t := make([]uint64, m.ScratchLen())
-	pw := make([]uint64, k) // R^(j+1) mod n
 	copy(pw, m.one)
-	acc := make([]uint64, k)
-	part := make([]uint64, k)
 	for j := 0; j < J; j++ {
 		if j > 0 {
 			montMul(pw, pw, m.rr, m.n, m.n0inv, t)
 		}
 		// x_j·R^(j+1)·R⁻¹ = x_j·R^j; x_j < R is allowed as the first operand.
 		montMul(part, x[j*k:(j+1)*k], pw, m.n, m.n0inv, t)
-		m.ModAdd(acc, acc, part)
+		c := addVV(sum, acc, part) // acc + part mod n, as ModAdd
+		finalSub(acc, sum, c, m.n)
 	}
 	copy(z[:k], acc)
 }
