@@ -1,7 +1,6 @@
 package rsa
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
@@ -17,24 +16,28 @@ const blindingRenewal = 32
 // exponents returns the CRT exponents as given to the engine: d_p and d_q
 // padded to the primes' lengths, or, with exponent blinding,
 // d_p + k·(p−1) and d_q + k'·(q−1) for fresh random 64-bit k, k'.
-func (k *secret) exponents() (dp, dq []byte, err error) {
+func (k *secret) exponents(sc *scratch) (dp, dq []byte, err error) {
 	if !k.opts.ExponentBlinding {
 		// Copies: an engine must not be able to corrupt the key.
-		return bytes.Clone(k.crt.DP), bytes.Clone(k.crt.DQ), nil
+		dp, dq = sc.dp[:len(k.crt.DP)], sc.dq[:len(k.crt.DQ)]
+		copy(dp, k.crt.DP)
+		copy(dq, k.crt.DQ)
+		return dp, dq, nil
 	}
 	var rnd [16]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return nil, nil, fmt.Errorf("rsa: exponent blinding: %w", err)
 	}
-	blindExp := func(d, m1 []uint64, r uint64) []byte {
-		z := make([]uint64, len(d)+1)
+	blindExp := func(out []byte, d, m1 []uint64, r uint64) []byte {
+		z := sc.z[:len(d)+1]
 		mont.AddMulWord(z, d, m1, r)
-		b := make([]byte, 8*len(z))
+		b := out[:8*len(z)]
 		mont.FillBytes(b, z)
+		clear(z)
 		return b
 	}
-	return blindExp(k.dp, k.pm1, binary.LittleEndian.Uint64(rnd[:8])),
-		blindExp(k.dq, k.qm1, binary.LittleEndian.Uint64(rnd[8:])), nil
+	return blindExp(sc.dp, k.dp, k.pm1, binary.LittleEndian.Uint64(rnd[:8])),
+		blindExp(sc.dq, k.dq, k.qm1, binary.LittleEndian.Uint64(rnd[8:])), nil
 }
 
 // blinder holds the base-blinding pair (rᵉ, r⁻¹) mod n in Montgomery form.
@@ -44,10 +47,11 @@ type blinder struct {
 	uses     int
 }
 
-// take returns a copy of the current pair and advances the state: the
-// pair is squared (rᵉ² and r⁻², still a valid pair) or, every
-// blindingRenewal uses, drawn afresh. Each call gets a different pair.
-func (b *blinder) take(k *secret) (rE, rInv []uint64, _ error) {
+// take copies the current pair into rE and rInv (limbs of n; t is n's
+// Montgomery scratch) and advances the state: the pair is squared (rᵉ²
+// and r⁻², still a valid pair) or, every blindingRenewal uses, drawn
+// afresh. Each call gets a different pair.
+func (b *blinder) take(k *secret, rE, rInv, t []uint64) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.rE == nil || b.uses >= blindingRenewal {
@@ -58,19 +62,18 @@ func (b *blinder) take(k *secret) (rE, rInv []uint64, _ error) {
 		nE, nInv, err := k.newBlindingPair()
 		b.mu.Lock()
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		if b.rE == nil || b.uses >= blindingRenewal {
 			b.rE, b.rInv, b.uses = nE, nInv, 0
 		}
 	}
-	rE = append([]uint64(nil), b.rE...)
-	rInv = append([]uint64(nil), b.rInv...)
-	t := make([]uint64, k.n.ScratchLen())
+	copy(rE, b.rE)
+	copy(rInv, b.rInv)
 	k.n.MontSqr(b.rE, b.rE, t)
 	k.n.MontSqr(b.rInv, b.rInv, t)
 	b.uses++
-	return rE, rInv, nil
+	return nil
 }
 
 // newBlindingPair draws r uniformly (near enough) from [1, n) and returns
@@ -98,7 +101,8 @@ func (k *secret) newBlindingPair() (rE, rInv []uint64, err error) {
 		k.q.Exp(rq, rq, k.qm2)
 		rqb := make([]byte, k.q.Size())
 		mont.FillBytes(rqb, rq)
-		inv := k.garner(rp, rqb, rq)
+		inv := make([]uint64, kn)
+		k.garner(inv, rp, rqb, rq, k.newScratch())
 		// Check r·r⁻¹ = 1 (fails only if r shares a factor with n).
 		rm := make([]uint64, kn)
 		k.n.ToMont(rm, r, t)

@@ -74,14 +74,15 @@ func TestPrivateCPUTime(t *testing.T) {
 		parts := 4 * iters
 		for range parts {
 			c0 := cputime.Process()
-			rE, rInv, err := k.blind.take(k.secret)
-			if err != nil {
+			sc := k.getScratch()
+			rE, rInv := sc.rE, sc.rInv
+			if err := k.blind.take(k.secret, rE, rInv, tt); err != nil {
 				t.Fatal(err)
 			}
 			blinded := make([]uint64, len(x))
 			k.n.MontMul(blinded, x, rE, tt)
 			c1 := cputime.Process()
-			sl, _, err := k.crtExp(ctx, pr, blinded)
+			sl, _, err := k.crtExp(ctx, pr, blinded, sc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,6 +95,7 @@ func TestPrivateCPUTime(t *testing.T) {
 				t.Fatal("check failed")
 			}
 			c4 := cputime.Process()
+			k.putScratch(sc)
 			mont.FillBytes(yp, blinded[:k.p.Limbs()])
 			mont.FillBytes(yq, blinded[:k.q.Limbs()])
 			yp[0], yq[0] = 0, 0 // below p and q

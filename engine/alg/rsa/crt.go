@@ -61,12 +61,13 @@ func (k *Key) splitCRT(pr *prepared) bool {
 // something (busy_linux.go); elsewhere it is never known to be.
 var machineBusy = func() bool { return false }
 
-// crtExp returns y^d mod n (plain limbs of n) computed on the engine.
-func (k *Key) crtExp(ctx context.Context, pr *prepared, y []uint64) ([]uint64, engine.Cost, error) {
+// crtExp returns y^d mod n (plain limbs of n, in sc.s) computed on the
+// engine, on sc's scratch.
+func (k *Key) crtExp(ctx context.Context, pr *prepared, y []uint64, sc *scratch) ([]uint64, engine.Cost, error) {
 	name := pr.name
-	yb := make([]byte, k.n.Size())
+	yb := sc.yb
 	mont.FillBytes(yb, y)
-	dpE, dqE, err := k.exponents()
+	dpE, dqE, err := k.exponents(sc)
 	if err != nil {
 		return nil, engine.Cost{}, err
 	}
@@ -76,19 +77,19 @@ func (k *Key) crtExp(ctx context.Context, pr *prepared, y []uint64) ([]uint64, e
 		if err != nil {
 			return nil, cost, fmt.Errorf("rsa: private: engine %s: ExpCRT: %w", name, err)
 		}
-		s := make([]uint64, k.n.Limbs())
-		if len(r) != k.n.Size() || mont.SetBytes(s, r)&k.n.Less(s) != 1 {
+		s := sc.s
+		ok := len(r) == k.n.Size() && mont.SetBytes(s, r)&k.n.Less(s) == 1
+		clear(r)
+		if !ok {
 			return nil, cost, fmt.Errorf("rsa: private: engine %s: ExpCRT result out of range: %w (%w)", name, ErrFault, engine.ErrDevice)
 		}
 		return s, cost, nil
 	}
 
-	yp := make([]uint64, k.p.Limbs())
-	yq := make([]uint64, k.q.Limbs())
+	yp, yq := sc.yp, sc.yq
 	k.p.Reduce(yp, yb)
 	k.q.Reduce(yq, yb)
-	ypb := make([]byte, k.p.Size())
-	yqb := make([]byte, k.q.Size())
+	ypb, yqb := sc.ypb, sc.yqb
 	mont.FillBytes(ypb, yp)
 	mont.FillBytes(yqb, yq)
 
@@ -98,7 +99,6 @@ func (k *Key) crtExp(ctx context.Context, pr *prepared, y []uint64) ([]uint64, e
 		m1, m2     []byte
 		c1, c2     engine.Cost
 		err1, err2 error
-		wg         sync.WaitGroup
 	)
 	// An engine may decline a pair (ErrUnsupported: the software engine
 	// pairs only on the kernels that interleave two exponentiations);
@@ -112,9 +112,7 @@ func (k *Key) crtExp(ctx context.Context, pr *prepared, y []uint64) ([]uint64, e
 	switch {
 	case paired:
 	case k.splitCRT(pr):
-		wg.Go(func() { m2, c2, err2 = pr.eng.Exp(ctx, pr.qm, yqb, dqE) })
-		m1, c1, err1 = pr.eng.Exp(ctx, pr.pm, ypb, dpE)
-		wg.Wait()
+		m1, m2, c1, c2, err1, err2 = expSplit(ctx, pr, ypb, yqb, dpE, dqE)
 	default:
 		m1, c1, err1 = pr.eng.Exp(ctx, pr.pm, ypb, dpE)
 		if err1 == nil {
@@ -128,12 +126,25 @@ func (k *Key) crtExp(ctx context.Context, pr *prepared, y []uint64) ([]uint64, e
 	if err2 != nil {
 		return nil, cost, fmt.Errorf("rsa: private: engine %s: exp mod q: %w", name, err2)
 	}
-	m1l := make([]uint64, k.p.Limbs())
-	m2l := make([]uint64, k.q.Limbs())
+	m1l, m2l := sc.m1, sc.m2
 	ok1 := mont.SetBytes(m1l, m1) & k.p.Less(m1l)
 	ok2 := mont.SetBytes(m2l, m2) & k.q.Less(m2l)
 	if len(m1) != k.p.Size() || len(m2) != k.q.Size() || ok1&ok2 != 1 {
 		return nil, cost, fmt.Errorf("rsa: private: engine %s: result out of range: %w (%w)", name, ErrFault, engine.ErrDevice)
 	}
-	return k.garner(m1l, m2, m2l), cost, nil
+	k.garner(sc.s, m1l, m2, m2l, sc)
+	clear(m1) // the halves are ours (the engine's results): not left to the collector
+	clear(m2)
+	return sc.s, cost, nil
+}
+
+// expSplit runs the mod-q half in a second goroutine and the mod-p half
+// on this one (see splitCRT); what the goroutine shares escapes to the
+// heap only on this path.
+func expSplit(ctx context.Context, pr *prepared, ypb, yqb, dpE, dqE []byte) (m1, m2 []byte, c1, c2 engine.Cost, err1, err2 error) {
+	var wg sync.WaitGroup
+	wg.Go(func() { m2, c2, err2 = pr.eng.Exp(ctx, pr.qm, yqb, dqE) })
+	m1, c1, err1 = pr.eng.Exp(ctx, pr.pm, ypb, dpE)
+	wg.Wait()
+	return m1, m2, c1, c2, err1, err2
 }

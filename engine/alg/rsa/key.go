@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"sync"
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/arith/mont"
@@ -68,7 +69,8 @@ type secret struct {
 	qinvMont []uint64 // q⁻¹·R mod p
 	crt      engine.CRTKey
 
-	blind blinder
+	blind       blinder
+	scratchPool sync.Pool // of *scratch: the operations' working memory
 }
 
 // prepared is the key's state on one engine.

@@ -16,32 +16,39 @@ import (
 // result) and engine.ErrDevice; nothing is returned with it. Redoing the
 // operation elsewhere is the caller's policy (engine/guard).
 func (k *Key) Private(ctx context.Context, c []byte) ([]byte, engine.Cost, error) {
-	kn := k.n.Limbs()
-	x := make([]uint64, kn)
+	sc := k.getScratch()
+	out, cost, err, reuse := k.private(ctx, c, sc)
+	if reuse {
+		k.putScratch(sc)
+	}
+	return out, cost, err
+}
+
+// private is Private on the scratch sc. reuse is false when an engine
+// failed: it may still read the buffers it was given, and sc is left to
+// the garbage collector rather than cleared under it or reused.
+func (k *Key) private(ctx context.Context, c []byte, sc *scratch) (_ []byte, _ engine.Cost, _ error, reuse bool) {
+	x := sc.x
 	if len(c) > k.n.Size() || mont.SetBytes(x, c)&k.n.Less(x) != 1 {
-		return nil, engine.Cost{}, fmt.Errorf("rsa: private: %w", ErrInputRange)
+		return nil, engine.Cost{}, fmt.Errorf("rsa: private: %w", ErrInputRange), true
 	}
 	pr := k.pr
-	t := make([]uint64, k.n.ScratchLen())
-	rE, rInv, err := k.blind.take(k.secret)
-	if err != nil {
-		return nil, engine.Cost{}, err
+	if err := k.blind.take(k.secret, sc.rE, sc.rInv, sc.t); err != nil {
+		return nil, engine.Cost{}, err, true
 	}
-	blinded := make([]uint64, kn)
-	k.n.MontMul(blinded, x, rE, t) // c·rᵉ mod n
-	s, cost, err := k.crtExp(ctx, pr, blinded)
+	k.n.MontMul(sc.blinded, x, sc.rE, sc.t) // c·rᵉ mod n
+	s, cost, err := k.crtExp(ctx, pr, sc.blinded, sc)
 	if err != nil {
-		return nil, cost, err
+		return nil, cost, err, false
 	}
-	k.n.MontMul(s, s, rInv, t) // unblind
+	k.n.MontMul(s, s, sc.rInv, sc.t) // unblind
 	// Check before release: sᵉ mod n must be the input.
-	v := make([]uint64, kn)
-	k.n.ExpVarTime(v, s, k.eBytes)
-	if mont.Equal(v, x) != 1 {
+	k.n.ExpVarTime(sc.v, s, k.eBytes)
+	if mont.Equal(sc.v, x) != 1 {
 		clear(s) // never keep a faulty result around
-		return nil, cost, fmt.Errorf("rsa: private on engine %s: %w (%w)", pr.name, ErrFault, engine.ErrDevice)
+		return nil, cost, fmt.Errorf("rsa: private on engine %s: %w (%w)", pr.name, ErrFault, engine.ErrDevice), true
 	}
 	out := make([]byte, k.n.Size())
 	mont.FillBytes(out, s)
-	return out, cost, nil
+	return out, cost, nil, true
 }

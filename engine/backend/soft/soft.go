@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"os"
 	"runtime"
+	"sync"
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/arith/ec"
@@ -171,27 +172,32 @@ func (e *Engine) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []byte,
 	if err := ctx.Err(); err != nil {
 		return nil, nil, engine.Cost{}, fmt.Errorf("soft: exp pair: %w", err)
 	}
-	prep := func(mm *modulus, op engine.ExpOp) ([]uint64, []byte, error) {
+	ps := getPair(am.m.Limbs(), bm.m.Limbs())
+	defer putPair(ps)
+	prep := func(x []uint64, mm *modulus, op engine.ExpOp) ([]byte, error) {
 		if len(op.Exp) > maxExpBytes {
-			return nil, nil, fmt.Errorf("soft: exp pair: exponent of %d bytes: %w", len(op.Exp), engine.ErrOperandTooLarge)
+			return nil, fmt.Errorf("soft: exp pair: exponent of %d bytes: %w", len(op.Exp), engine.ErrOperandTooLarge)
 		}
-		x := make([]uint64, mm.m.Limbs())
 		if mont.SetBytes(x, op.Base)&mm.m.Less(x) != 1 {
-			return nil, nil, fmt.Errorf("soft: exp pair: base not below the modulus: %w", engine.ErrOperandTooLarge)
+			return nil, fmt.Errorf("soft: exp pair: base not below the modulus: %w", engine.ErrOperandTooLarge)
 		}
-		return x, op.Exp, nil
+		return op.Exp, nil
 	}
-	xa, ea, err := prep(am, a)
+	xa, xb := ps.xa, ps.xb
+	ea, err := prep(xa, am, a)
 	if err != nil {
 		return nil, nil, engine.Cost{}, err
 	}
-	xb, eb, err := prep(bm, b)
+	eb, err := prep(xb, bm, b)
 	if err != nil {
 		return nil, nil, engine.Cost{}, err
 	}
 	switch {
 	case e.batch != nil && mont.CanBatch(am.m) && am.m.Limbs() == bm.m.Limbs():
-		e.batch.run(&batchOp{m: am.m, x: xa, e: ea}, &batchOp{m: bm.m, x: xb, e: eb})
+		ps.a = batchOp{m: am.m, x: xa, e: ea}
+		ps.b = batchOp{m: bm.m, x: xb, e: eb}
+		ps.ops = [2]*batchOp{&ps.a, &ps.b}
+		e.batch.run(ps.ops[:]...)
 	case !mont.ExpPair(am.m, bm.m, xa, xa, ea, xb, xb, eb):
 		return nil, nil, engine.Cost{}, errNoPair() // not reached: CanPair said yes
 	}
@@ -282,3 +288,41 @@ var (
 	_ engine.PairEngine  = (*Engine)(nil)
 	_ engine.BatchEngine = (*Engine)(nil)
 )
+
+// pairScratch is the working memory of one ExpPair: the two halves' limbs
+// and their batch operations (batch.go), reused through pairs so that a
+// pair allocates only its results. Each call takes its own; the batch
+// scheduler holds an operation only until it is done, before run returns.
+type pairScratch struct {
+	xa, xb []uint64
+	a, b   batchOp
+	ops    [2]*batchOp
+}
+
+// pairs recycles pairScratch; putPair clears the limbs (the secret halves
+// of a private operation) before they go back.
+var pairs sync.Pool
+
+// getPair returns a pairScratch with zeroed halves of ka and kb limbs.
+func getPair(ka, kb int) *pairScratch {
+	ps, _ := pairs.Get().(*pairScratch)
+	if ps == nil {
+		ps = &pairScratch{}
+	}
+	if cap(ps.xa) < ka {
+		ps.xa = make([]uint64, ka)
+	}
+	if cap(ps.xb) < kb {
+		ps.xb = make([]uint64, kb)
+	}
+	ps.xa, ps.xb = ps.xa[:ka], ps.xb[:kb]
+	return ps
+}
+
+// putPair wipes ps and returns it to pairs.
+func putPair(ps *pairScratch) {
+	clear(ps.xa[:cap(ps.xa)])
+	clear(ps.xb[:cap(ps.xb)])
+	ps.a, ps.b, ps.ops = batchOp{}, batchOp{}, [2]*batchOp{}
+	pairs.Put(ps)
+}
