@@ -22,7 +22,9 @@ func (m *Modulus) Exp(z, x []uint64, e []byte) {
 		w = 4
 	}
 	entries := 1 << w
-	slab := make([]uint64, entries*k+3*k+m.ScratchLen())
+	raw := getSlab(entries*k + 3*k + m.ScratchLen()) // cleared when it goes back: the table is secret
+	defer putSlab(raw)
+	slab := *raw
 	table := slab[:entries*k]
 	acc := slab[entries*k : entries*k+k]
 	sel := slab[entries*k+k : entries*k+2*k]
@@ -136,7 +138,9 @@ func (m *Modulus) ExpVarTime(z, x []uint64, e []byte) {
 		}
 	}
 	k := len(m.n)
-	slab := make([]uint64, 2*k+m.ScratchLen())
+	raw := getSlab(2*k + m.ScratchLen())
+	defer putSlab(raw)
+	slab := *raw
 	xm := slab[:k]
 	acc := slab[k : 2*k]
 	t := slab[2*k:]
