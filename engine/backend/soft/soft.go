@@ -119,8 +119,9 @@ func (e *Engine) expMode(ctx context.Context, m engine.Modulus, base, exp []byte
 	if len(exp) > maxExpBytes {
 		return nil, engine.Cost{}, fmt.Errorf("soft: exp: exponent of %d bytes: %w", len(exp), engine.ErrOperandTooLarge)
 	}
-	k := mm.m.Limbs()
-	x := make([]uint64, k)
+	ps := getPair(mm.m.Limbs(), 0) // the limbs, cleared after use
+	defer putPair(ps)
+	x := ps.xa
 	if mont.SetBytes(x, base)&mm.m.Less(x) != 1 {
 		return nil, engine.Cost{}, fmt.Errorf("soft: exp: base not below the modulus: %w", engine.ErrOperandTooLarge)
 	}
@@ -128,7 +129,9 @@ func (e *Engine) expMode(ctx context.Context, m engine.Modulus, base, exp []byte
 	case public:
 		mm.m.ExpVarTime(x, x, exp)
 	case e.batch != nil && mont.CanBatch(mm.m):
-		e.batch.run(&batchOp{m: mm.m, x: x, e: exp})
+		ps.a = batchOp{m: mm.m, x: x, e: exp}
+		ps.ops[0] = &ps.a
+		e.batch.run(ps.ops[:1]...)
 	default:
 		mm.m.Exp(x, x, exp) // over len(exp) bytes: the length is public
 	}
@@ -147,11 +150,20 @@ func (e *Engine) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []b
 	return e.expMode(ctx, m, base, exp, true)
 }
 
-// errNoPair declines an ExpPair the kernel in use cannot interleave (a
-// function, so that naming the kernel does not settle it at init).
-func errNoPair() error {
-	return fmt.Errorf("soft: exp pair: not interleaved by the kernel in use (%s): %w", mont.Kernel(), engine.ErrUnsupported)
+// errNoPair declines an ExpPair the kernel in use cannot interleave. Its
+// message names the kernel when it is read, not at init (which would
+// settle the kernel selection), and returning it allocates nothing: the
+// CRT of a size the kernel does not pair asks at every operation.
+func errNoPair() error { return noPairError{} }
+
+// noPairError is errNoPair's error; it wraps engine.ErrUnsupported.
+type noPairError struct{}
+
+func (noPairError) Error() string {
+	return fmt.Sprintf("soft: exp pair: not interleaved by the kernel in use (%s): %v", mont.Kernel(), engine.ErrUnsupported)
 }
+
+func (noPairError) Unwrap() error { return engine.ErrUnsupported }
 
 // ExpPair computes two secret exponentiations (the CRT halves of an RSA
 // private operation) in one pass that interleaves them, on one goroutine,
@@ -289,7 +301,7 @@ var (
 	_ engine.BatchEngine = (*Engine)(nil)
 )
 
-// pairScratch is the working memory of one ExpPair: the two halves' limbs
+// pairScratch is the working memory of one ExpPair (or Exp, its first half): the two halves' limbs
 // and their batch operations (batch.go), reused through pairs so that a
 // pair allocates only its results. Each call takes its own; the batch
 // scheduler holds an operation only until it is done, before run returns.
