@@ -17,9 +17,11 @@
 //     count the fault once and run again on the fallback, drawing fresh
 //     blinding and nonces. The algorithm packages themselves never fall
 //     back.
-//   - Self-test at open ([Guard.SelfTest], bounded by a timeout). A failure
-//     is logged and counted but does not stop the slot: a device may come
-//     back, and every result is checked anyway.
+//   - Self-test at open ([Guard.SelfTest], bounded by a timeout), or at
+//     first use ([Guard.DeferSelfTest]: before the guard's first
+//     known-answer test, hence before its first result, or at the first
+//     [Guard.Status]). A failure is logged and counted but does not stop
+//     the slot: a device may come back, and every result is checked anyway.
 //   - Known-answer tests on fixed test keys, once per engine path (kat.go):
 //     before the first RSA key of a size is prepared, the private
 //     operation of the RSA test key that vouches for that size (1024,
@@ -129,6 +131,9 @@ type Guard struct {
 	kats  map[string]*katEntry // known-answer tests run, by name (kat.go)
 	katOK sync.Map             // names of the passed tests, read without katMu
 
+	selfTestDeferred atomic.Bool // DeferSelfTest was called
+	selfTestOnce     sync.Once   // the deferred self-test, run once
+
 	ec ecRoutes
 }
 
@@ -179,6 +184,21 @@ func (g *Guard) SelfTest() error {
 	return nil
 }
 
+// DeferSelfTest arranges for [Guard.SelfTest] to run once at the guard's
+// first use instead of now: before its first known-answer test (every
+// engine path runs one before its first result, kat.go) or at the first
+// [Guard.Status], whichever comes first. A slot whose host never computes
+// with it (an nginx master that loads the key and forks) does not pay it.
+func (g *Guard) DeferSelfTest() { g.selfTestDeferred.Store(true) }
+
+// deferredSelfTest runs the self-test DeferSelfTest put off, once; the
+// callers that come while it runs wait for it.
+func (g *Guard) deferredSelfTest() {
+	if g.selfTestDeferred.Load() {
+		g.selfTestOnce.Do(func() { g.SelfTest() }) // a failure is logged and counted
+	}
+}
+
 // fault records a wrong result or a device failure of the primary (called
 // once per operation, before any fallback, by run).
 func (g *Guard) fault(err error) {
@@ -221,6 +241,7 @@ type Status struct {
 
 // Status reports the guard's engine health.
 func (g *Guard) Status() Status {
+	g.deferredSelfTest() // first, so that its outcome is counted below
 	st := Status{
 		Engine:       g.name(),
 		HasFallback:  g.fallback != nil,

@@ -78,6 +78,7 @@ func (g *Guard) katRun(name string, test func(ctx context.Context) error) error 
 	if _, ok := g.katOK.Load(name); ok {
 		return nil // the hot path (every EC operation asks): no lock
 	}
+	g.deferredSelfTest() // the engine's first use (DeferSelfTest), before katMu: it is no KAT
 	g.katMu.Lock()
 	defer g.katMu.Unlock() // one test at a time: the second caller waits for the first's verdict
 	if e := g.kats[name]; e != nil {

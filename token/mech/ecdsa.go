@@ -29,8 +29,8 @@ package mech
 // keys: every signature is checked before release (engine/alg/ecdsa: by
 // relation on P-256, by a full verification elsewhere), key generation
 // compares the engine's d·G with the software one, and the engine's own
-// SelfTest ran when the slot opened (the software engine's runs
-// ec.SelfTest).
+// SelfTest ran when the slot opened, or for the software engine (whose
+// SelfTest runs ec.SelfTest) before the slot's first known-answer test.
 //
 // What the slot offers follows from that (C_GetMechanismList,
 // C_GetMechanismInfo):

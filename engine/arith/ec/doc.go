@@ -42,8 +42,10 @@
 // (montMul9ADX); TestMul9ASM checks them against math/big. Nine-limb
 // addition and subtraction are unrolled (field_p521.go), with a mask-only
 // reduction for 2⁵²¹ − 1. Constant-time inversion is Fermat's x^(m−2)
-// with a sliding window over the public exponent, and for the P-521 prime
-// an addition chain (524 squarings, 13 products); the verification inverts s (public) with a variable-time
+// with a sliding window over the public exponent, and by fixed addition
+// chains for the P-256 prime (255 squarings, 12 products), the P-256 order
+// (invN256: 253 squarings, 39 products) and the P-521 prime (524
+// squarings, 13 products); the verification inverts s (public) with a variable-time
 // binary extended Euclid, unless the signer hands it s⁻¹
 // (ECDSASignatureInverse inverts k·(e + r·d) once for both k⁻¹ and s⁻¹;
 // PublicKey.ECDSAVerifyInverseVarTime checks s·s⁻¹ ≡ 1 first). math/big is used only to derive constants and

@@ -40,6 +40,7 @@ type modulus[E limbs] struct {
 	size  int    // byte length of m
 	p256  bool   // m is the P-256 prime: use montMulP256
 	p521  bool   // m is the P-521 prime 2⁵²¹ − 1: use montMulP521
+	n256  bool   // m is the P-256 order: invert by invN256's chain
 }
 
 // newModulus derives the Montgomery constants of m (public precomputation,
@@ -63,6 +64,7 @@ func newModulus[E limbs](m *big.Int) *modulus[E] {
 	f.p256 = m.Cmp(p256) == 0
 	p521 := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 521), big.NewInt(1))
 	f.p521 = m.Cmp(p521) == 0
+	f.n256 = m.Cmp(n256) == 0
 	return f
 }
 
@@ -396,6 +398,10 @@ func (f *modulus[E]) inv(z, x *E) {
 	}
 	if len(*z) == 4 && f.p256 { // which modulus is public
 		invP256(any(f).(*modulus[[4]uint64]), as4(z), as4(x))
+		return
+	}
+	if len(*z) == 4 && f.n256 {
+		invN256(any(f).(*modulus[[4]uint64]), as4(z), as4(x))
 		return
 	}
 	f.exp(z, x, &f.mm2)
