@@ -31,8 +31,10 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -180,6 +182,20 @@ func (h *helper) gen(n int) {
 			h.destroyLabel(sh, victim)
 			fmt.Printf("deleted %d %s\n", now(), victim)
 		}
+	}
+	// The test checks this process's searches against the signer's
+	// objects (c-<i>), so it goes on searching until it has seen one in
+	// three searches: a fast generator may otherwise finish before the
+	// signer (a C process that must load the module and log in) made its
+	// first. The bound only keeps a broken signer from stalling it.
+	for seen, tries := 0, 0; seen < 3 && tries < 2000; tries++ {
+		t0 := now()
+		_, labels := h.findLabels(sh)
+		fmt.Printf("find %d %d %s\n", t0, now(), strings.Join(labels, " "))
+		if slices.ContainsFunc(labels, func(l string) bool { return strings.HasPrefix(l, "c-") }) {
+			seen++
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
