@@ -37,16 +37,20 @@ func TestPad(t *testing.T) {
 }
 
 func TestOutOf(t *testing.T) {
-	if _, ok := tsOutOf(false, true, 0); ok {
+	if _, ok, _ := tsOutOf(false, true, 0); ok {
 		t.Error("outOf with a NULL length pointer is ok")
 	}
-	if out, ok := tsOutOf(true, false, 77); !ok || !out.Query {
-		t.Errorf("outOf(NULL buffer) = %+v, %v; want a query", out, ok)
+	if out, ok, _ := tsOutOf(true, false, 77); !ok || !out.Query || out.Buf != nil {
+		t.Errorf("outOf(NULL buffer) = %+v, %v; want a query without a buffer", out, ok)
 	}
-	if out, ok := tsOutOf(false, false, 77); !ok || out.Query || out.Cap != 77 {
-		t.Errorf("outOf(buffer, 77) = %+v, %v", out, ok)
+	if out, ok, aliased := tsOutOf(false, false, 77); !ok || out.Query || out.Cap != 77 || !aliased {
+		t.Errorf("outOf(buffer, 77) = Query %v Cap %d len(Buf) %d, %v; aliased %v", out.Query, out.Cap, len(out.Buf), ok, aliased)
 	}
-	if out, _ := tsOutOf(false, false, math.MaxUint64); out.Cap != maxLen {
+	if out, ok, _ := tsOutOf(false, false, 0); !ok || out.Query || out.Cap != 0 || out.Buf != nil {
+		t.Errorf("outOf(buffer, 0) = %+v, %v; want no room and no view", out, ok)
+	}
+	// A length beyond maxLen is clamped (NULL buffer: no caller owns 2^64 bytes).
+	if out, _, _ := tsOutOf(true, false, math.MaxUint64); out.Cap != maxLen {
 		t.Errorf("outOf(huge) Cap = %d, want %d", out.Cap, maxLen)
 	}
 }

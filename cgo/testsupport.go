@@ -860,19 +860,26 @@ func tsPutOut(null bool, capacity uint64, data []byte, need int, err error) (rv,
 	return uint64(r), uint64(l), written
 }
 
-// tsOutOf runs outOf on a buffer (or NULL) and a length (or NULL).
-func tsOutOf(nullBuf, nullLen bool, length uint64) (token.Out, bool) {
-	var b C.CK_BYTE
-	p := &b
-	if nullBuf {
-		p = nil
+// tsOutOf runs outOf on a C buffer of length bytes (or NULL) and a length
+// (or NULL); aliased reports whether Out.Buf is that buffer, all of it. The
+// buffer is as long as the length says, as a caller's is: a shorter one
+// would make outOf's view reach past it (checkptr, under -race, rejects a
+// view of Go memory that does).
+func tsOutOf(nullBuf, nullLen bool, length uint64) (out token.Out, ok, aliased bool) {
+	var p *C.CK_BYTE
+	if !nullBuf {
+		p = (*C.CK_BYTE)(C.malloc(C.size_t(max(length, 1))))
+		defer C.free(unsafe.Pointer(p))
 	}
 	l := C.CK_ULONG(length)
 	pl := &l
 	if nullLen {
 		pl = nil
 	}
-	return outOf(p, pl)
+	out, ok = outOf(p, pl)
+	aliased = p != nil && len(out.Buf) == out.Cap && out.Cap > 0 &&
+		unsafe.Pointer(&out.Buf[0]) == unsafe.Pointer(p)
+	return out, ok, aliased
 }
 
 // tsAttr describes one attribute of a C template built by tsTemplate.
