@@ -164,8 +164,9 @@ test-ifma:
 	MODEXP_REQUIRE_IFMA=1 MODEXP_KERNEL=ifma $(GO) test -count=1 -run 'IFMA|ExpPair|Exp|Batch|Kernel|Trace|FuzzAMM52|Generated' ./engine/arith/mont
 	MODEXP_REQUIRE_IFMA=1 MODEXP_KERNEL=ifma $(GO) test -count=1 ./engine/backend/soft ./engine/alg/rsa
 
+# Under -race, whose checkptr checks the unsafe views of C memory too.
 test-cgo:
-	$(GO) test $(TESTHOOKS) ./cgo
+	$(GO) test -race $(TESTHOOKS) ./cgo
 
 # The Debian package installed with dpkg, used by its installed path, and
 # removed: last, alone, so no other test sees a system-wide module.
