@@ -47,11 +47,31 @@ func Start(dir, name string) (*embed.Etcd, string, error) {
 
 // freeURLs returns a client and a peer URL on free loopback ports.
 func freeURLs() (cu, pu *url.URL, err error) {
-	if cu, err = FreeLoopbackURL(); err != nil {
+	us, err := freeLoopbackURLs(2)
+	if err != nil {
 		return nil, nil, err
 	}
-	pu, err = FreeLoopbackURL()
-	return cu, pu, err
+	return us[0], us[1], nil
+}
+
+// freeLoopbackURLs returns n URLs on distinct free loopback ports: every
+// port is held until all are chosen (a port closed at once may be handed
+// out again by the next Listen, and two members would then collide).
+func freeLoopbackURLs(n int) ([]*url.URL, error) {
+	var us []*url.URL
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		u, err := url.Parse("http://" + l.Addr().String())
+		if err != nil {
+			return nil, err
+		}
+		us = append(us, u)
+	}
+	return us, nil
 }
 
 // StartAt starts (or starts again, on the same data directory) a
@@ -98,9 +118,9 @@ func startMember(dir, name string, cu, pu *url.URL, initial string, tweaks ...fu
 	}
 	select {
 	case <-e.Server.ReadyNotify():
-	case <-time.After(20 * time.Second):
+	case <-time.After(2 * time.Minute): // a guard against a hang, not a bound
 		e.Close()
-		return nil, fmt.Errorf("etcd not ready in 20s")
+		return nil, fmt.Errorf("etcd not ready in 2 min")
 	}
 	return e, nil
 }
@@ -221,8 +241,8 @@ func startProcess(t testing.TB, dir, name string, cu, pu *url.URL, initial strin
 		if !ok {
 			t.Fatal("etcd child process failed to start")
 		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("etcd child process not ready in 20s")
+	case <-time.After(2 * time.Minute): // a guard against a hang: a member that fails exits, and says so above
+		t.Fatal("etcd child process not ready in 2 min")
 	}
 	return p
 }
@@ -271,18 +291,14 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
 	c := &Cluster{}
 	var initial []string
+	us, err := freeLoopbackURLs(2 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range n {
-		cu, err := FreeLoopbackURL()
-		if err != nil {
-			t.Fatal(err)
-		}
-		pu, err := FreeLoopbackURL()
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := &Member{Name: fmt.Sprintf("m%d", i), Dir: t.TempDir(), Client: cu, peer: pu}
+		m := &Member{Name: fmt.Sprintf("m%d", i), Dir: t.TempDir(), Client: us[2*i], peer: us[2*i+1]}
 		c.Members = append(c.Members, m)
-		initial = append(initial, m.Name+"="+pu.String())
+		initial = append(initial, m.Name+"="+m.peer.String())
 	}
 	for _, m := range c.Members {
 		m.initial = strings.Join(initial, ",")
