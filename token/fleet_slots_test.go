@@ -197,7 +197,7 @@ etcd_prefix = %q
 etcd_ca = %q
 etcd_cert = %q
 etcd_key = %q
-etcd_connect_budget = "500ms"
+etcd_connect_budget = "10s"
 `
 	body := fmt.Sprintf("log = %q\n", logPath) +
 		fmt.Sprintf(slotConf+"token_file = %q\n", "File", filepath.Join(dir, "file.token")) +

@@ -26,14 +26,18 @@ func etcdHost(t *testing.T, prefix string) (*Module, uint64) {
 	return etcdHostOn(t, etcdServer.Endpoint(t), prefix)
 }
 
-// etcdHostOn is etcdHost on the member at endpoint, with short timeouts.
+// etcdHostOn is etcdHost on the member at endpoint. Its timeouts (10 s)
+// leave room for a loaded machine (500 ms did not, at load 15, under
+// -race): the tests that use it expect the requests to succeed.
 func etcdHostOn(t *testing.T, endpoint, prefix string) (*Module, uint64) {
 	t.Helper()
-	m, slot, _ := etcdHostLog(t, endpoint, prefix)
+	m, slot, _ := etcdHostTimeout(t, endpoint, prefix, "10s")
 	return m, slot
 }
 
-// etcdHostLog is etcdHostOn, also returning the module log's path.
+// etcdHostLog is etcdHostTimeout with short timeouts (500 ms), for the
+// tests of a cluster that does not answer; it also returns the module
+// log's path.
 func etcdHostLog(t *testing.T, endpoint, prefix string) (*Module, uint64, string) {
 	t.Helper()
 	return etcdHostTimeout(t, endpoint, prefix, "500ms")
@@ -199,7 +203,7 @@ func TestFleetClusterDown(t *testing.T) {
 	pu, err := etcdtest.FreeLoopbackURL()
 	must(t, err)
 	e := etcdtest.StartProcess(t, dir, "down", cu, pu)
-	m, slot := etcdHostOn(t, cu.String(), "/down/")
+	m, slot, _ := etcdHostLog(t, cu.String(), "/down/") // short timeouts: calls meet the cluster down
 	initToken(t, m, slot)
 	sh := openRW(t, m, slot)
 	must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
