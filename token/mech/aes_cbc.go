@@ -36,6 +36,19 @@ func aesBase(typ uint64) MechBase {
 	return MechBase{Type: typ, KeyTypes: []uint64{ck.CKK_AES}, MinBits: 16, MaxBits: 32, SizeInBytes: true}
 }
 
+// CopiesParam reports whether binding mechanism typ to its parameter
+// (BindParam, BindParamReusing) copies whatever the binding keeps of it:
+// CK_GCM_PARAMS' IV and AAD, the CBC IV, CK_AES_CTR_PARAMS. The C layer
+// then passes those parameters as views of the caller's memory
+// (TestBindingCopiesParam).
+func CopiesParam(typ uint64) bool {
+	switch typ {
+	case ck.CKM_AES_GCM, ck.CKM_AES_CBC, ck.CKM_AES_CBC_PAD, ck.CKM_AES_CTR, ck.CKM_AES_ECB:
+		return true
+	}
+	return false
+}
+
 // aesBlockMechanisms are CKM_AES_ECB, CKM_AES_CBC and CKM_AES_CBC_PAD.
 func aesBlockMechanisms() []Mechanism {
 	return []Mechanism{
