@@ -9,9 +9,11 @@ package main
 import "C"
 
 import (
+	"sync"
 	"unsafe"
 
 	"github.com/modexp-token/modexp-token/token"
+	"github.com/modexp-token/modexp-token/token/ck"
 )
 
 // The shapes of token calls shared by several entry points. Method
@@ -51,6 +53,52 @@ func opInitWith(fn string, h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.C
 		return rv
 	}
 	return c.rvOf(op(m, uint64(h), mech, uint64(key)))
+}
+
+// cipherMech is a CK_MECHANISM decoded as views of the caller's memory,
+// for the Init of a mechanism whose binding copies what it keeps of its
+// parameter (token.CipherInitCopiesParam: the AES modes), from a pool:
+// C_EncryptInit and C_DecryptInit of those allocate nothing.
+type cipherMech struct {
+	m   token.Mechanism
+	gcm token.GCMParams
+}
+
+var cipherMechs = sync.Pool{New: func() any { return new(cipherMech) }}
+
+// opInitCipher is opInit for C_EncryptInit and C_DecryptInit.
+func opInitCipher(fn string, h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE, op initOp, kind uint64) C.CK_RV {
+	if pMech == nil || !token.CipherInitCopiesParam(uint64(pMech.mechanism)) {
+		return opInit(fn, h, pMech, key, op, kind)
+	}
+	v := cipherMechs.Get().(*cipherMech)
+	rv := opInitWith(fn, h, pMech, key, op, kind, v.decode) // recovers its panics
+	*v = cipherMech{}                                       // no view of the caller's memory outlives the call
+	cipherMechs.Put(v)
+	return rv
+}
+
+// decode is mechanismIn for the mechanisms of opInitCipher: the same
+// answers, the parameter's bytes not copied.
+func (v *cipherMech) decode(p *C.CK_MECHANISM) (*token.Mechanism, C.CK_RV) {
+	param, plen := p.pParameter, p.ulParameterLen
+	if param == nil && plen != 0 {
+		return nil, rvArgumentsBad
+	}
+	v.m = token.Mechanism{Type: uint64(p.mechanism)}
+	if v.m.Type == ck.CKM_AES_GCM {
+		if rv := gcmParamsDecode(&v.gcm, param, plen, viewOf); rv != rvOK {
+			return nil, rv
+		}
+		v.m.GCM = &v.gcm
+		return &v.m, rvOK
+	}
+	raw, ok := viewOf(param, plen)
+	if !ok {
+		return nil, rvArgumentsBad
+	}
+	v.m.Param = raw
+	return &v.m, rvOK
 }
 
 // opData runs a call that consumes input and produces output under the
@@ -117,7 +165,7 @@ func argumentsBad(m *token.Module, h C.CK_SESSION_HANDLE, kind uint64) C.CK_RV {
 
 //export goEncryptInit
 func goEncryptInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE) C.CK_RV {
-	return opInit("C_EncryptInit", h, pMech, key, (*token.Module).EncryptInit, C.CKF_ENCRYPT)
+	return opInitCipher("C_EncryptInit", h, pMech, key, (*token.Module).EncryptInit, C.CKF_ENCRYPT)
 }
 
 //export goEncrypt
@@ -137,7 +185,7 @@ func goEncryptFinal(h C.CK_SESSION_HANDLE, pOut *C.CK_BYTE, pOutLen *C.CK_ULONG)
 
 //export goDecryptInit
 func goDecryptInit(h C.CK_SESSION_HANDLE, pMech *C.CK_MECHANISM, key C.CK_OBJECT_HANDLE) C.CK_RV {
-	return opInit("C_DecryptInit", h, pMech, key, (*token.Module).DecryptInit, C.CKF_DECRYPT)
+	return opInitCipher("C_DecryptInit", h, pMech, key, (*token.Module).DecryptInit, C.CKF_DECRYPT)
 }
 
 //export goDecrypt

@@ -51,6 +51,9 @@ func bytesView(p *C.CK_BYTE, n C.CK_ULONG) ([]byte, bool) {
 	return unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n)), true
 }
 
+// viewOf is bytesView of an untyped pointer.
+func viewOf(p unsafe.Pointer, n C.CK_ULONG) ([]byte, bool) { return bytesView((*C.CK_BYTE)(p), n) }
+
 // bytesCopy is bytesView copied into Go memory, for values the token keeps.
 func bytesCopy(p unsafe.Pointer, n C.CK_ULONG) ([]byte, bool) {
 	v, ok := bytesView((*C.CK_BYTE)(p), n)
@@ -362,6 +365,16 @@ func signContextIn(kind int, param unsafe.Pointer, plen C.CK_ULONG) (*token.Sign
 // other size, or a NULL pIv or pAAD with a non-zero length, is
 // CKR_MECHANISM_PARAM_INVALID.
 func gcmParamsIn(param unsafe.Pointer, plen C.CK_ULONG) (*token.GCMParams, C.CK_RV) {
+	g := new(token.GCMParams)
+	if rv := gcmParamsDecode(g, param, plen, bytesCopy); rv != rvOK {
+		return nil, rv
+	}
+	return g, rvOK
+}
+
+// gcmParamsDecode is gcmParamsIn into g, the IV and the AAD taken by
+// bytes (bytesCopy, or viewOf for the length of the call).
+func gcmParamsDecode(g *token.GCMParams, param unsafe.Pointer, plen C.CK_ULONG, bytes func(unsafe.Pointer, C.CK_ULONG) ([]byte, bool)) C.CK_RV {
 	var pIv, pAAD C.CK_BYTE_PTR
 	var ivLen, ivBits, aadLen, tagBits C.CK_ULONG
 	switch {
@@ -373,14 +386,15 @@ func gcmParamsIn(param unsafe.Pointer, plen C.CK_ULONG) (*token.GCMParams, C.CK_
 		pIv, ivLen, pAAD, aadLen, tagBits = g.pIv, g.ulIvLen, g.pAAD, g.ulAADLen, g.ulTagBits
 		ivBits = 8 * ivLen
 	default:
-		return nil, rvMechParamInvalid
+		return rvMechParamInvalid
 	}
-	iv, ok1 := bytesCopy(unsafe.Pointer(pIv), ivLen)
-	aad, ok2 := bytesCopy(unsafe.Pointer(pAAD), aadLen)
+	iv, ok1 := bytes(unsafe.Pointer(pIv), ivLen)
+	aad, ok2 := bytes(unsafe.Pointer(pAAD), aadLen)
 	if !ok1 || !ok2 {
-		return nil, rvMechParamInvalid
+		return rvMechParamInvalid
 	}
-	return &token.GCMParams{IV: iv, AAD: aad, IVBits: uint64(ivBits), TagBits: uint64(tagBits)}, rvOK
+	*g = token.GCMParams{IV: iv, AAD: aad, IVBits: uint64(ivBits), TagBits: uint64(tagBits)}
+	return rvOK
 }
 
 // pad writes s into dst blank-padded, truncated to len(dst) on a UTF-8

@@ -116,6 +116,12 @@ type (
 	MessageOut = mech.MessageOut
 )
 
+// CipherInitCopiesParam reports whether C_EncryptInit and C_DecryptInit
+// with mechanism typ copy whatever they keep of its parameter
+// (mech.CopiesParam: the AES modes), so that the C layer may hand the
+// parameter over as views of the caller's memory, valid for the call.
+func CipherInitCopiesParam(typ uint64) bool { return mech.CopiesParam(typ) }
+
 // ParsePrivateKeyInfo reads a PKCS#8 PrivateKeyInfo or OneAsymmetricKey
 // as C_CreateObject would check it (mech.ParsePrivateKeyInfo): the key
 // type, the private key's value attributes and the DER

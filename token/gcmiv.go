@@ -14,15 +14,20 @@ package token
 //     in the Module's life). A copy of a key (C_CopyObject, an unwrap of the
 //     same value) is another object with a window of its own.
 //   - Memory is bounded: the last gcmIVWindow IVs of each of the
-//     gcmIVKeys most recently used keys, each IV kept as a 16-byte SHA-256
+//     gcmIVKeys most recently used keys, each IV kept as itself when it is
+//     shorter than 16 bytes (the usual 12), else as a 16-byte SHA-256
 //     prefix (a false refusal needs a 128-bit collision). At most about
 //     gcmIVKeys × gcmIVWindow × 64 bytes ≈ 16 MiB, allocated as used.
 //     The key used least recently is forgotten when a new key needs room.
 //   - Decryption is not checked (it repeats the encryption's IV).
+//   - Each key's window has its own lock, and finding it takes none (a
+//     sync.Map): sessions of different threads encrypting under different
+//     keys share nothing, under one key only that key's window.
 
 import (
 	"crypto/sha256"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modexp-token/modexp-token/token/mech"
 )
@@ -37,22 +42,40 @@ type gcmKeyID struct {
 	slot, storeID, handle uint64
 }
 
-// ivDigest is a remembered IV.
+// ivDigest is a remembered IV: an IV of up to 15 bytes itself, its length
+// in the last byte; a longer one the first 16 bytes of its SHA-256.
 type ivDigest [16]byte
+
+// digestIV is iv's ivDigest.
+func digestIV(iv []byte) ivDigest {
+	var d ivDigest
+	if len(iv) < len(d) {
+		copy(d[:], iv)
+		d[len(d)-1] = byte(len(iv))
+		return d
+	}
+	sum := sha256.Sum256(iv)
+	return ivDigest(sum[:16])
+}
 
 // ivRing is one key's window: the set of its last IVs and their order.
 type ivRing struct {
+	mu      sync.Mutex
+	dead    bool // evicted: a use that found it looks again
 	set     map[ivDigest]struct{}
 	order   []ivDigest // a ring of at most gcmIVWindow, next is the oldest once full
 	next    int
-	lastUse uint64
+	lastUse atomic.Uint64 // gcmIVs.tick at the key's last use
 }
 
 // gcmIVs is a Module's window of caller IVs.
 type gcmIVs struct {
+	keys sync.Map // gcmKeyID → *ivRing
 	mu   sync.Mutex
-	keys map[gcmKeyID]*ivRing
-	tick uint64
+	n    int // keys held, under mu (which adds and evicts)
+	// tick orders the keys' uses (LRU); a use of the key used last
+	// leaves it alone, so one hot key writes nothing shared but its ring.
+	tick atomic.Uint64
 }
 
 // gcmKeyOf is the window's name of key o on slot s.
@@ -68,23 +91,25 @@ func gcmKeyOf(s *slot, o *object) gcmKeyID {
 
 // use records iv for key and reports whether it is new within the window.
 func (w *gcmIVs) use(key gcmKeyID, iv []byte) bool {
-	sum := sha256.Sum256(iv)
-	d := ivDigest(sum[:16])
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.keys == nil {
-		w.keys = map[gcmKeyID]*ivRing{}
-	}
-	w.tick++
-	r := w.keys[key]
-	if r == nil {
-		if len(w.keys) >= gcmIVKeys {
-			w.evictLRU()
+	d := digestIV(iv)
+	for {
+		r := w.ring(key)
+		r.mu.Lock()
+		if r.dead {
+			r.mu.Unlock()
+			continue
 		}
-		r = &ivRing{set: map[ivDigest]struct{}{}}
-		w.keys[key] = r
+		if t := w.tick.Load(); r.lastUse.Load() != t {
+			r.lastUse.Store(w.tick.Add(1))
+		}
+		fresh := r.add(d)
+		r.mu.Unlock()
+		return fresh
 	}
-	r.lastUse = w.tick
+}
+
+// add records d in r and reports whether it was not there. r.mu is held.
+func (r *ivRing) add(d ivDigest) bool {
 	if _, seen := r.set[d]; seen {
 		return false
 	}
@@ -99,15 +124,71 @@ func (w *gcmIVs) use(key gcmKeyID, iv []byte) bool {
 	return true
 }
 
+// ring is key's window, made (evicting the key used least recently when
+// gcmIVKeys are held) if the key has none.
+func (w *gcmIVs) ring(key gcmKeyID) *ivRing {
+	if r, ok := w.keys.Load(key); ok {
+		return r.(*ivRing)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r, ok := w.keys.Load(key); ok {
+		return r.(*ivRing)
+	}
+	if w.n >= gcmIVKeys {
+		w.evictLRU()
+	}
+	r := &ivRing{set: map[ivDigest]struct{}{}}
+	r.lastUse.Store(w.tick.Add(1))
+	w.keys.Store(key, r)
+	w.n++
+	return r
+}
+
 // evictLRU forgets the key used least recently. w.mu is held.
 func (w *gcmIVs) evictLRU() {
-	var oldest gcmKeyID
-	first := true
-	var min uint64
-	for k, r := range w.keys {
-		if first || r.lastUse < min {
-			oldest, min, first = k, r.lastUse, false
+	var oldest any
+	var victim *ivRing
+	w.keys.Range(func(k, v any) bool {
+		r := v.(*ivRing)
+		if victim == nil || r.lastUse.Load() < victim.lastUse.Load() {
+			oldest, victim = k, r
 		}
+		return true
+	})
+	if victim == nil {
+		return
 	}
-	delete(w.keys, oldest)
+	victim.mu.Lock()
+	victim.dead = true
+	victim.mu.Unlock()
+	w.keys.Delete(oldest)
+	w.n--
+}
+
+// reset forgets every key's window.
+func (w *gcmIVs) reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.keys.Range(func(k, v any) bool {
+		r := v.(*ivRing)
+		r.mu.Lock()
+		r.dead = true
+		r.mu.Unlock()
+		w.keys.Delete(k)
+		return true
+	})
+	w.n = 0
+}
+
+// held is the number of IVs remembered for key.
+func (w *gcmIVs) held(key gcmKeyID) int {
+	v, ok := w.keys.Load(key)
+	if !ok {
+		return 0
+	}
+	r := v.(*ivRing)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.order)
 }

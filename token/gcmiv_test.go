@@ -15,9 +15,7 @@ import (
 // tests call it: they encrypt one vector (one key, one IV) more than once on
 // purpose, to compare single- and multi-part results (docs/THREATS.md, GCM).
 func forgetGCMIVs(m *Module) {
-	m.gcmIVs.mu.Lock()
-	m.gcmIVs.keys = nil
-	m.gcmIVs.mu.Unlock()
+	m.gcmIVs.reset()
 }
 
 // TestGCMRepeatedIVRefused: a caller IV this key object already encrypted
@@ -99,7 +97,7 @@ func TestGCMRepeatedIVRefused(t *testing.T) {
 	wantRV(t, err, ck.CKR_MECHANISM_PARAM_INVALID)
 	must(t, m.EncryptInit(sh, gcmMech(ivN(0), nil, 128), k2))
 	must(t, m.SessionCancel(sh, ck.CKF_ENCRYPT))
-	if n := len(m.gcmIVs.keys[gcmKeyID{slot: m.slots[0].id, handle: k2}].order); n != mech.GCMIVWindow {
+	if n := m.gcmIVs.held(gcmKeyID{slot: m.slots[0].id, handle: k2}); n != mech.GCMIVWindow {
 		t.Fatalf("window holds %d IVs, want %d", n, mech.GCMIVWindow)
 	}
 }
@@ -120,8 +118,8 @@ func TestGCMWindowKeysBounded(t *testing.T) {
 	if !w.use(gcmKeyID{handle: gcmIVKeys}, iv) { // evicts key 1
 		t.Fatal("new key refused")
 	}
-	if len(w.keys) != gcmIVKeys {
-		t.Fatalf("%d keys remembered, want %d", len(w.keys), gcmIVKeys)
+	if w.n != gcmIVKeys {
+		t.Fatalf("%d keys remembered, want %d", w.n, gcmIVKeys)
 	}
 	if w.use(gcmKeyID{handle: 0}, iv) {
 		t.Fatal("key 0 was evicted, want key 1")

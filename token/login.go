@@ -210,8 +210,8 @@ func (m *Module) Login(sh, userType uint64, pin []byte) error {
 		key.Wipe() // things changed while the PIN was checked
 		return err
 	}
-	s.login, s.key = state, key
-	s.epoch++
+	s.key = key
+	s.setLoginLocked(state)
 	s.ver++
 	if s.ver == ver+1 {
 		err = s.applyFetchLocked(f, true)
@@ -280,8 +280,7 @@ func (s *slot) logoutLocked() {
 	if s.login == loggedOut {
 		return
 	}
-	s.login = loggedOut
-	s.epoch++
+	s.setLoginLocked(loggedOut)
 	for h, o := range s.objects {
 		if o.isPrivate() {
 			// PKCS#11 3.0 §5.6 C_Logout: the application's handles to
@@ -292,9 +291,7 @@ func (s *slot) logoutLocked() {
 			if o.storeID != 0 {
 				delete(s.byStore, o.storeID)
 			}
-			o.prepOnce.Lock()
-			o.prepared = nil
-			o.prepOnce.Unlock()
+			o.dropPrepared()
 			continue
 		}
 		n := o.stripped()
@@ -305,8 +302,6 @@ func (s *slot) logoutLocked() {
 			}
 			continue
 		}
-		o.prepOnce.Lock()
-		o.prepared = nil
-		o.prepOnce.Unlock()
+		o.dropPrepared()
 	}
 }

@@ -68,14 +68,16 @@ func isMessageKind(kind mech.OpKind) bool {
 
 // bindFor binds the mechanism to its Init parameter for kind: a message
 // encryption or decryption takes none (each message brings its own).
-func bindFor(kind mech.OpKind, m mech.Mechanism, cm *Mechanism) (mech.Mechanism, error) {
+// prev, when not nil, is the bound mechanism of the session's last ended
+// operation of kind, whose memory the binding may reuse.
+func bindFor(kind mech.OpKind, m mech.Mechanism, cm *Mechanism, prev mech.Mechanism) (mech.Mechanism, error) {
 	if kind == mech.OpMessageEncrypt || kind == mech.OpMessageDecrypt {
 		if len(cm.Param) != 0 || cm.Decoded() {
 			return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s takes its parameter with each message, none at C_Message*Init", m.Base().Name())
 		}
 		return m, nil
 	}
-	return mech.BindParam(m, cm)
+	return mech.BindParamReusing(m, cm, prev)
 }
 
 // msgState is a message operation's state between calls.

@@ -50,8 +50,12 @@ type Module struct {
 	slotByID map[uint64]*slot
 	soft     engine.Engine // fallback engine shared by slots with fallback "soft"
 
+	// mu serialises the changes of sessions (an open, a close) with
+	// closed. The lookup of every call (session) takes no lock: a
+	// lock's cache line would move between the cores of the threads
+	// whose sessions it finds.
 	mu       sync.RWMutex
-	sessions map[uint64]*session
+	sessions sync.Map // handle → *session
 	closed   bool
 
 	// traceCalls: the log takes debug records, so the C layer logs one
@@ -82,7 +86,7 @@ func LoadFromEnv() (*Module, error) {
 
 // Load opens the module described by cfg. On error nothing stays open.
 func Load(cfg *config.Config) (m *Module, err error) {
-	m = &Module{log: slog.New(slog.DiscardHandler), slotByID: map[uint64]*slot{}, sessions: map[uint64]*session{}}
+	m = &Module{log: slog.New(slog.DiscardHandler), slotByID: map[uint64]*slot{}}
 	defer func() {
 		if err != nil {
 			m.log.Error("module load failed", "err", err)
@@ -156,8 +160,12 @@ func (m *Module) Close() error {
 		return nil
 	}
 	m.closed = true
-	sessions := m.sessions
-	m.sessions = map[uint64]*session{}
+	var sessions []*session
+	m.sessions.Range(func(h, s any) bool {
+		sessions = append(sessions, s.(*session))
+		m.sessions.Delete(h)
+		return true
+	})
 	m.mu.Unlock()
 	for _, sl := range m.slots {
 		// Before the sessions' close logs out (which forgets private
@@ -215,13 +223,11 @@ func (m *Module) slot(id uint64) (*slot, error) {
 
 // session returns the open session with handle h.
 func (m *Module) session(h uint64) (*session, error) {
-	m.mu.RLock()
-	s, ok := m.sessions[h]
-	m.mu.RUnlock()
+	s, ok := m.sessions.Load(h)
 	if !ok {
 		return nil, ck.Errorf(ck.CKR_SESSION_HANDLE_INVALID, "session %d", h)
 	}
-	return s, nil
+	return s.(*session), nil
 }
 
 // newHandle returns a fresh session or object handle.
@@ -334,7 +340,7 @@ func (m *Module) OpenSession(id, flags uint64) (uint64, error) {
 		sl.removeSession(s)
 		return 0, ck.Errorf(ck.CKR_CRYPTOKI_NOT_INITIALIZED, "module closed")
 	}
-	m.sessions[s.h] = s
+	m.sessions.Store(s.h, s)
 	m.mu.Unlock()
 	sl.log.Debug("session opened", "session", s.h, "rw", s.rw)
 	return s.h, nil
@@ -344,12 +350,12 @@ func (m *Module) OpenSession(id, flags uint64) (uint64, error) {
 // it out.
 func (m *Module) CloseSession(h uint64) error {
 	m.mu.Lock()
-	s, ok := m.sessions[h]
-	delete(m.sessions, h)
+	v, ok := m.sessions.LoadAndDelete(h)
 	m.mu.Unlock()
 	if !ok {
 		return ck.Errorf(ck.CKR_SESSION_HANDLE_INVALID, "session %d", h)
 	}
+	s := v.(*session)
 	s.close()
 	s.slot.log.Debug("session closed", "session", h)
 	return nil
@@ -363,12 +369,13 @@ func (m *Module) CloseAllSessions(id uint64) error {
 	}
 	m.mu.Lock()
 	var victims []*session
-	for h, s := range m.sessions {
-		if s.slot == sl {
+	m.sessions.Range(func(h, v any) bool {
+		if s := v.(*session); s.slot == sl {
 			victims = append(victims, s)
-			delete(m.sessions, h)
+			m.sessions.Delete(h)
 		}
-	}
+		return true
+	})
 	m.mu.Unlock()
 	for _, s := range victims {
 		s.close()

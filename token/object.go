@@ -9,6 +9,7 @@ package token
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/modexp-token/modexp-token/keystore"
 	"github.com/modexp-token/modexp-token/token/attr"
@@ -27,9 +28,22 @@ type object struct {
 
 	// prepared is the key prepared for the slot's engine (a *guard.RSAKey for
 	// RSA; other key types keep their own form), made once per snapshot
-	// under prepOnce and dropped with the snapshot or at logout.
+	// under prepOnce and dropped with the snapshot or at logout. It is
+	// read without the lock (Cached, the operations' fast path): the
+	// sessions of every thread read the same key object, and a lock taken
+	// per operation would move its cache line between their cores.
 	prepOnce sync.Mutex
-	prepared any
+	prepared atomic.Pointer[preparedKey]
+}
+
+// preparedKey holds an object's prepared key.
+type preparedKey struct{ v any }
+
+// dropPrepared forgets the prepared key (logout, close).
+func (o *object) dropPrepared() {
+	o.prepOnce.Lock()
+	o.prepared.Store(nil)
+	o.prepOnce.Unlock()
 }
 
 // Cache is mech.Key's: the cached value when match accepts it, else
@@ -37,16 +51,17 @@ type object struct {
 // are not open.
 // Cached is mech.Key's.
 func (o *object) Cached() any {
-	o.prepOnce.Lock()
-	defer o.prepOnce.Unlock()
-	return o.prepared
+	if p := o.prepared.Load(); p != nil {
+		return p.v
+	}
+	return nil
 }
 
 func (o *object) Cache(match func(any) bool, sealed func() error, build func() (any, error)) (any, error) {
 	o.prepOnce.Lock()
 	defer o.prepOnce.Unlock()
-	if o.prepared != nil && match(o.prepared) {
-		return o.prepared, nil
+	if p := o.prepared.Load(); p != nil && match(p.v) {
+		return p.v, nil
 	}
 	if sealed != nil && !o.complete {
 		return nil, sealed()
@@ -55,7 +70,7 @@ func (o *object) Cache(match func(any) bool, sealed func() error, build func() (
 	if err != nil {
 		return nil, err
 	}
-	o.prepared = v
+	o.prepared.Store(&preparedKey{v: v})
 	return v, nil
 }
 

@@ -70,7 +70,7 @@ func (m *Module) initOp(sh uint64, kind mech.OpKind, cm *Mechanism, keyHandle ui
 			return err
 		}
 	}
-	mc, err = bindFor(kind, mc, cm)
+	mc, err = bindFor(kind, mc, cm, ss.spareMechanism(kind))
 	if err != nil {
 		return err
 	}

@@ -91,9 +91,11 @@ type session struct {
 	closed bool
 	ops    [mech.OpKinds]*operation
 	find   *findState
-	// spare is the last sign operation ended, which the next C_SignInit
-	// reuses (newOperation): signing allocates no operation.
-	spare *operation
+	// spare holds the last sign, encryption and decryption operations
+	// ended, which the next Init of their kind reuses (newOperation), with
+	// the mechanism bound to its parameter (mech.BindParamReusing):
+	// signing and a symmetric encryption allocate no operation.
+	spare [mech.OpKinds]*operation
 	// info is initOp's working copy of the mechanism's offer.
 	info MechanismInfo
 }
@@ -120,7 +122,7 @@ func (ss *session) close() {
 	ss.mu.Lock()
 	ss.closed = true
 	ss.ops = [mech.OpKinds]*operation{}
-	ss.spare = nil
+	ss.spare = [mech.OpKinds]*operation{}
 	ss.find = nil
 	ss.mu.Unlock()
 	ss.slot.removeSession(ss)
@@ -160,18 +162,33 @@ func (ss *session) active(kind mech.OpKind) (*operation, error) {
 
 // end terminates the operation of kind.
 func (ss *session) end(kind mech.OpKind) {
-	if op := ss.ops[kind]; op != nil && kind == mech.OpSign {
-		ss.spare = op
+	if op := ss.ops[kind]; op != nil && reusesOperation(kind) {
+		ss.spare[kind] = op
 	}
 	ss.ops[kind] = nil
 }
 
+// reusesOperation reports whether the operations of kind are kept for
+// the next Init (session.spare).
+func reusesOperation(kind mech.OpKind) bool {
+	return kind == mech.OpSign || kind == mech.OpEncrypt || kind == mech.OpDecrypt
+}
+
+// spareMechanism is the bound mechanism of the spare operation of kind,
+// which the next binding may overwrite (mech.BindParamReusing), or nil.
+// No operation uses it: its operation ended.
+func (ss *session) spareMechanism(kind mech.OpKind) mech.Mechanism {
+	if op := ss.spare[kind]; op != nil {
+		return op.mech
+	}
+	return nil
+}
+
 // newOperation is a fresh operation of kind with mc on the session's
-// slot: for a sign operation the spare one, overwritten whole, when there
-// is one.
+// slot: the spare one of its kind, overwritten whole, when there is one.
 func (ss *session) newOperation(kind mech.OpKind, mc mech.Mechanism) *operation {
-	if op := ss.spare; op != nil && kind == mech.OpSign {
-		ss.spare = nil
+	if op := ss.spare[kind]; op != nil {
+		ss.spare[kind] = nil
 		*op = operation{kind: kind, mech: mc, slot: ss.slot}
 		return op
 	}

@@ -70,11 +70,17 @@ type slot struct {
 	// fetch, fetchRecord): a diagnostic for the tests.
 	fetching atomic.Int32
 
-	loginMu  sync.Mutex // one C_Login at a time (taken before mu)
-	mu       sync.Mutex
-	login    loginState
-	key      *keystore.Key // token key unlocked by the login, nil when logged out
-	epoch    uint64        // bumped at every login and logout
+	loginMu sync.Mutex // one C_Login at a time (taken before mu)
+	// mu guards the state below. The lookups of every operation (keyObject)
+	// take it shared, so that the sessions of different threads do not wait
+	// for each other.
+	mu    sync.RWMutex
+	login loginState
+	key   *keystore.Key // token key unlocked by the login, nil when logged out
+	epoch uint64        // bumped at every login and logout
+	// loginNow is epoch and login as one word (epoch<<2 | login), set with
+	// them (setLoginLocked): what currentEpoch reads without the lock.
+	loginNow atomic.Uint64
 	sessions map[uint64]*session
 	objects  map[uint64]*object // by handle: token and session objects
 	byStore  map[uint64]*object // token objects by keystore ID
@@ -515,8 +521,17 @@ func (s *slot) object(h uint64) (*object, error) {
 	return s.objectLocked(h)
 }
 
-// keyObject finds a key object for an operation (CKR_KEY_HANDLE_INVALID).
+// keyObject finds a key object for an operation (CKR_KEY_HANDLE_INVALID):
+// a cached, visible object under the shared lock, anything else (a
+// refresh of the cache) under the exclusive one.
 func (s *slot) keyObject(h uint64) (*object, uint64, loginState, error) {
+	s.mu.RLock()
+	if o, ok := s.objects[h]; ok && s.visibleLocked(o) {
+		epoch, login := s.epoch, s.login
+		s.mu.RUnlock()
+		return o, epoch, login, nil
+	}
+	s.mu.RUnlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o, err := s.objectLocked(h)
@@ -529,11 +544,19 @@ func (s *slot) keyObject(h uint64) (*object, uint64, loginState, error) {
 	return o, s.epoch, s.login, nil
 }
 
-// currentEpoch returns the login epoch and state.
+// currentEpoch returns the login epoch and state, without the lock
+// (loginNow).
 func (s *slot) currentEpoch() (uint64, loginState) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.epoch, s.login
+	v := s.loginNow.Load()
+	return v >> 2, loginState(v & 3)
+}
+
+// setLoginLocked sets the login state and bumps the epoch (a login or a
+// logout). s.mu is held.
+func (s *slot) setLoginLocked(state loginState) {
+	s.login = state
+	s.epoch++
+	s.loginNow.Store(s.epoch<<2 | uint64(state))
 }
 
 // ensureTokenDir creates the directory of the token file (0700).

@@ -22,8 +22,6 @@ func (s *slot) wipeSecretsLocked() {
 				clear(v)
 			}
 		}
-		o.prepOnce.Lock()
-		o.prepared = nil
-		o.prepOnce.Unlock()
+		o.dropPrepared()
 	}
 }

@@ -36,6 +36,19 @@ func aesBase(typ uint64) MechBase {
 	return MechBase{Type: typ, KeyTypes: []uint64{ck.CKK_AES}, MinBits: 16, MaxBits: 32, SizeInBytes: true}
 }
 
+// CopiesParam reports whether binding mechanism typ to its parameter
+// (BindParam, BindParamReusing) copies whatever the binding keeps of it:
+// CK_GCM_PARAMS' IV and AAD, the CBC IV, CK_AES_CTR_PARAMS. The C layer
+// then passes those parameters as views of the caller's memory
+// (TestBindingCopiesParam).
+func CopiesParam(typ uint64) bool {
+	switch typ {
+	case ck.CKM_AES_GCM, ck.CKM_AES_CBC, ck.CKM_AES_CBC_PAD, ck.CKM_AES_CTR, ck.CKM_AES_ECB:
+		return true
+	}
+	return false
+}
+
 // aesBlockMechanisms are CKM_AES_ECB, CKM_AES_CBC and CKM_AES_CBC_PAD.
 func aesBlockMechanisms() []Mechanism {
 	return []Mechanism{
@@ -54,6 +67,21 @@ type aesBlockMode struct {
 	iv        []byte
 	newCipher func(key []byte) (cipher.Block, error) // nil: AES
 	blockLen  int                                    // newCipher's block size
+	// b is the memory of a bound copy (nil in the registry's values).
+	b *blockBinding
+}
+
+// blockBinding is a bound ECB, CBC or CBC_PAD in one allocation: the
+// mechanism, its IV and its operation's stream (with the AES-CBC
+// encrypter), which the session's next Init of the mode overwrites
+// (rebind) once the operation ended.
+type blockBinding struct {
+	m   aesBlockMode
+	iv  [aes.BlockSize]byte
+	st  blockStream
+	buf [2 * aes.BlockSize]byte // st.buf's room
+	enc aesni.CBCEncrypter
+	ecb ecbMode
 }
 
 // block returns the cipher of the operation's key.
@@ -76,26 +104,37 @@ func (m *aesBlockMode) bs() int {
 	return m.blockLen
 }
 
-func (m *aesBlockMode) withParam(cm *CKMechanism) (Mechanism, error) {
-	b, err := m.bindIV(cm)
-	if err != nil {
+func (m *aesBlockMode) withParam(cm *CKMechanism) (Mechanism, error) { return m.rebind(nil, cm) }
+
+func (m *aesBlockMode) rebind(prev Mechanism, cm *CKMechanism) (Mechanism, error) {
+	if err := m.checkIV(cm); err != nil {
 		return nil, err
 	}
-	return &b, nil
+	if old, ok := prev.(*aesBlockMode); ok && old.b != nil && &old.b.m == old {
+		return m.bindInto(old.b, cm), nil
+	}
+	return m.bindInto(new(blockBinding), cm), nil
 }
 
-// bindIV returns the mechanism bound to CBC's IV, one block (ECB takes no
-// parameter).
-func (m *aesBlockMode) bindIV(cm *CKMechanism) (aesBlockMode, error) {
-	b := *m
+// checkIV checks CBC's IV, one block (ECB takes no parameter).
+func (m *aesBlockMode) checkIV(cm *CKMechanism) error {
 	if !m.cbc {
-		return b, noParam(m, cm)
+		return noParam(m, cm)
 	}
 	if len(cm.Param) != m.bs() || cm.Decoded() {
-		return b, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s needs a %d-byte IV, got %d bytes", m.Name(), m.bs(), len(cm.Param))
+		return ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "%s needs a %d-byte IV, got %d bytes", m.Name(), m.bs(), len(cm.Param))
 	}
-	b.iv = append([]byte(nil), cm.Param...)
-	return b, nil
+	return nil
+}
+
+// bindInto makes b the binding of m to cm's checked IV.
+func (m *aesBlockMode) bindInto(b *blockBinding, cm *CKMechanism) *aesBlockMode {
+	b.m = *m
+	b.m.b = b
+	if m.cbc {
+		b.m.iv = b.iv[:copy(b.iv[:], cm.Param)]
+	}
+	return &b.m
 }
 
 // Wrap encrypts a secret key's value (C_WrapKey): ECB and CBC take whole
@@ -158,6 +197,9 @@ func (k *aesKey) standardGCM() (cipher.AEAD, error) {
 
 // aesPrepared returns the prepared AES key of the operation.
 func aesPrepared(op Op) (*aesKey, error) {
+	if k, ok := cachedKey[*aesKey](op.Key()); ok {
+		return k, nil
+	}
 	return preparedKey(op.Key(), nil, func() (*aesKey, error) {
 		k, err := op.Key().SecretValue()
 		if err != nil {
@@ -190,7 +232,8 @@ type blockStream struct {
 	bs      int // the block size
 	encrypt bool
 	pad     bool
-	buf     []byte // input held back: a partial block (and the last block when unpadding)
+	buf     []byte              // input held back: a partial block (and the last block when unpadding)
+	last    [aes.BlockSize]byte // once's padded last block (bs ≤ 16)
 }
 
 func (m *aesBlockMode) NewStream(op Op) (SymStream, error) {
@@ -202,6 +245,12 @@ func (m *aesBlockMode) NewStream(op Op) (SymStream, error) {
 		if err != nil {
 			return nil, err
 		}
+		if b := m.b; b != nil {
+			// The binding's stream and encrypter: its operation's only ones.
+			b.enc.Reset(k.ni, m.iv)
+			b.st = blockStream{mode: &b.enc, bs: aes.BlockSize, encrypt: true, pad: m.pad, buf: b.buf[:0]}
+			return &b.st, nil
+		}
 		return &blockStream{mode: aesni.NewCBCEncrypter(k.ni, m.iv), bs: aes.BlockSize, encrypt: true, pad: m.pad,
 			buf: make([]byte, 0, 2*aes.BlockSize)}, nil
 	}
@@ -209,8 +258,17 @@ func (m *aesBlockMode) NewStream(op Op) (SymStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &blockStream{bs: b.BlockSize(), encrypt: encrypt, pad: m.pad, buf: make([]byte, 0, 2*b.BlockSize())}
+	var s *blockStream
+	if bb := m.b; bb != nil {
+		bb.st = blockStream{bs: b.BlockSize(), encrypt: encrypt, pad: m.pad, buf: bb.buf[:0]}
+		s = &bb.st
+	} else {
+		s = &blockStream{bs: b.BlockSize(), encrypt: encrypt, pad: m.pad, buf: make([]byte, 0, 2*b.BlockSize())}
+	}
 	switch {
+	case !m.cbc && m.b != nil:
+		m.b.ecb = ecbMode{b: b, encrypt: s.encrypt}
+		s.mode = &m.b.ecb
 	case !m.cbc:
 		s.mode = ecbMode{b: b, encrypt: s.encrypt}
 	case s.encrypt:
@@ -281,7 +339,7 @@ func (s *blockStream) onceLen(n int) (int, error) {
 // the last block in place.
 func (s *blockStream) once(dst, in []byte) ([]byte, error) {
 	full := len(in) - len(in)%s.bs
-	var last [aes.BlockSize]byte // the padded last block (bs ≤ 16)
+	last := &s.last // in the stream: a local array would escape to the heap (CryptBlocks)
 	if s.encrypt && s.pad {
 		r := copy(last[:], in[full:]) // before dst, which may be in, is written
 		for i := r; i < s.bs; i++ {

@@ -28,6 +28,15 @@ const ctrParamLen = 8 + aes.BlockSize
 type aesCTR struct {
 	MechBase
 	p ctrParam
+	// b is the memory of a bound copy (nil in the registry's value).
+	b *ctrBinding
+}
+
+// ctrBinding is a bound CKM_AES_CTR with its operation's stream, which the
+// session's next CTR Init overwrites (rebind) once the operation ended.
+type ctrBinding struct {
+	m  aesCTR
+	st ctrStream
 }
 
 // ctrParam is a decoded CK_AES_CTR_PARAMS.
@@ -36,7 +45,11 @@ type ctrParam struct {
 	cb   [aes.BlockSize]byte
 }
 
-func (m *aesCTR) withParam(cm *CKMechanism) (Mechanism, error) {
+func (m *aesCTR) withParam(cm *CKMechanism) (Mechanism, error) { return m.rebind(nil, cm) }
+
+// rebind checks cm's CK_AES_CTR_PARAMS and binds m to it, in prev's
+// memory when prev is a binding of CTR.
+func (m *aesCTR) rebind(prev Mechanism, cm *CKMechanism) (Mechanism, error) {
 	if len(cm.Param) != ctrParamLen || cm.Decoded() {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_CTR needs CK_AES_CTR_PARAMS (%d bytes), got %d", ctrParamLen, len(cm.Param))
 	}
@@ -44,10 +57,16 @@ func (m *aesCTR) withParam(cm *CKMechanism) (Mechanism, error) {
 	if bits < 1 || bits > 128 {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_CTR: ulCounterBits %d, want 1 to 128", bits)
 	}
-	b := *m
-	b.p = ctrParam{bits: uint(bits)}
-	copy(b.p.cb[:], cm.Param[8:])
-	return &b, nil
+	var bb *ctrBinding
+	if old, ok := prev.(*aesCTR); ok && old.b != nil && &old.b.m == old {
+		bb = old.b
+	} else {
+		bb = new(ctrBinding)
+	}
+	bb.m = aesCTR{MechBase: m.MechBase, p: ctrParam{bits: uint(bits)}, b: bb}
+	copy(bb.m.p.cb[:], cm.Param[8:])
+	bb.st = ctrStream{}
+	return &bb.m, nil
 }
 
 // ctrStream is AES-CTR with a counter of p.bits bits. crypto/cipher's CTR
@@ -71,7 +90,13 @@ func (m *aesCTR) NewStream(op Op) (SymStream, error) {
 		return nil, err
 	}
 	p := &m.p
-	s := &ctrStream{ks: cipher.NewCTR(b, p.cb[:]), used: aes.BlockSize, errCode: ck.CKR_DATA_LEN_RANGE, unbounded: p.bits == 128}
+	var s *ctrStream
+	if m.b != nil {
+		s = &m.b.st // the binding's: its operation's only stream
+	} else {
+		s = new(ctrStream)
+	}
+	*s = ctrStream{ks: cipher.NewCTR(b, p.cb[:]), used: aes.BlockSize, errCode: ck.CKR_DATA_LEN_RANGE, unbounded: p.bits == 128}
 	if op.Kind() == OpDecrypt {
 		s.errCode = ck.CKR_ENCRYPTED_DATA_LEN_RANGE
 	}

@@ -41,7 +41,21 @@ const (
 type AESGCM struct {
 	MechBase
 	p *gcmParam
+	// b is the memory of a bound copy (nil in the registry's value).
+	b *gcmBinding
 }
+
+// gcmBinding is a bound CKM_AES_GCM in one allocation: the mechanism, its
+// parameter and the stream of its operation, which the session's next
+// GCM Init overwrites (rebind) once the operation ended.
+type gcmBinding struct {
+	m  AESGCM
+	p  gcmParam
+	st gcmStream
+}
+
+// gcmKeepAAD bounds the AAD buffer a binding keeps for the next one.
+const gcmKeepAAD = 4096
 
 // gcmParam is a checked CK_GCM_PARAMS.
 type gcmParam struct {
@@ -54,7 +68,34 @@ type gcmParam struct {
 	ivUsed bool
 }
 
-func (m *AESGCM) withParam(cm *CKMechanism) (Mechanism, error) {
+func (m *AESGCM) withParam(cm *CKMechanism) (Mechanism, error) { return m.rebind(nil, cm) }
+
+func (m *AESGCM) rebind(prev Mechanism, cm *CKMechanism) (Mechanism, error) {
+	p, err := checkGCMParam(cm)
+	if err != nil {
+		return nil, err
+	}
+	if old, ok := prev.(*AESGCM); ok && old.b != nil && &old.b.m == old {
+		return m.bindInto(old.b, p), nil
+	}
+	return m.bindInto(new(gcmBinding), p), nil
+}
+
+// bindInto makes b the binding of m to the checked parameter p, reusing
+// the buffers b has.
+func (m *AESGCM) bindInto(b *gcmBinding, p *GCMParams) *AESGCM {
+	aad := b.p.aad[:0]
+	if cap(aad) > gcmKeepAAD {
+		aad = nil
+	}
+	b.p = gcmParam{iv: append(b.p.iv[:0], p.IV...), aad: append(aad, p.AAD...), TagLen: int(p.TagBits / 8)}
+	b.st = gcmStream{}
+	b.m = AESGCM{MechBase: m.MechBase, p: &b.p, b: b}
+	return &b.m
+}
+
+// checkGCMParam returns cm's CK_GCM_PARAMS once checked.
+func checkGCMParam(cm *CKMechanism) (*GCMParams, error) {
 	p := cm.GCM
 	if p == nil || len(cm.Param) != 0 {
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM needs CK_GCM_PARAMS")
@@ -70,9 +111,7 @@ func (m *AESGCM) withParam(cm *CKMechanism) (Mechanism, error) {
 	default:
 		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: tag of %d bits", p.TagBits)
 	}
-	b := *m
-	b.p = &gcmParam{iv: append([]byte(nil), p.IV...), aad: append([]byte(nil), p.AAD...), TagLen: int(p.TagBits / 8)}
-	return &b, nil
+	return p, nil
 }
 
 // gcmStream buffers the message for Final.
@@ -98,6 +137,13 @@ func (m *AESGCM) NewStream(op Op) (SymStream, error) {
 		}
 		p.ivUsed = true
 	}
+	if m.b != nil {
+		s := &m.b.st // the binding's: its operation's only stream
+		if err := initGCMStream(s, k, p, encrypt); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
 	return newGCMStream(k, p, encrypt)
 }
 
@@ -116,7 +162,16 @@ func checkCallerIV(op Op, iv []byte) error {
 
 // newGCMStream is the GCM of key k for the checked parameter p.
 func newGCMStream(k *aesKey, p *gcmParam, encrypt bool) (*gcmStream, error) {
-	s := &gcmStream{P: p, encrypt: encrypt}
+	s := new(gcmStream)
+	if err := initGCMStream(s, k, p, encrypt); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// initGCMStream makes *s the GCM of key k for the checked parameter p.
+func initGCMStream(s *gcmStream, k *aesKey, p *gcmParam, encrypt bool) error {
+	*s = gcmStream{P: p, encrypt: encrypt}
 	b := k.block
 	var err error
 	switch {
@@ -132,9 +187,9 @@ func newGCMStream(k *aesKey, p *gcmParam, encrypt bool) (*gcmStream, error) {
 		s.cut = p.TagLen != gcmFullTagSize
 	}
 	if err != nil {
-		return nil, ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: %v", err)
+		return ck.Errorf(ck.CKR_MECHANISM_PARAM_INVALID, "CKM_AES_GCM: %v", err)
 	}
-	return s, nil
+	return nil
 }
 
 func (s *gcmStream) lenErr() ck.Error {

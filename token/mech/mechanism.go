@@ -295,6 +295,25 @@ func BindParam(m Mechanism, cm *CKMechanism) (Mechanism, error) {
 	return m, nil
 }
 
+// rebinder is a paramTaker that can bind a parameter into the memory of an
+// earlier binding of its own (rebind's prev), which no operation uses any
+// more: the session's last operation of the kind, ended. A symmetric
+// encryption's Init then allocates nothing. rebind makes a new binding
+// when prev is not one of its own copies.
+type rebinder interface {
+	rebind(prev Mechanism, cm *CKMechanism) (Mechanism, error)
+}
+
+// BindParamReusing is BindParam that may overwrite prev, the bound
+// mechanism of an ended operation that nothing uses any more (nil: none),
+// instead of allocating a new binding.
+func BindParamReusing(m Mechanism, cm *CKMechanism, prev Mechanism) (Mechanism, error) {
+	if r, ok := m.(rebinder); ok && prev != nil {
+		return r.rebind(prev, cm)
+	}
+	return BindParam(m, cm)
+}
+
 // noParam refuses any parameter.
 func noParam(m Mechanism, cm *CKMechanism) error {
 	if len(cm.Param) != 0 || cm.Decoded() {

@@ -176,12 +176,19 @@ type CBCEncrypter struct {
 
 // NewCBCEncrypter returns the CBC encrypter of k from a 16-byte iv.
 func NewCBCEncrypter(k *Key, iv []byte) *CBCEncrypter {
+	e := new(CBCEncrypter)
+	e.Reset(k, iv)
+	return e
+}
+
+// Reset makes e the CBC encrypter of k from a 16-byte iv, as
+// NewCBCEncrypter does, in e's memory.
+func (e *CBCEncrypter) Reset(k *Key, iv []byte) {
 	if len(iv) != BlockSize {
 		panic("aesni: IV length must equal block size")
 	}
-	e := &CBCEncrypter{k: k}
+	e.k = k
 	copy(e.iv[:], iv)
-	return e
 }
 
 // BlockSize is 16.
