@@ -1,8 +1,14 @@
 package ec
 
 import (
+	"math"
 	"math/big"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
 	"testing"
+	"time"
 )
 
 // safegcdModuli are the odd moduli the tests invert by: the P-256 order
@@ -121,4 +127,74 @@ func BenchmarkSafegcdInv(b *testing.B) {
 	for b.Loop() {
 		im.inv(&z, &x)
 	}
+}
+
+// TestSafegcdTimingDudect is a dudect-style test (Reparaz, Balasch,
+// Verbauwhede 2017) of the divstep inversion mod the P-256 order: inputs
+// of two classes, x = 1 and random x, timed interleaved at random in
+// batches of 16 calls, the upper tail above the 90th percentile cropped,
+// Welch's t between the classes; |t| > 10 would indicate a leak. The
+// positive control is the same measurement of the variable-time binary
+// Euclid (invVarTime), whose time follows x. Opt-in: MODEXP_DUDECT=1 (or a
+// sample count per class), a shared machine making timing noisy.
+func TestSafegcdTimingDudect(t *testing.T) {
+	n := 20000
+	switch v := os.Getenv("MODEXP_DUDECT"); v {
+	case "":
+		t.Skip("set MODEXP_DUDECT=1 (or a sample count per class) to run the statistical timing test")
+	case "1":
+	default:
+		if c, err := strconv.Atoi(v); err == nil && c >= 100 {
+			n = c
+		}
+	}
+	f := p256Order(t)
+	r := testRand(t)
+	var inputs [2][64][4]uint64
+	for i := range inputs[0] {
+		inputs[0][i][0] = 1
+		bigToLimbs(&inputs[1][i], randInt(r, n256))
+	}
+	secret := dudectT(r, n, func(z, x *[4]uint64) { f.sg.inv(z, x) }, &inputs)
+	control := dudectT(r, n, func(z, x *[4]uint64) { f.invVarTime(z, x) }, &inputs)
+	t.Logf("divsteps: Welch t = %.2f; binary Euclid (control): Welch t = %.2f; %d batches a class", secret, control, n)
+	if math.Abs(secret) > 10 {
+		t.Errorf("divstep inversion's time differs between x = 1 and random x: t = %.2f", secret)
+	}
+	if math.Abs(control) < 10 {
+		t.Errorf("control not detected (t = %.2f): the measurement is too noisy to conclude", control)
+	}
+}
+
+// dudectT times batches of 16 calls of f on the inputs of a class chosen
+// at random, n batches a class, and returns Welch's t of the two classes'
+// times cropped at their 90th percentile.
+func dudectT(r *rand.Rand, n int, f func(z, x *[4]uint64), inputs *[2][64][4]uint64) float64 {
+	var times [2][]float64
+	var z [4]uint64
+	for len(times[0]) < n || len(times[1]) < n {
+		c := r.IntN(2)
+		j := r.IntN(len(inputs[c]) - 16)
+		start := time.Now()
+		for i := range 16 {
+			f(&z, &inputs[c][j+i])
+		}
+		times[c] = append(times[c], float64(time.Since(start).Nanoseconds()))
+	}
+	var m, v [2]float64
+	for c := range times {
+		xs := slices.Clone(times[c])
+		slices.Sort(xs)
+		xs = xs[:len(xs)*9/10]
+		for _, x := range xs {
+			m[c] += x
+		}
+		m[c] /= float64(len(xs))
+		for _, x := range xs {
+			v[c] += (x - m[c]) * (x - m[c])
+		}
+		v[c] /= float64(len(xs) - 1)
+		times[c] = xs
+	}
+	return (m[0] - m[1]) / math.Sqrt(v[0]/float64(len(times[0]))+v[1]/float64(len(times[1])))
 }
