@@ -73,10 +73,9 @@ func TestSignBreakdownCPUTime(t *testing.T) {
 		}
 		pieces := []func(){
 			func() { _, _ = io.ReadFull(rand.Reader, extra) },
-			func() {
-				var g nonceDRBG
-				g.init(c, key.d, h[:], extra)
-				g.next(kBuf[:0])
+			func() { // the generator reused, as Sign's working memory is
+				drbg.init(c, key.d, h[:], extra)
+				drbg.next(kBuf[:0])
 			},
 			func() { _, _, _ = c.ScalarBaseMult(nonce) },
 			func() {

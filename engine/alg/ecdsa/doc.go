@@ -25,9 +25,9 @@
 //   - k·G comes from the engine; its result must be a point on the curve
 //     (engine.ErrDevice otherwise).
 //   - s = k⁻¹·(e + r·d) mod n is computed by [ec.Curve.ECDSASignatureInverse]
-//     in constant time (Montgomery arithmetic mod n, one Fermat inversion of
-//     k·(e + r·d) that gives both k⁻¹ and s⁻¹); r = 0 or s = 0 draws the
-//     next nonce.
+//     in constant time (Montgomery arithmetic mod n, one inversion of
+//     k·(e + r·d) that gives both k⁻¹ and s⁻¹, by divsteps on the 256-bit
+//     curves); r = 0 or s = 0 draws the next nonce.
 //   - The check before release. On P-256 by default (CheckDefault), the
 //     relation check (checkRelation): R is on the curve and R + (n−k)·G
 //     is the point at infinity, (n−k)·G computed by filippo.io/nistec

@@ -3,6 +3,7 @@ package ecdsa
 import (
 	"crypto/sha256"
 	"crypto/sha512"
+	"hash"
 
 	"github.com/modexp-token/modexp-token/engine/alg/internal/hashint"
 	"github.com/modexp-token/modexp-token/engine/arith/ec"
@@ -34,18 +35,15 @@ func (h drbgHash) size() int { return [...]int{32, 48, 64}[h] }
 
 func (h drbgHash) blockSize() int { return [...]int{64, 128, 128}[h] }
 
-// sum appends the hash of msg to dst.
-func (h drbgHash) sum(dst, msg []byte) []byte {
+// newHash returns a fresh hash.Hash of h.
+func (h drbgHash) newHash() hash.Hash {
 	switch h {
 	case drbgSHA256:
-		s := sha256.Sum256(msg)
-		return append(dst, s[:]...)
+		return sha256.New()
 	case drbgSHA384:
-		s := sha512.Sum384(msg)
-		return append(dst, s[:]...)
+		return sha512.New384()
 	default:
-		s := sha512.Sum512(msg)
-		return append(dst, s[:]...)
+		return sha512.New()
 	}
 }
 
@@ -53,33 +51,68 @@ func (h drbgHash) sum(dst, msg []byte) []byte {
 // 66 bytes, or V‖0x00.
 const maxDRBGMsg = 64 + 1 + 3*66
 
-// hmac returns HMAC_key(msg) (RFC 2104) into out (reused), without
-// allocating: the key (hlen bytes) is shorter than the block.
-func (h drbgHash) hmac(out, key, msg []byte) []byte {
-	var buf [128 + maxDRBGMsg]byte
+// hmacState is HMAC (RFC 2104) with the DRBG's hash under one key at a
+// time: the key's two padded blocks made once per key (setKey), the hash
+// reused, so that a MAC allocates nothing and costs the compressions.
+type hmacState struct {
+	h          drbgHash
+	md         hash.Hash // h's hash, made on first use
+	mdh        drbgHash  // md's hash
+	ipad, opad [128]byte // key ⊕ 0x36…, key ⊕ 0x5c… (one block)
+	inner      [64]byte
+}
+
+// setKey makes the padded blocks of key (hlen bytes, shorter than the
+// block) for the hash h.
+func (s *hmacState) setKey(h drbgHash, key []byte) {
+	if s.md == nil || s.mdh != h {
+		s.md, s.mdh = h.newHash(), h
+	}
+	s.h = h
 	blk := h.blockSize()
+	n := copy(s.ipad[:blk], key)
+	clear(s.ipad[n:blk])
 	for i := range blk {
-		var k byte
-		if i < len(key) {
-			k = key[i]
-		}
-		buf[i] = k ^ 0x36
+		s.opad[i] = s.ipad[i] ^ 0x5c
+		s.ipad[i] ^= 0x36
 	}
-	n := copy(buf[blk:], msg)
-	var inner [64]byte
-	in := h.sum(inner[:0], buf[:blk+n])
-	for i := range blk {
-		buf[i] ^= 0x36 ^ 0x5c
+}
+
+// mac appends HMAC_key(msg) to out[:0] (reused), the key set by setKey.
+func (s *hmacState) mac(out, msg []byte) []byte {
+	blk := s.h.blockSize()
+	md := s.md
+	md.Reset()
+	md.Write(s.ipad[:blk])
+	md.Write(msg)
+	in := md.Sum(s.inner[:0])
+	md.Reset()
+	md.Write(s.opad[:blk])
+	md.Write(in)
+	return md.Sum(out[:0])
+}
+
+// wipe clears the key material (the padded key blocks, the inner hash)
+// and the hash's state, its buffer included: Reset alone leaves the last
+// partial block (an inner hash) in it, so less than a block of zeros is
+// written over it first.
+func (s *hmacState) wipe() {
+	clear(s.ipad[:])
+	clear(s.opad[:])
+	clear(s.inner[:])
+	if s.md != nil {
+		s.md.Reset()
+		s.md.Write(s.ipad[:s.md.BlockSize()-1])
+		s.md.Reset()
 	}
-	n = copy(buf[blk:], in)
-	return h.sum(out[:0], buf[:blk+n])
 }
 
 // nonceDRBG is the HMAC-DRBG of RFC 6979 §3.2, seeded with the private
 // key, the hash and (§3.6) additional data: fresh random bytes, so a
 // nonce is never repeated even if the same message is signed twice
 // ("hedged" signatures), yet a broken random source alone cannot leak d.
-// It lives on the caller's stack and allocates nothing.
+// It makes its hash once, at its first use (a signature's working memory
+// keeps it: signScratch), and allocates nothing after.
 type nonceDRBG struct {
 	c     *ec.Curve
 	h     drbgHash
@@ -89,6 +122,7 @@ type nonceDRBG struct {
 	t     [2 * 64]byte
 	msg   [maxDRBGMsg]byte
 	h1buf [66]byte
+	mac   hmacState // keyed with K
 	// used: a candidate was returned, so the next call starts with the
 	// K and V update of §3.2 step h.3 (done lazily: a signature almost
 	// always takes the first nonce, and saves two HMACs).
@@ -105,6 +139,7 @@ func (g *nonceDRBG) init(c *ec.Curve, d, hash, extra []byte) {
 	for i := range g.v {
 		g.k[i], g.v[i] = 0, 1
 	}
+	g.mac.setKey(g.h, g.k)
 	h1 := bits2octets(c, g.h1buf[:0], hash)
 	for _, sep := range []byte{0, 1} {
 		m := append(g.msg[:0], g.v...)
@@ -112,8 +147,9 @@ func (g *nonceDRBG) init(c *ec.Curve, d, hash, extra []byte) {
 		m = append(m, d...)
 		m = append(m, h1...)
 		m = append(m, extra...)
-		g.k = g.h.hmac(g.k, g.k, m)
-		g.v = g.h.hmac(g.v, g.k, g.v)
+		g.k = g.mac.mac(g.k, m)
+		g.mac.setKey(g.h, g.k)
+		g.v = g.mac.mac(g.v, g.v)
 	}
 }
 
@@ -128,7 +164,7 @@ func (g *nonceDRBG) next(k []byte) []byte {
 	for {
 		t := g.t[:0]
 		for len(t) < olen {
-			g.v = g.h.hmac(g.v, g.k, g.v)
+			g.v = g.mac.mac(g.v, g.v)
 			t = append(t, g.v...)
 		}
 		k = bits2int(g.c, k[:0], t[:olen])
@@ -145,8 +181,9 @@ func (g *nonceDRBG) next(k []byte) []byte {
 func (g *nonceDRBG) update() {
 	m := append(g.msg[:0], g.v...)
 	m = append(m, 0)
-	g.k = g.h.hmac(g.k, g.k, m)
-	g.v = g.h.hmac(g.v, g.k, g.v)
+	g.k = g.mac.mac(g.k, m)
+	g.mac.setKey(g.h, g.k)
+	g.v = g.mac.mac(g.v, g.v)
 }
 
 // wipe clears the generator's secret state.
@@ -155,6 +192,7 @@ func (g *nonceDRBG) wipe() {
 	clear(g.vb[:])
 	clear(g.t[:])
 	clear(g.msg[:])
+	g.mac.wipe()
 	g.used = false
 }
 

@@ -41,11 +41,14 @@
 // the P-521 order the product followed by nine Montgomery rows
 // (montMul9ADX); TestMul9ASM checks them against math/big. Nine-limb
 // addition and subtraction are unrolled (field_p521.go), with a mask-only
-// reduction for 2⁵²¹ − 1. Constant-time inversion is Fermat's x^(m−2)
-// with a sliding window over the public exponent, and by fixed addition
-// chains for the P-256 prime (255 squarings, 12 products), the P-256 order
-// (invN256: 253 squarings, 39 products) and the P-521 prime (524
-// squarings, 13 products); the verification inverts s (public) with a variable-time
+// reduction for 2⁵²¹ − 1. Constant-time inversion modulo a four-limb
+// modulus (the P-256 prime and order, P-224, P-192, secp256k1) is Bernstein
+// and Yang's divsteps in libsecp256k1's form (safegcd.go: 590 divsteps in
+// ten batches of 59, masks only, then two 2×2 matrix updates of 62-bit
+// signed limbs per batch; 2.0 µs of CPU against 5.1 µs for the P-256
+// order's addition chain it replaced), modulo the P-521 prime by a fixed
+// addition chain (524 squarings, 13 products), else Fermat's x^(m−2)
+// with a sliding window over the public exponent; the verification inverts s (public) with a variable-time
 // binary extended Euclid, unless the signer hands it s⁻¹
 // (ECDSASignatureInverse inverts k·(e + r·d) once for both k⁻¹ and s⁻¹;
 // PublicKey.ECDSAVerifyInverseVarTime checks s·s⁻¹ ≡ 1 first). math/big is used only to derive constants and

@@ -603,9 +603,9 @@ func TestSelfTest(t *testing.T) {
 	}
 }
 
-// TestInvP256Chain checks the addition chain of invP256 against exp with
-// the exponent p − 2, and against math/big.
-func TestInvP256Chain(t *testing.T) {
+// TestInvP256 checks the P-256 prime's inversion (divsteps) against exp
+// with the exponent p − 2, and against math/big.
+func TestInvP256(t *testing.T) {
 	ci := p256Impl(t)
 	if !ci.fp.p256 {
 		t.Fatal("P-256 field not found")

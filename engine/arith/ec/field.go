@@ -40,7 +40,11 @@ type modulus[E limbs] struct {
 	size  int    // byte length of m
 	p256  bool   // m is the P-256 prime: use montMulP256
 	p521  bool   // m is the P-521 prime 2⁵²¹ − 1: use montMulP521
-	n256  bool   // m is the P-256 order: invert by invN256's chain
+	// Four limbs (every modulus below 2^256): the divstep inversion
+	// (safegcd.go) and R³ mod m, which takes its inverse of x·R back to
+	// Montgomery form.
+	sg *invModulus
+	r3 E
 }
 
 // newModulus derives the Montgomery constants of m (public precomputation,
@@ -64,7 +68,10 @@ func newModulus[E limbs](m *big.Int) *modulus[E] {
 	f.p256 = m.Cmp(p256) == 0
 	p521 := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 521), big.NewInt(1))
 	f.p521 = m.Cmp(p521) == 0
-	f.n256 = m.Cmp(n256) == 0
+	if L == 4 {
+		f.sg = newInvModulus(m)
+		bigToLimbs(&f.r3, new(big.Int).Exp(r, big.NewInt(3), m))
+	}
 	return f
 }
 
@@ -389,62 +396,23 @@ func (f *modulus[E]) exp(z, x, e *E) {
 	*z = acc
 }
 
-// inv sets z = x⁻¹ (Montgomery form in and out) by Fermat's little theorem,
-// m being prime; the inverse of 0 is 0.
+// inv sets z = x⁻¹ (Montgomery form in and out), m being prime; the
+// inverse of 0 is 0. Four limbs by divsteps (safegcd.go: x·R's plain
+// inverse x⁻¹·R⁻¹, times R³ in Montgomery form), the P-521 prime by its
+// addition chain, the others by Fermat's little theorem. Constant time in
+// x; which path runs depends only on the modulus.
 func (f *modulus[E]) inv(z, x *E) {
 	if zz, ok := any(z).(*[9]uint64); ok && f.p521 {
 		invP521(any(f).(*modulus[[9]uint64]), zz, any(x).(*[9]uint64))
 		return
 	}
-	if len(*z) == 4 && f.p256 { // which modulus is public
-		invP256(any(f).(*modulus[[4]uint64]), as4(z), as4(x))
-		return
-	}
-	if len(*z) == 4 && f.n256 {
-		invN256(any(f).(*modulus[[4]uint64]), as4(z), as4(x))
+	if len(*z) == 4 { // a compile-time constant of the shape
+		var t E
+		f.sg.inv(as4(&t), as4(x))
+		f.mul(z, &t, &f.r3)
 		return
 	}
 	f.exp(z, x, &f.mm2)
-}
-
-// invP256 sets z = x^(p−2) (Montgomery form in and out) for g's modulus,
-// the P-256 prime. In 32-bit words, from the top, p − 2 is ffffffff
-// 00000001 00000000 00000000 00000000 ffffffff ffffffff fffffffd, the last
-// being (2³⁰ − 1)·4 + 1. With a_k = x^(2^k − 1) (a_(j+k) = a_j^(2^k)·a_k):
-// 255 squarings and 12 multiplications instead of exp's 256 and about 58.
-// The schedule is fixed.
-func invP256(g *modulus[[4]uint64], z, x *[4]uint64) {
-	sqrN := func(z, x *[4]uint64, n int) {
-		g.sqr(z, x)
-		for range n - 1 {
-			g.sqr(z, z)
-		}
-	}
-	var a2, a3, a6, a12, a15, a30, a32, t [4]uint64
-	sqrN(&t, x, 1)
-	g.mul(&a2, &t, x) // 2² − 1
-	sqrN(&t, &a2, 1)
-	g.mul(&a3, &t, x) // 2³ − 1
-	sqrN(&t, &a3, 3)
-	g.mul(&a6, &t, &a3) // 2⁶ − 1
-	sqrN(&t, &a6, 6)
-	g.mul(&a12, &t, &a6) // 2¹² − 1
-	sqrN(&t, &a12, 3)
-	g.mul(&a15, &t, &a3) // 2¹⁵ − 1
-	sqrN(&t, &a15, 15)
-	g.mul(&a30, &t, &a15) // 2³⁰ − 1
-	sqrN(&t, &a30, 2)
-	g.mul(&a32, &t, &a2) // 2³² − 1
-	sqrN(&t, &a32, 32)
-	g.mul(&t, &t, x) // ffffffff 00000001
-	sqrN(&t, &t, 128)
-	g.mul(&t, &t, &a32) // … 00000000 ×3, ffffffff
-	sqrN(&t, &t, 32)
-	g.mul(&t, &t, &a32) // … ffffffff
-	sqrN(&t, &t, 30)
-	g.mul(&t, &t, &a30) // … 2³⁰ − 1
-	sqrN(&t, &t, 2)
-	g.mul(z, &t, x) // … fffffffd
 }
 
 // invP521 sets z = x^(p−2) (Montgomery form in and out) for g's modulus p = 2⁵²¹ − 1, where p − 2 = (2⁵¹⁹ − 1)·4 + 1,

@@ -19,17 +19,17 @@ func p256Impl(t testing.TB) *curve[[4]uint64] {
 	return ci
 }
 
-// p256Order returns the scalar modulus of P-256, which must use invN256.
+// p256Order returns the scalar modulus of P-256.
 func p256Order(t testing.TB) *modulus[[4]uint64] {
 	t.Helper()
 	f := &p256Impl(t).fn
-	if !f.n256 {
-		t.Fatal("P-256 order not flagged for invN256")
+	if limbsToBig(&f.m).Cmp(n256) != 0 || f.sg == nil {
+		t.Fatal("P-256 order not found, or without the divstep inversion")
 	}
 	return f
 }
 
-// checkInv compares f.inv (a fixed chain for the P-256 prime and order)
+// checkInv compares f.inv (by divsteps for the P-256 prime and order)
 // of the plain x < m with exp by m − 2 and with math/big's ModInverse (0
 // for x = 0).
 func checkInv(t *testing.T, f *modulus[[4]uint64], x *big.Int) {
@@ -53,7 +53,7 @@ func checkInv(t *testing.T, f *modulus[[4]uint64], x *big.Int) {
 	}
 }
 
-// TestInvN256 checks the P-256 order's inversion chain on edge values
+// TestInvN256 checks the P-256 order's inversion on edge values
 // (0, 1, 2, n − 1, n − 2, every 2^k, every 2^k − 1 below n) and on random
 // ones.
 func TestInvN256(t *testing.T) {
@@ -93,25 +93,6 @@ func TestInvN256(t *testing.T) {
 	}
 }
 
-// TestInvN256Schedule checks that the schedule of the low half of n − 2
-// rebuilds it exactly (windows odd and in the table).
-func TestInvN256Schedule(t *testing.T) {
-	v := new(big.Int)
-	for _, s := range invN256Low {
-		if int(s.idx) >= 1<<(invN256Window-1) {
-			t.Fatalf("window index %d outside the table", s.idx)
-		}
-		v.Lsh(v, uint(s.sqr))
-		v.Add(v, big.NewInt(2*int64(s.idx)+1))
-	}
-	v.Lsh(v, uint(invN256Tail))
-	low := new(big.Int).Sub(n256, big.NewInt(2))
-	low.And(low, new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 128), big.NewInt(1)))
-	if v.Cmp(low) != 0 {
-		t.Fatalf("schedule gives %x, want %x", v, low)
-	}
-}
-
 // FuzzInvN256 compares the P-256 order's inversion with exp by n − 2 and
 // math/big on x mod n.
 func FuzzInvN256(f *testing.F) {
@@ -128,14 +109,14 @@ func FuzzInvN256(f *testing.F) {
 	})
 }
 
-// BenchmarkInvN256 times the P-256 order's inversion: the chain (fn.inv)
-// against the generic exponentiation by n − 2 it replaced.
+// BenchmarkInvN256 times the P-256 order's inversion in Montgomery form:
+// by divsteps (fn.inv) against the generic exponentiation by n − 2.
 func BenchmarkInvN256(b *testing.B) {
 	f := p256Order(b)
 	var x, xm, z [4]uint64
 	bigToLimbs(&x, randInt(testRand(b), n256))
 	f.toMont(&xm, &x)
-	b.Run("Chain", func(b *testing.B) {
+	b.Run("Divsteps", func(b *testing.B) {
 		for b.Loop() {
 			f.inv(&z, &xm)
 		}
