@@ -9,7 +9,10 @@
 //     refreshed by squaring on each use and renewed from fresh randomness
 //     every 32 uses (OpenSSL's scheme). The pair is kept in
 //     Montgomery form and used with the constant-time arithmetic of
-//     engine/arith/mont, never on the engine.
+//     engine/arith/mont, never on the engine. Fresh pairs are drawn 8 at
+//     a time, by one caller while the others go on squaring: the 8
+//     inverses from one constant-time inversion of the product of the
+//     8 r (Montgomery's trick).
 //  3. CRT: the blinded input is reduced mod p and mod q in software, and
 //     the engine does two exponentiations (concurrently when Info().Cores
 //     ≥ 2, fewer private operations are in flight than the engine has

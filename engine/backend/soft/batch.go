@@ -1,7 +1,6 @@
 package soft
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +37,16 @@ import (
 // has waited batchFill (400 µs). That wait is the scheduler's only one
 // that a running computation does not bound.
 //
+// Who waits is woken alone, never the crowd: each queued caller has its
+// own wake-up (waiter), signalled when a batch finished its operations,
+// or when it may lead (wakeLeaders: the owner of a queue's oldest
+// operation, at a batch's end, a lone call's end or the fill timer).
+// A C thread calling into the module runs its goroutine on that thread
+// only, so every wake-up moves a P there through the kernel (two thread
+// switches); with 8 signing threads a broadcast to all waiters at every
+// batch's end, most of whom went back to sleep, cost a fifth of the
+// CPU.
+//
 // Blinding and the check of every result stay in the callers
 // (engine/rsa, engine/dsa, engine/dh): the scheduler only computes.
 
@@ -48,6 +57,7 @@ type batchOp struct {
 	x     []uint64
 	e     []byte
 	at    time.Time // when it was queued
+	w     *waiter   // its caller's, while in the scheduler; under batcher.mu
 	state uint8     // opQueued, opTaken, opDone; under batcher.mu
 }
 
@@ -74,11 +84,11 @@ type batcher struct {
 	// of operations of the last call.
 	lone, peak, fall, width atomic.Int64
 	mu                      sync.Mutex
-	cond                    sync.Cond
 	queue                   map[int][]*batchOp // by limb count, oldest first
 	leaders                 int
 	limit                   int
-	filling                 bool // a batchFill timer is armed
+	filling                 bool        // fill is armed
+	fill                    *time.Timer // the batchFill timer (armFill)
 	// exec computes a batch of operations of one size (execBatch; tests
 	// substitute it).
 	exec func(ops []*batchOp)
@@ -88,9 +98,7 @@ type batcher struct {
 
 // newBatcher returns a scheduler with one leader slot per core.
 func newBatcher(cores int) *batcher {
-	b := &batcher{queue: map[int][]*batchOp{}, limit: max(1, cores), exec: execBatch}
-	b.cond.L = &b.mu
-	return b
+	return &batcher{queue: map[int][]*batchOp{}, limit: max(1, cores), exec: execBatch}
 }
 
 // run computes the operations (all of one limb count, each CanBatch),
@@ -107,71 +115,131 @@ func (b *batcher) run(ops ...*batchOp) {
 		return
 	}
 	k := ops[0].m.Limbs()
+	w := getWaiter()
 	now := time.Now()
 	b.mu.Lock()
 	for _, op := range ops {
-		op.state, op.at = opQueued, now
+		op.state, op.at, op.w = opQueued, now, w
 	}
 	b.queue[k] = append(b.queue[k], ops...)
 	for !allDone(ops) {
-		if !anyQueued(ops) {
-			b.cond.Wait()
-			continue
-		}
-		if lead, fill := b.mayLead(k); !lead {
+		if anyQueued(ops) {
+			lead, fill := b.mayLead(k)
+			if lead {
+				b.lead(k, ops, w)
+				continue
+			}
 			if fill {
 				b.armFill(k)
 			}
-			b.cond.Wait()
-			continue
-		}
-		b.leaders++
-		if len(b.queue[k]) < mont.BatchLanes {
-			// Let the callers that are runnable (woken by the last
-			// batch, or not yet scheduled) queue their operations:
-			// with as many goroutines computing as there are cores,
-			// they would otherwise only run after this batch.
-			b.mu.Unlock()
-			runtime.Gosched()
-			b.mu.Lock()
-		}
-		batch := b.take(k, ops)
-		if len(batch) == 0 { // another leader took them meanwhile
-			b.leave()
-			continue
 		}
 		b.mu.Unlock()
-		b.exec(batch)
-		b.batches.Add(1)
-		b.lanes.Add(int64(len(batch)))
+		<-w.wake
 		b.mu.Lock()
-		for _, op := range batch {
-			op.state = opDone
-		}
-		b.leave()
+	}
+	for _, op := range ops {
+		op.w = nil
 	}
 	b.mu.Unlock()
+	putWaiter(w)
 }
 
-// leave gives up a leader slot and wakes the waiters, whichever way the
-// slot ends: a waiter of another queue may have found no slot free only
-// because of this one, and nothing else may wake it (the leader whose
-// batch took this one's operations may have woken everyone already).
-// Under b.mu.
+// lead runs one batch: the caller's queued operations own first, then
+// the oldest others of queue k. Then it wakes the callers whose
+// operations are done and, through leave, one that may lead the next
+// batch. Called and returns under b.mu, which it lets go of while the
+// batch computes.
+func (b *batcher) lead(k int, own []*batchOp, w *waiter) {
+	b.leaders++
+	var buf [mont.BatchLanes]*batchOp
+	batch := b.take(buf[:0], k, own) // not empty: own has queued operations
+	b.stopFill()
+	b.mu.Unlock()
+	b.exec(batch)
+	b.batches.Add(1)
+	b.lanes.Add(int64(len(batch)))
+	b.mu.Lock()
+	for _, op := range batch {
+		op.state = opDone
+		if op.w != w {
+			op.w.signal()
+		}
+	}
+	clear(buf[:])
+	b.leave()
+}
+
+// leave gives up a leader slot and wakes a caller that may lead now, in
+// each queue (wakeLeaders), whichever way the slot ends: a waiter of
+// another queue may have found no slot free only because of this one,
+// and nothing else may wake it. Under b.mu.
 func (b *batcher) leave() {
 	b.leaders--
-	b.cond.Broadcast()
+	b.wakeLeaders()
+}
+
+// wakeLeaders wakes, in each queue that may start a batch now (mayLead),
+// the caller of its oldest operation, and arms the fill timer of a queue
+// that waits to fill. Only those wake: a caller woken for nothing would
+// cost a thread switch (a C thread's goroutine cannot run on another).
+// Under b.mu.
+func (b *batcher) wakeLeaders() {
+	for k, q := range b.queue {
+		if len(q) == 0 {
+			continue
+		}
+		switch lead, fill := b.mayLead(k); {
+		case lead:
+			q[0].w.signal()
+		case fill:
+			b.armFill(k)
+		}
+	}
 }
 
 // endLone ends a lone call's computation and, when others came
-// meanwhile, wakes them: the core it took is free.
+// meanwhile, wakes one that may lead: the core it took is free.
 func (b *batcher) endLone() {
 	b.lone.Add(-1)
 	if b.calls.Load() > 1 {
 		b.mu.Lock()
-		b.cond.Broadcast()
+		b.wakeLeaders()
 		b.mu.Unlock()
 	}
+}
+
+// waiter is a queued caller's wake-up: a token in a channel of one, so
+// that a signal sent while the caller is not yet waiting is not lost.
+// Signals are sent under batcher.mu, after the state change they
+// announce; the caller looks at the state under b.mu before it waits.
+type waiter struct{ wake chan struct{} }
+
+// signal wakes w, or leaves it a token when one is not already there.
+func (w *waiter) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+var waiters sync.Pool
+
+func getWaiter() *waiter {
+	if w, ok := waiters.Get().(*waiter); ok {
+		return w
+	}
+	return &waiter{wake: make(chan struct{}, 1)}
+}
+
+// putWaiter recycles w once no operation refers to it (its call's
+// operations are done: nobody signals it again), dropping a token left by
+// a wake-up it did not need.
+func putWaiter(w *waiter) {
+	select {
+	case <-w.wake:
+	default:
+	}
+	waiters.Put(w)
 }
 
 // peakDecay is how many calls that see fewer in flight than the peak
@@ -227,24 +295,43 @@ func (b *batcher) mayLead(k int) (lead, fill bool) {
 }
 
 // armFill makes sure the waiters of queue k are woken when its oldest
-// operation has waited batchFill. Under b.mu.
+// operation has waited batchFill. One timer serves all queues: made
+// once, re-armed here and stopped when a batch leads (lead), so that a
+// queue that filled does not wake anyone later for nothing. Under b.mu.
 func (b *batcher) armFill(k int) {
 	if b.filling {
 		return
 	}
 	b.filling = true
-	time.AfterFunc(time.Until(b.queue[k][0].at.Add(batchFill)), func() {
-		b.mu.Lock()
-		b.filling = false
-		b.cond.Broadcast()
-		b.mu.Unlock()
-	})
+	d := time.Until(b.queue[k][0].at.Add(batchFill))
+	if b.fill == nil {
+		b.fill = time.AfterFunc(d, b.fillDue)
+		return
+	}
+	b.fill.Reset(d)
 }
 
-// take removes from queue k and returns the caller's queued operations
-// own, then the oldest others, up to mont.BatchLanes. Under b.mu.
-func (b *batcher) take(k int, own []*batchOp) []*batchOp {
-	batch := make([]*batchOp, 0, mont.BatchLanes)
+// fillDue is the fill timer's function.
+func (b *batcher) fillDue() {
+	b.mu.Lock()
+	b.filling = false
+	b.wakeLeaders()
+	b.mu.Unlock()
+}
+
+// stopFill disarms the fill timer: a batch leads, and its end
+// (leave, wakeLeaders) arms it again for a queue that still waits. Under
+// b.mu.
+func (b *batcher) stopFill() {
+	if b.filling && b.fill.Stop() {
+		b.filling = false
+	}
+}
+
+// take removes from queue k and appends to batch (empty, of capacity
+// mont.BatchLanes) the caller's queued operations own, then the oldest
+// others, up to mont.BatchLanes. Under b.mu.
+func (b *batcher) take(batch []*batchOp, k int, own []*batchOp) []*batchOp {
 	for _, op := range own {
 		if op.state == opQueued && len(batch) < mont.BatchLanes {
 			op.state = opTaken

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/arith/mont"
@@ -422,5 +423,93 @@ func TestBatcherStress(t *testing.T) {
 			t.Fatalf("limit %d, peak %d: left behind: %d queued, %d leaders, %d calls", tc.limit, tc.peak, left, b.leaders, b.calls.Load())
 		}
 		t.Logf("limit %d, peak %d: %d operations batched in %d batches", tc.limit, tc.peak, ran.Load(), b.batches.Load())
+	}
+}
+
+// signalled reports whether w holds a wake-up, taking it.
+func signalled(w *waiter) bool {
+	select {
+	case <-w.wake:
+		return true
+	default:
+		return false
+	}
+}
+
+// TestBatcherWakesOnlyWhomItConcerns: at a slot's end only the caller of
+// the oldest queued operation is woken to lead, and only when it may; a
+// batch's end wakes the callers of its operations and not the others
+// (no broadcast: each wake-up of a C thread's goroutine costs two thread
+// switches).
+func TestBatcherWakesOnlyWhomItConcerns(t *testing.T) {
+	b := newBatcher(1)
+	ops, _ := testOps(t, rand.New(rand.NewPCG(113, 114)), 4)
+	w := []*waiter{getWaiter(), getWaiter(), getWaiter()}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, op := range ops {
+		op.state, op.at, op.w = opQueued, time.Now(), w[i/2] // two callers of a pair each
+	}
+	b.queue[16] = append(b.queue[16], ops...)
+	b.leaders = 1 // the one slot is held
+	b.calls.Store(3)
+	b.wakeLeaders()
+	if signalled(w[0]) || signalled(w[1]) {
+		t.Fatal("a caller was woken while no slot was free")
+	}
+	b.leave() // the slot is free: the oldest operation's caller leads
+	if !signalled(w[0]) || signalled(w[1]) {
+		t.Fatal("the slot's end did not wake the oldest operation's caller alone")
+	}
+
+	// w[2] leads a batch that takes w[0]'s pair along with its own;
+	// w[1]'s pair is elsewhere (another queue, say).
+	own, _ := testOps(t, rand.New(rand.NewPCG(115, 116)), 1)
+	own[0].state, own[0].at, own[0].w = opQueued, time.Now(), w[2]
+	b.queue[16] = []*batchOp{ops[0], ops[1], own[0]}
+	var ran []*batchOp
+	b.exec = func(batch []*batchOp) { ran = append(ran, batch...) }
+	b.leaders = 0
+	b.lead(16, own, w[2])
+	if len(ran) != 3 || ran[0] != own[0] {
+		t.Fatalf("the batch held %d operations (own first: %v)", len(ran), len(ran) > 0 && ran[0] == own[0])
+	}
+	if !signalled(w[0]) {
+		t.Fatal("the caller whose pair was done was not woken")
+	}
+	if signalled(w[1]) || signalled(w[2]) {
+		t.Fatal("a caller with nothing done, or the leader itself, was woken")
+	}
+	for _, x := range w {
+		putWaiter(x)
+	}
+}
+
+// TestBatcherFillTimerStopped: a queue waiting to fill arms the timer;
+// a batch that leads before it is due disarms it, so that it wakes
+// nobody for nothing.
+func TestBatcherFillTimerStopped(t *testing.T) {
+	b, _ := crowdedBatcher(4)
+	ops, _ := testOps(t, rand.New(rand.NewPCG(117, 118)), 2)
+	w := getWaiter()
+	defer putWaiter(w)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, op := range ops {
+		op.state, op.at, op.w = opQueued, time.Now(), w
+	}
+	b.queue[16] = append(b.queue[16], ops...)
+	b.calls.Store(1)
+	if lead, fill := b.mayLead(16); lead || !fill {
+		t.Fatalf("crowded, nothing running, a pair queued: lead %v, fill %v; want a wait to fill", lead, fill)
+	}
+	b.armFill(16)
+	if !b.filling {
+		t.Fatal("the fill timer is not armed")
+	}
+	b.exec = func([]*batchOp) {}
+	b.lead(16, ops, w)
+	if b.filling {
+		t.Fatal("the fill timer is still armed after the queue's batch led")
 	}
 }
