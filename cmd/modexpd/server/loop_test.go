@@ -1,0 +1,135 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modexp-token/modexp-token/engine"
+	"github.com/modexp-token/modexp-token/engine/arith/mont"
+	"github.com/modexp-token/modexp-token/engine/arith/randop"
+	"github.com/modexp-token/modexp-token/engine/backend/device/wire"
+	"github.com/modexp-token/modexp-token/engine/backend/device/wire/wiretest"
+	"github.com/modexp-token/modexp-token/engine/backend/soft"
+	"github.com/modexp-token/modexp-token/engine/enginetest/bigengine"
+)
+
+// manyBig is a batching engine for the batch loop: ExpMany on the big
+// engine, counting the calls and the operations, or declining every
+// batch (decline) so that requests take the one-by-one path.
+type manyBig struct {
+	*bigengine.Engine
+	decline    bool
+	calls, ops atomic.Int64
+}
+
+func (m *manyBig) BatchWidth() int { return 8 }
+
+func (m *manyBig) ExpMany(ctx context.Context, ops []engine.ExpOp) ([][]byte, engine.Cost, error) {
+	if m.decline {
+		return nil, engine.Cost{}, fmt.Errorf("manyBig: declined: %w", engine.ErrUnsupported)
+	}
+	m.calls.Add(1)
+	m.ops.Add(int64(len(ops)))
+	out := make([][]byte, len(ops))
+	for i, op := range ops {
+		r, _, err := m.Engine.Exp(ctx, op.M, op.Base, op.Exp)
+		if err != nil {
+			return nil, engine.Cost{}, err
+		}
+		out[i] = r
+	}
+	return out, engine.Cost{}, nil
+}
+
+// pairRequest is a SOLO MODEXP_PAIR of two random exponentiations modulo
+// random odd moduli of bits, and the results math/big gives.
+func pairRequest(r *rand.Rand, id uint32, bits int) (*wire.Frame, []byte, []byte) {
+	f := wire.NewRequest(wire.OpModExpPair, id)
+	var want [2][]byte
+	for i, tags := range [2][3]wire.Tag{{wire.TagMod, wire.TagBase, wire.TagExp}, {wire.TagMod2, wire.TagBase2, wire.TagExp2}} {
+		m := randop.Odd(r, bits)
+		x := randop.Bits(r, bits-1)
+		e := randop.Bits(r, bits)
+		f.Add(tags[0], m.Bytes()).Add(tags[1], x.Bytes()).Add(tags[2], e.Bytes())
+		want[i] = new(big.Int).Exp(x, e, m).FillBytes(make([]byte, (bits+7)/8))
+	}
+	f.AddU32(wire.TagDeadlineMS, 60_000).AddU8(wire.TagSolo, 1)
+	return f, want[0], want[1]
+}
+
+// signers runs n clients on d, each sending rounds SOLO pair requests
+// one after the other, and checks every answer against math/big.
+func signers(t *testing.T, d *daemon, n, rounds, bits int) {
+	var wg sync.WaitGroup
+	for i := range n {
+		c := wiretest.Dial(t, d.path)
+		r := rand.New(rand.NewPCG(uint64(i), 7))
+		wg.Go(func() {
+			for k := range rounds {
+				f, wa, wb := pairRequest(r, uint32(k+1), bits)
+				c.Send(f)
+				a := c.Recv()
+				ra, _ := a.Get(wire.TagResult)
+				rb, _ := a.Get(wire.TagResult2)
+				if a.Status != wire.StatusOK || a.ID != f.ID || !bytes.Equal(ra, wa) || !bytes.Equal(rb, wb) {
+					t.Errorf("client %d, request %d: status %v (%q), results %x %x, want %x %x", i, k+1, a.Status, a.Message(), ra, rb, wa, wb)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestBatchLoop: with an engine that takes gathered batches, the SOLO
+// pairs of several clients are computed through ExpMany (every one of
+// them), and every answer is right; when the engine declines the
+// batches, the same requests are served one by one, as right.
+func TestBatchLoop(t *testing.T) {
+	const clients, rounds = 4, 30
+	t.Run("batched", func(t *testing.T) {
+		eng := &manyBig{Engine: bigengine.New(0)}
+		signers(t, startDaemon(t, eng), clients, rounds, 256)
+		if got := eng.ops.Load(); got != 2*clients*rounds {
+			t.Errorf("ExpMany computed %d exponentiations, want %d (every request's two)", got, 2*clients*rounds)
+		}
+		if eng.calls.Load() > eng.ops.Load()/2 {
+			t.Errorf("%d ExpMany calls for %d pairs", eng.calls.Load(), eng.ops.Load()/2)
+		}
+	})
+	t.Run("declined", func(t *testing.T) {
+		eng := &manyBig{Engine: bigengine.New(0), decline: true}
+		signers(t, startDaemon(t, eng), clients, rounds, 256)
+		if eng.ops.Load() != 0 {
+			t.Errorf("ExpMany computed %d exponentiations though it declined", eng.ops.Load())
+		}
+	})
+	t.Run("soft", func(t *testing.T) {
+		if !mont.Batching() {
+			t.Skip("no batching kernel on this machine")
+		}
+		signers(t, startDaemon(t, soft.New()), clients, 10, 1024)
+	})
+}
+
+// TestBatchLoopHangUp: clients that hang up with a request gathered, or
+// while others' are, leave the loop serving the rest, and the server
+// still drains and closes (startDaemon's cleanup).
+func TestBatchLoopHangUp(t *testing.T) {
+	eng := &manyBig{Engine: bigengine.New(0)}
+	d := startDaemon(t, eng)
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 3 {
+		c := wiretest.Dial(t, d.path)
+		f, _, _ := pairRequest(r, 1, 256)
+		c.Send(f)
+		c.NC.Close()
+	}
+	signers(t, d, 2, 10, 256)
+}
