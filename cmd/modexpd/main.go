@@ -319,6 +319,10 @@ func status(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "load %.2f  served inline %d  pairs on two cores %d\n", snap.Load, snap.ServedInline, snap.PairsSplit)
 	if snap.Batches > 0 {
 		fmt.Fprintf(stdout, "batches %d  lanes %d (%.1f a batch)\n", snap.Batches, snap.BatchLanes, float64(snap.BatchLanes)/float64(snap.Batches))
+		if l := snap.Loop; l.Full+l.All+l.Waited > 0 {
+			fmt.Fprintf(stdout, "batch loop: %d pairs in %d batches (%.1f a batch): %d full, %d with every client, %d after waiting\n",
+				l.Pairs, l.Full+l.All+l.Waited, float64(l.Pairs)/float64(l.Full+l.All+l.Waited), l.Full, l.All, l.Waited)
+		}
 	}
 	names := make([]string, 0, len(snap.Ops))
 	for n := range snap.Ops {

@@ -26,8 +26,9 @@ import (
 // consumed (the writability edge).
 //
 // A batch runs when it is full (BatchWidth lanes), when every client of
-// the last batch has sent its next request, or when its oldest request
-// has waited loopFill. Everything else (the other operations, requests
+// the last two batches has sent its next request (clients drift into
+// groups that alternate: the last batch alone may hold only some of
+// them), or when its oldest request has waited loopFill. Everything else (the other operations, requests
 // that are not SOLO, pairs the engine declines) is served as on a
 // reader's connection, on a goroutine of its own.
 
@@ -307,22 +308,27 @@ func (lc *loopConn) gather(ctx context.Context, f *wire.Frame, start time.Time, 
 	return true
 }
 
-// ready reports whether a batch is to run now.
+// ready reports whether a batch is to run now, and counts it by why.
 func (l *batchLoop) ready() bool {
-	if len(l.pending) == 0 {
+	st := l.s.stats
+	switch {
+	case len(l.pending) == 0:
 		return false
-	}
-	if len(l.pending) >= l.width || time.Since(l.pending[0].start) >= loopFill {
+	case len(l.pending) >= l.width:
+		st.add(&st.loopFull)
 		return true
-	}
-	if l.batches == 0 {
+	case time.Since(l.pending[0].start) >= loopFill:
+		st.add(&st.loopWaited)
+		return true
+	case l.batches == 0:
 		return false
 	}
-	for _, lc := range l.conns { // a client of the last batch has yet to send
-		if lc.last == l.batches && !lc.waiting {
+	for _, lc := range l.conns { // a client of the last two batches has yet to send
+		if lc.last > 0 && lc.last+1 >= l.batches && !lc.waiting {
 			return false
 		}
 	}
+	st.add(&st.loopAll)
 	return true
 }
 
@@ -334,6 +340,9 @@ func (l *batchLoop) runBatch() {
 	batch := l.pending[:n:n]
 	l.pending = append([]*gathered(nil), l.pending[n:]...)
 	l.batches++
+	s.stats.mu.Lock()
+	s.stats.loopPairs += uint64(n)
+	s.stats.mu.Unlock()
 	ops := l.ops[:0]
 	live := batch[:0:0]
 	for _, g := range batch {
