@@ -76,8 +76,9 @@ type loopConn struct {
 	key      uint64
 	buf      []byte // received: buf[pos:end] not yet consumed
 	pos, end int
-	last     uint64 // the last batch it had a request in
-	waiting  bool   // has a request gathered
+	last     uint64    // the last batch it had a request in
+	waiting  bool      // has a request gathered
+	seen     time.Time // when it last sent a pair
 	gone     chan struct{}
 }
 
@@ -93,11 +94,11 @@ type gathered struct {
 
 // newBatchLoop returns the loop for s, or nil when s's engine does not
 // take gathered batches, faults are configured (the loop does not apply
-// them), or the platform has no poller.
+// them), Config.NoBatchLoop is set, or the platform has no poller.
 func newBatchLoop(s *Server) *batchLoop {
 	me, ok := s.cfg.Engine.(manyEngine)
 	be, isBatch := engine.As[engine.BatchEngine](s.cfg.Engine)
-	if !ok || !isBatch || be.BatchWidth() < 4 || len(s.cfg.Faults) > 0 {
+	if !ok || !isBatch || be.BatchWidth() < 4 || len(s.cfg.Faults) > 0 || s.cfg.NoBatchLoop {
 		return nil
 	}
 	p, err := rawsock.NewPoller()
@@ -288,12 +289,20 @@ func (lc *loopConn) frame() (*wire.Frame, error, bool) {
 
 // gather takes a SOLO request alone on its connection (dispatch has
 // registered it: finish ends it) into the next batch; false: it is not a
-// pair the loop batches, and the caller serves it.
+// pair the loop batches now, and the caller serves it.
 func (lc *loopConn) gather(ctx context.Context, f *wire.Frame, start time.Time, finish func()) bool {
 	if f.Op != wire.OpModExpPair {
 		return false
 	}
 	s := lc.l.s
+	now := time.Now()
+	lc.seen = now
+	if lc.l.active(now) <= s.cores {
+		// Not on the loop's thread: an engine's pair may wait for others
+		// (a batching engine's scheduler), which the loop must go on
+		// reading.
+		return false
+	}
 	a, err := s.expArgsOf(f, firstExp)
 	if err != nil || a.public {
 		return false
@@ -306,6 +315,21 @@ func (lc *loopConn) gather(ctx context.Context, f *wire.Frame, start time.Time, 
 	lc.l.pending = append(lc.l.pending, &gathered{lc: lc, ctx: ctx, f: f, start: start, finish: finish, a: a, b: b})
 	s.stats.add(&s.stats.inline)
 	return true
+}
+
+// activeWindow: a connection that sent a pair this recently is a client
+// signing now (4 clients of modexpd send one every 0.5-1 ms).
+const activeWindow = 2 * time.Millisecond
+
+// active counts the connections that sent a pair within activeWindow.
+func (l *batchLoop) active(now time.Time) int {
+	n := 0
+	for _, lc := range l.conns {
+		if now.Sub(lc.seen) < activeWindow {
+			n++
+		}
+	}
+	return n
 }
 
 // ready reports whether a batch is to run now, and counts it by why.
@@ -371,12 +395,7 @@ func (l *batchLoop) runBatch() {
 	res, err := l.expMany(ops)
 	clear(l.ops) // operands of private operations: keep none
 	if errors.Is(err, engine.ErrUnsupported) {
-		for _, g := range live { // served one by one, as on a reader's connection
-			go func() {
-				defer g.finish()
-				g.lc.c.run(g.ctx, g.f, g.start)
-			}()
-		}
+		l.oneByOne(live)
 		return
 	}
 	for i, g := range live {
@@ -393,6 +412,17 @@ func (l *batchLoop) runBatch() {
 			continue
 		}
 		l.answer(g, wire.NewResponse(g.f, wire.StatusOK).Add(wire.TagResult, ra).Add(wire.TagResult2, rb), wire.StatusOK, "")
+	}
+}
+
+// oneByOne serves gs on goroutines of their own, as on a reader's
+// connection (pairs the engine declines to batch).
+func (l *batchLoop) oneByOne(gs []*gathered) {
+	for _, g := range gs {
+		go func() {
+			defer g.finish()
+			g.lc.c.run(g.ctx, g.f, g.start)
+		}()
 	}
 }
 

@@ -70,6 +70,10 @@ type Config struct {
 	TLS *tls.Config
 	// Firmware is reported by INFO.
 	Firmware string
+	// NoBatchLoop serves every connection with a reader of its own even
+	// when the engine batches (loop.go): cheaper with 1 or 2 clients,
+	// dearer with more.
+	NoBatchLoop bool
 	// Cost is the cost model INFO reports (COST_NS). nil: New measures the
 	// engine (Calibrate); a zero model: none reported.
 	Cost *wire.CostModel
