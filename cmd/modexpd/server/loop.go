@@ -13,7 +13,7 @@ import (
 	"github.com/modexp-token/modexp-token/engine/backend/device/wire"
 )
 
-// The batch loop. With an engine that batches (the software engine on the
+// The batch loop (Config.BatchLoop). With an engine that batches (the software engine on the
 // 8-lane IFMA kernel) and takes the operations gathered by its caller
 // (manyEngine), the unix-socket connections are served by one goroutine
 // instead of a reader each: it waits on a private epoll set of all of
@@ -94,11 +94,11 @@ type gathered struct {
 
 // newBatchLoop returns the loop for s, or nil when s's engine does not
 // take gathered batches, faults are configured (the loop does not apply
-// them), Config.NoBatchLoop is set, or the platform has no poller.
+// them), Config.BatchLoop is not set, or the platform has no poller.
 func newBatchLoop(s *Server) *batchLoop {
 	me, ok := s.cfg.Engine.(manyEngine)
 	be, isBatch := engine.As[engine.BatchEngine](s.cfg.Engine)
-	if !ok || !isBatch || be.BatchWidth() < 4 || len(s.cfg.Faults) > 0 || s.cfg.NoBatchLoop {
+	if !ok || !isBatch || be.BatchWidth() < 4 || len(s.cfg.Faults) > 0 || !s.cfg.BatchLoop {
 		return nil
 	}
 	p, err := rawsock.NewPoller()

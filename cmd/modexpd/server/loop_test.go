@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/modexp-token/modexp-token/cmd/modexpd/server"
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/arith/mont"
 	"github.com/modexp-token/modexp-token/engine/arith/randop"
@@ -50,6 +51,12 @@ func (m *manyBig) ExpMany(ctx context.Context, ops []engine.ExpOp) ([][]byte, en
 		out[i] = r
 	}
 	return out, engine.Cost{}, nil
+}
+
+// startLoop serves eng with the batch loop.
+func startLoop(t *testing.T, eng engine.Engine) *daemon {
+	t.Helper()
+	return startDaemonCfg(t, server.Config{Engine: eng, Cost: &wire.CostModel{}, BatchLoop: true})
 }
 
 // pairRequest is a SOLO MODEXP_PAIR of two random exponentiations modulo
@@ -100,7 +107,7 @@ func TestBatchLoop(t *testing.T) {
 	const clients, rounds = 4, 30
 	t.Run("batched", func(t *testing.T) {
 		eng := &manyBig{Engine: bigengine.New(0)}
-		signers(t, startDaemon(t, eng), clients, rounds, 256)
+		signers(t, startLoop(t, eng), clients, rounds, 256)
 		// Each exponentiation once: in a batch, or, when no more
 		// clients than cores were signing lately, on a core of its own.
 		if got, alone := eng.ops.Load(), eng.alone.Load(); got+alone != 2*clients*rounds || eng.calls.Load() > got/2 {
@@ -110,7 +117,7 @@ func TestBatchLoop(t *testing.T) {
 	})
 	t.Run("declined", func(t *testing.T) {
 		eng := &manyBig{Engine: bigengine.New(0), decline: true}
-		signers(t, startDaemon(t, eng), clients, rounds, 256)
+		signers(t, startLoop(t, eng), clients, rounds, 256)
 		if eng.ops.Load() != 0 {
 			t.Errorf("ExpMany computed %d exponentiations though it declined", eng.ops.Load())
 		}
@@ -119,7 +126,7 @@ func TestBatchLoop(t *testing.T) {
 		if !mont.Batching() {
 			t.Skip("no batching kernel on this machine")
 		}
-		signers(t, startDaemon(t, soft.New()), clients, 10, 1024)
+		signers(t, startLoop(t, soft.New()), clients, 10, 1024)
 	})
 }
 
@@ -128,7 +135,7 @@ func TestBatchLoop(t *testing.T) {
 // still drains and closes (startDaemon's cleanup).
 func TestBatchLoopHangUp(t *testing.T) {
 	eng := &manyBig{Engine: bigengine.New(0)}
-	d := startDaemon(t, eng)
+	d := startLoop(t, eng)
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 3 {
 		c := wiretest.Dial(t, d.path)

@@ -70,10 +70,12 @@ type Config struct {
 	TLS *tls.Config
 	// Firmware is reported by INFO.
 	Firmware string
-	// NoBatchLoop serves every connection with a reader of its own even
-	// when the engine batches (loop.go): cheaper with 1 or 2 clients,
-	// dearer with more.
-	NoBatchLoop bool
+	// BatchLoop serves the unix-socket connections from one batch loop
+	// (loop.go) when the engine batches: cheaper with more clients than
+	// cores (4 client processes on 2 cores: 1.1-1.2 context switches a
+	// signature instead of 2.0-2.6), dearer with 1 or 2 (docs/DEVICE_PERF.md).
+	// Off: a reader per connection.
+	BatchLoop bool
 	// Cost is the cost model INFO reports (COST_NS). nil: New measures the
 	// engine (Calibrate); a zero model: none reported.
 	Cost *wire.CostModel
