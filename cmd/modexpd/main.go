@@ -6,7 +6,7 @@
 //
 //	modexpd [serve] --listen unix:/path/to.sock --engine soft|chip:NAME [--fault SPEC]...
 //	        [--allow-uid UID]... [--log FILE] [--log-level debug|info|warn|error]
-//	        [--drain-timeout 10s] [--max-conns N] [--max-inflight N] [--cpuprofile FILE]
+//	        [--drain-timeout 10s] [--max-conns N] [--max-inflight N] [--batch-loop] [--cpuprofile FILE]
 //	modexpd serve --listen tcp:127.0.0.1:PORT --cert server.crt --key server.key --clients clients.crt ...
 //	modexpd status --listen ADDR [--cert F --key F --ca F] [--json]
 //	modexpd keygen --cert F --key F [--name NAME]
@@ -152,6 +152,7 @@ func serve(args []string, stderr io.Writer) error {
 	drain := fs.Duration("drain-timeout", 10*time.Second, "how long SIGTERM waits for requests in flight")
 	maxConns := fs.Int("max-conns", server.DefaultMaxConns, "concurrent connections")
 	maxInflight := fs.Int("max-inflight", server.DefaultMaxInflight, "requests in flight per connection")
+	batchLoop := fs.Bool("batch-loop", false, "serve unix clients from one batch loop when the engine batches: for more clients than cores (dearer for 1-2)")
 	cert := fs.String("cert", "", "TCP: the daemon's certificate (PEM)")
 	key := fs.String("key", "", "TCP: the daemon's private key (PEM)")
 	clients := fs.String("clients", "", "TCP: the client certificates accepted (PEM, pinned)")
@@ -179,7 +180,7 @@ func serve(args []string, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: lvl}))
 
-	cfg := server.Config{Logger: log, MaxConns: *maxConns, MaxInflight: *maxInflight, Firmware: "modexpd/1"}
+	cfg := server.Config{Logger: log, MaxConns: *maxConns, MaxInflight: *maxInflight, Firmware: "modexpd/1", BatchLoop: *batchLoop}
 	for _, f := range faults {
 		ft, err := server.ParseFault(f)
 		if err != nil {
@@ -319,6 +320,10 @@ func status(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "load %.2f  served inline %d  pairs on two cores %d\n", snap.Load, snap.ServedInline, snap.PairsSplit)
 	if snap.Batches > 0 {
 		fmt.Fprintf(stdout, "batches %d  lanes %d (%.1f a batch)\n", snap.Batches, snap.BatchLanes, float64(snap.BatchLanes)/float64(snap.Batches))
+		if l := snap.Loop; l.Full+l.All+l.Waited > 0 {
+			fmt.Fprintf(stdout, "batch loop: %d pairs in %d batches (%.1f a batch): %d full, %d with every client, %d after waiting\n",
+				l.Pairs, l.Full+l.All+l.Waited, float64(l.Pairs)/float64(l.Full+l.All+l.Waited), l.Full, l.All, l.Waited)
+		}
 	}
 	names := make([]string, 0, len(snap.Ops))
 	for n := range snap.Ops {

@@ -70,6 +70,12 @@ type Config struct {
 	TLS *tls.Config
 	// Firmware is reported by INFO.
 	Firmware string
+	// BatchLoop serves the unix-socket connections from one batch loop
+	// (loop.go) when the engine batches: cheaper with more clients than
+	// cores (4 client processes on 2 cores: 1.1-1.2 context switches a
+	// signature instead of 2.0-2.6), dearer with 1 or 2 (docs/DEVICE_PERF.md).
+	// Off: a reader per connection.
+	BatchLoop bool
 	// Cost is the cost model INFO reports (COST_NS). nil: New measures the
 	// engine (Calibrate); a zero model: none reported.
 	Cost *wire.CostModel
@@ -102,6 +108,9 @@ type Server struct {
 	// inlineOK: a connection's reader may serve its only request itself
 	// (no fault that holds requests back is configured).
 	inlineOK bool
+	// loop serves the unix-socket connections when the engine batches
+	// (loop.go); nil: a reader per connection.
+	loop *batchLoop
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -141,6 +150,7 @@ func New(cfg Config) (*Server, error) {
 			s.inlineOK = false
 		}
 	}
+	s.loop = newBatchLoop(s)
 	s.allow = map[int]bool{}
 	if len(cfg.AllowUIDs) == 0 {
 		s.allow[os.Getuid()] = true
@@ -257,6 +267,7 @@ type conn struct {
 	w        *wire.Writer
 	mu       sync.Mutex
 	inflight map[uint32]context.CancelFunc
+	lc       *loopConn // served by the batch loop (loop.go), or nil
 }
 
 func (s *Server) serveConn(nc net.Conn, isUnix bool) {
@@ -270,7 +281,11 @@ func (s *Server) serveConn(nc net.Conn, isUnix bool) {
 			return
 		}
 		peer = fmt.Sprintf("uid:%d", uid)
-		nc = rawsock.Wrap(nc) // see rawsock: no scheduler wake-up per request
+		if s.loop != nil {
+			nc = rawsock.Detach(nc) // out of the netpoller: the loop polls it (loop.go)
+		} else {
+			nc = rawsock.Wrap(nc) // see rawsock: no scheduler wake-up per request
+		}
 	} else {
 		tc := tls.Server(nc, s.cfg.TLS)
 		ctx, cancel := context.WithTimeout(s.hardCtx, handshakeTimeout)
@@ -306,6 +321,10 @@ func (s *Server) serveConn(nc net.Conn, isUnix bool) {
 		s.stats.connDelta(-1)
 		s.log.Debug("disconnected", "peer", peer)
 	}()
+	if isUnix && s.loop != nil && s.loop.add(c) {
+		<-c.lc.gone
+		return
+	}
 	c.readLoop()
 }
 
@@ -313,38 +332,47 @@ func (c *conn) readLoop() {
 	br := bufio.NewReaderSize(c.nc, 4096)
 	for {
 		f, err := wire.ReadFrame(br, wire.MaxFrame)
-		if err != nil {
-			var fe *wire.FrameError
-			if !errors.As(err, &fe) {
-				if !errors.Is(err, io.EOF) && c.ctx.Err() == nil {
-					c.s.log.Debug("read", "peer", c.peer, "err", err)
-				}
-				return
-			}
-			c.s.stats.add(&c.s.stats.badFrames)
-			c.s.log.Warn("bad frame", "peer", c.peer, "err", fe)
-			if fe.Kind != wire.KindResponse {
-				r := &wire.Frame{Version: wire.Version, Kind: wire.KindResponse, Op: fe.Op, ID: fe.ID, Status: fe.Status}
-				r.AddString(wire.TagMessage, truncate(fe.Reason))
-				if fe.Status == wire.StatusBadVersion {
-					r.AddU8(wire.TagProtoMin, wire.MinVersion).AddU8(wire.TagProtoMax, wire.MaxVersion)
-				}
-				c.write(r)
-			}
-			if fe.Fatal {
-				// The answer may be queued behind another goroutine's
-				// write: let it go out before the connection closes.
-				_ = c.w.Flush()
-				return
-			}
-			continue
+		if !c.handle(f, err) {
+			return
 		}
-		if f.Kind != wire.KindRequest {
-			c.s.stats.add(&c.s.stats.badFrames)
-			continue // a response sent to the server has no one to answer
-		}
-		c.dispatch(f)
 	}
+}
+
+// handle serves what wire.ReadFrame returned, f or err; false: the
+// connection is to end.
+func (c *conn) handle(f *wire.Frame, err error) bool {
+	if err != nil {
+		var fe *wire.FrameError
+		if !errors.As(err, &fe) {
+			if !errors.Is(err, io.EOF) && c.ctx.Err() == nil {
+				c.s.log.Debug("read", "peer", c.peer, "err", err)
+			}
+			return false
+		}
+		c.s.stats.add(&c.s.stats.badFrames)
+		c.s.log.Warn("bad frame", "peer", c.peer, "err", fe)
+		if fe.Kind != wire.KindResponse {
+			r := &wire.Frame{Version: wire.Version, Kind: wire.KindResponse, Op: fe.Op, ID: fe.ID, Status: fe.Status}
+			r.AddString(wire.TagMessage, truncate(fe.Reason))
+			if fe.Status == wire.StatusBadVersion {
+				r.AddU8(wire.TagProtoMin, wire.MinVersion).AddU8(wire.TagProtoMax, wire.MaxVersion)
+			}
+			c.write(r)
+		}
+		if fe.Fatal {
+			// The answer may be queued behind another goroutine's
+			// write: let it go out before the connection closes.
+			_ = c.w.Flush()
+			return false
+		}
+		return true
+	}
+	if f.Kind != wire.KindRequest {
+		c.s.stats.add(&c.s.stats.badFrames)
+		return true // a response sent to the server has no one to answer
+	}
+	c.dispatch(f)
+	return true
 }
 
 func truncate(s string) string {
@@ -470,31 +498,41 @@ func (c *conn) dispatch(f *wire.Frame) {
 	s.noteLoad(s.inflight.Add(1) - 1)
 	c.mu.Unlock()
 
-	serve := func() {
-		defer func() {
-			cancel()
-			c.mu.Lock()
-			delete(c.inflight, f.ID)
-			c.mu.Unlock()
-			if s.inflight.Add(-1) == 0 {
-				s.signalIdle()
-			}
-			s.wg.Done()
-		}()
-		c.run(ctx, f, start)
+	finish := func() {
+		cancel()
+		c.mu.Lock()
+		delete(c.inflight, f.ID)
+		c.mu.Unlock()
+		if s.inflight.Add(-1) == 0 {
+			s.signalIdle()
+		}
+		s.wg.Done()
 	}
 	// A request marked SOLO (its client sends nothing more on this
 	// connection until it is answered) that is alone on its connection is
 	// served by the reader itself: no goroutine to start and wake, and the
 	// thread the request woke computes it. Anything the client sends
 	// meanwhile anyway (a CANCEL) is read when it is done; the deadline
-	// still holds.
+	// still holds. On a connection of the batch loop (loop.go), the loop
+	// gathers such a request with the other clients' into one batch, or,
+	// when it cannot, starts a goroutine for it (the loop computes only
+	// batches).
 	if alone && s.inlineOK && solo(f) {
-		s.stats.add(&s.stats.inline)
-		serve()
-		return
+		if c.lc != nil {
+			if c.lc.gather(ctx, f, start, finish) {
+				return
+			}
+		} else {
+			s.stats.add(&s.stats.inline)
+			defer finish()
+			c.run(ctx, f, start)
+			return
+		}
 	}
-	go serve()
+	go func() {
+		defer finish()
+		c.run(ctx, f, start)
+	}()
 }
 
 // solo reports a SOLO request.
@@ -532,6 +570,13 @@ func (c *conn) run(ctx context.Context, f *wire.Frame, start time.Time) {
 		}
 	}
 	resp, st, msg := s.compute(ctx, f)
+	c.answerRun(ctx, f, start, resp, st, msg)
+}
+
+// answerRun answers an arithmetic request computed as resp, st, msg
+// (see compute), applying the result faults and ctx's end.
+func (c *conn) answerRun(ctx context.Context, f *wire.Frame, start time.Time, resp *wire.Frame, st wire.Status, msg string) {
+	s := c.s
 	if st == wire.StatusOK {
 		for _, ft := range s.cfg.Faults {
 			if ft.Kind == FaultSlow {
@@ -673,6 +718,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func (s *Server) Close() error {
 	s.draining.Store(true)
 	s.hardStop()
+	if s.loop != nil {
+		s.loop.stop()
+	}
 	s.mu.Lock()
 	for l := range s.listeners {
 		l.Close()

@@ -27,7 +27,13 @@ type daemon struct {
 // returns ErrServerClosed.
 func startDaemon(t *testing.T, eng engine.Engine) *daemon {
 	t.Helper()
-	srv, err := server.New(server.Config{Engine: eng, Cost: &wire.CostModel{}})
+	return startDaemonCfg(t, server.Config{Engine: eng, Cost: &wire.CostModel{}})
+}
+
+// startDaemonCfg is startDaemon with a configuration of its own.
+func startDaemonCfg(t *testing.T, cfg server.Config) *daemon {
+	t.Helper()
+	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

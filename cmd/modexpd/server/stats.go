@@ -37,6 +37,9 @@ type stats struct {
 	faults        uint64
 	pairsSplit    uint64
 	inline        uint64
+	// The batch loop's batches (loop.go), by what ran them: full, every
+	// client of the last batch in, the oldest request's wait over.
+	loopFull, loopAll, loopWaited, loopPairs uint64
 }
 
 func newStats() *stats {
@@ -92,9 +95,23 @@ type Snapshot struct {
 	// Batches and BatchLanes are the engine's batches run and the
 	// exponentiations they held (an engine with BatchStats, the software
 	// engine's scheduler; zero otherwise).
-	Batches    int64                 `json:"batches"`
-	BatchLanes int64                 `json:"batch_lanes"`
-	Ops        map[string]OpSnapshot `json:"ops"`
+	Batches    int64 `json:"batches"`
+	BatchLanes int64 `json:"batch_lanes"`
+	// Loop counts the batch loop's batches (loop.go) by what ran them, and
+	// the pairs they held.
+	Loop LoopSnapshot          `json:"loop"`
+	Ops  map[string]OpSnapshot `json:"ops"`
+}
+
+// LoopSnapshot counts the batch loop's batches: Full ones, those run
+// when every client of the last two batches had sent its next request (All),
+// and those run when the oldest request had waited its limit (Waited);
+// Pairs is the MODEXP_PAIR requests they held.
+type LoopSnapshot struct {
+	Full   uint64 `json:"full"`
+	All    uint64 `json:"all"`
+	Waited uint64 `json:"waited"`
+	Pairs  uint64 `json:"pairs"`
 }
 
 // OpSnapshot is one operation's counters. Latencies are from receipt of the
@@ -133,7 +150,8 @@ func (s *stats) snapshot() Snapshot {
 		UptimeSeconds: time.Since(s.start).Seconds(), Connections: s.conns,
 		ConnectionsTotal: s.connsTotal, PeersRejected: s.peersRejected,
 		BadFrames: s.badFrames, FaultsInjected: s.faults, PairsSplit: s.pairsSplit, ServedInline: s.inline,
-		Ops: map[string]OpSnapshot{},
+		Loop: LoopSnapshot{Full: s.loopFull, All: s.loopAll, Waited: s.loopWaited, Pairs: s.loopPairs},
+		Ops:  map[string]OpSnapshot{},
 	}
 	for op, c := range s.ops {
 		o := OpSnapshot{Requests: c.requests, Statuses: map[string]uint64{}, MaxMS: ms(c.max)}

@@ -55,6 +55,12 @@ func (g *gatedSoft) ExpPair(ctx context.Context, a, b engine.ExpOp) (ra, rb []by
 	return ra, rb, c, err
 }
 
+// ExpMany declines every batch: modexpd's batch loop then serves each
+// request through ExpPair, the gate.
+func (g *gatedSoft) ExpMany(context.Context, []engine.ExpOp) ([][]byte, engine.Cost, error) {
+	return nil, engine.Cost{}, fmt.Errorf("gate: no batches: %w", engine.ErrUnsupported)
+}
+
 // TestDeviceBatchesKeys signs with eight RSA-2048 keys from eight
 // goroutines at once through the device engine and a daemon on the
 // software engine: the client keeps the eight private operations in

@@ -532,7 +532,7 @@ func (e *Engine) dial(ctx context.Context) (net.Conn, error) {
 				nc.Close()
 				nc = nil
 			} else {
-				nc = rawsock.Wrap(nc) // see rawsock: no scheduler wake-up per answer
+				nc = rawsock.Detach(nc) // see rawsock: no scheduler or netpoller wake-up per answer
 			}
 		}
 	}

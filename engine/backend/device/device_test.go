@@ -7,10 +7,12 @@ import (
 	"errors"
 	"math/big"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/modexp-token/modexp-token/cmd/modexpd/server"
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/arith/randop"
 	"github.com/modexp-token/modexp-token/engine/backend/device"
@@ -256,35 +258,73 @@ func TestConcurrent(t *testing.T) {
 }
 
 // TestOutOfOrder shows, on the wire, that a fast answer overtakes a slow one.
+// TestOutOfOrder: answers come as their requests finish, not in the order
+// sent. Requests 1 and 3 are held by the engine until the test releases
+// them, 3 before 1, while 2 runs at once, so the order is [2 3 1] whatever
+// the machine's load.
 func TestOutOfOrder(t *testing.T) {
-	d := startDaemon(t, sleepyEngine{bigengine.New(0)})
+	eng := heldEngine{bigengine.New(0), map[byte]chan struct{}{200: make(chan struct{}), 100: make(chan struct{})}}
+	// No calibration: its exponentiations could end in a held byte.
+	d := startDaemonCfg(t, filepath.Join(t.TempDir(), "run", "mxp.sock"), server.Config{Engine: eng, Cost: &wire.CostModel{}})
 	c := wiretest.Dial(t, d.path)
-	req := func(id uint32, sleepMS byte) *wire.Frame {
-		return wire.NewRequest(wire.OpModExp, id).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).Add(wire.TagExp, []byte{sleepMS})
+	req := func(id uint32, e byte) *wire.Frame {
+		return wire.NewRequest(wire.OpModExp, id).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).Add(wire.TagExp, []byte{e})
 	}
-	// Small gaps keep the daemon's dispatch in the order sent (two cores:
-	// 1 and 2 start at once, 3 starts when 2 is done).
 	c.Send(req(1, 200))
-	time.Sleep(10 * time.Millisecond)
 	c.Send(req(2, 1))
-	time.Sleep(10 * time.Millisecond)
-	c.Send(req(3, 100))
-	var order []uint32
-	for range 3 {
+	// 2^e mod 11 for e = 200, 1, 100.
+	want := map[uint32]byte{1: byte(new(big.Int).Exp(big.NewInt(2), big.NewInt(200), big.NewInt(11)).Int64()), 2: 2, 3: 1}
+	recv := func(id uint32) {
+		t.Helper()
 		f := c.Recv()
 		if f.Status != wire.StatusOK {
 			t.Fatalf("status %v", f.Status)
 		}
-		order = append(order, f.ID)
-		// 2^e mod 11 for e = 200, 1, 100.
-		want := map[uint32]byte{1: byte(new(big.Int).Exp(big.NewInt(2), big.NewInt(200), big.NewInt(11)).Int64()), 2: 2, 3: 1}[f.ID]
-		if r := mustGet(t, f, wire.TagResult); len(r) != 1 || r[0] != want {
-			t.Fatalf("id %d: result %x want %x", f.ID, r, want)
+		if f.ID != id {
+			t.Fatalf("answer to %d came before the one to %d", f.ID, id)
+		}
+		if r := mustGet(t, f, wire.TagResult); len(r) != 1 || r[0] != want[f.ID] {
+			t.Fatalf("id %d: result %x want %x", f.ID, r, want[f.ID])
 		}
 	}
-	if order[0] != 2 || order[1] != 3 || order[2] != 1 {
-		t.Fatalf("answers came in order %v, want [2 3 1]", order)
+	recv(2) // 1 is held
+	// Sent only now: with 1 held on one of the two cores, 3 must not take
+	// the other before 2.
+	c.Send(req(3, 100))
+	close(eng.gates[100])
+	recv(3) // 1 still held
+	close(eng.gates[200])
+	recv(1)
+}
+
+// heldEngine is the big engine whose exponentiations with an exponent
+// ending in a byte that has a gate wait until that gate is closed (or
+// their context ends): tests order answers by releasing them.
+type heldEngine struct {
+	*bigengine.Engine
+	gates map[byte]chan struct{}
+}
+
+func (e heldEngine) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
+	if len(exp) > 0 && e.gates[exp[len(exp)-1]] != nil {
+		g := e.gates[exp[len(exp)-1]]
+		select {
+		case <-g:
+		case <-ctx.Done():
+			return nil, engine.Cost{}, ctx.Err()
+		}
 	}
+	return engine.ExpMode(ctx, e.Engine, m, base, exp, public)
+}
+
+// Exp is [engine.Engine]'s: the exponent is secret.
+func (e heldEngine) Exp(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return e.expMode(ctx, m, base, exp, false)
+}
+
+// ExpVarTime is [engine.Engine]'s: the exponent is public.
+func (e heldEngine) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp []byte) ([]byte, engine.Cost, error) {
+	return e.expMode(ctx, m, base, exp, true)
 }
 
 func TestDeadlineAndCancel(t *testing.T) {

@@ -67,3 +67,29 @@ func Wrap(nc net.Conn) net.Conn {
 	}
 	return wrapUnix(uc)
 }
+
+// Detach returns a connection on nc's socket that the Go runtime's
+// netpoller does not watch, when nc is a unix-socket connection on Linux;
+// nc itself otherwise (wrapped as Wrap does when Detach fails). nc is
+// closed on success: use only the result.
+//
+// Why: the netpoller registers a socket for readability and writability,
+// edge-triggered, so every answer that arrives and every frame the peer
+// consumes (which frees send space) wakes the thread blocked in
+// epoll_wait, if any, even when the reader is already waiting for the
+// data itself in ppoll(2): on the 2-vCPU guest of docs/DEVICE_PERF.md a
+// thread woken for nothing costs tens of µs. A detached connection waits
+// only in ppoll(2) on the caller's own thread: as a raw call (keeping the
+// P) for the read's wait (SetReadWait), then as an ordinary blocking
+// system call, which lets the runtime hand the P to others. Close and
+// deadlines end such waits at once (an eventfd per direction).
+func Detach(nc net.Conn) net.Conn {
+	uc, ok := nc.(*net.UnixConn)
+	if !ok {
+		return nc
+	}
+	if dc, err := detachUnix(uc); err == nil {
+		return dc
+	}
+	return wrapUnix(uc)
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,9 +44,31 @@ func pair(t *testing.T) (client, server net.Conn) {
 	if s == nil {
 		t.FailNow()
 	}
-	client, server = Wrap(c), Wrap(s)
+	client, server = wrapWith(t)(c), wrapWith(t)(s)
 	t.Cleanup(func() { client.Close(); server.Close() })
 	return client, server
+}
+
+// wrappers maps a subtest's name to the function making its connections:
+// every test runs on Wrap's connections and on Detach's.
+var wrappers = map[string]func(net.Conn) net.Conn{"wrap": Wrap, "detach": Detach}
+
+// bothKinds runs f on each kind of connection.
+func bothKinds(t *testing.T, f func(t *testing.T)) {
+	for _, k := range []string{"wrap", "detach"} {
+		t.Run(k, f)
+	}
+}
+
+// wrapWith is the wrapper of the kind t runs under (see bothKinds).
+func wrapWith(t *testing.T) func(net.Conn) net.Conn {
+	name := t.Name()
+	for k, w := range wrappers {
+		if strings.HasSuffix(name, "/"+k) || strings.Contains(name, "/"+k+"/") {
+			return w
+		}
+	}
+	return Wrap
 }
 
 func TestWrapOnlyUnix(t *testing.T) {
@@ -59,12 +82,23 @@ func TestWrapOnlyUnix(t *testing.T) {
 	if _, ok := c.(*conn); !ok {
 		t.Fatalf("unix connection not wrapped: %T", c)
 	}
+	if Detach(a) != a {
+		t.Fatal("a pipe was detached")
+	}
+	t.Run("detach", func(t *testing.T) {
+		c, _ := pair(t)
+		if _, ok := c.(*fdConn); !ok {
+			t.Fatalf("unix connection not detached: %T", c)
+		}
+	})
 }
 
 // TestRoundTrip sends payloads of many sizes each way, the largest far
 // above the socket buffer (so writes are partial and wait for the
 // reader), and reads them back in odd-sized pieces.
-func TestRoundTrip(t *testing.T) {
+func TestRoundTrip(t *testing.T) { bothKinds(t, testRoundTrip) }
+
+func testRoundTrip(t *testing.T) {
 	c, s := pair(t)
 	for _, n := range []int{1, 7, 4096, 65537, 3 << 20} {
 		want := make([]byte, n)
@@ -100,7 +134,9 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-func TestEOF(t *testing.T) {
+func TestEOF(t *testing.T) { bothKinds(t, testEOF) }
+
+func testEOF(t *testing.T) {
 	c, s := pair(t)
 	if _, err := c.Write([]byte("last")); err != nil {
 		t.Fatal(err)
@@ -115,7 +151,9 @@ func TestEOF(t *testing.T) {
 	}
 }
 
-func TestDeadline(t *testing.T) {
+func TestDeadline(t *testing.T) { bothKinds(t, testDeadline) }
+
+func testDeadline(t *testing.T) {
 	c, _ := pair(t)
 	c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
 	start := time.Now()
@@ -142,7 +180,9 @@ func TestDeadline(t *testing.T) {
 	}
 }
 
-func TestClosed(t *testing.T) {
+func TestClosed(t *testing.T) { bothKinds(t, testClosed) }
+
+func testClosed(t *testing.T) {
 	c, s := pair(t)
 	done := make(chan error, 1)
 	go func() {
@@ -179,7 +219,9 @@ func TestClosed(t *testing.T) {
 
 // TestConcurrent: a reader and a writer on each end at once (the way both
 // ends of MXP/1 use a connection).
-func TestConcurrent(t *testing.T) {
+func TestConcurrent(t *testing.T) { bothKinds(t, testConcurrent) }
+
+func testConcurrent(t *testing.T) {
 	c, s := pair(t)
 	const n, size = 2000, 300
 	echo := make(chan error, 1)
@@ -233,7 +275,9 @@ func writeAfter(t *testing.T, w net.Conn, d time.Duration, msg string) {
 
 // TestReadWait: a read allowed to wait in the kernel gets data that comes
 // within the wait, and data that comes after it (through the netpoller).
-func TestReadWait(t *testing.T) {
+func TestReadWait(t *testing.T) { bothKinds(t, testReadWait) }
+
+func testReadWait(t *testing.T) {
 	c, s := pair(t)
 	c.(Waiter).SetReadWait(200 * time.Millisecond)
 	buf := make([]byte, 16)
@@ -260,7 +304,9 @@ func TestReadWait(t *testing.T) {
 // (what engine/backend/device does when a caller's context ends). The wait is far
 // longer than any test run and nothing is ever written, so a read that
 // returns at all was interrupted.
-func TestReadWaitInterrupted(t *testing.T) {
+func TestReadWaitInterrupted(t *testing.T) { bothKinds(t, testReadWaitInterrupted) }
+
+func testReadWaitInterrupted(t *testing.T) {
 	for _, how := range []string{"close", "deadline"} {
 		t.Run(how, func(t *testing.T) {
 			c, _ := pair(t)
@@ -291,7 +337,9 @@ func TestReadWaitInterrupted(t *testing.T) {
 // wait is far longer than the test and their data is written only after
 // the collection, so a collection that needed a reader to give up its P
 // first would never end (go test's timeout reports it).
-func TestReadWaitLetsGCRun(t *testing.T) {
+func TestReadWaitLetsGCRun(t *testing.T) { bothKinds(t, testReadWaitLetsGCRun) }
+
+func testReadWaitLetsGCRun(t *testing.T) {
 	n := runtime.GOMAXPROCS(0) + 1 // more waiters than Ps
 	var ends []net.Conn
 	var returned atomic.Int32
