@@ -487,8 +487,12 @@ func TestBatcherWakesOnlyWhomItConcerns(t *testing.T) {
 
 // TestBatcherFillTimerStopped: a queue waiting to fill arms the timer;
 // a batch that leads before it is due disarms it, so that it wakes
-// nobody for nothing.
+// nobody for nothing. The wait to fill is an hour here, so that a loaded
+// machine cannot let the timer fire between armFill and lead (fillDue
+// would then be waiting for b.mu, and the timer rightly still armed).
 func TestBatcherFillTimerStopped(t *testing.T) {
+	defer func(d time.Duration) { batchFill = d }(batchFill)
+	batchFill = time.Hour
 	b, _ := crowdedBatcher(4)
 	ops, _ := testOps(t, rand.New(rand.NewPCG(117, 118)), 2)
 	w := getWaiter()
