@@ -18,7 +18,7 @@
  * labelled mixed-* that it finds (the test asks until every host's view
  * holds the acknowledged writes of all); another line ends the listing.
  * guess: no login and no key; C_Login as the user with PIN (a wrong one)
- * every 20 ms for SECONDS (no stdin).
+ * every 20 ms for SECONDS, and on until one says CKR_PIN_LOCKED (no stdin).
  *
  * Output lines: POINT hex (CKA_EC_POINT), SIG unix_ms call_us hash sig,
  * ERR unix_ms call_us rv, WRITE rv attempts ms; mixed: GEN label rv ms,
@@ -168,8 +168,11 @@ int main(int argc, char **argv)
 	if ((rv = f->C_OpenSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &s)) != CKR_OK)
 		die("C_OpenSession", rv);
 	if (strcmp(mode, "guess") == 0) {
+		/* SECONDS, and on until the token says locked (the test wants the
+		 * lockout reached), for at most two more minutes. */
 		double gend = now_ms(CLOCK_MONOTONIC) + atof(argv[5]) * 1e3;
-		while (now_ms(CLOCK_MONOTONIC) < gend) {
+		rv = CKR_OK;
+		while (now_ms(CLOCK_MONOTONIC) < gend || (rv != CKR_PIN_LOCKED && now_ms(CLOCK_MONOTONIC) < gend + 120e3)) {
 			rv = f->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)argv[3], strlen(argv[3]));
 			printf("GUESS 0x%lx\n", (unsigned long)rv);
 			if (rv == CKR_OK)
