@@ -33,11 +33,15 @@ import (
 	"github.com/modexp-token/modexp-token/token/config"
 )
 
+// syslogTimeout bounds the dial and each write; read with sysLog.mu held
+// (tests raise it: a goroutine paused past it on a loaded machine would
+// send the line to the per-user file instead).
+var syslogTimeout = 50 * time.Millisecond
+
 const (
-	syslogTag     = "modexp-pkcs11"
-	syslogTimeout = 50 * time.Millisecond
-	syslogRedial  = 10 * time.Second
-	syslogRepeat  = 10 * time.Second
+	syslogTag    = "modexp-pkcs11"
+	syslogRedial = 10 * time.Second
+	syslogRepeat = 10 * time.Second
 	// syslogHint ends every line: where to look next.
 	syslogHint = "(run 'modexp-token info' with the same environment to see the configuration and token files in use; set MODEXP_TOKEN_LOG=FILE for a full log)"
 )

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,18 +19,48 @@ import (
 func fakeSyslog(t *testing.T) (lines func() []string) {
 	t.Helper()
 	conn := listenSyslog(t)
-	return func() []string {
-		var got []string
-		buf := make([]byte, 64<<10)
-		for {
-			_ = conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-			n, err := conn.Read(buf)
-			if err != nil {
-				return got
-			}
-			got = append(got, string(buf[:n]))
-		}
+	return func() []string { return queued(t, conn) }
+}
+
+// queued returns the datagrams waiting in conn, without waiting for more:
+// each Write sends its datagram before it returns, so what a call logged
+// is queued by the time it returns, and no read deadline (which a paused
+// goroutine could pass before reading) decides what is seen.
+func queued(t *testing.T, conn *net.UnixConn) []string {
+	t.Helper()
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
 	}
+	var got []string
+	buf := make([]byte, 64<<10)
+	for {
+		n, rerr := 0, error(nil)
+		if err := rc.Read(func(fd uintptr) bool {
+			n, _, rerr = syscall.Recvfrom(int(fd), buf, syscall.MSG_DONTWAIT)
+			return true // never wait for readiness
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if rerr != nil {
+			return got // EAGAIN: nothing more queued
+		}
+		got = append(got, string(buf[:n]))
+	}
+}
+
+// setSyslogTimeout sets syslogTimeout (under sysLog.mu, as Write reads
+// it) until the test ends.
+func setSyslogTimeout(t *testing.T, d time.Duration) {
+	sysLog.mu.Lock()
+	old := syslogTimeout
+	syslogTimeout = d
+	sysLog.mu.Unlock()
+	t.Cleanup(func() {
+		sysLog.mu.Lock()
+		syslogTimeout = old
+		sysLog.mu.Unlock()
+	})
 }
 
 // listenSyslog listens on a unix datagram socket in a temporary
@@ -45,6 +76,10 @@ func listenSyslog(t *testing.T) *net.UnixConn {
 	syslogPath = path
 	sysLog.reset()
 	t.Cleanup(func() { conn.Close(); syslogPath = old; sysLog.reset() })
+	// The dial and the write of a line are immediate on a local socket:
+	// the 50 ms bound is for a stuck system log, and a pause of the
+	// writing goroutine on a loaded machine must not pass it.
+	setSyslogTimeout(t, time.Minute)
 	return conn
 }
 

@@ -48,7 +48,7 @@ func init() {
 // useEtcd sets the tests' hooks (helpers_test.go) to tokens in etcd at
 // endpoint, under base + the token path, until t ends.
 func useEtcd(t *testing.T, endpoint, base string) {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: time.Minute, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,9 @@ func useEtcd(t *testing.T, endpoint, base string) {
 		return base + path + "/"
 	}
 	openHook = func(t *testing.T, path string, opts Options) (*Store, error) {
-		return OpenEtcd(EtcdConfig{Endpoints: []string{endpoint}, Prefix: prefixOf(path)}, opts)
+		// Hang-guard timeouts: the defaults (3 s) are not, for a member
+		// on a loaded machine.
+		return OpenEtcd(EtcdConfig{Endpoints: []string{endpoint}, Prefix: prefixOf(path), DialTimeout: time.Minute, RequestTimeout: time.Minute}, opts)
 	}
 	rawHook = func(t *testing.T, path string) rawStore { return etcdRaw{t, cli, prefixOf(path)} }
 	backendEnv = []string{envEtcdBackend + "=" + endpoint + " " + base}
@@ -79,7 +81,7 @@ type etcdRaw struct {
 }
 
 func (r etcdRaw) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 5*time.Second)
+	return context.WithTimeout(context.Background(), time.Minute) // a hang guard
 }
 
 func (r etcdRaw) must(err error) {

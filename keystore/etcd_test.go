@@ -24,8 +24,12 @@ import (
 var etcdServer etcdtest.Shared
 
 // etcdConfig is a fresh token prefix on the shared test server.
+// etcdConfig is a token on the shared member whose timeouts are hang
+// guards (the defaults, 3 s, are not, for a member on a loaded machine);
+// tests of the timeouts set their own.
 func etcdConfig(t testing.TB) EtcdConfig {
-	return EtcdConfig{Endpoints: []string{etcdServer.Endpoint(t)}, Prefix: etcdServer.Prefix(t)}
+	return EtcdConfig{Endpoints: []string{etcdServer.Endpoint(t)}, Prefix: etcdServer.Prefix(t),
+		DialTimeout: time.Minute, RequestTimeout: time.Minute}
 }
 
 func openEtcdStore(t testing.TB, cfg EtcdConfig, opts Options) *Store {
@@ -288,15 +292,15 @@ func TestCopyFileEtcdAndBack(t *testing.T) {
 // leader returns the index of the cluster's leader among its members.
 func leader(t *testing.T, c *etcdtest.Cluster) int {
 	t.Helper()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: time.Second, Logger: zap.NewNop()})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: time.Minute, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	deadline := time.Now().Add(60 * time.Second) // a guard against a hang, not a bound
+	deadline := time.Now().Add(2 * time.Minute) // a guard against a hang, not a bound
 	for time.Now().Before(deadline) {
 		for i, m := range c.Members {
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // a member just restarted may not answer: ask the next
 			st, err := cli.Status(ctx, m.Client.String())
 			cancel()
 			if err == nil && st.Leader != 0 && st.Leader == st.Header.MemberId {
@@ -305,7 +309,7 @@ func leader(t *testing.T, c *etcdtest.Cluster) int {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal("no leader in 60s")
+	t.Fatal("no leader in 2 minutes")
 	return -1
 }
 
@@ -325,7 +329,7 @@ func TestEtcdClusterFaults(t *testing.T) {
 	// loaded machine (1 s was not, at load 15: the first open timed out):
 	// what is checked is that no acknowledged write is lost and no call
 	// fails for good, not how long the faults take (logged below).
-	cfg := EtcdConfig{Endpoints: c.Endpoints(), Prefix: "/faults/", DialTimeout: 10 * time.Second, RequestTimeout: 10 * time.Second}
+	cfg := EtcdConfig{Endpoints: c.Endpoints(), Prefix: "/faults/", DialTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second}
 	opts := testOptions()
 	opts.MaxPINTries = 50
 	hosts := []*Store{openEtcdStore(t, cfg, opts), openEtcdStore(t, cfg, opts)}
@@ -418,10 +422,12 @@ func TestEtcdClusterFaults(t *testing.T) {
 	var owg sync.WaitGroup
 	owg.Go(func() {
 		ocfg := cfg
-		for {
+		for first := true; ; first = false {
 			select {
 			case <-stopOpens:
-				return
+				if !first { // at least one open, however late this goroutine runs
+					return
+				}
 			default:
 			}
 			start := time.Now()
@@ -598,12 +604,15 @@ func TestEtcdTransientRetried(t *testing.T) {
 	flaky := &faults{}
 	etcdWrapKV = func(kv clientv3.KV) clientv3.KV { return &flakyKV{KV: kv, faults: flaky} }
 	t.Cleanup(func() { etcdWrapKV = nil })
+	// The retries that must succeed have etcdConfig's hang-guard timeouts
+	// (1 s was not enough for an open with retries at load 14); the
+	// give-up case below has a store of its own with a short one.
 	cfg := etcdConfig(t)
-	// Long enough for an open with retries on a loaded machine (1 s was
-	// not, at load 14), short enough for the give-up case below.
-	cfg.RequestTimeout = 5 * time.Second
 	s := openEtcdStore(t, cfg, testOptions())
 	initWith(t, s).Wipe()
+	short := cfg
+	short.RequestTimeout = 2 * time.Second
+	giveUp := openEtcdStore(t, short, testOptions())
 	fail := func(n int32, err error) {
 		flaky.err.Store(err)
 		flaky.n.Store(n)
@@ -643,9 +652,9 @@ func TestEtcdTransientRetried(t *testing.T) {
 	// all (with the store failing every request) shows they stop.
 	fail(1000, rpctypes.ErrNoLeader)
 	start := time.Now()
-	if _, err := s.Token(); !errors.Is(err, ErrUnavailable) {
+	if _, err := giveUp.Token(); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("Token with no leader for good: %v", err)
 	}
-	t.Logf("Token with no leader for good failed after %v (request timeout %v)", time.Since(start), cfg.RequestTimeout)
+	t.Logf("Token with no leader for good failed after %v (request timeout %v)", time.Since(start), short.RequestTimeout)
 	fail(0, rpctypes.ErrNoLeader)
 }

@@ -35,6 +35,9 @@ func TestEtcdTLS(t *testing.T) {
 	base := EtcdConfig{Endpoints: []string{endpoint}, Prefix: "/tls/", DialTimeout: 5 * time.Second, RequestTimeout: 5 * time.Second}
 	good := base
 	good.CAFile, good.CertFile, good.KeyFile = caFile, clientCert, clientKey
+	// The accepted configurations' timeouts are hang guards; the refused
+	// ones keep 5 s, which the refusal waits out before its diagnosis.
+	good.DialTimeout, good.RequestTimeout = time.Minute, time.Minute
 	key := initWith(t, openEtcdStore(t, good, testOptions()))
 	key.Wipe()
 	// Another host with the same TLS configuration sees the token.
@@ -48,6 +51,7 @@ func TestEtcdTLS(t *testing.T) {
 	noCert.CAFile = caFile
 	wrongCA := good
 	wrongCA.CAFile = otherCA
+	wrongCA.DialTimeout, wrongCA.RequestTimeout = base.DialTimeout, base.RequestTimeout
 	// Each refusal is ErrAccessDenied with its cause named (the client
 	// itself says only "deadline exceeded").
 	for _, c := range []struct {

@@ -35,7 +35,7 @@ func TestEtcdWatchCompacted(t *testing.T) {
 		for _, m := range ms {
 			eps = append(eps, m.Client.String())
 		}
-		return EtcdConfig{Endpoints: eps, Prefix: "/watch/", DialTimeout: 5 * time.Second, RequestTimeout: 5 * time.Second}
+		return EtcdConfig{Endpoints: eps, Prefix: "/watch/", DialTimeout: time.Minute, RequestTimeout: time.Minute} // hang guards
 	}
 	b := openEtcdStore(t, cfg(m1, m2), testOptions())
 	key := initWith(t, b)
@@ -63,12 +63,12 @@ func TestEtcdWatchCompacted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: cfg(m1, m2).Endpoints, DialTimeout: time.Second, Logger: zap.NewNop()})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: cfg(m1, m2).Endpoints, DialTimeout: time.Minute, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
 	defer cancel()
 	resp, err := cli.Get(ctx, "/watch/c")
 	if err != nil {
@@ -93,12 +93,13 @@ func TestEtcdWatchCompacted(t *testing.T) {
 	}
 }
 
-// waitFor polls cond for up to 20 s.
+// waitFor polls cond for up to 2 minutes (a hang guard: a member's
+// restart and the watch's return may crawl on a loaded machine).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after 20 s", what)
+			t.Fatalf("%s: not after 2 minutes", what)
 		}
 	}
 }

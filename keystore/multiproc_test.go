@@ -49,8 +49,12 @@ func TestTwoProcesses(t *testing.T) {
 	}
 }
 
+// twoProcWorker's waits (the lock, the other process's steps) are hang
+// guards: on a loaded machine with slow fsyncs the steps may crawl.
 func twoProcWorker(t *testing.T, path, me, other string) {
-	s := openStore(t, path, testOptions())
+	opts := testOptions()
+	opts.LockTimeout = time.Minute
+	s := openStore(t, path, opts)
 	key, err := s.Login(User, userPIN)
 	if err != nil {
 		t.Fatalf("%s: Login: %v", me, err)
@@ -99,7 +103,7 @@ func twoProcWorker(t *testing.T, path, me, other string) {
 	}
 	waitFor := func(label string) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
+		deadline := time.Now().Add(5 * time.Minute)
 		for {
 			if _, ok := labels()[label]; ok {
 				return
@@ -129,7 +133,7 @@ func twoProcWorker(t *testing.T, path, me, other string) {
 		return best
 	}
 	var prev uint64
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(5 * time.Minute)
 	for i := range twoProcObjects {
 		id := put(fmt.Sprintf("%s %d", me, i))
 		if i%2 == 1 {

@@ -186,8 +186,12 @@ func TestRestoreOverDamagedAndMissingFile(t *testing.T) {
 
 // A writer that opened the old file and was waiting for its lock when the
 // file was replaced must write to the new file, not to the unlinked one.
+// The file is replaced once the writer holds it open (seen in
+// /proc/self/fd), not after a sleep; its lock timeout is a hang guard.
 func TestWriteDuringRestoreLandsInNewFile(t *testing.T) {
-	s, key := initStore(t, testOptions())
+	opts := testOptions()
+	opts.LockTimeout = 2 * time.Minute
+	s, key := initStore(t, opts)
 	backup := backupBytes(t, s)
 	f, err := os.OpenFile(s.Path(), os.O_RDWR, 0)
 	if err != nil {
@@ -201,6 +205,7 @@ func TestWriteDuringRestoreLandsInNewFile(t *testing.T) {
 		err error
 	}
 	done := make(chan result, 1)
+	held := openCount(t, s.Path())
 	go func() {
 		// The write transaction itself (Put's read-only check first would
 		// hide the window): what Put runs after that check.
@@ -217,7 +222,12 @@ func TestWriteDuringRestoreLandsInNewFile(t *testing.T) {
 		})
 		done <- result{id, err}
 	}()
-	time.Sleep(200 * time.Millisecond) // the writer is now blocked on the lock of the old file
+	for deadline := time.Now().Add(2 * time.Minute); openCount(t, s.Path()) == held; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the writer never opened the token file")
+		}
+	}
+	// The writer has opened the old file: it waits for the lock held here.
 	// Replace the file as Restore does, while holding the old file's lock.
 	newPath := s.Path() + ".new"
 	if err := os.WriteFile(newPath, backup, 0o600); err != nil {
@@ -264,4 +274,21 @@ func TestPutObjectsAllOrNothing(t *testing.T) {
 	}
 	_, err = s.PutObjects(nil, []Object{{Attrs: map[uint64][]byte{2: []byte("x")}, Sealed: map[uint64]bool{2: true}}})
 	wantErr(t, "PutObjects sealed without key", err, ErrKeyMismatch)
+}
+
+// openCount is how many of this process's file descriptors are open on
+// path (by /proc/self/fd).
+func openCount(t *testing.T, path string) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && target == path {
+			n++
+		}
+	}
+	return n
 }

@@ -24,9 +24,12 @@ func TestBackupRestoreEtcd(t *testing.T) {
 	dir := t.TempDir()
 	ep := srv.Endpoint(t)
 	p1, p2 := srv.Prefix(t), srv.Prefix(t)
+	// The etcd slots' timeouts are hang guards (the defaults, 3 s, are
+	// not, for a member on a loaded machine).
+	const guard = "etcd_dial_timeout = \"1m\"\netcd_request_timeout = \"1m\"\n"
 	cli := cliWith(t, fmt.Sprintf("[[slot]]\ntoken_file = \"a.db\"\n%s\n"+
-		"[[slot]]\netcd_endpoints = [%q]\netcd_prefix = %q\n%s\n"+
-		"[[slot]]\netcd_endpoints = [%q]\netcd_prefix = %q\n%s\n"+
+		"[[slot]]\netcd_endpoints = [%q]\netcd_prefix = %q\n"+guard+"%s\n"+
+		"[[slot]]\netcd_endpoints = [%q]\netcd_prefix = %q\n"+guard+"%s\n"+
 		"[[slot]]\ntoken_file = \"b.db\"\n%s",
 		cliSlot, ep, p1, cliSlot, ep, p2, cliSlot, cliSlot))
 	has := func(slot string, labels ...string) {

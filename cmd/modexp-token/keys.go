@@ -471,9 +471,13 @@ func (s *session) generate(w, progress io.Writer, spec keySpec, label string, id
 	return nil
 }
 
+// progressTick is how often showProgress's line ticks, and how long a
+// step runs before it shows (tests change it).
+var progressTick = time.Second
+
 // showProgress writes a ticking line to w while a slow step runs, if w is
-// a terminal and the step takes more than a second. The returned function
-// ends it.
+// a terminal and the step takes more than progressTick (a second). The
+// returned function ends it.
 func showProgress(w io.Writer, what string) func() {
 	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
@@ -481,10 +485,11 @@ func showProgress(w io.Writer, what string) func() {
 	}
 	done := make(chan struct{})
 	finished := make(chan struct{})
+	every := progressTick
 	go func() {
 		defer close(finished)
 		start := time.Now()
-		tick := time.NewTicker(time.Second)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		shown := false
 		for {

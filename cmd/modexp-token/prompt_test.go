@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,9 +71,11 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	return m, s
 }
 
-// TestProgress: a step longer than a second shows a ticking line on a
-// terminal and says when it is done; a short one, or any step on a
-// non-terminal, shows nothing.
+// TestProgress: a step longer than the tick shows a ticking line on a
+// terminal and says when it is done; a shorter one, or any step on a
+// non-terminal, shows nothing. The tick is made short for the slow step
+// (the test waits for its line, not for a second) and an hour for the
+// quick one (no pause of a loaded machine makes it slow).
 func TestProgress(t *testing.T) {
 	var buf bytes.Buffer
 	stop := showProgress(&buf, "generating")
@@ -80,35 +84,50 @@ func TestProgress(t *testing.T) {
 		t.Errorf("progress on a buffer: %q", buf.String())
 	}
 	master, slave := openPTY(t)
-	read := make(chan string, 1)
+	var mu sync.Mutex
+	var all []byte
+	ended := make(chan struct{})
 	go func() { // until the slave side is closed (EIO)
-		var all []byte
+		defer close(ended)
 		out := make([]byte, 4096)
 		for {
 			n, err := master.Read(out)
+			mu.Lock()
 			all = append(all, out[:n]...)
+			mu.Unlock()
 			if err != nil {
-				read <- string(all)
 				return
 			}
 		}
 	}()
+	shown := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return string(all)
+	}
+	defer func(old time.Duration) { progressTick = old }(progressTick)
+	progressTick = 10 * time.Millisecond
 	stop = showProgress(slave, "generating rsa:8192 key pair")
-	time.Sleep(1200 * time.Millisecond)
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(shown(), "generating rsa:8192 key pair… "); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress line after 2 minutes: %q", shown())
+		}
+	}
 	stop()
+	progressTick = time.Hour
 	stop = showProgress(slave, "quick")
 	stop()
 	slave.Close()
-	var got string
 	select {
-	case got = <-read:
-	case <-time.After(5 * time.Second):
+	case <-ended:
+	case <-time.After(time.Minute): // a hang guard
 		t.Fatal("no end of the terminal's output")
 	}
-	if !strings.Contains(got, "generating rsa:8192 key pair… 1s") || !strings.Contains(got, "done in") {
+	got := shown()
+	if !regexp.MustCompile(`generating rsa:8192 key pair… \d+s`).MatchString(got) || !strings.Contains(got, "generating rsa:8192 key pair: done in") {
 		t.Errorf("terminal shows %q", got)
 	}
 	if strings.Contains(got, "quick") {
-		t.Errorf("a step under a second showed progress: %q", got)
+		t.Errorf("a step under the tick showed progress: %q", got)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modexp-token/modexp-token/cmd/modexpd/server"
 	"github.com/modexp-token/modexp-token/engine"
 	_ "github.com/modexp-token/modexp-token/engine/backend/device"
 )
@@ -29,9 +30,11 @@ func buildDaemon(t *testing.T) string {
 	return bin
 }
 
+// waitSocket waits for the daemon's socket (it measures its engine
+// first); the two minutes are a hang guard.
 func waitSocket(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeSocket != 0 && fi.Mode().Perm() == 0o600 {
 			return
@@ -62,7 +65,10 @@ func TestDaemonBinary(t *testing.T) {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	waitSocket(t, sock)
 
-	e, err := engine.Open("device:unix:" + sock)
+	// The deadlines are hang guards: each answer waits 300 ms by the fault,
+	// and the cost model's default floor (1 s) would leave a loaded
+	// machine little more.
+	e, err := engine.Open("device:unix:" + sock + ",timeout=2m,floor=1m")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,16 +90,27 @@ func TestDaemonBinary(t *testing.T) {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
 
-	// A request in flight when SIGTERM arrives is still answered.
-	done := make(chan error, 1)
-	go func() {
-		r, _, err := e.Exp(context.Background(), m, base.Bytes(), exp.Bytes())
-		if err == nil && new(big.Int).SetBytes(r).Cmp(want) != 0 {
-			err = os.ErrInvalid
+	// A request in flight when SIGTERM arrives is still answered. The
+	// signal goes once the daemon's status shows the request in flight
+	// (each answer waits 300 ms); one answered before a slow poll saw it
+	// is sent again.
+	var done chan error
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		done = make(chan error, 1)
+		go func() {
+			r, _, err := e.Exp(context.Background(), m, base.Bytes(), exp.Bytes())
+			if err == nil && new(big.Int).SetBytes(r).Cmp(want) != 0 {
+				err = os.ErrInvalid
+			}
+			done <- err
+		}()
+		if inFlight(t, sock, done, deadline) {
+			break
 		}
-		done <- err
-	}()
-	time.Sleep(100 * time.Millisecond)
+		if err := <-done; err != nil {
+			t.Fatalf("request before SIGTERM: %v", err)
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -190,5 +207,25 @@ func TestParseCost(t *testing.T) {
 		if cm != nil && (cm.FixedNS != tc.fixed || cm.ModExpPS != tc.modexp || cm.ECPS != tc.ec) {
 			t.Errorf("%q: %+v", tc.in, cm)
 		}
+	}
+}
+
+// inFlight polls the daemon's status until it shows a request in flight
+// (true) or done is ready (false: the request was answered first; done
+// is left to the caller), failing at deadline.
+func inFlight(t *testing.T, sock string, done chan error, deadline time.Time) bool {
+	t.Helper()
+	for {
+		if len(done) > 0 {
+			return false
+		}
+		snap, err := server.FetchStatus(context.Background(), "unix:"+sock, nil)
+		if err == nil && snap.InFlight > 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no request seen in flight: %+v, %v", snap, err)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

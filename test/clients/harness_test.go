@@ -41,7 +41,7 @@ const (
 const (
 	softHSMLib     = "/usr/lib/softhsm/libsofthsm2.so"
 	p11KitClient   = "/usr/lib/x86_64-linux-gnu/pkcs11/p11-kit-client.so"
-	commandTimeout = 60 * time.Second
+	commandTimeout = 3 * time.Minute
 )
 
 // Module kinds selected by MODEXP_CLIENTS_MODULE.
@@ -503,9 +503,10 @@ type server struct {
 	err    error
 }
 
-// startServer starts a long-running command and waits (at most 20 s) until
-// its combined output contains ready. Its stdin stays open (s_server ends
-// at end of input) until the test ends; the process is killed then.
+// startServer starts a long-running command and waits (at most 2 minutes,
+// a hang guard) until its combined output contains ready. Its stdin stays
+// open (s_server ends at end of input) until the test ends; the process is
+// killed then.
 func (tk *testToken) startServer(extra []string, ready, name string, args ...string) *server {
 	tk.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -533,17 +534,17 @@ func (tk *testToken) startServer(extra []string, ready, name string, args ...str
 		cancel() // kills the process
 		select {
 		case <-s.done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			tk.t.Errorf("%s did not exit after kill", name)
 		}
 	})
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(2 * time.Minute)
 	for !strings.Contains(s.out.String(), ready) {
 		select {
 		case <-s.done:
 			tk.t.Fatalf("%s exited before it was ready (%v):\n%s", name, s.exitErr(), s.out.String())
 		case <-deadline:
-			tk.t.Fatalf("%s not ready after 20 s (waiting for %q):\n%s", name, ready, s.out.String())
+			tk.t.Fatalf("%s not ready after 2 minutes (waiting for %q):\n%s", name, ready, s.out.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

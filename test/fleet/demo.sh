@@ -38,7 +38,7 @@ for i in 0 1 2; do
 	pids+=($!)
 done
 for i in 0 1 2; do
-	for _ in $(seq 200); do grep -q ready "$D/m$i.out" && break; sleep 0.1; done
+	for _ in $(seq 1200); do grep -q ready "$D/m$i.out" && break; sleep 0.1; done # up to 2 minutes
 	grep -q ready "$D/m$i.out" || { echo "member m$i did not start:"; cat "$D/m$i.out"; exit 1; }
 done
 echo "cluster: $endpoints"

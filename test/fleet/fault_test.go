@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/big"
 	"net/http"
 	"os"
@@ -78,8 +79,8 @@ func (m *etcdMember) start(bin string) error {
 		if !ok {
 			return fmt.Errorf("etcd member %s failed to start:\n%s", m.name, tail(m.log.String()))
 		}
-	case <-time.After(20 * time.Second):
-		return fmt.Errorf("etcd member %s not ready in 20 s", m.name)
+	case <-time.After(2 * time.Minute): // a hang guard
+		return fmt.Errorf("etcd member %s not ready in 2 minutes", m.name)
 	}
 	return nil
 }
@@ -114,8 +115,12 @@ func (m *etcdMember) leads() bool {
 type fleet struct {
 	lib, cli, host, member, dir string
 	members                     []*etcdMember
-	env                         []string // this process's environment with the host's variables
-	ctx                         context.Context
+	// env is this process's environment with the host's variables: etcd
+	// timeouts of 1 s, so that calls meeting a fault fail fast (the
+	// hosts retry their login and their last write). setupEnv has
+	// one-minute timeouts (hang guards) for the CLI's setup and checks.
+	env, setupEnv []string
+	ctx           context.Context
 }
 
 // newFleet starts a cluster of n members and initialises the token; the
@@ -125,7 +130,7 @@ func newFleet(t *testing.T, n int, slotConf string) *fleet {
 		t.Skipf("%s missing: make deps", pkcs11H)
 	}
 	f := &fleet{lib: bin.lib, cli: bin.cli, member: bin.member, host: bin.host}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard
 	t.Cleanup(cancel)
 	f.ctx = ctx
 	f.dir = t.TempDir()
@@ -157,24 +162,80 @@ func newFleet(t *testing.T, n int, slotConf string) *fleet {
 		}
 	}
 
-	conf := filepath.Join(dir, "host.toml")
-	if err := os.WriteFile(conf, fmt.Appendf(nil, `log = %q
+	// One token (its prefix) in three configurations, differing only in
+	// the etcd timeouts.
+	envWith := func(name, timeout string) []string {
+		conf := filepath.Join(dir, name+".toml")
+		if err := os.WriteFile(conf, fmt.Appendf(nil, `log = %q
 
 [[slot]]
 label = "fleet"
 engine = "soft"
 etcd_endpoints = [%s]
 etcd_prefix = "/modexp/fault/"
-etcd_dial_timeout = "1s"
-etcd_request_timeout = "1s"
+etcd_dial_timeout = %q
+etcd_request_timeout = %q
 %s
-`, filepath.Join(dir, "module.log"), strings.Join(endpoints, ", "), slotConf), 0o600); err != nil {
-		t.Fatal(err)
+`, filepath.Join(dir, "module.log"), strings.Join(endpoints, ", "), timeout, timeout, slotConf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return append(os.Environ(), "MODEXP_TOKEN_CONF="+conf, "MODEXP_TOKEN_SO_PIN=87654321", "MODEXP_TOKEN_PIN=123456", "HOME="+dir)
 	}
-	f.env = append(os.Environ(), "MODEXP_TOKEN_CONF="+conf, "MODEXP_TOKEN_SO_PIN=87654321", "MODEXP_TOKEN_PIN=123456", "HOME="+dir)
-	e2e.MustRun(t, f.env, f.cli, "init", "--label", "fleet", "--yes")
-	e2e.MustRun(t, f.env, f.cli, "keys", "generate", "--type", "ec:P-256", "--label", "fault-key")
+	f.env, f.setupEnv = envWith("host", "1s"), envWith("setup", "1m")
+	e2e.MustRun(t, f.setupEnv, f.cli, "init", "--label", "fleet", "--yes")
+	e2e.MustRun(t, f.setupEnv, f.cli, "keys", "generate", "--type", "ec:P-256", "--label", "fault-key")
 	return f
+}
+
+// startHosts starts host programs (with the host's environment, ended
+// with ctx), one per args list, and returns their outputs, their stdins
+// and a wait for them all.
+func (f *fleet) startHosts(t *testing.T, ctx context.Context, args ...[]string) ([]e2e.SyncBuffer, []io.WriteCloser, func() []error) {
+	t.Helper()
+	outs := make([]e2e.SyncBuffer, len(args))
+	ins := make([]io.WriteCloser, len(args))
+	errs := make([]error, len(args))
+	var wg sync.WaitGroup
+	for i, a := range args {
+		cmd := exec.CommandContext(ctx, f.host, a...)
+		cmd.Env = f.env
+		cmd.Stdout, cmd.Stderr = &outs[i], &outs[i]
+		cmd.WaitDelay = time.Second
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ins[i] = in
+		wg.Go(func() { errs[i] = cmd.Wait() })
+	}
+	return outs, ins, func() []error { wg.Wait(); return errs }
+}
+
+// waitOutput waits until each of outs holds want (a hang guard of ctx's
+// deadline), failing when ctx ends first.
+func waitOutput(t *testing.T, ctx context.Context, what, want string, outs []e2e.SyncBuffer) {
+	t.Helper()
+	for i := range outs {
+		for !strings.Contains(outs[i].String(), want) {
+			if ctx.Err() != nil {
+				t.Fatalf("%s: host %d has not said %q:\n%s", what, i, want, tail(outs[i].String()))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// send writes line to each of ins.
+func send(t *testing.T, line string, ins ...io.WriteCloser) {
+	t.Helper()
+	for _, in := range ins {
+		if _, err := io.WriteString(in, line+"\n"); err != nil {
+			t.Fatalf("host stdin: %v", err)
+		}
+	}
 }
 
 // leader is the member that says it leads (nil: none).
@@ -191,35 +252,20 @@ func (f *fleet) leader() *etcdMember {
 // leader (the only member when n is 1).
 func faultTest(t *testing.T, n int) {
 	f := newFleet(t, n, "")
-	ctx, lib, cli, host, member, env := f.ctx, f.lib, f.cli, f.host, f.member, f.env
+	ctx, lib, cli, member := f.ctx, f.lib, f.cli, f.member
 
 	const seconds = 6
 	// A host that does not finish within this is hung.
-	hctx, hcancel := context.WithTimeout(ctx, (seconds+25)*time.Second)
+	hctx, hcancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer hcancel()
-	outs := make([]e2e.SyncBuffer, 2)
-	errs := make([]error, 2)
-	var wg sync.WaitGroup
-	for i := range outs {
-		cmd := exec.CommandContext(hctx, host, lib, "fleet", "123456", "fault-key", strconv.Itoa(seconds))
-		cmd.Env = env
-		cmd.Stdout = &outs[i]
-		cmd.Stderr = &outs[i]
-		cmd.WaitDelay = time.Second
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		wg.Go(func() { errs[i] = cmd.Wait() })
-	}
-	// The kill comes once both hosts are logged in and signing (their
-	// POINT line follows the login): a host slow to start on a loaded
-	// machine must not meet the outage in its setup.
-	for !strings.Contains(outs[0].String(), "POINT") || !strings.Contains(outs[1].String(), "POINT") {
-		if hctx.Err() != nil {
-			t.Fatalf("hosts not ready:\n%s\n%s", tail(outs[0].String()), tail(outs[1].String()))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	hostArgs := []string{lib, "fleet", "123456", "fault-key", strconv.Itoa(seconds)}
+	outs, ins, wait := f.startHosts(t, hctx, hostArgs, hostArgs)
+	// Both hosts are logged in (their POINT line follows the login) before
+	// they start signing, together: a host slow to start on a loaded
+	// machine must not meet the outage in its setup, nor sign its seconds
+	// before the other has begun. The kill comes a second in.
+	waitOutput(t, hctx, "hosts not ready", "POINT", outs)
+	send(t, "go", ins...)
 	time.Sleep(time.Second)
 	victim := f.leader()
 	if victim == nil {
@@ -229,18 +275,18 @@ func faultTest(t *testing.T, n int) {
 	victim.kill()
 	// A write while the leader is down: with one member it fails with
 	// CKR_DEVICE_ERROR within the timeouts (a new process: dial, open and
-	// login, 1 s each at most); of three, it succeeds after the election,
-	// perhaps at a retry: the process's reads (the slot's open) wait for
-	// the new leader, but its login, a write that counts, fails at once
-	// while there is none.
+	// login, 1 s each at most); of three, it succeeds after the
+	// election, perhaps at a retry: the process's reads (the slot's open)
+	// wait for the new leader, but its login, a write that counts, fails
+	// at once while there is none. The member comes back only after it.
 	var wout string
 	var werr error
 	attempts := 0
 	w0 := time.Now()
 	for {
 		attempts++
-		wout, werr = e2e.Run(env, 10*time.Second, cli, "keys", "generate", "--type", "ec:P-256", "--label", "during-outage")
-		if n == 1 || werr == nil || time.Since(w0) > time.Minute {
+		wout, werr = e2e.Run(f.env, 2*time.Minute, cli, "keys", "generate", "--type", "ec:P-256", "--label", "during-outage")
+		if n == 1 || werr == nil || time.Since(w0) > 2*time.Minute {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -257,10 +303,11 @@ func faultTest(t *testing.T, n int) {
 	if err := victim.start(member); err != nil {
 		t.Fatal(err)
 	}
-	wg.Wait()
+	errs := wait()
 	t.Logf("leader %s of %d killed at +2 s for %v; a key generation meanwhile: %v after %v, %d attempt(s)",
 		victim.name, n, up.Sub(down).Round(time.Millisecond), werr, wtook.Round(time.Millisecond), attempts)
 
+	var notDuring []int
 	for i := range outs {
 		if errs[i] != nil {
 			t.Fatalf("host %d: %v\n%s", i, errs[i], tail(outs[i].String()))
@@ -280,8 +327,14 @@ func faultTest(t *testing.T, n int) {
 		}
 		t.Logf("host %d: %d signatures (%d while the member was down), slowest sign call %.1f ms (ended %+.2f s after the kill), %s",
 			i, len(l.at), during, l.maxUS/1e3, l.slowest.Sub(down).Seconds(), write)
-		if during < 10 {
-			t.Errorf("host %d: %d signatures during the outage", i, during)
+		switch {
+		case during >= 10:
+		case len(l.at) > 0 && l.at[len(l.at)-1].After(up):
+			t.Errorf("host %d: %d signatures during the outage, though it signed on after it", i, during)
+		default:
+			// The host's seconds ended before the outage did (the test
+			// was slow to kill): its signatures prove nothing about it.
+			notDuring = append(notDuring, i)
 		}
 		l.check(t, i, outs[i].String())
 		if !strings.HasPrefix(write, "WRITE 0x0 ") {
@@ -290,10 +343,13 @@ func faultTest(t *testing.T, n int) {
 	}
 	// Both hosts' writes are in the store: a fresh process sees them.
 	if _, err := exec.LookPath("pkcs11-tool"); err == nil {
-		out, err := e2e.Run(env, e2e.DefaultTimeout, "pkcs11-tool", "--module", lib, "--login", "--pin", "123456", "--list-objects", "--type", "data")
+		out, err := e2e.Run(f.setupEnv, e2e.DefaultTimeout, "pkcs11-tool", "--module", lib, "--login", "--pin", "123456", "--list-objects", "--type", "data")
 		if n := strings.Count(out, "fault-write"); err != nil || n != 2 {
 			t.Errorf("pkcs11-tool sees %d of the 2 objects written (%v):\n%s", n, err, out)
 		}
+	}
+	if len(notDuring) > 0 && !t.Failed() {
+		t.Skipf("hosts %v stopped signing before the outage ended (a slow kill on a loaded machine): no signing through it to check for them (the other checks passed)", notDuring)
 	}
 }
 

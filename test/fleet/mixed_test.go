@@ -2,10 +2,10 @@ package fleet
 
 import (
 	"context"
-	"os/exec"
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,38 +47,16 @@ func mixedKill(t *testing.T, leader bool) {
 	// fast enough to reach the limit during the run.
 	f := newFleet(t, 3, "max_pin_tries = "+strconv.Itoa(limit)+"\n"+e2e.CheapKDF)
 	const seconds = 4
-	hctx, hcancel := context.WithTimeout(f.ctx, (seconds+20)*time.Second)
+	hctx, hcancel := context.WithTimeout(f.ctx, 3*time.Minute) // a hang guard
 	defer hcancel()
-	start := func(out *e2e.SyncBuffer, args ...string) func() error {
-		cmd := exec.CommandContext(hctx, f.host, args...)
-		cmd.Env = f.env
-		cmd.Stdout, cmd.Stderr = out, out
-		cmd.WaitDelay = time.Second
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd.Wait
-	}
-	hosts := make([]e2e.SyncBuffer, 2)
-	guessers := make([]e2e.SyncBuffer, 2)
-	errs := make([]error, 4)
-	var wg sync.WaitGroup
-	for i := range hosts {
-		wait := start(&hosts[i], f.lib, "fleet", "123456", "fault-key", strconv.Itoa(seconds), "mixed")
-		wg.Go(func() { errs[i] = wait() })
-	}
-	// The guessers start once both hosts are logged in (else the lockout
-	// could refuse their logins).
-	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(hosts[0].String(), "POINT") || !strings.Contains(hosts[1].String(), "POINT"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("hosts not ready after 15 s:\n%s\n%s", tail(hosts[0].String()), tail(hosts[1].String()))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	for i := range guessers {
-		wait := start(&guessers[i], f.lib, "fleet", "999999", "-", strconv.Itoa(seconds), "guess")
-		wg.Go(func() { errs[2+i] = wait() })
-	}
+	hostArgs := []string{f.lib, "fleet", "123456", "fault-key", strconv.Itoa(seconds), "mixed"}
+	hosts, ins, waitHosts := f.startHosts(t, hctx, hostArgs, hostArgs)
+	// The hosts start together once both are logged in, and the guessers
+	// then (else the lockout could refuse the hosts' logins).
+	waitOutput(t, hctx, "hosts not ready", "POINT", hosts)
+	send(t, "go", ins...)
+	guessArgs := []string{f.lib, "fleet", "999999", "-", strconv.Itoa(seconds), "guess"}
+	guessers, _, waitGuessers := f.startHosts(t, hctx, guessArgs, guessArgs)
 	time.Sleep(1200 * time.Millisecond)
 	lead := f.leader()
 	var victim *etcdMember
@@ -99,20 +77,16 @@ func mixedKill(t *testing.T, leader bool) {
 	if err := victim.start(f.member); err != nil {
 		t.Fatal(err)
 	}
-	wg.Wait()
+	// The hosts' writers have stopped once each says WRITTEN.
+	waitOutput(t, hctx, "hosts' writes", "WRITTEN", hosts)
 	t.Logf("%s %s killed for %v", role, victim.name, up.Sub(down).Round(time.Millisecond))
 
 	// Writes: acknowledged generations and destructions, and what each
 	// host finds at the end.
 	gen := map[string]bool{} // label → acknowledged (true) or failed
 	del := map[string]bool{} // label → destruction acknowledged or failed
-	have := make([]map[string]bool, 2)
 	for i := range hosts {
 		out := hosts[i].String()
-		if errs[i] != nil {
-			t.Fatalf("host %d: %v\n%s", i, errs[i], tail(out))
-		}
-		have[i] = map[string]bool{}
 		var l signLog
 		var gens, genFailed, dels, delFailed int
 		for line := range strings.Lines(out) {
@@ -133,12 +107,10 @@ func mixedKill(t *testing.T, leader bool) {
 				if fl[2] != "0x0" {
 					delFailed++
 				}
-			case "HAVE":
-				have[i][fl[1]] = true
 			}
 		}
-		t.Logf("host %d: %d signatures (slowest sign call %.1f ms), %d key generations (%d failed), %d destructions (%d failed), finds %d",
-			i, len(l.at), l.maxUS/1e3, gens, genFailed, dels, delFailed, len(have[i]))
+		t.Logf("host %d: %d signatures (slowest sign call %.1f ms), %d key generations (%d failed), %d destructions (%d failed)",
+			i, len(l.at), l.maxUS/1e3, gens, genFailed, dels, delFailed)
 		l.check(t, i, out)
 		// The load must have happened: writes to check below. How many
 		// fit in the run is a figure (a loaded machine makes fewer), not
@@ -147,23 +119,48 @@ func mixedKill(t *testing.T, leader bool) {
 			t.Errorf("host %d: only %d key generations acknowledged: nothing to check", i, gens-genFailed)
 		}
 	}
-	for label, ok := range gen {
-		d, deleted := del[label]
-		switch {
-		case !ok || (deleted && !d):
-			// Failed: may have been applied or not; either is right.
-		case deleted:
-			for i := range have {
-				if have[i][label] {
-					t.Errorf("host %d still finds %s, whose destruction was acknowledged", i, label)
+	// What each host finds: asked again (its view follows the store
+	// through its watch) until it holds every acknowledged outcome, a
+	// two-minute hang guard; the last answer's misses are the errors.
+	wrong := func(i int, have map[string]bool) []string {
+		var bad []string
+		for label, ok := range gen {
+			d, deleted := del[label]
+			switch {
+			case !ok || (deleted && !d):
+				// Failed: may have been applied or not; either is right.
+			case deleted:
+				if have[label] {
+					bad = append(bad, fmt.Sprintf("host %d still finds %s, whose destruction was acknowledged", i, label))
+				}
+			default:
+				if !have[label] {
+					bad = append(bad, fmt.Sprintf("host %d does not find %s, whose generation was acknowledged", i, label))
 				}
 			}
-		default:
-			for i := range have {
-				if !have[i][label] {
-					t.Errorf("host %d does not find %s, whose generation was acknowledged", i, label)
-				}
+		}
+		return bad
+	}
+	for i := range hosts {
+		var bad []string
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			bad = wrong(i, listing(t, hctx, &hosts[i], ins[i]))
+			if len(bad) == 0 || time.Now().After(deadline) {
+				break
 			}
+		}
+		for _, b := range bad {
+			t.Error(b)
+		}
+	}
+	send(t, "done", ins...)
+	for _, in := range ins {
+		in.Close()
+	}
+	errs := append(waitHosts(), waitGuessers()...)
+	for i := range hosts {
+		if errs[i] != nil {
+			t.Fatalf("host %d: %v\n%s", i, errs[i], tail(hosts[i].String()))
 		}
 	}
 
@@ -187,4 +184,33 @@ func mixedKill(t *testing.T, leader bool) {
 	if incorrect > limit || locked == 0 {
 		t.Errorf("%d wrong PINs acknowledged as incorrect (limit %d), %d refused as locked", incorrect, limit, locked)
 	}
+}
+
+// listing asks a mixed host (after WRITTEN) for the mixed-* private keys
+// it finds and returns them.
+func listing(t *testing.T, ctx context.Context, out *e2e.SyncBuffer, in io.Writer) map[string]bool {
+	t.Helper()
+	before := strings.Count(out.String(), "LISTED\n")
+	if _, err := io.WriteString(in, "list\n"); err != nil {
+		t.Fatalf("host stdin: %v", err)
+	}
+	var s string
+	for s = out.String(); strings.Count(s, "LISTED\n") == before; s = out.String() {
+		if ctx.Err() != nil {
+			t.Fatalf("host does not list:\n%s", tail(s))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The lines between the last two LISTED (or WRITTEN and the first).
+	s = strings.TrimSuffix(s[strings.LastIndex(s, "WRITTEN\n"):], "LISTED\n")
+	if k := strings.LastIndex(s, "LISTED\n"); k >= 0 {
+		s = s[k:]
+	}
+	have := map[string]bool{}
+	for line := range strings.Lines(s) {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "HAVE" {
+			have[f[1]] = true
+		}
+	}
+	return have
 }

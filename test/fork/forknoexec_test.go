@@ -79,8 +79,8 @@ func TestForkNoExecMemfd(t *testing.T) {
 			if c.wrap != nil {
 				name, args = c.wrap[0], append(append(c.wrap[1:], bin), args...)
 			}
-			env := append([]string{"FORKSIGN_PIN=" + userPIN, "FORKSIGN_TIMEOUT=20"}, c.env...)
-			report, err := tk.run(env, 60*time.Second, name, args...)
+			env := append([]string{"FORKSIGN_PIN=" + userPIN, "FORKSIGN_TIMEOUT=120"}, c.env...) // with the run's 3 minutes, hang guards
+			report, err := tk.run(env, 3*time.Minute, name, args...)
 			if strings.Contains(report, "memfd_create") && strings.Contains(report, "Invalid argument") {
 				t.Skip("the kernel knows no MFD_NOEXEC_SEAL (before 6.3)")
 			}

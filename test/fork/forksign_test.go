@@ -245,8 +245,8 @@ func TestForkMissingPieces(t *testing.T) {
 			if c.mode != "" {
 				args = append(args, c.mode)
 			}
-			env := append([]string{"FORKSIGN_PIN=" + userPIN, "FORKSIGN_TIMEOUT=20"}, c.env...)
-			report, err := tk.run(env, 60*time.Second, bin, args...)
+			env := append([]string{"FORKSIGN_PIN=" + userPIN, "FORKSIGN_TIMEOUT=120"}, c.env...) // with the run's 3 minutes, hang guards
+			report, err := tk.run(env, 3*time.Minute, bin, args...)
 			if err != nil || !strings.Contains(report, "PASS") {
 				t.Fatalf("forksign %v: %v\n%s", args, err, report)
 			}

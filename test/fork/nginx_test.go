@@ -167,7 +167,7 @@ http {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			t.Fatal("nginx did not daemonise within 60 s")
 		}
-		master = readPid(t, pidFile, 10*time.Second)
+		master = readPid(t, pidFile, 2*time.Minute)
 	} else {
 		master = cmd.Process.Pid
 	}
@@ -180,7 +180,7 @@ http {
 		}
 	})
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	waitListening(t, addr, 30*time.Second)
+	waitListening(t, addr, 2*time.Minute)
 
 	// Each forced signature scheme, through openssl s_client, verifying the
 	// certificate chain and checking the server's signature type.
@@ -210,7 +210,7 @@ http {
 				for i := 0; i < 3; i++ {
 					args := append([]string{"s_client", "-connect", addr, "-servername", "localhost",
 						"-CAfile", tk.path(v.key + ".crt"), "-verify_return_error", "-no_ticket"}, v.args...)
-					outS, err := tk.run(nil, 30*time.Second, "openssl", args...)
+					outS, err := tk.run(nil, 2*time.Minute, "openssl", args...) // a hang guard
 					if err != nil || !strings.Contains(outS, "Peer signature type: "+v.want+"\n") ||
 						!strings.Contains(outS, "Verify return code: 0 (ok)") {
 						t.Fatalf("openssl s_client %v: %v\n%s", v.args, err, outS)
@@ -237,7 +237,7 @@ http {
 					continue // nginx picks the certificate; TLS 1.2 suites pin it
 				}
 				for i := 0; i < n; i++ {
-					c, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", addr, cfg)
+					c, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Minute}, "tcp", addr, cfg) // a hang guard
 					if err != nil {
 						t.Fatalf("%s handshake %d (TLS %x): %v", k.label, i, ver, err)
 					}
@@ -269,7 +269,7 @@ http {
 	if err := syscall.Kill(master, syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // hang guards, here and below
 	for {
 		now := workers(groupProcs(group), master)
 		replaced := len(now) == 2
@@ -284,7 +284,7 @@ http {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("workers not replaced 30 s after SIGHUP: old %v, now %v", oldWorkers, now)
+			t.Fatalf("workers not replaced 2 minutes after SIGHUP: old %v, now %v", oldWorkers, now)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -296,7 +296,7 @@ http {
 	if err := syscall.Kill(master, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(30 * time.Second)
+	deadline = time.Now().Add(2 * time.Minute)
 	for {
 		left := groupProcs(group)
 		if len(left) == 0 {
@@ -304,7 +304,7 @@ http {
 		}
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(-group, syscall.SIGKILL)
-			t.Fatalf("processes left 30 s after SIGTERM: %v", left)
+			t.Fatalf("processes left 2 minutes after SIGTERM: %v", left)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -314,7 +314,7 @@ http {
 			if err != nil {
 				t.Errorf("nginx exit: %v", err)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			t.Error("nginx master not reaped")
 		}
 	}

@@ -31,7 +31,7 @@ const (
 const (
 	python     = "/usr/bin/python3"
 	softHSMLib = "/usr/lib/softhsm/libsofthsm2.so"
-	runTimeout = 90 * time.Second
+	runTimeout = 5 * time.Minute // a hang guard
 )
 
 // knownUnsupported lists the tests our module may fail, with the reason; it

@@ -58,7 +58,7 @@ func killRun(t *testing.T, env []string, op string, maxDelay time.Duration, rng 
 		close(lines)
 	}()
 	var got []string
-	timeout := time.After(20 * time.Second)
+	timeout := time.After(2 * time.Minute) // a hang guard
 	for ready := false; !ready; {
 		select {
 		case l, ok := <-lines:

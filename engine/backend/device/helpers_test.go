@@ -64,13 +64,17 @@ func startDaemonCfg(t testing.TB, path string, cfg server.Config, faults ...stri
 	return d
 }
 
+// config is a client of d whose own deadlines (Timeout, and the cost
+// model's, bounded below by DeadlineFloor) are hang guards: a request on a
+// loaded machine, under the race detector, must not fail for its time.
+// Tests of those deadlines set their own.
 func (d *daemon) config() device.Config {
-	return device.Config{Network: "unix", Address: d.path, Timeout: 5 * time.Second}
+	return device.Config{Network: "unix", Address: d.path, Timeout: time.Minute, DeadlineFloor: time.Minute}
 }
 
 func openClient(t *testing.T, cfg device.Config) engine.Engine {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
 	defer cancel()
 	e, err := device.New(ctx, cfg)
 	if err != nil {

@@ -247,7 +247,7 @@ func (d *oldDevice) serve(nc net.Conn) {
 // a pair as two MODEXP requests, and RSA through it still works.
 func TestExpPairOldDevice(t *testing.T) {
 	d := startOldDevice(t)
-	e := openClient(t, device.Config{Network: "unix", Address: d.path, Timeout: 5 * time.Second})
+	e := openClient(t, device.Config{Network: "unix", Address: d.path, Timeout: time.Minute}) // a hang guard
 	k := rsaKeyFixture(t, 1024)
 	key, err := rsa.NewKey(e, k, rsa.Options{})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -23,7 +22,8 @@ const nobody = 65534
 
 // TestRelayHelper is not a test: run by startRelay as another user, it
 // listens on MODEXP_RELAY_SOCKET, says "ready", accepts one connection,
-// and prints how many bytes the client sent before going quiet.
+// and prints how many bytes its first read got (0: the client closed it
+// without sending).
 func TestRelayHelper(t *testing.T) {
 	path := os.Getenv("MODEXP_RELAY_SOCKET")
 	if path == "" {
@@ -35,12 +35,21 @@ func TestRelayHelper(t *testing.T) {
 		os.Exit(2)
 	}
 	fmt.Println("ready")
-	l.(*net.UnixListener).SetDeadline(time.Now().Add(5 * time.Second))
+	// No clock decides: a client that refuses the listener closes the
+	// connection unread (EOF, 0 bytes), one that talks sends at once.
+	// The deadlines are hang guards.
+	l.(*net.UnixListener).SetDeadline(time.Now().Add(2 * time.Minute))
 	n := 0
 	if c, err := l.Accept(); err == nil {
-		c.SetReadDeadline(time.Now().Add(time.Second))
-		b, _ := io.ReadAll(c)
-		n = len(b)
+		c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+		buf := make([]byte, 4096)
+		for n == 0 {
+			k, err := c.Read(buf)
+			n += k
+			if err != nil {
+				break
+			}
+		}
 	}
 	fmt.Println("received", n)
 	os.Exit(0)
@@ -107,9 +116,7 @@ func must(t *testing.T, err error) {
 	}
 }
 
-func dialRelay(cfg device.Config) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
+func dialRelay(ctx context.Context, cfg device.Config) error {
 	e, err := device.New(ctx, cfg)
 	if err == nil {
 		e.Close()
@@ -124,7 +131,9 @@ func dialRelay(cfg device.Config) error {
 // told to expect that uid (peeruid), the client does talk to it.
 func TestRelayOfAnotherUserSeesNothing(t *testing.T) {
 	r, sock := startRelay(t)
-	err := dialRelay(device.Config{Network: "unix", Address: sock})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard: the refusal is at once
+	defer cancel()
+	err := dialRelay(ctx, device.Config{Network: "unix", Address: sock})
 	if !errors.Is(err, device.ErrPeerRefused) {
 		t.Fatalf("dial to another user's listener: %v, want ErrPeerRefused", err)
 	}
@@ -132,13 +141,20 @@ func TestRelayOfAnotherUserSeesNothing(t *testing.T) {
 		t.Fatalf("the relay received %d bytes", n)
 	}
 
+	// The control talks, gets no answer and waits for one: it is ended
+	// once the relay has counted what it received.
 	r, sock = startRelay(t)
 	uid := nobody
-	err = dialRelay(device.Config{Network: "unix", Address: sock, PeerUID: &uid, Timeout: 500 * time.Millisecond})
-	if errors.Is(err, device.ErrPeerRefused) {
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	dialed := make(chan error, 1)
+	go func() { dialed <- dialRelay(ctx, device.Config{Network: "unix", Address: sock, PeerUID: &uid}) }()
+	n := r.received(t)
+	cancel()
+	if err := <-dialed; errors.Is(err, device.ErrPeerRefused) {
 		t.Fatalf("peeruid=%d refused: %v", nobody, err)
 	}
-	if n := r.received(t); n == 0 {
+	if n == 0 {
 		t.Fatal("control: the expected listener received nothing")
 	}
 }
@@ -152,7 +168,9 @@ func TestSocketPathChecks(t *testing.T) {
 	}
 	d := startDaemon(t, nil)
 	cfg := d.config()
-	must(t, dialRelay(cfg)) // a sound setup: the daemon's 0700 directory
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
+	defer cancel()
+	must(t, dialRelay(ctx, cfg)) // a sound setup: the daemon's 0700 directory
 	dir := filepath.Dir(d.path)
 	for _, tc := range []struct {
 		name  string
@@ -175,14 +193,14 @@ func TestSocketPathChecks(t *testing.T) {
 				os.Chmod(filepath.Dir(dir), 0o700)
 				os.Lchown(d.path, 0, 0)
 			})
-			if err := dialRelay(cfg); !errors.Is(err, device.ErrPeerRefused) {
+			if err := dialRelay(ctx, cfg); !errors.Is(err, device.ErrPeerRefused) {
 				t.Fatalf("%v, want ErrPeerRefused", err)
 			}
 		})
 	}
 	// A sticky shared directory with our own socket is fine.
 	must(t, os.Chmod(dir, 0o777|os.ModeSticky))
-	must(t, dialRelay(cfg))
+	must(t, dialRelay(ctx, cfg))
 	must(t, os.Chmod(dir, 0o700))
 
 	c, err := device.ParseSpec("unix:/run/x.sock,peeruid=123")

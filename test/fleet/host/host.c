@@ -1,7 +1,9 @@
 /*
  * host: one module host process for the fault test (fault_test.go). It
  * loads the PKCS#11 module with dlopen, logs in to the token labelled
- * LABEL, finds the private key labelled KEY (P-256) and signs random
+ * LABEL, finds the private key labelled KEY (P-256), prints its point and
+ * waits for a line on stdin ("go": the test starts every host's SECONDS
+ * at once, however long each took to log in); then it signs random
  * 32-byte hashes with CKM_ECDSA for SECONDS, one every ~2 ms, printing
  * every signature for the test to verify with Go's crypto; then it writes
  * (C_CreateObject of a token data object), retrying for up to 15 s.
@@ -10,15 +12,18 @@
  *
  * mixed: a second thread, with its own session, generates P-256 key pairs
  * on the token (labelled mixed-PID-N) while the main thread signs, and
- * destroys every third private key; after SECONDS both stop, and after
- * 1.5 s (other hosts' last writes arrive) the host lists the private keys
- * labelled mixed-* that it finds. guess: no login and no key; C_Login as
- * the user with PIN (a wrong one) every 20 ms for SECONDS.
+ * destroys every third private key; after SECONDS both stop (the second
+ * once two generations were acknowledged, on a loaded machine), the host says
+ * WRITTEN and, for each line "list" on stdin, lists the private keys
+ * labelled mixed-* that it finds (the test asks until every host's view
+ * holds the acknowledged writes of all); another line ends the listing.
+ * guess: no login and no key; C_Login as the user with PIN (a wrong one)
+ * every 20 ms for SECONDS, and on until one says CKR_PIN_LOCKED (no stdin).
  *
  * Output lines: POINT hex (CKA_EC_POINT), SIG unix_ms call_us hash sig,
  * ERR unix_ms call_us rv, WRITE rv attempts ms; mixed: GEN label rv ms,
- * DEL label rv ms, HAVE label; guess: GUESS rv; DONE. Exit 2 on setup
- * errors.
+ * DEL label rv ms, WRITTEN, HAVE label ... LISTED; guess: GUESS rv; DONE.
+ * Exit 2 on setup errors.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -68,7 +73,10 @@ static void *writer(void *arg)
 	static const unsigned char p256[] = {0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07};
 	CK_BBOOL yes = CK_TRUE;
 	CK_MECHANISM gen = {CKM_EC_KEY_PAIR_GEN, NULL, 0};
-	for (int i = 0; now_ms(CLOCK_MONOTONIC) < writer_end; i++) {
+	/* SECONDS, and on until two generations were acknowledged (the test's
+	 * writes to check), for at most two more minutes. */
+	int acked = 0;
+	for (int i = 0; now_ms(CLOCK_MONOTONIC) < writer_end || (acked < 2 && now_ms(CLOCK_MONOTONIC) < writer_end + 120e3); i++) {
 		char label[64];
 		snprintf(label, sizeof label, "mixed-%d-%d", (int)getpid(), i);
 		CK_ATTRIBUTE pubt[] = {{CKA_EC_PARAMS, (void *)p256, sizeof p256}, {CKA_TOKEN, &yes, sizeof yes},
@@ -78,6 +86,8 @@ static void *writer(void *arg)
 		CK_OBJECT_HANDLE pub, priv;
 		double t0 = now_ms(CLOCK_MONOTONIC);
 		CK_RV rv = f->C_GenerateKeyPair(s, &gen, pubt, 4, privt, 4, &pub, &priv);
+		if (rv == CKR_OK)
+			acked++;
 		pthread_mutex_lock(&out_mu);
 		printf("GEN %s 0x%lx %.0f\n", label, (unsigned long)rv, now_ms(CLOCK_MONOTONIC) - t0);
 		pthread_mutex_unlock(&out_mu);
@@ -158,8 +168,11 @@ int main(int argc, char **argv)
 	if ((rv = f->C_OpenSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &s)) != CKR_OK)
 		die("C_OpenSession", rv);
 	if (strcmp(mode, "guess") == 0) {
+		/* SECONDS, and on until the token says locked (the test wants the
+		 * lockout reached), for at most two more minutes. */
 		double gend = now_ms(CLOCK_MONOTONIC) + atof(argv[5]) * 1e3;
-		while (now_ms(CLOCK_MONOTONIC) < gend) {
+		rv = CKR_OK;
+		while (now_ms(CLOCK_MONOTONIC) < gend || (rv != CKR_PIN_LOCKED && now_ms(CLOCK_MONOTONIC) < gend + 120e3)) {
 			rv = f->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)argv[3], strlen(argv[3]));
 			printf("GUESS 0x%lx\n", (unsigned long)rv);
 			if (rv == CKR_OK)
@@ -170,7 +183,13 @@ int main(int argc, char **argv)
 		printf("DONE\n");
 		return 0;
 	}
-	if ((rv = f->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)argv[3], strlen(argv[3]))) != CKR_OK)
+	/* The login (a write: the PIN count) is setup, not what is tested: on
+	 * a loaded machine it may meet the 1 s request timeout; retried for a
+	 * minute. */
+	double lend = now_ms(CLOCK_MONOTONIC) + 60e3;
+	while ((rv = f->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)argv[3], strlen(argv[3]))) == CKR_DEVICE_ERROR && now_ms(CLOCK_MONOTONIC) < lend)
+		usleep(100000);
+	if (rv != CKR_OK)
 		die("C_Login", rv);
 
 	CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
@@ -191,6 +210,9 @@ int main(int argc, char **argv)
 	printf("POINT ");
 	hex(point, pa.ulValueLen);
 	printf("\n");
+	char line[16];
+	if (!fgets(line, sizeof line, stdin))
+		die("no go on stdin", 0);
 
 	CK_MECHANISM mech = {CKM_ECDSA, NULL, 0};
 	double end = now_ms(CLOCK_MONOTONIC) + atof(argv[5]) * 1e3;
@@ -227,8 +249,11 @@ int main(int argc, char **argv)
 	}
 	if (mixed) {
 		pthread_join(wt, NULL);
-		usleep(1500000);
-		have(s);
+		printf("WRITTEN\n");
+		while (fgets(line, sizeof line, stdin) && strncmp(line, "list", 4) == 0) {
+			have(s);
+			printf("LISTED\n");
+		}
 	}
 
 	/* A write: a token data object, retried while the store recovers. */

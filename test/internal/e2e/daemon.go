@@ -60,7 +60,7 @@ func (d *Daemon) Start() {
 	}
 	d.done = make(chan struct{})
 	go func(c *exec.Cmd, done chan struct{}) { c.Wait(); close(done) }(d.cmd, d.done)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // a hang guard: the daemon measures its engine first
 	for {
 		if c, err := net.Dial("unix", d.Sock); err == nil {
 			c.Close()
@@ -99,7 +99,7 @@ func (d *Daemon) Stop() {
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-d.done:
-	case <-time.After(15 * time.Second):
+	case <-time.After(time.Minute):
 		d.cmd.Process.Kill()
 		<-d.done
 	}
@@ -117,7 +117,7 @@ type Status struct {
 // Status asks the daemon for its counters (modexpd status --json).
 func (d *Daemon) Status() Status {
 	d.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
 	defer cancel()
 	out, err := exec.CommandContext(ctx, d.bin, "status", "--listen", "unix:"+d.Sock, "--json").Output()
 	if err != nil {
