@@ -125,10 +125,7 @@ func twoHosts(t *testing.T) (a *Module, slotA, shA uint64, b *Module, slotB, shB
 // or kill) and returns it with its client URL.
 func memberProcess(t *testing.T, name string) (*etcdtest.Process, string) {
 	t.Helper()
-	cu, err := etcdtest.FreeLoopbackURL()
-	must(t, err)
-	pu, err := etcdtest.FreeLoopbackURL()
-	must(t, err)
+	cu, pu := etcdtest.ReserveLoopbackURL(t), etcdtest.ReserveLoopbackURL(t)
 	return etcdtest.StartProcess(t, t.TempDir(), name, cu, pu), cu.String()
 }
 
@@ -198,10 +195,7 @@ func propagation(t *testing.T, epA, epB, prefix, what string) {
 // CKR_DEVICE_ERROR; all recovers when the cluster is back.
 func TestFleetClusterDown(t *testing.T) {
 	dir := t.TempDir()
-	cu, err := etcdtest.FreeLoopbackURL()
-	must(t, err)
-	pu, err := etcdtest.FreeLoopbackURL()
-	must(t, err)
+	cu, pu := etcdtest.ReserveLoopbackURL(t), etcdtest.ReserveLoopbackURL(t) // held: the member restarts on them
 	e := etcdtest.StartProcess(t, dir, "down", cu, pu)
 	m, slot, _ := etcdHostLog(t, cu.String(), "/down/") // short timeouts: calls meet the cluster down
 	initToken(t, m, slot)
@@ -243,11 +237,11 @@ func TestFleetClusterDown(t *testing.T) {
 
 	etcdtest.StartProcess(t, dir, "down", cu, pu)
 	start = time.Now()
-	for err = m.Login(sh, ck.CKU_USER, []byte(testUserPIN)); err != nil; err = m.Login(sh, ck.CKU_USER, []byte(testUserPIN)) {
+	for err := m.Login(sh, ck.CKU_USER, []byte(testUserPIN)); err != nil; err = m.Login(sh, ck.CKU_USER, []byte(testUserPIN)) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("login back %v after the cluster", time.Since(start))
-	for err = gen(); err != nil; err = gen() {
+	for err := gen(); err != nil; err = gen() {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("writes back %v after the cluster", time.Since(start))
@@ -259,11 +253,10 @@ func TestFleetClusterDown(t *testing.T) {
 // CKR_DEVICE_ERROR and a log line naming the cause, and the store is
 // tried again in the background (TestFleetSlotBySlot).
 func TestFleetUnreachableAtLoad(t *testing.T) {
-	u, err := etcdtest.FreeLoopbackURL() // nothing listens there
-	must(t, err)
+	u := etcdtest.ReserveLoopbackURL(t) // nothing listens there
 	start := time.Now()
 	m, slot, logPath := etcdHostLog(t, u.String(), "/nowhere/")
-	_, err = m.TokenInfo(slot)
+	_, err := m.TokenInfo(slot)
 	wantRV(t, err, ck.CKR_DEVICE_ERROR)
 	t.Logf("load and C_GetTokenInfo: %v", time.Since(start))
 	logs, err := os.ReadFile(logPath)

@@ -9,7 +9,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -24,54 +23,78 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 )
 
-// FreeLoopbackURL returns http://127.0.0.1:port with a port free now.
-func FreeLoopbackURL() (*url.URL, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// ReserveLoopbackURL returns http://127.0.0.1:port on a port reserved
+// for t until its cleanup (see reservePorts): a connection to it is
+// refused at once until a member listens there, and a member started on
+// it, in this process or a child, again after a kill, never finds it
+// taken by another process.
+func ReserveLoopbackURL(t testing.TB) *url.URL {
+	t.Helper()
+	us, release, err := reservePorts(1)
 	if err != nil {
-		return nil, err
+		t.Fatalf("etcdtest: reserve a loopback port: %v", err)
 	}
-	defer l.Close()
-	return url.Parse("http://" + l.Addr().String())
+	t.Cleanup(release)
+	return us[0]
+}
+
+// reservePorts returns n URLs on distinct loopback ports, each held until
+// release by a TCP socket bound there with SO_REUSEADDR that never
+// listens. While one is held the kernel hands its port to no bind to port
+// 0 (no Listen on :0, no client's connect, of any process), a connection
+// to it is refused (nothing listens: the kernel answers with a reset, the
+// same at any load), and a member binds it all the same: Go's listeners
+// set SO_REUSEADDR too, and two such sockets may share a port when only
+// one listens. A port picked by a listener closed at once has none of
+// this: another process may take it before the member binds it.
+func reservePorts(n int) (us []*url.URL, release func(), err error) {
+	var fds []int
+	release = func() {
+		for _, fd := range fds {
+			_ = syscall.Close(fd)
+		}
+		fds = nil
+	}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
+	for range n {
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		fds = append(fds, fd)
+		if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err != nil {
+			return nil, nil, err
+		}
+		if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			return nil, nil, err
+		}
+		sa, err := syscall.Getsockname(fd)
+		if err != nil {
+			return nil, nil, err
+		}
+		u, err := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port))
+		if err != nil {
+			return nil, nil, err
+		}
+		us = append(us, u)
+	}
+	return us, release, nil
 }
 
 // Start starts a single-member cluster with its data in dir and returns it
 // with its client URL. Close it with (*embed.Etcd).Close.
 func Start(dir, name string) (*embed.Etcd, string, error) {
-	cu, pu, err := freeURLs()
+	us, release, err := reservePorts(2)
 	if err != nil {
 		return nil, "", err
 	}
-	e, err := StartAt(dir, name, cu, pu)
-	return e, cu.String(), err
-}
-
-// freeURLs returns a client and a peer URL on free loopback ports.
-func freeURLs() (cu, pu *url.URL, err error) {
-	us, err := freeLoopbackURLs(2)
-	if err != nil {
-		return nil, nil, err
-	}
-	return us[0], us[1], nil
-}
-
-// freeLoopbackURLs returns n URLs on distinct free loopback ports: every
-// port is held until all are chosen (a port closed at once may be handed
-// out again by the next Listen, and two members would then collide).
-func freeLoopbackURLs(n int) ([]*url.URL, error) {
-	var us []*url.URL
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		u, err := url.Parse("http://" + l.Addr().String())
-		if err != nil {
-			return nil, err
-		}
-		us = append(us, u)
-	}
-	return us, nil
+	defer release() // once the member listens: its listeners hold the ports
+	e, err := StartAt(dir, name, us[0], us[1])
+	return e, us[0].String(), err
 }
 
 // StartAt starts (or starts again, on the same data directory) a
@@ -84,10 +107,12 @@ func StartAt(dir, name string, cu, pu *url.URL) (*embed.Etcd, error) {
 // serves https with certFile and keyFile and requires a client certificate
 // issued by the CA in caFile. It returns the member and its client URL.
 func StartTLS(dir, name, certFile, keyFile, caFile string) (*embed.Etcd, string, error) {
-	cu, pu, err := freeURLs()
+	us, release, err := reservePorts(2)
 	if err != nil {
 		return nil, "", err
 	}
+	defer release()
+	cu, pu := us[0], us[1]
 	cu.Scheme = "https"
 	e, err := startMember(dir, name, cu, pu, name+"="+pu.String(), func(cfg *embed.Config) {
 		cfg.ClientTLSInfo.CertFile, cfg.ClientTLSInfo.KeyFile = certFile, keyFile
@@ -291,10 +316,11 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
 	c := &Cluster{}
 	var initial []string
-	us, err := freeLoopbackURLs(2 * n)
+	us, release, err := reservePorts(2 * n) // held while the test runs: a killed member restarts on its ports
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(release)
 	for i := range n {
 		m := &Member{Name: fmt.Sprintf("m%d", i), Dir: t.TempDir(), Client: us[2*i], peer: us[2*i+1]}
 		c.Members = append(c.Members, m)
