@@ -36,8 +36,8 @@ func etcdHostOn(t *testing.T, endpoint, prefix string) (*Module, uint64) {
 }
 
 // etcdHostLog is etcdHostTimeout with short timeouts (500 ms), for the
-// tests of a cluster that does not answer; it also returns the module
-// log's path.
+// tests of a cluster that never answers; it also returns the module log's
+// path.
 func etcdHostLog(t *testing.T, endpoint, prefix string) (*Module, uint64, string) {
 	t.Helper()
 	return etcdHostTimeout(t, endpoint, prefix, "500ms")
@@ -191,13 +191,17 @@ func propagation(t *testing.T, epA, epB, prefix, what string) {
 }
 
 // TestFleetClusterDown: with the cluster stopped, signing goes on from the
-// cache and searches answer from it, writes and logins fail fast with
-// CKR_DEVICE_ERROR; all recovers when the cluster is back.
+// cache and searches answer from it, writes and logins fail with
+// CKR_DEVICE_ERROR after the request timeout; all recovers when the
+// cluster is back. The timeouts are etcdHostOn's 10 s: the writes before
+// the kill must succeed on a loaded machine (500 ms is what failed
+// TestFleetTwoHosts' writes there), so the two failures cost 10 s each.
+// The member's ports stay reserved while it is down: it restarts on them.
 func TestFleetClusterDown(t *testing.T) {
 	dir := t.TempDir()
-	cu, pu := etcdtest.ReserveLoopbackURL(t), etcdtest.ReserveLoopbackURL(t) // held: the member restarts on them
+	cu, pu := etcdtest.ReserveLoopbackURL(t), etcdtest.ReserveLoopbackURL(t)
 	e := etcdtest.StartProcess(t, dir, "down", cu, pu)
-	m, slot, _ := etcdHostLog(t, cu.String(), "/down/") // short timeouts: calls meet the cluster down
+	m, slot, _ := etcdHostTimeout(t, cu.String(), "/down/", "10s")
 	initToken(t, m, slot)
 	sh := openRW(t, m, slot)
 	must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))

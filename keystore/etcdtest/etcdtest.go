@@ -6,9 +6,8 @@
 package etcdtest
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -231,12 +230,15 @@ func Serve(dir, name string, cu, pu *url.URL, initial string) {
 
 // Process is a member running in a child process.
 type Process struct {
-	cmd *exec.Cmd
+	cmd    *exec.Cmd
+	out    *childOutput
+	exited chan struct{} // closed once the child has exited and been waited for
 }
 
 // StartProcess starts a single-member cluster in a child process (the
 // test binary, see MaybeServe) on dir and the given URLs, and waits until
-// it serves. The test's cleanup kills it.
+// it serves. The test's cleanup kills it; when the test failed, it logs
+// what the child printed and the member's etcd.log.
 func StartProcess(t testing.TB, dir, name string, cu, pu *url.URL) *Process {
 	t.Helper()
 	return startProcess(t, dir, name, cu, pu, name+"="+pu.String())
@@ -246,52 +248,112 @@ func startProcess(t testing.TB, dir, name string, cu, pu *url.URL, initial strin
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %s %s %s", envServe, dir, name, cu, pu, initial))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := &childOutput{ready: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = (*childStdout)(out), (*childStderr)(out)
+	p := &Process{cmd: cmd, out: out, exited: make(chan struct{})}
+	t.Cleanup(func() { // after the kill below: all the output is in
+		if t.Failed() {
+			log, _ := os.ReadFile(filepath.Join(dir, "etcd.log"))
+			t.Logf("etcd member %s in a child process (%s, %s): %v; it printed:\n%s\n%s/etcd.log:\n%s",
+				name, cu, pu, cmd.ProcessState, out.String(), dir, log)
+		}
+	})
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &Process{cmd: cmd}
-	t.Cleanup(p.Kill)
-	ready := make(chan bool, 1)
 	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		ready <- line == "ready\n"
-		_, _ = io.Copy(io.Discard, out)
+		_ = cmd.Wait()
+		close(p.exited)
 	}()
+	t.Cleanup(p.Kill)
 	select {
-	case ok := <-ready:
-		if !ok {
-			t.Fatal("etcd child process failed to start")
-		}
+	case <-out.ready:
+	case <-p.exited:
+		t.Fatalf("etcd child process failed to start (%v): its output is logged below", cmd.ProcessState)
 	case <-time.After(2 * time.Minute): // a guard against a hang: a member that fails exits, and says so above
 		t.Fatal("etcd child process not ready in 2 min")
 	}
 	return p
 }
 
+// childOutput is what a member in a child process prints, both streams
+// in the order they came; ready is closed when stdout has said "ready".
+type childOutput struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	stdout []byte // stdout until its "ready" line
+	said   bool   // stdout has said "ready"
+	ready  chan struct{}
+}
+
+func (o *childOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// childStdout and childStderr are the child's two streams into its
+// childOutput.
+type (
+	childStdout childOutput
+	childStderr childOutput
+)
+
+func (w *childStdout) Write(p []byte) (int, error) {
+	o := (*childOutput)(w)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.buf.Write(p)
+	if !o.said {
+		o.stdout = append(o.stdout, p...)
+		if bytes.HasPrefix(o.stdout, []byte("ready\n")) || bytes.Contains(o.stdout, []byte("\nready\n")) {
+			o.said, o.stdout = true, nil
+			close(o.ready)
+		}
+	}
+	return len(p), nil
+}
+
+func (w *childStderr) Write(p []byte) (int, error) {
+	o := (*childOutput)(w)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.buf.Write(p)
+	return len(p), nil
+}
+
 // Kill kills the member with SIGKILL and waits for it.
 func (p *Process) Kill() {
-	if p.cmd.ProcessState != nil {
+	select {
+	case <-p.exited:
 		return
+	default:
 	}
 	_ = p.cmd.Process.Kill()
-	_ = p.cmd.Wait()
+	<-p.exited
+}
+
+// running reports whether the child has not exited.
+func (p *Process) running() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
 }
 
 // Stop stops the member with SIGSTOP: its connections stay open and
 // nothing answers (a stalled member, as in a long pause), until Cont.
 func (p *Process) Stop() {
-	if p.cmd.ProcessState == nil {
+	if p.running() {
 		_ = p.cmd.Process.Signal(syscall.SIGSTOP)
 	}
 }
 
 // Cont resumes a member stopped by Stop.
 func (p *Process) Cont() {
-	if p.cmd.ProcessState == nil {
+	if p.running() {
 		_ = p.cmd.Process.Signal(syscall.SIGCONT)
 	}
 }
