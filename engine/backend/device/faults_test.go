@@ -197,9 +197,15 @@ func TestBusy(t *testing.T) {
 	wg.Wait()
 }
 
+// TestDrain: a shutdown lets the requests in flight finish. The device
+// holds all eight until the drain has begun: both conditions are waited
+// for, not slept for.
 func TestDrain(t *testing.T) {
-	d := startDaemon(t, sleepyEngine{bigengine.New(0)})
-	e := openClient(t, d.config())
+	eng := newHeldEngine(150)
+	d := startHeld(t, eng)
+	cfg := d.config()
+	cfg.Timeout = 10 * time.Minute // a guard against a hang: the test releases them
+	e := openClient(t, cfg)
 	m, _ := e.NewModulus([]byte{0x0B})
 	var wg sync.WaitGroup
 	results := make(chan error, 8)
@@ -212,13 +218,17 @@ func TestDrain(t *testing.T) {
 			results <- err
 		})
 	}
-	time.Sleep(50 * time.Millisecond) // all eight in flight
-	if n := d.srv.Stats().InFlight; n != 8 {
-		t.Fatalf("%d in flight before drain", n)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	waitFor(t, "all eight in flight", func() bool { return d.srv.Stats().InFlight == 8 })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a guard against a hang
 	defer cancel()
-	if err := d.srv.Shutdown(ctx); err != nil {
+	shut := make(chan error, 1)
+	go func() { shut <- d.srv.Shutdown(ctx) }()
+	waitFor(t, "the drain", func() bool { return d.srv.Stats().Draining })
+	if n := d.srv.Stats().InFlight; n != 8 {
+		t.Fatalf("%d in flight as the drain begins", n)
+	}
+	close(eng.gates[150])
+	if err := <-shut; err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
 	wg.Wait()
