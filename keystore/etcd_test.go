@@ -215,12 +215,9 @@ func TestBackendLockoutRace(t *testing.T) {
 // TestEtcdUnreachable: a cluster that does not answer gives
 // ErrUnavailable in bounded time.
 func TestEtcdUnreachable(t *testing.T) {
-	u, err := etcdtest.FreeLoopbackURL() // nothing listens there
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := etcdtest.ReserveLoopbackURL(t) // nothing listens there
 	start := time.Now()
-	_, err = OpenEtcd(EtcdConfig{Endpoints: []string{u.String()}, Prefix: "/x/",
+	_, err := OpenEtcd(EtcdConfig{Endpoints: []string{u.String()}, Prefix: "/x/",
 		DialTimeout: 300 * time.Millisecond, RequestTimeout: 300 * time.Millisecond}, testOptions())
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("OpenEtcd on a closed port: %v", err)

@@ -21,18 +21,23 @@ import (
 
 // TestFleetSlotBySlot: a file slot beside an etcd slot where nothing
 // listens and one whose port accepts connections but never answers, with
-// request timeouts far above the connect budget. The module loads; the
-// file slot works at once; each dead slot reports its cause (in
-// StoreStatus, its calls' error and the log) and every later call gets
-// that recorded reason without contacting the cluster. When a member
+// request timeouts far above the latter's connect budget. The module
+// loads; the file slot works at once; each dead slot reports its cause
+// (in StoreStatus, its calls' error and the log) and every later call
+// gets that recorded reason without contacting the cluster. When a member
 // starts on the first endpoint the background retries make the slot
 // usable again.
+//
+// The refused slot's budget is only a guard against a hang: the first
+// request waits for a connection until its timeout, and the refusal is
+// diagnosed in what the budget leaves, which a loaded machine can eat
+// (300 ms can leave too little: the refusal is then taken for a
+// timeout). Its port is reserved, not listened on: refused at any load,
+// and taken by no other process before the member binds it.
 func TestFleetSlotBySlot(t *testing.T) {
 	dir := t.TempDir()
-	cu, err := etcdtest.FreeLoopbackURL() // nothing listens there (until the member starts)
-	must(t, err)
-	pu, err := etcdtest.FreeLoopbackURL()
-	must(t, err)
+	cu := etcdtest.ReserveLoopbackURL(t) // nothing listens there (until the member starts)
+	pu := etcdtest.ReserveLoopbackURL(t)
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
 	t.Cleanup(func() { silent.Close() })
@@ -65,12 +70,12 @@ kdf_insecure = true
 etcd_prefix = %q
 etcd_dial_timeout = "10s"
 etcd_request_timeout = "10s"
-etcd_connect_budget = "300ms"
+etcd_connect_budget = %q
 `
 	body := fmt.Sprintf("log = %q\nlog_level = \"debug\"\n", logPath) +
 		fmt.Sprintf(slotConf+"token_file = %q\n", "File", filepath.Join(dir, "file.token")) +
-		fmt.Sprintf(etcdConf, "Refused", cu.String(), "/refused/") +
-		fmt.Sprintf(etcdConf, "Silent", "http://"+silent.Addr().String(), "/silent/")
+		fmt.Sprintf(etcdConf, "Refused", cu.String(), "/refused/", "2m") +
+		fmt.Sprintf(etcdConf, "Silent", "http://"+silent.Addr().String(), "/silent/", "300ms")
 	cfg, err := config.Parse([]byte(body), dir)
 	must(t, err)
 	start := time.Now()
@@ -179,8 +184,7 @@ func TestFleetPermissionDenied(t *testing.T) {
 	must(t, err)
 	etcdtest.GrantPrefixes(t, endpoint, &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{root}},
 		"root", map[string]string{"host": "/allowed/"})
-	refused, err := etcdtest.FreeLoopbackURL()
-	must(t, err)
+	refused := etcdtest.ReserveLoopbackURL(t)
 
 	logPath := filepath.Join(dir, "module.log")
 	slotConf := `
@@ -203,7 +207,7 @@ etcd_connect_budget = "10s"
 		fmt.Sprintf(slotConf+"token_file = %q\n", "File", filepath.Join(dir, "file.token")) +
 		fmt.Sprintf(etcdConf, "Allowed", endpoint, "/allowed/", caFile, hostCert, hostKey) +
 		fmt.Sprintf(etcdConf, "Denied", endpoint, "/denied/", caFile, hostCert, hostKey) +
-		fmt.Sprintf(slotConf+"etcd_endpoints = [%q]\netcd_prefix = \"/gone/\"\netcd_connect_budget = \"500ms\"\n", "Gone", refused.String())
+		fmt.Sprintf(slotConf+"etcd_endpoints = [%q]\netcd_prefix = \"/gone/\"\netcd_connect_budget = \"2m\"\netcd_request_timeout = \"300ms\"\n", "Gone", refused.String())
 	cfg, err := config.Parse([]byte(body), dir)
 	must(t, err)
 	start := time.Now()

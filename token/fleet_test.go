@@ -36,8 +36,8 @@ func etcdHostOn(t *testing.T, endpoint, prefix string) (*Module, uint64) {
 }
 
 // etcdHostLog is etcdHostTimeout with short timeouts (500 ms), for the
-// tests of a cluster that does not answer; it also returns the module
-// log's path.
+// tests of a cluster that never answers; it also returns the module log's
+// path.
 func etcdHostLog(t *testing.T, endpoint, prefix string) (*Module, uint64, string) {
 	t.Helper()
 	return etcdHostTimeout(t, endpoint, prefix, "500ms")
@@ -125,10 +125,7 @@ func twoHosts(t *testing.T) (a *Module, slotA, shA uint64, b *Module, slotB, shB
 // or kill) and returns it with its client URL.
 func memberProcess(t *testing.T, name string) (*etcdtest.Process, string) {
 	t.Helper()
-	cu, err := etcdtest.FreeLoopbackURL()
-	must(t, err)
-	pu, err := etcdtest.FreeLoopbackURL()
-	must(t, err)
+	cu, pu := etcdtest.ReserveLoopbackURL(t), etcdtest.ReserveLoopbackURL(t)
 	return etcdtest.StartProcess(t, t.TempDir(), name, cu, pu), cu.String()
 }
 
@@ -194,16 +191,17 @@ func propagation(t *testing.T, epA, epB, prefix, what string) {
 }
 
 // TestFleetClusterDown: with the cluster stopped, signing goes on from the
-// cache and searches answer from it, writes and logins fail fast with
-// CKR_DEVICE_ERROR; all recovers when the cluster is back.
+// cache and searches answer from it, writes and logins fail with
+// CKR_DEVICE_ERROR after the request timeout; all recovers when the
+// cluster is back. The timeouts are etcdHostOn's 10 s: the writes before
+// the kill must succeed on a loaded machine (500 ms is what failed
+// TestFleetTwoHosts' writes there), so the two failures cost 10 s each.
+// The member's ports stay reserved while it is down: it restarts on them.
 func TestFleetClusterDown(t *testing.T) {
 	dir := t.TempDir()
-	cu, err := etcdtest.FreeLoopbackURL()
-	must(t, err)
-	pu, err := etcdtest.FreeLoopbackURL()
-	must(t, err)
+	cu, pu := etcdtest.ReserveLoopbackURL(t), etcdtest.ReserveLoopbackURL(t)
 	e := etcdtest.StartProcess(t, dir, "down", cu, pu)
-	m, slot, _ := etcdHostLog(t, cu.String(), "/down/") // short timeouts: calls meet the cluster down
+	m, slot, _ := etcdHostTimeout(t, cu.String(), "/down/", "10s")
 	initToken(t, m, slot)
 	sh := openRW(t, m, slot)
 	must(t, m.Login(sh, ck.CKU_USER, []byte(testUserPIN)))
@@ -243,11 +241,11 @@ func TestFleetClusterDown(t *testing.T) {
 
 	etcdtest.StartProcess(t, dir, "down", cu, pu)
 	start = time.Now()
-	for err = m.Login(sh, ck.CKU_USER, []byte(testUserPIN)); err != nil; err = m.Login(sh, ck.CKU_USER, []byte(testUserPIN)) {
+	for err := m.Login(sh, ck.CKU_USER, []byte(testUserPIN)); err != nil; err = m.Login(sh, ck.CKU_USER, []byte(testUserPIN)) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("login back %v after the cluster", time.Since(start))
-	for err = gen(); err != nil; err = gen() {
+	for err := gen(); err != nil; err = gen() {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("writes back %v after the cluster", time.Since(start))
@@ -259,11 +257,10 @@ func TestFleetClusterDown(t *testing.T) {
 // CKR_DEVICE_ERROR and a log line naming the cause, and the store is
 // tried again in the background (TestFleetSlotBySlot).
 func TestFleetUnreachableAtLoad(t *testing.T) {
-	u, err := etcdtest.FreeLoopbackURL() // nothing listens there
-	must(t, err)
+	u := etcdtest.ReserveLoopbackURL(t) // nothing listens there
 	start := time.Now()
 	m, slot, logPath := etcdHostLog(t, u.String(), "/nowhere/")
-	_, err = m.TokenInfo(slot)
+	_, err := m.TokenInfo(slot)
 	wantRV(t, err, ck.CKR_DEVICE_ERROR)
 	t.Logf("load and C_GetTokenInfo: %v", time.Since(start))
 	logs, err := os.ReadFile(logPath)

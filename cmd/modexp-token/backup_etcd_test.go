@@ -97,10 +97,7 @@ func TestBackupRestoreEtcd(t *testing.T) {
 	has("2", "k1", "k2")
 
 	// An unreachable cluster: a clear error within the timeouts.
-	u, err := etcdtest.FreeLoopbackURL()
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := etcdtest.ReserveLoopbackURL(t)
 	cli = cliWith(t, fmt.Sprintf("[[slot]]\netcd_endpoints = [%q]\netcd_prefix = \"/down/\"\n"+
 		"etcd_dial_timeout = \"300ms\"\netcd_request_timeout = \"300ms\"\n%s", u.String(), cliSlot))
 	for _, args := range [][]string{

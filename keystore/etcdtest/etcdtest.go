@@ -6,10 +6,8 @@
 package etcdtest
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
-	"io"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -24,54 +22,78 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 )
 
-// FreeLoopbackURL returns http://127.0.0.1:port with a port free now.
-func FreeLoopbackURL() (*url.URL, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// ReserveLoopbackURL returns http://127.0.0.1:port on a port reserved
+// for t until its cleanup (see reservePorts): a connection to it is
+// refused at once until a member listens there, and a member started on
+// it, in this process or a child, again after a kill, never finds it
+// taken by another process.
+func ReserveLoopbackURL(t testing.TB) *url.URL {
+	t.Helper()
+	us, release, err := reservePorts(1)
 	if err != nil {
-		return nil, err
+		t.Fatalf("etcdtest: reserve a loopback port: %v", err)
 	}
-	defer l.Close()
-	return url.Parse("http://" + l.Addr().String())
+	t.Cleanup(release)
+	return us[0]
+}
+
+// reservePorts returns n URLs on distinct loopback ports, each held until
+// release by a TCP socket bound there with SO_REUSEADDR that never
+// listens. While one is held the kernel hands its port to no bind to port
+// 0 (no Listen on :0, no client's connect, of any process), a connection
+// to it is refused (nothing listens: the kernel answers with a reset, the
+// same at any load), and a member binds it all the same: Go's listeners
+// set SO_REUSEADDR too, and two such sockets may share a port when only
+// one listens. A port picked by a listener closed at once has none of
+// this: another process may take it before the member binds it.
+func reservePorts(n int) (us []*url.URL, release func(), err error) {
+	var fds []int
+	release = func() {
+		for _, fd := range fds {
+			_ = syscall.Close(fd)
+		}
+		fds = nil
+	}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
+	for range n {
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		fds = append(fds, fd)
+		if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err != nil {
+			return nil, nil, err
+		}
+		if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			return nil, nil, err
+		}
+		sa, err := syscall.Getsockname(fd)
+		if err != nil {
+			return nil, nil, err
+		}
+		u, err := url.Parse(fmt.Sprintf("http://127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port))
+		if err != nil {
+			return nil, nil, err
+		}
+		us = append(us, u)
+	}
+	return us, release, nil
 }
 
 // Start starts a single-member cluster with its data in dir and returns it
 // with its client URL. Close it with (*embed.Etcd).Close.
 func Start(dir, name string) (*embed.Etcd, string, error) {
-	cu, pu, err := freeURLs()
+	us, release, err := reservePorts(2)
 	if err != nil {
 		return nil, "", err
 	}
-	e, err := StartAt(dir, name, cu, pu)
-	return e, cu.String(), err
-}
-
-// freeURLs returns a client and a peer URL on free loopback ports.
-func freeURLs() (cu, pu *url.URL, err error) {
-	us, err := freeLoopbackURLs(2)
-	if err != nil {
-		return nil, nil, err
-	}
-	return us[0], us[1], nil
-}
-
-// freeLoopbackURLs returns n URLs on distinct free loopback ports: every
-// port is held until all are chosen (a port closed at once may be handed
-// out again by the next Listen, and two members would then collide).
-func freeLoopbackURLs(n int) ([]*url.URL, error) {
-	var us []*url.URL
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		u, err := url.Parse("http://" + l.Addr().String())
-		if err != nil {
-			return nil, err
-		}
-		us = append(us, u)
-	}
-	return us, nil
+	defer release() // once the member listens: its listeners hold the ports
+	e, err := StartAt(dir, name, us[0], us[1])
+	return e, us[0].String(), err
 }
 
 // StartAt starts (or starts again, on the same data directory) a
@@ -84,10 +106,12 @@ func StartAt(dir, name string, cu, pu *url.URL) (*embed.Etcd, error) {
 // serves https with certFile and keyFile and requires a client certificate
 // issued by the CA in caFile. It returns the member and its client URL.
 func StartTLS(dir, name, certFile, keyFile, caFile string) (*embed.Etcd, string, error) {
-	cu, pu, err := freeURLs()
+	us, release, err := reservePorts(2)
 	if err != nil {
 		return nil, "", err
 	}
+	defer release()
+	cu, pu := us[0], us[1]
 	cu.Scheme = "https"
 	e, err := startMember(dir, name, cu, pu, name+"="+pu.String(), func(cfg *embed.Config) {
 		cfg.ClientTLSInfo.CertFile, cfg.ClientTLSInfo.KeyFile = certFile, keyFile
@@ -206,12 +230,15 @@ func Serve(dir, name string, cu, pu *url.URL, initial string) {
 
 // Process is a member running in a child process.
 type Process struct {
-	cmd *exec.Cmd
+	cmd    *exec.Cmd
+	out    *childOutput
+	exited chan struct{} // closed once the child has exited and been waited for
 }
 
 // StartProcess starts a single-member cluster in a child process (the
 // test binary, see MaybeServe) on dir and the given URLs, and waits until
-// it serves. The test's cleanup kills it.
+// it serves. The test's cleanup kills it; when the test failed, it logs
+// what the child printed and the member's etcd.log.
 func StartProcess(t testing.TB, dir, name string, cu, pu *url.URL) *Process {
 	t.Helper()
 	return startProcess(t, dir, name, cu, pu, name+"="+pu.String())
@@ -221,52 +248,112 @@ func startProcess(t testing.TB, dir, name string, cu, pu *url.URL, initial strin
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %s %s %s", envServe, dir, name, cu, pu, initial))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := &childOutput{ready: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = (*childStdout)(out), (*childStderr)(out)
+	p := &Process{cmd: cmd, out: out, exited: make(chan struct{})}
+	t.Cleanup(func() { // after the kill below: all the output is in
+		if t.Failed() {
+			log, _ := os.ReadFile(filepath.Join(dir, "etcd.log"))
+			t.Logf("etcd member %s in a child process (%s, %s): %v; it printed:\n%s\n%s/etcd.log:\n%s",
+				name, cu, pu, cmd.ProcessState, out.String(), dir, log)
+		}
+	})
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &Process{cmd: cmd}
-	t.Cleanup(p.Kill)
-	ready := make(chan bool, 1)
 	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		ready <- line == "ready\n"
-		_, _ = io.Copy(io.Discard, out)
+		_ = cmd.Wait()
+		close(p.exited)
 	}()
+	t.Cleanup(p.Kill)
 	select {
-	case ok := <-ready:
-		if !ok {
-			t.Fatal("etcd child process failed to start")
-		}
+	case <-out.ready:
+	case <-p.exited:
+		t.Fatalf("etcd child process failed to start (%v): its output is logged below", cmd.ProcessState)
 	case <-time.After(2 * time.Minute): // a guard against a hang: a member that fails exits, and says so above
 		t.Fatal("etcd child process not ready in 2 min")
 	}
 	return p
 }
 
+// childOutput is what a member in a child process prints, both streams
+// in the order they came; ready is closed when stdout has said "ready".
+type childOutput struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	stdout []byte // stdout until its "ready" line
+	said   bool   // stdout has said "ready"
+	ready  chan struct{}
+}
+
+func (o *childOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// childStdout and childStderr are the child's two streams into its
+// childOutput.
+type (
+	childStdout childOutput
+	childStderr childOutput
+)
+
+func (w *childStdout) Write(p []byte) (int, error) {
+	o := (*childOutput)(w)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.buf.Write(p)
+	if !o.said {
+		o.stdout = append(o.stdout, p...)
+		if bytes.HasPrefix(o.stdout, []byte("ready\n")) || bytes.Contains(o.stdout, []byte("\nready\n")) {
+			o.said, o.stdout = true, nil
+			close(o.ready)
+		}
+	}
+	return len(p), nil
+}
+
+func (w *childStderr) Write(p []byte) (int, error) {
+	o := (*childOutput)(w)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.buf.Write(p)
+	return len(p), nil
+}
+
 // Kill kills the member with SIGKILL and waits for it.
 func (p *Process) Kill() {
-	if p.cmd.ProcessState != nil {
+	select {
+	case <-p.exited:
 		return
+	default:
 	}
 	_ = p.cmd.Process.Kill()
-	_ = p.cmd.Wait()
+	<-p.exited
+}
+
+// running reports whether the child has not exited.
+func (p *Process) running() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
 }
 
 // Stop stops the member with SIGSTOP: its connections stay open and
 // nothing answers (a stalled member, as in a long pause), until Cont.
 func (p *Process) Stop() {
-	if p.cmd.ProcessState == nil {
+	if p.running() {
 		_ = p.cmd.Process.Signal(syscall.SIGSTOP)
 	}
 }
 
 // Cont resumes a member stopped by Stop.
 func (p *Process) Cont() {
-	if p.cmd.ProcessState == nil {
+	if p.running() {
 		_ = p.cmd.Process.Signal(syscall.SIGCONT)
 	}
 }
@@ -291,10 +378,11 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
 	c := &Cluster{}
 	var initial []string
-	us, err := freeLoopbackURLs(2 * n)
+	us, release, err := reservePorts(2 * n) // held while the test runs: a killed member restarts on its ports
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(release)
 	for i := range n {
 		m := &Member{Name: fmt.Sprintf("m%d", i), Dir: t.TempDir(), Client: us[2*i], peer: us[2*i+1]}
 		c.Members = append(c.Members, m)

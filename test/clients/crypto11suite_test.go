@@ -53,13 +53,23 @@ var crypto11Skips = []struct{ name, why string }{
 	{"TestKeyPairDelete", "expects FindKeyPair to return nil, nil for a deleted key; crypto11 v1.6.2 returns an error"},
 	{"TestKeyDelete", "expects FindKey to return nil, nil for a deleted key; crypto11 v1.6.2 returns an error"},
 	{"TestAccessSameLibraryTwice", "expects FindKey to return nil, nil for a deleted key; crypto11 v1.6.2 returns an error"},
-	{"TestNoLogin", "expects no login, but another context of the same process is logged in (login state is per application); run alone below, where it passes"},
+	{"TestNoLogin", "run alone (crypto11Alone)"},
+	{"TestDeleteCertificate", "run alone (crypto11Alone)"},
 	// crypto11 makes HMAC keys with nCipher's vendor mechanism first and
 	// tries the next only after nShield's or CloudHSM's error codes; this
 	// token (like SoftHSMv2, where crypto11 skips the test) answers the
 	// standard's CKR_MECHANISM_INVALID. HMAC through crypto11 is tested in
 	// TestCrypto11InProcessStress (crypto11HMAC: a CipherGeneric key, NewHMAC).
 	{"TestHmac", "crypto11 falls back from CKM_NC_SHA*_HMAC_KEY_GEN only on nShield's error codes"},
+}
+
+// crypto11Alone are the crypto11 tests run apart from the suite, each in
+// a run of its own on tokens of its own, with the reason.
+var crypto11Alone = []struct{ name, why string }{
+	{"TestNoLogin", "expects no login, but in the suite another context of the same process is logged in (login state is per application)"},
+	{"TestDeleteCertificate", "deletes by serial alone and expects its own certificate gone; the serials are random below 20,000, " +
+		"and the suite's earlier certificate tests leave two certificates on the token: one with the same serial (about one run " +
+		"in 10,000) would be the one deleted"},
 }
 
 // crypto11RemoteSkips are skipped through p11-kit only: p11-kit 0.24's RPC
@@ -197,14 +207,51 @@ func runCrypto11Suite(t *testing.T, bin, src string, env []string, config map[st
 		}
 	}
 	if err != nil && len(fail) == 0 {
-		t.Fatalf("crypto11's suite: %v\n%s", err, tail(out, 60))
+		t.Fatalf("crypto11's suite: %v\n%s", err, failureReport(out, nil))
 	}
 	return pass, fail, skip, out
 }
 
+// failureReport is what a failed run of a go test -v binary says about
+// its failure: each failed test's own lines (from its "=== RUN" to its
+// "--- FAIL", which a long run's end may be far from), the start of a
+// panic (a test timeout names the tests running, then the goroutines),
+// and the output's last lines.
+func failureReport(out string, failed []string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	var b strings.Builder
+	for _, name := range failed {
+		start, end := -1, -1
+		for i, l := range lines {
+			switch {
+			case start < 0 && l == "=== RUN   "+name:
+				start = i
+			case start >= 0 && strings.HasPrefix(l, "--- FAIL: "+name+" "):
+				end = i
+			}
+			if end >= 0 {
+				break
+			}
+		}
+		if start < 0 || end < 0 {
+			fmt.Fprintf(&b, "%s: no \"=== RUN\" ... \"--- FAIL\" lines in the output\n", name)
+			continue
+		}
+		fmt.Fprintf(&b, "%s:\n%s\n", name, strings.Join(lines[start:end+1], "\n"))
+	}
+	for i, l := range lines {
+		if strings.HasPrefix(l, "panic: ") {
+			fmt.Fprintf(&b, "the panic:\n%s\n", strings.Join(lines[i:min(i+40, len(lines))], "\n"))
+			break
+		}
+	}
+	fmt.Fprintf(&b, "output (end):\n%s", tail(out, 60))
+	return b.String()
+}
+
 // TestCrypto11Suite runs crypto11's own suite against the module, in
 // process and through p11-kit remoting. Every test passes but those of
-// crypto11Skips; TestNoLogin runs alone.
+// crypto11Skips; those of crypto11Alone run alone, each on new tokens.
 func TestCrypto11Suite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crypto11's suite takes about a minute (two runs of its RSA key generations)")
@@ -214,6 +261,9 @@ func TestCrypto11Suite(t *testing.T) {
 	for _, s := range crypto11Skips {
 		names = append(names, s.name)
 		t.Logf("skipped: %s: %s", s.name, s.why)
+	}
+	for _, s := range crypto11Alone {
+		t.Logf("run alone: %s: %s", s.name, s.why)
 	}
 	var subSkips string
 	for _, s := range crypto11SubtestSkips {
@@ -258,15 +308,19 @@ func TestCrypto11Suite(t *testing.T) {
 				t.Errorf("crypto11 %s failed", f)
 			}
 			if len(fail) > 0 {
-				t.Logf("output (end):\n%s", tail(out, 80))
+				t.Logf("%s", failureReport(out, fail))
 			}
 			if len(pass) < 25 {
 				t.Errorf("only %d crypto11 tests passed", len(pass))
 			}
 			t.Logf("%s: %d passed, %d skipped by crypto11 (%v), %d failed, in %v", mode.name, len(pass), len(skip), skip, len(fail), time.Since(start).Round(time.Millisecond))
-			pass, fail, _, out = runCrypto11Suite(t, bin, src, env, mode.config(module), "-test.run", "^TestNoLogin$")
-			if len(fail) > 0 || len(pass) != 1 {
-				t.Errorf("TestNoLogin alone: passed %v, failed %v\n%s", pass, fail, tail(out, 30))
+			for _, a := range crypto11Alone {
+				env, module := crypto11Tokens(t)
+				env = mode.env(env, module)
+				pass, fail, _, out := runCrypto11Suite(t, bin, src, env, mode.config(module), "-test.run", "^"+a.name+"$")
+				if len(fail) > 0 || len(pass) != 1 {
+					t.Errorf("%s alone: passed %v, failed %v\n%s", a.name, pass, fail, failureReport(out, fail))
+				}
 			}
 		})
 	}
@@ -400,6 +454,32 @@ func crypto11StressChild(t *testing.T) {
 	_ = rsaKey.Delete()
 	_ = ec.Delete()
 	fmt.Printf("STRESS OK: %d crypto11 calls from 8 goroutines in %d s, %d forced GCs in the host (GOGC=5 in both runtimes)\n", calls.Load(), secs, gcs.Load())
+}
+
+// TestFailureReport: a failed test's own lines are reported however far
+// from the end they are, a timeout's panic from its start, and the end.
+func TestFailureReport(t *testing.T) {
+	var out strings.Builder
+	out.WriteString("=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestDelete\n    cert_test.go:175: Should be nil\n" +
+		"--- FAIL: TestDelete (2.00s)\n=== RUN   TestDeleteMore\n--- FAIL: TestDeleteMore (0.00s)\n")
+	for i := range 200 {
+		fmt.Fprintf(&out, "=== RUN   TestN%d\n--- PASS: TestN%d (0.00s)\n", i, i)
+	}
+	out.WriteString("panic: test timed out after 4m40s\n\trunning tests:\n\t\tTestSlow (1m0s)\n\ngoroutine 1 [running]:\n")
+	got := failureReport(out.String(), []string{"TestDelete", "TestGone"})
+	for _, want := range []string{
+		"TestDelete:\n=== RUN   TestDelete\n    cert_test.go:175: Should be nil\n--- FAIL: TestDelete (2.00s)\n",
+		"TestGone: no \"=== RUN\"",
+		"the panic:\npanic: test timed out after 4m40s\n\trunning tests:\n\t\tTestSlow (1m0s)\n",
+		"output (end):\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the report has no %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "TestDeleteMore") {
+		t.Errorf("the report has a test that was not asked for (a name's prefix):\n%s", got)
+	}
 }
 
 // tail is the last n lines of s.

@@ -17,10 +17,7 @@ import (
 // 100,000 of docs/PERFORMANCE.md with the package doc's command (the bulk
 // load, 4,000 transactions of 25 objects, takes about 40 s).
 func TestEtcdSearchesAndChangesDoNotScan(t *testing.T) {
-	cu, err := etcdtest.FreeLoopbackURL()
-	must(t, err)
-	pu, err := etcdtest.FreeLoopbackURL()
-	must(t, err)
+	cu, pu := etcdtest.ReserveLoopbackURL(t), etcdtest.ReserveLoopbackURL(t)
 	etcdtest.StartProcess(t, t.TempDir(), "large", cu, pu)
 	searchesAndChanges(t, t.TempDir(), backend{
 		name: "etcd",

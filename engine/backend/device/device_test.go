@@ -263,9 +263,8 @@ func TestConcurrent(t *testing.T) {
 // them, 3 before 1, while 2 runs at once, so the order is [2 3 1] whatever
 // the machine's load.
 func TestOutOfOrder(t *testing.T) {
-	eng := heldEngine{bigengine.New(0), map[byte]chan struct{}{200: make(chan struct{}), 100: make(chan struct{})}}
-	// No calibration: its exponentiations could end in a held byte.
-	d := startDaemonCfg(t, filepath.Join(t.TempDir(), "run", "mxp.sock"), server.Config{Engine: eng, Cost: &wire.CostModel{}})
+	eng := heldEngine{Engine: bigengine.New(0), gates: map[byte]chan struct{}{200: make(chan struct{}), 100: make(chan struct{})}}
+	d := startHeld(t, eng)
 	c := wiretest.Dial(t, d.path)
 	req := func(id uint32, e byte) *wire.Frame {
 		return wire.NewRequest(wire.OpModExp, id).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).Add(wire.TagExp, []byte{e})
@@ -299,15 +298,64 @@ func TestOutOfOrder(t *testing.T) {
 
 // heldEngine is the big engine whose exponentiations with an exponent
 // ending in a byte that has a gate wait until that gate is closed (or
-// their context ends): tests order answers by releasing them.
+// their context ends): tests order answers by releasing them. When
+// entered is not nil, such a request sends its byte there as it reaches
+// its gate: the device has it in hand.
 type heldEngine struct {
 	*bigengine.Engine
-	gates map[byte]chan struct{}
+	gates   map[byte]chan struct{}
+	entered chan byte
+}
+
+// newHeldEngine is a heldEngine with a gate for each of bytes and an
+// entered channel.
+func newHeldEngine(bytes ...byte) heldEngine {
+	e := heldEngine{Engine: bigengine.New(0), gates: map[byte]chan struct{}{}, entered: make(chan byte, 16)}
+	for _, b := range bytes {
+		e.gates[b] = make(chan struct{})
+	}
+	return e
+}
+
+// startHeld starts a daemon on e (no calibration: its exponentiations
+// could end in a held byte); the test's end opens the gates still closed,
+// before the daemon closes.
+func startHeld(t *testing.T, e heldEngine) *daemon {
+	t.Helper()
+	d := startDaemonCfg(t, filepath.Join(t.TempDir(), "run", "mxp.sock"), server.Config{Engine: e, Cost: &wire.CostModel{}})
+	t.Cleanup(func() {
+		for _, g := range e.gates {
+			select {
+			case <-g:
+			default:
+				close(g)
+			}
+		}
+	})
+	return d
+}
+
+// waitEntered returns once a request held at b's gate is in the device's
+// hands (others' arrivals are skipped).
+func (e heldEngine) waitEntered(t *testing.T, b byte) {
+	t.Helper()
+	for got := range e.entered {
+		if got == b {
+			return
+		}
+	}
 }
 
 func (e heldEngine) expMode(ctx context.Context, m engine.Modulus, base, exp []byte, public bool) ([]byte, engine.Cost, error) {
 	if len(exp) > 0 && e.gates[exp[len(exp)-1]] != nil {
 		g := e.gates[exp[len(exp)-1]]
+		if e.entered != nil {
+			select {
+			case e.entered <- exp[len(exp)-1]:
+			case <-ctx.Done():
+				return nil, engine.Cost{}, ctx.Err()
+			}
+		}
 		select {
 		case <-g:
 		case <-ctx.Done():
@@ -327,15 +375,22 @@ func (e heldEngine) ExpVarTime(ctx context.Context, m engine.Modulus, base, exp 
 	return e.expMode(ctx, m, base, exp, true)
 }
 
+// TestDeadlineAndCancel: a request the device holds (it never answers
+// before the test's end) ends with the caller's deadline, its cancel, the
+// default deadline, the device's own DEADLINE_MS, or a CANCEL frame; each
+// interruption comes once the request is in the device's hands.
 func TestDeadlineAndCancel(t *testing.T) {
-	d := startDaemon(t, sleepyEngine{bigengine.New(0)})
+	// Each part holds its own byte: a late arrival of an earlier part's
+	// request is not taken for the one a part waits for.
+	eng := newHeldEngine(251, 252, 253, 254, 249)
+	d := startHeld(t, eng)
 	e := openClient(t, d.config())
 	m, _ := e.NewModulus([]byte{0x0B})
 
-	// A deadline shorter than the operation: the client gives up in time.
+	// A deadline before the answer: the client gives up when it passes.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	// The deadline's error (not the 250 ms answer) shows the client gave up.
-	_, _, err := e.Exp(ctx, m, []byte{2}, []byte{250})
+	// The deadline's error (there is no answer) shows the client gave up.
+	_, _, err := e.Exp(ctx, m, []byte{2}, []byte{251})
 	cancel()
 	if !isDevice(err) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("deadline: %v", err)
@@ -343,8 +398,11 @@ func TestDeadlineAndCancel(t *testing.T) {
 
 	// A cancelled context is the caller's choice: not a device error.
 	ctx, cancel = context.WithCancel(context.Background())
-	time.AfterFunc(30*time.Millisecond, cancel)
-	_, _, err = e.Exp(ctx, m, []byte{2}, []byte{250})
+	go func() {
+		eng.waitEntered(t, 252)
+		cancel()
+	}()
+	_, _, err = e.Exp(ctx, m, []byte{2}, []byte{252})
 	if !errors.Is(err, context.Canceled) || isDevice(err) {
 		t.Fatalf("cancel: %v", err)
 	}
@@ -354,20 +412,20 @@ func TestDeadlineAndCancel(t *testing.T) {
 	cfg.Timeout = 40 * time.Millisecond
 	short := openClient(t, cfg)
 	m2, _ := short.NewModulus([]byte{0x0B})
-	if _, _, err := short.Exp(context.Background(), m2, []byte{2}, []byte{250}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, _, err := short.Exp(context.Background(), m2, []byte{2}, []byte{253}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("default deadline: %v", err)
 	}
 
-	// The device notices deadlines too: DEADLINE_MS shorter than the work.
+	// The device notices deadlines too: DEADLINE_MS before the answer.
 	c := wiretest.Dial(t, d.path)
 	c.Send(wire.NewRequest(wire.OpModExp, 9).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).
-		Add(wire.TagExp, []byte{250}).AddU32(wire.TagDeadlineMS, 20))
+		Add(wire.TagExp, []byte{254}).AddU32(wire.TagDeadlineMS, 20))
 	if f := c.Recv(); f.ID != 9 || f.Status != wire.StatusTimeout {
 		t.Fatalf("device deadline: %v %v", f.ID, f.Status)
 	}
 	// CANCEL ends a request in flight with CANCELLED, and is not answered.
-	c.Send(wire.NewRequest(wire.OpModExp, 10).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).Add(wire.TagExp, []byte{250}))
-	time.Sleep(20 * time.Millisecond)
+	c.Send(wire.NewRequest(wire.OpModExp, 10).Add(wire.TagMod, []byte{0x0B}).Add(wire.TagBase, []byte{2}).Add(wire.TagExp, []byte{249}))
+	eng.waitEntered(t, 249)
 	c.Send(wire.NewRequest(wire.OpCancel, 11).AddU32(wire.TagTargetID, 10))
 	if f := c.Recv(); f.ID != 10 || f.Status != wire.StatusCancelled {
 		t.Fatalf("cancel: %v %v", f.ID, f.Status)
@@ -389,14 +447,16 @@ func TestSelfTestCatchesWideFaults(t *testing.T) {
 // TestLeaderHandOff: the caller reading the connection (the first one
 // waiting) gives up — cancelled, or past its deadline — while others still
 // wait; they must get their answers (one of them takes over the reading),
-// in whatever order the device sends them, on the same connection, and a
-// later call must not trip over the interrupted read.
+// as the device sends them, on the same connection, and a later call must
+// not trip over the interrupted read.
+//
+// The order is forced, not hoped for: the device holds every answer until
+// the test releases it; the await hook says who reads and who waits. The
+// reader gives up only once the other two wait, the second answer is
+// released only once the first is delivered, and the deadline that
+// passes is one the test ends (a real one passes on a timer, maybe before
+// the others wait on a loaded machine).
 func TestLeaderHandOff(t *testing.T) {
-	d := startDaemon(t, sleepyEngine{bigengine.New(0)})
-	cfg := d.config()
-	cfg.Conns = -1 // every caller on the one multiplexed connection
-	e := openClient(t, cfg)
-	m, _ := e.NewModulus([]byte{0x0B})
 	want := func(x byte) byte { // 2^x mod 11
 		return byte(new(big.Int).Exp(big.NewInt(2), big.NewInt(int64(x)), big.NewInt(11)).Int64())
 	}
@@ -406,52 +466,70 @@ func TestLeaderHandOff(t *testing.T) {
 		is   error
 	}{
 		{"cancel", func() (context.Context, context.CancelFunc) {
-			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(60*time.Millisecond, cancel)
-			return ctx, cancel
+			return context.WithCancel(context.Background())
 		}, context.Canceled},
 		{"deadline", func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), 60*time.Millisecond)
+			ctx := &endedDeadline{Context: context.Background(), done: make(chan struct{})}
+			return ctx, ctx.end
 		}, context.DeadlineExceeded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			eng := newHeldEngine(250, 120, 20)
+			cfg := startHeld(t, eng).config()
+			cfg.Conns = -1                 // every caller on the one multiplexed connection
+			cfg.Timeout = 10 * time.Minute // a guard against a hang: the test releases every answer
+			e := openClient(t, cfg)
+			m, _ := e.NewModulus([]byte{0x0B})
 			before := healthOf(t, e).Reconnects
-			start := time.Now()
+
+			type turn struct {
+				caller byte
+				leader bool
+			}
+			turns := make(chan turn, 64)
+			t.Cleanup(device.SetAwaitHook(func(ctx context.Context, leader bool) {
+				if x, ok := ctx.Value(callerKey{}).(byte); ok {
+					turns <- turn{x, leader}
+				}
+			}))
 			type result struct {
-				exp byte
 				out []byte
 				err error
-				at  time.Duration
 			}
-			res := make(chan result, 3)
+			res := map[byte]chan result{250: make(chan result, 1), 120: make(chan result, 1), 20: make(chan result, 1)}
 			run := func(ctx context.Context, x byte) {
-				out, _, err := e.Exp(ctx, m, []byte{2}, []byte{x})
-				res <- result{x, out, err, time.Since(start)}
+				out, _, err := e.Exp(context.WithValue(ctx, callerKey{}, x), m, []byte{2}, []byte{x})
+				res[x] <- result{out, err}
 			}
 			ctx, cancel := tc.ctx()
 			defer cancel()
 			go run(ctx, 250) // alone: it becomes the reader
-			time.Sleep(20 * time.Millisecond)
+			if tu := <-turns; tu != (turn{250, true}) {
+				t.Fatalf("first turn %+v, want 250 reading", tu)
+			}
 			go run(context.Background(), 120)
 			go run(context.Background(), 20)
-			got := map[byte]result{}
-			for range 3 {
-				r := <-res
-				got[r.exp] = r
+			for range 2 {
+				if tu := <-turns; tu.leader || tu.caller == 250 {
+					t.Fatalf("turn %+v while 250 reads, want 120 and 20 waiting", tu)
+				}
 			}
-			if r := got[250]; !errors.Is(r.err, tc.is) {
-				t.Errorf("reader: err %v after %v, want %v", r.err, r.at, tc.is)
+			cancel() // the reader gives up
+			if r := <-res[250]; !errors.Is(r.err, tc.is) {
+				t.Fatalf("reader: err %v, want %v", r.err, tc.is)
 			}
-			// Their answers arriving at all shows another caller took
-			// over the reading.
-			for _, x := range []byte{120, 20} {
-				r := got[x]
+			// One of the others takes over the reading (whatever turns
+			// they take, no answer comes without a reader).
+			for tu := <-turns; !tu.leader; tu = <-turns {
+			}
+			// Each answer is delivered as it comes: 20's before 120's is
+			// even released.
+			for _, x := range []byte{20, 120} {
+				close(eng.gates[x])
+				r := <-res[x]
 				if r.err != nil || len(r.out) != 1 || r.out[0] != want(x) {
 					t.Fatalf("exp %d: %x, %v", x, r.out, r.err)
 				}
-			}
-			if got[20].at > got[120].at {
-				t.Errorf("answers not delivered as they came: 20 ms at %v, 120 ms at %v", got[20].at, got[120].at)
 			}
 			// The next call reads past the interrupted reader's deadline.
 			if out, _, err := e.Exp(context.Background(), m, []byte{2}, []byte{5}); err != nil || out[0] != want(5) {
@@ -461,5 +539,31 @@ func TestLeaderHandOff(t *testing.T) {
 				t.Errorf("%d reconnects: the connection was dropped", n-before)
 			}
 		})
+	}
+}
+
+// callerKey tags a caller's context with its exponent for the await hook.
+type callerKey struct{}
+
+// endedDeadline is a context whose deadline passes when the test calls
+// end: Done closes and Err is context.DeadlineExceeded, as a deadline's,
+// at a moment of the test's choosing. The deadline it reports is far off,
+// so no timer of the client ends it first.
+type endedDeadline struct {
+	context.Context
+	once sync.Once
+	done chan struct{}
+}
+
+func (c *endedDeadline) Deadline() (time.Time, bool) { return time.Now().Add(time.Hour), true }
+func (c *endedDeadline) Done() <-chan struct{}       { return c.done }
+func (c *endedDeadline) end()                        { c.once.Do(func() { close(c.done) }) }
+
+func (c *endedDeadline) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
 	}
 }

@@ -168,3 +168,16 @@ func (e sleepyEngine) ExpVarTime(ctx context.Context, m engine.Modulus, base, ex
 }
 
 func isDevice(err error) bool { return errors.Is(err, engine.ErrDevice) }
+
+// waitFor polls cond until it holds, failing after two minutes: a guard
+// against a hang, not a bound.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after 2 min", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -112,6 +112,12 @@ func (s *session) release() {
 	}
 }
 
+// testHookAwait, when not nil, is told of each turn of a caller in await:
+// leader true as it becomes the reader, false as it goes to wait while
+// another reads. Tests only (export_test.go), set while no call runs:
+// they force an order of leaders and waiters instead of hoping for one.
+var testHookAwait func(ctx context.Context, leader bool)
+
 // await waits for the answer to id (registered, its channel ch), reading
 // the connection itself whenever no one else does. It returns errConnLost
 // when the session ends first and ctx.Err() when ctx does; in both cases
@@ -145,9 +151,15 @@ func (s *session) await(ctx context.Context, id uint32, ch chan *wire.Frame, wai
 			s.reading = true
 			offered = false
 			s.mu.Unlock()
+			if h := testHookAwait; h != nil {
+				h(ctx, true)
+			}
 			return s.readOwn(ctx, id, wait)
 		}
 		s.mu.Unlock()
+		if h := testHookAwait; h != nil {
+			h(ctx, false)
+		}
 		select {
 		case f := <-ch:
 			return f, nil
