@@ -227,12 +227,12 @@ func TestDrain(t *testing.T) {
 			results <- err
 		})
 	}
-	waitUntil(t, "all eight requests in flight", func() bool { return d.srv.Stats().InFlight == 8 })
+	waitFor(t, "all eight requests in flight", func() bool { return d.srv.Stats().InFlight == 8 })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
 	defer cancel()
 	shut := make(chan error, 1)
 	go func() { shut <- d.srv.Shutdown(ctx) }()
-	waitUntil(t, "the drain to begin", func() bool { return d.srv.Stats().Draining })
+	waitFor(t, "the drain to begin", func() bool { return d.srv.Stats().Draining })
 	if n := d.srv.Stats().InFlight; n != 8 {
 		t.Fatalf("%d in flight when the drain began, want the 8 held", n)
 	}
@@ -299,7 +299,7 @@ func TestBreakerRecovers(t *testing.T) {
 	startDaemonAt(t, path, nil)
 	back := time.Now()
 	var recovered time.Duration
-	waitUntil(t, "a request answered by the restarted daemon", func() bool {
+	waitFor(t, "a request answered by the restarted daemon", func() bool {
 		got, err := c.run(context.Background(), e)
 		if err == nil && !bytes.Equal(got, c.want) {
 			t.Fatal("wrong result after recovery")
@@ -335,7 +335,7 @@ func TestBreakerOpensOnFaults(t *testing.T) {
 	bad.srv.Close()
 	<-bad.done
 	startDaemonAt(t, path, nil)
-	waitUntil(t, "a request answered after the cool-down", func() bool {
+	waitFor(t, "a request answered after the cool-down", func() bool {
 		got, err := c.run(context.Background(), e)
 		if err == nil && !bytes.Equal(got, c.want) {
 			t.Fatal("wrong result after recovery")
@@ -424,16 +424,5 @@ func TestStatusOp(t *testing.T) {
 	// status fetch's own.
 	if snap.Connections != 4 || snap.Engine != "bigtest" {
 		t.Errorf("snapshot: %+v", snap)
-	}
-}
-
-// waitUntil polls cond until it holds, failing after two minutes: a hang
-// guard, not a bound on how long the machine may take.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after 2 minutes", what)
-		}
 	}
 }
