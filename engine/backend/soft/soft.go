@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"math/big"
 	"os"
-	"runtime"
 	"sync"
 
 	"github.com/modexp-token/modexp-token/engine"
 	"github.com/modexp-token/modexp-token/engine/arith/ec"
 	"github.com/modexp-token/modexp-token/engine/arith/mont"
+	"github.com/modexp-token/modexp-token/engine/cores"
 )
 
 // MaxModulusBits is the largest modulus the software engine accepts.
@@ -40,11 +40,12 @@ func init() {
 }
 
 // Engine is the software engine. It is safe for concurrent use. The zero
-// value works (and reports one core); New reports runtime.GOMAXPROCS(0)
-// at the time of the call: the number of goroutines that can compute at
-// once (Go sets it from the CPUs and the container's CPU limit), which is
-// what bounds the engine's useful parallelism, e.g. that of the two CRT
-// halves in engine/alg/rsa.
+// value works (and reports one core); New reports cores.Count() at the
+// time of the call: the number of goroutines that can compute at once
+// (GOMAXPROCS as Go set it from the CPUs and the container's CPU limit,
+// not as the cgo layer raised it for C threads), which is what bounds the
+// engine's useful parallelism, e.g. that of the two CRT halves in
+// engine/alg/rsa, and its batch slots.
 //
 // The secret exponentiations that the 8-lane IFMA kernel takes are
 // scheduled (batch.go): alone in flight they run at once on the
@@ -59,7 +60,7 @@ type Engine struct {
 // turns the batch scheduler off (every exponentiation then runs on its
 // caller's goroutine alone, as on a CPU without IFMA).
 func New() *Engine {
-	c := max(1, runtime.GOMAXPROCS(0))
+	c := cores.Count()
 	e := &Engine{cores: c}
 	if os.Getenv("MODEXP_BATCH") != "off" {
 		e.batch = newBatcher(c)
