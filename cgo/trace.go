@@ -17,7 +17,6 @@ package main
 import "C"
 
 import (
-	"sync/atomic"
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine/cores"
@@ -32,18 +31,15 @@ type call struct {
 	rec *token.CallRecord
 }
 
-// inModule counts the calls in the module at once (between enter and
-// leave): the host's threads that need a P each (cores.Grow).
-var inModule atomic.Int64
-
 // enter takes the read lock for one call of the C function fn and returns
-// the call. The caller defers c.leave right after. It lets GOMAXPROCS
-// grow with the host threads in the module (cores.Grow): a C thread that
+// the call. The caller defers c.leave right after. It counts the call in
+// the module and lets GOMAXPROCS grow with the host threads there
+// (cores.Enter): a C thread that
 // finds no P free sleeps until one is handed to it, two thread switches
 // a call (RSA-2048 with 8 signing threads on 2 cores: 1.25 CPUs used of 2
 // at GOMAXPROCS 2, 1.55 at 4, docs/PERFORMANCE.md).
 func enter(fn string) call {
-	cores.Grow(int(inModule.Add(1)))
+	cores.Enter()
 	state.mu.RLock()
 	c := call{m: state.mod}
 	if c.m != nil && c.m.TracingCalls() {
@@ -66,7 +62,7 @@ func (c *call) leave(rv *C.CK_RV) {
 		c.m.LogCall(c.rec)
 	}
 	state.mu.RUnlock()
-	inModule.Add(-1)
+	cores.Leave()
 }
 
 // session, slot, object and mech add to the record (no-ops when off).

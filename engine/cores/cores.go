@@ -23,10 +23,11 @@ import (
 
 // pinned is the CPU count once Grow has raised GOMAXPROCS above it (0
 // before); procs is GOMAXPROCS as last set (math.MaxInt64 once Grow may
-// not or need not raise it again).
+// not or need not raise it again); current is GOMAXPROCS as last set,
+// always; hostCalls counts the host threads' calls in Go (Enter, Leave).
 var (
-	pinned, procs atomic.Int64
-	mu            sync.Mutex // serialises Grow's raises
+	pinned, procs, current, hostCalls atomic.Int64
+	mu                                sync.Mutex // serialises Grow's raises
 )
 
 func init() { start(os.Getenv("GOMAXPROCS")) }
@@ -35,6 +36,7 @@ func init() { start(os.Getenv("GOMAXPROCS")) }
 // GOMAXPROCS variable.
 func start(env string) {
 	pinned.Store(0)
+	current.Store(int64(runtime.GOMAXPROCS(0)))
 	if env != "" {
 		procs.Store(math.MaxInt64) // the operator's choice: kept
 		return
@@ -81,5 +83,25 @@ func Grow(callers int) {
 	}
 	pinned.CompareAndSwap(0, cpus)
 	runtime.GOMAXPROCS(int(want))
+	current.Store(want)
 	procs.Store(want)
+}
+
+// Enter counts a host thread's call into Go (a cgo export) and lets
+// GOMAXPROCS grow with those calls (Grow). The call ends with Leave.
+func Enter() { Grow(int(hostCalls.Add(1))) }
+
+// Leave ends a call counted by Enter.
+func Leave() { hostCalls.Add(-1) }
+
+// Roomy reports whether the goroutines computing are host threads' calls
+// (Enter) and GOMAXPROCS leaves a P for each of them: one that waits may
+// then keep its P through a system call, since no other call needs it.
+// A goroutine of a C thread that parks in the Go scheduler instead hands
+// its P on and has it handed back through another thread (runtime's
+// stoplockedm, startlockedm): two thread switches a wake-up where a wait
+// in the kernel costs one.
+func Roomy() bool {
+	n := hostCalls.Load()
+	return n > 0 && n <= current.Load()
 }

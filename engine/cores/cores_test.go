@@ -67,3 +67,35 @@ func TestGrowConcurrent(t *testing.T) {
 		}
 	})
 }
+
+// TestEnterRoomy: host calls counted by Enter grow GOMAXPROCS, and Roomy
+// holds while GOMAXPROCS leaves a P for each of them; without host calls
+// (a Go program, modexpd) it does not.
+func TestEnterRoomy(t *testing.T) {
+	withProcs(t, 1, "", func() {
+		if Roomy() {
+			t.Fatal("Roomy with no host call in Go")
+		}
+		for range 3 {
+			Enter()
+		}
+		if got := runtime.GOMAXPROCS(0); got != 4 || !Roomy() {
+			t.Fatalf("3 host calls on 1 CPU: GOMAXPROCS %d (want 4), Roomy %v (want true)", got, Roomy())
+		}
+		for range 3 {
+			Leave()
+		}
+		if Roomy() {
+			t.Fatal("Roomy after every host call left")
+		}
+	})
+	withProcs(t, 1, "1", func() { // the operator's GOMAXPROCS: no room for two
+		Enter()
+		Enter()
+		defer Leave()
+		defer Leave()
+		if Roomy() {
+			t.Fatal("Roomy with 2 host calls at the operator's GOMAXPROCS 1")
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/modexp-token/modexp-token/engine/arith/mont"
+	"github.com/modexp-token/modexp-token/engine/cores"
 )
 
 // The batch scheduler: the secret exponentiations in flight on one
@@ -33,9 +34,11 @@ import (
 // free core would take the core those callers need and leave the next
 // batch short: then a full batch leads on any free slot, and otherwise
 // one batch at a time, once the queue holds what the callers lately gave
-// together (peak calls of the last call's size) or its oldest operation
-// has waited batchFill (400 µs). That wait is the scheduler's only one
-// that a running computation does not bound.
+// together (peak calls of the last call's size) or batchFill (400 µs)
+// has passed since its oldest operation queued or the last batch ended,
+// whichever came later (the callers of that batch are on their way
+// back). That wait is the scheduler's only one that a running computation
+// does not bound.
 //
 // Who waits is woken alone, never the crowd: each queued caller has its
 // own wake-up (waiter), signalled when a batch finished its operations,
@@ -45,7 +48,10 @@ import (
 // only, so every wake-up moves a P there through the kernel (two thread
 // switches); with 8 signing threads a broadcast to all waiters at every
 // batch's end, most of whom went back to sleep, cost a fifth of the
-// CPU.
+// CPU. Signals are sent once the mutex is let go of (wakeLater, unlock),
+// so that the woken do not run only to sleep on it; and a host thread's
+// caller, when GOMAXPROCS leaves a P for every call in the module
+// (cores.Roomy), sleeps in the kernel keeping its P (waiter).
 //
 // Blinding and the check of every result stay in the callers
 // (engine/rsa, engine/dsa, engine/dh): the scheduler only computes.
@@ -87,6 +93,9 @@ type batcher struct {
 	queue                   map[int][]*batchOp // by limb count, oldest first
 	leaders                 int
 	limit                   int
+	idleAt                  time.Time // when the last batch ended (leave)
+	pending                 []*waiter // to signal at unlock (wakeLater)
+	pendBuf                 [2 * mont.BatchLanes]*waiter
 	filling                 bool        // fill is armed
 	fill                    *time.Timer // the batchFill timer (armFill)
 	// exec computes a batch of operations of one size (execBatch; tests
@@ -133,14 +142,15 @@ func (b *batcher) run(ops ...*batchOp) {
 				b.armFill(k)
 			}
 		}
-		b.mu.Unlock()
-		<-w.wake
+		inKernel := kernelWaits()
+		b.unlock()
+		w.wait(inKernel)
 		b.mu.Lock()
 	}
 	for _, op := range ops {
 		op.w = nil
 	}
-	b.mu.Unlock()
+	b.unlock()
 	putWaiter(w)
 }
 
@@ -154,7 +164,7 @@ func (b *batcher) lead(k int, own []*batchOp, w *waiter) {
 	var buf [mont.BatchLanes]*batchOp
 	batch := b.take(buf[:0], k, own) // not empty: own has queued operations
 	b.stopFill()
-	b.mu.Unlock()
+	b.unlock()
 	b.exec(batch)
 	b.batches.Add(1)
 	b.lanes.Add(int64(len(batch)))
@@ -162,7 +172,7 @@ func (b *batcher) lead(k int, own []*batchOp, w *waiter) {
 	for _, op := range batch {
 		op.state = opDone
 		if op.w != w {
-			op.w.signal()
+			b.wakeLater(op.w)
 		}
 	}
 	clear(buf[:])
@@ -175,6 +185,9 @@ func (b *batcher) lead(k int, own []*batchOp, w *waiter) {
 // and nothing else may wake it. Under b.mu.
 func (b *batcher) leave() {
 	b.leaders--
+	if b.leaders == 0 && b.lone.Load() == 0 {
+		b.idleAt = time.Now()
+	}
 	b.wakeLeaders()
 }
 
@@ -190,7 +203,7 @@ func (b *batcher) wakeLeaders() {
 		}
 		switch lead, fill := b.mayLead(k); {
 		case lead:
-			q[0].w.signal()
+			b.wakeLater(q[0].w)
 		case fill:
 			b.armFill(k)
 		}
@@ -204,43 +217,123 @@ func (b *batcher) endLone() {
 	if b.calls.Load() > 1 {
 		b.mu.Lock()
 		b.wakeLeaders()
-		b.mu.Unlock()
+		b.unlock()
 	}
 }
 
-// waiter is a queued caller's wake-up: a token in a channel of one, so
-// that a signal sent while the caller is not yet waiting is not lost.
-// Signals are sent under batcher.mu, after the state change they
-// announce; the caller looks at the state under b.mu before it waits.
-type waiter struct{ wake chan struct{} }
+// kernelWaits reports whether a waiting caller sleeps in the kernel
+// (waiter.wait; tests substitute it).
+var kernelWaits = cores.Roomy
+
+// wakeLater signals w once b.mu is let go of (unlock): a caller woken
+// while the mutex is held would run only to sleep on it again. Under b.mu.
+func (b *batcher) wakeLater(w *waiter) {
+	if b.pending == nil {
+		b.pending = b.pendBuf[:0]
+	}
+	if len(b.pending) == cap(b.pending) {
+		w.signal()
+		return
+	}
+	b.pending = append(b.pending, w)
+}
+
+// unlock lets go of b.mu, then sends the signals wakeLater held back. A
+// signal that arrives after its caller found its operations done by
+// itself leaves a token in a recycled waiter: its next caller wakes once
+// for nothing, looks at the state and waits again.
+func (b *batcher) unlock() {
+	var ws [2 * mont.BatchLanes]*waiter
+	n := copy(ws[:], b.pending)
+	clear(b.pending)
+	b.pending = b.pending[:0]
+	b.mu.Unlock()
+	for _, w := range ws[:n] {
+		w.signal()
+	}
+}
+
+// waiter is a queued caller's wake-up: a token, so that a signal sent
+// while the caller is not yet waiting is not lost. Signals are sent
+// under batcher.mu, after the state change they announce; the caller
+// looks at the state under b.mu before it waits.
+//
+// The caller sleeps on the channel (the Go scheduler) or, when its
+// goroutine is a host thread's and GOMAXPROCS leaves a P for every call
+// (cores.Roomy), in the kernel on the state word (a futex on Linux): a
+// goroutine of a C thread that parks in the scheduler gives up its P,
+// and waking it takes two thread switches (another thread picks the
+// goroutine up and hands it the P: runtime's startlockedm), where a
+// futex wake is one.
+type waiter struct {
+	state atomic.Uint32 // wIdle, wToken, wInKernel or wOnChannel
+	wake  chan struct{} // a wOnChannel sleep's wake-up
+}
+
+// The states of waiter.state.
+const (
+	wIdle      = iota // no token, nobody sleeping
+	wToken            // signalled
+	wInKernel         // the caller sleeps in the kernel (futexWait)
+	wOnChannel        // the caller sleeps on wake
+)
 
 // signal wakes w, or leaves it a token when one is not already there.
 func (w *waiter) signal() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
+	switch w.state.Swap(wToken) {
+	case wInKernel:
+		futexWake(&w.state)
+	case wOnChannel:
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// wait returns when w holds a token, taking it; it sleeps in the kernel
+// when inKernel (and the system has futexes), else on the channel.
+func (w *waiter) wait(inKernel bool) {
+	sleep := uint32(wOnChannel)
+	if inKernel && haveFutex {
+		sleep = wInKernel
+	}
+	for {
+		switch w.state.Load() {
+		case wToken:
+			if w.state.CompareAndSwap(wToken, wIdle) {
+				return
+			}
+		case wIdle:
+			w.state.CompareAndSwap(wIdle, sleep)
+		case wInKernel:
+			futexWait(&w.state, wInKernel) // returns at once if no longer so
+		case wOnChannel:
+			<-w.wake
+		}
 	}
 }
 
 var waiters sync.Pool
 
+// getWaiter returns a waiter without a token: a late signal (unlock)
+// may have left one in a recycled waiter.
 func getWaiter() *waiter {
-	if w, ok := waiters.Get().(*waiter); ok {
-		return w
+	w, ok := waiters.Get().(*waiter)
+	if !ok {
+		return &waiter{wake: make(chan struct{}, 1)}
 	}
-	return &waiter{wake: make(chan struct{}, 1)}
-}
-
-// putWaiter recycles w once no operation refers to it (its call's
-// operations are done: nobody signals it again), dropping a token left by
-// a wake-up it did not need.
-func putWaiter(w *waiter) {
+	w.state.Store(wIdle)
 	select {
 	case <-w.wake:
 	default:
 	}
-	waiters.Put(w)
+	return w
 }
+
+// putWaiter recycles w once no operation refers to it (its call's
+// operations are done).
+func putWaiter(w *waiter) { waiters.Put(w) }
 
 // peakDecay is how many calls that see fewer in flight than the peak
 // lower it by one.
@@ -288,7 +381,7 @@ func (b *batcher) mayLead(k int) (lead, fill bool) {
 		return false, false
 	}
 	want := min(int64(mont.BatchLanes), b.peak.Load()*max(1, b.width.Load()))
-	if int64(len(q)) >= want || !time.Now().Before(q[0].at.Add(batchFill)) {
+	if int64(len(q)) >= want || !time.Now().Before(b.fillDeadline(q)) {
 		return true, false
 	}
 	return false, true
@@ -303,7 +396,7 @@ func (b *batcher) armFill(k int) {
 		return
 	}
 	b.filling = true
-	d := time.Until(b.queue[k][0].at.Add(batchFill))
+	d := time.Until(b.fillDeadline(b.queue[k]))
 	if b.fill == nil {
 		b.fill = time.AfterFunc(d, b.fillDue)
 		return
@@ -311,12 +404,23 @@ func (b *batcher) armFill(k int) {
 	b.fill.Reset(d)
 }
 
+// fillDeadline is when the partial batch of queue q (not empty) leads
+// anyway: batchFill after its oldest operation was queued or after the
+// last computation ended, whichever came later. Under b.mu.
+func (b *batcher) fillDeadline(q []*batchOp) time.Time {
+	start := q[0].at
+	if b.idleAt.After(start) {
+		start = b.idleAt
+	}
+	return start.Add(batchFill)
+}
+
 // fillDue is the fill timer's function.
 func (b *batcher) fillDue() {
 	b.mu.Lock()
 	b.filling = false
 	b.wakeLeaders()
-	b.mu.Unlock()
+	b.unlock()
 }
 
 // stopFill disarms the fill timer: a batch leads, and its end

@@ -273,7 +273,7 @@ func wantSizes(t *testing.T, sizes func() []int, want ...int) {
 // queueLen is the length of queue k.
 func (b *batcher) queueLen(k int) int {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	return len(b.queue[k])
 }
 
@@ -356,14 +356,14 @@ func TestBatcherSlotFreedWakes(t *testing.T) {
 	ops, want := testOps(t, rand.New(rand.NewPCG(111, 112)), 2)
 	b.mu.Lock()
 	b.leaders = 1 // a leader of another queue, between its claim and its take
-	b.mu.Unlock()
+	b.unlock()
 	b.calls.Add(1) // its call: this one is not alone
 	done := make(chan struct{})
 	go func() { defer close(done); b.run(ops...) }()
 	queued(t, b, sizes, 16, 2)
 	b.mu.Lock()
 	b.leave() // its take came back empty
-	b.mu.Unlock()
+	b.unlock()
 	<-done // a lost wake-up hangs here
 	b.calls.Add(-1)
 	wantSizes(t, sizes, 2)
@@ -374,7 +374,7 @@ func TestBatcherSlotFreedWakes(t *testing.T) {
 // schedulers of 1 and 2 slots, crowded and not, with an exec that only
 // yields (the windows where a leader has let go of the lock are where a
 // wake-up can be lost): every call must return. A lost wake-up leaves a
-// caller in cond.Wait for ever, and the test is killed by go test's
+// caller asleep for ever, and the test is killed by go test's
 // -timeout. go test -race -count=20 -run BatcherStress ./engine/backend/soft
 func TestBatcherStress(t *testing.T) {
 	callers, calls := 12, 300
@@ -388,10 +388,13 @@ func TestBatcherStress(t *testing.T) {
 	for c := 1; c < callers; c += 2 {
 		ops[2*c], ops[2*c+1] = wide[c-1], wide[c]
 	}
+	defer func(f func() bool) { kernelWaits = f }(kernelWaits)
 	for _, tc := range []struct {
-		limit int
-		peak  int64
-	}{{1, 0}, {2, 0}, {2, 16}} {
+		limit    int
+		peak     int64
+		inKernel bool
+	}{{1, 0, false}, {2, 0, false}, {2, 16, false}, {1, 0, true}, {2, 16, true}} {
+		kernelWaits = func() bool { return tc.inKernel }
 		b := newBatcher(tc.limit)
 		b.peak.Store(tc.peak)
 		var ran atomic.Int64
@@ -411,7 +414,7 @@ func TestBatcherStress(t *testing.T) {
 					b.run(own...)
 					for _, op := range own {
 						if op.state != opDone && op.state != opQueued { // opQueued: the lone path's zero value
-							t.Errorf("limit %d, peak %d: an operation returned in state %d", tc.limit, tc.peak, op.state)
+							t.Errorf("%+v: an operation returned in state %d", tc, op.state)
 						}
 					}
 				}
@@ -420,21 +423,25 @@ func TestBatcherStress(t *testing.T) {
 		wg.Wait()
 		left := b.queueLen(16) + b.queueLen(32)
 		if left != 0 || b.leaders != 0 || b.calls.Load() != 0 {
-			t.Fatalf("limit %d, peak %d: left behind: %d queued, %d leaders, %d calls", tc.limit, tc.peak, left, b.leaders, b.calls.Load())
+			t.Fatalf("%+v: left behind: %d queued, %d leaders, %d calls", tc, left, b.leaders, b.calls.Load())
 		}
-		t.Logf("limit %d, peak %d: %d operations batched in %d batches", tc.limit, tc.peak, ran.Load(), b.batches.Load())
+		t.Logf("%+v: %d operations batched in %d batches", tc, ran.Load(), b.batches.Load())
 	}
 }
 
-// signalled reports whether w holds a wake-up, taking it.
-func signalled(w *waiter) bool {
-	select {
-	case <-w.wake:
-		return true
-	default:
-		return false
+// signalled reports whether w holds a wake-up, taking it, once the
+// wake-ups b holds back until its mutex is let go of are sent (under
+// b.mu, as the test holds it).
+func signalled(b *batcher, w *waiter) bool {
+	for _, x := range b.pending {
+		x.signal()
 	}
+	b.pending = b.pending[:0]
+	return taken(w)
 }
+
+// taken reports whether w holds a token, taking it, without waiting.
+func taken(w *waiter) bool { return w.state.CompareAndSwap(wToken, wIdle) }
 
 // TestBatcherWakesOnlyWhomItConcerns: at a slot's end only the caller of
 // the oldest queued operation is woken to lead, and only when it may; a
@@ -446,7 +453,7 @@ func TestBatcherWakesOnlyWhomItConcerns(t *testing.T) {
 	ops, _ := testOps(t, rand.New(rand.NewPCG(113, 114)), 4)
 	w := []*waiter{getWaiter(), getWaiter(), getWaiter()}
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	for i, op := range ops {
 		op.state, op.at, op.w = opQueued, time.Now(), w[i/2] // two callers of a pair each
 	}
@@ -454,11 +461,11 @@ func TestBatcherWakesOnlyWhomItConcerns(t *testing.T) {
 	b.leaders = 1 // the one slot is held
 	b.calls.Store(3)
 	b.wakeLeaders()
-	if signalled(w[0]) || signalled(w[1]) {
+	if signalled(b, w[0]) || signalled(b, w[1]) {
 		t.Fatal("a caller was woken while no slot was free")
 	}
 	b.leave() // the slot is free: the oldest operation's caller leads
-	if !signalled(w[0]) || signalled(w[1]) {
+	if !signalled(b, w[0]) || signalled(b, w[1]) {
 		t.Fatal("the slot's end did not wake the oldest operation's caller alone")
 	}
 
@@ -474,10 +481,10 @@ func TestBatcherWakesOnlyWhomItConcerns(t *testing.T) {
 	if len(ran) != 3 || ran[0] != own[0] {
 		t.Fatalf("the batch held %d operations (own first: %v)", len(ran), len(ran) > 0 && ran[0] == own[0])
 	}
-	if !signalled(w[0]) {
+	if !signalled(b, w[0]) {
 		t.Fatal("the caller whose pair was done was not woken")
 	}
-	if signalled(w[1]) || signalled(w[2]) {
+	if signalled(b, w[1]) || signalled(b, w[2]) {
 		t.Fatal("a caller with nothing done, or the leader itself, was woken")
 	}
 	for _, x := range w {
@@ -498,7 +505,7 @@ func TestBatcherFillTimerStopped(t *testing.T) {
 	w := getWaiter()
 	defer putWaiter(w)
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	for _, op := range ops {
 		op.state, op.at, op.w = opQueued, time.Now(), w
 	}
@@ -515,5 +522,62 @@ func TestBatcherFillTimerStopped(t *testing.T) {
 	b.lead(16, ops, w)
 	if b.filling {
 		t.Fatal("the fill timer is still armed after the queue's batch led")
+	}
+}
+
+// TestWaiter: a token left before the wait is taken at once; a caller
+// asleep, in the kernel or on its channel, wakes at the signal; a token
+// left in a recycled waiter costs its next caller one look, not a lost
+// or a false wake-up.
+func TestWaiter(t *testing.T) {
+	for _, inKernel := range []bool{false, true} {
+		w := getWaiter()
+		w.signal()
+		w.wait(inKernel) // the token: returns at once
+		if taken(w) {
+			t.Fatalf("inKernel %v: a second token after one signal", inKernel)
+		}
+
+		asleep := uint32(wOnChannel)
+		if inKernel && haveFutex {
+			asleep = wInKernel
+		}
+		done := make(chan struct{})
+		go func() { defer close(done); w.wait(inKernel) }()
+		for w.state.Load() != asleep { // polled: no clock
+			runtime.Gosched()
+		}
+		w.signal()
+		<-done // a lost wake-up hangs here
+		if st := w.state.Load(); st != wIdle {
+			t.Fatalf("inKernel %v: state %d after the wake-up, want idle", inKernel, st)
+		}
+
+		w.signal() // late: its caller has gone
+		putWaiter(w)
+		if w = getWaiter(); taken(w) {
+			t.Fatalf("inKernel %v: a recycled waiter kept a token", inKernel)
+		}
+		putWaiter(w)
+	}
+}
+
+// TestFillDeadlineFromIdle: a partial batch that queued while another
+// batch computed waits batchFill from that batch's end, not from its own
+// arrival: the end's callers come back to fill it.
+func TestFillDeadlineFromIdle(t *testing.T) {
+	b := newBatcher(1)
+	ops, _ := testOps(t, rand.New(rand.NewPCG(119, 120)), 1)
+	queuedAt := time.Now().Add(-time.Hour)
+	ops[0].at = queuedAt
+	b.mu.Lock()
+	defer b.unlock()
+	if got := b.fillDeadline(ops); !got.Equal(queuedAt.Add(batchFill)) {
+		t.Fatalf("no batch has ended: deadline %v after the arrival, want %v", got.Sub(queuedAt), batchFill)
+	}
+	b.leaders = 1
+	b.leave() // a batch ends after the arrival
+	if got := b.fillDeadline(ops); !got.Equal(b.idleAt.Add(batchFill)) || !b.idleAt.After(queuedAt) {
+		t.Fatalf("deadline %v after the batch's end, want %v", got.Sub(b.idleAt), batchFill)
 	}
 }
