@@ -27,6 +27,8 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 func init() { extraKernels = append(extraKernels, genBatch) }
@@ -35,6 +37,11 @@ func init() { extraKernels = append(extraKernels, genBatch) }
 // RSA-2048, -3072 and -4096 (1024-, 1536- and 2048-bit moduli) and the
 // DSA and DH moduli of 2048, 3072 and 4096 bits.
 var batchDigits = []int{20, 30, 40, 60, 80}
+
+// batchSquareDigits are the digit counts with a squaring kernel: the
+// accumulator ring, three banks of two, a loaded digit and y must fit in
+// the 32 registers (L + 8).
+var batchSquareDigits = []int{20}
 
 // batchRing is the largest digit count whose accumulator stays in
 // registers (L ring registers, b_i and y: 32).
@@ -92,6 +99,10 @@ package mont
 	for _, L := range batchDigits {
 		genAMM8(&s, &g, L)
 		fmt.Fprintf(&d, "// amm8x%[1]d: 8-lane radix-2^52 Montgomery multiplication, %[1]d digits.\n//\n//go:noescape\nfunc amm8x%[1]d(z, a, b, m, k0, t *uint64)\n\n", L)
+		if slices.Contains(batchSquareDigits, L) {
+			genAMS8(&s, &g, L)
+			fmt.Fprintf(&d, "// ams8x%[1]d: 8-lane radix-2^52 Montgomery squaring, %[1]d digits.\n//\n//go:noescape\nfunc ams8x%[1]d(z, a, m, k0 *uint64)\n\n", L)
+		}
 		for blk := range batchBlocks(L) {
 			genSelect8(&s, &g, L, blk)
 			fmt.Fprintf(&d, "// sel8x%[1]db%[2]d: 8-lane table lookup, %[1]d digits, block %[2]d.\n//\n//go:noescape\nfunc sel8x%[1]db%[2]d(out, table, idx *uint64)\n\n", L, blk)
@@ -100,8 +111,12 @@ package mont
 	d.WriteString("// batchASM are the 8-lane assembly kernels by digit count.\nvar batchASM = map[int]batchASMFuncs{\n")
 	g.WriteString("// batchEmu are the 8-lane emulated kernels by digit count.\nvar batchEmu = map[int]batchEmuFuncs{\n")
 	for _, L := range batchDigits {
-		fmt.Fprintf(&d, "\t%d: {amm8x%d, []func(out, table, idx *uint64){", L, L)
-		fmt.Fprintf(&g, "\t%d: {amm8x%dEmu, []func(mem []uint64, out, table, idx int){", L, L)
+		ams, amsEmu := "nil", "nil"
+		if slices.Contains(batchSquareDigits, L) {
+			ams, amsEmu = fmt.Sprintf("ams8x%d", L), fmt.Sprintf("ams8x%dEmu", L)
+		}
+		fmt.Fprintf(&d, "\t%d: {amm8x%d, %s, []func(out, table, idx *uint64){", L, L, ams)
+		fmt.Fprintf(&g, "\t%d: {amm8x%dEmu, %s, []func(mem []uint64, out, table, idx int){", L, L, amsEmu)
 		for blk := range batchBlocks(L) {
 			fmt.Fprintf(&d, "sel8x%db%d, ", L, blk)
 			fmt.Fprintf(&g, "sel8x%db%dEmu, ", L, blk)
@@ -114,19 +129,29 @@ package mont
 	writeGenerated(dir, map[string]*bytes.Buffer{"kernel_ifma8_amd64.s": &s, "ifma8_emu_test.go": &g, "kernel_ifma8_amd64.go": &d})
 }
 
+// batchFunc starts the batch kernel name(params ...*uint64), in the
+// assembly and on the emulator, and loads a, m and k0 (rA, rM, rK) from
+// its parameters: the others are the caller's to load.
+func batchFunc(s, g *bytes.Buffer, name string, params ...string) *gen {
+	e := &gen{s: s, g: g, W: 8}
+	fmt.Fprintf(s, "// func %s(%s *uint64)\nTEXT ·%s(SB), NOSPLIT, $0-%d\n", name, strings.Join(params, ", "), name, 8*len(params))
+	fmt.Fprintf(g, "// %sEmu is %s on the emulator: the same instructions.\nfunc %sEmu(mem []uint64, %sP int) {\n\tm := &ifmaMachine{mem: mem, w: 8}\n", name, name, name, strings.Join(params, "P, "))
+	for i, p := range params {
+		if r, ok := map[string]int{"a": rA, "m": rM, "k0": rK}[p]; ok {
+			e.arg(p, 8*i, r)
+		}
+	}
+	return e
+}
+
 // genAMM8 emits func amm8x<L>(z, a, b, m, k0, t *uint64): in each lane l,
 // z = a·b·2^(−52L) mod m, up to one m (below 2m for a, b < 2m and
 // 4m ≤ 2^(52L)), digits normalised; k0 holds −m⁻¹ mod 2^52 of each lane,
 // t is scratch of L digits (the loop form). z may be a or b.
 func genAMM8(s, g *bytes.Buffer, L int) {
+	e := batchFunc(s, g, fmt.Sprintf("amm8x%d", L), "z", "a", "b", "m", "k0", "t")
 	name := fmt.Sprintf("amm8x%d", L)
-	e := &gen{s: s, g: g, W: 8}
-	fmt.Fprintf(s, "// func %s(z, a, b, m, k0, t *uint64)\nTEXT ·%s(SB), NOSPLIT, $0-48\n", name, name)
-	fmt.Fprintf(g, "// %sEmu is %s on the emulator: the same instructions.\nfunc %sEmu(mem []uint64, zP, aP, bP, mP, k0P, tP int) {\n\tm := &ifmaMachine{mem: mem, w: 8}\n", name, name, name)
-	e.arg("a", 8, rA)
 	e.arg("b", 16, rB)
-	e.arg("m", 24, rM)
-	e.arg("k0", 32, rK)
 	dig := func(j int) int { return batchLane * j }
 	if L <= batchRing {
 		R := func(i, j int) int { return (i + j) % L }
@@ -201,6 +226,118 @@ func genAMM8(s, g *bytes.Buffer, L int) {
 			return j % bRot
 		})
 	}
+	e.asm("VZEROUPPER")
+	e.asm("RET\n")
+	g.WriteString("}\n\n")
+}
+
+// Registers of the squaring kernel beside the ring 0..L−1 and y (bY):
+// three banks of cross-product sums, two registers each (sqBank), and a
+// loaded digit of a.
+const (
+	sqBank0 = 20
+	sqTmp   = 26
+)
+
+// sqBank returns the register of half h (0, 1) of bank k (0..2).
+func sqBank(k, h int) int { return sqBank0 + 2*k + h }
+
+// genAMS8 emits func ams8x<L>(z, a, m, k0 *uint64): in each lane,
+// z = a²·2^(−52L) mod m, up to one m, the same digits as amm8x<L>(z, a,
+// a, m, k0) with about a quarter fewer multiplications. The reduction is
+// amm8's, word by word over y in the rotating ring; the square is added
+// by columns: before column c computes its y (and, after the L steps,
+// for the columns of the result), it receives twice the sum of the
+// products a_i·a_j, i < j, of that column (low halves where i+j = c,
+// high halves where i+j = c−1), gathered apart from the ring in bank
+// c mod 3 so that one doubling does, and a_i² once (low half at 2i, high
+// at 2i+1). Each bank is two registers, the products alternating between
+// them, and column c+1's products are emitted among column c's
+// reduction, so that no chain of dependent additions waits on another.
+// Every term reaches its column before that column's y is taken or the
+// result read, and no other way: each column's sum, and with it each y
+// and the result, is the multiplication's.
+func genAMS8(s, g *bytes.Buffer, L int) {
+	e := batchFunc(s, g, fmt.Sprintf("ams8x%d", L), "z", "a", "m", "k0")
+	dig := func(j int) int { return batchLane * j }
+	R := func(c, j int) int { return (c + j) % L }
+	for r := 0; r < L; r++ {
+		e.vxor(r, r, r)
+	}
+	for k := range 3 {
+		for h := range 2 {
+			e.vxor(sqBank(k, h), sqBank(k, h), sqBank(k, h))
+		}
+	}
+	// cross returns the emitters of column c's products a_i·a_j, i < j:
+	// low halves into bank c mod 3, high into bank c+1 mod 3.
+	cross := func(c int) []func() {
+		var fs []func()
+		for i, h := max(0, c-L+1), 0; 2*i < c; i, h = i+1, h^1 {
+			fs = append(fs, func() {
+				e.vload(dig(i), rA, sqTmp)
+				e.madd52lo(dig(c-i), rA, sqTmp, sqBank(c%3, h))
+				e.madd52hi(dig(c-i), rA, sqTmp, sqBank((c+1)%3, h))
+			})
+		}
+		return fs
+	}
+	// finish adds twice bank c mod 3 and the diagonal term to column c
+	// (register col; the high half to next), and empties the bank.
+	finish := func(c, col, next int) {
+		b0, b1 := sqBank(c%3, 0), sqBank(c%3, 1)
+		e.vadd(b1, b0, b0)
+		e.vadd(b0, col, col)
+		e.vadd(b0, col, col)
+		e.vxor(b0, b0, b0)
+		e.vxor(b1, b1, b1)
+		if c%2 == 0 {
+			e.vload(dig(c/2), rA, sqTmp)
+			e.madd52lo(dig(c/2), rA, sqTmp, col)
+			e.madd52hi(dig(c/2), rA, sqTmp, next)
+		}
+	}
+	for c := 0; c < L; c++ {
+		e.comment(fmt.Sprintf("column %d: its share of a², y = t_0·k0 mod 2^52, y·m; column %d's products", c, c+1))
+		finish(c, R(c, 0), R(c, 1))
+		e.vxor(bY, bY, bY)
+		e.madd52lo(0, rK, R(c, 0), bY)
+		e.madd52lo(0, rM, bY, R(c, 0))
+		e.madd52lo(dig(1), rM, bY, R(c, 1))
+		e.vsrl(52, R(c, 0), R(c, 0))
+		e.vadd(R(c, 0), R(c, 1), R(c, 1))
+		e.madd52hi(0, rM, bY, R(c, 1))
+		next := cross(c + 1)
+		for j := 2; j < L; j++ {
+			e.madd52lo(dig(j), rM, bY, R(c, j))
+			e.madd52hi(dig(j-1), rM, bY, R(c, j))
+			if len(next) > 0 {
+				next[0]()
+				next = next[1:]
+			}
+		}
+		for _, f := range next {
+			f()
+		}
+		e.vxor(R(c, 0), R(c, 0), R(c, 0))
+		e.madd52hi(dig(L-1), rM, bY, R(c, 0))
+	}
+	e.comment("the result's columns: their share of a², the next column's products first")
+	for c := L; c < 2*L; c++ {
+		for _, f := range cross(c + 1) {
+			f()
+		}
+		next := -1
+		if c+1 < 2*L {
+			next = R(c+1, 0)
+		} else if c%2 == 0 {
+			panic("a diagonal term past the top column")
+		}
+		finish(c, R(c, 0), next)
+	}
+	e.arg("z", 0, rZ)
+	e.comment("normalise: one carry pass, digit j in register j again")
+	normalise8(e, L, sqTmp, func(j int) int { return j })
 	e.asm("VZEROUPPER")
 	e.asm("RET\n")
 	g.WriteString("}\n\n")

@@ -261,6 +261,7 @@ func expIFMA(ms []*Modulus, zs, xs [][]uint64, es [][]byte, amm ammFunc, sel sel
 // output afterwards.
 type exp52Plan struct {
 	amm                    func(z, a, b int)
+	sqr                    func(z, a int) // z = a·a; nil: amm(z, a, a)
 	sel                    func(out int)
 	setIdx                 func(chain int, window uint64)
 	es                     [][]byte
@@ -277,6 +278,10 @@ func expWindows52(p exp52Plan) {
 	call := func(op byte, z, a, b int) {
 		if kernelTrace != nil {
 			kernelTrace(op)
+		}
+		if op == 'S' && p.sqr != nil { // public: the position in the sequence
+			p.sqr(z, a)
+			return
 		}
 		p.amm(z, a, b)
 	}

@@ -30,6 +30,11 @@ var batchShape = map[int]int{16: 20, 24: 30, 32: 40, 48: 60, 64: 80}
 // (each lane modulo its own m, with its k0), t scratch; word offsets.
 type batchAMMFunc func(s []uint64, z, a, b, m, k0, t int)
 
+// batchAMSFunc runs the 8-lane squaring on the slab s: z = a·a, the
+// same digits as batchAMMFunc(s, z, a, a, m, k0, t) with fewer
+// multiplications; word offsets.
+type batchAMSFunc func(s []uint64, z, a, m, k0 int)
+
 // batchSelFunc sets out to each lane's entry s[idx+l] of the table of
 // 32 entries of 8L words at word offset table, reading every entry.
 type batchSelFunc func(s []uint64, out, table, idx int)
@@ -37,6 +42,11 @@ type batchSelFunc func(s []uint64, out, table, idx int)
 // batchKernelsFor returns the batch kernels in use for L digits: the
 // assembly ones (tests may substitute the emulated ones or the model).
 var batchKernelsFor = batchASMKernels
+
+// batchSquareFor returns the squaring kernel in use for L digits, nil
+// where there is none (the multiplication then squares): the assembly
+// one (tests may substitute the emulated one or none).
+var batchSquareFor = batchASMSquare
 
 // prepare8 sets the radix-2^52 constants of m for the batch kernels if
 // they handle its size (for most sizes those of prepare52).
@@ -98,13 +108,13 @@ func ExpBatch(ms []*Modulus, zs, xs [][]uint64, es [][]byte) bool {
 		}
 	}
 	amm, sel, _ := batchKernelsFor(ms[0].l8)
-	expBatch(ms, zs, xs, es, amm, sel)
+	expBatch(ms, zs, xs, es, amm, batchSquareFor(ms[0].l8), sel)
 	return true
 }
 
-// expBatch is ExpBatch on the kernels amm and sel. Lanes beyond len(ms)
-// compute 0^0 modulo ms[0], discarded.
-func expBatch(ms []*Modulus, zs, xs [][]uint64, es [][]byte, amm batchAMMFunc, sel batchSelFunc) {
+// expBatch is ExpBatch on the kernels amm, ams (squarings; nil: amm) and
+// sel. Lanes beyond len(ms) compute 0^0 modulo ms[0], discarded.
+func expBatch(ms []*Modulus, zs, xs [][]uint64, es [][]byte, amm batchAMMFunc, ams batchAMSFunc, sel batchSelFunc) {
 	const W = BatchLanes
 	L := ms[0].l8
 	N := W * L
@@ -137,8 +147,13 @@ func expBatch(ms []*Modulus, zs, xs [][]uint64, es [][]byte, amm batchAMMFunc, s
 			scatter8(s[offSel:], l, to52(d[:L], xs[l][:len(m.n)]))
 		}
 	}
+	var sqr func(z, a int)
+	if ams != nil {
+		sqr = func(z, a int) { ams(s, z, a, offM, offK0) }
+	}
 	expWindows52(exp52Plan{
 		amm:    func(z, a, b int) { amm(s, z, a, b, offM, offK0, offT) },
+		sqr:    sqr,
 		sel:    func(out int) { sel(s, out, offTable, offIdx) },
 		setIdx: func(l int, w uint64) { s[offIdx+l] = w },
 		es:     es, nbytes: nbytes, entry: N,

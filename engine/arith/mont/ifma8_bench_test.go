@@ -10,7 +10,9 @@ import (
 
 // BenchmarkExpBatch times ExpBatch on full batches (8 lanes) against
 // ExpPair on the same operations two by two (the single-buffer path), at
-// the sizes of the RSA CRT halves; ns/op is per exponentiation.
+// the sizes of the RSA CRT halves, and, where there is a squaring kernel,
+// against ExpBatch squaring with the multiplication (nosquare); ns/exp is
+// per exponentiation.
 func BenchmarkExpBatch(b *testing.B) {
 	skipWithoutIFMA(b)
 	r := rand.New(rand.NewPCG(89, 90))
@@ -30,6 +32,16 @@ func BenchmarkExpBatch(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*BatchLanes), "ns/exp")
 		})
+		if batchSquareFor(ms[0].l8) != nil {
+			b.Run(fmt.Sprintf("%d/batch8-nosquare", bits), func(b *testing.B) {
+				defer func(f func(int) batchAMSFunc) { batchSquareFor = f }(batchSquareFor)
+				batchSquareFor = func(int) batchAMSFunc { return nil }
+				for b.Loop() {
+					ExpBatch(ms, zs, xs, es)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*BatchLanes), "ns/exp")
+			})
+		}
 		b.Run(fmt.Sprintf("%d/pair", bits), func(b *testing.B) {
 			for b.Loop() {
 				for l := 0; l < BatchLanes; l += 2 {

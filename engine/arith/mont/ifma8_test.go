@@ -18,7 +18,18 @@ import (
 // (ifma8_emu_test.go).
 type batchEmuFuncs struct {
 	amm func(mem []uint64, z, a, b, m, k0, t int)
+	ams func(mem []uint64, z, a, m, k0 int) // nil: none
 	sel []func(mem []uint64, out, table, idx int)
+}
+
+// batchEmuSquare returns the emulated squaring kernel for L digits as a
+// slab function, nil where there is none.
+func batchEmuSquare(L int) batchAMSFunc {
+	f := batchEmu[L].ams
+	if f == nil {
+		return nil
+	}
+	return func(s []uint64, z, a, m, k0 int) { f(s, 8*z, 8*a, 8*m, 8*k0) }
 }
 
 // batchEmuKernels returns the emulated batch kernels for L digits as slab
@@ -147,6 +158,81 @@ func TestBatchKernelsAgree(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBatchSquareAgrees runs every batch squaring kernel, emulated and
+// (on IFMA hardware) in assembly, on 8 lanes of different moduli and
+// operands, random and boundary (0, 1, n−1, 2n−1), checks each lane with
+// math/big and requires the digits of the model's multiplication a·a,
+// in place too: the squaring is the multiplication, computed otherwise.
+func TestBatchSquareAgrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(87, 88))
+	tested := 0
+	for _, L := range batchDigits() {
+		emu := batchEmuSquare(L)
+		if emu == nil {
+			continue
+		}
+		tested++
+		t.Run(fmt.Sprint(L), func(t *testing.T) {
+			const W = BatchLanes
+			N := W * L
+			model, _ := refBatchKernels(L)
+			sets := map[string]batchAMSFunc{"emu": emu}
+			if haveIFMA {
+				if sets["asm"] = batchASMSquare(L); sets["asm"] == nil {
+					t.Fatalf("no assembly squaring kernel for %d digits", L)
+				}
+			}
+			iters := 8
+			if raceEnabled {
+				iters = 2
+			}
+			for it := 0; it < iters; it++ {
+				// s: a | m | t | z | k0
+				a, m, tt, z, k0 := 0, N, 2*N, 3*N, 4*N
+				s := make([]uint64, 4*N+W)
+				cs := make([]ifmaCase, W)
+				for l := range cs {
+					c := randIFMACase(r, 52*L-2-r.IntN(30), L, 0)
+					switch (it + l) % 6 {
+					case 1:
+						c.a.SetInt64(0)
+					case 2:
+						c.a.SetInt64(1)
+					case 3:
+						c.a.Sub(c.n, big.NewInt(1))
+					case 4:
+						c.a.Lsh(c.n, 1).Sub(c.a, big.NewInt(1))
+					}
+					c.b = c.a
+					cs[l] = c
+					scatter8(s[a:], l, digitsOf(c.a, L))
+					scatter8(s[m:], l, digitsOf(c.n, L))
+					s[k0+l] = k0Of(c.n)
+				}
+				want := slices.Clone(s)
+				model(want, z, a, a, m, k0, tt)
+				for name, ams := range sets {
+					w := slices.Clone(s)
+					ams(w, z, a, m, k0)
+					for l := range cs {
+						checkAMM(t, name, cs[l], gather8(make([]uint64, L), w[z:], l))
+					}
+					if !slices.Equal(w[z:z+N], want[z:z+N]) {
+						t.Fatalf("%s: iteration %d: digits differ from the multiplication's", name, it)
+					}
+					ams(w, a, a, m, k0) // in place
+					if !slices.Equal(w[a:a+N], want[z:z+N]) {
+						t.Fatalf("%s: iteration %d: the in-place square differs", name, it)
+					}
+				}
+			}
+		})
+	}
+	if tested == 0 {
+		t.Fatal("no batch squaring kernel")
 	}
 }
 
@@ -318,7 +404,13 @@ func TestBatchKernelsConstantTimeByConstruction(t *testing.T) {
 	for _, e := range errs {
 		t.Error(e)
 	}
-	if want := len(batchDigits()) + batchSelCount(); n != want {
+	squares := 0
+	for _, f := range batchEmu {
+		if f.ams != nil {
+			squares++
+		}
+	}
+	if want := len(batchDigits()) + squares + batchSelCount(); n != want {
 		t.Fatalf("%d kernels checked, want %d", n, want)
 	}
 }

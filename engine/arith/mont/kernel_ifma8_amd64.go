@@ -9,6 +9,11 @@ package mont
 //go:noescape
 func amm8x20(z, a, b, m, k0, t *uint64)
 
+// ams8x20: 8-lane radix-2^52 Montgomery squaring, 20 digits.
+//
+//go:noescape
+func ams8x20(z, a, m, k0 *uint64)
+
 // sel8x20b0: 8-lane table lookup, 20 digits, block 0.
 //
 //go:noescape
@@ -91,9 +96,9 @@ func sel8x80b3(out, table, idx *uint64)
 
 // batchASM are the 8-lane assembly kernels by digit count.
 var batchASM = map[int]batchASMFuncs{
-	20: {amm8x20, []func(out, table, idx *uint64){sel8x20b0}},
-	30: {amm8x30, []func(out, table, idx *uint64){sel8x30b0, sel8x30b1}},
-	40: {amm8x40, []func(out, table, idx *uint64){sel8x40b0, sel8x40b1}},
-	60: {amm8x60, []func(out, table, idx *uint64){sel8x60b0, sel8x60b1, sel8x60b2}},
-	80: {amm8x80, []func(out, table, idx *uint64){sel8x80b0, sel8x80b1, sel8x80b2, sel8x80b3}},
+	20: {amm8x20, ams8x20, []func(out, table, idx *uint64){sel8x20b0}},
+	30: {amm8x30, nil, []func(out, table, idx *uint64){sel8x30b0, sel8x30b1}},
+	40: {amm8x40, nil, []func(out, table, idx *uint64){sel8x40b0, sel8x40b1}},
+	60: {amm8x60, nil, []func(out, table, idx *uint64){sel8x60b0, sel8x60b1, sel8x60b2}},
+	80: {amm8x80, nil, []func(out, table, idx *uint64){sel8x80b0, sel8x80b1, sel8x80b2, sel8x80b3}},
 }

@@ -8,6 +8,7 @@ import "sync"
 // lookup, one function a block of digits.
 type batchASMFuncs struct {
 	amm func(z, a, b, m, k0, t *uint64)
+	ams func(z, a, m, k0 *uint64) // nil: no squaring kernel
 	sel []func(out, table, idx *uint64)
 }
 
@@ -21,9 +22,19 @@ func batchASMKernels(L int) (batchAMMFunc, batchSelFunc, bool) {
 	return f.amm, f.sel, ok
 }
 
+// batchASMSquare returns the 8-lane assembly squaring kernel for L
+// digits as a slab function, or nil where there is none.
+func batchASMSquare(L int) batchAMSFunc {
+	if !haveIFMA {
+		return nil
+	}
+	return batchSlabKernels()[L].ams
+}
+
 // batchSlab are one batch kernel's slab functions.
 type batchSlab struct {
 	amm batchAMMFunc
+	ams batchAMSFunc // nil: none
 	sel batchSelFunc
 }
 
@@ -33,7 +44,15 @@ var batchSlabKernels = sync.OnceValue(func() map[int]batchSlab {
 	m := make(map[int]batchSlab, len(batchASM))
 	for L, f := range batchASM {
 		N := BatchLanes * L
+		var ams batchAMSFunc
+		if f.ams != nil {
+			ams = func(s []uint64, z, a, m, k0 int) {
+				_, _, _, _ = s[z+N-1], s[a+N-1], s[m+N-1], s[k0+BatchLanes-1]
+				f.ams(&s[z], &s[a], &s[m], &s[k0])
+			}
+		}
 		m[L] = batchSlab{
+			ams: ams,
 			amm: func(s []uint64, z, a, b, m, k0, t int) {
 				_, _, _, _, _, _ = s[z+N-1], s[a+N-1], s[b+N-1], s[m+N-1], s[k0+BatchLanes-1], s[t+N-1]
 				f.amm(&s[z], &s[a], &s[b], &s[m], &s[k0], &s[t])

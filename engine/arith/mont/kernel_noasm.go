@@ -57,3 +57,6 @@ func ifmaASMKernelsW(L, C, W int) (ammFunc, selFunc, bool) { return nil, nil, fa
 
 // batchASMKernels: no assembly kernels in this build.
 func batchASMKernels(L int) (batchAMMFunc, batchSelFunc, bool) { return nil, nil, false }
+
+// batchASMSquare: no assembly kernels in this build.
+func batchASMSquare(L int) batchAMSFunc { return nil }

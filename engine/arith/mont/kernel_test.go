@@ -38,8 +38,10 @@ var expKernels = []string{"purego", "adx", "ifma", "ifma-model", "ifma-emu"}
 // selected, restoring the previous one afterwards. Not for parallel tests.
 func withKernel(t testing.TB, name string, f func()) {
 	t.Helper()
-	oldASM, oldIFMA, oldFor, oldBatch := useASM, useIFMA, ifmaKernelsFor, batchKernelsFor
-	defer func() { useASM, useIFMA, ifmaKernelsFor, batchKernelsFor = oldASM, oldIFMA, oldFor, oldBatch }()
+	oldASM, oldIFMA, oldFor, oldBatch, oldSquare := useASM, useIFMA, ifmaKernelsFor, batchKernelsFor, batchSquareFor
+	defer func() {
+		useASM, useIFMA, ifmaKernelsFor, batchKernelsFor, batchSquareFor = oldASM, oldIFMA, oldFor, oldBatch, oldSquare
+	}()
 	switch name {
 	case "purego":
 		useASM, useIFMA = false, false
@@ -62,8 +64,9 @@ func withKernel(t testing.TB, name string, f func()) {
 				a, s := refBatchKernels(L)
 				return a, s, true
 			}
+			batchSquareFor = func(int) batchAMSFunc { return nil }
 		} else {
-			ifmaKernelsFor, batchKernelsFor = emuKernels, batchEmuKernels
+			ifmaKernelsFor, batchKernelsFor, batchSquareFor = emuKernels, batchEmuKernels, batchEmuSquare
 		}
 	default:
 		t.Fatalf("unknown kernel configuration %q", name)
