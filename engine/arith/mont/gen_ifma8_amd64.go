@@ -252,8 +252,9 @@ func sqBank(k, h int) int { return sqBank0 + 2*k + h }
 // high halves where i+j = c−1), gathered apart from the ring in bank
 // c mod 3 so that one doubling does, and a_i² once (low half at 2i, high
 // at 2i+1). Each bank is two registers, the products alternating between
-// them, and column c+1's products are emitted among column c's
-// reduction, so that no chain of dependent additions waits on another.
+// them; the products of columns c+1 and c+2 share the loads of a_i and,
+// for even c, are emitted among column c's reduction, so that no chain
+// of dependent additions waits on another.
 // Every term reaches its column before that column's y is taken or the
 // result read, and no other way: each column's sum, and with it each y
 // and the result, is the multiplication's.
@@ -269,15 +270,22 @@ func genAMS8(s, g *bytes.Buffer, L int) {
 			e.vxor(sqBank(k, h), sqBank(k, h), sqBank(k, h))
 		}
 	}
-	// cross returns the emitters of column c's products a_i·a_j, i < j:
-	// low halves into bank c mod 3, high into bank c+1 mod 3.
-	cross := func(c int) []func() {
+	// cross2 returns the emitters of the products a_i·a_j, i < j, of
+	// columns c+1 and c+2 (low halves into bank c+1 mod 3 and c+2 mod 3,
+	// high into the next), one load of a_i for both.
+	cross2 := func(c int) []func() {
 		var fs []func()
-		for i, h := max(0, c-L+1), 0; 2*i < c; i, h = i+1, h^1 {
+		h := [2]int{}
+		for i := max(0, c+2-L); 2*i < c+2; i++ {
 			fs = append(fs, func() {
 				e.vload(dig(i), rA, sqTmp)
-				e.madd52lo(dig(c-i), rA, sqTmp, sqBank(c%3, h))
-				e.madd52hi(dig(c-i), rA, sqTmp, sqBank((c+1)%3, h))
+				for k, col := range []int{c + 1, c + 2} {
+					if j := col - i; i < j && j < L {
+						e.madd52lo(dig(j), rA, sqTmp, sqBank(col%3, h[k]))
+						e.madd52hi(dig(j), rA, sqTmp, sqBank((col+1)%3, h[k]))
+						h[k] ^= 1
+					}
+				}
 			})
 		}
 		return fs
@@ -307,7 +315,10 @@ func genAMS8(s, g *bytes.Buffer, L int) {
 		e.vsrl(52, R(c, 0), R(c, 0))
 		e.vadd(R(c, 0), R(c, 1), R(c, 1))
 		e.madd52hi(0, rM, bY, R(c, 1))
-		next := cross(c + 1)
+		var next []func()
+		if c%2 == 0 {
+			next = cross2(c)
+		}
 		for j := 2; j < L; j++ {
 			e.madd52lo(dig(j), rM, bY, R(c, j))
 			e.madd52hi(dig(j-1), rM, bY, R(c, j))
@@ -322,11 +333,8 @@ func genAMS8(s, g *bytes.Buffer, L int) {
 		e.vxor(R(c, 0), R(c, 0), R(c, 0))
 		e.madd52hi(dig(L-1), rM, bY, R(c, 0))
 	}
-	e.comment("the result's columns: their share of a², the next column's products first")
+	e.comment("the result's columns: their share of a², then the next two columns' products")
 	for c := L; c < 2*L; c++ {
-		for _, f := range cross(c + 1) {
-			f()
-		}
 		next := -1
 		if c+1 < 2*L {
 			next = R(c+1, 0)
@@ -334,6 +342,11 @@ func genAMS8(s, g *bytes.Buffer, L int) {
 			panic("a diagonal term past the top column")
 		}
 		finish(c, R(c, 0), next)
+		if c%2 == 0 {
+			for _, f := range cross2(c) {
+				f()
+			}
+		}
 	}
 	e.arg("z", 0, rZ)
 	e.comment("normalise: one carry pass, digit j in register j again")
