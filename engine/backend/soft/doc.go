@@ -69,6 +69,7 @@
 // to 8 together on the 8-lane kernel, each lane its own modulus and
 // exponent; one alone in flight runs at once on the single-buffer kernel,
 // so a lone caller's latency does not grow (while the callers have lately
-// been more than the cores, a partial batch waits up to 400 µs for more);
+// been more than the cores, a partial batch waits up to 400 µs for more,
+// from its arrival or the last batch's end);
 // MODEXP_BATCH=off turns the scheduler off. Figures: docs/PERFORMANCE.md.
 package soft
