@@ -93,9 +93,9 @@ type batcher struct {
 	queue                   map[int][]*batchOp // by limb count, oldest first
 	leaders                 int
 	limit                   int
-	idleAt                  time.Time // when the last batch ended (leave)
-	pending                 []*waiter // to signal at unlock (wakeLater)
-	pendBuf                 [2 * mont.BatchLanes]*waiter
+	idleAt                  time.Time                    // when the last batch ended (leave)
+	pending                 [2 * mont.BatchLanes]*waiter // to signal at unlock (wakeLater)
+	nPending                int
 	filling                 bool        // fill is armed
 	fill                    *time.Timer // the batchFill timer (armFill)
 	// exec computes a batch of operations of one size (execBatch; tests
@@ -228,14 +228,12 @@ var kernelWaits = cores.Roomy
 // wakeLater signals w once b.mu is let go of (unlock): a caller woken
 // while the mutex is held would run only to sleep on it again. Under b.mu.
 func (b *batcher) wakeLater(w *waiter) {
-	if b.pending == nil {
-		b.pending = b.pendBuf[:0]
-	}
-	if len(b.pending) == cap(b.pending) {
+	if b.nPending == len(b.pending) {
 		w.signal()
 		return
 	}
-	b.pending = append(b.pending, w)
+	b.pending[b.nPending] = w
+	b.nPending++
 }
 
 // unlock lets go of b.mu, then sends the signals wakeLater held back. A
@@ -243,10 +241,9 @@ func (b *batcher) wakeLater(w *waiter) {
 // itself leaves a token in a recycled waiter: its next caller wakes once
 // for nothing, looks at the state and waits again.
 func (b *batcher) unlock() {
-	var ws [2 * mont.BatchLanes]*waiter
-	n := copy(ws[:], b.pending)
-	clear(b.pending)
-	b.pending = b.pending[:0]
+	ws, n := b.pending, b.nPending
+	clear(b.pending[:n])
+	b.nPending = 0
 	b.mu.Unlock()
 	for _, w := range ws[:n] {
 		w.signal()
@@ -255,8 +252,8 @@ func (b *batcher) unlock() {
 
 // waiter is a queued caller's wake-up: a token, so that a signal sent
 // while the caller is not yet waiting is not lost. Signals are sent
-// under batcher.mu, after the state change they announce; the caller
-// looks at the state under b.mu before it waits.
+// after the state change they announce, once batcher.mu is let go of
+// (unlock); the caller looks at the state under b.mu before it waits.
 //
 // The caller sleeps on the channel (the Go scheduler) or, when its
 // goroutine is a host thread's and GOMAXPROCS leaves a P for every call

@@ -433,10 +433,10 @@ func TestBatcherStress(t *testing.T) {
 // wake-ups b holds back until its mutex is let go of are sent (under
 // b.mu, as the test holds it).
 func signalled(b *batcher, w *waiter) bool {
-	for _, x := range b.pending {
+	for _, x := range b.pending[:b.nPending] {
 		x.signal()
 	}
-	b.pending = b.pending[:0]
+	b.nPending = 0
 	return taken(w)
 }
 
